@@ -1,0 +1,97 @@
+// Package bench is the measurement engine of p2pbench: topology discovery,
+// pairwise peer access, latch-and-event timing, the bandwidth, latency,
+// atomic and IPC tests, verification and statistics.
+package bench
+
+import "github.com/p2pbench/p2pbench/cuda"
+
+// Driver is what bench needs of the CUDA driver. The real binding (through
+// CUDADriver) and the simulator in bench/sim implement it.
+//
+// Device-level queries may be called from any goroutine. Everything that needs
+// a current context goes through a Context.
+type Driver interface {
+	// Simulated reports whether this driver is a simulation (its figures are not measurements).
+	Simulated() bool
+	// Describe names the driver: the library path, or the simulated machine.
+	Describe() string
+	DriverVersion() (int, error)
+	DeviceCount() (int, error)
+	DeviceInfo(dev int) (cuda.DeviceInfo, error)
+	CanAccessPeer(dev, peer int) (bool, error)
+	P2PAttribute(attr cuda.P2PAttribute, src, dst int) (int, error)
+	// P2PAtomicCapabilities returns one capability bitmask per operation.
+	// It returns cuda.ErrUnavailable when the driver lacks the entry point.
+	P2PAtomicCapabilities(ops []cuda.AtomicOperation, src, dst int) ([]uint32, error)
+	// Context returns the device's primary context (retained on first use,
+	// released by Close). The same Context is returned for the same device.
+	Context(dev int) (Context, error)
+	// Close releases every context. Safe to call more than once.
+	Close() error
+}
+
+// Context is one device's primary context. Every method runs with that
+// context current on an OS thread owned by the context, so callers never
+// deal with cuCtxSetCurrent or thread locking.
+type Context interface {
+	Device() int
+
+	// EnablePeerAccess lets this context access peer's memory (cuCtxEnablePeerAccess
+	// with this context current). flags must be 0 for the driver to accept it; other
+	// values are passed through so the conformance check can test the driver.
+	EnablePeerAccess(peer Context, flags uint32) error
+	DisablePeerAccess(peer Context) error
+
+	MemAlloc(bytes uint64) (cuda.DevicePtr, error)
+	MemFree(p cuda.DevicePtr) error
+	MemGetInfo() (free, total uint64, err error)
+	// HostAlloc allocates pinned host memory, device-mapped (cuMemHostAlloc with
+	// CU_MEMHOSTALLOC_DEVICEMAP|PORTABLE) when mapped is true.
+	HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, error)
+	HostFree(h cuda.HostBuffer) error
+	MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64, s cuda.Stream) error
+	MemcpyHtoD(dst cuda.DevicePtr, src []byte) error
+	MemcpyDtoH(dst []byte, src cuda.DevicePtr) error
+	// MemcpyAsync copies within the unified address space (D2D, H2D, D2H by address).
+	MemcpyAsync(dst, src cuda.DevicePtr, bytes uint64, s cuda.Stream) error
+	// MemcpyPeerAsync is cuMemcpyPeerAsync issued from this context.
+	MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx Context, src cuda.DevicePtr, srcCtx Context, bytes uint64, s cuda.Stream) error
+
+	// LoadModule JIT-compiles PTX text; a failure carries the JIT error log.
+	LoadModule(ptx string) (cuda.Module, error)
+	UnloadModule(m cuda.Module) error
+	Function(m cuda.Module, name string) (cuda.Function, error)
+	// Launch runs f with the given kernel parameters; each parameter is one of
+	// uint64, uint32, int32, float32 or cuda.DevicePtr, in the kernel's order.
+	Launch(f cuda.Function, grid, block [3]uint32, sharedBytes uint32, s cuda.Stream, params ...any) error
+	// SetMaxDynamicShared raises a function's dynamic shared memory limit.
+	SetMaxDynamicShared(f cuda.Function, bytes int) error
+
+	// StreamCreate creates a non-blocking stream.
+	StreamCreate() (cuda.Stream, error)
+	StreamDestroy(s cuda.Stream) error
+	StreamSynchronize(s cuda.Stream) error
+	StreamWaitEvent(s cuda.Stream, e cuda.Event) error
+	EventCreate() (cuda.Event, error)
+	// EventCreateInterprocess creates an event usable with IpcGetEventHandle
+	// (CU_EVENT_INTERPROCESS|CU_EVENT_DISABLE_TIMING).
+	EventCreateInterprocess() (cuda.Event, error)
+	EventDestroy(e cuda.Event) error
+	EventRecord(e cuda.Event, s cuda.Stream) error
+	EventSynchronize(e cuda.Event) error
+	// EventElapsed returns the milliseconds between two recorded events.
+	EventElapsed(start, end cuda.Event) (float32, error)
+	Synchronize() error
+
+	IpcGetMemHandle(p cuda.DevicePtr) (cuda.IpcMemHandle, error)
+	// IpcOpenMemHandle is cuIpcOpenMemHandle_v2; flags is normally 1 (lazy peer enable).
+	IpcOpenMemHandle(h cuda.IpcMemHandle, flags uint32) (cuda.DevicePtr, error)
+	IpcCloseMemHandle(p cuda.DevicePtr) error
+	IpcGetEventHandle(e cuda.Event) (cuda.IpcEventHandle, error)
+	IpcOpenEventHandle(h cuda.IpcEventHandle) (cuda.Event, error)
+
+	// Do runs fn on this context's thread; inside fn, calls on c do not hop
+	// threads, so a sequence of calls (for example a host-timed copy) costs no
+	// extra switches.
+	Do(fn func(c Context) error) error
+}

@@ -1,0 +1,220 @@
+// Package results is p2pbench's results contract: the Go types of a results
+// file, its schema version, validation on read, and atomic writes. Everything
+// downstream of a run (plots, report, compare) reads these types only.
+package results
+
+import "time"
+
+// SchemaVersion is the version this build writes and the only one it reads.
+const SchemaVersion = 1
+
+// Run is one results file: one invocation of p2pbench.
+type Run struct {
+	Schema int  `json:"schema"`
+	Tool   Tool `json:"tool"`
+	// Simulated is true when the figures come from the simulated driver, not a GPU.
+	Simulated bool `json:"simulated"`
+	// SimMachine names the simulated machine ("h200x2", "dgx-h100", ...).
+	SimMachine string    `json:"sim_machine,omitempty"`
+	Host       string    `json:"host"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	// Complete is false for a run cut short (Ctrl-C, a fatal error); Stopped says why.
+	Complete bool   `json:"complete"`
+	Stopped  string `json:"stopped,omitempty"`
+	// Verify is false when the run was made with --no-verify.
+	Verify      bool        `json:"verify"`
+	Environment Environment `json:"environment"`
+	Topology    *Topology   `json:"topology,omitempty"`
+	Figures     []Figure    `json:"figures"`
+	Tuning      []Tuning    `json:"tuning,omitempty"`
+	Notes       []string    `json:"notes,omitempty"`
+}
+
+// Tool identifies the program and how it was invoked.
+type Tool struct {
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Command []string `json:"command"`
+	GoOS    string   `json:"goos"`
+	GoArch  string   `json:"goarch"`
+}
+
+// Environment is the software and hardware state around a run.
+type Environment struct {
+	DriverVersion int      `json:"driver_version"`           // cuDriverGetVersion, e.g. 13000
+	CUDAVersion   string   `json:"cuda_version"`             // "13.0"
+	DriverRelease string   `json:"driver_release,omitempty"` // NVML: "580.159.04"
+	Library       string   `json:"library,omitempty"`        // the libcuda loaded, or the simulated machine
+	NVML          bool     `json:"nvml"`
+	Devices       []Device `json:"devices"`
+	// StateStart and StateEnd are NVML readings (clocks, temperature, power) at
+	// the start and end of the run; empty without NVML.
+	StateStart []DeviceState `json:"state_start,omitempty"`
+	StateEnd   []DeviceState `json:"state_end,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+}
+
+// Device is one GPU as the driver describes it.
+type Device struct {
+	Index             int    `json:"index"`
+	Name              string `json:"name"`
+	UUID              string `json:"uuid"`
+	PCIBusID          string `json:"pci_bus_id"`
+	ComputeCapability string `json:"compute_capability"` // "9.0"
+	SMCount           int    `json:"sm_count"`
+	MemoryBytes       uint64 `json:"memory_bytes"`
+	UnifiedAddressing bool   `json:"unified_addressing"`
+	AsyncEngines      int    `json:"async_engine_count"`
+	L2CacheBytes      int    `json:"l2_cache_bytes,omitempty"`
+}
+
+// DeviceState is an NVML snapshot of one GPU.
+type DeviceState struct {
+	Index       int     `json:"index"`
+	SMClockMHz  int     `json:"sm_clock_mhz"`
+	MemClockMHz int     `json:"mem_clock_mhz"`
+	TempC       int     `json:"temperature_c"`
+	PowerW      float64 `json:"power_w"`
+}
+
+// Topology is what `p2pbench topo` discovers.
+type Topology struct {
+	Devices []int  `json:"devices"` // the device indices selected
+	Pairs   []Pair `json:"pairs"`   // every ordered pair src != dst of Devices
+	// Links are NVLink details per device from NVML; empty without NVML.
+	Links []DeviceLinks `json:"links,omitempty"`
+	// Conformance holds `topo --check` cases when they were run.
+	Conformance []ConformanceCase `json:"conformance,omitempty"`
+	Notes       []string          `json:"notes,omitempty"`
+}
+
+// Pair is one ordered device pair: src accessing dst's memory.
+type Pair struct {
+	Src           int  `json:"src"`
+	Dst           int  `json:"dst"`
+	CanAccessPeer bool `json:"can_access_peer"`
+	// Attributes maps an attribute name (performance_rank, access_supported,
+	// native_atomic_supported, cuda_array_access_supported,
+	// only_partial_native_atomic_supported) to its value.
+	Attributes      map[string]int    `json:"attributes"`
+	AttributeErrors map[string]string `json:"attribute_errors,omitempty"`
+	// AtomicCaps maps an atomic operation name (integer_add, cas, ...) to its
+	// CUatomicOperationCapability bitmask; AtomicCapsError says why it is empty.
+	AtomicCaps      map[string]uint32 `json:"atomic_caps,omitempty"`
+	AtomicCapsError string            `json:"atomic_caps_error,omitempty"`
+	// NVLinks is the number of active NVLinks from src to dst (NVML), 0 when unknown.
+	NVLinks int `json:"nvlinks,omitempty"`
+	// LinkGBps is the theoretical payload bandwidth src->dst, one direction,
+	// decimal GB/s (NVLinks × per-link speed), 0 when unknown.
+	LinkGBps float64 `json:"link_gbps,omitempty"`
+}
+
+// DeviceLinks is one GPU's NVLinks.
+type DeviceLinks struct {
+	Device int    `json:"device"`
+	Links  []Link `json:"links"`
+}
+
+// Link is one NVLink of a GPU.
+type Link struct {
+	Link      int     `json:"link"`
+	Active    bool    `json:"active"`
+	RemoteBus string  `json:"remote_pci_bus_id,omitempty"`
+	RemoteDev int     `json:"remote_device"` // -1 when the far end is no GPU of this run (a switch, a CPU)
+	SpeedGBps float64 `json:"speed_gbps,omitempty"`
+}
+
+// ConformanceCase is one documented driver behaviour checked on real devices.
+type ConformanceCase struct {
+	Name       string `json:"name"`
+	Call       string `json:"call"`
+	Src        int    `json:"src"`
+	Dst        int    `json:"dst"`
+	Documented string `json:"documented"` // CUDA_ERROR_... or CUDA_SUCCESS
+	Observed   string `json:"observed"`
+	Matches    bool   `json:"matches"`
+	Note       string `json:"note,omitempty"`
+}
+
+// Figure is one measured quantity: one test, engine, pair and size.
+type Figure struct {
+	// Test names what was measured: ce_read, ce_write, ce_bidir, sm_read,
+	// sm_write, sm_bidir, nop2p_copy, h2d, d2h, local_copy, all_to_one,
+	// one_to_all, all_pairs, lat_chase, lat_pingpong, lat_copy_device,
+	// lat_copy_host, atomic_tput, atomic_latency, ipc_* (the same tests across
+	// processes).
+	Test string `json:"test"`
+	// Engine is "copy_engine", "staged" (no peer access), or "sm:<variant>".
+	Engine string `json:"engine"`
+	// Direction is "read" (pull, issued in the destination's context), "write"
+	// (push, issued in the source's context), or "" where it does not apply.
+	Direction string `json:"direction,omitempty"`
+	// Part splits figures of concurrent transfers: "forward" (src->dst),
+	// "reverse" (dst->src), "pair" (one pair of many), "total" (sum); "" otherwise.
+	Part string `json:"part,omitempty"`
+	// Src and Dst are device indices: data moves src -> dst. -1 is the host, or
+	// "all devices" for aggregate totals.
+	Src  int    `json:"src"`
+	Dst  int    `json:"dst"`
+	Size uint64 `json:"size_bytes"` // bytes moved per transfer, one direction
+	// Unit is "GB/s" (decimal), "ns", or "Gop/s".
+	Unit string `json:"unit"`
+	// Convention says in words how the figure is computed.
+	Convention string `json:"convention"`
+	// Params holds test settings: variant, grid, block, working_set, op, contended...
+	Params map[string]string `json:"params,omitempty"`
+	// Samples are the raw values (in Unit); Stats summarises them.
+	Samples []float64 `json:"samples,omitempty"`
+	Stats   *Stats    `json:"stats,omitempty"`
+	// Verify is "passed", "failed", "skipped" (--no-verify) or "n/a".
+	Verify       string `json:"verify"`
+	VerifyDetail string `json:"verify_detail,omitempty"`
+	// Error is set when the figure could not be measured; ErrorName is the
+	// CUDA error name when a driver call failed.
+	Error     string `json:"error,omitempty"`
+	ErrorName string `json:"error_name,omitempty"`
+}
+
+// Stats summarises a figure's samples.
+type Stats struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	CV     float64 `json:"cv"` // stddev / mean
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	P5     float64 `json:"p5"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99,omitempty"`
+}
+
+// Tuning records a `bw --tune` search for one pair and direction.
+type Tuning struct {
+	Src       int             `json:"src"`
+	Dst       int             `json:"dst"`
+	Direction string          `json:"direction"` // read, write, bidir_read, bidir_write
+	Size      uint64          `json:"size_bytes"`
+	Winner    TuneCandidate   `json:"winner"`
+	Tried     []TuneCandidate `json:"tried"`
+}
+
+// TuneCandidate is one kernel configuration and its median GB/s.
+type TuneCandidate struct {
+	Variant     string  `json:"variant"`
+	BlocksPerSM int     `json:"blocks_per_sm"`
+	BlockSize   int     `json:"block_size"`
+	MedianGBps  float64 `json:"median_gbps"`
+	CV          float64 `json:"cv"`
+	Verified    bool    `json:"verified"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// Verification states.
+const (
+	VerifyPassed  = "passed"
+	VerifyFailed  = "failed"
+	VerifySkipped = "skipped"
+	VerifyNA      = "n/a"
+)
