@@ -141,3 +141,6 @@ var ErrUnavailable = errors.New("not available in this driver")
 
 // ErrNoLibrary is returned when libcuda.so.1 cannot be loaded at all.
 var ErrNoLibrary = errors.New("libcuda.so.1 could not be loaded")
+
+// ErrClosed is returned by calls on a Driver or Context after Driver.Close.
+var ErrClosed = errors.New("cuda: driver is closed")

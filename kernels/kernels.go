@@ -38,7 +38,8 @@ func Modules() []string {
 type Kernel struct {
 	Module string // PTX file without .ptx
 	Entry  string // .entry name
-	// MinCC is the lowest compute capability (major*10+minor) the module runs on.
+	// MinCC is the lowest compute capability (major*10+minor) the module runs on:
+	// its .target (a module for sm_80 does not load on a 7.x device).
 	MinCC int
 }
 
@@ -48,9 +49,9 @@ type Kernel struct {
 // p2p_latch(.u64 flag, .u64 status, .u64 timeout_ns), launched <<<1,1>>>.
 // flag is a device-mapped pinned host u32; the kernel spins while it reads 0
 // (volatile system-scope loads) and gives up once %globaltimer has advanced by
-// timeout_ns. It then writes 1 (released) or 2 (timed out) to the u32 at status
-// (device-mapped host memory).
-var Latch = Kernel{Module: "latch", Entry: "p2p_latch", MinCC: 70}
+// timeout_ns (timeout_ns 0: the flag is looked at once). It then writes 1
+// (released) or 2 (timed out) to the u32 at status (device-mapped host memory).
+var Latch = Kernel{Module: "latch", Entry: "p2p_latch", MinCC: 80}
 
 // Latch status values.
 const (
@@ -83,8 +84,8 @@ func DecodeLatchArgs(p []any) (a LatchArgs, err error) {
 // {^0, 0} beforehand; each mismatching word i does atom.min(first_bad, i) and
 // atom.add(bad_count, 1). Grid-stride.
 var (
-	Fill  = Kernel{Module: "verify", Entry: "p2p_fill", MinCC: 70}
-	Check = Kernel{Module: "verify", Entry: "p2p_check", MinCC: 70}
+	Fill  = Kernel{Module: "verify", Entry: "p2p_fill", MinCC: 80}
+	Check = Kernel{Module: "verify", Entry: "p2p_check", MinCC: 80}
 )
 
 // Pattern is the verification word at u32 index i for seed: a 32-bit mix of
@@ -131,12 +132,13 @@ func DecodeCheckArgs(p []any) (a CheckArgs, err error) {
 // vectors with a grid-stride loop; the tail (bytes % 16) moves as u32 words.
 // Launched with any grid and block (bench picks them); a block size is a
 // multiple of 32. SharedBytes is the dynamic shared memory a variant needs for
-// the given block size (0 for all but the bulk path).
+// the given block size (0 for all but the bulk path, whose 32 KiB stay under
+// the 48 KiB that needs no cuFuncSetAttribute opt-in).
 type CopyKernel struct {
 	Kernel
 	Variant   string // the engine name in results, e.g. "v4_u4"
 	Unroll    int    // 16-byte loads in flight per thread before the stores
-	CacheHint string // "", "cg", "cs", "nc", "bulk"
+	CacheHint string // "", "cg", "cs", "nc", "lu", "L2::256B", "bulk"
 	Describe  string // one line for notes and reports
 	// SharedBytes returns the dynamic shared memory for a block of blockSize threads.
 	SharedBytes func(blockSize int) int
@@ -163,11 +165,16 @@ func DecodeCopyArgs(p []any) (a CopyArgs, err error) {
 //     succeeds, so the same counts as add;
 //   - exch_u32: operation i exchanges in i+1, so the final value is iters
 //     (the last operation to run is always some thread's last);
-//   - min_u32: operation i stores min(old, iters-i), so the final value is 1.
+//   - min_u32: operation i stores min(old, iters-i), so the final value is 1
+//     (0xFFFFFFFF, the initial value, when iters is 0).
+//
+// u32 counts wrap modulo 2^32; f32 adds of 1.0 are exact up to 2^24 and stop
+// there (2^24 + 1 rounds back to 2^24), and Expected says so.
 //
 // Latency entries p2p_atomic_chain_<op>(.u64 buf, .u32 iters), <<<1,1>>>:
 // one thread, each atomic's operand depends on the previous atomic's return
 // value, on element 0; the final value follows the rules above with one thread.
+// Operations without a return value (red) have no chain entry (Chain.Entry "").
 type AtomicOp struct {
 	Name     string // "add_u32", "red_add_u32", ...
 	PTXOp    string // the PTX instruction, for reports: "atom.sys.global.add.u32"
@@ -187,12 +194,23 @@ func (o AtomicOp) Expected(threads, iters uint64, contended bool) uint64 {
 	}
 	switch o.Name {
 	case "exch_u32":
-		return iters
+		return iters & 0xFFFFFFFF
 	case "min_u32":
+		if iters == 0 {
+			return o.Init
+		}
 		return 1
 	}
 	if o.Float {
+		// Every operation adds 1.0f: exact while the sum is below 2^24, where
+		// x + 1 rounds back to x (ties to even), whatever the order.
+		if n > 1<<24 {
+			n = 1 << 24
+		}
 		return uint64(float32bits(float32(n)))
+	}
+	if o.Width == 4 {
+		return n & 0xFFFFFFFF
 	}
 	return n
 }
@@ -243,9 +261,15 @@ func DecodeChainArgs(p []any) (a ChainArgs, err error) {
 // (iters/chunk + 1 values). Either side gives up once timeout_ns has passed and
 // writes 2 to the u32 at status (1 when it finished).
 var (
-	ChaseBuild = Kernel{Module: "latency", Entry: "p2p_chase_build", MinCC: 70}
-	Chase      = Kernel{Module: "latency", Entry: "p2p_chase", MinCC: 70}
-	PingPong   = Kernel{Module: "latency", Entry: "p2p_pingpong", MinCC: 70}
+	ChaseBuild = Kernel{Module: "latency", Entry: "p2p_chase_build", MinCC: 80}
+	Chase      = Kernel{Module: "latency", Entry: "p2p_chase", MinCC: 80}
+	PingPong   = Kernel{Module: "latency", Entry: "p2p_pingpong", MinCC: 80}
+	// PingPongRelaxed is PingPong with relaxed system-scope flag stores and
+	// polls (st.relaxed.sys / ld.relaxed.sys): the same parameters
+	// (PingPongArgs), protocol, times and status, without the system memory
+	// barrier a release store costs on every flag write. PingPong measures a
+	// correct data hand-off, PingPongRelaxed the link's own round trip.
+	PingPongRelaxed = Kernel{Module: "latency", Entry: "p2p_pingpong_relaxed", MinCC: 80}
 )
 
 // ChasePerm is the bijection on [0, 2^bits) that orders the chase nodes; the

@@ -1,0 +1,46 @@
+//go:build linux
+
+package bench
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+)
+
+// newChannel makes the private channel to one child: a socketpair, both ends
+// close-on-exec so that no other child inherits them. The caller passes child
+// to exactly one process through exec.Cmd.ExtraFiles and then closes it.
+func newChannel() (parent net.Conn, child *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	pf := os.NewFile(uintptr(fds[0]), "ipc-parent")
+	defer pf.Close() // net.FileConn works on a duplicate
+	parent, err = net.FileConn(pf)
+	if err != nil {
+		syscall.Close(fds[1])
+		return nil, nil, err
+	}
+	return parent, os.NewFile(uintptr(fds[1]), "ipc-child"), nil
+}
+
+// childSysProcAttr puts each child in a process group of its own: a Ctrl-C
+// at the terminal reaches only the parent, which stops the children in the
+// order the IPC rules need, and killGroup can end a child with anything it
+// started.
+func childSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup sends SIGKILL to the process group led by pid.
+func killGroup(pid int) error {
+	return syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// stopSelf stops the calling process (SIGSTOP), as a test fault.
+func stopSelf() error {
+	return syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+}

@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Failures of a child process of an IPC run; an *IPCChildError wraps one.
+var (
+	// ErrIPCChildExited: the child ended (crashed, was killed, or closed its
+	// channel) while the parent waited for it.
+	ErrIPCChildExited = errors.New("the child process exited")
+	// ErrIPCChildHung: the child did not answer in time and was killed.
+	ErrIPCChildHung = errors.New("the child process did not answer in time")
+)
+
+// IPCChildError is the failure of one child process of an IPC run: which
+// child, what the parent had asked of it, and why it is given up on.
+type IPCChildError struct {
+	Rank   int    // the child's rank in the run
+	Device int    // the device it owns
+	Pid    int    // its process id
+	Op     string // the request it failed on
+	Err    error
+}
+
+func (e *IPCChildError) Error() string {
+	return fmt.Sprintf("ipc child for device %d (rank %d, pid %d) during %s: %v", e.Device, e.Rank, e.Pid, e.Op, e.Err)
+}
+
+func (e *IPCChildError) Unwrap() error { return e.Err }
+
+// ipcKid is one child process as the parent sees it. Its methods are called
+// from one goroutine at a time.
+type ipcKid struct {
+	rank, dev int
+	pid       int
+	cmd       *exec.Cmd
+	conn      net.Conn
+	seq       uint64
+
+	frames   chan ipcMsg   // replies, from readLoop
+	readDone chan struct{} // closed when readLoop ends; readErr says why
+	readErr  error
+	quit     chan struct{} // closed by close, so readLoop never blocks forever
+
+	exited  chan struct{} // closed once the process is reaped; waitErr is its status
+	waitErr error
+
+	stderr *tailBuffer
+	// failed is set once the child is given up on; every later call returns it.
+	failed error
+	hello  helloReply
+}
+
+// startKid starts argv as the child of the given rank, with its end of a
+// fresh socketpair as descriptor 3. Nothing but argv (which holds no handle)
+// and the parent's environment goes to it.
+func startKid(argv []string, rank, dev int) (*ipcKid, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("ipc: no command to start the children with")
+	}
+	conn, childEnd, err := newChannel()
+	if err != nil {
+		return nil, fmt.Errorf("ipc: the channel to the child for device %d: %w", dev, err)
+	}
+	defer childEnd.Close() // the child has its own copy once started
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.ExtraFiles = []*os.File{childEnd} // descriptor 3 == ipcChildFD
+	cmd.SysProcAttr = childSysProcAttr()
+	k := &ipcKid{
+		rank: rank, dev: dev, cmd: cmd, conn: conn,
+		frames:   make(chan ipcMsg, 4),
+		readDone: make(chan struct{}),
+		quit:     make(chan struct{}),
+		exited:   make(chan struct{}),
+		stderr:   &tailBuffer{max: 4 << 10},
+	}
+	cmd.Stderr = k.stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ipc: starting the child for device %d: %w", dev, err)
+	}
+	k.pid = cmd.Process.Pid
+	go k.readLoop()
+	go func() {
+		k.waitErr = cmd.Wait()
+		close(k.exited)
+	}()
+	return k, nil
+}
+
+func (k *ipcKid) readLoop() {
+	defer close(k.readDone)
+	r := bufio.NewReader(k.conn)
+	for {
+		m, err := readFrame(r)
+		if err != nil {
+			k.readErr = err
+			return
+		}
+		select {
+		case k.frames <- m:
+		case <-k.quit:
+			return
+		}
+	}
+}
+
+// call sends one request and waits for its reply: at most timeout, less if
+// ctx ends first (the request is then abandoned and its late reply dropped).
+// A failed request comes back as a *remoteError; a child that exits, breaks
+// the protocol or does not answer in time is killed, marked failed, and
+// comes back as an *IPCChildError.
+func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout time.Duration) error {
+	if k.failed != nil {
+		return k.failed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	k.seq++
+	seq := k.seq
+	_ = k.conn.SetWriteDeadline(time.Now().Add(timeout))
+	if err := writeFrame(k.conn, ipcMsg{Seq: seq, Op: op, Body: body}); err != nil {
+		return k.giveUp(op, fmt.Errorf("%w (writing to its channel: %v)", ErrIPCChildExited, err))
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-k.frames:
+			if m.Seq == seq {
+				return k.reply(op, m, resp)
+			}
+		case <-k.readDone:
+			// A reply read just before the channel closed is still good.
+			for {
+				select {
+				case m := <-k.frames:
+					if m.Seq == seq {
+						return k.reply(op, m, resp)
+					}
+				default:
+					return k.giveUp(op, k.goneReason())
+				}
+			}
+		case <-timer.C:
+			return k.giveUp(op, fmt.Errorf("%w: no reply within %v; killed", ErrIPCChildHung, timeout))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (k *ipcKid) reply(op string, m ipcMsg, resp any) error {
+	if m.Op != op {
+		return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s says %q", op, m.Op))
+	}
+	if err := fromFields(m.Err, m.CUDA); err != nil {
+		return err
+	}
+	if resp != nil && len(m.Body) > 0 {
+		if err := json.Unmarshal(m.Body, resp); err != nil {
+			return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s: %v", op, err))
+		}
+	}
+	return nil
+}
+
+// goneReason explains a channel that closed: the exit status once the
+// process is reaped, and the end of what it wrote to stderr.
+func (k *ipcKid) goneReason() error {
+	select {
+	case <-k.exited:
+	case <-time.After(2 * time.Second):
+		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", ErrIPCChildExited, k.readErr)
+	}
+	status := "exited"
+	if k.waitErr != nil {
+		status = k.waitErr.Error()
+	}
+	err := fmt.Errorf("%w (%s)", ErrIPCChildExited, status)
+	if errors.Is(k.readErr, errBadFrame) {
+		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", ErrIPCChildExited, k.readErr, status)
+	}
+	if tail := k.stderr.lastLines(3); tail != "" {
+		err = fmt.Errorf("%w; its last output: %q", err, tail)
+	}
+	return err
+}
+
+// giveUp marks the child failed with why, kills it, and returns the error
+// every later call gets.
+func (k *ipcKid) giveUp(op string, why error) error {
+	if k.failed == nil {
+		k.failed = &IPCChildError{Rank: k.rank, Device: k.dev, Pid: k.pid, Op: op, Err: why}
+		k.kill()
+	}
+	return k.failed
+}
+
+// alive reports whether the child is still being worked with.
+func (k *ipcKid) alive() bool { return k.failed == nil }
+
+// kill ends the child's process group unless the child is already reaped
+// (its group id could then belong to another process).
+func (k *ipcKid) kill() {
+	select {
+	case <-k.exited:
+	default:
+		_ = killGroup(k.pid)
+	}
+}
+
+// reap waits for the child to exit, killing it once timeout has passed, and
+// closes the channel.
+func (k *ipcKid) reap(timeout time.Duration) {
+	select {
+	case <-k.exited:
+	case <-time.After(timeout):
+		k.kill()
+		<-k.exited
+	}
+	k.close()
+}
+
+func (k *ipcKid) close() {
+	select {
+	case <-k.quit:
+	default:
+		close(k.quit)
+		k.conn.Close()
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines returns up to n of the last non-empty lines, joined by " | ".
+func (t *tailBuffer) lastLines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	lines := strings.Split(string(t.b), "\n")
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			out = append([]string{l}, out...)
+		}
+	}
+	return strings.Join(out, " | ")
+}

@@ -1,0 +1,17 @@
+package bench
+
+import "github.com/p2pbench/p2pbench/results"
+
+// Monitor is the optional source of what the driver API does not tell:
+// NVLink details, clocks, temperature and power (NVML on real machines, the
+// machine description on simulated ones). A nil Monitor means none.
+type Monitor interface {
+	// DriverRelease is the driver's release string, e.g. "580.159.04".
+	DriverRelease() (string, error)
+	// Links lists the NVLinks of a device, identified by index and PCI bus id.
+	// RemoteDev in each link is left for the caller to resolve (-1).
+	Links(dev int, busID string) ([]results.Link, error)
+	// State reads clocks, temperature and power of a device.
+	State(dev int, busID string) (results.DeviceState, error)
+	Close() error
+}

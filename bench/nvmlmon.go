@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"github.com/p2pbench/p2pbench/cuda/nvml"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// nvmlMonitor is the Monitor of real machines, backed by NVML.
+type nvmlMonitor struct{ n *nvml.NVML }
+
+// OpenNVML opens libnvidia-ml.so.1 as a Monitor; the error says why not.
+func OpenNVML() (Monitor, error) {
+	n, err := nvml.Open()
+	if err != nil {
+		return nil, err
+	}
+	return nvmlMonitor{n}, nil
+}
+
+func (m nvmlMonitor) DriverRelease() (string, error) { return m.n.DriverVersion() }
+func (m nvmlMonitor) Close() error                   { m.n.Close(); return nil }
+
+func (m nvmlMonitor) Links(dev int, busID string) ([]results.Link, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := d.Links()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]results.Link, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, results.Link{Link: l.Index, Active: l.Active, RemoteBus: l.RemoteBusID, RemoteDev: -1, SpeedGBps: l.SpeedGBps})
+	}
+	return out, nil
+}
+
+func (m nvmlMonitor) State(dev int, busID string) (results.DeviceState, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return results.DeviceState{}, err
+	}
+	st, err := d.State()
+	if err != nil {
+		return results.DeviceState{}, err
+	}
+	return results.DeviceState{Index: dev, SMClockMHz: st.SMClockMHz, MemClockMHz: st.MemClockMHz, TempC: st.TempC, PowerW: st.PowerW}, nil
+}

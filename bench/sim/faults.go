@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/p2pbench/p2pbench/cuda"
+)
+
+// FaultKind names a failure the simulator injects on request (WithFault), so
+// tests can drive the engine's error paths.
+type FaultKind int
+
+const (
+	// FaultCorrupt flips every bit of the 4-byte word at byte Offset (rounded
+	// down to a word) of the data each copy delivers from device Src's memory
+	// to device Dst's memory: copy-engine copies and SM copy kernels alike,
+	// when the copy is longer than Offset+4 bytes.
+	FaultCorrupt FaultKind = iota + 1
+	// FaultError makes the pair's operations fail at the call with Code:
+	// EnablePeerAccess from Src's context to Dst, copies moving data from
+	// Src's memory to Dst's, and kernels launched on Src that touch Dst's memory.
+	FaultError
+	// FaultAsyncError makes the same work fail when it runs: the call
+	// succeeds and the next synchronising call of the issuing context returns
+	// Code, as the real driver reports a failed kernel or copy.
+	FaultAsyncError
+	// FaultLatchStuck makes latch kernels on device Src (AnyDevice: every
+	// device) ignore their flag, so they always run into their timeout.
+	FaultLatchStuck
+	// FaultAtomicCount makes atomic kernels launched on Src on Dst's memory
+	// lose one update: the element(s) they leave are off by one.
+	FaultAtomicCount
+)
+
+// AnyDevice in a Fault's Src or Dst matches every device.
+const AnyDevice = -1
+
+// Fault is one injected failure. Src and Dst name devices (or AnyDevice);
+// Offset is used by FaultCorrupt and Code by FaultError and FaultAsyncError.
+type Fault struct {
+	Kind     FaultKind
+	Src, Dst int
+	Offset   uint64
+	Code     cuda.Result
+}
+
+func (k FaultKind) String() string {
+	switch k {
+	case FaultCorrupt:
+		return "corrupt"
+	case FaultError:
+		return "error"
+	case FaultAsyncError:
+		return "async-error"
+	case FaultLatchStuck:
+		return "latch-stuck"
+	case FaultAtomicCount:
+		return "atomic-count"
+	}
+	return fmt.Sprintf("FaultKind(%d)", int(k))
+}
+
+func (f Fault) validate(devices int) error {
+	if f.Kind < FaultCorrupt || f.Kind > FaultAtomicCount {
+		return fmt.Errorf("sim: unknown fault kind %d", int(f.Kind))
+	}
+	for _, d := range []int{f.Src, f.Dst} {
+		if d != AnyDevice && (d < 0 || d >= devices) {
+			return fmt.Errorf("sim: fault %v names device %d; the machine has %d", f.Kind, d, devices)
+		}
+	}
+	if (f.Kind == FaultError || f.Kind == FaultAsyncError) && f.Code == cuda.Success {
+		return fmt.Errorf("sim: fault %v needs a non-zero Code", f.Kind)
+	}
+	return nil
+}
+
+func (f Fault) matches(kind FaultKind, src, dst int) bool {
+	return f.Kind == kind && (f.Src == AnyDevice || f.Src == src) && (f.Dst == AnyDevice || f.Dst == dst)
+}
+
+// fault returns the first injected fault of kind on the pair, if any. Host
+// memory (device -1) never matches.
+func (d *Driver) fault(kind FaultKind, src, dst int) (Fault, bool) {
+	if src < 0 || dst < 0 {
+		return Fault{}, false
+	}
+	for _, f := range d.faults {
+		if f.matches(kind, src, dst) {
+			return f, true
+		}
+	}
+	return Fault{}, false
+}
+
+// pairError is the error FaultError injects on the pair for call, or nil.
+func (d *Driver) pairError(src, dst int, call string) error {
+	if f, ok := d.fault(FaultError, src, dst); ok {
+		return cuda.NewError(f.Code, call)
+	}
+	return nil
+}
+
+// pairAsyncError is the failure FaultAsyncError injects into work on the pair.
+func (d *Driver) pairAsyncError(src, dst int) *asyncError {
+	if f, ok := d.fault(FaultAsyncError, src, dst); ok {
+		return &asyncError{code: f.Code, detail: fmt.Sprintf("injected fault on %d→%d", src, dst)}
+	}
+	return nil
+}
+
+// latchStuck reports whether latches on dev ignore their flag.
+func (d *Driver) latchStuck(dev int) bool {
+	for _, f := range d.faults {
+		if f.Kind == FaultLatchStuck && (f.Src == AnyDevice || f.Src == dev) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,290 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/cuda"
+)
+
+var (
+	_ bench.Driver  = (*Driver)(nil)
+	_ bench.Context = (*devContext)(nil)
+	_ LinkReporter  = (*Driver)(nil)
+	_ StateReporter = (*Driver)(nil)
+)
+
+// LinkReporter is implemented by drivers that know the NVLinks between two
+// devices (the simulator does; the engine records them in the results).
+type LinkReporter interface {
+	// LinkInfo returns the NVLinks from src to dst and the payload GB/s of
+	// each, per direction; ok is false where no NVLink joins them.
+	LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool)
+}
+
+// StateReporter is implemented by drivers that can read a device's clocks,
+// temperature and power (what NVML gives on a real machine).
+type StateReporter interface {
+	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
+}
+
+// Driver is a whole simulated machine behind the bench.Driver interface.
+// All state sits behind one mutex: contexts may be used from any goroutine.
+type Driver struct {
+	mu sync.Mutex
+	m  *machine
+	id uint32 // tells this instance's IPC handles from another's
+
+	seed      int64
+	faults    []Fault
+	peerLimit int // < 0: none
+	sticky    bool
+	grace     time.Duration
+	closed    bool
+
+	ctxs []*devContext // by device; nil until Context is first called
+
+	sched
+	mem addressSpace
+
+	nextHandle uintptr
+	streams    map[cuda.Stream]*stream
+	events     map[cuda.Event]*event
+	modules    map[cuda.Module]*module
+	funcs      map[cuda.Function]*function
+
+	memExports   map[uint64]*allocation // IPC tag → allocation
+	eventExports map[uint64]*eventState // IPC tag → event
+	nextSerial   uint64
+
+	// version counts enqueued operations; a scheduler waiting for another
+	// goroutine's work (a ping-pong partner) watches it without the lock.
+	version atomic.Int64
+	// load is each device's recent utilisation (0..1), for DeviceState.
+	load []float64
+}
+
+// Option configures New.
+type Option func(*Driver) error
+
+// WithSeed sets the seed of the timing jitter (default 1). The same seed and
+// the same calls give the same figures.
+func WithSeed(seed int64) Option {
+	return func(d *Driver) error { d.seed = seed; return nil }
+}
+
+// WithFault injects a failure (see FaultKind). Several may be given.
+func WithFault(f Fault) Option {
+	return func(d *Driver) error {
+		if err := f.validate(d.m.n); err != nil {
+			return err
+		}
+		d.faults = append(d.faults, f)
+		return nil
+	}
+}
+
+// WithPeerLimit makes EnablePeerAccess (and an IPC open that enables peer
+// access) return CUDA_ERROR_TOO_MANY_PEERS once a context has n peers enabled.
+func WithPeerLimit(n int) Option {
+	return func(d *Driver) error {
+		if n < 0 {
+			return fmt.Errorf("sim: peer limit %d < 0", n)
+		}
+		d.peerLimit = n
+		return nil
+	}
+}
+
+// WithStickyErrors makes a failed kernel or copy poison its context as on a
+// real GPU: every later call of that context returns the error. By default
+// the simulator reports such an error once, at the next synchronising call,
+// and the context stays usable.
+func WithStickyErrors() Option {
+	return func(d *Driver) error { d.sticky = true; return nil }
+}
+
+// WithLatchGrace sets how long, in real time, a synchronising call waits for
+// another goroutine to release a latch (or launch a ping-pong partner) before
+// the simulated kernel runs into its timeout. Default 10 ms; 0 times out at once.
+func WithLatchGrace(g time.Duration) Option {
+	return func(d *Driver) error { d.grace = g; return nil }
+}
+
+var instances atomic.Uint32
+
+// New builds the simulated machine named machine (see Machines).
+func New(machine string, opts ...Option) (*Driver, error) {
+	build, ok := machines[machine]
+	if !ok {
+		return nil, fmt.Errorf("sim: unknown machine %q (have %s)", machine, strings.Join(Machines(), ", "))
+	}
+	m := build()
+	d := &Driver{
+		m:            m,
+		id:           instances.Add(1),
+		seed:         1,
+		peerLimit:    -1,
+		grace:        10 * time.Millisecond,
+		ctxs:         make([]*devContext, m.n),
+		nextHandle:   0x5100,
+		streams:      map[cuda.Stream]*stream{},
+		events:       map[cuda.Event]*event{},
+		modules:      map[cuda.Module]*module{},
+		funcs:        map[cuda.Function]*function{},
+		memExports:   map[uint64]*allocation{},
+		eventExports: map[uint64]*eventState{},
+		load:         make([]float64, m.n),
+	}
+	if m.peerLimit > 0 {
+		d.peerLimit = m.peerLimit
+	}
+	d.sched.init(d)
+	d.mem.init(m.n)
+	for _, o := range opts {
+		if err := o(d); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Machine returns the name of the simulated machine.
+func (d *Driver) Machine() string { return d.m.name }
+
+// Simulated reports true: figures from this driver are not measurements.
+func (d *Driver) Simulated() bool { return true }
+
+// Describe names the simulated machine.
+func (d *Driver) Describe() string { return "simulated " + d.m.name + ": " + d.m.summary }
+
+// handle returns a fresh non-zero handle value, unique across the driver.
+func (d *Driver) handle() uintptr {
+	d.nextHandle += 0x10
+	return d.nextHandle
+}
+
+func (d *Driver) serial() uint64 {
+	d.nextSerial++
+	return d.nextSerial
+}
+
+// check returns DEINITIALIZED after Close, INVALID_DEVICE for a bad ordinal.
+func (d *Driver) check(call string, devs ...int) error {
+	if d.closed {
+		return cuda.NewError(cuda.ErrorDeinitialized, call)
+	}
+	for _, dev := range devs {
+		if dev < 0 || dev >= d.m.n {
+			return cuda.NewError(cuda.ErrorInvalidDevice, call)
+		}
+	}
+	return nil
+}
+
+// DriverVersion is cuDriverGetVersion: 13000 (CUDA 13.0, driver 580).
+func (d *Driver) DriverVersion() (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check("cuDriverGetVersion"); err != nil {
+		return 0, err
+	}
+	return 13000, nil
+}
+
+// DeviceCount is cuDeviceGetCount.
+func (d *Driver) DeviceCount() (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check("cuDeviceGetCount"); err != nil {
+		return 0, err
+	}
+	return d.m.n, nil
+}
+
+// DeviceInfo describes device dev as the real driver's attribute queries would.
+func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check("cuDeviceGetAttribute", dev); err != nil {
+		return cuda.DeviceInfo{}, err
+	}
+	g := d.m.gpu
+	return cuda.DeviceInfo{
+		Index:             dev,
+		Name:              g.name,
+		UUID:              d.m.uuid(dev),
+		PCIBusID:          d.m.busIDs[dev],
+		ComputeMajor:      g.ccMajor,
+		ComputeMinor:      g.ccMinor,
+		SMCount:           g.sms,
+		TotalMemory:       g.memMiB << 20,
+		UnifiedAddressing: true,
+		AsyncEngineCount:  g.asyncEngines,
+		L2CacheBytes:      g.l2Bytes,
+		ClockKHz:          g.clockMHz * 1000,
+		MemoryClockKHz:    g.memClockMHz * 1000,
+		MemoryBusWidth:    g.busWidthBits,
+		IPCEventSupported: true,
+		MaxThreadsPerSM:   g.maxThreadsPerSM,
+	}, nil
+}
+
+// Context returns device dev's primary context, created on first use.
+func (d *Driver) Context(dev int) (bench.Context, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check("cuDevicePrimaryCtxRetain", dev); err != nil {
+		return nil, err
+	}
+	if c := d.ctxs[dev]; c != nil {
+		return c, nil
+	}
+	c := newContext(d, dev)
+	d.ctxs[dev] = c
+	return c, nil
+}
+
+// Close releases every context; later calls return CUDA_ERROR_DEINITIALIZED.
+// Work still queued is dropped. Safe to call more than once.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	d.sched.drop()
+	d.mem.drop()
+	d.streams, d.events, d.modules, d.funcs = nil, nil, nil, nil
+	d.memExports, d.eventExports = nil, nil
+	return nil
+}
+
+// asyncError is a failure of queued work, reported by a later synchronising
+// call of the context that issued it (as the real driver does).
+type asyncError struct {
+	code   cuda.Result
+	detail string
+}
+
+// report builds the error a call returns for the failure.
+func (e *asyncError) report(call string) error {
+	return fmt.Errorf("%w (simulated: %s)", cuda.NewError(e.code, call), e.detail)
+}
+
+func illegalAddress(format string, args ...any) *asyncError {
+	return &asyncError{code: cuda.ErrorIllegalAddress, detail: fmt.Sprintf(format, args...)}
+}
+
+// errorMisaligned is CUDA_ERROR_MISALIGNED_ADDRESS (cuda.h), which the cuda
+// package does not name.
+const errorMisaligned cuda.Result = 716
+
+func misaligned(format string, args ...any) *asyncError {
+	return &asyncError{code: errorMisaligned, detail: fmt.Sprintf(format, args...)}
+}

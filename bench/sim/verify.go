@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+
+	"github.com/p2pbench/p2pbench/kernels"
+)
+
+// The data-moving kernels: p2p_fill, p2p_check and the SM copy variants.
+
+// fill is p2p_fill: the pattern over words of buf.
+func (l *launch) fill() (*op, error) {
+	a, err := kernels.DecodeFillArgs(l.params)
+	if err != nil {
+		return nil, l.decodeErr(err)
+	}
+	if err := l.syncFault(a.Buf); err != nil {
+		return nil, err
+	}
+	c, d := l.c, l.c.d
+	o := &op{kind: opWork}
+	var sp span
+	o.prepare = func(o *op) *asyncError {
+		var f *asyncError
+		if sp, f = c.access(a.Buf, 4*a.Words, "p2p_fill"); f != nil {
+			return f
+		}
+		if f := d.pairAsyncError(c.dev, sp.dev()); f != nil {
+			return f
+		}
+		remote := sp.dev() != c.dev
+		o.setup = l.kernelSetup(o, remote)
+		uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
+		o.fl = newFlow(float64(sp.n), uses, l.inflightCap(16, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		return nil
+	}
+	o.finish = func(o *op) *asyncError {
+		if sp.a != nil {
+			sp.a.mem.fillPattern(sp.off, a.Words, a.Seed)
+			return nil
+		}
+		b := sp.h.b[sp.off:]
+		for i := uint64(0); i < a.Words; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], kernels.Pattern(a.Seed, i))
+		}
+		return nil
+	}
+	return o, nil
+}
+
+// check is p2p_check: it compares, then folds its finding into the two u64
+// at result as the kernel's atom.min and atom.add would.
+func (l *launch) check() (*op, error) {
+	a, err := kernels.DecodeCheckArgs(l.params)
+	if err != nil {
+		return nil, l.decodeErr(err)
+	}
+	if err := l.syncFault(a.Buf); err != nil {
+		return nil, err
+	}
+	c, d := l.c, l.c.d
+	o := &op{kind: opWork}
+	var buf, res span
+	o.prepare = func(o *op) *asyncError {
+		var f *asyncError
+		if buf, f = c.access(a.Buf, 4*a.Words, "p2p_check"); f != nil {
+			return f
+		}
+		if res, f = c.access(a.Result, 16, "p2p_check (result)"); f != nil {
+			return f
+		}
+		if a.Result%8 != 0 {
+			return misaligned("p2p_check result at %#x", a.Result)
+		}
+		if f := d.pairAsyncError(c.dev, buf.dev()); f != nil {
+			return f
+		}
+		remote := buf.dev() != c.dev
+		o.setup = l.kernelSetup(o, remote)
+		uses := d.transferUses(buf.loc(), locCore, c.dev, engFill, 1, 1)
+		o.fl = newFlow(float64(buf.n), uses, l.inflightCap(16, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		return nil
+	}
+	o.finish = func(o *op) *asyncError {
+		first, bad := d.checkSpan(buf, a.Words, a.Seed)
+		if bad == 0 {
+			return nil
+		}
+		var r [16]byte
+		d.readBytes(res, r[:])
+		oldFirst := binary.LittleEndian.Uint64(r[0:])
+		binary.LittleEndian.PutUint64(r[0:], min(oldFirst, uint64(first)))
+		binary.LittleEndian.PutUint64(r[8:], binary.LittleEndian.Uint64(r[8:])+bad)
+		d.writeBytes(res, r[:])
+		return nil
+	}
+	return o, nil
+}
+
+// checkSpan is checkPattern over device or host memory.
+func (d *Driver) checkSpan(sp span, words uint64, seed uint32) (int64, uint64) {
+	if sp.a != nil {
+		return sp.a.mem.checkPattern(sp.off, words, seed)
+	}
+	first, bad := int64(-1), uint64(0)
+	b := sp.h.b[sp.off:]
+	for i := uint64(0); i < words; i++ {
+		if binary.LittleEndian.Uint32(b[4*i:]) != kernels.Pattern(seed, i) {
+			if first < 0 {
+				first = int64(i)
+			}
+			bad++
+		}
+	}
+	return first, bad
+}
+
+// variantScale is how far an SM copy variant falls short of the best one,
+// reading and writing: small, fixed amounts derived from its name, so the
+// tuning sweep sees the spread hardware.md reports (372–374 pulling,
+// 368–372 pushing on the H200 pair).
+func (d *Driver) variantScale(variant string) (read, write float64) {
+	h := fnv.New64a()
+	h.Write([]byte(variant))
+	x := h.Sum64()
+	mm := d.m.m
+	return 1 - mm.smVariantRead*unitFloat(splitmix(x)), 1 - mm.smVariantWrt*unitFloat(splitmix(x^1))
+}
+
+// smCopy is p2p_copy_<variant>: dst ← src, bytes (whole words), with 16-byte
+// aligned addresses (MISALIGNED_ADDRESS otherwise, as the vector loads would).
+func (l *launch) smCopy() (*op, error) {
+	a, err := kernels.DecodeCopyArgs(l.params)
+	if err != nil {
+		return nil, l.decodeErr(err)
+	}
+	c, d := l.c, l.c.d
+	variant := l.fn.name[len("p2p_copy_"):]
+	perThread := 16.0
+	if k, ok := kernels.CopyKernelByVariant(variant); ok {
+		perThread = 16 * float64(max(k.Unroll, 1))
+		if k.CacheHint == "bulk" {
+			// One thread per block keeps Unroll stages of 8 KiB in flight.
+			perThread = float64(max(k.Unroll, 1)) * 8192 / float64(l.blockSize)
+		}
+	}
+	if ss, ok := d.resolve(a.Src, 0); ok {
+		if ds, ok := d.resolve(a.Dst, 0); ok {
+			if err := d.pairError(ss.dev(), ds.dev(), "cuLaunchKernel"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	readScale, writeScale := d.variantScale(variant)
+	bytes := a.Bytes &^ 3
+	o := &op{kind: opWork}
+	var src, dst span
+	o.prepare = func(o *op) *asyncError {
+		if a.Src%16 != 0 || a.Dst%16 != 0 {
+			return misaligned("p2p_copy_%s: src %#x or dst %#x not 16-byte aligned", variant, a.Src, a.Dst)
+		}
+		var f *asyncError
+		if src, f = c.access(a.Src, bytes, "p2p_copy_"+variant+" (load)"); f != nil {
+			return f
+		}
+		if dst, f = c.access(a.Dst, bytes, "p2p_copy_"+variant+" (store)"); f != nil {
+			return f
+		}
+		if f := d.pairAsyncError(src.dev(), dst.dev()); f != nil {
+			return f
+		}
+		remote := src.dev() != c.dev || dst.dev() != c.dev
+		o.setup = l.kernelSetup(o, remote)
+		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
+		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		return nil
+	}
+	o.finish = func(o *op) *asyncError {
+		d.copySpan(dst, src)
+		return nil
+	}
+	return o, nil
+}

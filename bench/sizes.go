@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+var sizeUnits = []struct {
+	suffix string
+	mult   uint64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30},
+	{"B", 1},
+}
+
+// ParseSize reads a byte count such as 4B, 64KiB, 512MiB, 1GiB or 4096.
+func ParseSize(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	mult := uint64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t = strings.TrimSpace(t[:len(t)-len(u.suffix)])
+			mult = u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad size %q: want a number with an optional unit (B, KiB, MiB, GiB), e.g. 512MiB", s)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("bad size %q: a transfer must move at least 4 bytes", s)
+	}
+	hi, v := bits.Mul64(n, mult)
+	if hi != 0 {
+		return 0, fmt.Errorf("bad size %q: too large", s)
+	}
+	return v, nil
+}
+
+// CheckTransferSize checks a size the copy tests can move and verify: whole
+// 4-byte words.
+func CheckTransferSize(n uint64) error {
+	if n < 4 || n%4 != 0 {
+		return fmt.Errorf("bad size %s: transfers are verified in 4-byte words, so the size must be a multiple of 4 bytes", FormatBytes(n))
+	}
+	return nil
+}
+
+// ParseSizes reads a size list: "4B:1GiB" (every power of two from the first
+// to the last), "4B:1GiB:4" (multiplying by 4 each step), or a comma list
+// "4KiB,1MiB,3MiB"; parts can be mixed with commas.
+func ParseSizes(s string) ([]uint64, error) {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		fields := strings.Split(part, ":")
+		switch len(fields) {
+		case 1:
+			n, err := ParseSize(fields[0])
+			if err != nil {
+				return nil, err
+			}
+			if !seen[n] {
+				out, seen[n] = append(out, n), true
+			}
+		case 2, 3:
+			lo, err := ParseSize(fields[0])
+			if err != nil {
+				return nil, err
+			}
+			hi, err := ParseSize(fields[1])
+			if err != nil {
+				return nil, err
+			}
+			if hi < lo {
+				return nil, fmt.Errorf("bad size range %q: %s is smaller than %s", part, fields[1], fields[0])
+			}
+			step := uint64(2)
+			if len(fields) == 3 {
+				step, err = strconv.ParseUint(strings.TrimSpace(fields[2]), 10, 64)
+				if err != nil || step < 2 {
+					return nil, fmt.Errorf("bad size range %q: the factor must be a whole number ≥ 2", part)
+				}
+			}
+			for n := lo; n <= hi; n *= step {
+				if !seen[n] {
+					out, seen[n] = append(out, n), true
+				}
+				if n > hi/step {
+					break
+				}
+			}
+		default:
+			return nil, fmt.Errorf("bad size list %q: use e.g. 4B:1GiB or 4KiB,1MiB", s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("bad size list %q: no sizes", s)
+	}
+	return out, nil
+}
+
+// FormatBytes writes a byte count the short way: 4 B, 64 KiB, 512 MiB, 1.5 GiB.
+func FormatBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(n)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(uint64(v)) {
+		return fmt.Sprintf("%d %s", uint64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/kernels"
+)
+
+// The latch buffer of each device: the flag at offset 0, one status word per
+// latch slot from offset 64.
+const (
+	latchStatusOffset = 64
+	latchSlots        = (4096 - latchStatusOffset) / 4
+)
+
+// ErrLatchTimeout means a latch kernel gave up waiting for its release, so
+// the work queued behind it may have started before everything was enqueued.
+var ErrLatchTimeout = errors.New("latch timed out before release (the host took too long to enqueue, or the flag never reached the GPU)")
+
+func hostWord(h cuda.HostBuffer, off int) *uint32 {
+	return (*uint32)(unsafe.Pointer(&h.Host[off]))
+}
+
+func armLatch(dv *device)     { atomic.StoreUint32(hostWord(dv.latch, 0), 0) }
+func releaseLatch(dv *device) {
+	if dv.latch.Host != nil {
+		atomic.StoreUint32(hostWord(dv.latch, 0), 1)
+	}
+}
+
+// transfer is one stream of timed work: op enqueues one repetition on the
+// stream it is given, in dv's context.
+type transfer struct {
+	dv *device
+	op func(s cuda.Stream) error
+}
+
+// timing is how many repetitions make one sample, and how many go untimed first.
+type timing struct {
+	reps, warmup int
+}
+
+// Target time of one sample, and the most operations queued behind one latch
+// (a stream's queue holds about a thousand entries before enqueueing blocks).
+const (
+	sampleTarget = 500 * time.Microsecond
+	maxReps      = 200
+)
+
+// calibrate times one repetition of each transfer (all at once, as they will
+// run) and picks the repetitions that make a sample about sampleTarget long.
+func (e *Engine) calibrate(ctx context.Context, ts []transfer) (timing, error) {
+	ms, err := e.timeTransfers(ctx, ts, timing{reps: 1, warmup: 1}, 1)
+	if err != nil {
+		return timing{}, err
+	}
+	longest := 0.0
+	for _, m := range ms {
+		longest = math.Max(longest, m[0])
+	}
+	reps := 1
+	if longest > 0 {
+		reps = int(math.Ceil(float64(sampleTarget) / float64(time.Millisecond) / longest))
+	}
+	reps = max(1, min(reps, maxReps))
+	return timing{reps: reps, warmup: min(reps, 4)}, nil
+}
+
+// timeTransfers runs samples of the transfers, all concurrently: for each
+// sample it holds every stream with a latch, enqueues warm-up then the timed
+// repetitions between two events per transfer, releases every latch at once
+// and reads the events. It returns, per transfer, the milliseconds of one
+// repetition in each sample.
+func (e *Engine) timeTransfers(ctx context.Context, ts []transfer, tm timing, samples int) ([][]float64, error) {
+	out := make([][]float64, len(ts))
+	// Per device: how many streams, events and latch slots this group uses.
+	type slot struct{ stream, event, latch int }
+	slots := make([]slot, len(ts))
+	used := map[*device]*slot{}
+	var devs []*device
+	for i, t := range ts {
+		u := used[t.dv]
+		if u == nil {
+			u = &slot{}
+			used[t.dv] = u
+			devs = append(devs, t.dv)
+		}
+		slots[i] = *u
+		u.stream++
+		u.event += 2
+		u.latch++
+		if u.latch > latchSlots {
+			return nil, fmt.Errorf("device %d: more than %d concurrent transfers", t.dv.idx, latchSlots)
+		}
+	}
+	for s := 0; s < samples; s++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ms, err := e.sampleOnce(ts, slots, devs, tm)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ts {
+			out[i] = append(out[i], ms[i])
+		}
+	}
+	return out, nil
+}
+
+func (e *Engine) sampleOnce(ts []transfer, slots []struct{ stream, event, latch int }, devs []*device, tm timing) ([]float64, error) {
+	for _, dv := range devs {
+		armLatch(dv)
+	}
+	released := false
+	release := func() {
+		if !released {
+			for _, dv := range devs {
+				releaseLatch(dv)
+			}
+			released = true
+		}
+	}
+	// Whatever fails while enqueueing, the latches must not stay armed.
+	defer release()
+	type evs struct{ start, end cuda.Event }
+	marks := make([]evs, len(ts))
+	timeout := uint64(e.opt.LatchTimeout.Nanoseconds())
+	for i, t := range ts {
+		dv, sl := t.dv, slots[i]
+		s, err := dv.stream(sl.stream)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: creating a stream: %w", dv.idx, err)
+		}
+		start, err := dv.event(sl.event)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: creating an event: %w", dv.idx, err)
+		}
+		end, err := dv.event(sl.event + 1)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: creating an event: %w", dv.idx, err)
+		}
+		marks[i] = evs{start, end}
+		f, err := dv.function(kernels.Latch)
+		if err != nil {
+			return nil, err
+		}
+		status := latchStatusOffset + 4*sl.latch
+		atomic.StoreUint32(hostWord(dv.latch, status), 0)
+		args := kernels.LatchArgs{
+			Flag:      uint64(dv.latch.Device),
+			Status:    uint64(dv.latch.Device) + uint64(status),
+			TimeoutNs: timeout,
+		}
+		if err := dv.ctx.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, args.Params()...); err != nil {
+			return nil, fmt.Errorf("device %d: launching the latch: %w", dv.idx, err)
+		}
+		for w := 0; w < tm.warmup; w++ {
+			if err := t.op(s); err != nil {
+				return nil, err
+			}
+		}
+		if err := dv.ctx.EventRecord(start, s); err != nil {
+			return nil, fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
+		}
+		for r := 0; r < tm.reps; r++ {
+			if err := t.op(s); err != nil {
+				return nil, err
+			}
+		}
+		if err := dv.ctx.EventRecord(end, s); err != nil {
+			return nil, fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
+		}
+	}
+	release()
+	ms := make([]float64, len(ts))
+	var timedOut error
+	for i, t := range ts {
+		dv := t.dv
+		if err := dv.ctx.EventSynchronize(marks[i].end); err != nil {
+			return nil, fmt.Errorf("device %d: waiting for the timed work: %w", dv.idx, err)
+		}
+		el, err := dv.ctx.EventElapsed(marks[i].start, marks[i].end)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: reading the events: %w", dv.idx, err)
+		}
+		ms[i] = float64(el) / float64(tm.reps)
+		st := atomic.LoadUint32(hostWord(dv.latch, latchStatusOffset+4*slots[i].latch))
+		if st == kernels.LatchTimedOut {
+			timedOut = fmt.Errorf("device %d: %w", dv.idx, ErrLatchTimeout)
+		}
+	}
+	if timedOut != nil {
+		return nil, timedOut
+	}
+	return ms, nil
+}

@@ -1,0 +1,265 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// SelectDevices checks a device selection against the machine; an empty
+// selection means every device.
+func SelectDevices(drv Driver, want []int) ([]int, error) {
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("counting devices: %w", err)
+	}
+	if n == 0 {
+		return nil, errors.New("the driver reports no CUDA device")
+	}
+	if len(want) == 0 {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	seen := map[int]bool{}
+	for _, d := range want {
+		if d < 0 || d >= n {
+			return nil, fmt.Errorf("device %d does not exist: this machine has %d device(s), numbered 0 to %d", d, n, n-1)
+		}
+		if seen[d] {
+			return nil, fmt.Errorf("device %d is listed twice", d)
+		}
+		seen[d] = true
+	}
+	return append([]int(nil), want...), nil
+}
+
+// ParseDeviceList parses "0,2,3" or "0-3" or "0-1,4" into indices.
+func ParseDeviceList(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
+		}
+		b := a
+		if isRange {
+			b, err = strconv.Atoi(strings.TrimSpace(hi))
+			if err != nil || b < a {
+				return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
+			}
+		}
+		for d := a; d <= b; d++ {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// DeviceRecord converts the driver's description to the results form.
+func DeviceRecord(info cuda.DeviceInfo) results.Device {
+	return results.Device{
+		Index:             info.Index,
+		Name:              info.Name,
+		UUID:              info.UUID,
+		PCIBusID:          info.PCIBusID,
+		ComputeCapability: fmt.Sprintf("%d.%d", info.ComputeMajor, info.ComputeMinor),
+		SMCount:           info.SMCount,
+		MemoryBytes:       info.TotalMemory,
+		UnifiedAddressing: info.UnifiedAddressing,
+		AsyncEngines:      info.AsyncEngineCount,
+		L2CacheBytes:      info.L2CacheBytes,
+	}
+}
+
+// NormalizeBusID brings "00000000:18:00.0" (NVML) and "0000:18:00.0" (CUDA)
+// to one form so links can be matched to devices.
+func NormalizeBusID(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	dom, rest, ok := strings.Cut(s, ":")
+	if !ok || strings.Count(rest, ":") != 1 {
+		return s
+	}
+	d, err := strconv.ParseUint(dom, 16, 32)
+	if err != nil {
+		return s
+	}
+	return fmt.Sprintf("%04x:%s", d, rest)
+}
+
+// Discover reads the environment and the topology of the selected devices:
+// each device, peer access, every P2P attribute and the atomic capabilities of
+// every ordered pair, and NVLink details when mon is not nil. Problems that
+// leave the picture incomplete but usable come back as notes in the result;
+// only a failure to describe a device is an error.
+func Discover(drv Driver, mon Monitor, devs []int) (results.Environment, *results.Topology, error) {
+	var env results.Environment
+	v, err := drv.DriverVersion()
+	if err != nil {
+		return env, nil, fmt.Errorf("reading the driver version: %w", err)
+	}
+	env.DriverVersion = v
+	env.CUDAVersion = fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
+	env.Library = drv.Describe()
+	infos := map[int]cuda.DeviceInfo{}
+	for _, d := range devs {
+		info, err := drv.DeviceInfo(d)
+		if err != nil {
+			return env, nil, fmt.Errorf("describing device %d: %w", d, err)
+		}
+		infos[d] = info
+		env.Devices = append(env.Devices, DeviceRecord(info))
+	}
+	topo := &results.Topology{Devices: append([]int(nil), devs...)}
+
+	if mon != nil {
+		env.NVML = true
+		if rel, err := mon.DriverRelease(); err == nil {
+			env.DriverRelease = rel
+		} else {
+			env.Notes = append(env.Notes, "NVML driver release: "+err.Error())
+		}
+		env.StateStart = ReadStates(mon, env.Devices)
+		byBus := map[string]int{}
+		for _, d := range devs {
+			byBus[NormalizeBusID(infos[d].PCIBusID)] = d
+		}
+		for _, d := range devs {
+			links, err := mon.Links(d, infos[d].PCIBusID)
+			if err != nil {
+				topo.Notes = append(topo.Notes, fmt.Sprintf("NVLink details of device %d unavailable: %v", d, err))
+				continue
+			}
+			for i := range links {
+				links[i].RemoteDev = -1
+				if r, ok := byBus[NormalizeBusID(links[i].RemoteBus)]; ok {
+					links[i].RemoteDev = r
+				}
+			}
+			topo.Links = append(topo.Links, results.DeviceLinks{Device: d, Links: links})
+		}
+	} else {
+		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
+	}
+
+	ops := make([]cuda.AtomicOperation, len(cuda.AtomicOperations))
+	for i, o := range cuda.AtomicOperations {
+		ops[i] = o.Op
+	}
+	capsUnavailable := false
+	for _, s := range devs {
+		for _, d := range devs {
+			if s == d {
+				continue
+			}
+			p := results.Pair{Src: s, Dst: d, Attributes: map[string]int{}}
+			can, err := drv.CanAccessPeer(s, d)
+			if err != nil {
+				p.AttributeErrors = map[string]string{"can_access_peer": err.Error()}
+			}
+			p.CanAccessPeer = can
+			for _, a := range cuda.P2PAttributes {
+				val, err := drv.P2PAttribute(a.Attr, s, d)
+				if err != nil {
+					if p.AttributeErrors == nil {
+						p.AttributeErrors = map[string]string{}
+					}
+					p.AttributeErrors[a.Name] = err.Error()
+					continue
+				}
+				p.Attributes[a.Name] = val
+			}
+			if capsUnavailable {
+				p.AtomicCapsError = "cuDeviceGetP2PAtomicCapabilities is not available in this driver (CUDA 13 or later)"
+			} else if caps, err := drv.P2PAtomicCapabilities(ops, s, d); err != nil {
+				p.AtomicCapsError = err.Error()
+				if errors.Is(err, cuda.ErrUnavailable) {
+					capsUnavailable = true
+					p.AtomicCapsError = "cuDeviceGetP2PAtomicCapabilities is not available in this driver (CUDA 13 or later)"
+				}
+			} else {
+				p.AtomicCaps = map[string]uint32{}
+				for i, o := range cuda.AtomicOperations {
+					p.AtomicCaps[o.Name] = caps[i]
+				}
+			}
+			p.NVLinks, p.LinkGBps = pairLinks(topo.Links, s, d)
+			topo.Pairs = append(topo.Pairs, p)
+		}
+	}
+	return env, topo, nil
+}
+
+// pairLinks counts the active NVLinks from s that end at d and their summed
+// speed. Where s's links all end at switches (NVSwitch systems), the pair's
+// theoretical bandwidth is the smaller of the two devices' switch-facing totals.
+func pairLinks(all []results.DeviceLinks, s, d int) (int, float64) {
+	var sl, dl []results.Link
+	for _, x := range all {
+		switch x.Device {
+		case s:
+			sl = x.Links
+		case d:
+			dl = x.Links
+		}
+	}
+	n, gbps := 0, 0.0
+	for _, l := range sl {
+		if l.Active && l.RemoteDev == d {
+			n++
+			gbps += l.SpeedGBps
+		}
+	}
+	if n > 0 {
+		return n, gbps
+	}
+	sw := func(ls []results.Link) (int, float64) {
+		c, g := 0, 0.0
+		for _, l := range ls {
+			if l.Active && l.RemoteDev < 0 {
+				c++
+				g += l.SpeedGBps
+			}
+		}
+		return c, g
+	}
+	sn, sg := sw(sl)
+	dn, dg := sw(dl)
+	if sn == 0 || dn == 0 {
+		return 0, 0
+	}
+	if dg < sg {
+		return dn, dg
+	}
+	return sn, sg
+}
+
+// ReadStates reads every device's clocks and temperature; devices NVML cannot
+// read are left out.
+func ReadStates(mon Monitor, devs []results.Device) []results.DeviceState {
+	if mon == nil {
+		return nil
+	}
+	var out []results.DeviceState
+	for _, d := range devs {
+		st, err := mon.State(d.Index, d.PCIBusID)
+		if err != nil {
+			continue
+		}
+		st.Index = d.Index
+		out = append(out, st)
+	}
+	return out
+}

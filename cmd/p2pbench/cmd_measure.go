@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+func measureFlags(command string) []cli.Flag {
+	fl := []cli.Flag{devicesFlag, simulateFlag, jsonFlag,
+		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(bench.TestNames(command), ", ")},
+		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
+		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
+	}
+	if command != "all" {
+		fl = append(fl, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the results file `FILE` (JSON; partial results are kept on Ctrl-C)"})
+	} else {
+		fl = append(fl, &cli.StringFlag{Name: "dir", Usage: "results directory `DIR` (default: p2pbench-<host>-<time>)"})
+	}
+	if command == "bw" || command == "all" {
+		sizes := ""
+		if command == "all" {
+			sizes = "4B:1GiB"
+		}
+		fl = append(fl,
+			&cli.StringFlag{Name: "size", Value: "512MiB", Usage: "transfer size of the pairwise matrices"},
+			&cli.StringFlag{Name: "sizes", Value: sizes, Usage: "size sweep for CE and SM read/write, e.g. 4B:1GiB (powers of two) or 4KiB,1MiB; \"none\" for no sweep"},
+			&cli.StringFlag{Name: "variant", Value: kernels.DefaultCopyVariant, Usage: "SM copy kernel variant: " + strings.Join(copyVariants(), ", ")},
+			&cli.IntFlag{Name: "blocks-per-sm", Value: 4, Usage: "SM copy grid: blocks per SM"},
+			&cli.IntFlag{Name: "block-size", Value: 512, Usage: "SM copy block size (threads, a multiple of 32)"},
+		)
+	}
+	return fl
+}
+
+func copyVariants() []string {
+	var out []string
+	for _, k := range kernels.CopyKernels {
+		out = append(out, k.Variant)
+	}
+	return out
+}
+
+func init() {
+	for _, c := range []struct{ name, usage string }{
+		{"bw", "measure bandwidth of every ordered pair: copy engine and SM, read, write, both ways, aggregates"},
+		{"lat", "measure latency: pointer chase, ping-pong, small-copy completion"},
+		{"atomic", "measure atomics over each link and locally: throughput, contention and latency, results checked exactly"},
+		{"all", "topo + every test into a results directory, with a summary"},
+	} {
+		command := c.name
+		commands = append(commands, &cli.Command{
+			Name:   command,
+			Usage:  c.usage,
+			Flags:  measureFlags(command),
+			Action: func(ctx *cli.Context) error { return measureAction(ctx, command) },
+		})
+	}
+}
+
+// options reads the measuring flags.
+func options(c *cli.Context, command string, s *session) (bench.Options, error) {
+	o := bench.Options{Devices: s.devices, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
+	if o.Samples < 1 || o.Samples > 100000 {
+		return o, usageError{fmt.Errorf("--samples must be between 1 and 100000 (got %d)", o.Samples)}
+	}
+	if o.LatchTimeout <= 0 {
+		return o, usageError{errors.New("--latch-timeout must be positive")}
+	}
+	testCmd := command
+	if command == "all" {
+		testCmd = ""
+	}
+	tests, err := bench.ParseTests(c.String("tests"), testCmd)
+	if err != nil {
+		return o, usageError{err}
+	}
+	o.Tests = tests
+	if command == "bw" || command == "all" {
+		if o.Size, err = bench.ParseSize(c.String("size")); err == nil {
+			err = bench.CheckTransferSize(o.Size)
+		}
+		if err != nil {
+			return o, usageError{fmt.Errorf("--size: %w", err)}
+		}
+		if sw := c.String("sizes"); sw != "" && sw != "none" {
+			if o.Sweep, err = bench.ParseSizes(sw); err != nil {
+				return o, usageError{fmt.Errorf("--sizes: %w", err)}
+			}
+			for _, z := range o.Sweep {
+				if err := bench.CheckTransferSize(z); err != nil {
+					return o, usageError{fmt.Errorf("--sizes: %w", err)}
+				}
+			}
+		}
+		o.SMVariant = c.String("variant")
+		if _, ok := kernels.CopyKernelByVariant(o.SMVariant); !ok {
+			return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SMVariant, strings.Join(copyVariants(), ", "))}
+		}
+		o.BlocksPerSM, o.BlockSize = c.Int("blocks-per-sm"), c.Int("block-size")
+		if o.BlocksPerSM < 1 || o.BlocksPerSM > 32 {
+			return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.BlocksPerSM)}
+		}
+		if o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0 {
+			return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.BlockSize)}
+		}
+	}
+	return o, nil
+}
+
+func measureAction(c *cli.Context, command string) error {
+	if c.NArg() > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments (got %q)", command, c.Args().First())}
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opt, err := options(c, command, s)
+	if err != nil {
+		return err
+	}
+	run := newRun(s)
+	run.Verify = opt.Verify
+	out := c.String("output")
+	if command == "all" {
+		dir := c.String("dir")
+		if dir == "" {
+			host := run.Host
+			if host == "" {
+				host = "host"
+			}
+			dir = fmt.Sprintf("p2pbench-%s-%s", host, run.Start.Format("20060102-150405"))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating the results directory: %w", err)
+		}
+		out = filepath.Join(dir, "results.json")
+	}
+	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
+	if err != nil {
+		return err
+	}
+	run.Environment, run.Topology = env, topo
+
+	saver := &saver{path: out, run: run}
+	bar := newProgress()
+	opt.Progress = func(done, total int, step string) {
+		bar.update(done, total, step)
+		saver.maybeSave(false)
+	}
+	eng := bench.NewEngine(s.drv, opt)
+	start := time.Now()
+	runErr := eng.Run(c.Context, run)
+	bar.finish()
+	run.End = time.Now().UTC()
+	run.Notes = append(run.Notes, eng.Notes()...)
+	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
+	run.Complete = runErr == nil
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		run.Stopped = "interrupted (Ctrl-C or SIGTERM)"
+	case runErr != nil:
+		run.Stopped = runErr.Error()
+	}
+	if err := saver.maybeSave(true); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	if c.Bool("json") {
+		if err := run.Encode(os.Stdout); err != nil {
+			return err
+		}
+	} else {
+		printRun(os.Stdout, run, command)
+		if command == "all" {
+			printSummary(os.Stdout, run, time.Since(start))
+		}
+	}
+	if out != "" {
+		fmt.Fprintf(os.Stderr, "results: %s\n", out)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			where := "not saved (no -o given)"
+			if out != "" {
+				where = "saved to " + out
+			}
+			return cli.Exit(fmt.Sprintf("p2pbench: interrupted; the %d figures measured so far are %s", len(run.Figures), where), 130)
+		}
+		return runErr
+	}
+	return nil
+}
+
+// saver writes the results file now and then during a run, so a crash or a
+// kill loses little, and at the end.
+type saver struct {
+	path string
+	run  *results.Run
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (s *saver) maybeSave(final bool) error {
+	if s.path == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !final && time.Since(s.last) < 2*time.Second {
+		return nil
+	}
+	s.last = time.Now()
+	if !final {
+		snap := *s.run
+		snap.End = time.Now().UTC()
+		snap.Complete = false
+		snap.Stopped = "in progress (the run had not finished when this was written)"
+		snap.Figures = append([]results.Figure(nil), s.run.Figures...)
+		return results.Write(s.path, &snap)
+	}
+	return results.Write(s.path, s.run)
+}
+
+// progress draws a bar on stderr when it is a terminal.
+type progress struct{ bar *progressbar.ProgressBar }
+
+func newProgress() *progress {
+	if !term.IsTerminal(int(os.Stderr.Fd())) {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions(1,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond))}
+}
+
+func (p *progress) update(done, total int, step string) {
+	if p.bar == nil {
+		return
+	}
+	p.bar.ChangeMax(total)
+	p.bar.Describe(step)
+	_ = p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

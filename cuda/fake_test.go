@@ -1,0 +1,209 @@
+//go:build linux
+
+package cuda_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/p2pbench/p2pbench/cuda"
+)
+
+// The fake libcuda (testdata/fakecuda.c) is built once per test binary, in
+// one variant per set of -D flags.
+const (
+	variantDefault      = ""
+	variantNoAtomicCaps = "NO_ATOMIC_CAPS"
+	variantOldDriver    = "OLD_DRIVER"
+	variantNoLaunch     = "NO_LAUNCH"
+)
+
+var fakes struct {
+	once  sync.Once
+	dir   string
+	err   error
+	paths map[string]string // variant -> library path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fakes.dir != "" {
+		os.RemoveAll(fakes.dir)
+	}
+	os.Exit(code)
+}
+
+// buildFakes compiles every variant of the fake library with gcc.
+func buildFakes() {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		fakes.err = err
+		return
+	}
+	fakes.dir, err = os.MkdirTemp("", "fakecuda")
+	if err != nil {
+		fakes.err = err
+		return
+	}
+	fakes.paths = make(map[string]string)
+	src, err := filepath.Abs(filepath.Join("testdata", "fakecuda.c"))
+	if err != nil {
+		fakes.err = err
+		return
+	}
+	for _, v := range []string{variantDefault, variantNoAtomicCaps, variantOldDriver, variantNoLaunch} {
+		name, args := "default", []string{"-shared", "-fPIC"}
+		if v != "" {
+			name, args = strings.ToLower(v), append(args, "-D"+v)
+		}
+		dir := filepath.Join(fakes.dir, name)
+		lib := filepath.Join(dir, "libcuda.so.1")
+		args = append(args, "-o", lib, src)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fakes.err = err
+			return
+		}
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			fakes.err = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
+		}
+		fakes.paths[v] = lib
+	}
+}
+
+// skipFakes, when set, is why the tests that load the fake library are
+// skipped in this build.
+var skipFakes string
+
+// fakePath returns the path of a variant of the fake library. Without gcc the
+// test is skipped, except on CI, where gcc must be there.
+func fakePath(t *testing.T, variant string) string {
+	t.Helper()
+	if skipFakes != "" {
+		t.Skip(skipFakes)
+	}
+	fakes.once.Do(buildFakes)
+	if fakes.err != nil {
+		if errors.Is(fakes.err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
+			t.Skipf("no gcc to build the fake libcuda: %v", fakes.err)
+		}
+		t.Fatalf("building the fake libcuda: %v", fakes.err)
+	}
+	return fakes.paths[variant]
+}
+
+// hooks are the fake library's test entry points and a few of its driver
+// entry points called directly.
+type hooks struct {
+	reset               func()
+	setInitResult       func(r int32)
+	lastCtxDevice       func() int32
+	currentDevice       func() int32
+	lastCtxTid          func() int64
+	callsWithoutContext func() int32
+	primaryRefs         func(dev int32) int32
+	peerEnabled         func(dev, peer int32) int32
+	lastLaunch          func(args *[11]uint64, params *uint64, max int32, dev *int32) int32
+	lastIPC             func(out *[64]byte) uint32
+	lastModuleLen       func() uint64
+	lastFuncAttr        func(value *int32) int32
+	lastHostAllocFlags  func() uint32
+	streamFlags         func(s cuda.Stream) uint32
+	eventFlags          func(e cuda.Event) uint32
+
+	cuMemAlloc func(p *uint64, bytes uint64) int32
+}
+
+// loadHooks binds the hooks of the library at path. dlopen of a path already
+// loaded returns the same library, so the hooks see the state the Driver uses.
+func loadHooks(t *testing.T, path string) *hooks {
+	t.Helper()
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		t.Fatalf("dlopen %s: %v", path, err)
+	}
+	var k hooks
+	for name, fn := range map[string]any{
+		"fake_reset":                 &k.reset,
+		"fake_set_init_result":       &k.setInitResult,
+		"fake_last_ctx_device":       &k.lastCtxDevice,
+		"fake_current_device":        &k.currentDevice,
+		"fake_last_ctx_tid":          &k.lastCtxTid,
+		"fake_calls_without_context": &k.callsWithoutContext,
+		"fake_primary_refs":          &k.primaryRefs,
+		"fake_peer_enabled":          &k.peerEnabled,
+		"fake_last_launch":           &k.lastLaunch,
+		"fake_last_ipc":              &k.lastIPC,
+		"fake_last_module_len":       &k.lastModuleLen,
+		"fake_last_func_attr":        &k.lastFuncAttr,
+		"fake_last_hostalloc_flags":  &k.lastHostAllocFlags,
+		"fake_stream_flags":          &k.streamFlags,
+		"fake_event_flags":           &k.eventFlags,
+		"cuMemAlloc_v2":              &k.cuMemAlloc,
+	} {
+		purego.RegisterLibFunc(fn, h, name)
+	}
+	k.reset()
+	return &k
+}
+
+// openFake opens a Driver on a variant of the fake library, with its state
+// reset, and closes it at the end of the test.
+func openFake(t *testing.T, variant string) (*cuda.Driver, *hooks) {
+	t.Helper()
+	path := fakePath(t, variant)
+	k := loadHooks(t, path)
+	t.Setenv(cuda.LibraryEnv, path)
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d, k
+}
+
+// contexts returns the contexts of devices 0 and 1.
+func contexts(t *testing.T, d *cuda.Driver) (*cuda.Context, *cuda.Context) {
+	t.Helper()
+	c0, err := d.Context(0)
+	if err != nil {
+		t.Fatalf("Context(0): %v", err)
+	}
+	c1, err := d.Context(1)
+	if err != nil {
+		t.Fatalf("Context(1): %v", err)
+	}
+	return c0, c1
+}
+
+// must turns a (value, error) result into the value, failing the test on
+// the error: p := must(c.MemAlloc(64))(t).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// ok fails the test on err.
+func ok(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

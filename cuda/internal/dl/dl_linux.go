@@ -1,0 +1,33 @@
+//go:build linux
+
+package dl
+
+import (
+	"runtime"
+	"syscall"
+
+	"github.com/ebitengine/purego"
+)
+
+// StructArgs reports whether Bind can pass C structs by value on this
+// platform. purego implements the aggregate rules of the x86-64 System V and
+// AArch64 procedure-call standards; elsewhere it would panic at bind time.
+const StructArgs = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+func open(path string) (uintptr, error) {
+	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+}
+
+func lookup(handle uintptr, name string) uintptr {
+	addr, err := purego.Dlsym(handle, name)
+	if err != nil {
+		return 0
+	}
+	return addr
+}
+
+func register(fptr any, addr uintptr) { purego.RegisterFunc(fptr, addr) }
+
+// ThreadID returns the kernel's id of the calling OS thread. A goroutine that
+// has called runtime.LockOSThread is the only one that ever sees its value.
+func ThreadID() int { return syscall.Gettid() }

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package dl
+
+import (
+	"errors"
+	"runtime"
+)
+
+// StructArgs reports whether Bind can pass C structs by value on this
+// platform; the NVIDIA libraries p2pbench loads exist only on Linux.
+const StructArgs = false
+
+func open(path string) (uintptr, error) {
+	return 0, errors.New("the NVIDIA driver libraries are only loaded on Linux, not " + runtime.GOOS)
+}
+
+func lookup(handle uintptr, name string) uintptr { return 0 }
+
+func register(fptr any, addr uintptr) { panic("dl: register without a library") }
+
+// ThreadID returns -1: thread identity is only tracked on Linux.
+func ThreadID() int { return -1 }

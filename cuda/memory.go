@@ -1,0 +1,142 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// cuMemHostAlloc flags of cuda.h.
+const (
+	memHostAllocPortable  = 0x1 // usable from every context, not only the allocating one
+	memHostAllocDeviceMap = 0x2 // mapped into the device address space
+)
+
+// MemAlloc allocates device memory (cuMemAlloc_v2).
+func (c *Context) MemAlloc(bytes uint64) (DevicePtr, error) {
+	var p DevicePtr
+	err := c.call(func() error {
+		return c.check(c.drv.api.cuMemAlloc(&p, bytes), "cuMemAlloc")
+	})
+	return p, err
+}
+
+// MemFree frees memory from MemAlloc (cuMemFree_v2).
+func (c *Context) MemFree(p DevicePtr) error {
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemFree(p), "cuMemFree")
+	})
+}
+
+// MemGetInfo returns the free and total memory of the device (cuMemGetInfo_v2).
+func (c *Context) MemGetInfo() (free, total uint64, err error) {
+	err = c.call(func() error {
+		return c.check(c.drv.api.cuMemGetInfo(&free, &total), "cuMemGetInfo")
+	})
+	return free, total, err
+}
+
+// HostAlloc allocates page-locked host memory usable from every context
+// (cuMemHostAlloc with CU_MEMHOSTALLOC_PORTABLE). When mapped is true it is
+// also mapped into the device address space (CU_MEMHOSTALLOC_DEVICEMAP) and
+// the buffer's Device field holds its device address.
+func (c *Context) HostAlloc(bytes uint64, mapped bool) (HostBuffer, error) {
+	if bytes > math.MaxInt {
+		return HostBuffer{}, fmt.Errorf("cuda: HostAlloc of %d bytes: too large for this platform", bytes)
+	}
+	flags := uint32(memHostAllocPortable)
+	if mapped {
+		flags |= memHostAllocDeviceMap
+	}
+	var (
+		host unsafe.Pointer
+		dev  DevicePtr
+	)
+	err := c.call(func() error {
+		api := c.drv.api
+		if err := c.check(api.cuMemHostAlloc(&host, bytes, flags), "cuMemHostAlloc"); err != nil {
+			return err
+		}
+		if !mapped {
+			return nil
+		}
+		if err := c.check(api.cuMemHostGetDevicePointer(&dev, host, 0), "cuMemHostGetDevicePointer"); err != nil {
+			if ferr := c.check(api.cuMemFreeHost(host), "cuMemFreeHost"); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return HostBuffer{}, err
+	}
+	return HostBuffer{Host: unsafe.Slice((*byte)(host), int(bytes)), Device: dev}, nil
+}
+
+// HostFree frees memory from HostAlloc (cuMemFreeHost).
+func (c *Context) HostFree(h HostBuffer) error {
+	p := unsafe.Pointer(unsafe.SliceData(h.Host))
+	if p == nil {
+		return errors.New("cuda: HostFree of a buffer that HostAlloc did not return")
+	}
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemFreeHost(p), "cuMemFreeHost")
+	})
+}
+
+// MemsetD32Async sets words 32-bit words at p to value, in stream order.
+func (c *Context) MemsetD32Async(p DevicePtr, value uint32, words uint64, s Stream) error {
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemsetD32Async(p, value, words, s), "cuMemsetD32Async")
+	})
+}
+
+// MemcpyHtoD copies src to device memory at dst and returns when it is done
+// (cuMemcpyHtoD_v2).
+func (c *Context) MemcpyHtoD(dst DevicePtr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemcpyHtoD(dst, unsafe.Pointer(&src[0]), uint64(len(src))), "cuMemcpyHtoD")
+	})
+}
+
+// MemcpyDtoH fills dst from device memory at src and returns when it is done
+// (cuMemcpyDtoH_v2).
+func (c *Context) MemcpyDtoH(dst []byte, src DevicePtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), src, uint64(len(dst))), "cuMemcpyDtoH")
+	})
+}
+
+// MemcpyAsync copies bytes within the unified address space (device to
+// device, or to and from mapped host memory), in stream order.
+func (c *Context) MemcpyAsync(dst, src DevicePtr, bytes uint64, s Stream) error {
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemcpyAsync(dst, src, bytes, s), "cuMemcpyAsync")
+	})
+}
+
+// MemcpyPeerAsync copies bytes from src in srcCtx to dst in dstCtx with the
+// copy engines, issued from this context (cuMemcpyPeerAsync).
+func (c *Context) MemcpyPeerAsync(dst DevicePtr, dstCtx *Context, src DevicePtr, srcCtx *Context, bytes uint64, s Stream) error {
+	dh, sh := handleOf(dstCtx), handleOf(srcCtx)
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemcpyPeerAsync(dst, dh, src, sh, bytes, s), "cuMemcpyPeerAsync")
+	})
+}
+
+// MemcpyPeer is MemcpyPeerAsync on the legacy default stream, returning
+// when the copy is done (cuMemcpyPeer).
+func (c *Context) MemcpyPeer(dst DevicePtr, dstCtx *Context, src DevicePtr, srcCtx *Context, bytes uint64) error {
+	dh, sh := handleOf(dstCtx), handleOf(srcCtx)
+	return c.call(func() error {
+		return c.check(c.drv.api.cuMemcpyPeer(dst, dh, src, sh, bytes), "cuMemcpyPeer")
+	})
+}

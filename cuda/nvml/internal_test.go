@@ -1,0 +1,30 @@
+package nvml
+
+import (
+	"testing"
+	"unsafe"
+)
+
+func TestStructLayouts(t *testing.T) {
+	// nvmlPciInfo_t and nvmlFieldValue_t as nvml.h lays them out.
+	if s := unsafe.Sizeof(pciInfo{}); s != 68 {
+		t.Errorf("pciInfo is %d bytes, want 68", s)
+	}
+	if o := unsafe.Offsetof(pciInfo{}.BusID); o != 36 {
+		t.Errorf("pciInfo.BusID at %d, want 36", o)
+	}
+	if s := unsafe.Sizeof(fieldValue{}); s != 40 {
+		t.Errorf("fieldValue is %d bytes, want 40", s)
+	}
+	if o := unsafe.Offsetof(fieldValue{}.Value); o != 32 {
+		t.Errorf("fieldValue.Value at %d, want 32", o)
+	}
+}
+
+func TestNVLinkMajor(t *testing.T) {
+	for v, want := range map[uint32]int{0: 0, 1: 1, 2: 2, 3: 2, 4: 3, 5: 3, 6: 4, 7: 5, 8: 6, 9: 0, 255: 0} {
+		if got := nvlinkMajor(v); got != want {
+			t.Errorf("nvlinkMajor(%d) = %d, want %d", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,267 @@
+// Package nvml reads the NVIDIA Management Library (libnvidia-ml.so.1) for
+// what p2pbench records about a machine besides CUDA: the driver version,
+// the NVLink links of each GPU and where they lead, and clocks, temperature
+// and power around a run.
+//
+// Like package cuda it loads the library at run time through purego, so
+// p2pbench needs no cgo. CUDA and NVML number devices differently; p2pbench
+// matches them by PCI bus id (see DeviceByPCIBusID and NormalizeBusID).
+package nvml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/p2pbench/p2pbench/cuda/internal/dl"
+)
+
+// LibraryEnv names the environment variable that overrides the path of
+// libnvidia-ml (tests point it at a fake).
+const LibraryEnv = "P2PBENCH_LIBNVML"
+
+const defaultLibrary = "libnvidia-ml.so.1"
+
+// ErrNoLibrary is matched by the error of Open when libnvidia-ml.so.1
+// cannot be loaded at all.
+var ErrNoLibrary = errors.New("libnvidia-ml.so.1 could not be loaded")
+
+// ErrUnavailable is matched by errors for an entry point this
+// libnvidia-ml does not export.
+var ErrUnavailable = errors.New("not available in this NVML")
+
+// ErrClosed is returned by calls after NVML.Close.
+var ErrClosed = errors.New("nvml: closed")
+
+// Return is an nvmlReturn_t.
+type Return int32
+
+// The nvmlReturn_t codes p2pbench tells apart. Values are those of nvml.h.
+const (
+	Success               Return = 0
+	ErrorUninitialized    Return = 1
+	ErrorInvalidArgument  Return = 2
+	ErrorNotSupported     Return = 3
+	ErrorNoPermission     Return = 4
+	ErrorNotFound         Return = 6
+	ErrorInsufficientSize Return = 7
+	ErrorGPUIsLost        Return = 15
+	ErrorUnknown          Return = 999
+)
+
+// Error is a failed NVML call: its code, the library's description of it
+// (nvmlErrorString) and the call.
+type Error struct {
+	Code    Return
+	Message string // e.g. "Not Supported"
+	Call    string // e.g. nvmlDeviceGetNvLinkState
+}
+
+// Error says which call failed, with NVML's code and description.
+func (e *Error) Error() string {
+	if e.Call == "" {
+		return fmt.Sprintf("NVML error %d: %s", e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s: NVML error %d: %s", e.Call, e.Code, e.Message)
+}
+
+// Is makes errors.Is(err, nvml.ErrNotSupported) match on the code alone.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinels for errors.Is. They compare by code only.
+var (
+	ErrInvalidArgument = &Error{Code: ErrorInvalidArgument, Message: "invalid argument"}
+	ErrNotSupported    = &Error{Code: ErrorNotSupported, Message: "not supported"}
+	ErrNoPermission    = &Error{Code: ErrorNoPermission, Message: "no permission"}
+	ErrNotFound        = &Error{Code: ErrorNotFound, Message: "not found"}
+)
+
+// api holds the entry points of libnvidia-ml as typed Go functions.
+// nvmlDevice_t is an opaque pointer (uintptr); enums are int32.
+type api struct {
+	nvmlInit                         func() Return
+	nvmlShutdown                     func() Return
+	nvmlErrorString                  func(r Return) string
+	nvmlSystemGetDriverVersion       func(buf *byte, length uint32) Return
+	nvmlDeviceGetHandleByPciBusId    func(bus string, dev *uintptr) Return
+	nvmlDeviceGetNvLinkState         func(dev uintptr, link uint32, active *int32) Return
+	nvmlDeviceGetNvLinkVersion       func(dev uintptr, link uint32, version *uint32) Return
+	nvmlDeviceGetNvLinkRemotePciInfo func(dev uintptr, link uint32, pci *pciInfo) Return
+	nvmlDeviceGetFieldValues         func(dev uintptr, count int32, values *fieldValue) Return
+	nvmlDeviceGetClockInfo           func(dev uintptr, clock int32, mhz *uint32) Return
+	nvmlDeviceGetTemperature         func(dev uintptr, sensor int32, celsius *uint32) Return
+	nvmlDeviceGetPowerUsage          func(dev uintptr, milliwatts *uint32) Return
+
+	resolved map[string]string // documented name -> symbol bound
+}
+
+// binding says how one api field is found in the library.
+type binding struct {
+	fn       any      // pointer to the api field
+	name     string   // the documented name
+	symbols  []string // tried in order
+	optional bool     // nil field instead of an error when missing
+}
+
+func (a *api) bindings() []binding {
+	return []binding{
+		// nvml.h maps nvmlInit and the two below to their _v2 forms; the
+		// first versions handle devices the process may not see differently.
+		{&a.nvmlInit, "nvmlInit", []string{"nvmlInit_v2"}, false},
+		{&a.nvmlShutdown, "nvmlShutdown", []string{"nvmlShutdown"}, false},
+		{&a.nvmlErrorString, "nvmlErrorString", []string{"nvmlErrorString"}, false},
+		{&a.nvmlSystemGetDriverVersion, "nvmlSystemGetDriverVersion", []string{"nvmlSystemGetDriverVersion"}, false},
+		{&a.nvmlDeviceGetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId", []string{"nvmlDeviceGetHandleByPciBusId_v2"}, false},
+		{&a.nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", []string{"nvmlDeviceGetNvLinkState"}, false},
+		{&a.nvmlDeviceGetNvLinkVersion, "nvmlDeviceGetNvLinkVersion", []string{"nvmlDeviceGetNvLinkVersion"}, false},
+		{&a.nvmlDeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo", []string{"nvmlDeviceGetNvLinkRemotePciInfo_v2"}, false},
+		{&a.nvmlDeviceGetFieldValues, "nvmlDeviceGetFieldValues", []string{"nvmlDeviceGetFieldValues"}, true},
+		{&a.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", []string{"nvmlDeviceGetClockInfo"}, false},
+		// Deprecated in CUDA 13 (nvmlDeviceGetTemperatureV replaces it) and
+		// due to go in CUDA 14: without it the temperature stays zero.
+		{&a.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature", []string{"nvmlDeviceGetTemperature"}, true},
+		{&a.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", []string{"nvmlDeviceGetPowerUsage"}, false},
+	}
+}
+
+// loadError is the failure to load the library at all; it matches ErrNoLibrary.
+type loadError struct{ path, reason string }
+
+func (e *loadError) Error() string {
+	return fmt.Sprintf("cannot load %s (the NVIDIA management library): %s; install the NVIDIA driver or set %s to its path",
+		e.path, e.reason, LibraryEnv)
+}
+
+func (e *loadError) Unwrap() error { return ErrNoLibrary }
+
+// NVML is an initialised libnvidia-ml. Its methods may be called from any
+// goroutine.
+type NVML struct {
+	api    *api
+	path   string
+	closed atomic.Bool
+}
+
+// Open loads libnvidia-ml.so.1 (or the file named by P2PBENCH_LIBNVML),
+// binds its entry points and calls nvmlInit_v2. When the library cannot be
+// loaded the error matches ErrNoLibrary.
+func Open() (*NVML, error) {
+	path := os.Getenv(LibraryEnv)
+	if path == "" {
+		path = defaultLibrary
+	}
+	lib, err := dl.Open(path)
+	if err != nil {
+		return nil, &loadError{path: path, reason: err.Error()}
+	}
+	a := &api{resolved: make(map[string]string)}
+	var missing []string
+	for _, b := range a.bindings() {
+		sym := lib.Bind(b.fn, b.symbols...)
+		if sym == "" {
+			if !b.optional {
+				missing = append(missing, strings.Join(b.symbols, " or "))
+			}
+			continue
+		}
+		a.resolved[b.name] = sym
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s lacks %s, which p2pbench needs (is the driver too old?): %w",
+			path, strings.Join(missing, ", "), ErrUnavailable)
+	}
+	n := &NVML{api: a, path: path}
+	if err := n.check(a.nvmlInit(), "nvmlInit"); err != nil {
+		return nil, fmt.Errorf("initialise NVML from %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// Path returns the library that was loaded, as it was named to the loader.
+func (n *NVML) Path() string { return n.path }
+
+// Close shuts NVML down (nvmlShutdown). Later calls return ErrClosed; Close
+// itself is safe to call more than once.
+func (n *NVML) Close() error {
+	if n.closed.Swap(true) {
+		return nil
+	}
+	return n.check(n.api.nvmlShutdown(), "nvmlShutdown")
+}
+
+// check turns an nvmlReturn_t into nil or an *Error for the named call.
+func (n *NVML) check(r Return, name string) error {
+	if r == Success {
+		return nil
+	}
+	call := name
+	if s, ok := n.api.resolved[name]; ok {
+		call = s
+	}
+	return &Error{Code: r, Message: n.api.nvmlErrorString(r), Call: call}
+}
+
+func (n *NVML) usable() error {
+	if n.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// DriverVersion returns the display driver version, such as "580.159.04"
+// (nvmlSystemGetDriverVersion).
+func (n *NVML) DriverVersion() (string, error) {
+	if err := n.usable(); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 80) // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+	if err := n.check(n.api.nvmlSystemGetDriverVersion(&buf[0], uint32(len(buf))), "nvmlSystemGetDriverVersion"); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// Device is one GPU as NVML sees it.
+type Device struct {
+	n      *NVML
+	handle uintptr
+	// BusID is the PCI bus id the device was found by, normalized.
+	BusID string
+}
+
+// DeviceByPCIBusID returns the device at PCI bus id bus
+// (nvmlDeviceGetHandleByPciBusId_v2). Both CUDA's form ("0000:18:00.0") and
+// NVML's ("00000000:18:00.0") are accepted.
+func (n *NVML) DeviceByPCIBusID(bus string) (Device, error) {
+	if err := n.usable(); err != nil {
+		return Device{}, err
+	}
+	var h uintptr
+	if err := n.check(n.api.nvmlDeviceGetHandleByPciBusId(bus, &h), "nvmlDeviceGetHandleByPciBusId"); err != nil {
+		return Device{}, fmt.Errorf("PCI bus id %s: %w", bus, err)
+	}
+	return Device{n: n, handle: h, BusID: NormalizeBusID(bus)}, nil
+}
+
+// usable returns an error for a Device that did not come from
+// DeviceByPCIBusID or whose NVML is closed.
+func (d Device) usable() error {
+	if d.n == nil {
+		return errors.New("nvml: Device was not returned by DeviceByPCIBusID")
+	}
+	return d.n.usable()
+}
+
+// cString returns the text of a NUL-padded buffer NVML filled.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}

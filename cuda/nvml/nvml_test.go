@@ -1,0 +1,258 @@
+//go:build linux
+
+package nvml_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/p2pbench/p2pbench/cuda/nvml"
+)
+
+var fakes struct {
+	once  sync.Once
+	dir   string
+	err   error
+	paths map[string]string // -D flag ("" for none) -> library
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fakes.dir != "" {
+		os.RemoveAll(fakes.dir)
+	}
+	os.Exit(code)
+}
+
+func buildFakes() {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		fakes.err = err
+		return
+	}
+	if fakes.dir, err = os.MkdirTemp("", "fakenvml"); err != nil {
+		fakes.err = err
+		return
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "fakenvml.c"))
+	if err != nil {
+		fakes.err = err
+		return
+	}
+	fakes.paths = make(map[string]string)
+	for _, flag := range []string{"", "NO_FIELD_VALUES"} {
+		name, args := "default", []string{"-shared", "-fPIC"}
+		if flag != "" {
+			name, args = strings.ToLower(flag), append(args, "-D"+flag)
+		}
+		dir := filepath.Join(fakes.dir, name)
+		lib := filepath.Join(dir, "libnvidia-ml.so.1")
+		args = append(args, "-o", lib, src)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fakes.err = err
+			return
+		}
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			fakes.err = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
+		}
+		fakes.paths[flag] = lib
+	}
+}
+
+// skipFakes, when set, is why the tests that load the fake library are
+// skipped in this build.
+var skipFakes string
+
+// openFake opens NVML on a build of the fake library, skipping without gcc
+// except on CI, and closes it at the end of the test.
+func openFake(t *testing.T, flag string) *nvml.NVML {
+	t.Helper()
+	if skipFakes != "" {
+		t.Skip(skipFakes)
+	}
+	fakes.once.Do(buildFakes)
+	if fakes.err != nil {
+		if errors.Is(fakes.err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
+			t.Skipf("no gcc to build the fake libnvidia-ml: %v", fakes.err)
+		}
+		t.Fatalf("building the fake libnvidia-ml: %v", fakes.err)
+	}
+	t.Setenv(nvml.LibraryEnv, fakes.paths[flag])
+	n, err := nvml.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func TestNormalizeBusID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"0000:18:00.0", "0000:18:00.0"},
+		{"00000000:18:00.0", "0000:18:00.0"},
+		{"0000:2A:00.0", "0000:2a:00.0"},
+		{"00000000:2a:00.0", "0000:2a:00.0"},
+		{" 0001:C1:1f.7\n", "0001:c1:1f.7"},
+		{"18:00.0", "0000:18:00.0"},
+		{"not a bus id", "not a bus id"},
+		{"0000:zz:00.0", "0000:zz:00.0"},
+		{"", ""},
+	} {
+		if got := nvml.NormalizeBusID(tc.in); got != tc.want {
+			t.Errorf("NormalizeBusID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestOpenNoLibrary(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libnvidia-ml.so.1")
+	t.Setenv(nvml.LibraryEnv, missing)
+	n, err := nvml.Open()
+	if err == nil {
+		n.Close()
+		t.Fatal("Open succeeded without a library")
+	}
+	msg := err.Error()
+	if !errors.Is(err, nvml.ErrNoLibrary) || strings.Contains(msg, "\n") ||
+		!strings.HasPrefix(msg, "cannot load "+missing+" (the NVIDIA management library): ") ||
+		!strings.HasSuffix(msg, "; install the NVIDIA driver or set P2PBENCH_LIBNVML to its path") {
+		t.Errorf("Open error = %q, want one line matching ErrNoLibrary", msg)
+	}
+}
+
+func TestDriverVersion(t *testing.T) {
+	n := openFake(t, "")
+	if v, err := n.DriverVersion(); v != "580.159.04" || err != nil {
+		t.Errorf("DriverVersion = %q, %v", v, err)
+	}
+}
+
+func TestDeviceByPCIBusID(t *testing.T) {
+	n := openFake(t, "")
+	for _, tc := range []struct {
+		bus, want string
+		err       error
+	}{
+		{"0000:18:00.0", "0000:18:00.0", nil},     // CUDA's form
+		{"00000000:2A:00.0", "0000:2a:00.0", nil}, // NVML's
+		{"0000:99:00.0", "", nvml.ErrNotFound},
+		{"garbage", "", nvml.ErrInvalidArgument},
+	} {
+		d, err := n.DeviceByPCIBusID(tc.bus)
+		if d.BusID != tc.want || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
+			t.Errorf("DeviceByPCIBusID(%q) = %q, %v; want %q, %v", tc.bus, d.BusID, err, tc.want, tc.err)
+		}
+	}
+	_, err := n.DeviceByPCIBusID("0000:99:00.0")
+	var e *nvml.Error
+	if !errors.As(err, &e) || e.Message != "fake: Not Found" || e.Call != "nvmlDeviceGetHandleByPciBusId_v2" {
+		t.Errorf("error = %#v, want the library's message and the _v2 call", e)
+	}
+}
+
+func TestLinks(t *testing.T) {
+	active := func(n int, remote string, speed float64, source string) []nvml.Link {
+		var links []nvml.Link
+		for i := range n {
+			links = append(links, nvml.Link{Index: i, Active: true, RemoteBusID: remote, Version: 4, SpeedGBps: speed, SpeedSource: source})
+		}
+		return links
+	}
+	dev0 := append(active(16, "00000000:2A:00.0", 26.562, nvml.SpeedFromNVMLLink),
+		nvml.Link{Index: 16}, nvml.Link{Index: 17})
+	for _, tc := range []struct {
+		flag, bus string
+		want      []nvml.Link
+	}{
+		{"", "0000:18:00.0", dev0},
+		// Device 1 has only the common speed, and no links from 12 on.
+		{"", "0000:2a:00.0", active(12, "00000000:18:00.0", 25.781, nvml.SpeedFromNVMLCommon)},
+		{"NO_FIELD_VALUES", "0000:2a:00.0", active(12, "00000000:18:00.0", 25, nvml.SpeedFromVersion)},
+		{"NO_FIELD_VALUES", "0000:18:00.0", append(active(16, "00000000:2A:00.0", 25, nvml.SpeedFromVersion),
+			nvml.Link{Index: 16}, nvml.Link{Index: 17})},
+	} {
+		n := openFake(t, tc.flag)
+		d, err := n.DeviceByPCIBusID(tc.bus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := d.Links()
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.flag, tc.bus, err)
+		}
+		if !reflect.DeepEqual(links, tc.want) {
+			t.Errorf("%s %s: links\n%+v\nwant\n%+v", tc.flag, tc.bus, links, tc.want)
+		}
+		if nvml.NormalizeBusID(links[0].RemoteBusID) == d.BusID {
+			t.Errorf("%s: link 0 leads back to itself", tc.bus)
+		}
+	}
+}
+
+func TestState(t *testing.T) {
+	n := openFake(t, "")
+	for _, tc := range []struct {
+		bus     string
+		want    nvml.State
+		wantErr error
+	}{
+		{"0000:18:00.0", nvml.State{SMClockMHz: 1980, MemClockMHz: 3201, TempC: 35, PowerW: 123.456}, nil},
+		// Device 1 reports no memory clock: that field stays zero.
+		{"0000:2a:00.0", nvml.State{SMClockMHz: 1980, TempC: 41, PowerW: 98}, nvml.ErrNotSupported},
+	} {
+		d, err := n.DeviceByPCIBusID(tc.bus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.State()
+		if s != tc.want || !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+			t.Errorf("State of %s = %+v, %v; want %+v, %v", tc.bus, s, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	n := openFake(t, "")
+	var inits func() int32
+	h, err := purego.Dlopen(n.Path(), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	purego.RegisterLibFunc(&inits, h, "fake_inits")
+	before := inits()
+	d, err := n.DeviceByPCIBusID("0000:18:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if after := inits(); after != before-1 {
+		t.Errorf("Close left %d initialisations, want %d (nvmlShutdown once)", after, before-1)
+	}
+	if err := n.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := n.DriverVersion(); !errors.Is(err, nvml.ErrClosed) {
+		t.Errorf("DriverVersion after Close: %v", err)
+	}
+	if _, err := d.Links(); !errors.Is(err, nvml.ErrClosed) {
+		t.Errorf("Links after Close: %v", err)
+	}
+	if _, err := d.State(); !errors.Is(err, nvml.ErrClosed) {
+		t.Errorf("State after Close: %v", err)
+	}
+	if _, err := (nvml.Device{}).Links(); err == nil {
+		t.Error("Links of a zero Device succeeded")
+	}
+}

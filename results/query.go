@@ -1,0 +1,257 @@
+package results
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Pair attribute names (keys of Pair.Attributes).
+const (
+	AttrPerformanceRank        = "performance_rank"
+	AttrAccessSupported        = "access_supported"
+	AttrNativeAtomicSupported  = "native_atomic_supported"
+	AttrCUDAArrayAccess        = "cuda_array_access_supported"
+	AttrOnlyPartialNativeAtoms = "only_partial_native_atomic_supported"
+)
+
+// Units of figures.
+const (
+	UnitGBps   = "GB/s"
+	UnitNs     = "ns"
+	UnitGOps   = "Gop/s"
+	HostDevice = -1 // Src or Dst of the host, or of all devices in totals
+)
+
+// FiguresOf returns the figures of one test, in file order.
+func (r *Run) FiguresOf(test string) []Figure {
+	var out []Figure
+	for _, f := range r.Figures {
+		if f.Test == test {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Tests returns the test names present, in order of first appearance.
+func (r *Run) Tests() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range r.Figures {
+		if !seen[f.Test] {
+			seen[f.Test] = true
+			out = append(out, f.Test)
+		}
+	}
+	return out
+}
+
+// DeviceIndices returns the device indices of the run, sorted: those the
+// environment or topology describe, or else those the figures mention.
+func (r *Run) DeviceIndices() []int {
+	set := r.knownDevices()
+	if set == nil {
+		set = map[int]bool{}
+		for _, f := range r.Figures {
+			for _, d := range []int{f.Src, f.Dst} {
+				if d >= 0 {
+					set[d] = true
+				}
+			}
+		}
+	}
+	out := make([]int, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Device returns the device with the given index, if the environment has it.
+func (r *Run) Device(index int) (Device, bool) {
+	for _, d := range r.Environment.Devices {
+		if d.Index == index {
+			return d, true
+		}
+	}
+	return Device{}, false
+}
+
+// GPUSummary describes the GPUs in a few words: "2× NVIDIA H200", or
+// "4× NVIDIA A100, 4× NVIDIA H100" for a mixed machine.
+func (r *Run) GPUSummary() string {
+	counts := map[string]int{}
+	var names []string
+	for _, d := range r.Environment.Devices {
+		if counts[d.Name] == 0 {
+			names = append(names, d.Name)
+		}
+		counts[d.Name]++
+	}
+	if len(names) == 0 {
+		if n := len(r.DeviceIndices()); n > 0 {
+			return fmt.Sprintf("%d GPUs", n)
+		}
+		return "no GPUs"
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d× %s", counts[n], n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Pair returns the topology's pair src->dst. It is safe on a nil Topology.
+func (t *Topology) Pair(src, dst int) (Pair, bool) {
+	if t == nil {
+		return Pair{}, false
+	}
+	for _, p := range t.Pairs {
+		if p.Src == src && p.Dst == dst {
+			return p, true
+		}
+	}
+	return Pair{}, false
+}
+
+// PairIndex maps (src, dst) to the topology's pairs, for consumers that look
+// up many pairs (Topology.Pair is a linear search).
+func (t *Topology) PairIndex() map[[2]int]Pair {
+	m := map[[2]int]Pair{}
+	if t != nil {
+		for _, p := range t.Pairs {
+			m[[2]int{p.Src, p.Dst}] = p
+		}
+	}
+	return m
+}
+
+// PerformanceRank returns the driver's performance rank of the pair, if known.
+func (p Pair) PerformanceRank() (int, bool) {
+	v, ok := p.Attributes[AttrPerformanceRank]
+	return v, ok
+}
+
+// Key identifies a figure within a run, and the same figure across runs:
+// test|engine|direction|part|src|dst|size|params, params as sorted k=v
+// joined by commas, leaving out those that describe rather than identify
+// the figure (DescriptiveParam). compare matches figures of runs by it.
+func (f Figure) Key() string {
+	var b strings.Builder
+	b.Grow(len(f.Test) + len(f.Engine) + len(f.Direction) + len(f.Part) + 32 + 24*len(f.Params))
+	b.WriteString(f.Test)
+	b.WriteByte('|')
+	b.WriteString(f.Engine)
+	b.WriteByte('|')
+	b.WriteString(f.Direction)
+	b.WriteByte('|')
+	b.WriteString(f.Part)
+	b.WriteByte('|')
+	var num [24]byte
+	b.Write(strconv.AppendInt(num[:0], int64(f.Src), 10))
+	b.WriteByte('|')
+	b.Write(strconv.AppendInt(num[:0], int64(f.Dst), 10))
+	b.WriteByte('|')
+	b.Write(strconv.AppendUint(num[:0], f.Size, 10))
+	b.WriteByte('|')
+	writeParams(&b, f.Params, true)
+	return b.String()
+}
+
+// DescriptiveParam reports whether a param describes a figure rather than
+// identifies it: how it was sampled (reps_per_sample, hops_per_sample,
+// threads, ops_per_thread), what the driver said about the pair
+// (native_atomic_supported, driver_caps...), or labels derived from other
+// fields (memory = local/peer, cache = in/beyond L2, ptx). Key leaves them
+// out, so that the same measurement matches across driver versions and
+// machines whose caches or SM counts differ.
+func DescriptiveParam(name string) bool {
+	switch name {
+	case "threads", "ptx", "memory", "cache", "native_atomic_supported":
+		return true
+	}
+	return strings.HasSuffix(name, "_per_sample") || strings.HasSuffix(name, "_per_thread") ||
+		strings.HasPrefix(name, "driver_")
+}
+
+// ParamString returns all params as sorted k=v pairs joined by commas.
+func (f Figure) ParamString() string {
+	var b strings.Builder
+	writeParams(&b, f.Params, false)
+	return b.String()
+}
+
+func writeParams(b *strings.Builder, params map[string]string, identityOnly bool) {
+	if len(params) == 0 {
+		return
+	}
+	var small [8]string
+	keys := small[:0]
+	for k := range params {
+		if !identityOnly || !DescriptiveParam(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(params[k])
+	}
+}
+
+// Failed reports whether the figure could not be measured or its data did
+// not verify.
+func (f Figure) Failed() bool {
+	return f.Error != "" || f.Verify == VerifyFailed
+}
+
+// Value returns the figure's median, and false when there is none to use
+// (an error, failed verification, no statistics).
+func (f Figure) Value() (float64, bool) {
+	if f.Failed() || f.Stats == nil || f.Stats.N == 0 && len(f.Samples) == 0 {
+		return 0, false
+	}
+	return f.Stats.Median, true
+}
+
+// LowerIsBetter reports whether smaller values of the figure are better:
+// true for times (latency), false for rates (bandwidth, operations).
+func (f Figure) LowerIsBetter() bool {
+	switch f.Unit {
+	case UnitNs, "us", "µs", "ms", "s":
+		return true
+	}
+	return false
+}
+
+// FormatBytes formats a size with binary units, exactly where it can:
+// 4 B, 64 KiB, 512 MiB, 1 GiB, 1.5 KiB.
+func FormatBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	u := 0
+	v := n
+	for v >= 1024 && v%1024 == 0 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v < 1024 || u == len(units)-1 {
+		return strconv.FormatUint(v, 10) + " " + units[u]
+	}
+	// Not a whole number of the next unit: show one decimal of the largest
+	// unit that keeps the value at least 1.
+	x := float64(n)
+	u = 0
+	for x >= 1024 && u < len(units)-1 {
+		x /= 1024
+		u++
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64) + " " + units[u]
+}

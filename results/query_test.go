@@ -1,0 +1,104 @@
+package results_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+func TestFigureKey(t *testing.T) {
+	tests := []struct {
+		f    results.Figure
+		want string
+	}{
+		{results.Figure{Test: "ce_read", Engine: "copy_engine", Direction: "read", Src: 0, Dst: 1, Size: 512 << 20},
+			"ce_read|copy_engine|read||0|1|536870912|"},
+		{results.Figure{Test: "ce_bidir", Engine: "copy_engine", Direction: "write", Part: "total", Src: -1, Dst: 3, Size: 4},
+			"ce_bidir|copy_engine|write|total|-1|3|4|"},
+		{results.Figure{Test: "atomic_tput", Engine: "sm", Src: 1, Dst: 1, Size: 4, Params: map[string]string{"op": "add_u32", "contended": "1"}},
+			"atomic_tput|sm|||1|1|4|contended=1,op=add_u32"},
+		// How a figure was sampled does not make it another figure.
+		{results.Figure{Test: "h2d", Engine: "copy_engine", Src: -1, Dst: 0, Size: 8, Params: map[string]string{"reps_per_sample": "7"}},
+			"h2d|copy_engine|||-1|0|8|"},
+		{results.Figure{Test: "sm_read", Params: map[string]string{"variant": "v4_u4", "reps_per_sample": "3", "block_size": "512"}},
+			"sm_read||||0|0|0|block_size=512,variant=v4_u4"},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Key(); got != tt.want {
+			t.Errorf("Key() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestKeysAreUnique(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 4, Faults: true})
+	seen := map[string]bool{}
+	for _, f := range run.Figures {
+		k := f.Key()
+		if seen[k] {
+			t.Fatalf("two figures have the key %q", k)
+		}
+		seen[k] = true
+	}
+}
+
+func TestQueries(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 8, NoSweep: true})
+	if got := run.DeviceIndices(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
+		t.Errorf("DeviceIndices = %v", got)
+	}
+	if got := len(run.FiguresOf("ce_read")); got != 56 {
+		t.Errorf("FiguresOf(ce_read) has %d figures, want 56", got)
+	}
+	if got := run.GPUSummary(); got != "8× NVIDIA H100 NVL" {
+		t.Errorf("GPUSummary = %q", got)
+	}
+	p, ok := run.Topology.Pair(0, 1)
+	if r, rok := p.PerformanceRank(); !ok || !rok || r != 0 {
+		t.Errorf("pair 0->1 rank %d %v %v, want 0", r, ok, rok)
+	}
+	if _, ok := (*results.Topology)(nil).Pair(0, 1); ok {
+		t.Error("a nil topology has a pair")
+	}
+	tests := run.Tests()
+	if tests[0] != "ce_read" || !slices.Contains(tests, "atomic_latency") {
+		t.Errorf("Tests = %v", tests)
+	}
+	// Without environment or topology, the figures name the devices.
+	bare := &results.Run{Figures: []results.Figure{{Src: -1, Dst: 3}, {Src: 1, Dst: 3}}}
+	if got := bare.DeviceIndices(); !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("DeviceIndices of bare run = %v", got)
+	}
+}
+
+func TestFigureValue(t *testing.T) {
+	ok := results.Figure{Samples: []float64{1, 2, 3}, Stats: results.ComputeStats([]float64{1, 2, 3}), Verify: results.VerifyPassed}
+	if v, good := ok.Value(); !good || v != 2 {
+		t.Errorf("Value = %v %v", v, good)
+	}
+	bad := ok
+	bad.Verify = results.VerifyFailed
+	if _, good := bad.Value(); good || !bad.Failed() {
+		t.Error("a failed verification has a value")
+	}
+	errored := results.Figure{Error: "x"}
+	if _, good := errored.Value(); good {
+		t.Error("an errored figure has a value")
+	}
+	if !(results.Figure{Unit: "ns"}).LowerIsBetter() || (results.Figure{Unit: "GB/s"}).LowerIsBetter() {
+		t.Error("LowerIsBetter is wrong")
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[uint64]string{
+		0: "0 B", 4: "4 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 64 << 10: "64 KiB",
+		512 << 20: "512 MiB", 1 << 30: "1 GiB", 3 << 30: "3 GiB", 1 << 40: "1 TiB",
+	} {
+		if got := results.FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

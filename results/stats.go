@@ -1,0 +1,41 @@
+package results
+
+import (
+	"math"
+
+	"github.com/montanaflynn/stats"
+)
+
+// ComputeStats summarises raw samples; it returns nil for no samples.
+//
+// Percentiles (P5, P95, P99) use linear interpolation between the closest
+// ranks (rank = p/100 × (n−1) over the sorted samples; R's type 7, numpy's
+// default, the "inclusive" method of spreadsheets). It is continuous in the
+// data, needs no minimum sample count, and its 50th percentile is the median,
+// so the summary is consistent with itself. Stddev is the sample standard
+// deviation (n−1 in the denominator) because samples are draws from a
+// distribution, not the whole population; it is 0 for one sample. CV is
+// Stddev/Mean, 0 when the mean is 0.
+func ComputeStats(samples []float64) *Stats {
+	if len(samples) == 0 {
+		return nil
+	}
+	data := stats.Float64Data(samples)
+	s := &Stats{N: len(samples)}
+	// The montanaflynn functions only fail on empty input or out-of-range
+	// percentiles, both excluded above, so their errors are ignored.
+	s.Median, _ = stats.Median(data)
+	s.Mean, _ = stats.Mean(data)
+	if len(samples) > 1 {
+		s.Stddev, _ = stats.StandardDeviationSample(data)
+	}
+	if s.Mean != 0 {
+		s.CV = math.Abs(s.Stddev / s.Mean)
+	}
+	s.Min, _ = stats.Min(data)
+	s.Max, _ = stats.Max(data)
+	s.P5, _ = stats.Percentile(data, 5)
+	s.P95, _ = stats.Percentile(data, 95)
+	s.P99, _ = stats.Percentile(data, 99)
+	return s
+}

@@ -1,0 +1,51 @@
+package results_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+func TestComputeStats(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []float64
+		want    *results.Stats
+	}{
+		{"none", nil, nil},
+		{"one", []float64{5}, &results.Stats{N: 1, Median: 5, Mean: 5, Min: 5, Max: 5, P5: 5, P95: 5, P99: 5}},
+		{"two", []float64{4, 2}, &results.Stats{N: 2, Median: 3, Mean: 3, Stddev: math.Sqrt2, CV: math.Sqrt2 / 3,
+			Min: 2, Max: 4, P5: 2.1, P95: 3.9, P99: 3.98}},
+		{"one to five", []float64{3, 1, 5, 2, 4}, &results.Stats{N: 5, Median: 3, Mean: 3, Stddev: math.Sqrt(2.5), CV: math.Sqrt(2.5) / 3,
+			Min: 1, Max: 5, P5: 1.2, P95: 4.8, P99: 4.96}},
+		{"zeros", []float64{0, 0, 0}, &results.Stats{N: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := results.ComputeStats(tt.samples)
+			if (got == nil) != (tt.want == nil) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+			if got == nil {
+				return
+			}
+			g := []float64{float64(got.N), got.Median, got.Mean, got.Stddev, got.CV, got.Min, got.Max, got.P5, got.P95, got.P99}
+			w := []float64{float64(tt.want.N), tt.want.Median, tt.want.Mean, tt.want.Stddev, tt.want.CV, tt.want.Min, tt.want.Max, tt.want.P5, tt.want.P95, tt.want.P99}
+			names := []string{"n", "median", "mean", "stddev", "cv", "min", "max", "p5", "p95", "p99"}
+			for i := range g {
+				if math.Abs(g[i]-w[i]) > 1e-12 {
+					t.Errorf("%s = %v, want %v", names[i], g[i], w[i])
+				}
+			}
+		})
+	}
+}
+
+func TestComputeStatsLeavesSamplesAlone(t *testing.T) {
+	s := []float64{3, 1, 2}
+	results.ComputeStats(s)
+	if s[0] != 3 || s[1] != 1 || s[2] != 2 {
+		t.Errorf("ComputeStats reordered its input: %v", s)
+	}
+}

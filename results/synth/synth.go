@@ -1,0 +1,795 @@
+// Package synth builds plausible synthetic results runs (results.Run with
+// Simulated set) of machines of any size, so that the tools that read results
+// — plots, report, compare — can be developed, tested and demonstrated
+// without GPUs. A run has every figure a real `p2pbench all` writes, in the
+// same shape; the numbers follow simple physical models (link speed, a fixed
+// latency per transfer, noise), not a simulation of the hardware.
+package synth
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Layout names a machine's interconnect.
+type Layout string
+
+// The layouts New can build.
+const (
+	// NVLinkPair is two GPUs joined by 18 NVLink-4 links (the 2× H200 machine).
+	NVLinkPair Layout = "nvlink-pair"
+	// PCIeBridged is GPUs on two PCIe switches, neighbours joined in pairs by
+	// NVLink bridges: bridged pairs have performance rank 0, pairs under one
+	// switch rank 1, pairs across switches (through the CPU) rank 2.
+	PCIeBridged Layout = "pcie-bridged"
+	// NVSwitch is every GPU on NVSwitches, 18 NVLink-5 links each (an NVL72 rack).
+	NVSwitch Layout = "nvswitch"
+)
+
+// Options say what to build. The zero value but for GPUs is a sensible run.
+type Options struct {
+	// GPUs is the number of devices (at least 2).
+	GPUs int
+	// Layout defaults to NVLinkPair for 2 GPUs, PCIeBridged up to 16, NVSwitch beyond.
+	Layout Layout
+	// Samples per figure (default 20).
+	Samples int
+	// Seed makes runs differ; the same options always build the same run.
+	Seed uint64
+	// NoSweep leaves out the size sweeps (4 B … 1 GiB on every pair).
+	NoSweep bool
+	// SweepTests are the tests swept over sizes (default ce_write and
+	// sm_write: the copy engine and the SM kernel, pushing).
+	SweepTests []string
+	// Faults adds the problems the report should find: a slow pair, a figure
+	// that failed, a failed verification, a slow IPC figure, a clock drop, a
+	// noisy large figure. Without it the run is healthy (but for the driver's
+	// documented-behaviour mismatch that real H200 machines show).
+	Faults bool
+}
+
+// MatrixSize is the transfer size of the pairwise bandwidth matrices.
+const MatrixSize = 512 << 20
+
+// SweepSizes returns the size sweep: powers of two from 4 B to 1 GiB.
+func SweepSizes() []uint64 {
+	var s []uint64
+	for n := uint64(4); n <= 1<<30; n *= 2 {
+		s = append(s, n)
+	}
+	return s
+}
+
+// LatencySizes returns the sizes of the copy latency tests: 4 B to 64 KiB.
+func LatencySizes() []uint64 {
+	var s []uint64
+	for n := uint64(4); n <= 64<<10; n *= 2 {
+		s = append(s, n)
+	}
+	return s
+}
+
+// atomicOp is an atomic operation of the synthetic runs.
+type atomicOp struct {
+	name  string
+	ptx   string
+	width int
+	speed float64 // relative to add_u32
+	chain bool    // has a latency chain
+}
+
+var atomicOps = []atomicOp{
+	{"add_u32", "atom.sys.global.add.u32", 4, 1, true},
+	{"red_add_u32", "red.sys.global.add.u32", 4, 1.6, false},
+	{"add_u64", "atom.sys.global.add.u64", 8, 0.9, false},
+	{"add_f32", "atom.sys.global.add.f32", 4, 0.95, false},
+	{"cas_u64", "atom.sys.global.cas.b64", 8, 0.45, true},
+	{"exch_u32", "atom.sys.global.exch.b32", 4, 0.9, true},
+	{"min_u32", "atom.sys.global.min.u32", 4, 0.95, false},
+}
+
+// Conventions, worded as the engine words them.
+const (
+	convRead     = "decimal GB/s (1e9 B/s) of one direction's bytes; read = pull: issued in the destination's context, reading the source's memory; row = source, column = destination"
+	convWrite    = "decimal GB/s (1e9 B/s) of one direction's bytes; write = push: issued in the source's context, writing the destination's memory; row = source, column = destination"
+	convBidir    = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
+	convStage    = "decimal GB/s of one direction's bytes; cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory); row = source, column = destination"
+	convHost     = "decimal GB/s of one direction's bytes, pinned host memory, cuMemcpyAsync; -1 = host"
+	convLocal    = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
+	convAggr     = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
+	convChase    = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
+	convPing     = "ns; one thread per GPU bouncing a flag through system-scope release stores and acquire loads; round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
+	convCopyLat  = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
+	convCopyHost = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
+	convAtomic   = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
+	convAtomLat  = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
+)
+
+// machine is what the models need to know about a layout.
+type machine struct {
+	name     string
+	gpu      results.Device
+	perLink  float64 // GB/s per NVLink per direction
+	links    func(s, d int) int
+	rank     func(s, d int) int
+	pcieGBps float64 // host link and PCIe peer paths
+}
+
+func newMachine(o Options) machine {
+	switch o.Layout {
+	case NVLinkPair:
+		return machine{
+			name: "h200x2",
+			gpu: results.Device{Name: "NVIDIA H200", ComputeCapability: "9.0", SMCount: 132,
+				MemoryBytes: 143771 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
+			perLink:  25,
+			links:    func(s, d int) int { return 18 },
+			rank:     func(s, d int) int { return 0 },
+			pcieGBps: 55,
+		}
+	case PCIeBridged:
+		half := (o.GPUs + 1) / 2
+		return machine{
+			name: fmt.Sprintf("h100nvl-pcie-x%d", o.GPUs),
+			gpu: results.Device{Name: "NVIDIA H100 NVL", ComputeCapability: "9.0", SMCount: 132,
+				MemoryBytes: 95830 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
+			perLink: 25,
+			links: func(s, d int) int {
+				if s/2 == d/2 {
+					return 12 // an NVLink bridge
+				}
+				return 0
+			},
+			rank: func(s, d int) int {
+				switch {
+				case s/2 == d/2:
+					return 0
+				case s/half == d/half:
+					return 1
+				}
+				return 2
+			},
+			pcieGBps: 52,
+		}
+	default:
+		return machine{
+			name: fmt.Sprintf("gb200-nvl%d", o.GPUs),
+			gpu: results.Device{Name: "NVIDIA GB200", ComputeCapability: "10.0", SMCount: 148,
+				MemoryBytes: 189471 << 20, UnifiedAddressing: true, AsyncEngines: 4, L2CacheBytes: 126 << 20},
+			perLink:  50,
+			links:    func(s, d int) int { return 18 },
+			rank:     func(s, d int) int { return 0 },
+			pcieGBps: 60,
+		}
+	}
+}
+
+// peerGBps is the copy engine's one-direction bandwidth of the pair at
+// large sizes: 87.6% of the NVLink payload rate (as on H200), or the PCIe
+// path's rate.
+func (m machine) peerGBps(s, d int) float64 {
+	if n := m.links(s, d); n > 0 {
+		return 0.876 * float64(n) * m.perLink
+	}
+	if m.rank(s, d) == 1 {
+		return 0.9 * m.pcieGBps
+	}
+	return 0.7 * m.pcieGBps // through the CPU's root complex
+}
+
+// gen builds one run.
+type gen struct {
+	o   Options
+	m   machine
+	rng *rand.Rand
+	run *results.Run
+	// Shared params maps: figures only read them.
+	smParams map[string]string
+	faults   faults
+}
+
+// faults are the problems Options.Faults plants.
+type faults struct {
+	slow       [2]int  // a pair 15% slower on every bandwidth test
+	failed     [2]int  // sm_read of this pair errors
+	verifyFail [2]int  // ce_write of this pair fails verification
+	noisy      [2]int  // ce_read of this pair has a CV of 3%
+	ipcSlow    float64 // IPC figures' speed relative to in-process
+}
+
+// New builds a synthetic run. It panics on fewer than 2 GPUs: that is a bug
+// in the caller, not a condition to handle.
+func New(o Options) *results.Run {
+	if o.GPUs < 2 {
+		panic("synth: a run needs at least 2 GPUs")
+	}
+	if o.Layout == "" {
+		switch {
+		case o.GPUs == 2:
+			o.Layout = NVLinkPair
+		case o.GPUs <= 16:
+			o.Layout = PCIeBridged
+		default:
+			o.Layout = NVSwitch
+		}
+	}
+	if o.Samples <= 0 {
+		o.Samples = 20
+	}
+	if len(o.SweepTests) == 0 {
+		o.SweepTests = []string{"ce_write", "sm_write"}
+	}
+	g := &gen{
+		o:        o,
+		m:        newMachine(o),
+		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
+		smParams: map[string]string{"variant": "v4_u4", "blocks_per_sm": "4", "block_size": "512"},
+		faults:   faults{ipcSlow: 0.995},
+	}
+	if o.Faults {
+		last := o.GPUs - 1
+		g.faults = faults{slow: [2]int{last, 0}, failed: [2]int{0, last}, verifyFail: [2]int{1, 0},
+			noisy: [2]int{0, 1}, ipcSlow: 0.95}
+	} else {
+		g.faults.slow, g.faults.failed, g.faults.verifyFail, g.faults.noisy = [2]int{-9, -9}, [2]int{-9, -9}, [2]int{-9, -9}, [2]int{-9, -9}
+	}
+	g.header()
+	g.topology()
+	g.bandwidth()
+	if !o.NoSweep {
+		g.sweep()
+	}
+	g.aggregates()
+	g.latency()
+	g.atomics()
+	g.ipc()
+	g.tuning()
+	return g.run
+}
+
+func (g *gen) header() {
+	n := g.o.GPUs
+	start := time.Date(2025, 6, 2, 9, 30, 0, 0, time.UTC)
+	g.run = &results.Run{
+		Schema: results.SchemaVersion,
+		Tool: results.Tool{Name: "p2pbench", Version: "synth",
+			Command: []string{"p2pbench", "all", "--simulate", g.m.name, "-o", "results.json"},
+			GoOS:    "linux", GoArch: "amd64"},
+		Simulated:  true,
+		SimMachine: g.m.name,
+		Host:       "sim-" + g.m.name,
+		Start:      start,
+		End:        start.Add(time.Duration(20+n*n/4) * time.Second),
+		Complete:   true,
+		Verify:     true,
+		Environment: results.Environment{
+			DriverVersion: 13000, CUDAVersion: "13.0", DriverRelease: "580.159.04",
+			Library: "simulated " + g.m.name, NVML: true,
+		},
+	}
+	env := &g.run.Environment
+	for i := 0; i < n; i++ {
+		d := g.m.gpu
+		d.Index = i
+		d.UUID = fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", 0x5e1f0000+i, i, 0x4000|i, 0x8000|i, 0xa1b2c3d4e5+uint64(i))
+		d.PCIBusID = fmt.Sprintf("%08X:%02X:00.0", i/8, 0x18+(i%8)*0x10)
+		env.Devices = append(env.Devices, d)
+		end := 1980
+		temp := 34 + g.rng.IntN(4)
+		if g.o.Faults && i == 0 {
+			end = 1755 // throttled during the run
+		}
+		env.StateStart = append(env.StateStart, results.DeviceState{Index: i, SMClockMHz: 1980, MemClockMHz: 3201, TempC: temp, PowerW: 92 + 5*g.rng.Float64()})
+		env.StateEnd = append(env.StateEnd, results.DeviceState{Index: i, SMClockMHz: end, MemClockMHz: 3201, TempC: temp + 6 + g.rng.IntN(4), PowerW: 118 + 10*g.rng.Float64()})
+	}
+	g.run.Notes = []string{"synthetic results from p2pbench's results/synth package: not a measurement"}
+}
+
+func (g *gen) topology() {
+	n := g.o.GPUs
+	t := &results.Topology{}
+	for i := 0; i < n; i++ {
+		t.Devices = append(t.Devices, i)
+	}
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			links := g.m.links(s, d)
+			native := 1
+			if g.m.rank(s, d) == 2 {
+				native = 0 // PCIe through the CPU: no native peer atomics
+			}
+			p := results.Pair{Src: s, Dst: d, CanAccessPeer: true,
+				Attributes: map[string]int{
+					results.AttrPerformanceRank:        g.m.rank(s, d),
+					results.AttrAccessSupported:        1,
+					results.AttrNativeAtomicSupported:  native,
+					results.AttrCUDAArrayAccess:        1,
+					results.AttrOnlyPartialNativeAtoms: 0,
+				},
+				AtomicCaps: map[string]uint32{"integer_add": 0, "integer_min": 0, "cas": 0, "exchange": 0, "float_add": 0, "and": 0},
+				NVLinks:    links,
+				LinkGBps:   float64(links) * g.m.perLink,
+			}
+			t.Pairs = append(t.Pairs, p)
+		}
+	}
+	for i := 0; i < n; i++ {
+		dl := results.DeviceLinks{Device: i}
+		switch g.o.Layout {
+		case NVSwitch:
+			for l := 0; l < 18; l++ {
+				dl.Links = append(dl.Links, results.Link{Link: l, Active: true, RemoteBus: fmt.Sprintf("00000000:%02X:00.0", 0xc0+l%6), RemoteDev: -1, SpeedGBps: g.m.perLink})
+			}
+		default:
+			for d := 0; d < n; d++ {
+				if d == i {
+					continue
+				}
+				for l := 0; l < g.m.links(i, d); l++ {
+					dl.Links = append(dl.Links, results.Link{Link: len(dl.Links), Active: true, RemoteBus: g.run.Environment.Devices[d].PCIBusID, RemoteDev: d, SpeedGBps: g.m.perLink})
+				}
+			}
+		}
+		if len(dl.Links) > 0 {
+			t.Links = append(t.Links, dl)
+		}
+	}
+	// The driver behaviour measured on the 2× H200 machine, including the one
+	// case where it differs from the documentation.
+	cc := func(name, call, doc, obs, note string) results.ConformanceCase {
+		return results.ConformanceCase{Name: name, Call: call, Src: 0, Dst: 1, Documented: doc, Observed: obs, Matches: doc == obs, Note: note}
+	}
+	t.Conformance = []results.ConformanceCase{
+		cc("enable_twice", "cuCtxEnablePeerAccess", "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", ""),
+		cc("enable_flags", "cuCtxEnablePeerAccess(flags=1)", "CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_INVALID_VALUE", ""),
+		cc("disable_not_enabled", "cuCtxDisablePeerAccess", "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", ""),
+		cc("attribute_same_device", "cuDeviceGetP2PAttribute(dev, dev)", "CUDA_ERROR_INVALID_DEVICE", "CUDA_ERROR_INVALID_DEVICE", ""),
+		cc("enable_self", "cuCtxEnablePeerAccess(own context)", "CUDA_ERROR_INVALID_CONTEXT", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "this driver answers PEER_ACCESS_UNSUPPORTED where the documentation says INVALID_CONTEXT"),
+	}
+	g.run.Topology = t
+}
+
+// samples draws n values around median with the given coefficient of
+// variation; a few land low, as interference makes real samples do.
+func (g *gen) samples(median, cv float64) []float64 {
+	out := make([]float64, g.o.Samples)
+	for i := range out {
+		x := median * (1 + cv*g.rng.NormFloat64())
+		if g.rng.IntN(20) == 0 {
+			x = median * (1 - 3*cv*(1+g.rng.Float64()))
+		}
+		out[i] = math.Max(x, median*0.01)
+	}
+	return out
+}
+
+// latSamples draws n latencies: a floor with a right tail.
+func (g *gen) latSamples(median float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		x := median * (0.99 + 0.015*math.Abs(g.rng.NormFloat64()))
+		if g.rng.IntN(15) == 0 {
+			x *= 1.05 + 0.2*g.rng.Float64()
+		}
+		out[i] = x
+	}
+	return out
+}
+
+func (g *gen) add(f results.Figure) {
+	if f.Verify == "" {
+		f.Verify = results.VerifyNA
+	}
+	if f.Error == "" {
+		f.Stats = results.ComputeStats(f.Samples)
+	} else {
+		f.Samples, f.Stats = nil, nil
+	}
+	g.run.Figures = append(g.run.Figures, f)
+}
+
+// pairFactor is the planted slowdown of a pair (1 when healthy).
+func (g *gen) pairFactor(s, d int) float64 {
+	if [2]int{s, d} == g.faults.slow || [2]int{d, s} == g.faults.slow {
+		return 0.85
+	}
+	return 1
+}
+
+// bwFigure is a bandwidth figure of a peer transfer at size with the model's
+// large-size rate peak and per-transfer latency lat (seconds).
+func (g *gen) bwFigure(test, engine, dir, part string, s, d int, size uint64, peak, lat float64, params map[string]string, conv string) results.Figure {
+	rate := float64(size) / (lat + float64(size)/(peak*1e9)) / 1e9
+	cv := 0.002 + 0.04*math.Exp(-float64(size)/(1<<20))
+	if [2]int{s, d} == g.faults.noisy && test == "ce_read" && size >= 256<<20 {
+		cv = 0.03
+	}
+	f := results.Figure{Test: test, Engine: engine, Direction: dir, Part: part, Src: s, Dst: d, Size: size,
+		Unit: results.UnitGBps, Convention: conv, Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
+	return f
+}
+
+// Per-transfer latencies of the size models, seconds.
+const (
+	ceLatency = 2.6e-6
+	smLatency = 1.4e-6
+)
+
+func (g *gen) bandwidth() {
+	n := g.o.GPUs
+	size := uint64(MatrixSize)
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
+			link := ce / 0.876
+			smRead, smWrite := 0.829*link, 0.823*link
+			if g.m.links(s, d) == 0 {
+				smRead, smWrite = 0.93*ce, 0.95*ce
+			}
+			g.add(g.bwFigure("ce_read", "copy_engine", "read", "", s, d, size, ce, ceLatency, nil, convRead))
+			w := g.bwFigure("ce_write", "copy_engine", "write", "", s, d, size, ce*1.001, ceLatency, nil, convWrite)
+			if [2]int{s, d} == g.faults.verifyFail {
+				w.Verify, w.VerifyDetail = results.VerifyFailed, "word 1048577 of 134217728: read 0x00000000, want 0x9e3779b9 (first of 3 bad words)"
+			}
+			g.add(w)
+			r := g.bwFigure("sm_read", "sm:v4_u4", "read", "", s, d, size, smRead, smLatency, g.smParams, convRead)
+			if [2]int{s, d} == g.faults.failed {
+				r.Error, r.ErrorName = "launching p2p_copy_v4_u4 on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
+				r.Verify = results.VerifyNA
+			}
+			g.add(r)
+			g.add(g.bwFigure("sm_write", "sm:v4_u4", "write", "", s, d, size, smWrite, smLatency, g.smParams, convWrite))
+			staged := math.Min(0.45*g.m.pcieGBps, ce)
+			g.add(g.bwFigure("nop2p_copy", "staged", "", "", s, d, size, staged, 8e-6, nil, convStage))
+		}
+	}
+	// Both directions at once, pulling and pushing, filed under each ordered
+	// pair as the engine does.
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
+			link := ce / 0.876
+			for _, b := range []struct {
+				test, engine, dir string
+				each              float64
+				params            map[string]string
+			}{
+				{"ce_bidir", "copy_engine", "read", 0.9935 * ce, nil},
+				{"ce_bidir", "copy_engine", "write", 0.9945 * ce, nil},
+				{"sm_bidir", "sm:v4_u4", "read", 0.748 * link, g.smParams},
+				{"sm_bidir", "sm:v4_u4", "write", 0.815 * link, g.smParams},
+			} {
+				if g.m.links(s, d) == 0 {
+					b.each = 0.8 * ce
+				}
+				lat := ceLatency
+				if b.engine != "copy_engine" {
+					lat = smLatency
+				}
+				fwd := g.bwFigure(b.test, b.engine, b.dir, "forward", s, d, size, b.each, lat, b.params, convBidir)
+				rev := g.bwFigure(b.test, b.engine, b.dir, "reverse", s, d, size, b.each*0.999, lat, b.params, convBidir)
+				tot := fwd
+				tot.Part = "total"
+				tot.Samples = make([]float64, len(fwd.Samples))
+				for i := range tot.Samples {
+					// Both directions' bytes over the longer time.
+					tot.Samples[i] = 2 * math.Min(fwd.Samples[i], rev.Samples[i])
+				}
+				g.add(fwd)
+				g.add(rev)
+				g.add(tot)
+			}
+		}
+	}
+	for d := 0; d < n; d++ {
+		g.add(results.Figure{Test: "h2d", Engine: "copy_engine", Src: -1, Dst: d, Size: size, Unit: results.UnitGBps,
+			Convention: convHost, Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: "d2h", Engine: "copy_engine", Src: d, Dst: -1, Size: size, Unit: results.UnitGBps,
+			Convention: convHost, Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: "local_copy", Engine: "copy_engine", Src: d, Dst: d, Size: size, Unit: results.UnitGBps,
+			Convention: convLocal, Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
+	}
+}
+
+// sweep measures every pair at every size of SweepSizes (but the matrix size,
+// which the matrices already hold) for each test of Options.SweepTests.
+func (g *gen) sweep() {
+	n := g.o.GPUs
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
+			link := ce / 0.876
+			for _, test := range g.o.SweepTests {
+				peak, lat, engine, params, dir, conv := ce, ceLatency, "copy_engine", map[string]string(nil), "read", convRead
+				switch test {
+				case "ce_write":
+					peak, dir, conv = ce*1.001, "write", convWrite
+				case "sm_read":
+					peak, lat, engine, params = 0.829*link, smLatency, "sm:v4_u4", g.smParams
+				case "sm_write":
+					peak, lat, engine, params, dir, conv = 0.823*link, smLatency, "sm:v4_u4", g.smParams, "write", convWrite
+				}
+				if g.m.links(s, d) == 0 && engine != "copy_engine" {
+					peak = 0.95 * ce
+				}
+				for _, size := range SweepSizes() {
+					if size != MatrixSize {
+						g.add(g.bwFigure(test, engine, dir, "", s, d, size, peak, lat, params, conv))
+					}
+				}
+			}
+		}
+	}
+}
+
+// gpuGBps is what one GPU can send (or take in) at once over all its paths.
+func (g *gen) gpuGBps(x int) float64 {
+	var nvlinks int
+	pcie := false
+	for y := 0; y < g.o.GPUs; y++ {
+		if y == x {
+			continue
+		}
+		if l := g.m.links(x, y); l > 0 {
+			nvlinks += l
+		} else {
+			pcie = true
+		}
+	}
+	if g.o.Layout == NVSwitch {
+		nvlinks = 18 // one set of links to the switches serves every peer
+	}
+	total := 0.876 * float64(nvlinks) * g.m.perLink
+	if pcie {
+		total += 0.9 * g.m.pcieGBps
+	}
+	return total
+}
+
+// aggregates adds all_pairs, all_to_one and one_to_all: many transfers at
+// once, sharing each GPU's links.
+func (g *gen) aggregates() {
+	n := g.o.GPUs
+	size := uint64(MatrixSize) / uint64(n-1) / 256 * 256
+	var total float64
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			share := 0.97 * math.Min(g.m.peerGBps(s, d), g.gpuGBps(s)/float64(n-1))
+			total += share
+			g.add(g.bwFigure("all_pairs", "copy_engine", "write", "pair", s, d, size, share, ceLatency, nil, convAggr))
+		}
+	}
+	g.add(g.bwFigure("all_pairs", "copy_engine", "write", "total", -1, -1, size, total*0.98, ceLatency,
+		map[string]string{"pairs": strconv.Itoa(n * (n - 1))}, convAggr))
+	group := map[string]string{"pairs": strconv.Itoa(n - 1)}
+	for x := 0; x < n; x++ {
+		var in, out float64
+		for y := 0; y < n; y++ {
+			if y != x {
+				in += g.m.peerGBps(y, x)
+				out += g.m.peerGBps(x, y)
+			}
+		}
+		in, out = math.Min(in, g.gpuGBps(x)), math.Min(out, g.gpuGBps(x))
+		for y := 0; y < n; y++ {
+			if y != x {
+				g.add(g.bwFigure("all_to_one", "copy_engine", "write", "pair", y, x, size, in/float64(n-1), ceLatency, nil, convAggr))
+			}
+		}
+		g.add(g.bwFigure("all_to_one", "copy_engine", "write", "total", -1, x, size, in, ceLatency, group, convAggr))
+		for y := 0; y < n; y++ {
+			if y != x {
+				g.add(g.bwFigure("one_to_all", "copy_engine", "write", "pair", x, y, size, out/float64(n-1), ceLatency, nil, convAggr))
+			}
+		}
+		g.add(g.bwFigure("one_to_all", "copy_engine", "write", "total", x, -1, size, out, ceLatency, group, convAggr))
+	}
+}
+
+// latencyPairs are the remote pairs of the latency and atomic tests: every
+// pair up to 8 GPUs; beyond, each GPU's next neighbour and every pair from
+// GPU 0, as a real run would select to keep the run short.
+func (g *gen) latencyPairs() [][2]int {
+	n := g.o.GPUs
+	var out [][2]int
+	if n <= 8 {
+		for s := 0; s < n; s++ {
+			for d := 0; d < n; d++ {
+				if s != d {
+					out = append(out, [2]int{s, d})
+				}
+			}
+		}
+		return out
+	}
+	seen := map[[2]int]bool{}
+	for s := 0; s < n; s++ {
+		for _, p := range [][2]int{{s, (s + 1) % n}, {0, s}} {
+			if p[0] != p[1] && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// remoteNs is the extra latency of reaching the pair's memory.
+func (g *gen) remoteNs(s, d int) float64 {
+	switch g.m.rank(s, d) {
+	case 0:
+		return 1150
+	case 1:
+		return 1900
+	}
+	return 2600
+}
+
+// Samples per latency and atomic figure, as the engine takes them.
+const (
+	chaseSamples   = 100 // timed chunks of 512 loads
+	pingSamples    = 100 // chunks of 100 round trips
+	copyLatSamples = 50
+	atomicSamples  = 10
+)
+
+func (g *gen) latency() {
+	n := g.o.GPUs
+	pairs := g.latencyPairs()
+	l2 := uint64(g.m.gpu.L2CacheBytes)
+	for _, ws := range []struct {
+		size  uint64
+		local float64
+	}{{1 << 20, 280}, {256 << 20, 640}} {
+		cache := "in_l2"
+		if ws.size > 2*l2 {
+			cache = "beyond_l2"
+		}
+		chase := func(owner, runner int, ns float64) {
+			memory := "peer"
+			if owner == runner {
+				memory = "local"
+			}
+			g.add(results.Figure{Test: "lat_chase", Engine: "sm", Src: owner, Dst: runner, Size: ws.size, Unit: results.UnitNs,
+				Convention: convChase, Samples: g.latSamples(ns, chaseSamples), Verify: results.VerifyNA,
+				Params: map[string]string{"working_set": results.FormatBytes(ws.size), "stride": "128", "hops_per_sample": "512",
+					"memory": memory, "cache": cache}})
+		}
+		for d := 0; d < n; d++ {
+			chase(d, d, ws.local)
+		}
+		for _, p := range pairs {
+			chase(p[0], p[1], ws.local+g.remoteNs(p[0], p[1]))
+		}
+	}
+	for _, p := range pairs {
+		rt := 2*g.remoteNs(p[0], p[1]) + 300
+		for _, m := range []struct {
+			name string
+			ns   float64
+		}{{"round_trip", rt}, {"one_way", rt / 2}} {
+			g.add(results.Figure{Test: "lat_pingpong", Engine: "sm", Src: p[0], Dst: p[1], Size: 4, Unit: results.UnitNs,
+				Convention: convPing, Samples: g.latSamples(m.ns, pingSamples), Verify: results.VerifyNA,
+				Params: map[string]string{"measure": m.name, "round_trips_per_sample": "100"}})
+		}
+	}
+	for _, size := range LatencySizes() {
+		for _, p := range pairs {
+			ns := 2100 + float64(size)/g.m.peerGBps(p[0], p[1])
+			g.add(results.Figure{Test: "lat_copy_device", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
+				Unit: results.UnitNs, Convention: convCopyLat, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
+			g.add(results.Figure{Test: "lat_copy_host", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
+				Unit: results.UnitNs, Convention: convCopyHost, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
+		}
+	}
+}
+
+func (g *gen) atomics() {
+	n := g.o.GPUs
+	var targets [][2]int
+	for d := 0; d < n; d++ {
+		targets = append(targets, [2]int{d, d})
+	}
+	targets = append(targets, g.latencyPairs()...)
+	labels := func(p [2]int, op atomicOp) map[string]string {
+		m := map[string]string{"op": op.name, "ptx": op.ptx, "threads": strconv.Itoa(2 * 256 * g.m.gpu.SMCount), "ops_per_thread": "64"}
+		if p[0] == p[1] {
+			m["native_atomic_supported"] = "local"
+		} else {
+			native := 1
+			if g.m.rank(p[0], p[1]) == 2 {
+				native = 0
+			}
+			m["native_atomic_supported"] = strconv.Itoa(native)
+			m["driver_caps"] = "0x0"
+		}
+		return m
+	}
+	for _, op := range atomicOps {
+		for _, contended := range []bool{false, true} {
+			for _, p := range targets {
+				rate := 480 * op.speed // local, distinct addresses
+				switch {
+				case p[0] != p[1] && g.m.rank(p[0], p[1]) == 0:
+					rate = 56 * op.speed
+				case p[0] != p[1]:
+					rate = 6 * op.speed
+				}
+				if contended {
+					// One address serialises every thread: about one
+					// operation per clock locally, a third of it remotely.
+					rate = 1.7 * op.speed
+					if p[0] != p[1] {
+						rate /= 3.5
+					}
+				}
+				params := labels(p, op)
+				params["contended"] = strconv.FormatBool(contended)
+				f := results.Figure{Test: "atomic_tput", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitGOps,
+					Convention: convAtomic, Params: params, Verify: results.VerifyPassed}
+				f.Samples = g.samples(rate, 0.004)[:min(atomicSamples, g.o.Samples)]
+				g.add(f)
+			}
+		}
+		if !op.chain {
+			continue
+		}
+		for _, p := range targets {
+			ns := 690.0
+			if p[0] != p[1] {
+				ns += 1.4 * g.remoteNs(p[0], p[1])
+			}
+			g.add(results.Figure{Test: "atomic_latency", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitNs,
+				Convention: convAtomLat, Params: labels(p, op), Samples: g.latSamples(ns/op.speed*0.8, atomicSamples), Verify: results.VerifyPassed})
+		}
+	}
+}
+
+// ipc repeats the copy-engine tests across two processes on pair 0->1.
+func (g *gen) ipc() {
+	n := g.o.GPUs
+	size := uint64(MatrixSize)
+	for _, p := range [][2]int{{0, 1}, {1, 0}, {0, n - 1}} {
+		if p[0] == p[1] {
+			continue
+		}
+		ce := g.m.peerGBps(p[0], p[1]) * g.pairFactor(p[0], p[1])
+		g.add(g.bwFigure("ipc_ce_read", "copy_engine", "read", "", p[0], p[1], size, ce*g.faults.ipcSlow, ceLatency, nil, convRead+"; across two processes through cuIpcOpenMemHandle"))
+		g.add(g.bwFigure("ipc_ce_write", "copy_engine", "write", "", p[0], p[1], size, ce*1.001*0.998, ceLatency, nil, convWrite+"; across two processes through cuIpcOpenMemHandle"))
+	}
+}
+
+func (g *gen) tuning() {
+	ce := g.m.peerGBps(0, 1)
+	link := ce / 0.876
+	t := results.Tuning{Src: 0, Dst: 1, Direction: "write", Size: MatrixSize}
+	for i, v := range []string{"v4_u1", "v4_u2", "v4_u4", "v4_u8", "bulk"} {
+		c := results.TuneCandidate{Variant: v, BlocksPerSM: 4, BlockSize: 512,
+			MedianGBps: link * (0.815 + 0.002*float64(i%3)), CV: 0.002, Verified: true}
+		t.Tried = append(t.Tried, c)
+		if c.MedianGBps > t.Winner.MedianGBps {
+			t.Winner = c
+		}
+	}
+	g.run.Tuning = []results.Tuning{t}
+}

@@ -1,0 +1,78 @@
+package results_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+func nanValue() float64 { return math.NaN() }
+
+func TestValidateSynthetic(t *testing.T) {
+	for _, o := range []synth.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 12, NoSweep: true}} {
+		if err := synth.New(o).Validate(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
+func TestValidateInMemory(t *testing.T) {
+	// Values JSON cannot carry are checked for runs built in memory.
+	tests := []struct {
+		name string
+		edit func(r *results.Run)
+		want string
+	}{
+		{"NaN sample", func(r *results.Run) { r.Figures[0].Samples[1] = math.NaN() }, "samples[1] is NaN"},
+		{"Inf stat", func(r *results.Run) { r.Figures[0].Stats.Mean = math.Inf(1) }, "stats.mean is +Inf"},
+		{"NaN power", func(r *results.Run) { r.Environment.StateEnd[0].PowerW = math.NaN() }, "power_w is NaN"},
+		{"NaN link", func(r *results.Run) { r.Topology.Pairs[0].LinkGBps = math.NaN() }, "link_gbps is NaN"},
+		{"self pair", func(r *results.Run) { r.Topology.Pairs[0].Dst = r.Topology.Pairs[0].Src }, "src and dst are both"},
+		{"duplicate device", func(r *results.Run) { r.Environment.Devices[1].Index = 0 }, "appears twice"},
+		{"tuning NaN", func(r *results.Run) { r.Tuning[0].Tried[0].CV = math.NaN() }, "tuning[0].tried[0]: cv is NaN"},
+		{"schema", func(r *results.Run) { r.Schema = 3 }, "schema is 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+			tt.edit(r)
+			err := r.Validate()
+			var ve *results.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Validate = %v, want a *ValidationError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%q does not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidationErrorListsAFew(t *testing.T) {
+	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	for i := range r.Figures {
+		r.Figures[i].Unit = ""
+	}
+	err := r.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if n := strings.Count(err.Error(), "unit is empty"); n != 8 {
+		t.Errorf("message lists %d problems, want 8", n)
+	}
+	if !strings.Contains(err.Error(), "more") {
+		t.Errorf("message %q does not say how many more", err)
+	}
+}
+
+func TestValidateErroredFigure(t *testing.T) {
+	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	r.Figures[0].Samples, r.Figures[0].Stats, r.Figures[0].Error = nil, nil, "CUDA_ERROR_LAUNCH_FAILED"
+	if err := r.Validate(); err != nil {
+		t.Errorf("an errored figure without samples is valid, got %v", err)
+	}
+}
