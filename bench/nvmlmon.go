@@ -31,7 +31,8 @@ func (m nvmlMonitor) Links(dev int, busID string) ([]results.Link, error) {
 	}
 	out := make([]results.Link, 0, len(ls))
 	for _, l := range ls {
-		out = append(out, results.Link{Link: l.Index, Active: l.Active, RemoteBus: l.RemoteBusID, RemoteDev: -1, SpeedGBps: l.SpeedGBps})
+		out = append(out, results.Link{Link: l.Index, Active: l.Active, RemoteBus: l.RemoteBusID, RemoteDev: -1,
+			SpeedGBps: l.SpeedGBps, SpeedSource: l.SpeedSource, Version: l.Version, PayloadGBps: nvml.PayloadGBps(l.Version)})
 	}
 	return out, nil
 }
@@ -41,8 +42,10 @@ func (m nvmlMonitor) State(dev int, busID string) (results.DeviceState, error) {
 	if err != nil {
 		return results.DeviceState{}, err
 	}
+	// State returns what it could read along with an error for the rest;
+	// a partial reading is still worth recording.
 	st, err := d.State()
-	if err != nil {
+	if err != nil && st == (nvml.State{}) {
 		return results.DeviceState{}, err
 	}
 	return results.DeviceState{Index: dev, SMClockMHz: st.SMClockMHz, MemClockMHz: st.MemClockMHz, TempC: st.TempC, PowerW: st.PowerW}, nil

@@ -80,8 +80,6 @@ func (e *Engine) calibrate(ctx context.Context, ts []transfer) (timing, error) {
 // repetition in each sample.
 func (e *Engine) timeTransfers(ctx context.Context, ts []transfer, tm timing, samples int) ([][]float64, error) {
 	out := make([][]float64, len(ts))
-	// Per device: how many streams, events and latch slots this group uses.
-	type slot struct{ stream, event, latch int }
 	slots := make([]slot, len(ts))
 	used := map[*device]*slot{}
 	var devs []*device
@@ -115,7 +113,11 @@ func (e *Engine) timeTransfers(ctx context.Context, ts []transfer, tm timing, sa
 	return out, nil
 }
 
-func (e *Engine) sampleOnce(ts []transfer, slots []struct{ stream, event, latch int }, devs []*device, tm timing) ([]float64, error) {
+// slot is where a transfer sits on its device: its stream, its pair of
+// events and its latch status word.
+type slot struct{ stream, event, latch int }
+
+func (e *Engine) sampleOnce(ts []transfer, slots []slot, devs []*device, tm timing) ([]float64, error) {
 	for _, dv := range devs {
 		armLatch(dv)
 	}

@@ -215,11 +215,17 @@ func pairLinks(all []results.DeviceLinks, s, d int) (int, float64) {
 			dl = x.Links
 		}
 	}
+	speed := func(l results.Link) float64 {
+		if l.PayloadGBps > 0 {
+			return l.PayloadGBps
+		}
+		return l.SpeedGBps
+	}
 	n, gbps := 0, 0.0
 	for _, l := range sl {
 		if l.Active && l.RemoteDev == d {
 			n++
-			gbps += l.SpeedGBps
+			gbps += speed(l)
 		}
 	}
 	if n > 0 {
@@ -230,7 +236,7 @@ func pairLinks(all []results.DeviceLinks, s, d int) (int, float64) {
 		for _, l := range ls {
 			if l.Active && l.RemoteDev < 0 {
 				c++
-				g += l.SpeedGBps
+				g += speed(l)
 			}
 		}
 		return c, g

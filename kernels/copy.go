@@ -2,17 +2,30 @@ package kernels
 
 //go:generate go run ./internal/ptxgen
 
-// DefaultCopyVariant is the SM copy bench runs when none is asked for: four
-// independent 16-byte loads per thread keep enough bytes in flight to cover
-// the link's latency at any reasonable grid, without the register pressure
-// of deeper unrolls. (NOTES.md has the reasoning and, once measured, the
-// figures of every variant.)
-const DefaultCopyVariant = "v4_u4"
+// DefaultCopyVariant is the SM copy that runs on every GPU p2pbench supports
+// when none is asked for: warp-contiguous 4 KiB tiles, 8 loads in flight per
+// thread. On a 2x H200 NV18 pair it was the best of the register-path
+// variants in both directions (pull tied with all unrolled ones, push about
+// 1.5 GB/s over v4_u4); NOTES.md has the figures.
+const DefaultCopyVariant = "warp_u8"
 
-// Bulk-copy shape (copy_bulk.ptx): stages of bulkChunk bytes in dynamic
-// shared memory. The constants there must match these.
+// CopyVariantFor returns the copy variant to run by default on a device of
+// compute capability cc (major*10+minor): the bulk-copy path on sm_90 and
+// later, the best measured there (it pushes about 1.3 GB/s more than
+// warp_u8 and pulls the same; it needs the dynamic shared memory opt-in,
+// see CopyKernel.SharedBytes), DefaultCopyVariant elsewhere.
+func CopyVariantFor(cc int) string {
+	if k, ok := CopyKernelByVariant("bulk"); ok && cc >= k.MinCC {
+		return "bulk"
+	}
+	return DefaultCopyVariant
+}
+
+// Bulk-copy shape (copy_bulk.ptx): bulkStages stages of bulkChunk bytes in
+// dynamic shared memory, 128 KiB: over the 48 KiB default, so the launch
+// needs the opt-in. The constants there must match these (tested).
 const (
-	bulkChunk  = 8192
+	bulkChunk  = 32 << 10
 	bulkStages = 4
 )
 
@@ -82,7 +95,7 @@ var CopyKernels = []CopyKernel{
 	{
 		Kernel: Kernel{Module: "copy_bulk", Entry: "p2p_copy_bulk", MinCC: 90}, Variant: "bulk",
 		Unroll: bulkStages - 1, CacheHint: "bulk",
-		Describe:    "sm_90 bulk copy: one thread per block drives cp.async.bulk through 4 x 8 KiB shared-memory stages",
+		Describe:    "sm_90 bulk copy: one thread per block drives cp.async.bulk through 4 x 32 KiB shared-memory stages",
 		SharedBytes: bulkSharedMemory,
 	},
 }

@@ -132,8 +132,9 @@ func DecodeCheckArgs(p []any) (a CheckArgs, err error) {
 // vectors with a grid-stride loop; the tail (bytes % 16) moves as u32 words.
 // Launched with any grid and block (bench picks them); a block size is a
 // multiple of 32. SharedBytes is the dynamic shared memory a variant needs for
-// the given block size (0 for all but the bulk path, whose 32 KiB stay under
-// the 48 KiB that needs no cuFuncSetAttribute opt-in).
+// the given block size (0 for all but the bulk path). Above 48 KiB (bulk: 128
+// KiB) the launch fails unless the function's limit was raised first
+// (Context.SetMaxDynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 type CopyKernel struct {
 	Kernel
 	Variant   string // the engine name in results, e.g. "v4_u4"

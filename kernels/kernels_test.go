@@ -406,8 +406,8 @@ func TestCopyCatalog(t *testing.T) {
 		case k.Variant != "bulk" && sb != 0:
 			t.Errorf("variant %s asks for shared memory", k.Variant)
 		}
-		if sb > 48<<10 {
-			t.Errorf("variant %s: %d bytes of dynamic shared memory need an opt-in", k.Variant, sb)
+		if sb > 227<<10 {
+			t.Errorf("variant %s: %d bytes of dynamic shared memory, more than an SM has", k.Variant, sb)
 		}
 		got, ok := CopyKernelByVariant(k.Variant)
 		if !ok || got.Entry != k.Entry {
@@ -417,6 +417,15 @@ func TestCopyCatalog(t *testing.T) {
 	if _, ok := CopyKernelByVariant(DefaultCopyVariant); !ok {
 		t.Errorf("DefaultCopyVariant %q is not in CopyKernels", DefaultCopyVariant)
 	}
+	if got := CopyVariantFor(90); got != "bulk" {
+		t.Errorf("CopyVariantFor(90) = %q, want bulk", got)
+	}
+	if got := CopyVariantFor(80); got != DefaultCopyVariant {
+		t.Errorf("CopyVariantFor(80) = %q, want %q", got, DefaultCopyVariant)
+	}
+	if k, _ := CopyKernelByVariant(DefaultCopyVariant); k.MinCC > 80 {
+		t.Errorf("DefaultCopyVariant %q needs cc %d: it must run everywhere", DefaultCopyVariant, k.MinCC)
+	}
 	if _, ok := CopyKernelByVariant("no_such_variant"); ok {
 		t.Error("CopyKernelByVariant found a variant that does not exist")
 	}
@@ -425,13 +434,18 @@ func TestCopyCatalog(t *testing.T) {
 // TestBulkShapeMatchesPTX keeps copy.go's bulk constants and copy_bulk.ptx in step.
 func TestBulkShapeMatchesPTX(t *testing.T) {
 	text, _ := PTX("copy_bulk")
-	for _, want := range []string{
-		fmt.Sprintf(".shared .align 8 .b64 p2p_bulk_full[%d];", bulkStages),
-		fmt.Sprintf("mul.wide.u32    %%load_off, %%ctaid_x, %d;", bulkChunk),
-		fmt.Sprintf("setp.lt.u64     %%p_short, %%left, %d;", bulkChunk),
+	for want, n := range map[string]int{
+		fmt.Sprintf(".shared .align 8 .b64 p2p_bulk_full[%d];", bulkStages): 1,
+		fmt.Sprintf("%%stage, %d;               // NSTAGE", bulkStages):     3,
+		fmt.Sprintf("mov.u32         %%prev, %d;", bulkStages-1):            1,
+		fmt.Sprintf("%%ctaid_x, %d;", bulkChunk):                            1,
+		fmt.Sprintf("%%nctaid_x, %d;", bulkChunk):                           1,
+		fmt.Sprintf("setp.lt.u64     %%p_short, %%left, %d;", bulkChunk):    3,
+		fmt.Sprintf("@!%%p_short mov.u32 %%size, %d;", bulkChunk):           3,
+		fmt.Sprintf(", %d, %%stage_base;", bulkChunk):                       3,
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("copy_bulk.ptx lacks %q", want)
+		if got := strings.Count(text, want); got != n {
+			t.Errorf("copy_bulk.ptx has %d of %q, want %d", got, want, n)
 		}
 	}
 }

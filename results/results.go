@@ -122,7 +122,15 @@ type Link struct {
 	Active    bool    `json:"active"`
 	RemoteBus string  `json:"remote_pci_bus_id,omitempty"`
 	RemoteDev int     `json:"remote_device"` // -1 when the far end is no GPU of this run (a switch, a CPU)
-	SpeedGBps float64 `json:"speed_gbps,omitempty"`
+	// SpeedGBps is the per-direction speed NVML reports (for NVLink 4, the
+	// 26.562 GB/s signalling data rate); SpeedSource says which NVML call gave it.
+	SpeedGBps   float64 `json:"speed_gbps,omitempty"`
+	SpeedSource string  `json:"speed_source,omitempty"`
+	// Version is the NVLink major version; PayloadGBps the payload bandwidth
+	// of one link in one direction for that version (25 for NVLink 4), the
+	// figure theoretical limits use.
+	Version     int     `json:"version,omitempty"`
+	PayloadGBps float64 `json:"payload_gbps,omitempty"`
 }
 
 // ConformanceCase is one documented driver behaviour checked on real devices.

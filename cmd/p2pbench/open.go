@@ -53,7 +53,7 @@ func openSession(c *cli.Context) (*session, error) {
 		if err != nil {
 			return nil, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", s.sim, strings.Join(sim.Machines(), ", "))}
 		}
-		s.drv, s.mon = d, d
+		s.drv, s.mon = d, bench.ModelMonitor(d)
 	} else {
 		d, err := cuda.Open()
 		if err != nil {

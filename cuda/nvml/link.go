@@ -222,3 +222,8 @@ func NormalizeBusID(id string) string {
 	}
 	return fmt.Sprintf("%04x:%02x:%02x.%x", n[0], n[1], n[2], n[3])
 }
+
+// PayloadGBps is the payload bandwidth of one link of NVLink version v in one
+// direction (decimal GB/s), 0 for an unknown version. Theoretical limits are
+// computed from it, not from the signalling rate NVML reports.
+func PayloadGBps(version int) float64 { return versionSpeedGBps[version] }

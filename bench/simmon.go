@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// machineModel is what a simulated driver tells about its machine beyond the
+// driver API: links between devices and device state.
+type machineModel interface {
+	Driver
+	LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool)
+	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
+}
+
+// ModelMonitor returns the Monitor of a simulated driver, or nil when drv
+// describes no links.
+func ModelMonitor(drv Driver) Monitor {
+	m, ok := drv.(machineModel)
+	if !ok {
+		return nil
+	}
+	return modelMonitor{m}
+}
+
+type modelMonitor struct{ m machineModel }
+
+func (mm modelMonitor) DriverRelease() (string, error) { return "simulated", nil }
+func (mm modelMonitor) Close() error                   { return nil }
+
+// Links reports, for each other device the model links dev to, that many
+// links ending at that device.
+func (mm modelMonitor) Links(dev int, busID string) ([]results.Link, error) {
+	n, err := mm.m.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	var out []results.Link
+	for peer := 0; peer < n; peer++ {
+		if peer == dev {
+			continue
+		}
+		links, gbps, ok := mm.m.LinkInfo(dev, peer)
+		if !ok {
+			continue
+		}
+		info, err := mm.m.DeviceInfo(peer)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: %w", peer, err)
+		}
+		for i := 0; i < links; i++ {
+			out = append(out, results.Link{Link: len(out), Active: true, RemoteBus: info.PCIBusID, RemoteDev: -1,
+				SpeedGBps: gbps, SpeedSource: "simulated", PayloadGBps: gbps})
+		}
+	}
+	return out, nil
+}
+
+func (mm modelMonitor) State(dev int, busID string) (results.DeviceState, error) {
+	sm, mem, t, p := mm.m.DeviceState(dev)
+	return results.DeviceState{Index: dev, SMClockMHz: sm, MemClockMHz: mem, TempC: t, PowerW: p}, nil
+}
