@@ -26,7 +26,8 @@ type Options struct {
 	Verify bool
 	// LatchTimeout bounds how long a latch may hold a stream.
 	LatchTimeout time.Duration
-	// SMVariant is the SM copy kernel variant; BlocksPerSM and BlockSize its grid.
+	// SMVariant is the SM copy kernel variant ("": the best for the devices);
+	// BlocksPerSM and BlockSize its grid (0: the variant's default).
 	SMVariant   string
 	BlocksPerSM int
 	BlockSize   int
@@ -52,14 +53,33 @@ func (o *Options) setDefaults() {
 	if o.LatchTimeout <= 0 {
 		o.LatchTimeout = 5 * time.Second
 	}
+}
+
+// resolveSM fills the SM copy settings left open: the variant best suited to
+// the devices (the lowest compute capability among them decides) and that
+// variant's own grid.
+func (e *Engine) resolveSM() {
+	o := &e.opt
 	if o.SMVariant == "" {
-		o.SMVariant = kernels.DefaultCopyVariant
+		cc := 0
+		for _, d := range e.order {
+			c := e.devs[d].info.ComputeMajor*10 + e.devs[d].info.ComputeMinor
+			if cc == 0 || c < cc {
+				cc = c
+			}
+		}
+		o.SMVariant = kernels.CopyVariantFor(cc)
+	}
+	k, ok := kernels.CopyKernelByVariant(o.SMVariant)
+	b, t := 2, 512
+	if ok {
+		b, t = k.DefaultGrid()
 	}
 	if o.BlocksPerSM <= 0 {
-		o.BlocksPerSM = 4
+		o.BlocksPerSM = b
 	}
 	if o.BlockSize <= 0 {
-		o.BlockSize = 512
+		o.BlockSize = t
 	}
 }
 
@@ -161,6 +181,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	if err := e.setup(ctx); err != nil {
 		return err
 	}
+	e.resolveSM()
 	steps := e.plan()
 	for i, st := range steps {
 		if err := ctx.Err(); err != nil {

@@ -57,6 +57,7 @@ type ipcKid struct {
 	waitErr error
 
 	stderr *tailBuffer
+	trace  func(rank int, op string) // tests only
 	// failed is set once the child is given up on; every later call returns it.
 	failed error
 	hello  helloReply
@@ -171,6 +172,9 @@ func (k *ipcKid) reply(op string, m ipcMsg, resp any) error {
 	if m.Op != op {
 		return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s says %q", op, m.Op))
 	}
+	if k.trace != nil {
+		k.trace(k.rank, op)
+	}
 	if err := fromFields(m.Err, m.CUDA); err != nil {
 		return err
 	}
@@ -223,7 +227,9 @@ func (k *ipcKid) kill() {
 	select {
 	case <-k.exited:
 	default:
-		_ = killGroup(k.pid)
+		if k.pid > 0 { // never -0: that is the parent's own group
+			_ = killGroup(k.pid)
+		}
 	}
 }
 

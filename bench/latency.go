@@ -29,7 +29,7 @@ var ChaseWorkingSets = []uint64{1 << 20, 256 << 20}
 
 const (
 	convChase = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
-	convPing  = "ns; one thread per GPU bouncing a flag through system-scope release stores and acquire loads; round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
+	convPing  = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
 	convCopyD = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
 	convCopyH = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
 )
@@ -219,10 +219,25 @@ func (dv *device) readU32(p cuda.DevicePtr) (uint32, error) {
 }
 
 func (e *Engine) pingPong(ctx context.Context, a, b *device) {
+	for _, k := range []kernels.Kernel{kernels.PingPong, kernels.PingPongRelaxed} {
+		if ctx.Err() != nil {
+			return
+		}
+		e.pingPongWith(ctx, a, b, k)
+	}
+}
+
+// pingPongWith runs one ping-pong kernel: release/acquire flags (PingPong)
+// or relaxed ones (PingPongRelaxed, what a polling protocol without fences sees).
+func (e *Engine) pingPongWith(ctx context.Context, a, b *device, k kernels.Kernel) {
+	ordering := "release_acquire"
+	if k.Entry == kernels.PingPongRelaxed.Entry {
+		ordering = "relaxed"
+	}
 	base := results.Figure{Test: "lat_pingpong", Engine: "sm", Src: a.idx, Dst: b.idx, Size: 4, Unit: "ns", Convention: convPing}
 	rt, ow := base, base
-	rt.Params = map[string]string{"measure": "round_trip", "round_trips_per_sample": strconv.Itoa(pingChunk)}
-	ow.Params = map[string]string{"measure": "one_way", "round_trips_per_sample": strconv.Itoa(pingChunk)}
+	rt.Params = map[string]string{"measure": "round_trip", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(pingChunk)}
+	ow.Params = map[string]string{"measure": "one_way", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(pingChunk)}
 	err := func() error {
 		if err := e.enablePair(a, b); err != nil {
 			return err
@@ -231,7 +246,7 @@ func (e *Engine) pingPong(ctx context.Context, a, b *device) {
 		fn := map[*device]cuda.Function{}
 		small := map[*device]cuda.DevicePtr{}
 		for _, d := range []*device{a, b} {
-			f, err := d.function(kernels.PingPong)
+			f, err := d.function(k)
 			if err != nil {
 				return err
 			}

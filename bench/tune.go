@@ -111,16 +111,22 @@ func (e *Engine) tunePair(ctx context.Context, s, d *device, dir string) {
 		if k.MinCC > cc || ctx.Err() != nil {
 			continue
 		}
-		stage1 = append(stage1, try(SMConfig{k.Variant, e.opt.BlocksPerSM, e.opt.BlockSize}, tuneQuickSamples))
+		b, t := k.DefaultGrid()
+		stage1 = append(stage1, try(SMConfig{k.Variant, b, t}, tuneQuickSamples))
 	}
 	sort.SliceStable(stage1, func(i, j int) bool { return better(stage1[i], stage1[j]) })
 	rec.Tried = append(rec.Tried, stage1...)
 	// Stage 2: the grid for the best variants.
 	var stage2 []results.TuneCandidate
 	for _, c := range stage1[:min(tuneFinalists, len(stage1))] {
-		for _, b := range TuneBlocksPerSM {
-			for _, t := range TuneBlockSizes {
-				if ctx.Err() != nil || (b == e.opt.BlocksPerSM && t == e.opt.BlockSize) || b*t > 2048 {
+		blocks, sizes := TuneBlocksPerSM, TuneBlockSizes
+		if k, _ := kernels.CopyKernelByVariant(c.Variant); k.CacheHint == "bulk" {
+			// One thread per block drives the copy unit: vary the blocks.
+			blocks, sizes = []int{1, 2, 3, 4, 6, 8}, []int{32}
+		}
+		for _, b := range blocks {
+			for _, t := range sizes {
+				if ctx.Err() != nil || (b == c.BlocksPerSM && t == c.BlockSize) || b*t > 2048 {
 					continue
 				}
 				stage2 = append(stage2, try(SMConfig{c.Variant, b, t}, tuneQuickSamples))

@@ -145,6 +145,18 @@ type CopyKernel struct {
 	SharedBytes func(blockSize int) int
 }
 
+// DefaultGrid is the launch shape a variant runs with when none is asked
+// for: blocks per SM and threads per block. Register-path variants use 2
+// blocks of 512 threads (what fits an SM at ≤ 64 registers per thread, so no
+// block waits for a second wave); the bulk path, where one thread per block
+// drives the copy unit, 4 blocks of 32 threads (NOTES.md).
+func (k CopyKernel) DefaultGrid() (blocksPerSM, blockSize int) {
+	if k.CacheHint == "bulk" {
+		return 4, 32
+	}
+	return 2, 512
+}
+
 type CopyArgs struct{ Dst, Src, Bytes uint64 }
 
 func (a CopyArgs) Params() []any { return []any{a.Dst, a.Src, a.Bytes} }

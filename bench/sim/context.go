@@ -39,7 +39,7 @@ func (c *devContext) Do(fn func(c bench.Context) error) error { return fn(c) }
 // the sticky error of a poisoned context.
 func (c *devContext) usable(call string) error {
 	if c.d.closed {
-		return cuda.NewError(cuda.ErrorDeinitialized, call)
+		return deinitialized(call)
 	}
 	if c.sticky != nil {
 		return c.sticky.report(call)

@@ -52,6 +52,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
 		}
 		o.setup *= d.jitter(10, o.keys(noiseSetup)...)
+		o.floor = o.setup / 3
 		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...))
 		return nil
 	}
@@ -224,6 +225,7 @@ func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64
 			return illegalAddress("%s: memory freed while the memset was queued", call)
 		}
 		o.setup = d.m.m.ceSetup * d.jitter(10, o.keys(noiseSetup)...)
+		o.floor = o.setup / 3
 		uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
 		o.fl = newFlow(float64(sp.n), uses, noCap, d.jitter(1, o.keys(noiseSpeed)...))
 		return nil

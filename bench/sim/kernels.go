@@ -59,7 +59,7 @@ func kindOf(entry string) kernelKind {
 		return kChaseBuild
 	case entry == "p2p_chase":
 		return kChase
-	case entry == "p2p_pingpong":
+	case entry == "p2p_pingpong", entry == "p2p_pingpong_relaxed":
 		return kPingPong
 	}
 	return kUnknown
@@ -343,15 +343,18 @@ func (l *launch) inflightCap(bytesPerThread float64, remote bool) float64 {
 	return float64(resident) * bytesPerThread / lat
 }
 
-// kernelSetup is the fixed part of a kernel's time, remote when it
-// touches a peer's memory.
+// kernelSetup is the fixed part of a kernel's time (it sets o.floor, the
+// part that cannot overlap the previous op): launch and drain, plus the
+// link's latency when the kernel touches a peer's memory.
 func (l *launch) kernelSetup(o *op, remote bool) float64 {
 	mm := l.c.d.m.m
-	t := mm.kernelSetup
+	t := mm.kernelSetup * l.c.d.jitter(10, o.keys(noiseSetup)...)
+	o.floor = t / 3
 	if remote {
 		t += mm.peerSetup
+		o.floor += mm.peerSetup
 	}
-	return t * l.c.d.jitter(10, o.keys(noiseSetup)...)
+	return t
 }
 
 // syncFault returns the FaultError of the pair a kernel on c touching the

@@ -33,7 +33,7 @@ func (l *launch) chaseBuild() (*op, error) {
 		if a.Buf%8 != 0 || a.Stride%8 != 0 || a.Stride == 0 {
 			return misaligned("p2p_chase_build: buffer %#x or stride %d not 8-byte aligned", a.Buf, a.Stride)
 		}
-		n, over := bits.Mul64(a.Nodes, a.Stride)
+		over, n := bits.Mul64(a.Nodes, a.Stride)
 		if over != 0 {
 			return illegalAddress("p2p_chase_build: %d nodes of %d bytes overflow", a.Nodes, a.Stride)
 		}
@@ -197,6 +197,7 @@ type pingRun struct {
 	dev                    int
 	my, peer, times, state span
 	timeout                float64
+	relaxed                bool // p2p_pingpong_relaxed: no release fence per store
 	paired                 bool
 	status                 uint32
 	store                  uint32    // the last value stored to the peer's flag (0: none)
@@ -221,7 +222,7 @@ func (l *launch) pingPong() (*op, error) {
 		if a.MyFlag%4 != 0 || a.PeerFlag%4 != 0 || a.Status%4 != 0 || a.Times%8 != 0 {
 			return misaligned("p2p_pingpong: flag, status or times misaligned")
 		}
-		r := &pingRun{a: a, dev: c.dev, timeout: float64(a.TimeoutNs)}
+		r := &pingRun{a: a, dev: c.dev, timeout: float64(a.TimeoutNs), relaxed: l.fn.name == "p2p_pingpong_relaxed"}
 		var f *asyncError
 		if r.my, f = c.access(a.MyFlag, 4, "p2p_pingpong (my flag)"); f != nil {
 			return f
@@ -271,15 +272,18 @@ func (l *launch) pingPong() (*op, error) {
 }
 
 // storeLatency is how long a system-scope store from device from takes to
-// be seen by device to polling its own memory.
-func (d *Driver) storeLatency(from, to int) float64 {
+// be seen by device to polling its own memory; a relaxed store skips the
+// release fence.
+func (d *Driver) storeLatency(from, to int, relaxed bool) float64 {
 	mm := d.m.m
-	if from == to {
-		return mm.storeLocal
-	}
 	t := mm.storeRemote
-	if !d.m.sameSwitch(from, to) {
+	if from == to {
+		t = mm.storeLocal
+	} else if !d.m.sameSwitch(from, to) {
 		t += mm.farExtra
+	}
+	if relaxed {
+		t *= mm.relaxedStore
 	}
 	return t
 }
@@ -315,8 +319,8 @@ func (s *sched) schedulePing(ini, res *op) {
 	chunk := uint64(I.a.Chunk)
 	tI, tR := ini.start+ini.setup, res.start+res.setup
 	dI, dR := ini.timeoutAt, res.timeoutAt
-	out := d.storeLatency(I.dev, R.dev)  // initiator's store seen by the responder
-	back := d.storeLatency(R.dev, I.dev) // and back
+	out := d.storeLatency(I.dev, R.dev, I.relaxed)  // initiator's store seen by the responder
+	back := d.storeLatency(R.dev, I.dev, R.relaxed) // and back
 	rtt := out + back
 	// Round trip k ends at end(k); the first waits for whoever starts last.
 	ends := make([]float64, 0, iters/chunk+1)

@@ -120,6 +120,7 @@ type model struct {
 	farExtra       float64 // PCIe machines: added per remote access across switches
 	storeLocal     float64 // a system-scope store becomes visible to another SM of the device
 	storeRemote    float64 // ... to a peer GPU polling its own memory
+	relaxedStore   float64 // a relaxed store's visibility relative to a release store's
 	atomLatLocal   float64 // one atomic's round trip, local memory
 	atomLatRemote  float64 // ... peer memory
 
@@ -175,6 +176,7 @@ func nvlinkModel(port float64, engines int) model {
 		chaseHost:      1600,
 		storeLocal:     400,
 		storeRemote:    800,
+		relaxedStore:   0.8,
 		atomLatLocal:   600,
 		atomLatRemote:  1200,
 
@@ -229,6 +231,7 @@ func pcieModel() model {
 		farExtra:       600,
 		storeLocal:     400,
 		storeRemote:    1500,
+		relaxedStore:   0.85,
 		atomLatLocal:   650,
 		atomLatRemote:  2000,
 

@@ -176,7 +176,7 @@ func (d *Driver) serial() uint64 {
 // check returns DEINITIALIZED after Close, INVALID_DEVICE for a bad ordinal.
 func (d *Driver) check(call string, devs ...int) error {
 	if d.closed {
-		return cuda.NewError(cuda.ErrorDeinitialized, call)
+		return deinitialized(call)
 	}
 	for _, dev := range devs {
 		if dev < 0 || dev >= d.m.n {
@@ -287,4 +287,10 @@ const errorMisaligned cuda.Result = 716
 
 func misaligned(format string, args ...any) *asyncError {
 	return &asyncError{code: errorMisaligned, detail: fmt.Sprintf(format, args...)}
+}
+
+// deinitialized is the error of any call after Close: CUDA_ERROR_DEINITIALIZED,
+// which also matches cuda.ErrClosed as the real binding's errors do.
+func deinitialized(call string) error {
+	return fmt.Errorf("%w (%w)", cuda.NewError(cuda.ErrorDeinitialized, call), cuda.ErrClosed)
 }

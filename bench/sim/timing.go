@@ -71,7 +71,8 @@ type op struct {
 	start, end    float64
 	fail          *asyncError
 
-	setup     float64
+	setup     float64 // fixed time before data moves...
+	floor     float64 // ...of which this much cannot overlap the previous op
 	fl        *flow
 	delay     float64
 	endAt     float64 // known end; < 0 while unknown
@@ -98,6 +99,7 @@ type stream struct {
 	queue     []*op
 	running   *op
 	ready     float64
+	lastStart float64 // start of the latest op that does work (not a record or wait)
 	enqueued  uint64
 	completed uint64
 	destroyed bool
@@ -151,7 +153,7 @@ func (s *sched) enqueue(st *stream, o *op) {
 func (s *sched) run(goal func() bool, blocking bool) error {
 	for {
 		if s.d.closed {
-			return cuda.NewError(cuda.ErrorDeinitialized, "")
+			return deinitialized("")
 		}
 		s.startReady()
 		if blocking && goal() {
@@ -254,6 +256,14 @@ func (s *sched) begin(o *op, at float64) {
 			return
 		}
 	}
+	// The stream's front end prepares an op while the one before it runs
+	// (event records do not stop it): only the floor of the fixed time
+	// remains for an op queued behind work.
+	if o.floor < o.setup {
+		hidden := at - math.Max(o.enq, o.s.lastStart)
+		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
+	}
+	o.s.lastStart = at
 	switch o.kind {
 	case opWork:
 		if o.fl != nil {

@@ -39,9 +39,11 @@ func measureFlags(command string) []cli.Flag {
 		fl = append(fl,
 			&cli.StringFlag{Name: "size", Value: "512MiB", Usage: "transfer size of the pairwise matrices"},
 			&cli.StringFlag{Name: "sizes", Value: sizes, Usage: "size sweep for CE and SM read/write, e.g. 4B:1GiB (powers of two) or 4KiB,1MiB; \"none\" for no sweep"},
-			&cli.StringFlag{Name: "variant", Value: kernels.DefaultCopyVariant, Usage: "SM copy kernel variant: " + strings.Join(copyVariants(), ", ")},
-			&cli.IntFlag{Name: "blocks-per-sm", Value: 4, Usage: "SM copy grid: blocks per SM"},
-			&cli.IntFlag{Name: "block-size", Value: 512, Usage: "SM copy block size (threads, a multiple of 32)"},
+			&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
+			&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM (default: the variant's own)"},
+			&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 (default: the variant's own)"},
+			&cli.BoolFlag{Name: "tune", Usage: "first search SM copy variant and grid per pair and direction; the winners are recorded and used"},
+			&cli.StringFlag{Name: "tuning", Usage: "use the SM copy configurations tuned in results file `FILE` (from bw --tune)"},
 		)
 	}
 	return fl
@@ -108,15 +110,29 @@ func options(c *cli.Context, command string, s *session) (bench.Options, error) 
 			}
 		}
 		o.SMVariant = c.String("variant")
-		if _, ok := kernels.CopyKernelByVariant(o.SMVariant); !ok {
+		if _, ok := kernels.CopyKernelByVariant(o.SMVariant); o.SMVariant != "" && !ok {
 			return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SMVariant, strings.Join(copyVariants(), ", "))}
 		}
 		o.BlocksPerSM, o.BlockSize = c.Int("blocks-per-sm"), c.Int("block-size")
-		if o.BlocksPerSM < 1 || o.BlocksPerSM > 32 {
+		if c.IsSet("blocks-per-sm") && (o.BlocksPerSM < 1 || o.BlocksPerSM > 32) {
 			return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.BlocksPerSM)}
 		}
-		if o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0 {
+		if c.IsSet("block-size") && (o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0) {
 			return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.BlockSize)}
+		}
+		o.Tune = c.Bool("tune")
+		if f := c.String("tuning"); f != "" {
+			if o.Tune {
+				return o, usageError{errors.New("--tune and --tuning exclude each other")}
+			}
+			prev, err := results.Read(f)
+			if err != nil {
+				return o, err
+			}
+			if len(prev.Tuning) == 0 {
+				return o, fmt.Errorf("%s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
+			}
+			o.Tuned = bench.TunedFrom(prev.Tuning)
 		}
 	}
 	return o, nil

@@ -219,7 +219,7 @@ func printSweep(w io.Writer, run *results.Run) {
 	for _, s := range sz {
 		fmt.Fprintf(tw, "%s\t", bench.FormatBytes(s))
 		for _, k := range keys {
-			fmt.Fprintf(tw, "%s\t", cellText(curves[k][s], "%.2f"))
+			fmt.Fprintf(tw, "%s\t", cellText(curves[k][s], "%.4g"))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -242,8 +242,12 @@ func printLatency(w io.Writer, run *results.Run) {
 		title := fmt.Sprintf("Pointer chase, working set %s: ns per dependent load (median); row = memory holding the chain, column = GPU running the thread", bench.FormatBytes(ws))
 		printMatrix(w, run, title, func(f *results.Figure) bool { return f.Test == "lat_chase" && f.Size == ws }, "%.0f", false)
 	}
-	printMatrix(w, run, "Ping-pong, one-way latency, ns (half a round trip, median); row = initiator, column = responder",
-		func(f *results.Figure) bool { return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way" }, "%.0f", false)
+	for _, ord := range []string{"release_acquire", "relaxed"} {
+		printMatrix(w, run, fmt.Sprintf("Ping-pong (%s flags), one-way latency, ns (half a round trip, median); row = initiator, column = responder", ord),
+			func(f *results.Figure) bool {
+				return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way" && f.Params["ordering"] == ord
+			}, "%.0f", false)
+	}
 	var rows []results.Figure
 	for _, f := range run.Figures {
 		if f.Test == "lat_copy_device" || f.Test == "lat_copy_host" {
@@ -386,7 +390,8 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIGURE\tBEST\tWORST (pair)\tOF LINK LIMIT\t")
-	headline := func(label string, keep func(f *results.Figure) bool) {
+	// factor is 2 for totals of both directions, which the links carry twice over.
+	headline := func(label string, factor float64, keep func(f *results.Figure) bool) {
 		best, worst := math.Inf(-1), math.Inf(1)
 		var wp [2]int
 		for i := range run.Figures {
@@ -404,7 +409,7 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 			return
 		}
 		eff := "-"
-		if l := linkOf[wp]; l > 0 {
+		if l := factor * linkOf[wp]; l > 0 {
 			eff = fmt.Sprintf("%.0f%% of %.0f GB/s", 100*worst/l, l)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f (%d→%d)\t%s\t\n", label, best, worst, wp[0], wp[1], eff)
@@ -414,14 +419,14 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 			return f.Test == test && f.Size == size && (dir == "" || f.Direction == dir) && f.Part == part
 		}
 	}
-	headline("CE read GB/s", at("ce_read", "", ""))
-	headline("CE write GB/s", at("ce_write", "", ""))
-	headline("CE both ways (write), total", at("ce_bidir", "write", "total"))
-	headline("SM read GB/s", at("sm_read", "", ""))
-	headline("SM write GB/s", at("sm_write", "", ""))
-	headline("SM both ways, reading, total", at("sm_bidir", "read", "total"))
-	headline("SM both ways, writing, total", at("sm_bidir", "write", "total"))
-	headline("No-P2P (staged) GB/s", at("nop2p_copy", "", ""))
+	headline("CE read GB/s", 1, at("ce_read", "", ""))
+	headline("CE write GB/s", 1, at("ce_write", "", ""))
+	headline("CE both ways (write), total", 2, at("ce_bidir", "write", "total"))
+	headline("SM read GB/s", 1, at("sm_read", "", ""))
+	headline("SM write GB/s", 1, at("sm_write", "", ""))
+	headline("SM both ways, reading, total", 2, at("sm_bidir", "read", "total"))
+	headline("SM both ways, writing, total", 2, at("sm_bidir", "write", "total"))
+	headline("No-P2P (staged) GB/s", 1, at("nop2p_copy", "", ""))
 	tw.Flush()
 
 	// Latencies side by side, each named for what it measures.
@@ -448,8 +453,11 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 	lat("pointer chase, local memory beyond L2 (baseline)", func(f *results.Figure) bool {
 		return f.Test == "lat_chase" && f.Src == f.Dst && f.Size == bench.ChaseWorkingSets[1]
 	}, 1, "ns")
-	lat("ping-pong one way (flag store seen by the other GPU)", func(f *results.Figure) bool {
-		return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way"
+	lat("ping-pong one way, release/acquire flags", func(f *results.Figure) bool {
+		return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way" && f.Params["ordering"] == "release_acquire"
+	}, 1, "ns")
+	lat("ping-pong one way, relaxed flags", func(f *results.Figure) bool {
+		return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way" && f.Params["ordering"] == "relaxed"
 	}, 1, "ns")
 	lat("4-byte cuMemcpyPeerAsync, device time", func(f *results.Figure) bool { return f.Test == "lat_copy_device" && f.Size == 4 }, 1e3, "µs")
 	lat("4-byte cuMemcpyPeerAsync, host end to end", func(f *results.Figure) bool { return f.Test == "lat_copy_host" && f.Size == 4 }, 1e3, "µs")

@@ -1,0 +1,164 @@
+//go:build gpu
+
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// openGPUs opens the real driver and skips without two GPUs.
+func openGPUs(t *testing.T) bench.Driver {
+	t.Helper()
+	d, err := cuda.Open()
+	if err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	drv := bench.NewCUDADriver(d)
+	t.Cleanup(func() { drv.Close() })
+	if n, err := drv.DeviceCount(); err != nil || n < 2 {
+		t.Skipf("two GPUs needed (%d, %v)", n, err)
+	}
+	return drv
+}
+
+// TestGPUIPC measures every IPC test on GPUs 0 and 1 and the same tests in
+// one process, and holds the copy engine across processes to within 2% of
+// the same-process figure.
+func TestGPUIPC(t *testing.T) {
+	drv := openGPUs(t)
+	ctx := context.Background()
+	same := &results.Run{Schema: results.SchemaVersion}
+	eng := bench.NewEngine(drv, bench.Options{Devices: []int{0, 1}, Verify: true,
+		Tests: []string{"ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir", "lat_chase", "lat_pingpong"}})
+	if err := eng.Run(ctx, same); err != nil {
+		t.Fatalf("same-process run: %v", err)
+	}
+	run := &results.Run{Schema: results.SchemaVersion}
+	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, "")}
+	if err := bench.RunIPC(ctx, drv, opt, run); err != nil {
+		t.Fatalf("RunIPC: %v", err)
+	}
+	for _, n := range run.Notes {
+		t.Logf("note: %s", n)
+	}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Error != "" || f.Verify == results.VerifyFailed {
+			t.Errorf("%s: %s %s", figureKey(f), f.Error, f.VerifyDetail)
+			continue
+		}
+		line := figureKey(f) + ": " + formatMedian(f)
+		if g := counterpart(f, same); g != nil {
+			ratio := f.Stats.Median / g.Stats.Median
+			line += " vs same process " + formatMedian(g)
+			if f.Engine == "copy_engine" && f.Params["same_gpu"] == "false" && math.Abs(ratio-1) > 0.02 {
+				t.Errorf("%s: IPC %.1f GB/s is %.1f%% off the same-process %.1f GB/s (over 2%%)", figureKey(f), f.Stats.Median, 100*(ratio-1), g.Stats.Median)
+			}
+		}
+		t.Log(line)
+	}
+	for _, test := range []string{"ipc_sm_read", "ipc_sm_write", "ipc_sm_bidir", "ipc_lat_chase", "ipc_lat_pingpong"} {
+		if len(run.FiguresOf(test)) == 0 {
+			t.Errorf("no %s figure", test)
+		}
+	}
+}
+
+func formatMedian(f *results.Figure) string {
+	return fmt.Sprintf("%.2f %s (cv %.2f%%)", f.Stats.Median, f.Unit, 100*f.Stats.CV)
+}
+
+// counterpart finds the same-process figure an IPC figure repeats.
+func counterpart(f *results.Figure, same *results.Run) *results.Figure {
+	test := strings.TrimPrefix(f.Test, "ipc_")
+	for i := range same.Figures {
+		g := &same.Figures[i]
+		if g.Test == test && g.Src == f.Src && g.Dst == f.Dst && g.Size == f.Size && g.Engine == f.Engine &&
+			g.Direction == f.Direction && g.Part == f.Part && g.Params["measure"] == f.Params["measure"] && g.Stats != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// TestGPUIPCChildKilled kills rank 1's child with SIGKILL once the first
+// pair is measured: the later pairs with rank 1 fail with the reason, the
+// same-GPU baseline (ranks 0 and 2) is measured, and nothing is left.
+func TestGPUIPCChildKilled(t *testing.T) {
+	drv := openGPUs(t)
+	var mu sync.Mutex
+	var kids []bench.IPCChildInfo
+	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, ""),
+		Tests: []string{"ipc_ce_read", "ipc_ce_bidir", "ipc_lat_pingpong"}}
+	bench.SetIPCAfterMap(&opt, func(k []bench.IPCChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
+	opt.Progress = func(done, total int, step string) {
+		if done == 1 {
+			mu.Lock()
+			defer mu.Unlock()
+			if err := syscall.Kill(kids[1].Pid, syscall.SIGKILL); err != nil {
+				t.Errorf("killing rank 1: %v", err)
+			}
+		}
+	}
+	run := &results.Run{Schema: results.SchemaVersion}
+	if err := bench.RunIPC(context.Background(), drv, opt, run); err != nil {
+		t.Fatalf("RunIPC: %v", err)
+	}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		wantFail := f.Src == 1 && f.Params["same_gpu"] == "false"
+		if failed := f.Error != ""; failed != wantFail {
+			t.Errorf("%s: failed=%v (%q), want %v", figureKey(f), failed, f.Error, wantFail)
+		}
+		t.Logf("%s: %s", figureKey(f), f.Error)
+	}
+	for _, k := range kids {
+		if err := syscall.Kill(k.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child of rank %d (pid %d) outlived the run", k.Rank, k.Pid)
+		}
+	}
+}
+
+// TestGPUIPCLeaderCrash crashes the leading process of a bidirectional
+// sample after it queued its half: the follower's stream waits on the dead
+// process's start event. Whatever the driver does with that wait, the run
+// must record the failure, finish, and leave no process.
+func TestGPUIPCLeaderCrash(t *testing.T) {
+	drv := openGPUs(t)
+	t.Setenv(bench.IPCFaultEnv, "1:release:crash")
+	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, ""),
+		Tests: []string{"ipc_ce_bidir", "ipc_ce_read"}}
+	var mu sync.Mutex
+	var kids []bench.IPCChildInfo
+	bench.SetIPCAfterMap(&opt, func(k []bench.IPCChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
+	run := &results.Run{Schema: results.SchemaVersion}
+	if err := bench.RunIPC(context.Background(), drv, opt, run); err != nil {
+		t.Fatalf("RunIPC: %v", err)
+	}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		t.Logf("%s: %s", figureKey(f), f.Error)
+		if f.Src == 1 && f.Error == "" {
+			t.Errorf("%s: measured although rank 1 crashed", figureKey(f))
+		}
+	}
+	for _, n := range run.Notes {
+		t.Logf("note: %s", n)
+	}
+	for _, k := range kids {
+		if err := syscall.Kill(k.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child of rank %d (pid %d) outlived the run", k.Rank, k.Pid)
+		}
+	}
+}

@@ -1,0 +1,524 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/bench/sim"
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The IPC tests run the real process machinery: the children are this test
+// binary again, running only TestIPCHelperProcess, which serves the parent
+// as `p2pbench ipc-child` does.
+const ipcHelperEnv = "P2PBENCH_IPC_HELPER"
+
+// TestIPCHelperProcess is no test of its own: it is the child process of the
+// IPC tests, and skips unless one of them started it.
+func TestIPCHelperProcess(t *testing.T) {
+	if os.Getenv(ipcHelperEnv) != "1" {
+		t.Skip("the child process of the IPC tests; runs only when they start it")
+	}
+	os.Exit(serveIPCHelper(flag.Args()))
+}
+
+func serveIPCHelper(args []string) int {
+	machine := ""
+	for i, a := range args {
+		if a == "--simulate" && i+1 < len(args) {
+			machine = args[i+1]
+		}
+	}
+	var drv bench.Driver
+	if machine != "" {
+		d, err := sim.New(machine)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ipc helper:", err)
+			return 2
+		}
+		drv = d
+	} else {
+		d, err := cuda.Open()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ipc helper:", err)
+			return 2
+		}
+		drv = bench.NewCUDADriver(d)
+	}
+	defer drv.Close()
+	conn, err := bench.IPCChildConn()
+	if err == nil {
+		err = bench.ServeIPCChild(context.Background(), drv, conn)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ipc helper:", err)
+		return 1
+	}
+	return 0
+}
+
+// helperCommand is the child command line of the tests (machine "" is the
+// real driver). The marker variable is no handle: it only tells the test
+// binary to act as a child.
+func helperCommand(t *testing.T, machine string) []string {
+	t.Helper()
+	t.Setenv(ipcHelperEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{exe, "-test.run=^TestIPCHelperProcess$", "--", "ipc-child"}
+	if machine != "" {
+		args = append(args, "--simulate", machine)
+	}
+	return args
+}
+
+// ipcHarness runs RunIPC on the simulated 2× H200 and remembers the children.
+type ipcHarness struct {
+	t    *testing.T
+	opt  bench.IPCOptions
+	drv  bench.Driver
+	mu   sync.Mutex
+	kids []bench.IPCChildInfo
+	ops  []string // "rank:op" of every answered request, in order
+}
+
+func newIPCHarness(t *testing.T, tests ...string) *ipcHarness {
+	d, err := sim.New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	h := &ipcHarness{t: t, drv: d}
+	h.opt = bench.IPCOptions{
+		Devices: []int{0, 1}, Tests: tests, Size: 64 << 10, Samples: 3, Verify: true,
+		Timeout: 10 * time.Second, Child: helperCommand(t, "h200x2"),
+	}
+	bench.SetIPCAfterMap(&h.opt, func(kids []bench.IPCChildInfo) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.kids = kids
+	})
+	bench.SetIPCTrace(&h.opt, func(rank int, op string) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.ops = append(h.ops, fmt.Sprintf("%d:%s", rank, op))
+	})
+	return h
+}
+
+func (h *ipcHarness) run(ctx context.Context) (*results.Run, error) {
+	run := &results.Run{Schema: results.SchemaVersion}
+	err := bench.RunIPC(ctx, h.drv, h.opt, run)
+	return run, err
+}
+
+func (h *ipcHarness) pid(rank int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range h.kids {
+		if k.Rank == rank {
+			return k.Pid
+		}
+	}
+	h.t.Fatalf("no child of rank %d", rank)
+	return 0
+}
+
+// checkNoChildren fails unless every child the run started is gone.
+func (h *ipcHarness) checkNoChildren() {
+	h.t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.kids) == 0 {
+		h.t.Fatal("the run reported no children")
+	}
+	for _, k := range h.kids {
+		if err := syscall.Kill(k.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			h.t.Errorf("child of rank %d (pid %d) is still there after RunIPC returned (kill 0: %v)", k.Rank, k.Pid, err)
+		}
+	}
+}
+
+// checkShutdownOrder fails unless every child acknowledged closing its
+// mappings before any child was told to free its memory and exit.
+func (h *ipcHarness) checkShutdownOrder(live int) {
+	h.t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lastUnmap, firstExit, unmaps, exits := -1, len(h.ops), 0, 0
+	for i, op := range h.ops {
+		switch {
+		case strings.HasSuffix(op, ":unmap"):
+			lastUnmap = i
+			unmaps++
+		case strings.HasSuffix(op, ":exit"):
+			firstExit = min(firstExit, i)
+			exits++
+		}
+	}
+	if lastUnmap > firstExit {
+		h.t.Errorf("a child freed its memory (exit) before every importer had closed its mappings (unmap): %v", h.ops)
+	}
+	if exits != live {
+		h.t.Errorf("%d children acknowledged exit, want %d: %v", exits, live, h.ops)
+	}
+}
+
+func figureKey(f *results.Figure) string {
+	k := fmt.Sprintf("%s %d→%d %s %s same_gpu=%s", f.Test, f.Src, f.Dst, f.Direction, f.Part, f.Params["same_gpu"])
+	if m := f.Params["measure"]; m != "" {
+		k += " " + m
+	}
+	if f.Test == "ipc_lat_chase" {
+		k += " " + bench.FormatBytes(f.Size)
+	}
+	return k
+}
+
+// wantFigures lists every figure a run of all IPC tests on 0, 1 and the
+// same-GPU baseline makes.
+func wantFigures() []string {
+	var out []string
+	for _, p := range []struct {
+		s, d int
+		same string
+	}{{0, 1, "false"}, {1, 0, "false"}, {0, 0, "true"}} {
+		add := func(test, dir, part, extra string) {
+			k := fmt.Sprintf("%s %d→%d %s %s same_gpu=%s", test, p.s, p.d, dir, part, p.same)
+			if extra != "" {
+				k += " " + extra
+			}
+			out = append(out, k)
+		}
+		for _, e := range []string{"ce", "sm"} {
+			add("ipc_"+e+"_read", "read", "", "")
+			add("ipc_"+e+"_write", "write", "", "")
+			if p.same == "true" {
+				continue // two processes on one GPU take turns: no "both at once"
+			}
+			for _, dir := range []string{"read", "write"} {
+				for _, part := range []string{"forward", "reverse", "total"} {
+					add("ipc_"+e+"_bidir", dir, part, "")
+				}
+			}
+		}
+		add("ipc_lat_chase", "", "", "1 MiB")
+		add("ipc_lat_chase", "", "", "256 MiB")
+		add("ipc_lat_pingpong", "", "", "round_trip")
+		add("ipc_lat_pingpong", "", "", "one_way")
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestIPCSimulatedRun(t *testing.T) {
+	h := newIPCHarness(t)
+	start := time.Now()
+	run, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("RunIPC: %v", err)
+	}
+	t.Logf("%d figures in %v", len(run.Figures), time.Since(start))
+	var got []string
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		got = append(got, figureKey(f))
+		if f.Error != "" || f.Stats == nil {
+			t.Errorf("%s: error %q, stats %v", figureKey(f), f.Error, f.Stats)
+		}
+		if f.Params["processes"] != "2" || f.Params["ipc_mapping"] != "simulated" {
+			t.Errorf("%s: params %v, want processes=2 and ipc_mapping=simulated", figureKey(f), f.Params)
+		}
+		if !strings.Contains(f.Convention, "across processes (CUDA IPC)") {
+			t.Errorf("%s: convention %q does not say it is across processes", figureKey(f), f.Convention)
+		}
+		if want := results.VerifyPassed; f.Unit == results.UnitGBps && f.Verify != want {
+			t.Errorf("%s: verify %q, want %q", figureKey(f), f.Verify, want)
+		}
+	}
+	slices.Sort(got)
+	if want := wantFigures(); !slices.Equal(got, want) {
+		t.Errorf("figures:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !run.Simulated {
+		t.Error("run.Simulated is false for a run on the simulated driver")
+	}
+	// Four buffers per rank, three ranks each mapping two peers.
+	if !slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, "24 second opens returned the first pointer") }) {
+		t.Errorf("no note of the reference-counting check in %q", run.Notes)
+	}
+	run.Environment.Devices = []results.Device{{Index: 0}, {Index: 1}}
+	if err := run.Validate(); err != nil {
+		t.Errorf("the run does not validate: %v", err)
+	}
+	h.checkNoChildren()
+	h.checkShutdownOrder(3)
+}
+
+// TestIPCChildFailures makes one child crash or hang at chosen points: its
+// pairs must fail with the reason, the other pairs finish, and no process
+// may be left. On a simulated run every request of a pair goes to the child
+// of its first rank (it hosts the stand-in of the second), which decides
+// where a fault lands: pair 0→1 and the same-GPU baseline 0→0 (ranks 0 and
+// 2) go to rank 0, pair 1→0 to rank 1.
+func TestIPCChildFailures(t *testing.T) {
+	cross := func(f *results.Figure) bool { return f.Params["same_gpu"] == "false" }
+	cases := []struct {
+		name, fault string
+		timeout     time.Duration
+		fails       func(f *results.Figure) bool
+		reason      string
+	}{
+		{"crash at hello", "1:hello:crash", 0, cross, "exit status 3"},
+		{"crash at map", "1:map:crash", 0, cross, "exit status 3"},
+		{"crash at first fill", "1:fill:crash", 0,
+			func(f *results.Figure) bool { return f.Src == 1 }, "test fault: crash at fill"},
+		{"crash in bidirectional follow", "0:follow:crash", 0,
+			func(f *results.Figure) bool { return !(f.Test == "ipc_ce_read" && cross(f) && f.Src == 0) }, "exit status 3"},
+		{"baseline child crashes", "2:map:crash", 0,
+			func(f *results.Figure) bool { return !cross(f) }, "exit status 3"},
+		{"hang at time", "1:time:hang", time.Second,
+			func(f *results.Figure) bool { return f.Src == 1 }, "did not answer in time"},
+		{"hang at ping-pong wait", "1:pingpong_wait:hang", time.Second,
+			func(f *results.Figure) bool { return f.Src == 1 && f.Test == "ipc_lat_pingpong" }, "did not answer in time"},
+		{"hang at unmap", "1:unmap:hang", time.Second, func(*results.Figure) bool { return false }, ""},
+		{"crash at exit", "1:exit:crash", 0, func(*results.Figure) bool { return false }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(bench.IPCFaultEnv, tc.fault)
+			h := newIPCHarness(t, "ipc_ce_read", "ipc_ce_bidir", "ipc_lat_pingpong")
+			if tc.timeout > 0 {
+				h.opt.Timeout = tc.timeout
+			}
+			start := time.Now()
+			run, err := h.run(context.Background())
+			if err != nil {
+				t.Fatalf("RunIPC: %v (a failing child must not fail the run)", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the run took %v", d)
+			}
+			if want := 2*(1+6+2) + (1 + 2); len(run.Figures) != want {
+				t.Errorf("%d figures, want %d (failed ones included)", len(run.Figures), want)
+			}
+			failures := 0
+			for i := range run.Figures {
+				f := &run.Figures[i]
+				want := tc.fails(f)
+				if failed := f.Error != ""; failed != want {
+					t.Errorf("%s: failed=%v (%q), want %v", figureKey(f), failed, f.Error, want)
+				}
+				if f.Error == "" {
+					continue
+				}
+				failures++
+				if !strings.Contains(f.Error, tc.reason) || !strings.Contains(f.Error, "ipc pair") {
+					t.Errorf("%s: error %q does not name the pair and say %q", figureKey(f), f.Error, tc.reason)
+				}
+			}
+			t.Logf("%d of %d figures failed", failures, len(run.Figures))
+			h.checkNoChildren()
+			if tc.fault != "1:unmap:hang" && tc.fault != "1:exit:crash" {
+				h.checkShutdownOrder(len(h.kids) - min(1, failures))
+			}
+		})
+	}
+}
+
+// TestIPCChildKilledMidRun kills a child with SIGKILL after the first pair:
+// the parent must notice, fail the later pairs of that child, finish the
+// others, and leave nothing behind.
+func TestIPCChildKilledMidRun(t *testing.T) {
+	h := newIPCHarness(t, "ipc_ce_write", "ipc_sm_bidir", "ipc_lat_chase")
+	h.opt.Progress = func(done, total int, step string) {
+		if done == 1 {
+			if err := syscall.Kill(h.pid(1), syscall.SIGKILL); err != nil {
+				t.Errorf("killing the child of rank 1: %v", err)
+			}
+		}
+	}
+	run, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("RunIPC: %v", err)
+	}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		wantFail := f.Src == 1 // the pair 1→0, after the kill
+		if failed := f.Error != ""; failed != wantFail {
+			t.Errorf("%s: failed=%v (%q), want %v", figureKey(f), failed, f.Error, wantFail)
+		}
+		if wantFail && !strings.Contains(f.Error, "signal: killed") {
+			t.Errorf("%s: error %q does not say the child was killed", figureKey(f), f.Error)
+		}
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, "rank 1") && strings.Contains(n, "killed") }) {
+		t.Errorf("the notes do not report the killed child: %q", run.Notes)
+	}
+	h.checkNoChildren()
+}
+
+// TestIPCCancel cancels the run (Ctrl-C) between pairs and while a child is
+// stopped in the middle of a request: RunIPC must return context.Canceled
+// soon, keep what was measured, and stop every child.
+func TestIPCCancel(t *testing.T) {
+	cases := []struct {
+		name, fault string
+		// cancelAt is the pair after which to cancel; -1: when rank 1 stops.
+		cancelAt int
+		figures  int // figures kept
+	}{
+		{"between pairs", "", 1, 10},
+		// Pair 0→1 runs in rank 0's child; rank 1 stops in pair 1→0's
+		// first bidirectional sample, after its read and write.
+		{"child stopped mid-request", "1:arm:stop", -1, 12},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(bench.IPCFaultEnv, tc.fault)
+			h := newIPCHarness(t, "ipc_ce_read", "ipc_ce_write", "ipc_ce_bidir", "ipc_lat_pingpong")
+			h.opt.Timeout = time.Minute // only the cancellation may end the stopped child
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h.opt.Progress = func(done, total int, step string) {
+				if done == tc.cancelAt {
+					cancel()
+				}
+				if done == 0 && tc.cancelAt < 0 {
+					go func() {
+						waitStopped(t, h.pid(1))
+						cancel()
+					}()
+				}
+			}
+			start := time.Now()
+			run, err := h.run(ctx)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("RunIPC: %v, want context.Canceled", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("cancelled run took %v to return", d)
+			}
+			if len(run.Figures) != tc.figures {
+				t.Errorf("%d figures kept, want %d", len(run.Figures), tc.figures)
+			}
+			for i := range run.Figures {
+				if f := &run.Figures[i]; f.Error != "" {
+					t.Errorf("%s: %s (a cancelled test must leave no failed figure)", figureKey(f), f.Error)
+				}
+			}
+			h.checkNoChildren()
+		})
+	}
+}
+
+// waitStopped waits until pid is stopped (state T in /proc/pid/stat).
+func waitStopped(t *testing.T, pid int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Errorf("reading the state of pid %d: %v", pid, err)
+			return
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("pid %d never stopped", pid)
+}
+
+// TestIPCHandlesStayPrivate checks, while the children run, that no handle
+// they exchanged appears in any child's command line or environment (raw,
+// hex, base64 or as JSON numbers), and that a child holds no file: its
+// descriptors are the socketpair, pipes, /dev/null and kernel files.
+func TestIPCHandlesStayPrivate(t *testing.T) {
+	h := newIPCHarness(t, "ipc_ce_read", "ipc_lat_pingpong")
+	checked := 0
+	bench.SetIPCAfterMap(&h.opt, func(kids []bench.IPCChildInfo) {
+		var handles [][]byte
+		for _, k := range kids {
+			handles = append(handles, k.Handles...)
+		}
+		if want := 3 * 4; len(handles) != want {
+			t.Errorf("%d handles exported by %d children, want %d (send, recv and small buffers and an event each)", len(handles), len(kids), want)
+		}
+		for _, k := range kids {
+			for _, what := range []string{"cmdline", "environ"} {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", k.Pid, what))
+				if err != nil {
+					t.Fatalf("child %d: %v", k.Rank, err)
+				}
+				for _, hd := range handles {
+					for _, enc := range handleEncodings(hd) {
+						if bytes.Contains(b, enc) {
+							t.Errorf("child %d: its %s holds a handle (as %q)", k.Rank, what, enc)
+						}
+					}
+				}
+				checked++
+			}
+			fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", k.Pid))
+			if err != nil {
+				t.Fatalf("child %d: %v", k.Rank, err)
+			}
+			sockets := 0
+			for _, fd := range fds {
+				target, err := os.Readlink(filepath.Join(fmt.Sprintf("/proc/%d/fd", k.Pid), fd.Name()))
+				if err != nil {
+					continue // closed meanwhile
+				}
+				switch {
+				case strings.HasPrefix(target, "socket:"):
+					sockets++
+				case strings.HasPrefix(target, "pipe:"), strings.HasPrefix(target, "anon_inode:"), target == "/dev/null",
+					strings.HasPrefix(target, "/sys/"), strings.HasPrefix(target, "/proc/"):
+					// Kernel files (the runtime reads its cgroup's CPU quota).
+				default:
+					t.Errorf("child %d: descriptor %s is %s; a child holds no file", k.Rank, fd.Name(), target)
+				}
+			}
+			if sockets != 1 {
+				t.Errorf("child %d has %d sockets open, want 1 (its end of the socketpair)", k.Rank, sockets)
+			}
+		}
+	})
+	if _, err := h.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if checked != 6 {
+		t.Errorf("checked %d command lines and environments, want 6", checked)
+	}
+}
+
+// handleEncodings are the forms a leaked handle could take.
+func handleEncodings(h []byte) [][]byte {
+	js, _ := json.Marshal([64]byte(h))
+	return [][]byte{
+		h,
+		[]byte(hex.EncodeToString(h)),
+		[]byte(strings.ToUpper(hex.EncodeToString(h))),
+		[]byte(base64.StdEncoding.EncodeToString(h)),
+		[]byte(base64.RawURLEncoding.EncodeToString(h)),
+		js[1 : len(js)-1],
+	}
+}

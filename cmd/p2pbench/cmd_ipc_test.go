@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// TestIPCCommand runs the real p2pbench binary, built here, on the simulated
+// 2× H200: its children are real processes of that binary.
+func TestIPCCommand(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build p2pbench with")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "p2pbench")
+	build := exec.Command("go", "build", "-o", exe, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building p2pbench: %v\n%s", err, out)
+	}
+	small := []string{"ipc", "--simulate", "h200x2", "--size", "64KiB", "--samples", "3"}
+	p2pbench := func(t *testing.T, env []string, args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+
+	t.Run("simulated run", func(t *testing.T) {
+		file := filepath.Join(dir, "ipc.json")
+		out, code := p2pbench(t, nil, append(small, "-o", file)...)
+		if code != 0 {
+			t.Fatalf("exit status %d:\n%s", code, out)
+		}
+		for _, want := range []string{"SIMULATED", "IPC copy engine, read", "IPC CE, both processes at once", "IPC ping-pong", "IPC baseline: two processes on device 0"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the output lacks %q:\n%s", want, out)
+			}
+		}
+		run, err := results.Read(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.Simulated || !run.Complete || len(run.Figures) != 48 {
+			t.Errorf("simulated=%v complete=%v with %d figures, want a complete simulated run of 48", run.Simulated, run.Complete, len(run.Figures))
+		}
+		for _, f := range run.Figures {
+			if f.Error != "" {
+				t.Errorf("%s %d→%d: %s", f.Test, f.Src, f.Dst, f.Error)
+			}
+		}
+	})
+
+	t.Run("comparison with a same-process run", func(t *testing.T) {
+		ref := filepath.Join(dir, "bw.json")
+		if out, code := p2pbench(t, nil, "bw", "--simulate", "h200x2", "--size", "64KiB", "--sizes", "none", "--samples", "3", "--tests", "ce_read,ce_write", "-o", ref); code != 0 {
+			t.Fatalf("bw: exit status %d:\n%s", code, out)
+		}
+		out, code := p2pbench(t, nil, append(small, "--tests", "ipc_ce_read,ipc_ce_write", "--reference", ref)...)
+		if code != 0 {
+			t.Fatalf("exit status %d:\n%s", code, out)
+		}
+		if !strings.Contains(out, "IPC against the same process") || strings.Count(out, "→") < 4 {
+			t.Errorf("no comparison table:\n%s", out)
+		}
+	})
+
+	t.Run("crashing child", func(t *testing.T) {
+		out, code := p2pbench(t, []string{bench.IPCFaultEnv + "=1:hello:crash"}, append(small, "--tests", "ipc_ce_read")...)
+		if code != 0 {
+			t.Fatalf("exit status %d (a failed child fails figures, not the run):\n%s", code, out)
+		}
+		if !strings.Contains(out, "2 figure(s) failed") || !strings.Contains(out, "exit status 3") {
+			t.Errorf("the output does not report the crashed child:\n%s", out)
+		}
+	})
+
+	t.Run("Ctrl-C", func(t *testing.T) {
+		file := filepath.Join(dir, "partial.json")
+		cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_write,ipc_ce_bidir", "-o", file)...)
+		// Rank 1 stops itself in its first bidirectional sample (pair 1→0,
+		// after its read and write; pair 0→1 is done by then).
+		cmd.Env = append(os.Environ(), bench.IPCFaultEnv+"=1:arm:stop")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kids, stopped := waitForStoppedChild(t, cmd.Process.Pid)
+		argv, err := os.ReadFile("/proc/" + strconv.Itoa(stopped) + "/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2"}, "\x00") + "\x00"
+		if string(argv) != want {
+			t.Errorf("a child's command line is %q, want %q", argv, want)
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("exit status %d (%v), want 130:\n%s", code, err, out.String())
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("p2pbench took %v to stop after SIGINT", d)
+		}
+		for _, pid := range kids {
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("child %d outlived p2pbench", pid)
+			}
+		}
+		run, err := results.Read(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Complete || !strings.Contains(run.Stopped, "interrupted") || len(run.Figures) != 8+2 {
+			t.Errorf("complete=%v stopped=%q with %d figures, want an interrupted run with the 10 figures measured", run.Complete, run.Stopped, len(run.Figures))
+		}
+		if !strings.Contains(out.String(), "every child process was stopped") {
+			t.Errorf("the output does not say the children were stopped:\n%s", out.String())
+		}
+	})
+
+	t.Run("bad use", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			code int
+			say  string
+		}{
+			{[]string{"ipc", "--simulate", "h200x2", "--tests", "ce_read"}, 2, "unknown IPC test"},
+			{[]string{"ipc", "--simulate", "h200x2", "--devices", "0", "--no-same-gpu"}, 2, "no pair"},
+			{[]string{"ipc", "--simulate", "h200x2", "--child-timeout", "0s"}, 2, "--child-timeout"},
+			{[]string{"ipc-child"}, 1, "not run by hand"},
+		} {
+			out, code := p2pbench(t, nil, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.say) {
+				t.Errorf("p2pbench %s: exit status %d, output %q; want %d and %q", strings.Join(tc.args, " "), code, out, tc.code, tc.say)
+			}
+		}
+	})
+}
+
+// waitForStoppedChild waits until one child of parent is stopped and
+// returns every child seen and the stopped one.
+func waitForStoppedChild(t *testing.T, parent int) (kids []int, stopped int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	seen := map[int]bool{}
+	for time.Now().Before(deadline) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) < 2 || f[1] != strconv.Itoa(parent) {
+				continue
+			}
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			if !seen[pid] {
+				seen[pid] = true
+				kids = append(kids, pid)
+			}
+			if f[0] == "T" {
+				return kids, pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no child of %d stopped", parent)
+	return nil, 0
+}
