@@ -181,7 +181,20 @@ func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.
 			return nil
 		}
 		tm := timing{reps: 1, warmup: 1}
-		ms, err := e.timeTransfers(ctx, []transfer{{dv: issuer, op: opFn}}, tm, atomSamples)
+		t := transfer{dv: issuer, op: opFn}
+		launches := uint64(atomSamples * (tm.reps + tm.warmup))
+		if chain {
+			// A chain's operands assume the counter starts from its initial
+			// value, so each sample resets it (before its start event).
+			t.prep = func(s cuda.Stream) error {
+				if err := issuer.ctx.MemsetD32Async(buf, init, bytes/4, s); err != nil {
+					return fmt.Errorf("device %d: resetting the counter: %w", issuer.idx, err)
+				}
+				return nil
+			}
+			launches = 1
+		}
+		ms, err := e.timeTransfers(ctx, []transfer{t}, tm, atomSamples)
 		if err != nil {
 			return err
 		}
@@ -192,7 +205,6 @@ func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.
 				f.Samples = append(f.Samples, float64(threads)*float64(iters)/(m*1e-3)/1e9)
 			}
 		}
-		launches := uint64(atomSamples * (tm.reps + tm.warmup))
 		return checkAtomics(owner, buf, op, elems, threads, uint64(iters), launches, contended || chain)
 	}()
 	if err != nil {

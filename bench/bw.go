@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/kernels"
@@ -173,7 +174,9 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		if err != nil {
 			return fail(err)
 		}
-		ts[i] = transfer{dv: fl.issuer, op: op}
+		// Staged copies (no peer access) go through the host and block it
+		// until the stream reaches them: they cannot wait behind a latch.
+		ts[i] = transfer{dv: fl.issuer, op: op, unlatched: engine == "staged"}
 		if e.opt.Verify {
 			flows[i].seed = e.nextSeed()
 			if err := fl.src.fill(fl.srcPtr, fl.size, flows[i].seed); err != nil {
@@ -333,7 +336,7 @@ func (e *Engine) hostCopy(ctx context.Context, test string, dv *device, host cud
 		}
 		return nil
 	}
-	e.timeOne(ctx, f, []transfer{{dv: dv, op: op}}, size, func() error {
+	e.timeOneFor(ctx, f, []transfer{{dv: dv, op: op}}, size, hostSampleTarget, func() error {
 		if test == "h2d" {
 			return dv.check(dst, size, seed)
 		}
@@ -367,7 +370,12 @@ func (e *Engine) localCopy(ctx context.Context, dv *device, size uint64) {
 
 // timeOne times a single-transfer figure and verifies it with check.
 func (e *Engine) timeOne(ctx context.Context, f results.Figure, ts []transfer, size uint64, check func() error) {
-	tm, err := e.calibrate(ctx, ts)
+	e.timeOneFor(ctx, f, ts, size, sampleTarget, check)
+}
+
+// timeOneFor is timeOne with another target sample time.
+func (e *Engine) timeOneFor(ctx context.Context, f results.Figure, ts []transfer, size uint64, target time.Duration, check func() error) {
+	tm, err := e.calibrateFor(ctx, ts, target)
 	if err == nil {
 		var ms [][]float64
 		ms, err = e.timeTransfers(ctx, ts, tm, e.opt.Samples)

@@ -138,7 +138,7 @@ func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout tim
 	seq := k.seq
 	_ = k.conn.SetWriteDeadline(time.Now().Add(timeout))
 	if err := writeFrame(k.conn, ipcMsg{Seq: seq, Op: op, Body: body}); err != nil {
-		return k.giveUp(op, fmt.Errorf("%w (writing to its channel: %v)", ErrIPCChildExited, err))
+		return k.giveUp(op, k.goneReason(err))
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -157,7 +157,7 @@ func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout tim
 						return k.reply(op, m, resp)
 					}
 				default:
-					return k.giveUp(op, k.goneReason())
+					return k.giveUp(op, k.goneReason(k.readErr))
 				}
 			}
 		case <-timer.C:
@@ -186,21 +186,21 @@ func (k *ipcKid) reply(op string, m ipcMsg, resp any) error {
 	return nil
 }
 
-// goneReason explains a channel that closed: the exit status once the
-// process is reaped, and the end of what it wrote to stderr.
-func (k *ipcKid) goneReason() error {
+// goneReason explains a channel that broke with cause: the exit status once
+// the process is reaped, and the end of what it wrote to stderr.
+func (k *ipcKid) goneReason(cause error) error {
 	select {
 	case <-k.exited:
 	case <-time.After(2 * time.Second):
-		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", ErrIPCChildExited, k.readErr)
+		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", ErrIPCChildExited, cause)
 	}
 	status := "exited"
 	if k.waitErr != nil {
 		status = k.waitErr.Error()
 	}
 	err := fmt.Errorf("%w (%s)", ErrIPCChildExited, status)
-	if errors.Is(k.readErr, errBadFrame) {
-		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", ErrIPCChildExited, k.readErr, status)
+	if errors.Is(cause, errBadFrame) {
+		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", ErrIPCChildExited, cause, status)
 	}
 	if tail := k.stderr.lastLines(3); tail != "" {
 		err = fmt.Errorf("%w; its last output: %q", err, tail)

@@ -8,7 +8,7 @@ G=$PWD/.gpu
 W=/tmp/p2pwork
 mkdir -p "$W" "$OUT"
 log() { echo; echo "=== $* ==="; }
-run() { log "$*"; local t0=$(date +%s.%N); timeout "${TIMEOUT:-300}" "$@"; local rc=$?; echo "[rc=$rc, $(echo "$(date +%s.%N) - $t0" | bc) s]"; return $rc; }
+run() { log "$*"; local t0=$(date +%s%N); timeout "${TIMEOUT:-300}" "$@"; local rc=$?; echo "[rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms]"; return $rc; }
 
 for phase in "$@"; do
 case $phase in

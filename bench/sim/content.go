@@ -15,7 +15,10 @@ import (
 //     allocation holds;
 //   - repeat: an 8-byte unit over and over (memset, atomic counters);
 //   - chase: the pointer chain of p2p_chase_build, computed on demand;
-//   - bytes: real bytes, for small writes (host copies, results, flags).
+//   - bytes: real bytes, for small writes (results, flags) and snapshots of
+//     host memory;
+//   - host reference: bytes still in a pinned host buffer, copied there by a
+//     copy from host memory that has not been snapshotted yet (hostmem.go).
 //
 // Copies splice segments (shifting their origin), so filling, copying and
 // checking a gigabyte costs microseconds; only reading to the host, or
@@ -28,7 +31,15 @@ const (
 	segRepeat
 	segChase
 	segBytes
+	segHostRef
 )
+
+// blob is the backing array of a large bytes segment; one that was never
+// shared with another buffer can be reused once overwritten.
+type blob struct {
+	b      []byte
+	shared bool
+}
 
 // chaseDesc is one p2p_chase_build: a cycle through nodes at addr + k*stride.
 type chaseDesc struct {
@@ -57,10 +68,12 @@ type segment struct {
 	off, n uint64 // the bytes [off, off+n) of the buffer
 	kind   segKind
 	seed   uint32 // pattern
-	origin int64  // pattern, repeat, chase: the buffer offset of index 0
+	origin int64  // pattern, repeat, chase, host reference: the buffer offset of index 0
 	unit   uint64 // repeat: 8 bytes, little-endian
-	data   []byte // bytes: data[0] is at off; never modified once made
+	data   []byte // bytes: data[0] is at off; never modified while in use
+	blob   *blob  // bytes: the whole array data is part of, when reusable
 	chase  *chaseDesc
+	h      *hostBuf // host reference: buffer offset x is host byte x-origin
 }
 
 // content is the memory of one allocation: segments in order, covering it.
@@ -108,11 +121,15 @@ func (c *content) read(off, n uint64) []segment {
 }
 
 // write replaces [off, off+n) with segs, which must cover exactly that range.
-func (c *content) write(off, n uint64, segs []segment) {
+// It returns the segments it removed whole.
+func (c *content) write(off, n uint64, segs []segment) (dropped []segment) {
 	end := off + n
 	i := c.find(off)
 	j := i
 	for j < len(c.segs) && c.segs[j].off < end {
+		if s := c.segs[j]; s.off >= off && s.off+s.n <= end {
+			dropped = append(dropped, s)
+		}
 		j++
 	}
 	var repl []segment
@@ -138,6 +155,7 @@ func (c *content) write(off, n uint64, segs []segment) {
 	}
 	repl = mergeSegments(repl)
 	c.segs = append(c.segs[:lo], append(repl, c.segs[hi:]...)...)
+	return dropped
 }
 
 func mergeSegments(in []segment) []segment {
@@ -175,8 +193,12 @@ func merge(a, b segment) (segment, bool) {
 		if a.chase != b.chase || a.origin != b.origin {
 			return a, false
 		}
+	case segHostRef:
+		if a.h != b.h || a.origin != b.origin {
+			return a, false
+		}
 	case segBytes:
-		if a.n+b.n > maxMergedBytes {
+		if a.n+b.n > maxMergedBytes || a.blob != nil || b.blob != nil {
 			return a, false
 		}
 		data := make([]byte, 0, a.n+b.n)
@@ -193,6 +215,8 @@ func (s *segment) bytesAt(dst []byte, off uint64) {
 	switch s.kind {
 	case segBytes:
 		copy(dst, s.data[off-s.off:])
+	case segHostRef:
+		copy(dst, s.h.b[int64(off)-s.origin:])
 	case segRepeat:
 		var u [8]byte
 		binary.LittleEndian.PutUint64(u[:], s.unit)

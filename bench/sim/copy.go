@@ -244,6 +244,7 @@ func (d *Driver) fillWords(sp span, value uint32) {
 		sp.a.mem.fillRepeat(sp.off, sp.n, uint64(value)|uint64(value)<<32)
 		return
 	}
+	d.hostWrite(sp.h)
 	b := sp.h.b[sp.off : sp.off+sp.n]
 	for i := 0; i+4 <= len(b); i += 4 {
 		binary.LittleEndian.PutUint32(b[i:], value)

@@ -29,6 +29,7 @@ func hostWord(h *hostBuf, off uint64) *uint32 {
 // flagSet reads the flag (the driver lock is held).
 func (l *latchRun) flagSet() bool {
 	if l.flag.h != nil {
+		l.d.hostRead(l.flag.h)
 		return atomic.LoadUint32(hostWord(l.flag.h, l.flag.off)) != 0
 	}
 	var b [4]byte
@@ -47,6 +48,7 @@ func (l *latchRun) hostFlagSet() bool {
 // polling).
 func (d *Driver) writeU32(sp span, v uint32) {
 	if sp.h != nil {
+		d.hostWrite(sp.h)
 		atomic.StoreUint32(hostWord(sp.h, sp.off), v)
 		return
 	}

@@ -29,6 +29,7 @@ type allocation struct {
 	mem    content
 	freed  bool
 	ipcTag uint64 // 0 until exported
+	spare  []byte // a snapshot array to reuse (hostmem.go)
 }
 
 // hostBuf is one HostAlloc: real Go memory.
@@ -163,32 +164,40 @@ func (c *devContext) access(p, n uint64, what string) (span, *asyncError) {
 	return sp, nil
 }
 
-// readSegs returns the content of sp as segments at offsets 0..n.
+// readSegs returns the content of sp as segments at offsets 0..n, for a
+// copy: host memory comes as a reference to its bytes, snapshotted when the
+// run ends (hostmem.go).
 func (d *Driver) readSegs(sp span) []segment {
 	if sp.a != nil {
 		segs := sp.a.mem.read(sp.off, sp.n)
 		for i := range segs {
+			if segs[i].blob != nil {
+				segs[i].blob.shared = true
+			}
 			segs[i] = segs[i].shift(-int64(sp.off))
 		}
 		return segs
 	}
-	data := append([]byte(nil), sp.h.b[sp.off:sp.off+sp.n]...)
-	return []segment{{off: 0, n: sp.n, kind: segBytes, data: data}}
+	d.hostRead(sp.h)
+	return []segment{{off: 0, n: sp.n, kind: segHostRef, h: sp.h, origin: -int64(sp.off)}}
 }
 
-// writeSegs stores segments (at offsets 0..n) into sp.
+// writeSegs stores segments (at offsets 0..n) into sp; into host memory at
+// the end of the run.
 func (d *Driver) writeSegs(sp span, segs []segment) {
 	if sp.a != nil {
+		refs := false
 		for i := range segs {
+			refs = refs || segs[i].kind == segHostRef
 			segs[i] = segs[i].shift(int64(sp.off))
 		}
-		sp.a.mem.write(sp.off, sp.n, segs)
+		sp.a.keepSpare(sp.a.mem.write(sp.off, sp.n, segs))
+		if refs {
+			d.traffic.refs[sp.a] = true
+		}
 		return
 	}
-	dst := sp.h.b[sp.off : sp.off+sp.n]
-	for _, s := range segs {
-		s.bytesAt(dst[s.off:s.off+s.n], s.off)
-	}
+	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: hostSegments(segs)})
 }
 
 // readBytes and writeBytes move real bytes in or out of sp.
@@ -197,6 +206,7 @@ func (d *Driver) readBytes(sp span, dst []byte) {
 		sp.a.mem.readBytes(dst, sp.off)
 		return
 	}
+	d.hostRead(sp.h)
 	copy(dst, sp.h.b[sp.off:])
 }
 
@@ -205,6 +215,7 @@ func (d *Driver) writeBytes(sp span, b []byte) {
 		sp.a.mem.writeBytes(sp.off, b)
 		return
 	}
+	d.hostWrite(sp.h)
 	copy(sp.h.b[sp.off:], b)
 }
 

@@ -49,7 +49,8 @@ type Driver struct {
 	ctxs []*devContext // by device; nil until Context is first called
 
 	sched
-	mem addressSpace
+	mem     addressSpace
+	traffic hostTraffic
 
 	nextHandle uintptr
 	streams    map[cuda.Stream]*stream
@@ -145,6 +146,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 	}
 	d.sched.init(d)
 	d.mem.init(m.n)
+	d.traffic.init()
 	for _, o := range opts {
 		if err := o(d); err != nil {
 			return nil, err
@@ -260,6 +262,7 @@ func (d *Driver) Close() error {
 	d.closed = true
 	d.sched.drop()
 	d.mem.drop()
+	d.traffic = hostTraffic{}
 	d.streams, d.events, d.modules, d.funcs = nil, nil, nil, nil
 	d.memExports, d.eventExports = nil, nil
 	return nil

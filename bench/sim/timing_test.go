@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -327,5 +328,61 @@ func TestDeterministic(t *testing.T) {
 	}
 	if hi == lo || (hi-lo)/lo > 0.03 {
 		t.Errorf("samples %v: spread %.3f%%", x, 100*(hi-lo)/lo)
+	}
+}
+
+// TestHostCopyOrdering: the host side of copies is settled exactly as if
+// each copy ran in order, though the simulator defers it within a run.
+func TestHostCopyOrdering(t *testing.T) {
+	const size = 4 << 20
+	r := newRig(t, "h200x2")
+	c := r.ctx[0]
+	h, err := c.HostAlloc(size, true)
+	r.must(err)
+	a, b := r.alloc(0, size), r.alloc(0, size)
+	s := r.stream(0)
+	for i := range h.Host {
+		h.Host[i] = 1
+	}
+	// Device a gets the host's ones; then the host changes its bytes: a keeps the ones.
+	r.must(c.MemcpyAsync(a, h.Device, size, s))
+	r.must(c.StreamSynchronize(s))
+	for i := range h.Host {
+		h.Host[i] = 2
+	}
+	got := make([]byte, 16)
+	r.must(c.MemcpyDtoH(got, a+size/2))
+	if got[0] != 1 || got[15] != 1 {
+		t.Errorf("device copy of host memory changed with the host: %v", got)
+	}
+	// In one run: pattern → host, host → b, then a latch status in the same buffer.
+	r.fill(0, a, size, 5)
+	for i := range 3 {
+		r.must(c.MemcpyAsync(h.Device, a, size, s))
+		if i == 1 {
+			r.must(c.MemcpyAsync(b, h.Device, size, s))
+		}
+	}
+	r.must(r.launch(0, kernels.Latch, 1, 1, s, kernels.LatchArgs{Flag: uint64(h.Device), Status: uint64(h.Device) + 8, TimeoutNs: 1000}.Params()...))
+	r.must(c.StreamSynchronize(s))
+	if _, bad, _ := r.check(0, b, size, 5); bad != 0 {
+		t.Errorf("host → device after device → host in one run: %d bad words", bad)
+	}
+	if v := atomic.LoadUint32(hostU32(h, 8)); v != kernels.LatchReleased {
+		t.Errorf("latch status %d (flag was the pattern's first word, non-zero)", v)
+	}
+	if w := binary.LittleEndian.Uint32(h.Host[12:]); w != kernels.Pattern(5, 3) {
+		t.Errorf("host word 3 = %#x, want the pattern", w)
+	}
+	// The host poisons its buffer; the next run writes the pattern again.
+	for i := range h.Host {
+		h.Host[i] = 0xEE
+	}
+	r.must(c.MemcpyAsync(h.Device, a, size, s))
+	r.must(c.StreamSynchronize(s))
+	for i := uint64(0); i < size/4; i += 4099 {
+		if w := binary.LittleEndian.Uint32(h.Host[4*i:]); w != kernels.Pattern(5, i) {
+			t.Fatalf("host word %d = %#x after the second run, want the pattern", i, w)
+		}
 	}
 }

@@ -40,6 +40,7 @@ func (l *launch) fill() (*op, error) {
 			sp.a.mem.fillPattern(sp.off, a.Words, a.Seed)
 			return nil
 		}
+		d.hostWrite(sp.h)
 		b := sp.h.b[sp.off:]
 		for i := uint64(0); i < a.Words; i++ {
 			binary.LittleEndian.PutUint32(b[4*i:], kernels.Pattern(a.Seed, i))
@@ -104,6 +105,7 @@ func (d *Driver) checkSpan(sp span, words uint64, seed uint32) (int64, uint64) {
 		return sp.a.mem.checkPattern(sp.off, words, seed)
 	}
 	first, bad := int64(-1), uint64(0)
+	d.hostRead(sp.h)
 	b := sp.h.b[sp.off:]
 	for i := uint64(0); i < words; i++ {
 		if binary.LittleEndian.Uint32(b[4*i:]) != kernels.Pattern(seed, i) {

@@ -340,7 +340,7 @@ func printAtomics(w io.Writer, run *results.Run) {
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t", r.op, r.measure)
-		format := "%.2f"
+		format := "%.3g"
 		if strings.HasPrefix(r.measure, "ns") {
 			format = "%.0f"
 		}
