@@ -18,13 +18,13 @@ import (
 // 256 threads per SM, 64 operations each; contended runs fewer, since every
 // operation serialises on one address.
 const (
-	atomBlocksPerSM     = 2
-	atomBlock           = 256
-	atomIters           = 64
-	atomContendedBlock  = 64
-	atomContendedIters  = 8
-	atomChainIters      = 2000
-	atomSamples         = 10
+	atomBlocksPerSM    = 2
+	atomBlock          = 256
+	atomIters          = 64
+	atomContendedBlock = 64
+	atomContendedIters = 8
+	atomChainIters     = 2000
+	atomSamples        = 10
 )
 
 const (
@@ -232,10 +232,10 @@ func b2u(b bool) uint32 {
 
 // AtomicMismatch is a counter that does not hold the exact expected value.
 type AtomicMismatch struct {
-	Op          string
-	Element     uint64
-	Got, Want   uint64
-	Float       bool
+	Op        string
+	Element   uint64
+	Got, Want uint64
+	Float     bool
 }
 
 func (m *AtomicMismatch) Error() string {

@@ -421,13 +421,18 @@ func (r *ipcRun) shutdown(cancelled bool) {
 			k.reap(grace)
 		}
 	}
+	exiting := r.live()
 	r.each(func(k *ipcKid) {
 		if err := k.call(bg, opExit, struct{}{}, nil, grace); err != nil {
 			k.giveUp(opExit, err)
-			r.notes = append(r.notes, "ipc: "+k.failed.Error())
 		}
 		k.reap(grace)
 	})
+	for _, k := range exiting {
+		if !k.alive() {
+			r.notes = append(r.notes, "ipc: "+k.failed.Error())
+		}
+	}
 	for _, k := range r.kids {
 		k.kill()
 		k.reap(grace)

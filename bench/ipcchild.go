@@ -520,17 +520,15 @@ func (c *ipcChild) exit() error {
 	return err
 }
 
-// abandon cleans up after the parent went away without an exit: mappings
-// are closed, but this rank's own memory is left to the process's end, as
-// other children may still map it.
+// abandon is all the cleanup left once the parent went away without an
+// exit: the latches let go. Mappings and memory are left to the process's
+// end, where the driver reclaims them: other children may still map this
+// one's memory, and a stream waiting on a failed peer's event would block an
+// orderly close for ever.
 func (c *ipcChild) abandon() {
-	if c.own() == nil {
-		return
-	}
 	for _, h := range c.hosted {
 		releaseLatch(h.dv)
 	}
-	_, _ = c.unmap(nil)
 }
 
 // issuer returns the hosted rank that issues work for rank.
@@ -740,7 +738,7 @@ func (c *ipcChild) queue(req sampleReq, lead bool) error {
 func (c *ipcChild) finish(rank int, release bool) (float64, error) {
 	q := c.pending[rank]
 	if q == nil || q.latched != release {
-		return 0, fmt.Errorf("ipc-child: no sample of rank %d to %s", rank, map[bool]string{true: "release", false: "collect"}[release])
+		return 0, fmt.Errorf("ipc-child: rank %d has no sample queued by %s", rank, map[bool]string{true: opArm, false: opFollow}[release])
 	}
 	delete(c.pending, rank)
 	dv := q.h.dv

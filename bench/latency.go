@@ -108,10 +108,10 @@ func (dv *device) smallBuf() (cuda.DevicePtr, error) {
 // Layout of the small buffer.
 const (
 	smallBytes   = 64 << 10
-	smallFlag    = 0        // u32 ping-pong flag
-	smallStatus  = 256      // u32 status
-	smallSink    = 512      // u64 chase sink
-	smallTimes   = 1024     // u64 timestamps
+	smallFlag    = 0    // u32 ping-pong flag
+	smallStatus  = 256  // u32 status
+	smallSink    = 512  // u64 chase sink
+	smallTimes   = 1024 // u64 timestamps
 	maxTimestamp = (smallBytes - smallTimes) / 8
 )
 

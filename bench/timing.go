@@ -28,7 +28,7 @@ func hostWord(h cuda.HostBuffer, off int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&h.Host[off]))
 }
 
-func armLatch(dv *device)     { atomic.StoreUint32(hostWord(dv.latch, 0), 0) }
+func armLatch(dv *device) { atomic.StoreUint32(hostWord(dv.latch, 0), 0) }
 func releaseLatch(dv *device) {
 	if dv.latch.Host != nil {
 		atomic.StoreUint32(hostWord(dv.latch, 0), 1)

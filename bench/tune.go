@@ -184,4 +184,3 @@ func (e *Engine) addTuning(t results.Tuning) {
 		e.opt.Tuned[TuneKey{t.Src, t.Dst, t.Direction}] = SMConfig{t.Winner.Variant, t.Winner.BlocksPerSM, t.Winner.BlockSize}
 	}
 }
-

@@ -93,6 +93,21 @@ func Decode(r io.Reader) (*Run, error) {
 // file of another version is reported as such rather than as whatever type
 // mismatch its different shape happens to cause first.
 func decode(file string, data []byte) (*Run, error) {
+	if run, ok := decodeFast(data); ok {
+		if run.Schema != SchemaVersion {
+			return nil, &VersionError{File: file, Version: run.Schema}
+		}
+		if err := run.Validate(); err != nil {
+			return nil, &InvalidError{File: file, Err: err}
+		}
+		return run, nil
+	}
+	return decodeSlow(file, data)
+}
+
+// decodeSlow decodes with encoding/json alone: the reference behaviour,
+// and the one whose errors say where a file is broken.
+func decodeSlow(file string, data []byte) (*Run, error) {
 	var probe struct {
 		Schema *json.RawMessage `json:"schema"`
 	}
@@ -159,7 +174,7 @@ func position(data []byte, offset int64) (line, col int) {
 // Encode writes r as indented JSON. Arrays of numbers (the samples) stay on
 // one line each, which keeps files of thousands of figures readable.
 func (r *Run) Encode(w io.Writer) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := encodeRun(r)
 	if err != nil {
 		var uv *json.UnsupportedValueError
 		if errors.As(err, &uv) {
@@ -167,7 +182,6 @@ func (r *Run) Encode(w io.Writer) error {
 		}
 		return fmt.Errorf("encoding results: %w", err)
 	}
-	data = compactNumberArrays(data)
 	data = append(data, '\n')
 	_, err = w.Write(data)
 	return err

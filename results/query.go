@@ -178,6 +178,17 @@ func DescriptiveParam(name string) bool {
 		strings.HasPrefix(name, "driver_")
 }
 
+// IdentityParams returns the params part of Key: the identifying params as
+// sorted k=v pairs joined by commas.
+func (f Figure) IdentityParams() string {
+	if len(f.Params) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	writeParams(&b, f.Params, true)
+	return b.String()
+}
+
 // ParamString returns all params as sorted k=v pairs joined by commas.
 func (f Figure) ParamString() string {
 	var b strings.Builder
@@ -254,4 +265,48 @@ func FormatBytes(n uint64) string {
 		u++
 	}
 	return strconv.FormatFloat(x, 'f', 1, 64) + " " + units[u]
+}
+
+// matrixTests are the one-figure-per-pair bandwidth tests of the matrices.
+var matrixTests = map[string]bool{"ce_read": true, "ce_write": true, "sm_read": true, "sm_write": true,
+	"ce_bidir": true, "sm_bidir": true, "nop2p_copy": true}
+
+// MatrixSize returns the transfer size of the run's pairwise bandwidth
+// matrices: the size that the most matrix tests (ce_read, ce_write, sm_*,
+// *_bidir, nop2p_copy) share, since a size sweep adds other sizes to some
+// tests only; among equals, the size with the most figures, then the
+// largest. It returns 0 when the run has no pair bandwidth figures.
+func (r *Run) MatrixSize() uint64 {
+	type score struct{ tests, figures int }
+	type testSize struct {
+		test string
+		size uint64
+	}
+	scores := map[uint64]*score{}
+	seen := map[testSize]bool{}
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		if !matrixTests[f.Test] || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
+			continue
+		}
+		s := scores[f.Size]
+		if s == nil {
+			s = &score{}
+			scores[f.Size] = s
+		}
+		s.figures++
+		k := testSize{f.Test, f.Size}
+		if !seen[k] {
+			seen[k] = true
+			s.tests++
+		}
+	}
+	var best uint64
+	var bs *score
+	for size, s := range scores {
+		if bs == nil || s.tests > bs.tests || s.tests == bs.tests && (s.figures > bs.figures || s.figures == bs.figures && size > best) {
+			best, bs = size, s
+		}
+	}
+	return best
 }

@@ -33,14 +33,16 @@ func TestFigureKey(t *testing.T) {
 }
 
 func TestKeysAreUnique(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 4, Faults: true})
-	seen := map[string]bool{}
-	for _, f := range run.Figures {
-		k := f.Key()
-		if seen[k] {
-			t.Fatalf("two figures have the key %q", k)
+	for _, n := range []int{2, 4, 9} {
+		run := synth.New(synth.Options{GPUs: n, Faults: true})
+		seen := map[string]bool{}
+		for _, f := range run.Figures {
+			k := f.Key()
+			if seen[k] {
+				t.Fatalf("%d GPUs: two figures have the key %q", n, k)
+			}
+			seen[k] = true
 		}
-		seen[k] = true
 	}
 }
 
@@ -100,5 +102,21 @@ func TestFormatBytes(t *testing.T) {
 		if got := results.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestMatrixSize(t *testing.T) {
+	if got := synth.New(synth.Options{GPUs: 2}).MatrixSize(); got != synth.MatrixSize {
+		t.Errorf("MatrixSize with a sweep = %d, want %d", got, synth.MatrixSize)
+	}
+	sweepOnly := &results.Run{}
+	for _, z := range []uint64{4, 1 << 20, 1 << 30} {
+		sweepOnly.Figures = append(sweepOnly.Figures, results.Figure{Test: "ce_write", Src: 0, Dst: 1, Size: z})
+	}
+	if got := sweepOnly.MatrixSize(); got != 1<<30 {
+		t.Errorf("MatrixSize of a lone sweep = %d, want the largest size", got)
+	}
+	if got := (&results.Run{}).MatrixSize(); got != 0 {
+		t.Errorf("MatrixSize of no figures = %d", got)
 	}
 }

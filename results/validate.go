@@ -166,13 +166,27 @@ func (v *validator) topology(t *Topology) {
 	}
 }
 
+// figurePlaceholder stands for figureWhere in problems until one is found.
+const figurePlaceholder = "\x00figure\x00"
+
 // figureWhere names a figure in messages the way people look for it.
 func figureWhere(i int, f *Figure) string {
 	return fmt.Sprintf("figures[%d] (%s %d->%d %s)", i, f.Test, f.Src, f.Dst, FormatBytes(f.Size))
 }
 
 func (v *validator) figure(i int, f *Figure) {
-	where := figureWhere(i, f)
+	// Naming the figure costs a Sprintf; only problems need it, and a
+	// valid 72-GPU run has hundreds of thousands of figures.
+	first := len(v.problems)
+	defer func() {
+		if len(v.problems) > first {
+			where := figureWhere(i, f)
+			for j := first; j < len(v.problems); j++ {
+				v.problems[j] = strings.Replace(v.problems[j], figurePlaceholder, where, 1)
+			}
+		}
+	}()
+	where := figurePlaceholder
 	if f.Test == "" {
 		v.add("%s: test is empty", where)
 	}

@@ -91,17 +91,23 @@ func ipcOptions(c *cli.Context, s *session) (bench.IPCOptions, error) {
 	if err != nil {
 		return o, usageError{fmt.Errorf("--size: %w", err)}
 	}
+	o.Child, err = ipcChildArgs(s)
+	return o, err
+}
+
+// ipcChildArgs is the command line of every child of an IPC run in session
+// s: this program's hidden subcommand, and the simulated machine if any. It
+// holds no handle: handles travel on descriptor 3 only.
+func ipcChildArgs(s *session) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return o, fmt.Errorf("finding this program to start the IPC children: %w", err)
+		return nil, fmt.Errorf("finding this program to start the IPC children: %w", err)
 	}
-	// The children get no handle on their command line: only the hidden
-	// subcommand and how to open the driver. Handles travel on descriptor 3.
-	o.Child = []string{exe, ipcChildCommand}
+	args := []string{exe, ipcChildCommand}
 	if s.sim != "" {
-		o.Child = append(o.Child, "--simulate", s.sim)
+		args = append(args, "--simulate", s.sim)
 	}
-	return o, nil
+	return args, nil
 }
 
 func ipcAction(c *cli.Context) error {
@@ -218,7 +224,7 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 	cross := func(test string, more func(f *results.Figure) bool) func(f *results.Figure) bool {
 		return func(f *results.Figure) bool { return f.Test == test && !ipcSameGPU(f) && more(f) }
 	}
-	any := func(*results.Figure) bool { return true }
+	every := func(*results.Figure) bool { return true }
 	for _, t := range []struct{ test, title string }{
 		{"ipc_ce_read", "IPC copy engine, read (pull: cuMemcpyAsync in the destination's process)"},
 		{"ipc_ce_write", "IPC copy engine, write (push: cuMemcpyAsync in the source's process)"},
@@ -226,7 +232,7 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 		{"ipc_sm_write", "IPC SM copy kernel, write (push: kernel in the source's process)"},
 	} {
 		title := fmt.Sprintf("%s, GB/s (median, %s, decimal GB/s); across processes; row = source, column = destination", t.title, bench.FormatBytes(size))
-		printMatrix(w, run, title, cross(t.test, any), "%.1f", true)
+		printMatrix(w, run, title, cross(t.test, every), "%.1f", true)
 	}
 	for _, t := range []string{"ipc_ce_bidir", "ipc_sm_bidir"} {
 		for _, dir := range []string{"read", "write"} {

@@ -219,4 +219,3 @@ func shortErr(s string) string {
 	}
 	return s
 }
-

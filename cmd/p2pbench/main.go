@@ -29,9 +29,9 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := &cli.App{
-		Name:    "p2pbench",
-		Usage:   "benchmark GPU-to-GPU links: topology, bandwidth, latency, atomics, IPC",
-		Version: version,
+		Name:     "p2pbench",
+		Usage:    "benchmark GPU-to-GPU links: topology, bandwidth, latency, atomics, IPC",
+		Version:  version,
 		Commands: commands,
 		// Errors are printed once, by run, without usage noise.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -769,10 +769,12 @@ func (g *gen) atomics() {
 func (g *gen) ipc() {
 	n := g.o.GPUs
 	size := uint64(MatrixSize)
+	seen := map[[2]int]bool{}
 	for _, p := range [][2]int{{0, 1}, {1, 0}, {0, n - 1}} {
-		if p[0] == p[1] {
+		if p[0] == p[1] || seen[p] {
 			continue
 		}
+		seen[p] = true
 		ce := g.m.peerGBps(p[0], p[1]) * g.pairFactor(p[0], p[1])
 		g.add(g.bwFigure("ipc_ce_read", "copy_engine", "read", "", p[0], p[1], size, ce*g.faults.ipcSlow, ceLatency, nil, convRead+"; across two processes through cuIpcOpenMemHandle"))
 		g.add(g.bwFigure("ipc_ce_write", "copy_engine", "write", "", p[0], p[1], size, ce*1.001*0.998, ceLatency, nil, convWrite+"; across two processes through cuIpcOpenMemHandle"))
