@@ -1,0 +1,331 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/bench/sim"
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// newRun runs tests on a simulated machine and returns the results.
+func simRun(t *testing.T, machine string, opt bench.Options, simOpts ...sim.Option) (*results.Run, error) {
+	t.Helper()
+	drv, err := sim.New(machine, simOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drv.Close() })
+	if opt.Devices == nil {
+		if opt.Devices, err = bench.SelectDevices(drv, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if opt.Size == 0 {
+		opt.Size = 1 << 20
+	}
+	if opt.Samples == 0 {
+		opt.Samples = 3
+	}
+	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, Start: time.Now(), Verify: opt.Verify}
+	env, topo, err := bench.Discover(drv, bench.ModelMonitor(drv), opt.Devices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Environment, run.Topology = env, topo
+	err = bench.NewEngine(drv, opt).Run(context.Background(), run)
+	run.End, run.Complete = time.Now(), err == nil
+	return run, err
+}
+
+func find(run *results.Run, keep func(f results.Figure) bool) []results.Figure {
+	var out []results.Figure
+	for _, f := range run.Figures {
+		if keep(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestEverySimulatedTestPasses(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: bench.TestNames(""), Verify: true, Sweep: []uint64{4, 4096, 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Validate(); err != nil {
+		t.Fatalf("the run does not validate: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range run.Figures {
+		seen[f.Test] = true
+		if f.Error != "" || f.Verify == results.VerifyFailed {
+			t.Errorf("%s %s %d→%d %d: error %q, verify %s %s", f.Test, f.Engine, f.Src, f.Dst, f.Size, f.Error, f.Verify, f.VerifyDetail)
+		}
+		if f.Stats == nil || f.Stats.N != len(f.Samples) || f.Stats.Median <= 0 {
+			t.Errorf("%s %d→%d: stats %+v for %d samples", f.Test, f.Src, f.Dst, f.Stats, len(f.Samples))
+		}
+		if f.Unit == "GB/s" && f.Verify != results.VerifyPassed {
+			t.Errorf("%s %d→%d: bandwidth figure not verified (%s)", f.Test, f.Src, f.Dst, f.Verify)
+		}
+	}
+	for _, want := range []string{"h2d", "d2h", "local_copy", "ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir",
+		"nop2p_copy", "all_to_one", "one_to_all", "all_pairs", "lat_chase", "lat_pingpong", "lat_copy_device", "lat_copy_host",
+		"atomic_tput", "atomic_latency"} {
+		if !seen[want] {
+			t.Errorf("no %s figure", want)
+		}
+	}
+	// The sweep gives every one-direction test every size.
+	if n := len(find(run, func(f results.Figure) bool { return f.Test == "ce_read" && f.Src == 0 && f.Dst == 1 })); n != 3 {
+		t.Errorf("ce_read 0→1 has %d sizes, want 3 (the matrix size is also a sweep size)", n)
+	}
+	// Bidirectional tests report each direction and the total.
+	parts := map[string]bool{}
+	for _, f := range find(run, func(f results.Figure) bool { return f.Test == "ce_bidir" && f.Src == 0 && f.Dst == 1 }) {
+		parts[f.Direction+"/"+f.Part] = true
+	}
+	if len(parts) != 6 {
+		t.Errorf("ce_bidir 0→1 parts: %v, want read and write × forward, reverse, total", parts)
+	}
+}
+
+func TestCorruptionFailsOnlyThatFigure(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_read", "ce_write"}, Verify: true},
+		sim.WithFault(sim.Fault{Kind: sim.FaultCorrupt, Src: 0, Dst: 1, Offset: 4096}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := find(run, func(f results.Figure) bool { return f.Verify == results.VerifyFailed })
+	if len(bad) != 2 {
+		t.Fatalf("%d failed figures, want 2 (ce_read and ce_write 0→1): %+v", len(bad), bad)
+	}
+	for _, f := range bad {
+		if f.Src != 0 || f.Dst != 1 || !strings.Contains(f.VerifyDetail, "offset 4096") {
+			t.Errorf("%s %d→%d: %q, want the pair 0→1 and offset 4096", f.Test, f.Src, f.Dst, f.VerifyDetail)
+		}
+		if len(f.Samples) == 0 {
+			t.Errorf("%s: the timing of a figure with bad data was lost", f.Test)
+		}
+	}
+	if ok := find(run, func(f results.Figure) bool { return f.Src == 1 && f.Verify == results.VerifyPassed }); len(ok) != 2 {
+		t.Errorf("the other direction: %d passed figures, want 2", len(ok))
+	}
+}
+
+func TestUnsupportedPairIsRecordedAndStaged(t *testing.T) {
+	run, err := simRun(t, "pcie-4gpu", bench.Options{Tests: []string{"ce_read", "sm_write", "nop2p_copy"}, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unsupported, staged int
+	for _, f := range run.Figures {
+		if f.ErrorName == "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED" {
+			unsupported++
+			if !strings.Contains(f.Error, "pair") {
+				t.Errorf("error %q does not name the pair", f.Error)
+			}
+		}
+		if f.Test == "nop2p_copy" && f.Error == "" && f.Verify == results.VerifyPassed {
+			staged++
+		}
+	}
+	if unsupported == 0 {
+		t.Error("no figure recorded CUDA_ERROR_PEER_ACCESS_UNSUPPORTED")
+	}
+	if staged != 12 {
+		t.Errorf("%d staged figures passed, want 12 (every ordered pair of 4 GPUs)", staged)
+	}
+}
+
+func TestFailingPairDoesNotStopTheRun(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_read", "sm_read"}, Verify: true},
+		sim.WithFault(sim.Fault{Kind: sim.FaultAsyncError, Src: sim.AnyDevice, Dst: sim.AnyDevice, Code: cuda.ErrorLaunchFailed}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Figures) != 4 {
+		t.Fatalf("%d figures, want 4", len(run.Figures))
+	}
+	for _, f := range run.Figures {
+		if f.Error == "" || f.ErrorName != "CUDA_ERROR_LAUNCH_FAILED" {
+			t.Errorf("%s %d→%d: error %q (%s), want CUDA_ERROR_LAUNCH_FAILED", f.Test, f.Src, f.Dst, f.Error, f.ErrorName)
+		}
+	}
+}
+
+func TestLatchTimeoutIsAnError(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_write"}, Verify: true, LatchTimeout: 50 * time.Millisecond},
+		sim.WithFault(sim.Fault{Kind: sim.FaultLatchStuck, Src: 0, Dst: sim.AnyDevice}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range run.Figures {
+		timedOut := strings.Contains(f.Error, "latch timed out")
+		if (f.Src == 0) != timedOut {
+			t.Errorf("%s %d→%d: error %q", f.Test, f.Src, f.Dst, f.Error)
+		}
+	}
+}
+
+func TestWrongAtomicCountFailsTheFigure(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"atomic_tput"}, Verify: true},
+		sim.WithFault(sim.Fault{Kind: sim.FaultAtomicCount, Src: 0, Dst: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range run.Figures {
+		failed := f.Verify == results.VerifyFailed
+		if failed != (f.Src == 0 && f.Dst == 1) {
+			t.Errorf("%s %s %d→%d: verify %s %s", f.Test, f.Params["op"], f.Src, f.Dst, f.Verify, f.VerifyDetail)
+		}
+		if failed && !strings.Contains(f.VerifyDetail, "want exactly") {
+			t.Errorf("detail %q does not say what was expected", f.VerifyDetail)
+		}
+	}
+}
+
+func TestCancelKeepsWhatWasMeasured(t *testing.T) {
+	drv, err := sim.New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := bench.Options{Devices: []int{0, 1}, Tests: bench.TestNames("bw"), Size: 1 << 20, Samples: 3, Verify: true,
+		Progress: func(done, total int, step string) {
+			if done == 5 {
+				cancel()
+			}
+		}}
+	run := &results.Run{Schema: results.SchemaVersion}
+	err = bench.NewEngine(drv, opt).Run(ctx, run)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	if len(run.Figures) == 0 {
+		t.Fatal("nothing measured before the cancel was kept")
+	}
+	// Everything was released: a fresh enable of 0→1 succeeds (not ALREADY_ENABLED).
+	c0, _ := drv.Context(0)
+	c1, _ := drv.Context(1)
+	if err := c0.EnablePeerAccess(c1, 0); err != nil {
+		t.Errorf("peer access 0→1 left enabled after the cancel: %v", err)
+	}
+}
+
+func TestPeersRecoverFromTooManyPeers(t *testing.T) {
+	drv, err := sim.New("dgx-h100", sim.WithPeerLimit(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	ctx := func(d int) bench.Context {
+		c, err := drv.Context(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	p := bench.NewPeers()
+	if err := p.Enable(ctx(0), ctx(1)); err != nil {
+		t.Fatal(err)
+	}
+	// Held: no room for a second peer.
+	if err := p.Enable(ctx(0), ctx(2)); !errors.Is(err, cuda.ErrTooManyPeers) {
+		t.Fatalf("second peer while the first is held: %v, want TOO_MANY_PEERS", err)
+	}
+	p.Release(ctx(0), ctx(1))
+	if err := p.Enable(ctx(0), ctx(2)); err != nil {
+		t.Fatalf("second peer after releasing the first: %v", err)
+	}
+	if p.Evictions != 1 || p.Enabled(0, 1) || !p.Enabled(0, 2) {
+		t.Errorf("evictions %d, 0→1 enabled %v, 0→2 enabled %v", p.Evictions, p.Enabled(0, 1), p.Enabled(0, 2))
+	}
+	// ALREADY_ENABLED counts as success, and such a pair is left as found.
+	if err := ctx(3).EnablePeerAccess(ctx(4), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Enable(ctx(3), ctx(4)); err != nil {
+		t.Fatalf("enable of an already enabled pair: %v", err)
+	}
+	p.Release(ctx(3), ctx(4))
+	if errs := p.ReleaseAll(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if err := ctx(3).DisablePeerAccess(ctx(4)); err != nil {
+		t.Errorf("a pair enabled before Peers saw it was disabled by it: %v", err)
+	}
+}
+
+func TestConformanceOnSimulatedH200(t *testing.T) {
+	drv, err := sim.New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	cases, err := bench.Conformance(drv, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]results.ConformanceCase{}
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	for name, want := range map[string]string{
+		"enable the same peer a second time":  "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+		"disable a peer that is not enabled":  "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+		"enable with flags = 1":               "CUDA_ERROR_INVALID_VALUE",
+		"attribute of a device with itself":   "CUDA_ERROR_INVALID_DEVICE",
+		"enable a context's access to itself": "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+	} {
+		c, ok := byName[name]
+		if !ok || c.Observed != want {
+			t.Errorf("%s: observed %q, want %q", name, c.Observed, want)
+		}
+	}
+	if c := byName["enable a context's access to itself"]; c.Matches {
+		t.Error("the self-enable case should differ from the documentation (INVALID_CONTEXT), as the 580 driver does")
+	}
+	// Access is left as found: 0→1 can be enabled afresh.
+	c0, _ := drv.Context(0)
+	c1, _ := drv.Context(1)
+	if err := c0.EnablePeerAccess(c1, 0); err != nil {
+		t.Errorf("after the check, enabling 0→1: %v", err)
+	}
+}
+
+func TestTuneRecordsAStableWinner(t *testing.T) {
+	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"sm_read"}, Tune: true, Verify: true, Samples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Tuning) != 8 {
+		t.Fatalf("%d tuning records, want 8 (2 pairs × 4 directions)", len(run.Tuning))
+	}
+	for _, tr := range run.Tuning {
+		if tr.Winner.Variant == "" || tr.Winner.MedianGBps <= 0 || !tr.Winner.Verified {
+			t.Errorf("%d→%d %s: winner %+v", tr.Src, tr.Dst, tr.Direction, tr.Winner)
+		}
+		for _, c := range tr.Tried {
+			if c.MedianGBps > tr.Winner.MedianGBps*1.02 && c.Error == "" {
+				t.Errorf("%d→%d %s: %s at %.1f beat the winner %.1f by more than the final re-measurement explains",
+					tr.Src, tr.Dst, tr.Direction, c.Variant, c.MedianGBps, tr.Winner.MedianGBps)
+			}
+		}
+	}
+	// The SM figures after tuning use the winners.
+	for _, f := range find(run, func(f results.Figure) bool { return f.Test == "sm_read" }) {
+		w := bench.TunedFrom(run.Tuning)[bench.TuneKey{Src: f.Src, Dst: f.Dst, Direction: "read"}]
+		if f.Params["variant"] != w.Variant {
+			t.Errorf("sm_read %d→%d used %s, the tuning chose %s", f.Src, f.Dst, f.Params["variant"], w.Variant)
+		}
+	}
+}
