@@ -68,8 +68,9 @@ type IPCOptions struct {
 	Verify bool
 	// LatchTimeout bounds how long a latch may hold a stream (default 5 s).
 	LatchTimeout time.Duration
-	// SMVariant, BlocksPerSM and BlockSize are the SM copy kernel and grid;
-	// Tuned overrides them per pair and direction, as in Options.
+	// SMVariant, BlocksPerSM and BlockSize are the SM copy kernel and grid,
+	// as in Options: "" is the variant best suited to the devices, 0 the
+	// variant's own grid. Tuned overrides them per pair and direction.
 	SMVariant   string
 	BlocksPerSM int
 	BlockSize   int
@@ -133,17 +134,8 @@ func (o *IPCOptions) prepare() error {
 	if o.LatchTimeout <= 0 {
 		o.LatchTimeout = 5 * time.Second
 	}
-	if o.SMVariant == "" {
-		o.SMVariant = kernels.DefaultCopyVariant
-	}
-	if _, ok := kernels.CopyKernelByVariant(o.SMVariant); !ok {
+	if _, ok := kernels.CopyKernelByVariant(o.SMVariant); o.SMVariant != "" && !ok {
 		return fmt.Errorf("unknown SM copy variant %q", o.SMVariant)
-	}
-	if o.BlocksPerSM <= 0 {
-		o.BlocksPerSM = 4
-	}
-	if o.BlockSize <= 0 {
-		o.BlockSize = 512
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = ipcDefaultTimeout
@@ -193,7 +185,9 @@ type ipcPair struct {
 // A child that crashes, hangs or breaks the protocol fails its pairs (the
 // figures say why) and the run goes on. When ctx is cancelled, every child is
 // stopped and RunIPC returns ctx.Err() with what was measured so far in run.
-// No child outlives RunIPC.
+// No child outlives RunIPC, nor a parent killed meanwhile (the children die
+// with the thread that started them: do not call RunIPC from a goroutine
+// locked to its thread that ends before the run).
 func RunIPC(ctx context.Context, drv Driver, opt IPCOptions, run *results.Run) error {
 	if err := opt.prepare(); err != nil {
 		return err
@@ -213,6 +207,7 @@ func RunIPC(ctx context.Context, drv Driver, opt IPCOptions, run *results.Run) e
 		}
 		r.infos[d] = info
 	}
+	r.resolveSM()
 	r.sizes = r.bufferSizes()
 	defer func() {
 		r.shutdown(ctx.Err() != nil)
@@ -235,6 +230,29 @@ func RunIPC(ctx context.Context, drv Driver, opt IPCOptions, run *results.Run) e
 		opt.Progress(len(pairs), len(pairs), "done")
 	}
 	return ctx.Err()
+}
+
+// resolveSM fills the SM copy settings left open as Engine does: the
+// variant for the lowest compute capability of the devices, and its grid.
+func (r *ipcRun) resolveSM() {
+	o := &r.opt
+	if o.SMVariant == "" {
+		cc := 0
+		for _, info := range r.infos {
+			if c := info.ComputeMajor*10 + info.ComputeMinor; cc == 0 || c < cc {
+				cc = c
+			}
+		}
+		o.SMVariant = kernels.CopyVariantFor(cc)
+	}
+	k, _ := kernels.CopyKernelByVariant(o.SMVariant)
+	b, t := k.DefaultGrid()
+	if o.BlocksPerSM <= 0 {
+		o.BlocksPerSM = b
+	}
+	if o.BlockSize <= 0 {
+		o.BlockSize = t
+	}
 }
 
 // bufferSizes are the buffers each child allocates and exports.
@@ -290,10 +308,10 @@ func (r *ipcRun) start(ctx context.Context, simulated bool) error {
 			sims++
 		}
 	}
-	r.sim = sims > 0
-	if r.sim != simulated || (sims > 0 && sims != len(r.live())) {
+	r.sim = simulated
+	if live := len(r.live()); live > 0 && ((sims > 0) != simulated || (sims > 0 && sims != live)) {
 		return fmt.Errorf("ipc: the parent's driver is simulated=%v but %d of %d children run on a simulated one; start the children the way the parent was (--simulate)",
-			simulated, sims, len(r.live()))
+			simulated, sims, live)
 	}
 	if r.sim {
 		r.run.Simulated = true

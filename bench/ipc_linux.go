@@ -30,9 +30,11 @@ func newChannel() (parent net.Conn, child *os.File, err error) {
 // childSysProcAttr puts each child in a process group of its own: a Ctrl-C
 // at the terminal reaches only the parent, which stops the children in the
 // order the IPC rules need, and killGroup can end a child with anything it
-// started.
+// started. Should the parent die without stopping them (SIGKILL), the kernel
+// kills them (Pdeathsig; it follows the thread that started the child, and
+// Go ends no thread but one locked by a goroutine, which startKid is not).
 func childSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // killGroup sends SIGKILL to the process group led by pid.

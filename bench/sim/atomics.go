@@ -192,12 +192,18 @@ func (l *launch) atomic(chain bool) (*op, error) {
 			o.delay = float64(iters) * lat * j
 			return nil
 		}
-		// Little's law: a thread keeps one atom (four red) in flight.
-		inflight := float64(min(threads, uint64(d.m.gpu.sms*d.m.gpu.maxThreadsPerSM)))
+		// Little's law: a thread keeps two atoms (four reds) in flight.
+		resident := float64(min(threads, uint64(d.m.gpu.sms*d.m.gpu.maxThreadsPerSM)))
+		inflight := 2 * resident
 		if desc.red {
-			inflight *= 4
+			inflight = 4 * resident
 		}
 		rate := math.Min(d.atomicRate(desc, c.dev, sp.dev(), contended), inflight/lat)
+		if contended && desc.class == clsCAS {
+			// Contending warps retry: each success costs attempts that grow
+			// with the number of contenders.
+			rate /= 1 + (math.Max(1, resident/32)-1)/2
+		}
 		o.delay = float64(threads*iters) / rate * j
 		return nil
 	}

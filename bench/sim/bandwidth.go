@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // The bandwidth model is a fluid one. Every transfer in progress is a flow of
 // bytes across a set of resources (link directions, NVSwitch ports, PCIe
@@ -35,10 +39,12 @@ type resKey struct {
 }
 
 type resource struct {
-	cap    float64 // bytes/ns
-	remain float64 // water-filling scratch
-	wsum   float64
-	mark   int
+	cap float64 // bytes/ns
+	// water-filling scratch
+	remain, wsum float64
+	full         bool
+	flows        []*flow
+	mark         int
 }
 
 // use is one resource a flow crosses and the capacity per payload byte it takes.
@@ -250,72 +256,88 @@ func newFlow(bytes float64, uses []use, cap, j float64) *flow {
 // noCap is the cap of flows limited only by resources.
 const noCap = 1e9
 
-// computeRates assigns max-min fair rates to the flows that are moving data.
+// computeRates assigns max-min fair rates to the flows that are moving data
+// (progressive filling: every unfrozen flow at the same level, raised until
+// a resource fills or a flow reaches its cap, those frozen, and on).
 func (s *sched) computeRates() {
 	s.mark++
-	active := s.active[:0]
-	var touched []*resource
+	active, touched := s.active[:0], s.touched[:0]
 	for _, o := range s.flows {
 		f := o.fl
 		f.rate, f.frozen = 0, true
-		if f.start > s.now+timeEps || f.remaining <= 0 {
+		if f.start > s.now+timeEps || (f.remaining <= 0 && o.endAt < 0) {
 			continue
 		}
 		f.frozen = false
 		active = append(active, f)
 		for _, u := range f.uses {
-			if u.r.mark != s.mark {
-				u.r.mark = s.mark
-				u.r.remain, u.r.wsum = u.r.cap, 0
-				touched = append(touched, u.r)
+			r := u.r
+			if r.mark != s.mark {
+				r.mark = s.mark
+				r.remain, r.wsum, r.full = r.cap, 0, false
+				r.flows = r.flows[:0]
+				touched = append(touched, r)
 			}
-			u.r.wsum += u.w
+			r.wsum += u.w
+			r.flows = append(r.flows, f)
 		}
 	}
-	s.active = active
-	level, left := 0.0, len(active)
+	s.active, s.touched = active, touched
+	byCap := append(s.byCap[:0], active...)
+	slices.SortFunc(byCap, func(a, b *flow) int { return cmp.Compare(a.cap, b.cap) })
+	s.byCap = byCap
+	level, left, next := 0.0, len(active), 0
+	freeze := func(f *flow) {
+		f.frozen, f.rate = true, level
+		left--
+		for _, u := range f.uses {
+			u.r.wsum = math.Max(0, u.r.wsum-u.w)
+		}
+	}
 	for iter := 0; left > 0; iter++ {
 		if iter > len(active)+len(touched)+4 {
-			// Rounding kept some flow unfrozen: give it the level reached.
+			// Rounding kept some flow unfrozen: it gets the level reached.
 			for _, f := range active {
 				if !f.frozen {
-					f.frozen, f.rate = true, level
+					freeze(f)
 				}
 			}
 			break
 		}
+		for next < len(byCap) && byCap[next].frozen {
+			next++
+		}
 		inc := math.Inf(1)
-		for _, f := range active {
-			if !f.frozen {
-				inc = math.Min(inc, f.cap-level)
-			}
+		if next < len(byCap) {
+			inc = byCap[next].cap - level
 		}
 		for _, r := range touched {
-			if r.wsum > 1e-12 {
+			if !r.full && r.wsum > 1e-12 {
 				inc = math.Min(inc, r.remain/r.wsum)
 			}
+		}
+		if math.IsInf(inc, 1) {
+			break // cannot happen: every flow has a cap
 		}
 		inc = math.Max(inc, 0)
 		level += inc
 		for _, r := range touched {
-			r.remain -= inc * r.wsum
+			if !r.full {
+				r.remain -= inc * r.wsum
+			}
 		}
-		for _, f := range active {
-			if f.frozen {
-				continue
+		for ; next < len(byCap) && (byCap[next].frozen || byCap[next].cap-level <= 1e-9*byCap[next].cap); next++ {
+			if !byCap[next].frozen {
+				freeze(byCap[next])
 			}
-			full := f.cap-level <= 1e-9*f.cap
-			for _, u := range f.uses {
-				if u.r.remain <= 1e-9*u.r.cap {
-					full = true
-					break
-				}
-			}
-			if full {
-				f.frozen, f.rate = true, level
-				left--
-				for _, u := range f.uses {
-					u.r.wsum = math.Max(0, u.r.wsum-u.w)
+		}
+		for _, r := range touched {
+			if !r.full && r.remain <= 1e-9*r.cap {
+				r.full = true
+				for _, f := range r.flows {
+					if !f.frozen {
+						freeze(f)
+					}
 				}
 			}
 		}

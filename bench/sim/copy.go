@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
@@ -52,7 +53,9 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
 		}
 		o.setup *= d.jitter(10, o.keys(noiseSetup)...)
-		o.floor = o.setup / 3
+		// The front end's share of a local copy's fixed time can overlap
+		// the previous op; the rest (link and PCIe latency) cannot.
+		o.floor = math.Max(o.setup-mm.ceSetup*2/3, mm.ceSetup/3)
 		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...))
 		return nil
 	}

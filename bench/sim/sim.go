@@ -141,9 +141,6 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		eventExports: map[uint64]*eventState{},
 		load:         make([]float64, m.n),
 	}
-	if m.peerLimit > 0 {
-		d.peerLimit = m.peerLimit
-	}
 	d.sched.init(d)
 	d.mem.init(m.n)
 	d.traffic.init()

@@ -4,7 +4,7 @@ import "math"
 
 // DeviceState returns what NVML would read on the device: clocks at their
 // application values, and temperature and power that follow the device's
-// recent utilisation (an average over about two seconds of virtual time).
+// recent utilisation (an average over about a second of virtual time).
 // A bad ordinal or a closed driver reads zeros.
 func (d *Driver) DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64) {
 	d.mu.Lock()

@@ -31,8 +31,8 @@ const (
 	costLight   = 300.0  // recording an event, waiting on one, a query
 	costWake    = 1500.0 // a synchronising call returns this long after the work ended
 	failTime    = 2000.0 // a failing kernel or copy ends this long after it starts
-	timeEps     = 1e-6   // ns: events closer than this are simultaneous
-	loadTau     = 2e9    // ns: time constant of the utilisation behind DeviceState
+	timeEps     = 0.01   // ns: events closer than this are simultaneous (well above float64 rounding of the clocks)
+	loadTau     = 1e9    // ns: time constant of the utilisation behind DeviceState
 	simStart    = 1e9    // ns: both clocks start here (small, so float64 keeps sub-ns precision)
 )
 
@@ -78,6 +78,7 @@ type op struct {
 	endAt     float64 // known end; < 0 while unknown
 	timeoutAt float64
 	graceUsed bool
+	counted   bool // in sched.busy
 
 	rec   *recordNode // opRecord, opWait (nil: wait on an unrecorded event, a no-op)
 	latch *latchRun
@@ -107,18 +108,67 @@ type stream struct {
 
 // sched is the part of the driver that runs queued work in virtual time.
 type sched struct {
-	d      *Driver
-	now    float64
-	host   float64
-	order  []*stream // every stream, creation order: the deterministic scan order
-	flows  []*op     // running ops with a flow
-	res    map[resKey]*resource
-	active []*flow
-	mark   int
+	d     *Driver
+	now   float64
+	host  float64
+	order []*stream // every stream, creation order: the deterministic scan order
+	flows []*op     // running ops with a flow
+	res   map[resKey]*resource
+	// Rates are recomputed when the set of moving flows changes (dirty);
+	// with more than exactFlows at once, at most once per epoch.
+	dirty     bool
+	recompute float64 // the earliest time of the next recomputation
+	active    []*flow // scratch of computeRates
+	byCap     []*flow
+	touched   []*resource
+	busy      []int // running ops keeping each device busy
+	mark      int
+	wake      bool // an op ended or was enqueued: startReady has work
+}
+
+// exactFlows is how many concurrent flows get their rates recomputed at
+// every start and end. Beyond, recomputation waits for the end of an epoch
+// of epochFraction of the flows' expected time (0.2 %), so that thousands of
+// flows (all pairs of nvl72) simulate in reasonable time; starts and ends
+// inside an epoch take effect at its end, an error of at most that fraction.
+const (
+	exactFlows    = 64
+	epochFraction = 0.002
+	minEpoch      = 200.0 // ns
+)
+
+// refreshRates recomputes the rates if needed and allowed, and returns the
+// time it must be called again at (+Inf: no deadline).
+func (s *sched) refreshRates() float64 {
+	if !s.dirty {
+		return math.Inf(1)
+	}
+	many := len(s.flows) > exactFlows
+	if many && s.now < s.recompute-timeEps {
+		return s.recompute
+	}
+	s.computeRates()
+	s.dirty = false
+	if many {
+		eta, n := 0.0, 0
+		for _, f := range s.active {
+			if f.rate > 0 {
+				eta += f.remaining / f.rate
+				n++
+			}
+		}
+		epoch := minEpoch
+		if n > 0 {
+			epoch = math.Max(minEpoch, epochFraction*eta/float64(n))
+		}
+		s.recompute = s.now + epoch
+	}
+	return math.Inf(1)
 }
 
 func (s *sched) init(d *Driver) {
 	s.d = d
+	s.busy = make([]int, d.m.n)
 	s.now, s.host = simStart, simStart
 	s.res = map[resKey]*resource{}
 }
@@ -143,6 +193,7 @@ func (s *sched) enqueue(st *stream, o *op) {
 	o.enq = s.host
 	o.endAt = -1
 	st.queue = append(st.queue, o)
+	s.wake = true
 	s.d.version.Add(1)
 }
 
@@ -176,11 +227,24 @@ func (s *sched) run(goal func() bool, blocking bool) error {
 	}
 	if !s.d.closed {
 		s.d.flushHost()
+		s.prune()
 	}
 	if blocking {
 		s.host = math.Max(s.host, s.now) + costWake
 	}
 	return nil
+}
+
+// prune forgets destroyed streams that have run everything they held.
+func (s *sched) prune() {
+	kept := s.order[:0]
+	for _, st := range s.order {
+		if !st.destroyed || len(st.queue) > 0 {
+			kept = append(kept, st)
+		}
+	}
+	clear(s.order[len(kept):])
+	s.order = kept
 }
 
 // waitForHost gives another goroutine a moment of real time to release a
@@ -205,6 +269,10 @@ func (s *sched) waitForHost(o *op) {
 
 // startReady starts every queued op whose time has come.
 func (s *sched) startReady() {
+	if !s.wake {
+		return
+	}
+	s.wake = false
 	for changed := true; changed; {
 		changed = false
 		for _, st := range s.order {
@@ -268,11 +336,16 @@ func (s *sched) begin(o *op, at float64) {
 		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
 	}
 	o.s.lastStart = at
+	if working(o) {
+		s.busy[o.s.ctx.dev]++
+		o.counted = true
+	}
 	switch o.kind {
 	case opWork:
 		if o.fl != nil {
 			o.fl.start = at + o.setup
 			s.flows = append(s.flows, o)
+			s.dirty = true
 		} else {
 			o.endAt = at + o.setup + o.delay
 		}
@@ -287,7 +360,6 @@ func (s *sched) begin(o *op, at float64) {
 // when that event is a kernel giving up on the host (a latch whose flag is
 // still clear, an unpaired ping-pong).
 func (s *sched) next() (float64, *op) {
-	s.computeRates()
 	best := math.Inf(1)
 	var waiting *op
 	consider := func(t float64, w *op) {
@@ -297,12 +369,16 @@ func (s *sched) next() (float64, *op) {
 			waiting = nil
 		}
 	}
+	consider(s.refreshRates(), nil)
 	for _, st := range s.order {
 		o := st.running
 		if o == nil {
 			if len(st.queue) > 0 {
 				if t, ok := s.earliestStart(st.queue[0]); ok {
 					consider(t, nil)
+					if t <= best+timeEps {
+						s.wake = true // (harmless when another event wins)
+					}
 				}
 			}
 			continue
@@ -318,7 +394,7 @@ func (s *sched) next() (float64, *op) {
 			case f.remaining <= 1e-3:
 				consider(s.now, nil)
 			case f.rate > 0:
-				consider(s.now+f.remaining/f.rate, nil)
+				consider(math.Max(s.now, s.now+f.remaining/f.rate), nil)
 			}
 		case o.kind == opLatch:
 			l := o.latch
@@ -345,7 +421,16 @@ func (s *sched) next() (float64, *op) {
 func (s *sched) advance(t float64) {
 	if dt := t - s.now; dt > 0 {
 		for _, o := range s.flows {
-			if f := o.fl; f.rate > 0 {
+			f := o.fl
+			if f.start > s.now+timeEps && f.start <= t+timeEps {
+				s.dirty = true // starts moving at t
+			}
+			if f.rate <= 0 || f.start > s.now+timeEps {
+				continue
+			}
+			if s.now+f.remaining/f.rate <= t+timeEps {
+				f.remaining = 0 // ends here (whatever rounding says)
+			} else {
 				f.remaining -= f.rate * dt
 			}
 		}
@@ -378,7 +463,12 @@ func (s *sched) advance(t float64) {
 func (s *sched) complete(o *op, t float64) {
 	st := o.s
 	o.done, o.end = true, t
+	if o.counted {
+		s.busy[st.ctx.dev]--
+	}
+	s.wake = true
 	st.ready = t
+	st.queue[0] = nil // the op may hold memory; let it go
 	st.queue = st.queue[1:]
 	st.running = nil
 	st.completed++
@@ -386,6 +476,7 @@ func (s *sched) complete(o *op, t float64) {
 		for i, x := range s.flows {
 			if x == o {
 				s.flows = append(s.flows[:i], s.flows[i+1:]...)
+				s.dirty = true
 				break
 			}
 		}
@@ -401,21 +492,18 @@ func (s *sched) complete(o *op, t float64) {
 // accountLoad updates each device's utilisation over dt of virtual time.
 func (s *sched) accountLoad(dt float64) {
 	d := s.d
-	busy := make([]bool, len(d.load))
-	for _, st := range s.order {
-		if o := st.running; o != nil && (o.kind == opWork || (o.kind == opPing && o.endAt >= 0)) {
-			busy[st.ctx.dev] = true
-		}
-	}
 	k := 1 - math.Exp(-dt/loadTau)
 	for i := range d.load {
 		target := 0.0
-		if busy[i] {
+		if s.busy[i] > 0 {
 			target = 1
 		}
 		d.load[i] += (target - d.load[i]) * k
 	}
 }
+
+// working reports whether o keeps its device busy (for DeviceState).
+func working(o *op) bool { return o.kind == opWork || o.kind == opPing }
 
 // jitterKeys identifies an op for its noise draws.
 func (o *op) keys(purpose uint64) []uint64 {

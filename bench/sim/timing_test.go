@@ -386,3 +386,29 @@ func TestHostCopyOrdering(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceState: temperature and power rise with sustained work.
+func TestDeviceState(t *testing.T) {
+	const size = 1 << 30
+	r := newRig(t, "h200x2")
+	_, _, idleT, idleP := r.d.DeviceState(0)
+	a := r.alloc(0, 2*size)
+	for range 400 {
+		r.must(r.ctx[0].MemcpyAsync(a+size, a, size, 0))
+	}
+	r.must(r.ctx[0].Synchronize())
+	_, _, hotT, hotP := r.d.DeviceState(0)
+	if hotT <= idleT || hotP <= idleP {
+		t.Errorf("after 0.2 s of copies: %d °C %.0f W, idle %d °C %.0f W", hotT, hotP, idleT, idleP)
+	}
+	if _, _, t1, _ := r.d.DeviceState(1); t1 != idleT {
+		t.Errorf("idle device 1 at %d °C", t1)
+	}
+	if _, _, ok := r.d.LinkInfo(0, 1); !ok {
+		t.Error("no NVLink on h200x2")
+	}
+	p := newRig(t, "pcie-4gpu")
+	if _, _, ok := p.d.LinkInfo(0, 1); ok {
+		t.Error("NVLink reported on the PCIe machine")
+	}
+}

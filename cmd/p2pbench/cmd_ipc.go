@@ -38,12 +38,13 @@ func init() {
 				&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the results file `FILE` (JSON; partial results are kept on Ctrl-C)"},
 				&cli.StringFlag{Name: "size", Value: "512MiB", Usage: "transfer size of the bandwidth tests"},
-				&cli.StringFlag{Name: "variant", Value: kernels.DefaultCopyVariant, Usage: "SM copy kernel variant: " + strings.Join(copyVariants(), ", ")},
-				&cli.IntFlag{Name: "blocks-per-sm", Value: 4, Usage: "SM copy grid: blocks per SM"},
-				&cli.IntFlag{Name: "block-size", Value: 512, Usage: "SM copy block size (threads, a multiple of 32)"},
+				&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
+				&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM (default: the variant's own)"},
+				&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 (default: the variant's own)"},
+				&cli.StringFlag{Name: "tuning", Usage: "use the SM copy configurations tuned in results file `FILE` (from bw --tune)"},
 				&cli.BoolFlag{Name: "no-same-gpu", Usage: "leave out the baseline of two processes on the first device"},
 				&cli.DurationFlag{Name: "child-timeout", Value: time.Minute, Usage: "longest to wait for any answer of a child process before it counts as hung and is killed"},
-				&cli.StringFlag{Name: "reference", Usage: "a results file `FILE` of bw/lat/all on this machine, to compare the IPC figures with the same-process ones"},
+				&cli.StringFlag{Name: "reference", Usage: "results files `FILES` of bw, lat or all on this machine (comma-separated), to compare the IPC figures with the same-process ones"},
 			},
 			Action: ipcAction,
 		},
@@ -75,15 +76,22 @@ func ipcOptions(c *cli.Context, s *session) (bench.IPCOptions, error) {
 		return o, usageError{errors.New("--latch-timeout must be positive")}
 	case o.Timeout <= 0:
 		return o, usageError{errors.New("--child-timeout must be positive")}
-	case o.BlocksPerSM < 1 || o.BlocksPerSM > 32:
+	case c.IsSet("blocks-per-sm") && (o.BlocksPerSM < 1 || o.BlocksPerSM > 32):
 		return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.BlocksPerSM)}
-	case o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0:
+	case c.IsSet("block-size") && (o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0):
 		return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.BlockSize)}
 	case len(s.devices) < 2 && o.SkipSameGPU:
 		return o, usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
 	}
-	if _, ok := kernels.CopyKernelByVariant(o.SMVariant); !ok {
+	if _, ok := kernels.CopyKernelByVariant(o.SMVariant); o.SMVariant != "" && !ok {
 		return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SMVariant, strings.Join(copyVariants(), ", "))}
+	}
+	if f := c.String("tuning"); f != "" {
+		prev, err := results.Read(f)
+		if err != nil {
+			return o, err
+		}
+		o.Tuned = bench.TunedFrom(prev.Tuning)
 	}
 	if o.Size, err = bench.ParseSize(c.String("size")); err == nil {
 		err = bench.CheckTransferSize(o.Size)
@@ -124,9 +132,14 @@ func ipcAction(c *cli.Context) error {
 		return err
 	}
 	var ref *results.Run
-	if path := c.String("reference"); path != "" {
-		if ref, err = results.Read(path); err != nil {
-			return fmt.Errorf("--reference: %w", err)
+	if paths := c.String("reference"); paths != "" {
+		ref = &results.Run{}
+		for _, path := range strings.Split(paths, ",") {
+			r, err := results.Read(strings.TrimSpace(path))
+			if err != nil {
+				return fmt.Errorf("--reference: %w", err)
+			}
+			ref.Figures = append(ref.Figures, r.Figures...)
 		}
 	}
 	run := newRun(s)

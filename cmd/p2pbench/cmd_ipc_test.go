@@ -122,7 +122,7 @@ func TestIPCCommand(t *testing.T) {
 			t.Errorf("p2pbench took %v to stop after SIGINT", d)
 		}
 		for _, pid := range kids {
-			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			if alive(pid) {
 				t.Errorf("child %d outlived p2pbench", pid)
 			}
 		}
@@ -135,6 +135,55 @@ func TestIPCCommand(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "every child process was stopped") {
 			t.Errorf("the output does not say the children were stopped:\n%s", out.String())
+		}
+	})
+
+	t.Run("parent killed", func(t *testing.T) {
+		// No parent is left to stop the children: a stopped child's group is
+		// orphaned (the kernel sends it SIGHUP), a hung one is killed by the
+		// kernel (Pdeathsig), the others see their channel close.
+		for _, fault := range []string{"1:arm:stop", "1:arm:hang"} {
+			cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_bidir")...)
+			cmd.Env = append(os.Environ(), bench.IPCFaultEnv+"="+fault)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var kids []int
+			if strings.HasSuffix(fault, "stop") {
+				kids, _ = waitForStoppedChild(t, cmd.Process.Pid)
+			} else {
+				// A hung child looks idle from outside: once all three run,
+				// give the run (a fifth of a second in all) time to reach
+				// the hang.
+				for deadline := time.Now().Add(20 * time.Second); len(kids) < 3 && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond)
+					kids = childrenOf(cmd.Process.Pid)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			t.Cleanup(func() { // should this test fail, leave nothing behind
+				for _, pid := range kids {
+					if alive(pid) {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			if len(kids) != 3 {
+				t.Fatalf("%s: %d children, want 3", fault, len(kids))
+			}
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			deadline := time.Now().Add(5 * time.Second)
+			for _, pid := range kids {
+				for alive(pid) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: child %d outlived its killed parent", fault, pid)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
 		}
 	})
 
@@ -157,6 +206,47 @@ func TestIPCCommand(t *testing.T) {
 	})
 }
 
+// alive reports whether pid runs (a zombie waiting for its reaper does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// children returns the children of parent with their states (from /proc).
+func children(parent int) map[int]string {
+	out := map[int]string{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		out[pid] = f[0]
+	}
+	return out
+}
+
+func childrenOf(parent int) []int {
+	var pids []int
+	for pid := range children(parent) {
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
 // waitForStoppedChild waits until one child of parent is stopped and
 // returns every child seen and the stopped one.
 func waitForStoppedChild(t *testing.T, parent int) (kids []int, stopped int) {
@@ -164,26 +254,12 @@ func waitForStoppedChild(t *testing.T, parent int) (kids []int, stopped int) {
 	deadline := time.Now().Add(20 * time.Second)
 	seen := map[int]bool{}
 	for time.Now().Before(deadline) {
-		procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-		for _, p := range procs {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				continue
-			}
-			i := bytes.LastIndexByte(b, ')')
-			if i < 0 {
-				continue
-			}
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) < 2 || f[1] != strconv.Itoa(parent) {
-				continue
-			}
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		for pid, state := range children(parent) {
 			if !seen[pid] {
 				seen[pid] = true
 				kids = append(kids, pid)
 			}
-			if f[0] == "T" {
+			if state == "T" {
 				return kids, pid
 			}
 		}

@@ -183,6 +183,10 @@ func measureAction(c *cli.Context, command string) error {
 	eng := bench.NewEngine(s.drv, opt)
 	start := time.Now()
 	runErr := eng.Run(c.Context, run)
+	if command == "all" && runErr == nil && len(s.devices) > 0 {
+		// The same tests across processes, through CUDA IPC handles.
+		runErr = runIPCForAll(c, s, opt, run, bar, saver)
+	}
 	bar.finish()
 	run.End = time.Now().UTC()
 	run.Notes = append(run.Notes, eng.Notes()...)
@@ -204,6 +208,7 @@ func measureAction(c *cli.Context, command string) error {
 	} else {
 		printRun(os.Stdout, run, command)
 		if command == "all" {
+			printIPC(os.Stdout, run, nil)
 			printSummary(os.Stdout, run, time.Since(start))
 		}
 	}
@@ -221,6 +226,24 @@ func measureAction(c *cli.Context, command string) error {
 		return runErr
 	}
 	return nil
+}
+
+// runIPCForAll adds the IPC tests to an `all` run, with the engine's settings.
+func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Run, bar *progress, sv *saver) error {
+	child, err := ipcChildArgs(s)
+	if err != nil {
+		return err
+	}
+	io := bench.IPCOptions{
+		Devices: s.devices, Size: opt.Size, Samples: opt.Samples, Verify: opt.Verify, LatchTimeout: opt.LatchTimeout,
+		SMVariant: opt.SMVariant, BlocksPerSM: opt.BlocksPerSM, BlockSize: opt.BlockSize, Tuned: opt.Tuned,
+		Child: child,
+		Progress: func(done, total int, step string) {
+			bar.update(done, total, "ipc: "+step)
+			sv.maybeSave(false)
+		},
+	}
+	return bench.RunIPC(c.Context, s.drv, io, run)
 }
 
 // saver writes the results file now and then during a run, so a crash or a

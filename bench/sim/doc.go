@@ -1,0 +1,55 @@
+// Package sim is a simulated CUDA driver: whole multi-GPU machines behind
+// the bench.Driver interface, for the engine's tests and for --simulate.
+//
+// New("h200x2") is the 2× H200 machine of hardware.md; "dgx-h100" eight
+// H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one pair
+// (1↔2) without P2P; "nvl72" 72 GB200s, to test scale. The driver answers
+// the queries (attributes, P2P attributes, atomic capabilities) and returns
+// the errors of the real 580 driver (cuda-api.md, hardware.md), moves real
+// data (symbolically, so gigabytes cost microseconds, content.go), runs the
+// p2pbench kernels by their entry names (kernels.go), and times everything
+// in virtual nanoseconds with a shared-resource bandwidth model (timing.go,
+// bandwidth.go) calibrated to hardware.md. Jitter is seeded (WithSeed);
+// faults are injected on request (WithFault). The optional LinkReporter and
+// StateReporter interfaces give NVLink and NVML-like readings.
+//
+// # Where the simulation differs from a real GPU
+//
+//   - Work runs when the host waits for it (a synchronising call, a blocking
+//     copy, MemFree, EventElapsed), not when it is enqueued; results are as if
+//     the GPU had run it. A latch reads its flag then: set, and it releases at
+//     the host time of that call; still clear when the host waits on it, and
+//     (after WithLatchGrace of real time for another goroutine to set it) it
+//     runs into its timeout in virtual time, at once in real time.
+//   - A failed kernel or copy (ILLEGAL_ADDRESS, MISALIGNED_ADDRESS, an
+//     injected fault) is reported once, by the next synchronising call of
+//     its context, and the context stays usable; a real GPU makes the error
+//     sticky until the context is destroyed. WithStickyErrors restores that.
+//   - cuEventElapsedTime of events recorded on two different devices returns
+//     INVALID_HANDLE (GPU clocks do not compare); event times are not
+//     quantised (real events resolve about 0.5 µs).
+//   - Fresh allocations hold deterministic junk (a pattern of an unrelated
+//     seed), not zeros, so code that reads memory it never wrote fails here.
+//     Memory of a pointer chain (p2p_chase_build) reads back its pointers and
+//     zeros between them, not what was there before.
+//   - A copy from pinned host memory snapshots the host bytes when the
+//     synchronising call that ran it returns (the host cannot touch them in
+//     between), and copies to host memory land then (hostmem.go).
+//   - cuMemcpyPeerAsync goes over the link when the issuing context has peer
+//     access to the other device, and through host memory (staged) otherwise.
+//   - Kernels with a fixed duration (atomics, latency kernels, the latch) do
+//     not take link or memory bandwidth from transfers running beside them.
+//   - Atomics on a link without native atomics (PCIe across switches) lose
+//     updates when many threads hit one address (the read-modify-write races);
+//     distinct addresses stay exact. The real behaviour is undefined.
+//   - IPC works within one process and one driver instance: opening a handle
+//     maps the same memory at a new address of the opening context (flags 0
+//     or 1 accepted); opening memory that was freed is INVALID_HANDLE.
+//   - Launches are checked against the parameter sizes the PTX declares and
+//     decoded with the kernels package; a kernel the simulator has no model
+//     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node
+//     count and p2p_pingpong a non-zero chunk (INVALID_VALUE at launch).
+//   - Host-side timings (lat_copy_host) measure the simulator itself.
+//   - Clocks in DeviceState are constant; temperature and power follow the
+//     device's utilisation over about a second of virtual time.
+package sim
