@@ -26,12 +26,15 @@ tests)
 	(cd bench && run "$G/bench.test" -test.v -test.run GPU) > "$W/bench-gpu-tests.log" 2>&1; tail -15 "$W/bench-gpu-tests.log"
 	;;
 all)
-	run "$G/p2pbench" all --dir "$W/all1" > "$W/all1.log" 2>&1; tail -60 "$W/all1.log"
-	run "$G/p2pbench" all --dir "$W/all2" > "$W/all2.log" 2>&1; tail -25 "$W/all2.log"
+	run "$G/p2pbench" all --dir "$W/all1" > "$W/all1.log" 2>&1; grep -A40 "==== Summary" "$W/all1.log"
+	run "$G/p2pbench" all --dir "$W/all2" > "$W/all2.log" 2>&1; tail -4 "$W/all2.log"
 	;;
 tune)
-	run "$G/p2pbench" bw --tune --tests sm_read,sm_write,sm_bidir --size 512MiB -o "$W/tune1.json" > "$W/tune1.log" 2>&1; tail -30 "$W/tune1.log"
-	run "$G/p2pbench" bw --tune --tests sm_read,sm_write,sm_bidir --size 512MiB -o "$W/tune2.json" > "$W/tune2.log" 2>&1; tail -12 "$W/tune2.log"
+	run "$G/p2pbench" bw --tune --tests sm_read,sm_write,sm_bidir --size 512MiB -o "$W/tune1.json" > "$W/tune1.log" 2>&1; tail -3 "$W/tune1.log"
+	run "$G/p2pbench" bw --tests sm_read,sm_write,sm_bidir --size 2GiB -o "$W/sm2g.json" > "$W/sm2g.log" 2>&1; head -30 "$W/sm2g.log"
+	;;
+ipctest)
+	(cd bench && run "$G/bench.test" -test.v -test.run 'GPUIPC') > "$W/bench-gpu-tests.log" 2>&1; grep -E "^(--- |ok|FAIL|PASS)" "$W/bench-gpu-tests.log"
 	;;
 sanitize)
 	for v in ${VARIANTS:-v4_u4 warp_u8 bulk cs_u8}; do
@@ -47,4 +50,5 @@ esac
 done
 tar czf "$OUT/work.tgz" -C "$W" . 2>/dev/null
 cp "$W"/all1/results.json "$OUT/all1.json" 2>/dev/null
+cp "$W"/all2/results.json "$OUT/all2.json" 2>/dev/null
 ls -la "$OUT"
