@@ -787,35 +787,7 @@ func (c *ipcChild) chase(req chaseReq) ([]float64, error) {
 	if err := dv.ctx.StreamSynchronize(dv.streams[0]); err != nil {
 		return nil, fmt.Errorf("device %d: chain build through the IPC mapping: %w", dv.idx, err)
 	}
-	fn, err := dv.function(kernels.Chase)
-	if err != nil {
-		return nil, err
-	}
-	run := func(chunks, hops uint32) ([]uint64, error) {
-		a := kernels.ChaseArgs{Start: uint64(buf), Chunks: chunks, Hops: hops, Times: uint64(small + smallTimes), Sink: uint64(small + smallSink)}
-		if err := dv.ctx.Launch(fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, dv.streams[0], a.Params()...); err != nil {
-			return nil, fmt.Errorf("device %d: launching the chase: %w", dv.idx, err)
-		}
-		if err := dv.ctx.StreamSynchronize(dv.streams[0]); err != nil {
-			return nil, fmt.Errorf("device %d: chase: %w", dv.idx, err)
-		}
-		return dv.readU64(small+smallTimes, int(chunks)+1)
-	}
-	if _, err := run(1, uint32(min(nodes, chaseWarmupHops))); err != nil {
-		return nil, err
-	}
-	times, err := run(chaseChunks, chaseHops)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, 0, chaseChunks)
-	for i := 0; i < chaseChunks; i++ {
-		if times[i+1] < times[i] {
-			return nil, errors.New("chase timestamps went backwards (%globaltimer)")
-		}
-		out = append(out, float64(times[i+1]-times[i])/chaseHops)
-	}
-	return out, nil
+	return dv.chaseSamples(buf, nodes, small)
 }
 
 // pingPong launches one side of a ping-pong: this rank's flag in its own

@@ -157,34 +157,9 @@ func (e *Engine) chase(ctx context.Context, owner, runner *device, ws uint64) {
 		if err := owner.ctx.StreamSynchronize(owner.streams[0]); err != nil {
 			return fmt.Errorf("device %d: chain build: %w", owner.idx, err)
 		}
-		fn, err := runner.function(kernels.Chase)
+		f.Samples, err = runner.chaseSamples(buf, nodes, small)
 		if err != nil {
 			return err
-		}
-		run := func(chunks, hops uint32) ([]uint64, error) {
-			a := kernels.ChaseArgs{Start: uint64(buf), Chunks: chunks, Hops: hops, Times: uint64(small + smallTimes), Sink: uint64(small + smallSink)}
-			s := runner.streams[0]
-			if err := runner.ctx.Launch(fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, a.Params()...); err != nil {
-				return nil, fmt.Errorf("device %d: launching the chase: %w", runner.idx, err)
-			}
-			if err := runner.ctx.StreamSynchronize(s); err != nil {
-				return nil, fmt.Errorf("device %d: chase: %w", runner.idx, err)
-			}
-			return runner.readU64(small+smallTimes, int(chunks)+1)
-		}
-		// One untimed pass warms the TLB and, for a small set, the cache.
-		if _, err := run(1, uint32(min(nodes, chaseWarmupHops))); err != nil {
-			return err
-		}
-		times, err := run(chaseChunks, chaseHops)
-		if err != nil {
-			return err
-		}
-		for c := 0; c < chaseChunks; c++ {
-			if times[c+1] < times[c] {
-				return errors.New("chase timestamps went backwards (%globaltimer)")
-			}
-			f.Samples = append(f.Samples, float64(times[c+1]-times[c])/chaseHops)
 		}
 		return nil
 	}()
@@ -195,6 +170,51 @@ func (e *Engine) chase(ctx context.Context, owner, runner *device, ws uint64) {
 		return
 	}
 	e.add(f)
+}
+
+// chaseSamples runs the pointer chase on dv through the chain at buf (built
+// for dv's view of it) and returns ns per dependent load of each timed chunk.
+// An untimed pass first warms the TLB (and, for a chain that fits, the cache);
+// the timed pass carries on from where it stopped, so a chain larger than the
+// cache is not timed over lines the warm-up has just brought in.
+func (dv *device) chaseSamples(buf cuda.DevicePtr, nodes uint64, small cuda.DevicePtr) ([]float64, error) {
+	fn, err := dv.function(kernels.Chase)
+	if err != nil {
+		return nil, err
+	}
+	s := dv.streams[0]
+	run := func(start uint64, chunks, hops uint32) ([]uint64, error) {
+		a := kernels.ChaseArgs{Start: start, Chunks: chunks, Hops: hops, Times: uint64(small + smallTimes), Sink: uint64(small + smallSink)}
+		if err := dv.ctx.Launch(fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, a.Params()...); err != nil {
+			return nil, fmt.Errorf("device %d: launching the chase: %w", dv.idx, err)
+		}
+		if err := dv.ctx.StreamSynchronize(s); err != nil {
+			return nil, fmt.Errorf("device %d: chase: %w", dv.idx, err)
+		}
+		return dv.readU64(small+smallTimes, int(chunks)+1)
+	}
+	if _, err := run(uint64(buf), 1, uint32(min(nodes, chaseWarmupHops))); err != nil {
+		return nil, err
+	}
+	next, err := dv.readU64(small+smallSink, 1)
+	if err != nil {
+		return nil, err
+	}
+	if next[0] == 0 {
+		return nil, errors.New("the chase's warm-up ended on a null pointer: the chain is broken")
+	}
+	times, err := run(next[0], chaseChunks, chaseHops)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, chaseChunks)
+	for c := 0; c < chaseChunks; c++ {
+		if times[c+1] < times[c] {
+			return nil, errors.New("chase timestamps went backwards (%globaltimer)")
+		}
+		out = append(out, float64(times[c+1]-times[c])/chaseHops)
+	}
+	return out, nil
 }
 
 // readU64 copies n little-endian u64 values from device memory.

@@ -56,7 +56,8 @@ type use struct {
 // flow is the bandwidth part of an operation.
 type flow struct {
 	bytes     float64
-	remaining float64
+	remaining float64 // at t0
+	t0        float64
 	start     float64 // data starts moving (after the operation's setup)
 	cap       float64 // the flow's own limit, bytes/ns
 	uses      []use

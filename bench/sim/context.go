@@ -133,6 +133,7 @@ func (c *devContext) StreamDestroy(s cuda.Stream) error {
 		return cuda.NewError(cuda.ErrorInvalidHandle, "cuStreamDestroy")
 	}
 	st.destroyed = true
+	d.sched.destroyed++
 	delete(d.streams, s)
 	return nil
 }

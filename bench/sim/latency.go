@@ -289,18 +289,18 @@ func (d *Driver) storeLatency(from, to int, relaxed bool) float64 {
 	return t
 }
 
-// pairPing starts a ping-pong kernel: it pairs with a running partner (the
+// pairPing starts a ping-pong kernel: it pairs with a waiting partner (the
 // other role, the flags crossed), or waits for one until its timeout.
 func (s *sched) pairPing(o *op) {
 	r := o.ping
 	o.timeoutAt = o.start + o.setup + r.timeout
-	for _, st := range s.order {
-		p := st.running
-		if p == nil || p == o || p.kind != opPing || p.ping == nil || p.ping.paired || p.endAt >= 0 {
+	for _, p := range s.waiting {
+		q := p.ping
+		if p.kind != opPing || q == nil || q.paired {
 			continue
 		}
-		q := p.ping
 		if q.a.Role != r.a.Role && q.my.key() == r.peer.key() && q.peer.key() == r.my.key() {
+			s.unwait(p)
 			if r.a.Role == 0 {
 				s.schedulePing(o, p)
 			} else {
@@ -309,6 +309,7 @@ func (s *sched) pairPing(o *op) {
 			return
 		}
 	}
+	s.waiting = append(s.waiting, o)
 }
 
 // schedulePing plays out a paired ping-pong: initiator ini, responder res.
@@ -351,11 +352,12 @@ func (s *sched) schedulePing(ini, res *op) {
 	if done == iters {
 		I.status, R.status = kernels.LatchReleased, kernels.LatchReleased
 		I.store, R.store = uint32(iters), uint32(iters)
-		ini.endAt = t + 100
-		res.endAt = t - back + 100
+		s.endAt(ini, t+100)
+		s.endAt(res, t-back+100)
 		return
 	}
 	I.status, R.status = kernels.LatchTimedOut, kernels.LatchTimedOut
 	I.store, R.store = uint32(min(done+1, iters)), uint32(done)
-	ini.endAt, res.endAt = dI, dR
+	s.endAt(ini, dI)
+	s.endAt(res, dR)
 }

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"container/heap"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -34,6 +36,17 @@ const (
 	timeEps     = 0.01   // ns: events closer than this are simultaneous (well above float64 rounding of the clocks)
 	loadTau     = 1e9    // ns: time constant of the utilisation behind DeviceState
 	simStart    = 1e9    // ns: both clocks start here (small, so float64 keeps sub-ns precision)
+)
+
+// exactFlows is how many concurrent flows get their rates recomputed at
+// every start and end. Beyond, recomputation waits for the end of an epoch
+// of epochFraction of a whole transfer's time (0.2 %), so that thousands of
+// flows (all pairs of nvl72) simulate in reasonable time; starts and ends
+// inside an epoch take effect at its end, an error of at most that fraction.
+const (
+	exactFlows    = 64
+	epochFraction = 0.002
+	minEpoch      = 200.0 // ns
 )
 
 // globaltimerBase is added to virtual time for %globaltimer values, which on
@@ -78,18 +91,22 @@ type op struct {
 	endAt     float64 // known end; < 0 while unknown
 	timeoutAt float64
 	graceUsed bool
-	counted   bool // in sched.busy
+	counted   bool   // in sched.busy
+	seq       uint64 // events carrying an older seq are stale
+	slot      int    // index in sched.flows
 
 	rec   *recordNode // opRecord, opWait (nil: wait on an unrecorded event, a no-op)
 	latch *latchRun
 	ping  *pingRun
 }
 
-// recordNode is one EventRecord: the time the stream reached it.
+// recordNode is one EventRecord: the time the stream reached it, and the
+// streams whose next op waits for it.
 type recordNode struct {
-	done bool
-	t    float64
-	dev  int
+	done    bool
+	t       float64
+	dev     int
+	waiters []*stream
 }
 
 // stream is a CUDA stream of one context; ord 0 is the legacy stream.
@@ -104,6 +121,45 @@ type stream struct {
 	enqueued  uint64
 	completed uint64
 	destroyed bool
+	candidate bool // in sched.cands
+}
+
+// evKind is what a scheduled event does.
+type evKind uint8
+
+const (
+	evEnd       evKind = iota // op ends (a fixed end, or a flow's expected end)
+	evActivate                // a flow's data starts moving: rates change
+	evWake                    // a stream's next op may start
+	evRecompute               // the rate epoch ends
+)
+
+// simEvent is one entry of the scheduler's time-ordered queue.
+type simEvent struct {
+	t    float64
+	kind evKind
+	o    *op
+	seq  uint64
+	st   *stream
+	n    uint64 // push order, for determinism among equal times
+}
+
+type eventHeap []simEvent
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].n < h[j].n
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(simEvent)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 // sched is the part of the driver that runs queued work in virtual time.
@@ -111,70 +167,37 @@ type sched struct {
 	d     *Driver
 	now   float64
 	host  float64
-	order []*stream // every stream, creation order: the deterministic scan order
+	order []*stream // every stream, creation order
 	flows []*op     // running ops with a flow
 	res   map[resKey]*resource
+
+	events  eventHeap
+	pushed  uint64
+	cands   []*stream // streams whose next op may start now
+	waiting []*op     // latches not released, ping-pongs not paired
+
 	// Rates are recomputed when the set of moving flows changes (dirty);
 	// with more than exactFlows at once, at most once per epoch.
 	dirty     bool
-	recompute float64 // the earliest time of the next recomputation
+	recompute float64
 	active    []*flow // scratch of computeRates
 	byCap     []*flow
 	touched   []*resource
-	busy      []int // running ops keeping each device busy
 	mark      int
-	wake      bool // an op ended or was enqueued: startReady has work
-}
 
-// exactFlows is how many concurrent flows get their rates recomputed at
-// every start and end. Beyond, recomputation waits for the end of an epoch
-// of epochFraction of the flows' expected time (0.2 %), so that thousands of
-// flows (all pairs of nvl72) simulate in reasonable time; starts and ends
-// inside an epoch take effect at its end, an error of at most that fraction.
-const (
-	exactFlows    = 64
-	epochFraction = 0.002
-	minEpoch      = 200.0 // ns
-)
-
-// refreshRates recomputes the rates if needed and allowed, and returns the
-// time it must be called again at (+Inf: no deadline).
-func (s *sched) refreshRates() float64 {
-	if !s.dirty {
-		return math.Inf(1)
-	}
-	many := len(s.flows) > exactFlows
-	if many && s.now < s.recompute-timeEps {
-		return s.recompute
-	}
-	s.computeRates()
-	s.dirty = false
-	if many {
-		eta, n := 0.0, 0
-		for _, f := range s.active {
-			if f.rate > 0 {
-				eta += f.remaining / f.rate
-				n++
-			}
-		}
-		epoch := minEpoch
-		if n > 0 {
-			epoch = math.Max(minEpoch, epochFraction*eta/float64(n))
-		}
-		s.recompute = s.now + epoch
-	}
-	return math.Inf(1)
+	busy      []int // running ops keeping each device busy
+	destroyed int   // destroyed streams still in order
 }
 
 func (s *sched) init(d *Driver) {
 	s.d = d
-	s.busy = make([]int, d.m.n)
 	s.now, s.host = simStart, simStart
 	s.res = map[resKey]*resource{}
+	s.busy = make([]int, d.m.n)
 }
 
 func (s *sched) drop() {
-	s.order, s.flows, s.res = nil, nil, nil
+	s.order, s.flows, s.res, s.events, s.cands, s.waiting = nil, nil, nil, nil, nil, nil
 }
 
 // tick advances the host clock by the cost of a call.
@@ -185,6 +208,19 @@ func (s *sched) addStream(st *stream) {
 	s.order = append(s.order, st)
 }
 
+func (s *sched) push(e simEvent) {
+	e.n = s.pushed
+	s.pushed++
+	heap.Push(&s.events, e)
+}
+
+func (s *sched) candidate(st *stream) {
+	if !st.candidate {
+		st.candidate = true
+		s.cands = append(s.cands, st)
+	}
+}
+
 // enqueue appends o to st; it becomes visible to the GPU at the host's time.
 func (s *sched) enqueue(st *stream, o *op) {
 	o.s = st
@@ -193,7 +229,9 @@ func (s *sched) enqueue(st *stream, o *op) {
 	o.enq = s.host
 	o.endAt = -1
 	st.queue = append(st.queue, o)
-	s.wake = true
+	if st.running == nil && len(st.queue) == 1 {
+		s.candidate(st)
+	}
 	s.d.version.Add(1)
 }
 
@@ -227,7 +265,9 @@ func (s *sched) run(goal func() bool, blocking bool) error {
 	}
 	if !s.d.closed {
 		s.d.flushHost()
-		s.prune()
+		if s.destroyed > 0 {
+			s.prune()
+		}
 	}
 	if blocking {
 		s.host = math.Max(s.host, s.now) + costWake
@@ -237,10 +277,14 @@ func (s *sched) run(goal func() bool, blocking bool) error {
 
 // prune forgets destroyed streams that have run everything they held.
 func (s *sched) prune() {
+	s.destroyed = 0
 	kept := s.order[:0]
 	for _, st := range s.order {
-		if !st.destroyed || len(st.queue) > 0 {
+		if !st.destroyed {
 			kept = append(kept, st)
+		} else if len(st.queue) > 0 {
+			kept = append(kept, st)
+			s.destroyed++ // still to prune
 		}
 	}
 	clear(s.order[len(kept):])
@@ -267,37 +311,34 @@ func (s *sched) waitForHost(o *op) {
 	}
 }
 
-// startReady starts every queued op whose time has come.
+// startReady starts the next op of every candidate stream whose time has
+// come; a stream whose op starts later is woken then, one waiting for a
+// record when it completes.
 func (s *sched) startReady() {
-	if !s.wake {
-		return
-	}
-	s.wake = false
-	for changed := true; changed; {
-		changed = false
-		for _, st := range s.order {
-			for st.running == nil && len(st.queue) > 0 {
-				o := st.queue[0]
-				t, ok := s.earliestStart(o)
-				if !ok || t > s.now+timeEps {
+	for len(s.cands) > 0 {
+		st := s.cands[0]
+		s.cands[0] = nil
+		s.cands = s.cands[1:]
+		st.candidate = false
+		for st.running == nil && len(st.queue) > 0 {
+			o := st.queue[0]
+			t := math.Max(st.ready, o.enq)
+			if o.kind == opWait && o.rec != nil {
+				if !o.rec.done {
+					if !slices.Contains(o.rec.waiters, st) {
+						o.rec.waiters = append(o.rec.waiters, st)
+					}
 					break
 				}
-				s.begin(o, math.Max(t, s.now))
-				changed = true
+				t = math.Max(t, o.rec.t)
 			}
+			if t > s.now+timeEps {
+				s.push(simEvent{t: t, kind: evWake, st: st})
+				break
+			}
+			s.begin(o, math.Max(t, s.now))
 		}
 	}
-}
-
-func (s *sched) earliestStart(o *op) (float64, bool) {
-	t := math.Max(o.s.ready, o.enq)
-	if o.kind == opWait && o.rec != nil {
-		if !o.rec.done {
-			return 0, false
-		}
-		t = math.Max(t, o.rec.t)
-	}
-	return t, true
 }
 
 // begin starts o at time at.
@@ -307,6 +348,10 @@ func (s *sched) begin(o *op, at float64) {
 	switch o.kind {
 	case opRecord:
 		o.rec.done, o.rec.t = true, at
+		for _, w := range o.rec.waiters {
+			s.candidate(w)
+		}
+		o.rec.waiters = nil
 		s.complete(o, at)
 		return
 	case opWait:
@@ -317,14 +362,14 @@ func (s *sched) begin(o *op, at float64) {
 		// A context poisoned by an earlier failure runs nothing more.
 		o.prepare, o.finish = nil, nil
 		o.fail = c.sticky
-		o.endAt = at
+		s.endAt(o, at)
 		return
 	}
 	if o.prepare != nil {
 		if f := o.prepare(o); f != nil {
 			o.fail, o.finish, o.fl, o.latch, o.ping = f, nil, nil, nil, nil
 			o.kind = opWork
-			o.endAt = at + failTime
+			s.endAt(o, at+failTime)
 			return
 		}
 	}
@@ -336,125 +381,179 @@ func (s *sched) begin(o *op, at float64) {
 		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
 	}
 	o.s.lastStart = at
-	if working(o) {
-		s.busy[o.s.ctx.dev]++
-		o.counted = true
-	}
+	s.busy[o.s.ctx.dev]++
+	o.counted = true
 	switch o.kind {
 	case opWork:
-		if o.fl != nil {
-			o.fl.start = at + o.setup
-			s.flows = append(s.flows, o)
-			s.dirty = true
+		if o.fl == nil {
+			s.endAt(o, at+o.setup+o.delay)
+			return
+		}
+		o.fl.start = at + o.setup
+		o.fl.t0 = o.fl.start
+		o.slot = len(s.flows)
+		s.flows = append(s.flows, o)
+		if o.fl.start > s.now+timeEps {
+			s.push(simEvent{t: o.fl.start, kind: evActivate, o: o, seq: o.seq})
 		} else {
-			o.endAt = at + o.setup + o.delay
+			s.dirty = true
 		}
 	case opLatch:
 		o.timeoutAt = at + o.setup + o.latch.timeout
+		s.waiting = append(s.waiting, o)
 	case opPing:
 		s.pairPing(o)
 	}
+}
+
+// endAt fixes when o ends.
+func (s *sched) endAt(o *op, t float64) {
+	o.endAt = t
+	o.seq++
+	s.push(simEvent{t: t, kind: evEnd, o: o, seq: o.seq})
+}
+
+// waitingSnapshot is a copy of the waiting list, safe to change while
+// iterating (nil when empty, the common case).
+func (s *sched) waitingSnapshot() []*op {
+	if len(s.waiting) == 0 {
+		return nil
+	}
+	return slices.Clone(s.waiting)
+}
+
+// unwait removes o from the waiting list.
+func (s *sched) unwait(o *op) {
+	if i := slices.Index(s.waiting, o); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+	}
+}
+
+// refreshRates recomputes the rates when the moving flows changed (at most
+// once per epoch with many flows) and schedules each flow's expected end.
+func (s *sched) refreshRates() {
+	if !s.dirty {
+		return
+	}
+	many := len(s.flows) > exactFlows
+	if many && s.now < s.recompute-timeEps {
+		return // an evRecompute at s.recompute is pending
+	}
+	// Bring every flow's remaining bytes to now, at its old rate.
+	for _, o := range s.flows {
+		f := o.fl
+		if f.rate > 0 && s.now > f.t0 {
+			f.remaining = math.Max(0, f.remaining-f.rate*(s.now-f.t0))
+		}
+		f.t0 = math.Max(f.t0, s.now)
+	}
+	s.computeRates()
+	s.dirty = false
+	var sum float64
+	var n int
+	for _, o := range s.flows {
+		f := o.fl
+		if f.start > s.now+timeEps {
+			continue // waiting for its evActivate
+		}
+		o.seq++
+		switch {
+		case f.remaining <= 1e-3:
+			s.push(simEvent{t: s.now, kind: evEnd, o: o, seq: o.seq})
+		case f.rate > 0:
+			sum += f.bytes / f.rate // the whole transfer at this rate
+			n++
+			s.push(simEvent{t: s.now + f.remaining/f.rate, kind: evEnd, o: o, seq: o.seq})
+		}
+	}
+	if many {
+		epoch := minEpoch
+		if n > 0 {
+			epoch = math.Max(minEpoch, epochFraction*sum/float64(n))
+		}
+		s.recompute = s.now + epoch
+		s.push(simEvent{t: s.recompute, kind: evRecompute})
+	}
+}
+
+// stale reports an event superseded since it was pushed.
+func (s *sched) stale(e simEvent) bool {
+	switch e.kind {
+	case evEnd, evActivate:
+		return e.o.done || e.o.seq != e.seq
+	}
+	return false
 }
 
 // next returns the time of the next event, and the op whose timeout it is
 // when that event is a kernel giving up on the host (a latch whose flag is
 // still clear, an unpaired ping-pong).
 func (s *sched) next() (float64, *op) {
-	best := math.Inf(1)
-	var waiting *op
-	consider := func(t float64, w *op) {
-		if t < best-timeEps {
-			best, waiting = t, w
-		} else if t <= best+timeEps && w == nil {
-			waiting = nil
-		}
+	s.refreshRates()
+	for len(s.events) > 0 && s.stale(s.events[0]) {
+		heap.Pop(&s.events)
 	}
-	consider(s.refreshRates(), nil)
-	for _, st := range s.order {
-		o := st.running
-		if o == nil {
-			if len(st.queue) > 0 {
-				if t, ok := s.earliestStart(st.queue[0]); ok {
-					consider(t, nil)
-					if t <= best+timeEps {
-						s.wake = true // (harmless when another event wins)
-					}
-				}
-			}
-			continue
-		}
-		switch {
-		case o.endAt >= 0:
-			consider(o.endAt, nil)
-		case o.fl != nil:
-			f := o.fl
-			switch {
-			case f.start > s.now+timeEps:
-				consider(f.start, nil)
-			case f.remaining <= 1e-3:
-				consider(s.now, nil)
-			case f.rate > 0:
-				consider(math.Max(s.now, s.now+f.remaining/f.rate), nil)
-			}
-		case o.kind == opLatch:
+	best := math.Inf(1)
+	if len(s.events) > 0 {
+		best = s.events[0].t
+	}
+	var waiting *op
+	for _, o := range s.waitingSnapshot() {
+		t, grace := o.timeoutAt, true
+		if o.kind == opLatch {
 			l := o.latch
-			if !l.stuck && l.flagSet() {
+			if l.stuck {
+				grace = false
+			} else if l.flagSet() {
 				// Released at the host time the flag was seen set, unless
 				// the latch had given up by then.
-				o.endAt = math.Max(o.start+o.setup, s.host) + s.d.m.m.latchPoll
-				l.released = o.endAt <= o.timeoutAt
-				o.endAt = math.Min(o.endAt, o.timeoutAt)
-				consider(o.endAt, nil)
-			} else if l.stuck {
-				consider(o.timeoutAt, nil)
-			} else {
-				consider(o.timeoutAt, o)
+				end := math.Max(o.start+o.setup, s.host) + s.d.m.m.latchPoll
+				l.released = end <= o.timeoutAt
+				s.unwait(o)
+				s.endAt(o, math.Min(end, o.timeoutAt))
+				best = math.Min(best, o.endAt)
+				continue
 			}
-		case o.kind == opPing:
-			consider(o.timeoutAt, o)
 		}
+		if t < best-timeEps {
+			best, waiting = t, nil
+			if grace {
+				waiting = o
+			}
+		}
+	}
+	if waiting != nil && waiting.timeoutAt > best+timeEps {
+		waiting = nil
 	}
 	return best, waiting
 }
 
-// advance moves the simulation clock to t and completes what ends there.
+// advance moves the simulation clock to t and processes what happens there.
 func (s *sched) advance(t float64) {
 	if dt := t - s.now; dt > 0 {
-		for _, o := range s.flows {
-			f := o.fl
-			if f.start > s.now+timeEps && f.start <= t+timeEps {
-				s.dirty = true // starts moving at t
-			}
-			if f.rate <= 0 || f.start > s.now+timeEps {
-				continue
-			}
-			if s.now+f.remaining/f.rate <= t+timeEps {
-				f.remaining = 0 // ends here (whatever rounding says)
-			} else {
-				f.remaining -= f.rate * dt
-			}
-		}
 		s.accountLoad(dt)
 		s.now = t
 	}
-	for _, st := range s.order {
-		o := st.running
-		if o == nil {
+	for len(s.events) > 0 && s.events[0].t <= s.now+timeEps {
+		e := heap.Pop(&s.events).(simEvent)
+		if s.stale(e) {
 			continue
 		}
-		switch {
-		case o.endAt >= 0:
-			if o.endAt <= s.now+timeEps {
-				s.complete(o, o.endAt)
-			}
-		case o.fl != nil:
-			if o.fl.start <= s.now+timeEps && o.fl.remaining <= 1e-3 {
-				s.complete(o, s.now)
-			}
-		case o.kind == opLatch || o.kind == opPing:
-			if o.timeoutAt <= s.now+timeEps {
-				s.complete(o, o.timeoutAt)
-			}
+		switch e.kind {
+		case evEnd:
+			s.complete(e.o, math.Min(e.t, s.now))
+		case evActivate:
+			s.dirty = true
+		case evWake:
+			s.candidate(e.st)
+		case evRecompute:
+			// refreshRates runs at the next step
+		}
+	}
+	for _, o := range s.waitingSnapshot() {
+		if o.timeoutAt <= s.now+timeEps {
+			s.unwait(o)
+			s.complete(o, o.timeoutAt)
 		}
 	}
 }
@@ -463,23 +562,23 @@ func (s *sched) advance(t float64) {
 func (s *sched) complete(o *op, t float64) {
 	st := o.s
 	o.done, o.end = true, t
+	o.seq++
 	if o.counted {
 		s.busy[st.ctx.dev]--
 	}
-	s.wake = true
 	st.ready = t
 	st.queue[0] = nil // the op may hold memory; let it go
 	st.queue = st.queue[1:]
 	st.running = nil
 	st.completed++
-	if o.fl != nil {
-		for i, x := range s.flows {
-			if x == o {
-				s.flows = append(s.flows[:i], s.flows[i+1:]...)
-				s.dirty = true
-				break
-			}
-		}
+	s.candidate(st)
+	if o.fl != nil && o.slot < len(s.flows) && s.flows[o.slot] == o {
+		last := len(s.flows) - 1
+		s.flows[o.slot] = s.flows[last]
+		s.flows[o.slot].slot = o.slot
+		s.flows[last] = nil
+		s.flows = s.flows[:last]
+		s.dirty = true
 	}
 	if o.fail == nil && o.finish != nil {
 		o.fail = o.finish(o)
@@ -502,10 +601,7 @@ func (s *sched) accountLoad(dt float64) {
 	}
 }
 
-// working reports whether o keeps its device busy (for DeviceState).
-func working(o *op) bool { return o.kind == opWork || o.kind == opPing }
-
-// jitterKeys identifies an op for its noise draws.
+// keys identifies an op for its noise draws.
 func (o *op) keys(purpose uint64) []uint64 {
 	return []uint64{purpose, uint64(o.s.ctx.dev), o.s.ord, o.ord}
 }
