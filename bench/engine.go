@@ -38,6 +38,8 @@ type Options struct {
 	Tune bool
 	// Progress, when set, is told about each step.
 	Progress func(done, total int, step string)
+	// Trace, when set, is told how long setup and each step took.
+	Trace func(step string, took time.Duration)
 }
 
 // DefaultSize is the transfer size of the pairwise matrices.
@@ -178,9 +180,11 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			e.note("cleanup: %v", cerr)
 		}
 	}()
+	t0 := time.Now()
 	if err := e.setup(ctx); err != nil {
 		return err
 	}
+	e.trace("setup", t0)
 	e.resolveSM()
 	steps := e.plan()
 	for i, st := range steps {
@@ -190,12 +194,20 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		if e.opt.Progress != nil {
 			e.opt.Progress(i, len(steps), st.name)
 		}
+		t0 := time.Now()
 		st.run(ctx)
+		e.trace(st.name, t0)
 	}
 	if e.opt.Progress != nil {
 		e.opt.Progress(len(steps), len(steps), "done")
 	}
 	return ctx.Err()
+}
+
+func (e *Engine) trace(step string, since time.Time) {
+	if e.opt.Trace != nil {
+		e.opt.Trace(step, time.Since(since))
+	}
 }
 
 // step is one unit of work of the plan (a test on one pair, say).

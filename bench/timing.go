@@ -60,7 +60,7 @@ const (
 	maxReps      = 200
 	// hostSampleTarget is longer: PCIe copies vary more from one to the next,
 	// and averaging two or more per sample keeps their spread near 1%.
-	hostSampleTarget = 20 * time.Millisecond
+	hostSampleTarget = 10 * time.Millisecond
 )
 
 // calibrate times one repetition of each transfer (all at once, as they will

@@ -37,8 +37,12 @@ func init() {
 }
 
 func compareAction(c *cli.Context) error {
-	if c.NArg() < 2 {
-		return usageError{fmt.Errorf("compare needs a baseline and at least one other results file, got %d", c.NArg())}
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) < 2 {
+		return usageError{fmt.Errorf("compare needs a baseline and at least one other results file, got %d", len(args))}
 	}
 	threshold, err := compare.ParseThreshold(c.String("threshold"))
 	if err != nil {
@@ -59,7 +63,7 @@ func compareAction(c *cli.Context) error {
 			return usageError{fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", plotPath)}
 		}
 	}
-	inputs, err := compare.ReadInputs(c.Args().Slice())
+	inputs, err := compare.ReadInputs(args)
 	if err != nil {
 		return err
 	}
@@ -82,8 +86,11 @@ func compareAction(c *cli.Context) error {
 		}
 	}
 	if regs := res.Regressions(); c.Bool("fail-on-regression") && len(regs) > 0 {
+		r := regs[0]
+		first := strings.Join(strings.Fields(strings.Join([]string{r.Test, r.Engine, r.Direction, r.Part,
+			pairLabel(r.Src, r.Dst), results.FormatBytes(r.Size), r.Params}, " ")), " ")
 		return cli.Exit(fmt.Sprintf("%d figure%s regressed by %g%% or more (first: %s)",
-			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], 100*threshold, regs[0].Key), 1)
+			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], 100*threshold, first), 1)
 	}
 	return nil
 }

@@ -180,12 +180,22 @@ func measureAction(c *cli.Context, command string) error {
 		bar.update(done, total, step)
 		saver.maybeSave(false)
 	}
+	if os.Getenv("P2PBENCH_TRACE") != "" {
+		// Where the time goes, step by step, for tuning p2pbench itself.
+		opt.Trace = func(step string, took time.Duration) {
+			fmt.Fprintf(os.Stderr, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
+		}
+	}
 	eng := bench.NewEngine(s.drv, opt)
 	start := time.Now()
 	runErr := eng.Run(c.Context, run)
 	if command == "all" && runErr == nil && len(s.devices) > 0 {
 		// The same tests across processes, through CUDA IPC handles.
+		t0 := time.Now()
 		runErr = runIPCForAll(c, s, opt, run, bar, saver)
+		if opt.Trace != nil {
+			opt.Trace("ipc", time.Since(t0))
+		}
 	}
 	bar.finish()
 	run.End = time.Now().UTC()

@@ -29,10 +29,14 @@ func init() {
 }
 
 func plotAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageError{fmt.Errorf("plot takes one results file, got %d arguments", c.NArg())}
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
 	}
-	path := c.Args().First()
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("plot takes one results file, got %d arguments", len(args))}
+	}
+	path := args[0]
 	var formats []string
 	for _, f := range strings.Split(c.String("format"), ",") {
 		f = strings.ToLower(strings.TrimSpace(f))

@@ -31,10 +31,14 @@ func init() {
 }
 
 func reportAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageError{fmt.Errorf("report takes one results file, got %d arguments", c.NArg())}
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
 	}
-	path := c.Args().First()
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("report takes one results file, got %d arguments", len(args))}
+	}
+	path := args[0]
 	out := c.String("output")
 	format := strings.ToLower(c.String("format"))
 	if out == "" {
@@ -105,4 +109,52 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// positionalArgs returns a command's positional arguments, applying the
+// flags given after them: urfave/cli stops reading flags at the first
+// argument, and `p2pbench report RESULTS.json -o report.pdf` is how people
+// write it. "--" ends the flags.
+func positionalArgs(c *cli.Context) ([]string, error) {
+	boolFlag := map[string]bool{}
+	// primary maps every name of a flag to its first: urfave/cli gives each
+	// alias a value of its own, and reads the first.
+	primary := map[string]string{}
+	for _, f := range c.Command.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			primary[n] = f.Names()[0]
+			boolFlag[n] = isBool
+		}
+	}
+	var pos []string
+	args := c.Args().Slice()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if primary[name] == "" {
+			return nil, usageError{fmt.Errorf("flag provided but not defined: %s", a)}
+		}
+		switch {
+		case boolFlag[name] && !hasValue:
+			value = "true"
+		case !hasValue:
+			if i+1 >= len(args) {
+				return nil, usageError{fmt.Errorf("flag needs an argument: %s", a)}
+			}
+			i++
+			value = args[i]
+		}
+		if err := c.Set(primary[name], value); err != nil {
+			return nil, usageError{fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)}
+		}
+	}
+	return pos, nil
 }
