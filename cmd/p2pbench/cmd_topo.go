@@ -149,6 +149,19 @@ func printTopology(w io.Writer, run *results.Run) {
 				ops = append(ops, o.Name)
 			}
 		}
+		same := len(ops) > 1
+		for _, o := range ops {
+			same = same && p.AtomicCaps[o] == p.AtomicCaps[ops[0]]
+		}
+		if same {
+			m := p.AtomicCaps[ops[0]]
+			names := strings.Join(cuda.AtomicCapabilityNames(m), ", ")
+			if names == "" {
+				names = "none reported"
+			}
+			fmt.Fprintf(tw, "%d→%d	all %d operations	0x%02x	%s\n", p.Src, p.Dst, len(ops), m, names)
+			continue
+		}
 		for _, o := range ops {
 			m := p.AtomicCaps[o]
 			names := strings.Join(cuda.AtomicCapabilityNames(m), ", ")

@@ -203,7 +203,9 @@ type faults struct {
 }
 
 // New builds a synthetic run. It panics on fewer than 2 GPUs: that is a bug
-// in the caller, not a condition to handle.
+// in the caller, not a condition to handle. Figures of the SM kernel share
+// one Params map (a 72-GPU run has hundreds of thousands): treat Params as
+// read-only, or copy them first.
 func New(o Options) *results.Run {
 	if o.GPUs < 2 {
 		panic("synth: a run needs at least 2 GPUs")

@@ -1,0 +1,33 @@
+package results_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+// BenchmarkRead72 and BenchmarkWrite72 read and write a 72-GPU run with a
+// size sweep on every pair (several hundred thousand figures).
+func BenchmarkRead72(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "72.json")
+	if err := results.Write(path, synth.New(synth.Options{GPUs: 72})); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := results.Read(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWrite72(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "72.json")
+	run := synth.New(synth.Options{GPUs: 72})
+	for b.Loop() {
+		if err := results.Write(path, run); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

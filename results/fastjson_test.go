@@ -1,0 +1,172 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"runtime"
+	"testing"
+)
+
+// legacyEncode is the reference encoding the fast encoder must reproduce.
+func legacyEncode(t testing.TB, r *Run) []byte {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(compactNumberArrays(data), '\n')
+}
+
+// oddRun has the values whose encoding is easy to get wrong.
+func oddRun() *Run {
+	odd := []string{"<a & b>", "→ 5 µs", "tab\there", "quote \" and \\", "\x01\x1f", "bad \xff utf8", "\u2028\u2029", ""}
+	r := &Run{Schema: SchemaVersion, Host: "h<o>st", Complete: true, Notes: odd}
+	for i, s := range odd {
+		f := Figure{Test: "t" + s, Engine: s, Direction: s, Part: s, Src: -1, Dst: i, Size: 1 << 62, Unit: "GB/s",
+			Convention: s, Params: map[string]string{s: s, "z": "1", "a": s}, Samples: []float64{0, 1e-7, 1.5e-6, 123456789012345678901234.0, 5, 0.1},
+			Verify: s, VerifyDetail: s, Error: s, ErrorName: s}
+		f.Stats = &Stats{N: 6, Median: 2.5, Mean: 1e21, Stddev: 1e-300, CV: 0.25, Min: 0, Max: 1.2e23, P5: 1e-7, P95: 3, P99: float64(i)}
+		r.Figures = append(r.Figures, f)
+	}
+	r.Figures = append(r.Figures,
+		Figure{Test: "bare"},
+		Figure{Test: "empty", Params: map[string]string{}, Samples: []float64{}, Stats: &Stats{}},
+	)
+	return r
+}
+
+func encodeFast(t testing.TB, r *Run) []byte {
+	var buf bytes.Buffer
+	if err := r.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestFastEncodeMatchesEncodingJSON(t *testing.T) {
+	runs := map[string]*Run{"odd": oddRun(), "no figures": {Schema: 1}, "empty figures": {Schema: 1, Figures: []Figure{}}}
+	for name, r := range runs {
+		if got, want := encodeFast(t, r), legacyEncode(t, r); !bytes.Equal(got, want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Errorf("%s: encodings differ at byte %d:\nfast:   %q\nlegacy: %q", name, i, clip(got, i), clip(want, i))
+		}
+	}
+}
+
+func clip(b []byte, i int) []byte {
+	lo, hi := max(0, i-60), min(len(b), i+60)
+	return b[lo:hi]
+}
+
+func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
+	inputs := map[string][]byte{
+		"odd":          legacyEncode(t, oddRun()),
+		"compact":      mustMarshal(t, oddRun()),
+		"nulls":        []byte(`{"schema": 1, "figures": [{"test": null, "params": null, "samples": null, "stats": null, "src": null}]}`),
+		"unknown keys": []byte(`{"schema": 1, "later": [1, {"a": "b"}], "figures": [{"test": "x", "new_field": {"deep": [true, false, null, -1.5e3]}, "stats": {"n": 1, "extra": "y"}}]}`),
+		"escapes":      []byte(`{"schema": 1, "figures": [{"test": "a\u00e9\n\"", "params": {"k\u0041": "v\\"}}]}`),
+		"null figures": []byte(`{"schema": 1, "figures": null}`),
+		"no figures":   []byte(`{"schema": 1}`),
+	}
+	for name, data := range inputs {
+		fast, ok := decodeFast(data)
+		if !ok {
+			t.Errorf("%s: the fast path gave up", name)
+			continue
+		}
+		var slow Run
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(*fast, slow) {
+			t.Errorf("%s: fast and encoding/json decodings differ:\nfast: %+v\nslow: %+v", name, fast.Figures, slow.Figures)
+		}
+	}
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFastDecodeGivesUp lists inputs the fast path must leave to
+// encoding/json: they are wrong, or right in ways it does not copy.
+func TestFastDecodeGivesUp(t *testing.T) {
+	for name, data := range map[string]string{
+		"case-folded key":    `{"schema": 1, "figures": [{"Test": "x"}]}`,
+		"kelvin key":         `{"schema": 1, "figures": [{"\u212aey": "x"}]}`,
+		"duplicate key":      `{"schema": 1, "figures": [{"test": "x", "test": "y"}]}`,
+		"Figures":            `{"schema": 1, "Figures": []}`,
+		"int with fraction":  `{"schema": 1, "figures": [{"src": 1.0}]}`,
+		"negative size":      `{"schema": 1, "figures": [{"size_bytes": -1}]}`,
+		"huge float":         `{"schema": 1, "figures": [{"samples": [1e999]}]}`,
+		"null sample":        `{"schema": 1, "figures": [{"samples": [null]}]}`,
+		"bad number":         `{"schema": 1, "figures": [{"samples": [01]}]}`,
+		"trailing comma":     `{"schema": 1, "figures": [{"test": "x"},]}`,
+		"trailing garbage":   `{"schema": 1, "figures": []} x`,
+		"control in string":  "{\"schema\": 1, \"figures\": [{\"test\": \"a\x01\"}]}",
+		"no schema":          `{"figures": []}`,
+		"truncated":          `{"schema": 1, "figures": [{"test": "x"`,
+		"not an object":      `[1]`,
+		"figures not array":  `{"schema": 1, "figures": {}}`,
+		"duplicate figures":  `{"schema": 1, "figures": [], "figures": []}`,
+		"schema wrong type":  `{"schema": "1", "figures": []}`,
+		"bad escape skipped": `{"schema": 1, "x": "\q", "figures": []}`,
+	} {
+		if _, ok := decodeFast([]byte(data)); ok {
+			t.Errorf("%s: the fast path accepted %s", name, data)
+		}
+	}
+}
+
+func TestParallelDecode(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one processor")
+	}
+	// Enough figures to pass parallelMin, with a tuning array of objects
+	// after the figures that a split could land in.
+	r := &Run{Schema: 1}
+	for i := 0; len(r.Figures) < 12000; i++ {
+		r.Figures = append(r.Figures, Figure{Test: "ce_read", Engine: "copy_engine", Src: i % 7, Dst: i % 5, Size: uint64(i),
+			Unit: "GB/s", Convention: "a long convention string to make the figures weigh what real ones do, more or less",
+			Samples: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, float64(i)},
+			Stats:   &Stats{N: 20, Median: 10.5}, Verify: "passed"})
+	}
+	for i := 0; i < 500; i++ {
+		r.Tuning = append(r.Tuning, Tuning{Src: i, Direction: "write"})
+	}
+	data := legacyEncode(t, r)
+	if len(data) < parallelMin {
+		t.Fatalf("test file of %d bytes is too small", len(data))
+	}
+	fast, ok := decodeFast(data)
+	if !ok {
+		t.Fatal("the fast path gave up")
+	}
+	var slow Run
+	if err := json.Unmarshal(data, &slow); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*fast, slow) {
+		t.Error("parallel decoding differs from encoding/json")
+	}
+	// A file that is mostly tuning: splits land there and decoding falls
+	// back to one piece, still right.
+	r.Figures = r.Figures[:3]
+	for i := 0; i < 60000; i++ {
+		r.Tuning = append(r.Tuning, Tuning{Src: i, Direction: "write"})
+	}
+	data = legacyEncode(t, r)
+	fast, ok = decodeFast(data)
+	slow = Run{}
+	json.Unmarshal(data, &slow)
+	if !ok || !reflect.DeepEqual(*fast, slow) {
+		t.Errorf("decoding with misplaced splits: ok %v, equal %v", ok, ok && reflect.DeepEqual(*fast, slow))
+	}
+}
