@@ -118,10 +118,10 @@ type DeviceLinks struct {
 
 // Link is one NVLink of a GPU.
 type Link struct {
-	Link      int     `json:"link"`
-	Active    bool    `json:"active"`
-	RemoteBus string  `json:"remote_pci_bus_id,omitempty"`
-	RemoteDev int     `json:"remote_device"` // -1 when the far end is no GPU of this run (a switch, a CPU)
+	Link      int    `json:"link"`
+	Active    bool   `json:"active"`
+	RemoteBus string `json:"remote_pci_bus_id,omitempty"`
+	RemoteDev int    `json:"remote_device"` // -1 when the far end is no GPU of this run (a switch, a CPU)
 	// SpeedGBps is the per-direction speed NVML reports (for NVLink 4, the
 	// 26.562 GB/s signalling data rate); SpeedSource says which NVML call gave it.
 	SpeedGBps   float64 `json:"speed_gbps,omitempty"`

@@ -28,7 +28,7 @@ func init() {
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
 			&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "smallest change that counts as a regression or improvement, e.g. 5% or 2.5"},
 			&cli.BoolFlag{Name: "fail-on-regression", Usage: "exit with status 1 when any figure regressed"},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats, ", ")},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the comparison to `FILE` instead of standard output"},
 			&cli.StringFlag{Name: "plot", Usage: "also draw the changes into `FILE` (.png, .svg or .pdf)"},
 		},
@@ -53,8 +53,8 @@ func compareAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("--alpha %v is not between 0 and 1", alpha)}
 	}
 	format := c.String("format")
-	if !contains(compare.Formats, format) && format != "md" {
-		return usageError{fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(compare.Formats, ", "))}
+	if !contains(compare.Formats(), format) && format != "md" {
+		return usageError{fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(compare.Formats(), ", "))}
 	}
 	plotPath, plotFormat := c.String("plot"), ""
 	if plotPath != "" {

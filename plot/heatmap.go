@@ -1,0 +1,467 @@
+package plot
+
+import (
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// cellKind says what a heatmap cell shows.
+type cellKind int
+
+const (
+	cellMissing cellKind = iota // no figure for the pair
+	cellValue                   // a measured median
+	cellError                   // the figure has an error
+	cellBadData                 // the data did not verify
+	cellSelf                    // src == dst: not a peer pair
+)
+
+type cell struct {
+	kind  cellKind
+	value float64
+}
+
+// heatmap is a source × destination matrix of one bandwidth test.
+type heatmap struct {
+	name, title, subtitle string
+	devs                  []int
+	cells                 [][]cell // [row = source][column = destination]
+	lo, hi                float64  // colour scale
+	unit                  string
+}
+
+// heatmapSpec says how to draw one test's matrix.
+type heatmapSpec struct {
+	test, direction, part string
+	title                 string
+}
+
+// heatmapSpecs lists the matrices in reading order. Bidirectional tests
+// show their total; all_pairs each pair's share.
+func heatmapSpecs(ix *index) []heatmapSpec {
+	specs := []heatmapSpec{
+		{test: "ce_read", title: "Copy engine read (pull)"},
+		{test: "ce_write", title: "Copy engine write (push)"},
+		{test: "sm_read", title: "SM kernel read (pull)"},
+		{test: "sm_write", title: "SM kernel write (push)"},
+		{test: "ce_bidir", direction: "read", part: "total", title: "Copy engine, both directions at once, both pulling: total"},
+		{test: "ce_bidir", direction: "write", part: "total", title: "Copy engine, both directions at once, both pushing: total"},
+		{test: "sm_bidir", direction: "read", part: "total", title: "SM kernels, both directions at once, both pulling: total"},
+		{test: "sm_bidir", direction: "write", part: "total", title: "SM kernels, both directions at once, both pushing: total"},
+		{test: "nop2p_copy", title: "Copy without peer access (staged through the host)"},
+		{test: "all_pairs", part: "pair", title: "Every pair copying at once: each pair's share"},
+	}
+	// The one-direction bandwidth tests across processes; IPC latency and
+	// both-direction figures have figures of their own kinds.
+	for _, rest := range []string{"ce_read", "ce_write", "sm_read", "sm_write"} {
+		if len(ix.byTest["ipc_"+rest]) > 0 {
+			t := testTitle(rest)
+			specs = append(specs, heatmapSpec{test: "ipc_" + rest, title: "Across processes (IPC): " + strings.ToLower(t[:1]) + t[1:]})
+		}
+	}
+	return specs
+}
+
+// testTitle names a one-direction test.
+func testTitle(test string) string {
+	switch test {
+	case "ce_read":
+		return "Copy engine read (pull)"
+	case "ce_write":
+		return "Copy engine write (push)"
+	case "sm_read":
+		return "SM kernel read (pull)"
+	case "sm_write":
+		return "SM kernel write (push)"
+	}
+	return test
+}
+
+// heatmaps builds the matrices the run has figures for, at the matrix size.
+func heatmaps(ix *index) []*heatmap {
+	var out []*heatmap
+	n := len(ix.devs)
+	if n < 2 {
+		return nil
+	}
+	pos := map[int]int{}
+	for i, d := range ix.devs {
+		pos[d] = i
+	}
+	for _, spec := range heatmapSpecs(ix) {
+		figs := ix.byTest[spec.test]
+		if len(figs) == 0 {
+			continue
+		}
+		// The matrix size, or for tests that shrink transfers to share
+		// buffers (all_pairs), their most common size.
+		size := ix.matrixSize
+		sizes := map[uint64]int{}
+		for _, f := range figs {
+			if f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) && f.Src >= 0 && f.Dst >= 0 {
+				sizes[f.Size]++
+			}
+		}
+		if sizes[size] == 0 {
+			for _, z := range sortedKeys(sizes) {
+				if sizes[z] >= sizes[size] {
+					size = z
+				}
+			}
+		}
+		// Several engines (a tuning run's variants) would fight over the
+		// cells: draw the most common one.
+		engines := map[string]int{}
+		for _, f := range figs {
+			if f.Size == size && f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) {
+				engines[f.Engine]++
+			}
+		}
+		engine, best := "", -1
+		for _, e := range sortedKeys(engines) {
+			if engines[e] > best {
+				engine, best = e, engines[e]
+			}
+		}
+		m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
+		for i := range m.cells {
+			m.cells[i] = make([]cell, n)
+			m.cells[i][i].kind = cellSelf
+		}
+		filled := 0
+		for _, f := range figs {
+			if f.Size != size || f.Part != spec.part || f.Engine != engine || f.Unit != results.UnitGBps ||
+				spec.direction != "" && f.Direction != spec.direction {
+				continue
+			}
+			r, rok := pos[f.Src]
+			c, cok := pos[f.Dst]
+			if !rok || !cok || r == c {
+				continue
+			}
+			m.unit = f.Unit
+			filled++
+			switch v, ok := f.Value(); {
+			case f.Error != "":
+				m.cells[r][c] = cell{kind: cellError}
+			case f.Verify == results.VerifyFailed:
+				m.cells[r][c] = cell{kind: cellBadData, value: f.Stats.Median}
+			case ok:
+				m.cells[r][c] = cell{kind: cellValue, value: v}
+			}
+		}
+		if filled == 0 {
+			continue
+		}
+		// A few IPC pairs make a matrix of dashes: the report's tables
+		// show them better.
+		if strings.HasPrefix(spec.test, "ipc_") && filled < n*(n-1)/2 {
+			continue
+		}
+		if strings.HasSuffix(spec.test, "_bidir") {
+			m.mirrorBidir()
+		}
+		name := "heatmap_" + spec.test
+		if spec.direction != "" && strings.HasSuffix(spec.test, "_bidir") {
+			name += "_" + spec.direction
+		}
+		m.name = name
+		title := spec.title
+		if strings.HasPrefix(engine, "sm:") {
+			title += ", kernel " + strings.TrimPrefix(engine, "sm:")
+		}
+		m.title = title + ", " + m.unit
+		m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
+		if strings.HasSuffix(spec.test, "_bidir") {
+			m.subtitle = "both directions' bytes, " + m.subtitle
+		}
+		m.scale()
+		out = append(out, m)
+	}
+	return out
+}
+
+// mirrorBidir fills a missing cell (d, s) from (s, d): a bidirectional
+// measurement of the pair is the same whichever end it is filed under.
+func (m *heatmap) mirrorBidir() {
+	for r := range m.cells {
+		for c := range m.cells[r] {
+			if m.cells[r][c].kind == cellMissing && m.cells[c][r].kind != cellMissing {
+				m.cells[r][c] = m.cells[c][r]
+			}
+		}
+	}
+}
+
+// scale sets the colour scale: up to the largest value, and down to the
+// smallest or to half the largest, whichever is lower, so that a pair 15%
+// slower than the rest stands out without a uniform matrix looking varied.
+func (m *heatmap) scale() {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, row := range m.cells {
+		for _, c := range row {
+			if c.kind == cellValue {
+				lo, hi = math.Min(lo, c.value), math.Max(hi, c.value)
+			}
+		}
+	}
+	if math.IsInf(hi, -1) {
+		lo, hi = 0, 1
+	}
+	lo = math.Min(lo, hi/2)
+	if hi-lo < 1e-9 {
+		lo, hi = hi-1, hi+1
+	}
+	m.lo, m.hi = lo, hi
+}
+
+func (m *heatmap) size() (vg.Length, vg.Length) {
+	switch n := len(m.devs); {
+	case n <= 4:
+		return 7 * vg.Inch, 5.6 * vg.Inch
+	case n <= 8:
+		return 8 * vg.Inch, 6.8 * vg.Inch
+	case n <= 16:
+		return 9 * vg.Inch, 8 * vg.Inch
+	}
+	return 10 * vg.Inch, 9.2 * vg.Inch
+}
+
+// color maps a value to the viridis scale.
+func (m *heatmap) color(v float64) color.RGBA {
+	return viridis((v - m.lo) / (m.hi - m.lo))
+}
+
+func (m *heatmap) draw(c draw.Canvas) {
+	body := drawHeader(c, m.title, m.subtitle, m.key())
+	n := len(m.devs)
+	scaleW := vg.Inch
+	p := newPlot("", "destination GPU", "source GPU")
+	p.Add(&cellsPlotter{m: m})
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
+	// Row 0 at the top, as in a table.
+	p.Y.Scale = plot.InvertedScale{Normalizer: plot.LinearScale{}}
+	p.X.Tick.Marker = deviceTicks(m.devs)
+	p.Y.Tick.Marker = deviceTicks(m.devs)
+	p.X.Padding, p.Y.Padding = 0, 0
+	area := draw.Crop(body, 0, -scaleW, 0, 0)
+	// Square cells: shrink the longer side of the plot area.
+	dc := p.DataCanvas(area)
+	dw, dh := dc.Max.X-dc.Min.X, dc.Max.Y-dc.Min.Y
+	if dw > dh {
+		area = draw.Crop(area, 0, -(dw - dh), 0, 0)
+	} else if dh > dw {
+		area = draw.Crop(area, 0, 0, 0, -(dh - dw))
+	}
+	p.Draw(area)
+	dc = p.DataCanvas(area)
+	bar := vg.Rectangle{
+		Min: vg.Point{X: dc.Max.X + vg.Points(18), Y: dc.Min.Y},
+		Max: vg.Point{X: dc.Max.X + vg.Points(32), Y: dc.Max.Y},
+	}
+	drawColorScale(c, bar, m.lo, m.hi, m.unit)
+}
+
+// bigMatrix is the device count beyond which cells are too small for text:
+// failed cells are then filled red to stand out without a label.
+const bigMatrix = 16
+
+// key explains the marks used for cells without a value, if any appear.
+func (m *heatmap) key() string {
+	seen := map[cellKind]bool{}
+	for _, row := range m.cells {
+		for _, c := range row {
+			seen[c.kind] = true
+		}
+	}
+	var parts []string
+	if seen[cellError] {
+		parts = append(parts, "ERR = the measurement failed")
+	}
+	if seen[cellBadData] {
+		parts = append(parts, "BAD = the data moved did not verify")
+	}
+	if seen[cellMissing] {
+		parts = append(parts, "— = not measured")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if len(m.devs) > bigMatrix {
+		var big []string
+		if seen[cellError] || seen[cellBadData] {
+			big = append(big, "red cells: the measurement failed or its data did not verify")
+		}
+		if seen[cellMissing] {
+			big = append(big, "hatched grey cells: not measured")
+		}
+		return strings.Join(big, "; ")
+	}
+	return "hatched cells: " + strings.Join(parts, "; ")
+}
+
+// deviceTicks labels every device, or every k-th when there are too many to
+// read (the others get minor ticks).
+func deviceTicks(devs []int) plot.ConstantTicks {
+	step := 1
+	if len(devs) > 24 {
+		step = int(math.Ceil(float64(len(devs)) / 18))
+	}
+	ticks := make(plot.ConstantTicks, len(devs))
+	for i, d := range devs {
+		ticks[i].Value = float64(i)
+		if i%step == 0 {
+			ticks[i].Label = strconv.Itoa(d)
+		}
+	}
+	return ticks
+}
+
+// cellsPlotter draws the matrix cells with their annotations.
+type cellsPlotter struct{ m *heatmap }
+
+func (cp *cellsPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
+	n := float64(len(cp.m.devs))
+	return -0.5, n - 0.5, -0.5, n - 0.5
+}
+
+func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	m := cp.m
+	trX, trY := p.Transforms(&c)
+	n := len(m.devs)
+	cellW := trX(0.5) - trX(-0.5)
+	cellH := vg.Length(math.Abs(float64(trY(0.5) - trY(-0.5))))
+	// Annotations shrink with the cells and are dropped when they would be
+	// smaller than 5 points: a 72-GPU matrix is read by its colours.
+	fontSize := math.Min(9, math.Min(float64(cellW)/3.3, float64(cellH)/1.6))
+	annotate := fontSize >= 5 && n <= bigMatrix
+	border := n <= 24
+	hatch := draw.LineStyle{Color: midGrey, Width: vg.Points(0.5)}
+	for r := 0; r < n; r++ {
+		for col := 0; col < n; col++ {
+			cl := m.cells[r][col]
+			x0, x1 := trX(float64(col)-0.5), trX(float64(col)+0.5)
+			y0, y1 := trY(float64(r)-0.5), trY(float64(r)+0.5)
+			if y0 > y1 {
+				y0, y1 = y1, y0
+			}
+			rect := vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}
+			var fill color.Color
+			label := ""
+			switch cl.kind {
+			case cellValue:
+				fill = m.color(cl.value)
+				label = formatValue(cl.value)
+			case cellSelf:
+				fill = paleGrey
+			case cellError:
+				fill, label = lightGrey, "ERR"
+			case cellBadData:
+				fill, label = lightGrey, "BAD"
+			default:
+				fill, label = lightGrey, "—"
+			}
+			failed := cl.kind == cellError || cl.kind == cellBadData
+			if failed && !annotate {
+				fill = alertRed
+			}
+			c.SetColor(fill)
+			c.Fill(rect.Path())
+			if cl.kind == cellMissing || failed && annotate {
+				hatchRect(c, rect, hatch, vg.Length(math.Max(3, math.Min(6, float64(cellW)/4))))
+			}
+			if border {
+				c.SetLineStyle(draw.LineStyle{Color: white, Width: vg.Points(1)})
+				c.Stroke(rect.Path())
+			}
+			if annotate && label != "" {
+				sty := textStyle(fontSize, textOn(fill))
+				if cl.kind == cellError || cl.kind == cellBadData {
+					sty = boldStyle(fontSize, alertRed)
+				}
+				sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
+			}
+		}
+	}
+}
+
+// hatchRect strokes 45° lines spaced step apart across r.
+func hatchRect(c draw.Canvas, r vg.Rectangle, sty draw.LineStyle, step vg.Length) {
+	w, h := r.Max.X-r.Min.X, r.Max.Y-r.Min.Y
+	for d := -h + step/2; d < w; d += step {
+		// The line u - v = d in the rectangle's own coordinates.
+		u0 := max(0, d)
+		u1 := min(w, h+d)
+		if u1 <= u0 {
+			continue
+		}
+		c.StrokeLine2(sty, r.Min.X+u0, r.Min.Y+u0-d, r.Min.X+u1, r.Min.Y+u1-d)
+	}
+}
+
+// drawColorScale draws a vertical colour bar in rect with ticks and the unit.
+func drawColorScale(c draw.Canvas, rect vg.Rectangle, lo, hi float64, unit string) {
+	const steps = 64
+	h := rect.Max.Y - rect.Min.Y
+	for i := 0; i < steps; i++ {
+		y0 := rect.Min.Y + h*vg.Length(i)/steps
+		y1 := rect.Min.Y + h*vg.Length(i+1)/steps
+		c.SetColor(viridis((float64(i) + 0.5) / steps))
+		// Overlap slightly so no hairline gaps show between steps.
+		c.Fill(vg.Rectangle{Min: vg.Point{X: rect.Min.X, Y: y0}, Max: vg.Point{X: rect.Max.X, Y: y1 + vg.Points(0.3)}}.Path())
+	}
+	c.SetLineStyle(draw.LineStyle{Color: darkGrey, Width: vg.Points(0.5)})
+	c.Stroke(rect.Path())
+	tick := textStyle(tickSize, black)
+	tick.YAlign = draw.YCenter
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.IsMinor() || t.Value < lo || t.Value > hi {
+			continue
+		}
+		y := rect.Min.Y + h*vg.Length((t.Value-lo)/(hi-lo))
+		c.StrokeLine2(draw.LineStyle{Color: darkGrey, Width: vg.Points(0.5)}, rect.Max.X, y, rect.Max.X+vg.Points(3), y)
+		c.FillText(tick, vg.Point{X: rect.Max.X + vg.Points(5), Y: y}, tickLabel(t.Value))
+	}
+	// The unit runs up the right of the tick labels, where nothing else is.
+	labelW := vg.Length(0)
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if !t.IsMinor() {
+			labelW = max(labelW, tick.Width(tickLabel(t.Value)))
+		}
+	}
+	u := boldStyle(labelSize, black)
+	u.Rotation = math.Pi / 2
+	u.XAlign, u.YAlign = draw.XCenter, draw.YTop
+	c.FillText(u, vg.Point{X: rect.Max.X + vg.Points(9) + labelW + vg.Points(4), Y: (rect.Min.Y + rect.Max.Y) / 2}, unit)
+}
+
+// drawHeader writes a title, a subtitle and an optional note at the top of c
+// and returns the canvas below them.
+func drawHeader(c draw.Canvas, title, subtitle, note string) draw.Canvas {
+	y := c.Max.Y
+	t := boldStyle(titleSize, black)
+	t.XAlign, t.YAlign = draw.XCenter, draw.YTop
+	mid := (c.Min.X + c.Max.X) / 2
+	c.FillText(t, vg.Point{X: mid, Y: y}, title)
+	y -= t.Height(title) + vg.Points(3)
+	for _, line := range []string{subtitle, note} {
+		if line == "" {
+			continue
+		}
+		s := textStyle(labelSize, darkGrey)
+		s.XAlign, s.YAlign = draw.XCenter, draw.YTop
+		c.FillText(s, vg.Point{X: mid, Y: y}, line)
+		y -= s.Height(line) + vg.Points(2)
+	}
+	return draw.Crop(c, 0, 0, 0, -(c.Max.Y-y)-vg.Points(6))
+}

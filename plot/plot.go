@@ -1,0 +1,237 @@
+// Package plot draws p2pbench's figures from a results.Run: bandwidth
+// heatmaps, bandwidth against transfer size, throughput against the driver's
+// performance rank, latency distributions and atomic throughput. Every figure
+// carries a caption naming the machine and software it was measured on, and a
+// SIMULATED watermark when the run is not a measurement.
+//
+// The package reads results only; it knows nothing of CUDA or the engine.
+package plot
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Figure is one figure of a run, ready to draw at any size.
+type Figure struct {
+	// Name is the file name stem: "heatmap_ce_read", "size_write", ...
+	Name string
+	// Title is the figure's title, for lists and report headings.
+	Title string
+	// Width and Height are the natural size the figure is designed for.
+	Width, Height vg.Length
+
+	caption   []string
+	simulated bool
+	body      func(c draw.Canvas)
+}
+
+// PNGDPI is the resolution of PNG figures: sharp on screens and in wikis
+// without making files large.
+const PNGDPI = 150
+
+// Figures returns every figure the run has data for, in reading order:
+// heatmaps, size curves, rank scatter, latency and atomics. Figures whose
+// tests are absent from the run are left out.
+func Figures(run *results.Run) []Figure {
+	ix := newIndex(run)
+	var figs []Figure
+	caption := CaptionLines(run)
+	add := func(name, title string, w, h vg.Length, body func(c draw.Canvas)) {
+		figs = append(figs, Figure{Name: name, Title: title, Width: w, Height: h, caption: caption, simulated: run.Simulated, body: body})
+	}
+	for _, m := range heatmaps(ix) {
+		m := m
+		w, h := m.size()
+		add(m.name, m.title, w, h, m.draw)
+	}
+	for _, s := range sizeCurves(ix) {
+		s := s
+		add(s.name, s.title, 9*vg.Inch, 6*vg.Inch, s.draw)
+	}
+	if r := rankScatter(ix); r != nil {
+		add("rank", r.title, 9*vg.Inch, 6*vg.Inch, r.draw)
+	}
+	for _, b := range latencyFigures(ix) {
+		b := b
+		add(b.name, b.title, b.width, 6*vg.Inch, b.draw)
+	}
+	return figs
+}
+
+// Draw draws the figure, with its caption and, for a simulated run, the
+// watermark, filling c.
+func (f Figure) Draw(c draw.Canvas) {
+	c.SetColor(white)
+	c.Fill(c.Rectangle.Path())
+	caption := f.caption
+	capStyle := textStyle(captionSize, darkGrey)
+	lineH := capStyle.Height("Mg") * 1.25
+	pad := vg.Points(6)
+	capH := lineH*vg.Length(len(caption)) + pad
+	body := draw.Crop(c, pad, -pad, capH+pad/2, -pad)
+	f.body(body)
+	// A thin rule separates the caption from the figure.
+	c.StrokeLine2(draw.LineStyle{Color: lightGrey, Width: vg.Points(0.5)},
+		c.Min.X+pad, c.Min.Y+capH+pad/4, c.Max.X-pad, c.Min.Y+capH+pad/4)
+	for i, line := range caption {
+		y := c.Min.Y + capH - lineH*vg.Length(i+1) + lineH*0.2
+		c.FillText(capStyle, vg.Point{X: c.Min.X + pad, Y: y}, line)
+	}
+	if f.simulated {
+		watermark(c)
+	}
+}
+
+// CaptionLines describe where and with what a run was made, as every figure
+// of the run says in its caption: host, GPUs, driver and CUDA, p2pbench
+// version, date, and whether the run is simulated or incomplete.
+func CaptionLines(run *results.Run) []string {
+	env := run.Environment
+	driver := env.DriverRelease
+	if driver == "" && env.DriverVersion > 0 {
+		driver = fmt.Sprintf("%d.%d", env.DriverVersion/1000, env.DriverVersion%1000/10)
+	}
+	var parts []string
+	if run.Host != "" {
+		parts = append(parts, "host "+run.Host)
+	}
+	parts = append(parts, run.GPUSummary())
+	sw := "driver " + orUnknown(driver)
+	if env.CUDAVersion != "" {
+		sw += ", CUDA " + env.CUDAVersion
+	}
+	parts = append(parts, sw)
+	parts = append(parts, "p2pbench "+orUnknown(run.Tool.Version))
+	if !run.Start.IsZero() {
+		parts = append(parts, run.Start.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	lines := []string{strings.Join(parts, "  ·  ")}
+	var notes []string
+	if run.Simulated {
+		sim := "SIMULATED run"
+		if run.SimMachine != "" {
+			sim += " (" + run.SimMachine + ")"
+		}
+		notes = append(notes, sim+": synthetic figures, not measurements")
+	}
+	if !run.Complete {
+		stop := "INCOMPLETE run"
+		if run.Stopped != "" {
+			stop += ": " + run.Stopped
+		}
+		notes = append(notes, stop)
+	}
+	if len(notes) > 0 {
+		lines = append(lines, strings.Join(notes, "  ·  "))
+	}
+	return lines
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// watermark writes SIMULATED diagonally across c, translucent so the data
+// stays readable, on top so no plot element can hide it.
+func watermark(c draw.Canvas) {
+	const word = "SIMULATED"
+	w, h := c.Max.X-c.Min.X, c.Max.Y-c.Min.Y
+	angle := math.Atan2(float64(h), float64(w))
+	diag := vg.Length(math.Hypot(float64(w), float64(h)))
+	// Regular weight: PDFs emulate bold by overstriking, which would show
+	// as outlines in translucent text.
+	sty := textStyle(10, withAlpha(alertRed, 0.18))
+	// Size the word to about 60% of the diagonal.
+	size := 10 * 0.6 * diag / sty.Width(word)
+	sty = textStyle(float64(size), withAlpha(alertRed, 0.18))
+	sty.Rotation = angle
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+	c.FillText(sty, c.Center(), word)
+}
+
+// WriteAll writes every figure of the run into dir in each format (png, svg,
+// pdf) and returns the paths written. Figures the run has no data for are
+// skipped; a run with none at all writes nothing.
+func WriteAll(run *results.Run, dir string, formats []string) ([]string, error) {
+	for _, f := range formats {
+		if _, err := canvasFor(f, vg.Inch, vg.Inch); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	var paths []string
+	for _, fig := range Figures(run) {
+		for _, format := range formats {
+			path := filepath.Join(dir, fig.Name+"."+strings.ToLower(format))
+			if err := fig.WriteFile(path, format); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
+
+// WriteFile draws the figure at its natural size into a file of the given
+// format (png, svg or pdf).
+func (f Figure) WriteFile(path, format string) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := f.WriteTo(file, format); err != nil {
+		file.Close()
+		return fmt.Errorf("plot: writing %s: %w", path, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("plot: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteTo draws the figure at its natural size and writes it in the given
+// format (png, svg or pdf) to w.
+func (f Figure) WriteTo(w io.Writer, format string) error {
+	c, err := canvasFor(format, f.Width, f.Height)
+	if err != nil {
+		return err
+	}
+	f.Draw(draw.New(c))
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// canvas is what every gonum/plot backend offers.
+type canvas interface {
+	vg.CanvasSizer
+	io.WriterTo
+}
+
+func canvasFor(format string, w, h vg.Length) (canvas, error) {
+	switch strings.ToLower(format) {
+	case "png":
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI))}, nil
+	case "svg":
+		return vgsvg.New(w, h), nil
+	case "pdf":
+		return NewPDFCanvas(w, h), nil
+	}
+	return nil, fmt.Errorf("plot: unknown image format %q (want png, svg or pdf)", format)
+}

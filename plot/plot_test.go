@@ -1,0 +1,52 @@
+package plot_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+func TestWriteAll(t *testing.T) {
+	tests := []struct {
+		name    string
+		run     *results.Run
+		formats []string
+		want    []string // figure names expected
+	}{
+		{"2 GPUs", synth.New(synth.Options{GPUs: 2}), []string{"png", "svg", "pdf"},
+			[]string{"heatmap_ce_read", "heatmap_ce_bidir_write", "size_write", "rank", "latency_chase", "latency_pingpong", "latency_copy", "atomic_throughput", "atomic_latency"}},
+		{"8 GPUs with faults", synth.New(synth.Options{GPUs: 8, Faults: true}), []string{"png"},
+			[]string{"heatmap_sm_read", "heatmap_all_pairs", "size_write", "rank"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if out := os.Getenv("P2PBENCH_PLOT_DIR"); out != "" {
+				dir = filepath.Join(out, strings.ReplaceAll(tt.name, " ", "_"))
+			}
+			paths, err := plot.WriteAll(tt.run, dir, tt.formats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range paths {
+				fi, err := os.Stat(p)
+				if err != nil || fi.Size() == 0 {
+					t.Errorf("%s: missing or empty", p)
+				}
+				names = append(names, strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)))
+			}
+			for _, w := range tt.want {
+				if !slices.Contains(names, w) {
+					t.Errorf("no figure %s among %v", w, names)
+				}
+			}
+		})
+	}
+}

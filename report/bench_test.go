@@ -1,0 +1,58 @@
+package report_test
+
+import (
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+// write72 writes a synthetic 72-GPU run with a size sweep on every pair
+// (72×71 pairs × 28 sizes × 2 engines) and lets it go, so that only what a
+// benchmark reads back is in memory, as in the command.
+func write72(b *testing.B, dir string) string {
+	path := filepath.Join(dir, "72.json")
+	run := synth.New(synth.Options{GPUs: 72})
+	if err := results.Write(path, run); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d figures", len(run.Figures))
+	return path
+}
+
+// BenchmarkReport72 measures `p2pbench report` of a 72-GPU run: file
+// (reading the results file, the checks, the figures and the PDF, as the
+// command does), in-memory (all but reading), findings (the checks alone).
+func BenchmarkReport72(b *testing.B) {
+	path := write72(b, b.TempDir())
+	b.Run("file", func(b *testing.B) {
+		for b.Loop() {
+			r, err := results.Read(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := report.WritePDF(io.Discard, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	run, err := results.Read(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("in-memory", func(b *testing.B) {
+		for b.Loop() {
+			if err := report.WritePDF(io.Discard, run); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("findings", func(b *testing.B) {
+		for b.Loop() {
+			report.Findings(run)
+		}
+	})
+}

@@ -1,0 +1,489 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Severity ranks findings.
+type Severity int
+
+const (
+	// Problem is a result that is wrong or a machine that is unhealthy:
+	// failed measurements, data that did not verify, a slow link.
+	Problem Severity = iota
+	// Warning is a result to trust less or a behaviour to know about: noisy
+	// figures, clocks that moved, a driver that differs from its documentation.
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Problem {
+		return "problem"
+	}
+	return "warning"
+}
+
+// Finding is the result of one automatic check.
+type Finding struct {
+	Severity Severity
+	// Check names the check: failed, bad_data, slow_pair, ipc_slower,
+	// clock_change, temperature_rise, noisy, conformance, incomplete.
+	Check string
+	// Subject is what the finding is about: "ce_read 7→0", "GPU 3".
+	Subject string
+	Message string
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s: %s: %s", f.Severity, f.Subject, f.Message)
+}
+
+// Thresholds of the checks.
+const (
+	// SlowPairFraction: a pair this far below the median of the pairs of
+	// its performance rank is slow.
+	SlowPairFraction = 0.10
+	// IPCSlowerFraction: IPC figures this much worse than in-process ones.
+	IPCSlowerFraction = 0.02
+	// ClockChangeFraction: SM clock change between the start and end of a run.
+	ClockChangeFraction = 0.05
+	// TemperatureRiseC: temperature rise between the start and end of a run.
+	TemperatureRiseC = 15
+	// NoisyCV: coefficient of variation above which a large bandwidth
+	// figure is noisy.
+	NoisyCV = 0.01
+	// LargeTransfer is the size from which bandwidth figures should be
+	// steady (CV ≤ NoisyCV).
+	LargeTransfer = 256 << 20
+	// slowPairMinSize: smaller transfers are bound by per-transfer latency,
+	// where pairs differ by noise rather than by link.
+	slowPairMinSize = 1 << 20
+)
+
+// Findings runs every check on the run and returns what they found,
+// problems first. It never prints: the caller decides how to show them.
+func Findings(run *results.Run) []Finding {
+	ix := newPairIndex(run)
+	var out []Finding
+	out = append(out, incomplete(run)...)
+	out = append(out, failures(run)...)
+	out = append(out, slowPairs(run, ix)...)
+	out = append(out, ipcSlower(run)...)
+	out = append(out, stateChanges(run)...)
+	out = append(out, noisy(run)...)
+	out = append(out, conformance(run)...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity < out[j].Severity })
+	return out
+}
+
+// pairIndex looks up topology pairs.
+type pairIndex struct {
+	pairs  map[[2]int]results.Pair
+	differ bool // pairs have several performance ranks
+}
+
+func newPairIndex(run *results.Run) *pairIndex {
+	ix := &pairIndex{pairs: run.Topology.PairIndex()}
+	ranks := map[int]bool{}
+	for _, p := range ix.pairs {
+		if r, ok := p.PerformanceRank(); ok {
+			ranks[r] = true
+		}
+	}
+	ix.differ = len(ranks) > 1
+	return ix
+}
+
+func (ix *pairIndex) rank(src, dst int) (int, bool) {
+	p, ok := ix.pairs[[2]int{src, dst}]
+	if !ok {
+		return 0, false
+	}
+	return p.PerformanceRank()
+}
+
+// pairName names a figure's transfer: "0→1", "host→2", "all→3".
+func pairName(src, dst int) string {
+	end := func(d int) string {
+		if d < 0 {
+			return "host/all"
+		}
+		return fmt.Sprint(d)
+	}
+	return end(src) + "→" + end(dst)
+}
+
+// figureName names a figure for people: "ce_bidir write total 0→1 512 MiB".
+func figureName(f *results.Figure) string {
+	parts := []string{f.Test}
+	if strings.HasPrefix(f.Engine, "sm:") && !strings.HasPrefix(f.Test, "sm_") {
+		parts = append(parts, f.Engine)
+	}
+	if f.Direction != "" && !strings.HasSuffix(f.Test, "_"+f.Direction) {
+		parts = append(parts, f.Direction)
+	}
+	if f.Part != "" {
+		parts = append(parts, f.Part)
+	}
+	parts = append(parts, pairName(f.Src, f.Dst), results.FormatBytes(f.Size))
+	for _, k := range []string{"op", "contended", "working_set", "measure"} {
+		if v := f.Params[k]; v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func incomplete(run *results.Run) []Finding {
+	if run.Complete {
+		return nil
+	}
+	msg := "the run did not complete; figures after the stop are missing"
+	if run.Stopped != "" {
+		msg = "the run stopped early (" + run.Stopped + "); figures after the stop are missing"
+	}
+	return []Finding{{Severity: Problem, Check: "incomplete", Subject: "run", Message: msg}}
+}
+
+// maxListed bounds the examples a finding lists.
+const maxListed = 4
+
+// failures reports errored figures and failed verifications, one finding
+// per test and cause, with a few examples.
+func failures(run *results.Run) []Finding {
+	type group struct {
+		check, test, cause string
+		examples           []string
+		n                  int
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		var check, cause, detail string
+		switch {
+		case f.Error != "":
+			check, cause, detail = "failed", f.ErrorName, f.Error
+			if cause == "" {
+				cause = "error"
+			}
+		case f.Verify == results.VerifyFailed:
+			check, cause, detail = "bad_data", "verification", f.VerifyDetail
+		default:
+			continue
+		}
+		k := check + "\x00" + f.Test + "\x00" + cause
+		g := groups[k]
+		if g == nil {
+			g = &group{check: check, test: f.Test, cause: cause}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.n++
+		if len(g.examples) < maxListed {
+			ex := figureName(f)
+			if detail != "" && len(g.examples) == 0 {
+				ex += ": " + detail
+			}
+			g.examples = append(g.examples, ex)
+		}
+	}
+	var out []Finding
+	for _, k := range order {
+		g := groups[k]
+		what := "could not be measured"
+		if g.check == "bad_data" {
+			what = "moved data that did not verify (the figures cannot be trusted)"
+		} else if g.cause != "error" {
+			what += " (" + g.cause + ")"
+		}
+		msg := fmt.Sprintf("%d figure%s %s: %s", g.n, plural(g.n), what, strings.Join(g.examples, "; "))
+		if g.n > len(g.examples) {
+			msg += fmt.Sprintf("; and %d more", g.n-len(g.examples))
+		}
+		out = append(out, Finding{Severity: Problem, Check: g.check, Subject: g.test, Message: msg})
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// slowPairs compares each pair with the pairs of the same performance rank
+// on the same figure (test, engine, direction, part, size, params), and
+// reports pairs 10% or more below their group's median, once per pair and
+// test with the worst case.
+func slowPairs(run *results.Run, ix *pairIndex) []Finding {
+	type groupKey struct {
+		test, engine, direction, part, params string
+		size                                  uint64
+		rank                                  int
+	}
+	type member struct {
+		f *results.Figure
+		v float64
+	}
+	groups := map[groupKey][]member{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Unit != results.UnitGBps || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || f.Size < slowPairMinSize {
+			continue
+		}
+		v, ok := f.Value()
+		if !ok {
+			continue
+		}
+		rank, _ := ix.rank(f.Src, f.Dst)
+		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, identity(f), f.Size, rank}
+		groups[k] = append(groups[k], member{f, v})
+	}
+	type slow struct {
+		f       *results.Figure
+		v, med  float64
+		deficit float64
+		peers   int
+		cases   int
+	}
+	type pairTest struct {
+		test     string
+		src, dst int
+	}
+	worst := map[pairTest]*slow{}
+	for _, ms := range groups {
+		if len(ms) < 2 {
+			continue
+		}
+		vs := make([]float64, len(ms))
+		for i, m := range ms {
+			vs[i] = m.v
+		}
+		sort.Float64s(vs)
+		med := medianSorted(vs)
+		for _, m := range ms {
+			if med <= 0 || m.v > med*(1-SlowPairFraction) {
+				continue
+			}
+			d := 1 - m.v/med
+			pt := pairTest{m.f.Test, m.f.Src, m.f.Dst}
+			w := worst[pt]
+			if w == nil {
+				w = &slow{}
+				worst[pt] = w
+			}
+			w.cases++
+			if d > w.deficit {
+				w.f, w.v, w.med, w.deficit, w.peers = m.f, m.v, med, d, len(ms)
+			}
+		}
+	}
+	keys := make([]pairTest, 0, len(worst))
+	for k := range worst {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.src != b.src {
+			return a.src < b.src
+		}
+		if a.dst != b.dst {
+			return a.dst < b.dst
+		}
+		return a.test < b.test
+	})
+	var out []Finding
+	for _, k := range keys {
+		w := worst[k]
+		group := fmt.Sprintf("the %d pairs", w.peers)
+		if r, ok := ix.rank(k.src, k.dst); ok && ix.differ {
+			group = fmt.Sprintf("the %d pairs of performance rank %d", w.peers, r)
+		}
+		msg := fmt.Sprintf("%s GB/s is %.1f%% below the median of %s (%s GB/s) on %s",
+			fmtGBps(w.v), 100*w.deficit, group, fmtGBps(w.med), figureName(w.f))
+		if w.cases > 1 {
+			msg += fmt.Sprintf("; %d more of its figures of this test are %.0f%% or more below too", w.cases-1, 100*SlowPairFraction)
+		}
+		out = append(out, Finding{Severity: Problem, Check: "slow_pair", Subject: fmt.Sprintf("%s %d→%d", k.test, k.src, k.dst), Message: msg})
+	}
+	return out
+}
+
+// identity is a figure's identifying params (results.Figure.Key's last field).
+func identity(f *results.Figure) string { return f.IdentityParams() }
+
+func medianSorted(vs []float64) float64 {
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+func fmtGBps(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// ipcSlower compares each ipc_* figure with the same figure measured within
+// one process.
+func ipcSlower(run *results.Run) []Finding {
+	// Only figures of a test and size with an IPC twin need indexing:
+	// keys cost time on runs of hundreds of thousands of figures.
+	type testSize struct {
+		test string
+		size uint64
+	}
+	twins := map[testSize]bool{}
+	for i := range run.Figures {
+		if rest, ok := strings.CutPrefix(run.Figures[i].Test, "ipc_"); ok {
+			twins[testSize{rest, run.Figures[i].Size}] = true
+		}
+	}
+	if len(twins) == 0 {
+		return nil
+	}
+	inProcess := map[string]*results.Figure{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if twins[testSize{f.Test, f.Size}] {
+			inProcess[f.Key()] = f
+		}
+	}
+	var out []Finding
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		rest, ok := strings.CutPrefix(f.Test, "ipc_")
+		if !ok {
+			continue
+		}
+		twin := *f
+		twin.Test = rest
+		g := inProcess[twin.Key()]
+		if g == nil {
+			continue
+		}
+		v, ok1 := f.Value()
+		w, ok2 := g.Value()
+		if !ok1 || !ok2 || w == 0 {
+			continue
+		}
+		change := v/w - 1 // > 0: the IPC figure is larger
+		worse := -change
+		if f.LowerIsBetter() {
+			worse = change
+		}
+		if worse > IPCSlowerFraction {
+			out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f),
+				Message: fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
+					fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)})
+		}
+	}
+	return out
+}
+
+// stateChanges compares the NVML readings at the start and the end of the run.
+func stateChanges(run *results.Run) []Finding {
+	start := map[int]results.DeviceState{}
+	for _, s := range run.Environment.StateStart {
+		start[s.Index] = s
+	}
+	var out []Finding
+	for _, e := range run.Environment.StateEnd {
+		s, ok := start[e.Index]
+		if !ok {
+			continue
+		}
+		subject := fmt.Sprintf("GPU %d", e.Index)
+		if s.SMClockMHz > 0 {
+			change := float64(e.SMClockMHz-s.SMClockMHz) / float64(s.SMClockMHz)
+			if math.Abs(change) > ClockChangeFraction {
+				why := "throttling (power or heat) or a clock policy change during the run: later figures may be lower"
+				if change > 0 {
+					why = "the GPU was still at idle clocks when the run started: early figures may have been taken before clocks rose (lock clocks or warm up first)"
+				}
+				out = append(out, Finding{Severity: Warning, Check: "clock_change", Subject: subject,
+					Message: fmt.Sprintf("SM clock %d MHz at the start, %d MHz at the end (%+.1f%%, threshold ±%.0f%%): %s",
+						s.SMClockMHz, e.SMClockMHz, 100*change, 100*ClockChangeFraction, why)})
+			}
+		}
+		if rise := e.TempC - s.TempC; rise > TemperatureRiseC {
+			out = append(out, Finding{Severity: Warning, Check: "temperature_rise", Subject: subject,
+				Message: fmt.Sprintf("%d °C at the start, %d °C at the end (+%d °C, threshold %d °C): check cooling before trusting long runs",
+					s.TempC, e.TempC, rise, TemperatureRiseC)})
+		}
+	}
+	return out
+}
+
+// noisy reports large bandwidth figures whose CV exceeds NoisyCV, per test.
+func noisy(run *results.Run) []Finding {
+	type group struct {
+		n, of int
+		worst *results.Figure
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Unit != results.UnitGBps || f.Size < LargeTransfer || f.Stats == nil || f.Failed() {
+			continue
+		}
+		g := groups[f.Test]
+		if g == nil {
+			g = &group{}
+			groups[f.Test] = g
+			order = append(order, f.Test)
+		}
+		g.of++
+		if f.Stats.CV > NoisyCV {
+			g.n++
+			if g.worst == nil || f.Stats.CV > g.worst.Stats.CV {
+				g.worst = f
+			}
+		}
+	}
+	var out []Finding
+	for _, t := range order {
+		g := groups[t]
+		if g.n == 0 {
+			continue
+		}
+		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: t,
+			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
+				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, figureName(g.worst), 100*g.worst.Stats.CV,
+				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
+	}
+	return out
+}
+
+// conformance reports driver behaviour that differs from the documentation.
+func conformance(run *results.Run) []Finding {
+	if run.Topology == nil {
+		return nil
+	}
+	var out []Finding
+	for _, c := range run.Topology.Conformance {
+		if c.Matches {
+			continue
+		}
+		msg := fmt.Sprintf("%s on %s: the documentation says %s, the driver returned %s", c.Call, pairName(c.Src, c.Dst), c.Documented, c.Observed)
+		if c.Note != "" {
+			msg += " (" + c.Note + ")"
+		}
+		out = append(out, Finding{Severity: Warning, Check: "conformance", Subject: c.Name, Message: msg})
+	}
+	return out
+}

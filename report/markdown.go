@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// WriteMarkdown writes the report of run as Markdown (GitHub-flavoured:
+// pipe tables) to w, and its figures as PNG files into figDir. The Markdown
+// links each figure as figLink/NAME.png, so figLink is figDir as seen from
+// where the Markdown file will be (for example "report_files").
+func WriteMarkdown(w io.Writer, run *results.Run, figDir, figLink string) error {
+	d := build(run)
+	if err := os.MkdirAll(figDir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	for _, b := range d.blocks {
+		switch b.kind {
+		case headingBlock:
+			fmt.Fprintf(bw, "%s %s\n\n", strings.Repeat("#", b.level), b.text)
+		case paraBlock:
+			fmt.Fprintf(bw, "%s\n\n", mdEscape(b.text))
+		case bannerBlock:
+			fmt.Fprintf(bw, "> **%s**\n\n", mdEscape(b.text))
+		case tableBlock:
+			writeMDTable(bw, b.table)
+		case figureBlock:
+			name := b.figure.Name + ".png"
+			if err := b.figure.WriteFile(filepath.Join(figDir, name), "png"); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			fmt.Fprintf(bw, "![%s](%s)\n\n", mdEscape(b.figure.Title), path.Join(figLink, name))
+		}
+	}
+	return bw.Flush()
+}
+
+func writeMDTable(w io.Writer, t *table) {
+	cell := func(s string) string { return strings.ReplaceAll(mdEscape(s), "|", `\|`) }
+	fmt.Fprint(w, "|")
+	for _, h := range t.header {
+		fmt.Fprintf(w, " %s |", cell(h))
+	}
+	fmt.Fprint(w, "\n|")
+	for i := range t.header {
+		if i < len(t.align) && t.align[i] == 'r' {
+			fmt.Fprint(w, "---:|")
+		} else {
+			fmt.Fprint(w, "---|")
+		}
+	}
+	fmt.Fprintln(w)
+	for _, row := range t.rows {
+		fmt.Fprint(w, "|")
+		for i := range t.header {
+			v := ""
+			if i < len(row) {
+				v = row[i]
+			}
+			fmt.Fprintf(w, " %s |", cell(v))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// mdEscape keeps text literal where Markdown would read markup into it
+// (kernel names like sm_read_v4 contain underscores, sizes contain *).
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
