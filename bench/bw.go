@@ -167,6 +167,27 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		}
 		return out
 	}
+	// Flows that read the same source buffer (one_to_all, all_pairs) share
+	// one pattern, written once over the longest of their ranges: filling it
+	// per flow would leave only the last seed in place.
+	type source struct {
+		dv *device
+		p  cuda.DevicePtr
+	}
+	span := map[source]uint64{}
+	for _, fl := range flows {
+		k := source{fl.src, fl.srcPtr}
+		span[k] = max(span[k], fl.size)
+	}
+	seeds := map[source]uint32{}
+	if e.opt.Verify {
+		for k, n := range span {
+			seeds[k] = e.nextSeed()
+			if err := k.dv.fill(k.p, n, seeds[k]); err != nil {
+				return fail(err)
+			}
+		}
+	}
 	ts := make([]transfer, len(flows))
 	for i, fl := range flows {
 		engine := fl.fig.Engine
@@ -178,10 +199,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		// until the stream reaches them: they cannot wait behind a latch.
 		ts[i] = transfer{dv: fl.issuer, op: op, unlatched: engine == "staged"}
 		if e.opt.Verify {
-			flows[i].seed = e.nextSeed()
-			if err := fl.src.fill(fl.srcPtr, fl.size, flows[i].seed); err != nil {
-				return fail(err)
-			}
+			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
 			if err := fl.dst.poison(fl.dstPtr, fl.size); err != nil {
 				return fail(err)
 			}

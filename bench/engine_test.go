@@ -329,3 +329,20 @@ func TestTuneRecordsAStableWinner(t *testing.T) {
 		}
 	}
 }
+
+// Flows that share a source buffer must share its pattern: one_to_all and
+// all_pairs on more than two GPUs verify every destination.
+func TestAggregatesVerifyOnEightGPUs(t *testing.T) {
+	run, err := simRun(t, "dgx-h100", bench.Options{Tests: []string{"all_to_one", "one_to_all", "all_pairs"}, Verify: true, Size: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Figures) < 3*8 {
+		t.Fatalf("only %d figures", len(run.Figures))
+	}
+	for _, f := range run.Figures {
+		if f.Verify != results.VerifyPassed || f.Error != "" {
+			t.Errorf("%s %s %d→%d: verify %s %s %s", f.Test, f.Part, f.Src, f.Dst, f.Verify, f.VerifyDetail, f.Error)
+		}
+	}
+}

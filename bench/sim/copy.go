@@ -8,8 +8,8 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 )
 
-// stale reports memory freed after the op touching it was enqueued.
-func stale(sp span) bool {
+// freed reports memory freed after the op touching it was enqueued.
+func freed(sp span) bool {
 	return (sp.a != nil && sp.a.freed) || (sp.h != nil && sp.h.freed)
 }
 
@@ -21,7 +21,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 	d := c.d
 	o := &op{kind: opWork, what: what}
 	o.prepare = func(o *op) *asyncError {
-		if stale(dst) || stale(src) {
+		if freed(dst) || freed(src) {
 			return illegalAddress("%s: memory freed while the copy was queued", what)
 		}
 		sd, dd := src.dev(), dst.dev()
@@ -224,7 +224,7 @@ func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64
 	}
 	o := &op{kind: opWork, what: call}
 	o.prepare = func(o *op) *asyncError {
-		if stale(sp) {
+		if freed(sp) {
 			return illegalAddress("%s: memory freed while the memset was queued", call)
 		}
 		o.setup = d.m.m.ceSetup * d.jitter(10, o.keys(noiseSetup)...)

@@ -39,6 +39,11 @@
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do
 //     not take link or memory bandwidth from transfers running beside them.
+//   - Bandwidth is shared max-min fairly, recomputed whenever a transfer
+//     starts or ends; with more than 64 transfers at once, at most once per
+//     0.2 % of a transfer's time (an error of that order, for speed).
+//   - A copy's fixed cost overlaps the op before it on the stream (the front
+//     end prepares the next command), down to a floor: the link latency.
 //   - Atomics on a link without native atomics (PCIe across switches) lose
 //     updates when many threads hit one address (the read-modify-write races);
 //     distinct addresses stay exact. The real behaviour is undefined.

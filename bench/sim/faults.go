@@ -17,8 +17,9 @@ const (
 	// when the copy is longer than Offset+4 bytes.
 	FaultCorrupt FaultKind = iota + 1
 	// FaultError makes the pair's operations fail at the call with Code:
-	// EnablePeerAccess from Src's context to Dst, copies moving data from
-	// Src's memory to Dst's, and kernels launched on Src that touch Dst's memory.
+	// EnablePeerAccess from Src's context to Dst; copies, copy-engine or SM,
+	// moving data from Src's memory to Dst's; the other kernels launched on
+	// Src that touch Dst's memory (fill, check, atomics, chase, ping-pong).
 	FaultError
 	// FaultAsyncError makes the same work fail when it runs: the call
 	// succeeds and the next synchronising call of the issuing context returns

@@ -116,6 +116,9 @@ func WithLatchGrace(g time.Duration) Option {
 	return func(d *Driver) error { d.grace = g; return nil }
 }
 
+// instances numbers drivers, so an IPC handle of one simulated machine is
+// INVALID_HANDLE to another in the same process (as handles of unrelated
+// processes are).
 var instances atomic.Uint32
 
 // New builds the simulated machine named machine (see Machines).

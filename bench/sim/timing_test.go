@@ -2,6 +2,8 @@ package sim
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -410,5 +412,88 @@ func TestDeviceState(t *testing.T) {
 	p := newRig(t, "pcie-4gpu")
 	if _, _, ok := p.d.LinkInfo(0, 1); ok {
 		t.Error("NVLink reported on the PCIe machine")
+	}
+}
+
+// TestConcurrentContexts drives every context of the NVSwitch box from its
+// own goroutine at once: copies, checks and latch-timed samples.
+func TestConcurrentContexts(t *testing.T) {
+	const size = 16 << 20
+	r := newRig(t, "dgx-h100")
+	for i := range 8 {
+		r.enable(i, (i+1)%8)
+		r.fn(i, kernels.Fill)
+		r.fn(i, kernels.Check)
+		r.fn(i, kernels.Latch)
+	}
+	bufs := make([][2]cuda.DevicePtr, 8)
+	for i := range bufs {
+		bufs[i] = [2]cuda.DevicePtr{r.alloc(i, size), r.alloc(i, size)}
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			c, next := r.ctx[i], r.ctx[(i+1)%8]
+			s, err := c.StreamCreate()
+			if err != nil {
+				errs <- err
+				return
+			}
+			h, err := c.HostAlloc(4096, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			start, _ := c.EventCreate()
+			end, _ := c.EventCreate()
+			latch := r.fns[i][kernels.Latch.Entry]
+			for k := range 5 {
+				atomic.StoreUint32(hostU32(h, 0), 0)
+				args := kernels.LatchArgs{Flag: uint64(h.Device), Status: uint64(h.Device) + 64, TimeoutNs: 5e9}
+				err := errors.Join(
+					c.Launch(latch, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, args.Params()...),
+					c.EventRecord(start, s),
+					c.MemcpyPeerAsync(bufs[(i+1)%8][1], next, bufs[i][0], c, size, s),
+					c.EventRecord(end, s))
+				atomic.StoreUint32(hostU32(h, 0), 1)
+				if err == nil {
+					err = c.EventSynchronize(end)
+				}
+				var ms float32
+				if err == nil {
+					ms, err = c.EventElapsed(start, end)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("device %d round %d: %w", i, k, err)
+					return
+				}
+				if st := atomic.LoadUint32(hostU32(h, 64)); st != kernels.LatchReleased {
+					errs <- fmt.Errorf("device %d round %d: latch status %d", i, k, st)
+					return
+				}
+				if g := gbps(size, float64(ms)); g < 150 || g > 400 {
+					errs <- fmt.Errorf("device %d round %d: %.1f GB/s", i, k, g)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 8 {
+		r.fill(i, bufs[i][0], size, uint32(i))
+	}
+	for i := range 8 {
+		r.must(r.ctx[i].MemcpyPeerAsync(bufs[(i+1)%8][1], r.ctx[(i+1)%8], bufs[i][0], r.ctx[i], size, 0))
+	}
+	for i := range 8 {
+		r.must(r.ctx[i].Synchronize())
+		if _, bad, err := r.check((i+1)%8, bufs[(i+1)%8][1], size, uint32(i)); err != nil || bad != 0 {
+			t.Errorf("%d→%d: %d bad (%v)", i, (i+1)%8, bad, err)
+		}
 	}
 }
