@@ -365,12 +365,10 @@ func ipcSlower(run *results.Run) []Finding {
 	var out []Finding
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		rest, ok := strings.CutPrefix(f.Test, "ipc_")
+		twin, ok := f.SameProcessTwin()
 		if !ok {
 			continue
 		}
-		twin := *f
-		twin.Test = rest
 		g := inProcess[twin.Key()]
 		if g == nil {
 			continue

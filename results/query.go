@@ -310,3 +310,36 @@ func (r *Run) MatrixSize() uint64 {
 	}
 	return best
 }
+
+// ipcOnlyParams are the params that only figures across processes carry.
+var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping"}
+
+// SameProcessTwin returns the identity of the figure an IPC figure (test
+// ipc_*) repeats within one process: the test without its prefix, the params
+// that only IPC figures carry removed, and ok false for figures that have no
+// such twin (not IPC, or the two-processes-on-one-GPU baseline). Compare the
+// twin's Key with the keys of a run's figures to find it.
+func (f Figure) SameProcessTwin() (Figure, bool) {
+	rest, ok := strings.CutPrefix(f.Test, "ipc_")
+	if !ok || f.Params["same_gpu"] == "true" {
+		return Figure{}, false
+	}
+	twin := f
+	twin.Test = rest
+	twin.Params = make(map[string]string, len(f.Params))
+	for k, v := range f.Params {
+		twin.Params[k] = v
+	}
+	for _, k := range ipcOnlyParams {
+		delete(twin.Params, k)
+	}
+	if twin.Params["memory"] == "ipc" {
+		twin.Params["memory"] = "peer"
+	}
+	// The IPC ping-pong uses release/acquire flags, as the in-process one
+	// labelled so.
+	if rest == "lat_pingpong" && twin.Params["ordering"] == "" {
+		twin.Params["ordering"] = "release_acquire"
+	}
+	return twin, true
+}

@@ -344,12 +344,14 @@ func printIPCComparison(w io.Writer, run *results.Run, ref *results.Run) {
 // its test without "ipc_", the same pair, size, engine, direction and part
 // (and measure, for the ping-pong), measured without error.
 func ipcCounterpart(f *results.Figure, run *results.Run) *results.Figure {
-	test := strings.TrimPrefix(f.Test, "ipc_")
+	twin, ok := f.SameProcessTwin()
+	if !ok {
+		return nil
+	}
+	key := twin.Key()
 	for i := range run.Figures {
 		g := &run.Figures[i]
-		if g.Test == test && g.Src == f.Src && g.Dst == f.Dst && g.Size == f.Size && g.Engine == f.Engine &&
-			g.Direction == f.Direction && g.Part == f.Part && g.Params["measure"] == f.Params["measure"] &&
-			g.Stats != nil && g.Error == "" && g.Stats.Median > 0 {
+		if g.Test == twin.Test && g.Key() == key && g.Stats != nil && g.Error == "" && g.Stats.Median > 0 {
 			return g
 		}
 	}
