@@ -12,6 +12,9 @@ run() { log "$*"; local t0=$(date +%s%N); timeout "${TIMEOUT:-300}" "$@"; local 
 
 for phase in "$@"; do
 case $phase in
+topo)
+	run "$G/p2pbench" topo --check -o "$W/topo.json" > "$W/topo.log" 2>&1; tail -3 "$W/topo.log"
+	;;
 validate)
 	run nvidia-smi
 	run nvidia-smi topo -m
@@ -26,7 +29,7 @@ tests)
 	(cd bench && run "$G/bench.test" -test.v -test.run GPU) > "$W/bench-gpu-tests.log" 2>&1; tail -15 "$W/bench-gpu-tests.log"
 	;;
 all)
-	run "$G/p2pbench" all --dir "$W/all1" > "$W/all1.log" 2>&1; grep -A40 "==== Summary" "$W/all1.log"
+	P2PBENCH_TRACE=1 run "$G/p2pbench" all --dir "$W/all1" > "$W/all1.log" 2> "$W/all1.trace"; grep -A40 "==== Summary" "$W/all1.log"; sort -t: -k2 -rn "$W/all1.trace" | head -25
 	run "$G/p2pbench" all --dir "$W/all2" > "$W/all2.log" 2>&1; tail -4 "$W/all2.log"
 	;;
 tune)
