@@ -84,7 +84,13 @@ func (e *Engine) calibrateFor(ctx context.Context, ts []transfer, target time.Du
 		reps = int(math.Ceil(float64(target) / float64(time.Millisecond) / longest))
 	}
 	reps = max(1, min(reps, maxReps))
-	return timing{reps: reps, warmup: min(reps, 4)}, nil
+	warmup := min(reps, 4)
+	if longest >= 2 {
+		// Transfers of milliseconds keep the engines busy from the first
+		// one on; warming up before each sample would only double the time.
+		warmup = 0
+	}
+	return timing{reps: reps, warmup: warmup}, nil
 }
 
 // timeTransfers runs samples of the transfers, all concurrently: for each

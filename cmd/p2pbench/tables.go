@@ -116,11 +116,12 @@ func printRun(w io.Writer, run *results.Run, command string) {
 	printFailures(w, run)
 }
 
-// matrixSize is the size most bandwidth figures of the run use.
+// matrixSize is the size most pairwise bandwidth figures of the run use.
 func matrixSize(run *results.Run) uint64 {
 	count := map[uint64]int{}
 	for _, f := range run.Figures {
-		if f.Test == "ce_read" || f.Test == "ce_bidir" || f.Test == "nop2p_copy" {
+		switch f.Test {
+		case "ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir", "nop2p_copy":
 			count[f.Size]++
 		}
 	}
@@ -430,6 +431,7 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 	tw.Flush()
 
 	// Latencies side by side, each named for what it measures.
+	header := false
 	lat := func(label string, keep func(f *results.Figure) bool, scale float64, unit string) {
 		var v []float64
 		for i := range run.Figures {
@@ -439,11 +441,14 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 			}
 		}
 		if len(v) > 0 {
+			if !header {
+				fmt.Fprintln(w, "\nLatency (median; range over pairs):")
+				header = true
+			}
 			slices.Sort(v)
 			fmt.Fprintf(w, "  %-58s %8.2f … %.2f %s\n", label, v[0], v[len(v)-1], unit)
 		}
 	}
-	fmt.Fprintln(w, "\nLatency (median; range over pairs):")
 	lat("pointer chase, peer memory in its L2 (load-to-use)", func(f *results.Figure) bool {
 		return f.Test == "lat_chase" && f.Src != f.Dst && f.Size == bench.ChaseWorkingSets[0]
 	}, 1, "ns")
