@@ -339,26 +339,65 @@ func atomicCaps(p results.Pair) string {
 	return strings.Join(parts, " ")
 }
 
+// smGapPara says, from the run's own medians, how far the SM path lands
+// below the copy engine and the link, and what is known of why.
+func smGapPara(d *document, hs []Headline) {
+	type acc struct {
+		sm, ce, link float64
+		n            int
+	}
+	by := map[string]*acc{}
+	var order []string
+	for _, h := range hs {
+		if h.Stats == nil || h.CEGBps <= 0 || h.LinkGBps <= 0 {
+			continue
+		}
+		l := headlineLabel(h)
+		if by[l] == nil {
+			by[l] = &acc{}
+			order = append(order, l)
+		}
+		a := by[l]
+		a.sm, a.ce, a.link, a.n = a.sm+h.Stats.Median, a.ce+h.CEGBps, a.link+h.LinkGBps, a.n+1
+	}
+	if len(order) == 0 {
+		return
+	}
+	var parts []string
+	for _, l := range order {
+		a := by[l]
+		parts = append(parts, fmt.Sprintf("%s %s GB/s = %.1f%% of the copy engine's %s and %.1f%% of the link (the copy engine: %.1f%%)",
+			l, fmtGBps(a.sm/float64(a.n)), 100*a.sm/a.ce, fmtGBps(a.ce/float64(a.n)), 100*a.sm/a.link, 100*a.ce/a.link))
+	}
+	d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
+		"Measured here: both engines' throughput, over the same pairs and sizes. Not measured: the cause of the gap. "+
+		"The usual explanation is the payload each link packet carries: SM loads and stores reach the link as cache-line-sized "+
+		"requests, each with its own header (a read also sends a request the other way, a write waits for an acknowledgement), "+
+		"while the copy engine moves larger transfers. p2pbench reads no NVLink packet counters, so this stays a hypothesis; "+
+		"kernels/NOTES.md lists the kernel variants tried and how to test it.", strings.Join(parts, "; "))
+}
+
 func headlineSection(d *document, run *results.Run, hs []Headline) {
 	if len(hs) == 0 {
 		return
 	}
 	d.section("Headline bandwidth against the links' limits")
-	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × link speed; copies reach about 88%% of it at best, SM kernels less.",
+	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
 		results.FormatBytes(hs[0].Size))
+	defer smGapPara(d, hs)
 	pairs := map[[2]int]bool{}
 	for _, h := range hs {
 		pairs[[2]int{h.Src, h.Dst}] = true
 	}
 	if len(pairs) <= maxPairRows {
-		t := &table{header: []string{"figure", "pair", "median", "p5–p95", "CV", "limit", "% of limit"}, align: "llrrrrr"}
+		t := &table{header: []string{"figure", "pair", "median", "p5–p95", "CV", "limit", "% of limit", "% of CE"}, align: "llrrrrrr"}
 		for _, h := range hs {
 			row := []string{headlineLabel(h), pairName(h.Src, h.Dst)}
 			if h.Stats == nil {
-				row = append(row, h.Failed, "", "", limitText(h.LinkGBps), "")
+				row = append(row, h.Failed, "", "", limitText(h.LinkGBps), "", "")
 			} else {
 				row = append(row, fmtGBps(h.Stats.Median), fmtGBps(h.Stats.P5)+"–"+fmtGBps(h.Stats.P95),
-					fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(h.LinkGBps), pctText(h.PercentOfLink()))
+					fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
 			}
 			t.rows = append(t.rows, row)
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -21,6 +22,18 @@ type Headline struct {
 	// theoretical bandwidth, doubled for totals of both directions; 0 if
 	// unknown.
 	LinkGBps float64
+	// CEGBps is, for an SM figure, the median of the copy-engine figure of
+	// the same pair, direction and part (0 when there is none): the SM path
+	// is judged against the copy engine as well as against the link.
+	CEGBps float64
+}
+
+// PercentOfCE is an SM figure's median as a percentage of CEGBps, 0 if unknown.
+func (h Headline) PercentOfCE() float64 {
+	if h.CEGBps <= 0 || h.Stats == nil {
+		return 0
+	}
+	return 100 * h.Stats.Median / h.CEGBps
 }
 
 // PercentOfLink is the median as a percentage of LinkGBps, 0 if either is unknown.
@@ -87,6 +100,18 @@ func Headlines(run *results.Run) []Headline {
 			h.Stats = f.Stats
 		}
 		out = append(out, h)
+	}
+	// Each SM figure's copy-engine counterpart: sm_x → ce_x.
+	ce := map[[5]any]float64{}
+	for _, h := range out {
+		if h.Stats != nil && strings.HasPrefix(h.Test, "ce_") {
+			ce[[5]any{strings.TrimPrefix(h.Test, "ce_"), h.Direction, h.Part, h.Src, h.Dst}] = h.Stats.Median
+		}
+	}
+	for i, h := range out {
+		if strings.HasPrefix(h.Test, "sm_") {
+			out[i].CEGBps = ce[[5]any{strings.TrimPrefix(h.Test, "sm_"), h.Direction, h.Part, h.Src, h.Dst}]
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
