@@ -133,6 +133,44 @@ func (e *Engine) timeTransfers(ctx context.Context, ts []transfer, tm timing, sa
 	return out, nil
 }
 
+// enqueueSample puts one sample of t on stream s: the latch (unless t is
+// unlatched), the warm-up, t's preparation, the start event, the timed
+// repetitions and the end event. It runs on dv's thread (c is dv's context).
+func enqueueSample(c Context, dv *device, t transfer, s cuda.Stream, start, end cuda.Event, latch cuda.Function, status int, timeout uint64, tm timing) error {
+	if !t.unlatched {
+		args := kernels.LatchArgs{
+			Flag:      uint64(dv.latch.Device),
+			Status:    uint64(dv.latch.Device) + uint64(status),
+			TimeoutNs: timeout,
+		}
+		if err := c.Launch(latch, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, args.Params()...); err != nil {
+			return fmt.Errorf("device %d: launching the latch: %w", dv.idx, err)
+		}
+	}
+	for w := 0; w < tm.warmup; w++ {
+		if err := t.op(s); err != nil {
+			return err
+		}
+	}
+	if t.prep != nil {
+		if err := t.prep(s); err != nil {
+			return err
+		}
+	}
+	if err := c.EventRecord(start, s); err != nil {
+		return fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
+	}
+	for r := 0; r < tm.reps; r++ {
+		if err := t.op(s); err != nil {
+			return err
+		}
+	}
+	if err := c.EventRecord(end, s); err != nil {
+		return fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
+	}
+	return nil
+}
+
 // slot is where a transfer sits on its device: its stream, its pair of
 // events and its latch status word.
 type slot struct{ stream, event, latch int }
@@ -172,40 +210,19 @@ func (e *Engine) sampleOnce(ts []transfer, slots []slot, devs []*device, tm timi
 		marks[i] = evs{start, end}
 		status := latchStatusOffset + 4*sl.latch
 		atomic.StoreUint32(hostWord(dv.latch, status), 0)
+		var latch cuda.Function
 		if !t.unlatched {
-			f, err := dv.function(kernels.Latch)
-			if err != nil {
-				return nil, err
-			}
-			args := kernels.LatchArgs{
-				Flag:      uint64(dv.latch.Device),
-				Status:    uint64(dv.latch.Device) + uint64(status),
-				TimeoutNs: timeout,
-			}
-			if err := dv.ctx.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, args.Params()...); err != nil {
-				return nil, fmt.Errorf("device %d: launching the latch: %w", dv.idx, err)
-			}
-		}
-		for w := 0; w < tm.warmup; w++ {
-			if err := t.op(s); err != nil {
+			if latch, err = dv.function(kernels.Latch); err != nil {
 				return nil, err
 			}
 		}
-		if t.prep != nil {
-			if err := t.prep(s); err != nil {
-				return nil, err
-			}
-		}
-		if err := dv.ctx.EventRecord(start, s); err != nil {
-			return nil, fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
-		}
-		for r := 0; r < tm.reps; r++ {
-			if err := t.op(s); err != nil {
-				return nil, err
-			}
-		}
-		if err := dv.ctx.EventRecord(end, s); err != nil {
-			return nil, fmt.Errorf("device %d: recording an event: %w", dv.idx, err)
+		// One hop to the device's thread for the whole sample: hundreds of
+		// small operations are enqueued without a thread switch each.
+		err = dv.ctx.Do(func(c Context) error {
+			return enqueueSample(c, dv, t, s, start, end, latch, status, timeout, tm)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	release()
