@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
 )
 
 var sizeUnits = []struct {
@@ -109,17 +111,6 @@ func ParseSizes(s string) ([]uint64, error) {
 	return out, nil
 }
 
-// FormatBytes writes a byte count the short way: 4 B, 64 KiB, 512 MiB, 1.5 GiB.
-func FormatBytes(n uint64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v := float64(n)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if v == float64(uint64(v)) {
-		return fmt.Sprintf("%d %s", uint64(v), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
+// FormatBytes writes a byte count the short way: 4 B, 64 KiB, 512 MiB, 1.5 GiB
+// (the results package's form, so tables and figures agree).
+func FormatBytes(n uint64) string { return results.FormatBytes(n) }

@@ -159,17 +159,8 @@ func ipcAction(c *cli.Context) error {
 	}
 	runErr := bench.RunIPC(c.Context, s.drv, opt, run)
 	bar.finish()
-	run.End = time.Now().UTC()
-	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
-	run.Complete = runErr == nil
-	switch {
-	case errors.Is(runErr, context.Canceled):
-		run.Stopped = "interrupted (Ctrl-C or SIGTERM)"
-	case runErr != nil:
-		run.Stopped = runErr.Error()
-	}
-	if err := saver.maybeSave(true); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
+	if err := finishRun(s, run, runErr, saver); err != nil {
+		return err
 	}
 	if c.Bool("json") {
 		if err := run.Encode(os.Stdout); err != nil {

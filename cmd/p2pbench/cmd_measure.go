@@ -198,18 +198,9 @@ func measureAction(c *cli.Context, command string) error {
 		}
 	}
 	bar.finish()
-	run.End = time.Now().UTC()
 	run.Notes = append(run.Notes, eng.Notes()...)
-	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
-	run.Complete = runErr == nil
-	switch {
-	case errors.Is(runErr, context.Canceled):
-		run.Stopped = "interrupted (Ctrl-C or SIGTERM)"
-	case runErr != nil:
-		run.Stopped = runErr.Error()
-	}
-	if err := saver.maybeSave(true); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
+	if err := finishRun(s, run, runErr, saver); err != nil {
+		return err
 	}
 	if c.Bool("json") {
 		if err := run.Encode(os.Stdout); err != nil {
@@ -254,6 +245,24 @@ func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Ru
 		},
 	}
 	return bench.RunIPC(c.Context, s.drv, io, run)
+}
+
+// finishRun closes the record of a run (end time and state, whether it
+// completed and why not) and writes the results file for the last time.
+func finishRun(s *session, run *results.Run, runErr error, sv *saver) error {
+	run.End = time.Now().UTC()
+	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
+	run.Complete = runErr == nil
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		run.Stopped = "interrupted (Ctrl-C or SIGTERM)"
+	case runErr != nil:
+		run.Stopped = runErr.Error()
+	}
+	if err := sv.maybeSave(true); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	return nil
 }
 
 // saver writes the results file now and then during a run, so a crash or a
