@@ -38,6 +38,12 @@ type Options struct {
 	Tune bool
 	// Progress, when set, is told about each step.
 	Progress func(done, total int, step string)
+	// WarmUp is how long every device is kept busy before the first
+	// measurement, so clocks have left their idle state (0: no warm-up).
+	WarmUp time.Duration
+	// AfterWarmUp, when set, is called once the warm-up is over (the CLI
+	// reads the clocks there).
+	AfterWarmUp func()
 	// Trace, when set, is told how long setup and each step took.
 	Trace func(step string, took time.Duration)
 }
@@ -185,6 +191,14 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		return err
 	}
 	e.trace("setup", t0)
+	t0 = time.Now()
+	if err := e.warmUp(); err != nil {
+		e.note("warm-up: %v", err)
+	}
+	e.trace("warm-up", t0)
+	if e.opt.AfterWarmUp != nil {
+		e.opt.AfterWarmUp()
+	}
 	e.resolveSM()
 	steps := e.plan()
 	for i, st := range steps {
@@ -231,6 +245,36 @@ func (e *Engine) setup(ctx context.Context) error {
 		e.order = append(e.order, d)
 	}
 	return nil
+}
+
+// warmUp keeps every device busy for WarmUp at once (a latch kernel that is
+// never released spins until its timeout), so that the first figures are
+// not taken while the clocks climb out of idle.
+func (e *Engine) warmUp() error {
+	if e.opt.WarmUp <= 0 {
+		return nil
+	}
+	for _, d := range e.order {
+		dv := e.devs[d]
+		f, err := dv.function(kernels.Latch)
+		if err != nil {
+			return err
+		}
+		armLatch(dv)
+		status := uint64(dv.latch.Device) + latchStatusOffset
+		args := kernels.LatchArgs{Flag: uint64(dv.latch.Device), Status: status, TimeoutNs: uint64(e.opt.WarmUp.Nanoseconds())}
+		if err := dv.ctx.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, dv.streams[0], args.Params()...); err != nil {
+			return fmt.Errorf("device %d: %w", d, err)
+		}
+	}
+	var errs []error
+	for _, d := range e.order {
+		dv := e.devs[d]
+		if err := dv.ctx.StreamSynchronize(dv.streams[0]); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // bufferBytes is the size of each device's send and receive buffers: the

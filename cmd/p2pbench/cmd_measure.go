@@ -186,6 +186,19 @@ func measureAction(c *cli.Context, command string) error {
 			fmt.Fprintf(os.Stderr, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
 		}
 	}
+	opt.WarmUp = 200 * time.Millisecond
+	opt.AfterWarmUp = func() {
+		// Clocks as the measurements find them; the idle reading before the
+		// warm-up stays in the notes.
+		if st := bench.ReadStates(s.mon, run.Environment.Devices); len(st) > 0 {
+			for _, x := range run.Environment.StateStart {
+				run.Environment.Notes = append(run.Environment.Notes,
+					fmt.Sprintf("device %d before the %v warm-up: SM clock %d MHz, memory clock %d MHz, %d °C, %.0f W",
+						x.Index, opt.WarmUp, x.SMClockMHz, x.MemClockMHz, x.TempC, x.PowerW))
+			}
+			run.Environment.StateStart = st
+		}
+	}
 	eng := bench.NewEngine(s.drv, opt)
 	start := time.Now()
 	runErr := eng.Run(c.Context, run)
