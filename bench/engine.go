@@ -149,7 +149,8 @@ func (e *Engine) note(format string, args ...any) {
 
 // add appends a figure to the run, computing its statistics.
 func (e *Engine) add(f results.Figure) {
-	if len(f.Samples) > 0 && f.Stats == nil {
+	if len(f.Samples) > 0 {
+		f.Samples = results.RoundSamples(f.Samples)
 		f.Stats = results.ComputeStats(f.Samples)
 	}
 	if f.Verify == "" {

@@ -546,7 +546,8 @@ func (r *ipcRun) record(ctx context.Context, p ipcPair, figs []results.Figure, e
 		}
 	}
 	for _, f := range figs {
-		if len(f.Samples) > 0 && f.Stats == nil {
+		if len(f.Samples) > 0 {
+			f.Samples = results.RoundSamples(f.Samples)
 			f.Stats = results.ComputeStats(f.Samples)
 		}
 		if f.Verify == "" {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/montanaflynn/stats"
 )
@@ -37,5 +38,25 @@ func ComputeStats(samples []float64) *Stats {
 	s.P5, _ = stats.Percentile(data, 5)
 	s.P95, _ = stats.Percentile(data, 95)
 	s.P99, _ = stats.Percentile(data, 99)
+	return s
+}
+
+// SampleDigits is how many significant digits a stored sample keeps. CUDA
+// events resolve about half a microsecond and %globaltimer tens of
+// nanoseconds, so no measurement carries more than five or six; seven keep
+// every sample exact to what was measured while making results files (and
+// reading them) several times smaller than full float64 text.
+const SampleDigits = 7
+
+// RoundSamples rounds each sample to SampleDigits significant digits, in place.
+func RoundSamples(s []float64) []float64 {
+	for i, v := range s {
+		if v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', SampleDigits, 64), 64)
+			if err == nil {
+				s[i] = r
+			}
+		}
+	}
 	return s
 }

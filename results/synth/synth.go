@@ -391,6 +391,7 @@ func (g *gen) add(f results.Figure) {
 		f.Verify = results.VerifyNA
 	}
 	if f.Error == "" {
+		f.Samples = results.RoundSamples(f.Samples)
 		f.Stats = results.ComputeStats(f.Samples)
 	} else {
 		f.Samples, f.Stats = nil, nil
@@ -651,7 +652,7 @@ func (g *gen) remoteNs(s, d int) float64 {
 const (
 	chaseSamples   = 100 // timed chunks of 512 loads
 	pingSamples    = 100 // chunks of 100 round trips
-	copyLatSamples = 50
+	copyLatSamples = 64
 	atomicSamples  = 10
 )
 
