@@ -21,7 +21,7 @@ const (
 	chaseWarmupHops = 16384
 	pingIters       = 10000 // round trips per ping-pong figure
 	pingChunk       = 100   // round trips per timed chunk
-	copyLatSamples  = 64
+	copyLatSamples  = 50
 )
 
 // ChaseWorkingSets are the chase's working sets: inside L2 and well beyond it.

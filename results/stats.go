@@ -43,10 +43,12 @@ func ComputeStats(samples []float64) *Stats {
 
 // SampleDigits is how many significant digits a stored sample keeps. CUDA
 // events resolve about half a microsecond and %globaltimer tens of
-// nanoseconds, so no measurement carries more than five or six; seven keep
-// every sample exact to what was measured while making results files (and
-// reading them) several times smaller than full float64 text.
-const SampleDigits = 7
+// nanoseconds, so no measurement carries more than five or six; nine keep
+// every sample exact to what was measured, make results files (and reading
+// them) much smaller than full float64 text, and are still fine enough that
+// rounding creates no ties between samples (ties send compare's exact
+// Mann–Whitney test down a much slower path).
+const SampleDigits = 9
 
 // RoundSamples rounds each sample to SampleDigits significant digits, in place.
 func RoundSamples(s []float64) []float64 {

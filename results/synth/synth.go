@@ -652,7 +652,7 @@ func (g *gen) remoteNs(s, d int) float64 {
 const (
 	chaseSamples   = 100 // timed chunks of 512 loads
 	pingSamples    = 100 // chunks of 100 round trips
-	copyLatSamples = 64
+	copyLatSamples = 50
 	atomicSamples  = 10
 )
 
