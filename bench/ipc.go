@@ -17,42 +17,9 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// IPCTests lists the tests of `p2pbench ipc`, in the order a run makes them:
-// the in-process tests of the same name without "ipc_", across processes.
-var IPCTests = []TestInfo{
-	{"ipc_ce_read", "ipc", "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the destination's process (pull)"},
-	{"ipc_ce_write", "ipc", "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the source's process (push)"},
-	{"ipc_ce_bidir", "ipc", "copy engine, both processes at once, started by one latch through an IPC event"},
-	{"ipc_sm_read", "ipc", "SM copy kernel in the destination's process reading the mapped peer buffer (pull)"},
-	{"ipc_sm_write", "ipc", "SM copy kernel in the source's process writing the mapped peer buffer (push)"},
-	{"ipc_sm_bidir", "ipc", "SM copy kernels, both processes at once, started by one latch through an IPC event"},
-	{"ipc_lat_chase", "ipc", "pointer chase through the peer process's memory, chain built through the mapping"},
-	{"ipc_lat_pingpong", "ipc", "flag ping-pong between two processes, each flag in its owner's memory"},
-}
-
-// ParseIPCTests checks a comma-separated list of IPC tests; "" or "all"
-// selects every one.
-func ParseIPCTests(s string) ([]string, error) {
-	var valid []string
-	for _, t := range IPCTests {
-		valid = append(valid, t.Name)
-	}
-	s = strings.TrimSpace(s)
-	if s == "" || s == "all" {
-		return valid, nil
-	}
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		t = strings.TrimSpace(t)
-		if !slices.Contains(valid, t) {
-			return nil, fmt.Errorf("unknown IPC test %q; the tests are: %s", t, strings.Join(valid, ", "))
-		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
+// IPCTests lists the tests of `p2pbench ipc` (they are also in Tests, under
+// the command "ipc").
+func IPCTests() []string { return TestNames("ipc") }
 
 // IPCOptions are the settings of an IPC run.
 type IPCOptions struct {
@@ -115,10 +82,10 @@ const (
 
 func (o *IPCOptions) prepare() error {
 	if len(o.Tests) == 0 {
-		o.Tests, _ = ParseIPCTests("")
+		o.Tests = IPCTests()
 	}
 	for _, t := range o.Tests {
-		if _, err := ParseIPCTests(t); err != nil {
+		if _, err := ParseTests(t, "ipc"); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,16 @@ var Tests = []TestInfo{
 	{"lat_copy", "lat", "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
 	{"atomic_tput", "atomic", "atomic throughput per operation, distinct addresses and contended"},
 	{"atomic_latency", "atomic", "latency of a dependent chain of atomics"},
+	// The same tests across processes (RunIPC), named for the in-process
+	// test they repeat.
+	{"ipc_ce_read", "ipc", "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the destination's process (pull)"},
+	{"ipc_ce_write", "ipc", "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the source's process (push)"},
+	{"ipc_ce_bidir", "ipc", "copy engine, both processes at once, started by one latch through an IPC event"},
+	{"ipc_sm_read", "ipc", "SM copy kernel in the destination's process reading the mapped peer buffer (pull)"},
+	{"ipc_sm_write", "ipc", "SM copy kernel in the source's process writing the mapped peer buffer (push)"},
+	{"ipc_sm_bidir", "ipc", "SM copy kernels, both processes at once, started by one latch through an IPC event"},
+	{"ipc_lat_chase", "ipc", "pointer chase through the peer process's memory, chain built through the mapping"},
+	{"ipc_lat_pingpong", "ipc", "flag ping-pong between two processes, each flag in its owner's memory"},
 }
 
 // TestNames returns the names of the tests of a command ("" for all).

@@ -23,10 +23,7 @@ import (
 const ipcChildCommand = "ipc-child"
 
 func init() {
-	var names []string
-	for _, t := range bench.IPCTests {
-		names = append(names, t.Name)
-	}
+	names := bench.IPCTests()
 	commands = append(commands,
 		&cli.Command{
 			Name:  "ipc",
@@ -66,7 +63,7 @@ func ipcOptions(c *cli.Context, s *session) (bench.IPCOptions, error) {
 		BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size"),
 	}
 	var err error
-	if o.Tests, err = bench.ParseIPCTests(c.String("tests")); err != nil {
+	if o.Tests, err = bench.ParseTests(c.String("tests"), "ipc"); err != nil {
 		return o, usageError{err}
 	}
 	switch {

@@ -193,7 +193,7 @@ func TestIPCCommand(t *testing.T) {
 			code int
 			say  string
 		}{
-			{[]string{"ipc", "--simulate", "h200x2", "--tests", "ce_read"}, 2, "unknown IPC test"},
+			{[]string{"ipc", "--simulate", "h200x2", "--tests", "ce_read"}, 2, "unknown test \"ce_read\""},
 			{[]string{"ipc", "--simulate", "h200x2", "--devices", "0", "--no-same-gpu"}, 2, "no pair"},
 			{[]string{"ipc", "--simulate", "h200x2", "--child-timeout", "0s"}, 2, "--child-timeout"},
 			{[]string{"ipc-child"}, 1, "not run by hand"},

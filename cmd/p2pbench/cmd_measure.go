@@ -244,12 +244,21 @@ func measureAction(c *cli.Context, command string) error {
 
 // runIPCForAll adds the IPC tests to an `all` run, with the engine's settings.
 func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Run, bar *progress, sv *saver) error {
+	var tests []string
+	for _, t := range opt.Tests {
+		if strings.HasPrefix(t, "ipc_") {
+			tests = append(tests, t)
+		}
+	}
+	if len(tests) == 0 {
+		return nil
+	}
 	child, err := ipcChildArgs(s)
 	if err != nil {
 		return err
 	}
 	io := bench.IPCOptions{
-		Devices: s.devices, Size: opt.Size, Samples: opt.Samples, Verify: opt.Verify, LatchTimeout: opt.LatchTimeout,
+		Tests: tests, Devices: s.devices, Size: opt.Size, Samples: opt.Samples, Verify: opt.Verify, LatchTimeout: opt.LatchTimeout,
 		SMVariant: opt.SMVariant, BlocksPerSM: opt.BlocksPerSM, BlockSize: opt.BlockSize, Tuned: opt.Tuned,
 		Child: child,
 		Progress: func(done, total int, step string) {
