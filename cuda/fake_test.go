@@ -3,18 +3,13 @@
 package cuda_test
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/cuda/internal/fakelib"
 )
 
 // The fake libcuda (testdata/fakecuda.c) is built once per test binary, in
@@ -26,57 +21,12 @@ const (
 	variantNoLaunch     = "NO_LAUNCH"
 )
 
-var fakes struct {
-	once  sync.Once
-	dir   string
-	err   error
-	paths map[string]string // variant -> library path
-}
+var fakes = &fakelib.Set{Src: "testdata/fakecuda.c", LibName: "libcuda.so.1"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fakes.dir != "" {
-		os.RemoveAll(fakes.dir)
-	}
+	fakes.Remove()
 	os.Exit(code)
-}
-
-// buildFakes compiles every variant of the fake library with gcc.
-func buildFakes() {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		fakes.err = err
-		return
-	}
-	fakes.dir, err = os.MkdirTemp("", "fakecuda")
-	if err != nil {
-		fakes.err = err
-		return
-	}
-	fakes.paths = make(map[string]string)
-	src, err := filepath.Abs(filepath.Join("testdata", "fakecuda.c"))
-	if err != nil {
-		fakes.err = err
-		return
-	}
-	for _, v := range []string{variantDefault, variantNoAtomicCaps, variantOldDriver, variantNoLaunch} {
-		name, args := "default", []string{"-shared", "-fPIC"}
-		if v != "" {
-			name, args = strings.ToLower(v), append(args, "-D"+v)
-		}
-		dir := filepath.Join(fakes.dir, name)
-		lib := filepath.Join(dir, "libcuda.so.1")
-		args = append(args, "-o", lib, src)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fakes.err = err
-			return
-		}
-		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-			fakes.err = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		fakes.paths[v] = lib
-	}
 }
 
 // skipFakes, when set, is why the tests that load the fake library are
@@ -90,14 +40,7 @@ func fakePath(t *testing.T, variant string) string {
 	if skipFakes != "" {
 		t.Skip(skipFakes)
 	}
-	fakes.once.Do(buildFakes)
-	if fakes.err != nil {
-		if errors.Is(fakes.err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-			t.Skipf("no gcc to build the fake libcuda: %v", fakes.err)
-		}
-		t.Fatalf("building the fake libcuda: %v", fakes.err)
-	}
-	return fakes.paths[variant]
+	return fakes.Path(t, variant)
 }
 
 // hooks are the fake library's test entry points and a few of its driver

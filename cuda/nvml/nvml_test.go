@@ -4,69 +4,24 @@ package nvml_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/p2pbench/p2pbench/cuda/internal/fakelib"
 	"github.com/p2pbench/p2pbench/cuda/nvml"
 )
 
-var fakes struct {
-	once  sync.Once
-	dir   string
-	err   error
-	paths map[string]string // -D flag ("" for none) -> library
-}
+var fakes = &fakelib.Set{Src: "testdata/fakenvml.c", LibName: "libnvidia-ml.so.1"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fakes.dir != "" {
-		os.RemoveAll(fakes.dir)
-	}
+	fakes.Remove()
 	os.Exit(code)
-}
-
-func buildFakes() {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		fakes.err = err
-		return
-	}
-	if fakes.dir, err = os.MkdirTemp("", "fakenvml"); err != nil {
-		fakes.err = err
-		return
-	}
-	src, err := filepath.Abs(filepath.Join("testdata", "fakenvml.c"))
-	if err != nil {
-		fakes.err = err
-		return
-	}
-	fakes.paths = make(map[string]string)
-	for _, flag := range []string{"", "NO_FIELD_VALUES"} {
-		name, args := "default", []string{"-shared", "-fPIC"}
-		if flag != "" {
-			name, args = strings.ToLower(flag), append(args, "-D"+flag)
-		}
-		dir := filepath.Join(fakes.dir, name)
-		lib := filepath.Join(dir, "libnvidia-ml.so.1")
-		args = append(args, "-o", lib, src)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fakes.err = err
-			return
-		}
-		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-			fakes.err = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		fakes.paths[flag] = lib
-	}
 }
 
 // skipFakes, when set, is why the tests that load the fake library are
@@ -80,14 +35,7 @@ func openFake(t *testing.T, flag string) *nvml.NVML {
 	if skipFakes != "" {
 		t.Skip(skipFakes)
 	}
-	fakes.once.Do(buildFakes)
-	if fakes.err != nil {
-		if errors.Is(fakes.err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-			t.Skipf("no gcc to build the fake libnvidia-ml: %v", fakes.err)
-		}
-		t.Fatalf("building the fake libnvidia-ml: %v", fakes.err)
-	}
-	t.Setenv(nvml.LibraryEnv, fakes.paths[flag])
+	t.Setenv(nvml.LibraryEnv, fakes.Path(t, flag))
 	n, err := nvml.Open()
 	if err != nil {
 		t.Fatalf("Open: %v", err)
