@@ -103,8 +103,9 @@ type Engine struct {
 	host      cuda.HostBuffer
 	hostOwner *device
 
-	mu  sync.Mutex
-	run *results.Run
+	mu   sync.Mutex
+	run  *results.Run
+	seed uint32 // the last verification seed handed out
 	// notes collects problems that do not belong to one figure.
 	notes []string
 }
@@ -135,7 +136,7 @@ type device struct {
 // NewEngine prepares an engine; nothing is allocated until Run.
 func NewEngine(drv Driver, opt Options) *Engine {
 	opt.setDefaults()
-	return &Engine{drv: drv, opt: opt, peers: NewPeers(), devs: map[int]*device{}}
+	return &Engine{drv: drv, opt: opt, peers: NewPeers(), devs: map[int]*device{}, seed: 0x5eed}
 }
 
 // Notes returns the problems seen that belong to no single figure.
