@@ -204,3 +204,42 @@ func TestClose(t *testing.T) {
 		t.Error("Links of a zero Device succeeded")
 	}
 }
+
+func TestTraffic(t *testing.T) {
+	n := openFake(t, "")
+	d, err := n.DeviceByPCIBusID("0000:18:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Traffic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Traffic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each reading adds (field-137)*1000 KiB on each of the 18 links.
+	want := nvml.Traffic{TxData: 18 * 1000 * 1024, RxData: 18 * 2000 * 1024, TxRaw: 18 * 3000 * 1024, RxRaw: 18 * 4000 * 1024, Links: 18}
+	if got := b.Sub(a); got != want {
+		t.Errorf("traffic between two readings %+v, want %+v", got, want)
+	}
+	if a.Links != 18 || a.TxData%1024 != 0 || a.TxData < 18*1000*1024 {
+		t.Errorf("first reading %+v: want 18 links and KiB turned into bytes", a)
+	}
+	d1, err := n.DeviceByPCIBusID("0000:2a:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d1.Traffic(); !errors.Is(err, nvml.ErrNotSupported) {
+		t.Errorf("device without counters: %v, want not supported", err)
+	}
+	n2 := openFake(t, "NO_FIELD_VALUES")
+	d2, err := n2.DeviceByPCIBusID("0000:18:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d2.Traffic(); !errors.Is(err, nvml.ErrNotSupported) {
+		t.Errorf("NVML without field values: %v, want not supported", err)
+	}
+}

@@ -7,7 +7,9 @@
  * driver on H200, not the common speed); 1 at 00000000:2A:00.0 with 12
  * links (NOT_SUPPORTED from link 12 on), all active and leading to GPU 0,
  * with only the common speed, and no memory clock. Link versions come as
- * nvmlNvlinkVersion_t: 6 is NVLink 4.0.
+ * nvmlNvlinkVersion_t: 6 is NVLink 4.0. Device 0 has NVLink throughput
+ * counters (fields 138-141) on its 18 links, advancing with every reading;
+ * device 1 has none.
  * The unversioned forms of the _v2 entry points fail, so tests notice a
  * binding that picks them.
  *
@@ -68,6 +70,7 @@ static struct fake_device devs[2] = {
 	{0x2A, 12, 12, 0},
 };
 static int inits;
+static unsigned traffic_reads; /* calls asking device 0 for NVLink counters */
 
 static int valid(nvmlDevice_t d) { return d == &devs[0] || d == &devs[1]; }
 
@@ -164,6 +167,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 {
 	if (!valid(d) || count <= 0 || !values)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d == &devs[0] && values[0].fieldId == 138)
+		traffic_reads++;
 	for (int i = 0; i < count; i++) {
 		nvmlFieldValue_t *v = &values[i];
 		v->timestamp = 1;
@@ -177,6 +182,17 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 			}
 			v->valueType = 1; /* UNSIGNED_INT */
 			v->value.uiVal = 26562;
+			v->nvmlReturn = NVML_SUCCESS;
+		}
+		if (v->fieldId >= 138 && v->fieldId <= 141 && d == &devs[0]) {
+			/* NVLINK_THROUGHPUT_{DATA,RAW}_{TX,RX} in KiB: link l of
+			 * reading r holds r * (field - 137) * 1000 + l. */
+			if (v->scopeId >= d->links) {
+				v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+				continue;
+			}
+			v->valueType = 3; /* UNSIGNED_LONG_LONG */
+			v->value.ullVal = (unsigned long long)traffic_reads * (v->fieldId - 137) * 1000 + v->scopeId;
 			v->nvmlReturn = NVML_SUCCESS;
 		}
 		if (v->fieldId == 90 && d == &devs[1]) { /* NVLINK_SPEED_MBPS_COMMON */
