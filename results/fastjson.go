@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -230,6 +231,15 @@ func (e *figureEncoder) figure(out []byte, f *Figure) ([]byte, error) {
 			field(kv.name)
 			out = e.str(out, kv.v)
 		}
+	}
+	if f.Traffic != nil {
+		next()
+		field("link_traffic")
+		b, err := json.MarshalIndent(f.Traffic, fieldIndent, "  ")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
 	}
 	return append(out, "\n"+figIndent+"}"...), nil
 }
@@ -722,9 +732,10 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		return nil, 0, false
 	}
 	type piece struct {
-		figs []Figure
-		end  int
-		ok   bool
+		figs  []Figure
+		end   int
+		ok    bool
+		fault any // a memory fault reading mapped data, for this goroutine to raise
 	}
 	pieces := make([]piece, len(cuts))
 	var wg sync.WaitGroup
@@ -736,13 +747,29 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// See decodeMapped: a fault reaches the caller's goroutine,
+			// which turns it into an error.
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					pieces[i].fault = r
+				}
+			}()
 			sub := &scanner{data: d.data}
 			figs, end, ok := sub.figureRun(cuts[i], limit)
-			pieces[i] = piece{figs, end, ok}
+			pieces[i] = piece{figs: figs, end: end, ok: ok}
 		}()
 	}
 	wg.Wait()
 	total := 0
+	for _, p := range pieces {
+		if p.fault != nil {
+			panic(p.fault)
+		}
+	}
 	for _, p := range pieces {
 		if !p.ok {
 			return nil, 0, false
@@ -804,10 +831,11 @@ const (
 	fVerifyDetail
 	fError
 	fErrorName
+	fTraffic
 )
 
 var figureFields = []string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "unit", "convention",
-	"params", "samples", "stats", "verify", "verify_detail", "error", "error_name"}
+	"params", "samples", "stats", "verify", "verify_detail", "error", "error_name", "link_traffic"}
 
 func (d *scanner) figure(f *Figure) bool {
 	if !d.byte('{') {
@@ -862,6 +890,13 @@ func (d *scanner) figure(f *Figure) bool {
 			bit, ok = fError, d.str(&f.Error)
 		case "error_name":
 			bit, ok = fErrorName, d.str(&f.ErrorName)
+		case "link_traffic":
+			start := d.pos
+			// Rare and small: encoding/json reads it, as the slow path would.
+			if bit, ok = fTraffic, d.skipValue(1); ok && string(d.data[start:d.pos]) != "null" {
+				f.Traffic = new(LinkTraffic)
+				ok = json.Unmarshal(d.data[start:d.pos], f.Traffic) == nil
+			}
 		default:
 			for _, name := range figureFields {
 				if foldsTo(key, name) {

@@ -30,6 +30,8 @@ func oddRun() *Run {
 	}
 	r.Figures = append(r.Figures,
 		Figure{Test: "bare"},
+		Figure{Test: "traffic", Traffic: &LinkTraffic{Src: LinkCounts{TxData: 1 << 40, TxRaw: 1<<40 + 7, RxRaw: 3}, Dst: LinkCounts{RxData: 1 << 40, TxRaw: 1 << 39}}},
+		Figure{Test: "no traffic", Traffic: &LinkTraffic{}},
 		Figure{Test: "empty", Params: map[string]string{}, Samples: []float64{}, Stats: &Stats{}},
 	)
 	return r

@@ -182,6 +182,10 @@ type Figure struct {
 	// CUDA error name when a driver call failed.
 	Error     string `json:"error,omitempty"`
 	ErrorName string `json:"error_name,omitempty"`
+	// Traffic is what the NVLink counters of src and dst counted while the
+	// figure was measured (bandwidth figures between two devices of ≥ 1 MiB,
+	// where NVML has the counters).
+	Traffic *LinkTraffic `json:"link_traffic,omitempty"`
 }
 
 // Stats summarises a figure's samples.
