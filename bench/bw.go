@@ -205,6 +205,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 			}
 		}
 	}
+	win := e.traffic.begin(linkPair(flows))
 	tm, err := e.calibrate(ctx, ts)
 	if err != nil {
 		return fail(err)
@@ -213,6 +214,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	if err != nil {
 		return fail(err)
 	}
+	traffic := win.end()
 	sizes := make([]uint64, len(flows))
 	verify := results.VerifySkipped
 	if e.opt.Verify {
@@ -252,7 +254,33 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 			out[i].Stats = results.ComputeStats(out[i].Samples)
 		}
 	}
+	attachTraffic(out, win, traffic)
 	return out
+}
+
+// linkPair says which two devices' links a group of flows uses: one flow
+// between two devices, or two flows between the same two in opposite
+// directions (its first flow's src and dst); size is the largest transfer.
+// Other groups (aggregates over many pairs, host copies, staged copies)
+// give -1, -1.
+func linkPair(flows []flow) (src, dst int, size uint64) {
+	if len(flows) == 0 || len(flows) > 2 {
+		return -1, -1, 0
+	}
+	f := flows[0]
+	if f.src == nil || f.dst == nil || f.fig.Engine == "staged" {
+		return -1, -1, 0
+	}
+	if len(flows) == 2 {
+		g := flows[1]
+		if g.src != f.dst || g.dst != f.src {
+			return -1, -1, 0
+		}
+	}
+	for _, fl := range flows {
+		size = max(size, fl.size)
+	}
+	return f.src.idx, f.dst.idx, size
 }
 
 func withParam(m map[string]string, k, v string) map[string]string {

@@ -46,6 +46,9 @@ type Options struct {
 	AfterWarmUp func()
 	// Trace, when set, is told how long setup and each step took.
 	Trace func(step string, took time.Duration)
+	// Monitor, when set, gives the NVLink counters that bandwidth figures
+	// between two devices record (results.Figure.Traffic).
+	Monitor Monitor
 }
 
 // DefaultSize is the transfer size of the pairwise matrices.
@@ -108,6 +111,8 @@ type Engine struct {
 	seed uint32 // the last verification seed handed out
 	// notes collects problems that do not belong to one figure.
 	notes []string
+	// traffic reads NVLink counters around figures (nil: none).
+	traffic *trafficMeter
 }
 
 // device is one GPU's resources for the run.
@@ -136,7 +141,19 @@ type device struct {
 // NewEngine prepares an engine; nothing is allocated until Run.
 func NewEngine(drv Driver, opt Options) *Engine {
 	opt.setDefaults()
-	return &Engine{drv: drv, opt: opt, peers: NewPeers(), devs: map[int]*device{}, seed: 0x5eed}
+	e := &Engine{drv: drv, opt: opt, peers: NewPeers(), devs: map[int]*device{}, seed: 0x5eed}
+	e.traffic = newTrafficMeter(opt.Monitor, e.busID, e.note)
+	return e
+}
+
+// busID is the PCI bus id of an open device ("" for one not open).
+func (e *Engine) busID(dev int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if dv := e.devs[dev]; dv != nil {
+		return dv.info.PCIBusID
+	}
+	return ""
 }
 
 // Notes returns the problems seen that belong to no single figure.

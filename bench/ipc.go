@@ -54,6 +54,9 @@ type IPCOptions struct {
 	Timeout time.Duration
 	// Progress, when set, is told about each step.
 	Progress func(done, total int, step string)
+	// Monitor, when set, gives the NVLink counters that bandwidth figures
+	// between two devices record.
+	Monitor Monitor
 
 	// afterMap, set by tests, sees the children once they have mapped each
 	// other; trace sees every request a child answered, as it is answered.
@@ -134,6 +137,7 @@ type ipcRun struct {
 	sizes   map[string]uint64
 	seed    uint32
 	notes   []string
+	traffic *trafficMeter
 }
 
 // ipcPair is an ordered pair of ranks: data moves a → b (b reads, a writes).
@@ -174,6 +178,8 @@ func RunIPC(ctx context.Context, drv Driver, opt IPCOptions, run *results.Run) e
 		}
 		r.infos[d] = info
 	}
+	r.traffic = newTrafficMeter(opt.Monitor, func(dev int) string { return r.infos[dev].PCIBusID },
+		func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) })
 	r.resolveSM()
 	r.sizes = r.bufferSizes()
 	defer func() {
@@ -676,6 +682,10 @@ func (r *ipcRun) bandwidth(ctx context.Context, p ipcPair, xs []xfer, figs []res
 			}
 		}
 	}
+	var win *trafficWindow
+	if !p.sameGPU {
+		win = r.traffic.begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
+	}
 	var ms [][]float64
 	var reps int
 	if len(xs) == 1 {
@@ -690,6 +700,7 @@ func (r *ipcRun) bandwidth(ctx context.Context, p ipcPair, xs []xfer, figs []res
 			return err
 		}
 	}
+	traffic := win.end()
 	verify := results.VerifySkipped
 	if r.opt.Verify {
 		verify = results.VerifyPassed
@@ -726,6 +737,7 @@ func (r *ipcRun) bandwidth(ctx context.Context, p ipcPair, xs []xfer, figs []res
 		t.Params["reps_per_sample"] = strconv.Itoa(reps)
 		t.Verify = verify
 	}
+	attachTraffic(figs, win, traffic)
 	return nil
 }
 

@@ -13,5 +13,8 @@ type Monitor interface {
 	Links(dev int, busID string) ([]results.Link, error)
 	// State reads clocks, temperature and power of a device.
 	State(dev int, busID string) (results.DeviceState, error)
+	// Traffic reads the NVLink throughput counters of a device, summed over
+	// its links (bytes since the driver started: callers take differences).
+	Traffic(dev int, busID string) (results.LinkCounts, error)
 	Close() error
 }

@@ -50,3 +50,15 @@ func (m nvmlMonitor) State(dev int, busID string) (results.DeviceState, error) {
 	}
 	return results.DeviceState{Index: dev, SMClockMHz: st.SMClockMHz, MemClockMHz: st.MemClockMHz, TempC: st.TempC, PowerW: st.PowerW}, nil
 }
+
+func (m nvmlMonitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return results.LinkCounts{}, err
+	}
+	t, err := d.Traffic()
+	if err != nil {
+		return results.LinkCounts{}, err
+	}
+	return results.LinkCounts{TxData: t.TxData, TxRaw: t.TxRaw, RxData: t.RxData, RxRaw: t.RxRaw}, nil
+}

@@ -61,3 +61,8 @@ func (mm modelMonitor) State(dev int, busID string) (results.DeviceState, error)
 	sm, mem, t, p := mm.m.DeviceState(dev)
 	return results.DeviceState{Index: dev, SMClockMHz: sm, MemClockMHz: mem, TempC: t, PowerW: p}, nil
 }
+
+// Traffic: the simulator models no NVLink counters.
+func (mm modelMonitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
+	return results.LinkCounts{}, fmt.Errorf("simulated machine: %w", errNoCounters)
+}

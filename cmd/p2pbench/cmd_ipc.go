@@ -154,6 +154,7 @@ func ipcAction(c *cli.Context) error {
 		bar.update(done, total, step)
 		saver.maybeSave(false)
 	}
+	opt.Monitor = s.mon
 	runErr := bench.RunIPC(c.Context, s.drv, opt, run)
 	bar.finish()
 	if err := finishRun(s, run, runErr, saver); err != nil {

@@ -186,6 +186,7 @@ func measureAction(c *cli.Context, command string) error {
 			fmt.Fprintf(os.Stderr, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
 		}
 	}
+	opt.Monitor = s.mon
 	opt.WarmUp = 200 * time.Millisecond
 	opt.AfterWarmUp = func() {
 		// Clocks as the measurements find them; the idle reading before the
@@ -260,7 +261,7 @@ func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Ru
 	io := bench.IPCOptions{
 		Tests: tests, Devices: s.devices, Size: opt.Size, Samples: opt.Samples, Verify: opt.Verify, LatchTimeout: opt.LatchTimeout,
 		SMVariant: opt.SMVariant, BlocksPerSM: opt.BlocksPerSM, BlockSize: opt.BlockSize, Tuned: opt.Tuned,
-		Child: child,
+		Child: child, Monitor: s.mon,
 		Progress: func(done, total int, step string) {
 			bar.update(done, total, "ipc: "+step)
 			sv.maybeSave(false)
