@@ -1,0 +1,86 @@
+package results
+
+import (
+	"slices"
+	"sort"
+)
+
+// Efficiency is what the NVLink counters say about one kind of bandwidth
+// figure (a test, direction and part at one size), over the pairs that
+// recorded them.
+type Efficiency struct {
+	Test, Engine, Direction, Part string
+	Size                          uint64
+	Pairs                         int
+	// GBps is the median over pairs of the figures' medians.
+	GBps float64
+	// Wire is the median over pairs of the raw bytes the links carried per
+	// payload byte in the direction the figure's data moved; Back, for
+	// figures whose data moved one way only, the raw bytes that came back
+	// (read requests, write responses) per payload byte (0 otherwise).
+	Wire, Back float64
+	// WireGBps = GBps × Wire: the rate at which the links carried bytes of
+	// every kind in the data's direction while the figure ran.
+	WireGBps float64
+}
+
+// LinkEfficiency summarises the link traffic of run's figures at size, one
+// entry per test, engine, direction and part, in the order the figures
+// come. Figures without traffic, with an error or failed data are left out.
+func LinkEfficiency(run *Run, size uint64) []Efficiency {
+	type key struct{ test, engine, dir, part string }
+	type acc struct {
+		gbps, wire, back []float64
+	}
+	var order []key
+	accs := map[key]*acc{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Traffic == nil || f.Size != size || f.Stats == nil || f.Error != "" || f.Verify == VerifyFailed || f.Part == "total" || f.Unit != UnitGBps {
+			continue
+		}
+		c := f.Traffic.Src // the device the data left
+		other := f.Traffic.Dst
+		if f.Part == "reverse" {
+			c, other = other, c
+		}
+		if c.TxData == 0 {
+			continue
+		}
+		k := key{f.Test, f.Engine, f.Direction, f.Part}
+		a := accs[k]
+		if a == nil {
+			a = &acc{}
+			accs[k] = a
+			order = append(order, k)
+		}
+		a.gbps = append(a.gbps, f.Stats.Median)
+		a.wire = append(a.wire, float64(c.TxRaw)/float64(c.TxData))
+		if other.TxData == 0 {
+			a.back = append(a.back, float64(other.TxRaw)/float64(c.TxData))
+		}
+	}
+	out := make([]Efficiency, 0, len(order))
+	for _, k := range order {
+		a := accs[k]
+		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Size: size, Pairs: len(a.gbps),
+			GBps: medianOf(a.gbps), Wire: medianOf(a.wire), Back: medianOf(a.back)}
+		e.WireGBps = e.GBps * e.Wire
+		out = append(out, e)
+	}
+	return out
+}
+
+// medianOf is the median of v (0 when empty); v is not changed.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
