@@ -167,6 +167,7 @@ func ipcAction(c *cli.Context) error {
 	} else {
 		fmt.Fprint(os.Stdout, simLabel(run))
 		printIPC(os.Stdout, run, ref)
+		printLinkEfficiency(os.Stdout, run, ipcSize(run))
 		printFailures(os.Stdout, run)
 	}
 	if out != "" {
@@ -215,14 +216,18 @@ func ipcSameGPU(f *results.Figure) bool { return f.Params["same_gpu"] == "true" 
 // printIPC prints the IPC figures of run: matrices like bw and lat, the
 // same-GPU baseline, and IPC against the same-process figures found in run
 // or in ref (which may be nil).
-func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
-	size := uint64(0)
+// ipcSize is the transfer size of a run's IPC bandwidth figures (0: none).
+func ipcSize(run *results.Run) uint64 {
 	for _, f := range run.Figures {
 		if strings.HasPrefix(f.Test, "ipc_") && f.Unit == results.UnitGBps {
-			size = f.Size
-			break
+			return f.Size
 		}
 	}
+	return 0
+}
+
+func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
+	size := ipcSize(run)
 	cross := func(test string, more func(f *results.Figure) bool) func(f *results.Figure) bool {
 		return func(f *results.Figure) bool { return f.Test == test && !ipcSameGPU(f) && more(f) }
 	}

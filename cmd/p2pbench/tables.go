@@ -109,6 +109,7 @@ func printRun(w io.Writer, run *results.Run, command string) {
 			}, "%.1f", false)
 		}
 	}
+	printLinkEfficiency(w, run, size)
 	printSingles(w, run)
 	printSweep(w, run)
 	printLatency(w, run)
@@ -495,4 +496,31 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 	for _, n := range run.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// printLinkEfficiency shows what the NVLink counters recorded around the
+// figures at size: raw bytes on the wire per payload byte, and the wire rate
+// that implies. Nothing when no figure has counters.
+func printLinkEfficiency(w io.Writer, run *results.Run, size uint64) {
+	rows := results.LinkEfficiency(run, size)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nOn the wire (NVLink counters of both devices around each figure, %s; medians over pairs):\n", bench.FormatBytes(size))
+	fmt.Fprintln(w, "  wire = raw bytes the links carried per payload byte in the data's direction (headers, requests, responses included);")
+	fmt.Fprintln(w, "  back = raw bytes the other direction carried per payload byte (read requests or write responses); wire rate = GB/s × wire")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TEST\tENGINE\tDIRECTION\tPAIRS\tGB/s\tWIRE\tBACK\tWIRE RATE GB/s\t")
+	for _, e := range rows {
+		dir := e.Direction
+		if e.Part != "" {
+			dir += " " + e.Part
+		}
+		back := "-"
+		if e.Back > 0 {
+			back = fmt.Sprintf("%.3f", e.Back)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%.1f\t%.3f\t%s\t%.1f\t\n", e.Test, e.Engine, dir, e.Pairs, e.GBps, e.Wire, back, e.WireGBps)
+	}
+	tw.Flush()
 }
