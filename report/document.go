@@ -134,6 +134,9 @@ func build(run *results.Run) *document {
 	systemSection(d, run)
 	topologySection(d, run)
 	headlineSection(d, run, headlines)
+	if len(headlines) > 0 {
+		wireSection(d, run, headlines[0].Size)
+	}
 	if len(figs) > 0 {
 		d.section("Figures")
 		for _, f := range figs {
@@ -341,7 +344,7 @@ func atomicCaps(p results.Pair) string {
 
 // smGapPara says, from the run's own medians, how far the SM path lands
 // below the copy engine and the link, and what is known of why.
-func smGapPara(d *document, hs []Headline) {
+func smGapPara(d *document, hs []Headline, measured bool) {
 	type acc struct {
 		sm, ce, link float64
 		n            int
@@ -369,11 +372,16 @@ func smGapPara(d *document, hs []Headline) {
 		parts = append(parts, fmt.Sprintf("%s %s GB/s = %.1f%% of the copy engine's %s and %.1f%% of the link (the copy engine: %.1f%%)",
 			l, fmtGBps(a.sm/float64(a.n)), 100*a.sm/a.ce, fmtGBps(a.ce/float64(a.n)), 100*a.sm/a.link, 100*a.ce/a.link))
 	}
+	if measured {
+		d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
+			"Why, measured with the NVLink counters: see \"On the wire\" below.", strings.Join(parts, "; "))
+		return
+	}
 	d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
 		"Measured here: both engines' throughput, over the same pairs and sizes. Not measured: the cause of the gap. "+
 		"The usual explanation is the payload each link packet carries: SM loads and stores reach the link as cache-line-sized "+
 		"requests, each with its own header (a read also sends a request the other way, a write waits for an acknowledgement), "+
-		"while the copy engine moves larger transfers. p2pbench reads no NVLink packet counters, so this stays a hypothesis; "+
+		"while the copy engine moves larger transfers. This run has no NVLink counters (NVML lacked them), so this stays a hypothesis; "+
 		"kernels/NOTES.md lists the kernel variants tried and how to test it.", strings.Join(parts, "; "))
 }
 
@@ -384,7 +392,7 @@ func headlineSection(d *document, run *results.Run, hs []Headline) {
 	d.section("Headline bandwidth against the links' limits")
 	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
 		results.FormatBytes(hs[0].Size))
-	defer smGapPara(d, hs)
+	defer smGapPara(d, hs, len(results.LinkEfficiency(run, hs[0].Size)) > 0)
 	pairs := map[[2]int]bool{}
 	for _, h := range hs {
 		pairs[[2]int{h.Src, h.Dst}] = true

@@ -140,3 +140,34 @@ func TestWriteMarkdown(t *testing.T) {
 		t.Errorf("figure not written: %v", err)
 	}
 }
+
+func TestWireSection(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2})
+	md := func() string {
+		var buf bytes.Buffer
+		if err := report.WriteMarkdown(&buf, run, filepath.Join(t.TempDir(), "f"), "f"); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	if s := md(); strings.Contains(s, "On the wire") || !strings.Contains(s, "no NVLink counters") {
+		t.Errorf("a run without counters: wire section or no word of the missing counters")
+	}
+	size := run.MatrixSize()
+	wire := map[string]uint64{"ce_read": 1065, "ce_write": 1065, "sm_read": 1127, "sm_write": 1130}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if w, ok := wire[f.Test]; ok && f.Size == size && f.Src != f.Dst {
+			f.Traffic = &results.LinkTraffic{Src: results.LinkCounts{TxData: 1000, TxRaw: w}, Dst: results.LinkCounts{TxRaw: 700}}
+		}
+	}
+	s := md()
+	for _, want := range []string{"On the wire: NVLink counters", "| SM read | sm:",
+		"pulling, the copy engine spent 1.065 wire bytes per payload byte and the SM copy 1.127",
+		"pushing, the copy engine spent 1.065 wire bytes per payload byte and the SM copy 1.130",
+		`see "On the wire" below`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+}

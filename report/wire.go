@@ -1,0 +1,108 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// wireLabel names an efficiency row for a reader.
+func wireLabel(e results.Efficiency) string {
+	what := map[string]string{
+		"ce_read": "CE read", "ce_write": "CE write", "ce_bidir": "CE both ways", "sm_read": "SM read", "sm_write": "SM write",
+		"sm_bidir": "SM both ways", "nop2p_copy": "staged",
+	}
+	t, ipc := strings.CutPrefix(e.Test, "ipc_")
+	l, ok := what[t]
+	if !ok {
+		l = t
+	}
+	if strings.HasSuffix(t, "_bidir") {
+		l += ", " + map[string]string{"read": "reading", "write": "writing"}[e.Direction]
+		if e.Part != "" {
+			l += " (" + e.Part + ")"
+		}
+	}
+	if ipc {
+		l = "IPC " + l
+	}
+	return l
+}
+
+// wireSection shows what the NVLink counters saw around the large-transfer
+// figures, and what follows from it for the gap between SM copies and the
+// copy engine. It returns false (and writes nothing) when no figure of the
+// run has link traffic.
+func wireSection(d *document, run *results.Run, size uint64) bool {
+	rows := results.LinkEfficiency(run, size)
+	if len(rows) == 0 {
+		return false
+	}
+	d.section("On the wire: NVLink counters")
+	d.para("p2pbench read each device's NVLink throughput counters (NVML, summed over its links) before and after every "+
+		"bandwidth figure between two devices. Payload (data) bytes are what the copy moved; raw bytes are everything the "+
+		"links carried, payload included: packet headers, read requests, write responses. \"Wire\" is raw bytes per payload byte "+
+		"in the direction the data moved, \"back\" the raw bytes the other direction carried per payload byte (one-way figures "+
+		"only), and the wire rate is the figure's GB/s × wire: how many bytes per second the links really carried. "+
+		"Medians over pairs at %s. The counters count any other traffic on those links in the window too.", results.FormatBytes(size))
+	t := &table{header: []string{"figure", "engine", "pairs", "GB/s", "wire", "back", "wire rate GB/s"}, align: "llrrrrr"}
+	for _, e := range rows {
+		back := "–"
+		if e.Back > 0 {
+			back = fmt.Sprintf("%.3f", e.Back)
+		}
+		t.rows = append(t.rows, []string{wireLabel(e), e.Engine, fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
+			fmt.Sprintf("%.3f", e.Wire), back, fmt.Sprintf("%.1f", e.WireGBps)})
+	}
+	d.table(t)
+	if p := wireGapText(rows); p != "" {
+		d.para("%s", p)
+	}
+	return true
+}
+
+// wireGapText explains, from the counters alone, how the SM figures follow
+// from the copy engine's: the same wire rate, more wire bytes per payload
+// byte. Empty when the run lacks a copy-engine and an SM figure of the
+// same kind.
+func wireGapText(rows []results.Efficiency) string {
+	find := func(test, dir, part string) *results.Efficiency {
+		for i := range rows {
+			if rows[i].Test == test && (dir == "" || rows[i].Direction == dir) && rows[i].Part == part {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	lo, hi := 0.0, 0.0
+	for i, e := range rows {
+		if i == 0 || e.WireGBps < lo {
+			lo = e.WireGBps
+		}
+		if i == 0 || e.WireGBps > hi {
+			hi = e.WireGBps
+		}
+	}
+	var parts []string
+	for _, k := range []struct{ ce, sm, what string }{{"ce_read", "sm_read", "pulling"}, {"ce_write", "sm_write", "pushing"}} {
+		ce, sm := find(k.ce, "", ""), find(k.sm, "", "")
+		if ce == nil || sm == nil || sm.Wire <= 0 {
+			continue
+		}
+		predicted := ce.WireGBps / sm.Wire
+		parts = append(parts, fmt.Sprintf("%s, the copy engine spent %.3f wire bytes per payload byte and the SM copy %.3f: "+
+			"at the copy engine's wire rate of %.1f GB/s that leaves the SM copy %.1f GB/s of payload; it moved %.1f (%.1f%% of the copy engine's %.1f)",
+			k.what, ce.Wire, sm.Wire, ce.WireGBps, predicted, sm.GBps, 100*sm.GBps/ce.GBps, ce.GBps))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Every figure here ran its links at %.1f–%.1f GB/s of raw bytes in the data's direction, whatever moved them: "+
+		"the links' capacity is the same for both engines, and what differs is how many wire bytes each payload byte costs. ", lo, hi)
+	s += "One direction " + strings.Join(parts, "; ") + "."
+	if ce, sm := find("ce_bidir", "read", "forward"), find("sm_bidir", "read", "forward"); ce != nil && sm != nil {
+		s += fmt.Sprintf(" Both directions pulling, each direction also carries the other's read requests: %.3f wire bytes per payload byte for the SM copy against %.3f for the copy engine.", sm.Wire, ce.Wire)
+	}
+	return s
+}
