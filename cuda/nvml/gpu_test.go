@@ -7,6 +7,7 @@
 package nvml_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -83,5 +84,78 @@ func TestGPULinks(t *testing.T) {
 		if s.SMClockMHz == 0 || s.PowerW == 0 {
 			t.Errorf("device %d: implausible state %+v", dev, s)
 		}
+	}
+}
+
+// TestGPUTraffic copies 256 MiB from device 0 to device 1 over peer access
+// and checks that the NVLink counters of both saw at least that much payload
+// go out of one and into the other, and more raw bytes than payload.
+func TestGPUTraffic(t *testing.T) {
+	n, err := nvml.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer n.Close()
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatalf("cuda.Open: %v", err)
+	}
+	defer d.Close()
+	if c, _ := d.DeviceCount(); c < 2 {
+		t.Skip("needs two devices")
+	}
+	if ok, _ := d.CanAccessPeer(0, 1); !ok {
+		t.Skip("device 0 cannot reach device 1")
+	}
+	var nd [2]nvml.Device
+	var ctx [2]*cuda.Context
+	for i := range 2 {
+		info, err := d.DeviceInfo(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nd[i], err = n.DeviceByPCIBusID(info.PCIBusID); err != nil {
+			t.Fatal(err)
+		}
+		if ctx[i], err = d.Context(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ctx[1].EnablePeerAccess(ctx[0], 0); err != nil && !errors.Is(err, cuda.ErrPeerAccessAlreadyOn) {
+		t.Fatal(err)
+	}
+	defer ctx[1].DisablePeerAccess(ctx[0])
+	const size = 256 << 20
+	src, err := ctx[0].MemAlloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx[0].MemFree(src)
+	dst, err := ctx[1].MemAlloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx[1].MemFree(dst)
+	read := func() [2]nvml.Traffic {
+		var out [2]nvml.Traffic
+		for i := range 2 {
+			if out[i], err = nd[i].Traffic(); err != nil {
+				t.Fatalf("device %d: %v", i, err)
+			}
+		}
+		return out
+	}
+	before := read()
+	if err := ctx[1].MemcpyPeer(dst, ctx[1], src, ctx[0], size); err != nil {
+		t.Fatal(err)
+	}
+	after := read()
+	out, in := after[0].Sub(before[0]), after[1].Sub(before[1])
+	t.Logf("device 0 sent %+v; device 1 received %+v (%d and %d links)", out, in, after[0].Links, after[1].Links)
+	if out.TxData < size || in.RxData < size || out.TxRaw <= out.TxData || in.RxRaw <= in.RxData {
+		t.Errorf("a %d-byte copy: device 0 sent %d payload bytes (%d raw), device 1 received %d (%d raw)", size, out.TxData, out.TxRaw, in.RxData, in.RxRaw)
+	}
+	if out.TxData > size+size/20 {
+		t.Logf("device 0 sent %d payload bytes for a %d-byte copy: other traffic on the links?", out.TxData, size)
 	}
 }
