@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with the bundle of
-# `make gpu` in .gpu/. Usage: scripts/gpu-run.sh PHASE... (validate, all, tune,
-# sanitize, ipc, tests). Logs and results go to $OUT (or ./gpu-out).
+# `make gpu` in .gpu/. Usage: scripts/gpu-run.sh PHASE... (topo, validate, tests,
+# all, tune, ipctest, sanitize, wire, ipc). Logs and results go to $OUT (or ./gpu-out).
 set -u
 OUT=${OUT:-$PWD/gpu-out}
 G=$PWD/.gpu
@@ -46,6 +46,13 @@ sanitize)
 		echo "rc=$? $(grep -E 'ERROR SUMMARY|error' "$W/sanitize-$v.log" | tail -2)"
 	done
 	;;
+wire)
+	# SM and CE at 2 GiB and 8 GiB with the NVLink counters (results carry link_traffic).
+	for sz in 2GiB 8GiB; do
+		run "$G/p2pbench" bw --tests ce_read,ce_write,ce_bidir,sm_read,sm_write,sm_bidir --size $sz --sizes none -o "$W/wire-$sz.json" > "$W/wire-$sz.log" 2>&1
+		grep -A14 "On the wire" "$W/wire-$sz.log"
+	done
+	;;
 ipc)
 	run "$G/p2pbench" ipc -o "$W/ipc.json" > "$W/ipc.log" 2>&1; tail -40 "$W/ipc.log"
 	;;
@@ -54,4 +61,5 @@ done
 tar czf "$OUT/work.tgz" -C "$W" . 2>/dev/null
 cp "$W"/all1/results.json "$OUT/all1.json" 2>/dev/null
 cp "$W"/all2/results.json "$OUT/all2.json" 2>/dev/null
+cp "$W"/wire-*.json "$OUT/" 2>/dev/null
 ls -la "$OUT"
