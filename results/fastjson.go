@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -732,10 +731,9 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		return nil, 0, false
 	}
 	type piece struct {
-		figs  []Figure
-		end   int
-		ok    bool
-		fault any // a memory fault reading mapped data, for this goroutine to raise
+		figs []Figure
+		end  int
+		ok   bool
 	}
 	pieces := make([]piece, len(cuts))
 	var wg sync.WaitGroup
@@ -747,29 +745,13 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// See decodeMapped: a fault reaches the caller's goroutine,
-			// which turns it into an error.
-			debug.SetPanicOnFault(true)
-			defer func() {
-				if r := recover(); r != nil {
-					if !isFault(r) {
-						panic(r)
-					}
-					pieces[i].fault = r
-				}
-			}()
 			sub := &scanner{data: d.data}
 			figs, end, ok := sub.figureRun(cuts[i], limit)
-			pieces[i] = piece{figs: figs, end: end, ok: ok}
+			pieces[i] = piece{figs, end, ok}
 		}()
 	}
 	wg.Wait()
 	total := 0
-	for _, p := range pieces {
-		if p.fault != nil {
-			panic(p.fault)
-		}
-	}
 	for _, p := range pieces {
 		if !p.ok {
 			return nil, 0, false
