@@ -43,8 +43,8 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 	d.para("p2pbench read each device's NVLink throughput counters (NVML, summed over its links) before and after every "+
 		"bandwidth figure between two devices. Payload (data) bytes are what the copy moved; raw bytes are everything the "+
 		"links carried, payload included: packet headers, read requests, write responses. \"Wire\" is raw bytes per payload byte "+
-		"in the direction the data moved, \"back\" the raw bytes the other direction carried per payload byte (one-way figures "+
-		"only), and the wire rate is the figure's GB/s × wire: how many bytes per second the links really carried. "+
+		"in the direction the data moved, \"back\" the raw bytes counted in the other direction per payload byte (one-way figures "+
+		"only: read requests, write responses and whatever else that counter includes), and the wire rate is the figure's GB/s × wire: how many bytes per second the links really carried. "+
 		"Medians over pairs at %s. The counters count any other traffic on those links in the window too.", results.FormatBytes(size))
 	t := &table{header: []string{"figure", "engine", "pairs", "GB/s", "wire", "back", "wire rate GB/s"}, align: "llrrrrr"}
 	for _, e := range rows {

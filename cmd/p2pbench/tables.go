@@ -508,7 +508,7 @@ func printLinkEfficiency(w io.Writer, run *results.Run, size uint64) {
 	}
 	fmt.Fprintf(w, "\nOn the wire (NVLink counters of both devices around each figure, %s; medians over pairs):\n", bench.FormatBytes(size))
 	fmt.Fprintln(w, "  wire = raw bytes the links carried per payload byte in the data's direction (headers, requests, responses included);")
-	fmt.Fprintln(w, "  back = raw bytes the other direction carried per payload byte (read requests or write responses); wire rate = GB/s × wire")
+	fmt.Fprintln(w, "  back = raw bytes counted in the other direction per payload byte (one-way figures); wire rate = GB/s × wire")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TEST\tENGINE\tDIRECTION\tPAIRS\tGB/s\tWIRE\tBACK\tWIRE RATE GB/s\t")
 	for _, e := range rows {

@@ -152,7 +152,8 @@ func TestGPUTraffic(t *testing.T) {
 	after := read()
 	out, in := after[0].Sub(before[0]), after[1].Sub(before[1])
 	t.Logf("device 0 sent %+v; device 1 received %+v (%d and %d links)", out, in, after[0].Links, after[1].Links)
-	if out.TxData < size || in.RxData < size || out.TxRaw <= out.TxData || in.RxRaw <= in.RxData {
+	// The counters lag the copy by a few KiB at most (2 KiB seen on H200).
+	if out.TxData < size-size/100 || in.RxData < size-size/100 || out.TxRaw <= out.TxData || in.RxRaw <= in.RxData {
 		t.Errorf("a %d-byte copy: device 0 sent %d payload bytes (%d raw), device 1 received %d (%d raw)", size, out.TxData, out.TxRaw, in.RxData, in.RxRaw)
 	}
 	if out.TxData > size+size/20 {
