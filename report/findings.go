@@ -384,9 +384,18 @@ func ipcSlower(run *results.Run) []Finding {
 			worse = change
 		}
 		if worse > IPCSlowerFraction {
-			out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f),
-				Message: fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
-					fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)})
+			msg := fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
+				fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)
+			if a, ok1 := f.Wire(); ok1 && f.Unit == results.UnitGBps {
+				if b, ok2 := g.Wire(); ok2 {
+					msg += fmt.Sprintf(". NVLink counters: %.3f raw bytes per payload byte across processes against %.3f in one process, "+
+						"at %.0f and %.0f GB/s of raw bytes", a, b, v*a/partsOf(f), w*b/partsOf(g))
+					if math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction {
+						msg += ": the links were as busy, each payload byte cost more on the wire"
+					}
+				}
+			}
+			out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f), Message: msg})
 		}
 	}
 	return out
@@ -484,4 +493,13 @@ func conformance(run *results.Run) []Finding {
 		out = append(out, Finding{Severity: Warning, Check: "conformance", Subject: c.Name, Message: msg})
 	}
 	return out
+}
+
+// partsOf is how many directions' payload a bandwidth figure adds up: 2 for
+// the total of both directions, else 1.
+func partsOf(f *results.Figure) float64 {
+	if f.Part == "total" {
+		return 2
+	}
+	return 1
 }

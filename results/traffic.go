@@ -41,3 +41,21 @@ func (t *LinkTraffic) ReversePerPayload() (ratio float64, ok bool) {
 	}
 	return float64(t.Dst.TxRaw) / float64(t.Src.TxData), true
 }
+
+// Wire returns the raw bytes the links carried per payload byte in the
+// direction f's data moved (the destination's counters for a "reverse" part,
+// the source's otherwise; a "total" gets its forward direction's); ok is
+// false without link traffic.
+func (f *Figure) Wire() (ratio float64, ok bool) {
+	if f.Traffic == nil {
+		return 0, false
+	}
+	c := f.Traffic.Src
+	if f.Part == "reverse" {
+		c = f.Traffic.Dst
+	}
+	if c.TxData == 0 {
+		return 0, false
+	}
+	return float64(c.TxRaw) / float64(c.TxData), true
+}
