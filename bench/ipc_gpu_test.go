@@ -76,8 +76,8 @@ func TestGPUIPC(t *testing.T) {
 				t.Log(line)
 				continue
 			}
-			wf, okf := wirePerPayload(f)
-			wg, okg := wirePerPayload(g)
+			wf, okf := f.Wire()
+			wg, okg := g.Wire()
 			bothRead := f.Test == "ipc_ce_bidir" && f.Direction == "read"
 			if okf && okg {
 				line += fmt.Sprintf("; wire bytes per payload byte %.3f vs %.3f", wf, wg)
@@ -187,20 +187,4 @@ func TestGPUIPCLeaderCrash(t *testing.T) {
 			t.Errorf("child of rank %d (pid %d) outlived the run", k.Rank, k.Pid)
 		}
 	}
-}
-
-// wirePerPayload is the raw bytes on the links per payload byte in the
-// direction of f's data, from its NVLink counters (totals have none).
-func wirePerPayload(f *results.Figure) (float64, bool) {
-	if f.Traffic == nil || f.Part == "total" {
-		return 0, false
-	}
-	c := f.Traffic.Src
-	if f.Part == "reverse" {
-		c = f.Traffic.Dst
-	}
-	if c.TxData == 0 {
-		return 0, false
-	}
-	return float64(c.TxRaw) / float64(c.TxData), true
 }
