@@ -26,6 +26,9 @@ func parseFloat(text []byte) (f float64, ok bool) {
 // What neither decides goes to ParseFloat itself. ok is false for text that
 // is not a JSON number and where ParseFloat fails (out of range).
 func scanFloat(data []byte, pos int) (f float64, end int, ok bool) {
+	if f, end, ok := scanShortFloat(data, pos); ok {
+		return f, end, true
+	}
 	i, neg := pos, false
 	if i < len(data) && data[i] == '-' {
 		neg = true
@@ -115,6 +118,46 @@ func scanFloat(data []byte, pos int) (f float64, end int, ok bool) {
 	}
 	v, err := strconv.ParseFloat(string(data[pos:i]), 64)
 	return v, i, err == nil
+}
+
+// scanShortFloat is scanFloat for the numbers results files are mostly
+// made of: no exponent and at most 15 digits, whose value as an integer
+// (below 2^53) and power of ten are both exact, so that exactFloat rounds
+// correctly. ok is false for anything else, which scanFloat then reads.
+func scanShortFloat(data []byte, pos int) (f float64, end int, ok bool) {
+	i, neg := pos, false
+	if i < len(data) && data[i] == '-' {
+		neg = true
+		i++
+	}
+	var mantissa uint64
+	start := i
+	for i < len(data) && data[i]-'0' <= 9 {
+		mantissa = mantissa*10 + uint64(data[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 1 && data[start] == '0' {
+		return 0, pos, false
+	}
+	frac := 0
+	if i < len(data) && data[i] == '.' {
+		i++
+		start = i
+		for i < len(data) && data[i]-'0' <= 9 {
+			mantissa = mantissa*10 + uint64(data[i]-'0')
+			i++
+		}
+		frac = i - start
+		if frac == 0 {
+			return 0, pos, false
+		}
+	}
+	if digits+frac > 15 || i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		return 0, pos, false
+	}
+	f, ok = exactFloat(mantissa, -frac, neg)
+	return f, i, ok
 }
 
 // float64pow10 are the powers of ten float64 holds exactly.

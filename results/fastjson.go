@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds hand-written JSON for the figures array, which is almost
@@ -248,8 +251,8 @@ func (e *figureEncoder) figure(out []byte, f *Figure) ([]byte, error) {
 
 // decodeFast decodes a results file, or reports false when the caller must
 // use encoding/json instead (see the top of this file).
-func decodeFast(data []byte) (*Run, bool) {
-	d := &scanner{data: data}
+func decodeFast(data []byte, opt ReadOptions) (*Run, bool) {
+	d := &scanner{data: data, opt: opt}
 	d.ws()
 	if !d.byte('{') {
 		return nil, false
@@ -334,20 +337,43 @@ func foldsTo(key []byte, name string) bool {
 type scanner struct {
 	data   []byte
 	pos    int
+	opt    ReadOptions
 	intern map[string]string
 	floats []float64 // an arena for samples
 	stats  []Stats   // an arena for stats
+	// last holds each string member's value in the previous figure, for
+	// strLike; lastParams the previous params object, for params.
+	last       [numLast]string
+	lastParams struct {
+		text []byte
+		m    map[string]string
+	}
 }
 
+// Figure string members that strLike remembers, indexes into scanner.last.
+const (
+	lastTest = iota
+	lastEngine
+	lastDirection
+	lastPart
+	lastUnit
+	lastConvention
+	lastVerify
+	numLast
+)
+
 func (d *scanner) ws() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
+	i, data := d.pos, d.data
+	for i < len(data) && data[i] <= ' ' {
+		switch data[i] {
 		case ' ', '\t', '\n', '\r':
-			d.pos++
+			i++
 		default:
+			d.pos = i
 			return
 		}
 	}
+	d.pos = i
 }
 
 func (d *scanner) byte(c byte) bool {
@@ -430,6 +456,26 @@ func (d *scanner) str(dst *string) bool {
 	return false
 }
 
+// strLike is str for a member whose value is most often the one it had in
+// the previous figure (its test, unit, convention): when the same bytes
+// follow, comparing them is cheaper than scanning them. Only values read
+// from plain tokens, whose bytes are the value, are remembered.
+func (d *scanner) strLike(dst *string, member int) bool {
+	last, p := d.last[member], d.pos
+	if end := p + len(last) + 1; end < len(d.data) && d.data[p] == '"' && d.data[end] == '"' && string(d.data[p+1:end]) == last {
+		*dst = last
+		d.pos = end + 1
+		return true
+	}
+	if !d.str(dst) {
+		return false
+	}
+	if d.pos-p == len(*dst)+2 && string(d.data[p+1:d.pos-1]) == *dst {
+		d.last[member] = *dst
+	}
+	return true
+}
+
 // slowString decodes the string token data[start:d.pos] with encoding/json.
 func (d *scanner) slowString(start int, dst *string) bool {
 	var s string
@@ -510,6 +556,25 @@ func (d *scanner) float(dst *float64) bool {
 	d.pos = end
 	*dst = v
 	return true
+}
+
+// skipFloat passes over what float would read, without converting it
+// unless it may be out of float64's range.
+func (d *scanner) skipFloat() bool {
+	if d.peek() == 'n' {
+		return d.literal("null")
+	}
+	start := d.pos
+	text, integer, ok := d.number()
+	if !ok {
+		return false
+	}
+	// Without an exponent, 300 characters stay far inside the range.
+	if integer && len(text) <= 300 || len(text) <= 300 && bytes.IndexByte(text, 'e') < 0 && bytes.IndexByte(text, 'E') < 0 {
+		return true
+	}
+	_, end, ok := scanFloat(d.data, start)
+	return ok && end == d.pos
 }
 
 // int reads an integer into dst; null leaves dst as it is.
@@ -669,25 +734,34 @@ func (d *scanner) figureArray() ([]Figure, bool) {
 			return figs, true
 		}
 	}
-	figs, end, ok := d.figureRun(d.pos, -1)
+	chunks, end, ok := d.figureRun(d.pos, -1)
 	d.pos = end
-	return figs, ok
+	return joinFigures(chunks), ok
 }
 
+// figureChunk is how many figures figureRun decodes into one allocation.
+// One large slice filled as decoding goes would be scanned, untouched end
+// included, by any garbage collection during decoding: that maps its pages
+// to the zero page, and each first write then faults a second time, with a
+// TLB flush on every processor. Small chunks, joined at the end, are
+// written soon after they are allocated.
+const figureChunk = 512
+
 // figureRun decodes figures from start, at the start of an element of the
-// figures array. It stops after the comma before limit (when limit > 0:
-// limit must then be where an element starts) or after the closing
-// bracket, and returns the position after it.
-func (d *scanner) figureRun(start, limit int) ([]Figure, int, bool) {
+// figures array, into chunks. It stops after the comma before limit (when
+// limit > 0: limit must then be where an element starts) or after the
+// closing bracket, and returns the position after it.
+func (d *scanner) figureRun(start, limit int) ([][]Figure, int, bool) {
 	d.pos = start
-	// Figures take about a kilobyte each: size the slice once.
-	end := limit
-	if end <= 0 {
-		end = len(d.data)
-	}
-	figs := make([]Figure, 0, (end-start)/900+1)
+	var chunks [][]Figure
+	var figs []Figure
 	for {
+		if len(figs) == cap(figs) {
+			figs = make([]Figure, 0, figureChunk)
+			chunks = append(chunks, nil)
+		}
 		figs = append(figs, Figure{})
+		chunks[len(chunks)-1] = figs
 		if !d.figure(&figs[len(figs)-1]) {
 			return nil, 0, false
 		}
@@ -696,7 +770,7 @@ func (d *scanner) figureRun(start, limit int) ([]Figure, int, bool) {
 			d.ws()
 			if limit > 0 {
 				if d.pos == limit {
-					return figs, d.pos, true
+					return chunks, d.pos, true
 				}
 				if d.pos > limit {
 					return nil, 0, false
@@ -705,10 +779,29 @@ func (d *scanner) figureRun(start, limit int) ([]Figure, int, bool) {
 			continue
 		}
 		if limit <= 0 && d.byte(']') {
-			return figs, d.pos, true
+			return chunks, d.pos, true
 		}
 		return nil, 0, false
 	}
+}
+
+// joinFigures copies chunks of figures into one slice. The slice's pages
+// are populated first (see prefault): a garbage collection that the
+// allocation starts would otherwise scan them before the copy writes them.
+func joinFigures(chunks [][]Figure) []Figure {
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	figs := make([]Figure, n)
+	if n > 0 {
+		prefault(unsafe.Slice((*byte)(unsafe.Pointer(&figs[0])), uintptr(n)*unsafe.Sizeof(figs[0])))
+	}
+	at := 0
+	for _, c := range chunks {
+		at += copy(figs[at:], c)
+	}
+	return figs
 }
 
 // parallelFigures splits the figures array at element starts and decodes
@@ -731,9 +824,10 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		return nil, 0, false
 	}
 	type piece struct {
-		figs []Figure
-		end  int
-		ok   bool
+		figs  [][]Figure
+		end   int
+		ok    bool
+		fault any // a memory fault reading mapped data, for this goroutine to raise
 	}
 	pieces := make([]piece, len(cuts))
 	var wg sync.WaitGroup
@@ -745,24 +839,36 @@ func (d *scanner) parallelFigures(n int) ([]Figure, int, bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sub := &scanner{data: d.data}
+			// See decodeMapped: a fault reaches the caller's goroutine,
+			// which turns it into an error.
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					pieces[i].fault = r
+				}
+			}()
+			sub := &scanner{data: d.data, opt: d.opt}
 			figs, end, ok := sub.figureRun(cuts[i], limit)
-			pieces[i] = piece{figs, end, ok}
+			pieces[i] = piece{figs: figs, end: end, ok: ok}
 		}()
 	}
 	wg.Wait()
-	total := 0
+	for _, p := range pieces {
+		if p.fault != nil {
+			panic(p.fault)
+		}
+	}
+	var chunks [][]Figure
 	for _, p := range pieces {
 		if !p.ok {
 			return nil, 0, false
 		}
-		total += len(p.figs)
+		chunks = append(chunks, p.figs...)
 	}
-	figs := make([]Figure, 0, total)
-	for _, p := range pieces {
-		figs = append(figs, p.figs...)
-	}
-	return figs, pieces[len(pieces)-1].end, true
+	return joinFigures(chunks), pieces[len(pieces)-1].end, true
 }
 
 // findElementStart returns the offset of the first '{' at or after from
@@ -828,6 +934,7 @@ func (d *scanner) figure(f *Figure) bool {
 		return true
 	}
 	seen := 0
+	skippedStats := -1 // where stats left for later start
 	for {
 		key, ok := d.plainString()
 		if !ok {
@@ -841,13 +948,13 @@ func (d *scanner) figure(f *Figure) bool {
 		bit := 0
 		switch string(key) {
 		case "test":
-			bit, ok = fTest, d.str(&f.Test)
+			bit, ok = fTest, d.strLike(&f.Test, lastTest)
 		case "engine":
-			bit, ok = fEngine, d.str(&f.Engine)
+			bit, ok = fEngine, d.strLike(&f.Engine, lastEngine)
 		case "direction":
-			bit, ok = fDirection, d.str(&f.Direction)
+			bit, ok = fDirection, d.strLike(&f.Direction, lastDirection)
 		case "part":
-			bit, ok = fPart, d.str(&f.Part)
+			bit, ok = fPart, d.strLike(&f.Part, lastPart)
 		case "src":
 			bit, ok = fSrc, d.int(&f.Src)
 		case "dst":
@@ -855,17 +962,25 @@ func (d *scanner) figure(f *Figure) bool {
 		case "size_bytes":
 			bit, ok = fSize, d.uint64(&f.Size)
 		case "unit":
-			bit, ok = fUnit, d.str(&f.Unit)
+			bit, ok = fUnit, d.strLike(&f.Unit, lastUnit)
 		case "convention":
-			bit, ok = fConvention, d.str(&f.Convention)
+			bit, ok = fConvention, d.strLike(&f.Convention, lastConvention)
 		case "params":
 			bit, ok = fParams, d.params(&f.Params)
 		case "samples":
 			bit, ok = fSamples, d.samples(&f.Samples)
 		case "stats":
-			bit, ok = fStats, d.statsValue(&f.Stats)
+			bit = fStats
+			if d.opt.SkipStats {
+				// Samples may follow: whether the stats are needed is
+				// known at the end of the figure.
+				skippedStats = d.pos
+				ok = d.skipStats()
+			} else {
+				ok = d.statsValue(&f.Stats)
+			}
 		case "verify":
-			bit, ok = fVerify, d.str(&f.Verify)
+			bit, ok = fVerify, d.strLike(&f.Verify, lastVerify)
 		case "verify_detail":
 			bit, ok = fVerifyDetail, d.str(&f.VerifyDetail)
 		case "error":
@@ -896,7 +1011,18 @@ func (d *scanner) figure(f *Figure) bool {
 			d.ws()
 			continue
 		}
-		return d.byte('}')
+		if !d.byte('}') {
+			return false
+		}
+		if skippedStats >= 0 && len(f.Samples) == 0 {
+			end := d.pos
+			d.pos = skippedStats
+			if !d.statsValue(&f.Stats) {
+				return false
+			}
+			d.pos = end
+		}
+		return true
 	}
 }
 
@@ -906,6 +1032,14 @@ func (d *scanner) params(dst *map[string]string) bool {
 			return false
 		}
 		*dst = nil
+		return true
+	}
+	// Figures of one kind have the same params, written the same way:
+	// when the previous params object's text follows, its map is copied.
+	start := d.pos
+	if t := d.lastParams.text; len(t) > 0 && bytes.HasPrefix(d.data[start:], t) {
+		d.pos += len(t)
+		*dst = maps.Clone(d.lastParams.m)
 		return true
 	}
 	if !d.byte('{') {
@@ -941,6 +1075,7 @@ func (d *scanner) params(dst *map[string]string) bool {
 			return false
 		}
 		*dst = m
+		d.lastParams.text, d.lastParams.m = d.data[start:d.pos], m
 		return true
 	}
 }
@@ -998,18 +1133,43 @@ func (d *scanner) statsValue(dst **Stats) bool {
 		*dst = nil
 		return true
 	}
-	if !d.byte('{') {
-		return false
-	}
 	if len(d.stats) == cap(d.stats) {
 		d.stats = make([]Stats, 0, 4096)
 	}
 	d.stats = append(d.stats, Stats{})
 	s := &d.stats[len(d.stats)-1]
+	if !d.statsObject(s, true) {
+		return false
+	}
+	*dst = s
+	return true
+}
+
+// skipStats passes over a stats value that statsValue would accept, but
+// converts no number, checking only that each is one float64 can hold.
+func (d *scanner) skipStats() bool {
+	if d.peek() == 'n' {
+		return d.literal("null")
+	}
+	var s Stats
+	return d.statsObject(&s, false)
+}
+
+// statsObject reads a stats object into s, its numbers only when convert
+// is set.
+func (d *scanner) statsObject(s *Stats, convert bool) bool {
+	if !d.byte('{') {
+		return false
+	}
 	d.ws()
 	if d.byte('}') {
-		*dst = s
 		return true
+	}
+	float := func(dst *float64) bool {
+		if convert {
+			return d.float(dst)
+		}
+		return d.skipFloat()
 	}
 	seen := 0
 	for {
@@ -1027,23 +1187,23 @@ func (d *scanner) statsValue(dst **Stats) bool {
 		case "n":
 			bit, ok = 1, d.int(&s.N)
 		case "median":
-			bit, ok = 2, d.float(&s.Median)
+			bit, ok = 2, float(&s.Median)
 		case "mean":
-			bit, ok = 4, d.float(&s.Mean)
+			bit, ok = 4, float(&s.Mean)
 		case "stddev":
-			bit, ok = 8, d.float(&s.Stddev)
+			bit, ok = 8, float(&s.Stddev)
 		case "cv":
-			bit, ok = 16, d.float(&s.CV)
+			bit, ok = 16, float(&s.CV)
 		case "min":
-			bit, ok = 32, d.float(&s.Min)
+			bit, ok = 32, float(&s.Min)
 		case "max":
-			bit, ok = 64, d.float(&s.Max)
+			bit, ok = 64, float(&s.Max)
 		case "p5":
-			bit, ok = 128, d.float(&s.P5)
+			bit, ok = 128, float(&s.P5)
 		case "p95":
-			bit, ok = 256, d.float(&s.P95)
+			bit, ok = 256, float(&s.P95)
 		case "p99":
-			bit, ok = 512, d.float(&s.P99)
+			bit, ok = 512, float(&s.P99)
 		default:
 			for _, name := range []string{"n", "median", "mean", "stddev", "cv", "min", "max", "p5", "p95", "p99"} {
 				if foldsTo(key, name) {
@@ -1061,10 +1221,6 @@ func (d *scanner) statsValue(dst **Stats) bool {
 			d.ws()
 			continue
 		}
-		if !d.byte('}') {
-			return false
-		}
-		*dst = s
-		return true
+		return d.byte('}')
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -74,7 +75,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		"no figures":   []byte(`{"schema": 1}`),
 	}
 	for name, data := range inputs {
-		fast, ok := decodeFast(data)
+		fast, ok := decodeFast(data, ReadOptions{})
 		if !ok {
 			t.Errorf("%s: the fast path gave up", name)
 			continue
@@ -86,6 +87,33 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		if !reflect.DeepEqual(*fast, slow) {
 			t.Errorf("%s: fast and encoding/json decodings differ:\nfast: %+v\nslow: %+v", name, fast.Figures, slow.Figures)
 		}
+		checkSkipStats(t, name, data, &slow)
+	}
+}
+
+// checkSkipStats checks that decoding data with SkipStats accepts what
+// decoding it in full accepts, want, and gives the same run but for the
+// stats of figures with samples.
+func checkSkipStats(t testing.TB, name string, data []byte, want *Run) {
+	t.Helper()
+	got, ok := decodeFast(data, ReadOptions{SkipStats: true})
+	if ok != (want != nil) {
+		t.Fatalf("%s: with SkipStats the fast path accepts it: %v; in full: %v", name, ok, want != nil)
+	}
+	if !ok {
+		return
+	}
+	stripped := *want
+	if want.Figures != nil {
+		stripped.Figures = slices.Clone(want.Figures)
+	}
+	for i := range stripped.Figures {
+		if len(stripped.Figures[i].Samples) > 0 {
+			stripped.Figures[i].Stats = nil
+		}
+	}
+	if !reflect.DeepEqual(*got, stripped) {
+		t.Errorf("%s: decoding with SkipStats differs from decoding in full, stats of figures with samples left out", name)
 	}
 }
 
@@ -120,10 +148,39 @@ func TestFastDecodeGivesUp(t *testing.T) {
 		"duplicate figures":  `{"schema": 1, "figures": [], "figures": []}`,
 		"schema wrong type":  `{"schema": "1", "figures": []}`,
 		"bad escape skipped": `{"schema": 1, "x": "\q", "figures": []}`,
+		"huge stat":          `{"schema": 1, "figures": [{"samples": [1], "stats": {"median": 1e999}}]}`,
+		"stats n fraction":   `{"schema": 1, "figures": [{"samples": [1], "stats": {"n": 1.5}}]}`,
+		"stats string":       `{"schema": 1, "figures": [{"samples": [1], "stats": {"mean": "1"}}]}`,
+		"stats array":        `{"schema": 1, "figures": [{"samples": [1], "stats": [1]}]}`,
+		"stats bad number":   `{"schema": 1, "figures": [{"samples": [1], "stats": {"max": 1.}}]}`,
+		"stats folded key":   `{"schema": 1, "figures": [{"samples": [1], "stats": {"Max": 1}}]}`,
+		"stats duplicate":    `{"schema": 1, "figures": [{"samples": [1], "stats": {"p5": 1, "p5": 2}}]}`,
+		"stats twice":        `{"schema": 1, "figures": [{"samples": [1], "stats": {}, "stats": {}}]}`,
+		"stats unclosed":     `{"schema": 1, "figures": [{"samples": [1], "stats": {"cv": 1,}}]}`,
 	} {
-		if _, ok := decodeFast([]byte(data)); ok {
-			t.Errorf("%s: the fast path accepted %s", name, data)
+		for _, opt := range []ReadOptions{{}, {SkipStats: true}} {
+			if _, ok := decodeFast([]byte(data), opt); ok {
+				t.Errorf("%s: the fast path accepted %s with %+v", name, data, opt)
+			}
 		}
+	}
+}
+
+func TestSkipStats(t *testing.T) {
+	for name, data := range map[string]string{
+		"stats after samples":  `{"schema": 1, "figures": [{"samples": [1, 2], "stats": {"n": 2, "median": 1.5, "extra": [{}]}}]}`,
+		"stats before samples": `{"schema": 1, "figures": [{"stats": {"n": 2, "median": 1.5, "p99": null}, "samples": [1, 2]}]}`,
+		"no samples":           `{"schema": 1, "figures": [{"stats": {"n": 2, "median": 1.5}}]}`,
+		"empty samples":        `{"schema": 1, "figures": [{"stats": {"n": 0}, "samples": []}]}`,
+		"null samples":         `{"schema": 1, "figures": [{"samples": null, "stats": {"mean": 1e300}}]}`,
+		"null stats":           `{"schema": 1, "figures": [{"samples": [3], "stats": null}]}`,
+		"long numbers":         `{"schema": 1, "figures": [{"samples": [3], "stats": {"min": 1e-400, "max": 12345678901234567890123456789.5e-3}}]}`,
+	} {
+		var want Run
+		if err := json.Unmarshal([]byte(data), &want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkSkipStats(t, name, []byte(data), &want)
 	}
 }
 
@@ -147,7 +204,7 @@ func TestParallelDecode(t *testing.T) {
 	if len(data) < parallelMin {
 		t.Fatalf("test file of %d bytes is too small", len(data))
 	}
-	fast, ok := decodeFast(data)
+	fast, ok := decodeFast(data, ReadOptions{})
 	if !ok {
 		t.Fatal("the fast path gave up")
 	}
@@ -158,6 +215,7 @@ func TestParallelDecode(t *testing.T) {
 	if !reflect.DeepEqual(*fast, slow) {
 		t.Error("parallel decoding differs from encoding/json")
 	}
+	checkSkipStats(t, "parallel", data, &slow)
 	// A file that is mostly tuning: splits land there and decoding falls
 	// back to one piece, still right.
 	r.Figures = r.Figures[:3]
@@ -165,7 +223,7 @@ func TestParallelDecode(t *testing.T) {
 		r.Tuning = append(r.Tuning, Tuning{Src: i, Direction: "write"})
 	}
 	data = legacyEncode(t, r)
-	fast, ok = decodeFast(data)
+	fast, ok = decodeFast(data, ReadOptions{})
 	slow = Run{}
 	json.Unmarshal(data, &slow)
 	if !ok || !reflect.DeepEqual(*fast, slow) {

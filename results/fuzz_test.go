@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzDecode checks that Decode never panics; that the fast decoder, when
-// it accepts an input, decodes it as encoding/json does; and that whatever
+// it accepts an input, decodes it as encoding/json does, and with
+// SkipStats accepts the same inputs and leaves out only stats; and that whatever
 // Decode accepts encodes (identically with the fast encoder and with
 // encoding/json) and decodes again. The seed corpus is in
 // testdata/fuzz/FuzzDecode.
@@ -17,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema": 1, "environment": {"devices": [{"index": 0}, {"index": 1}]}, "figures": [{"test": "ce_read", "unit": "GB/s", "src": 0, "dst": 1, "samples": [1, 2], "stats": {"n": 2, "median": 1.5, "mean": 1.5, "min": 1, "max": 2, "p5": 1.05, "p95": 1.95}}]}`))
 	f.Add([]byte(`{"schema": 2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if fast, ok := decodeFast(data); ok {
+		if fast, ok := decodeFast(data, ReadOptions{}); ok {
 			var slow Run
 			if err := json.Unmarshal(data, &slow); err != nil {
 				t.Fatalf("the fast decoder accepted what encoding/json rejects: %v", err)
@@ -25,6 +26,9 @@ func FuzzDecode(f *testing.F) {
 			if !reflect.DeepEqual(*fast, slow) {
 				t.Fatalf("fast and encoding/json decodings differ")
 			}
+			checkSkipStats(t, "input", data, fast)
+		} else {
+			checkSkipStats(t, "input", data, nil)
 		}
 		run, err := Decode(bytes.NewReader(data))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 )
 
@@ -73,11 +74,59 @@ func subject(file string) string {
 
 // Read reads, checks and validates a results file.
 func Read(path string) (*Run, error) {
+	return ReadWith(path, ReadOptions{})
+}
+
+// ReadOptions let a reader that needs less than the whole run read a large
+// file faster. The zero value reads everything.
+type ReadOptions struct {
+	// SkipStats leaves Stats nil on every figure that has samples, for
+	// readers that compute what they need from the samples (compare).
+	// Such stats are still checked to be well-formed JSON, but not
+	// against their samples. Figures without samples keep their stats.
+	SkipStats bool
+}
+
+// ReadWith is Read with options.
+func ReadWith(path string, opt ReadOptions) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	defer f.Close()
+	if data, unmap, ok := mapFile(f); ok {
+		defer unmap()
+		return decodeMapped(path, data, opt)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	return decode(path, data)
+	return decode(path, data, opt)
+}
+
+// decodeMapped decodes a file mapped into memory. Pages a file loses while
+// it is mapped (another program truncating it) fault when touched; the
+// fault becomes an error instead of a crash. Nothing decoded refers to
+// data, which the caller unmaps.
+func decodeMapped(file string, data []byte, opt ReadOptions) (run *Run, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !isFault(r) {
+				panic(r)
+			}
+			run, err = nil, fmt.Errorf("%s changed while it was being read", subject(file))
+		}
+	}()
+	return decode(file, data, opt)
+}
+
+// isFault reports whether a recovered value is a memory fault turned into
+// a panic by debug.SetPanicOnFault.
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
 }
 
 // Decode reads, checks and validates a results file from r.
@@ -86,14 +135,15 @@ func Decode(r io.Reader) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	return decode("", data)
+	return decode("", data, ReadOptions{})
 }
 
 // decode checks the schema version before decoding the whole file, so that a
 // file of another version is reported as such rather than as whatever type
-// mismatch its different shape happens to cause first.
-func decode(file string, data []byte) (*Run, error) {
-	if run, ok := decodeFast(data); ok {
+// mismatch its different shape happens to cause first. Options apply to
+// the fast decoder; encoding/json reads everything.
+func decode(file string, data []byte, opt ReadOptions) (*Run, error) {
+	if run, ok := decodeFast(data, opt); ok {
 		if run.Schema != SchemaVersion {
 			return nil, &VersionError{File: file, Version: run.Schema}
 		}
