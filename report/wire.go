@@ -101,8 +101,38 @@ func wireGapText(rows []results.Efficiency) string {
 	s := fmt.Sprintf("Every figure here ran its links at %.1f–%.1f GB/s of raw bytes in the data's direction, whatever moved them: "+
 		"the links' capacity is the same for both engines, and what differs is how many wire bytes each payload byte costs. ", lo, hi)
 	s += "One direction " + strings.Join(parts, "; ") + "."
-	if ce, sm := find("ce_bidir", "read", "forward"), find("sm_bidir", "read", "forward"); ce != nil && sm != nil {
-		s += fmt.Sprintf(" Both directions pulling, each direction also carries the other's read requests: %.3f wire bytes per payload byte for the SM copy against %.3f for the copy engine.", sm.Wire, ce.Wire)
+	s += readCostText(find)
+	return s
+}
+
+// readCostText compares reading with writing both ways at once, where each
+// direction also carries what the other direction's copy sends back: for
+// SM copies, for the copy engine in one process, and across processes.
+func readCostText(find func(test, dir, part string) *results.Efficiency) string {
+	extra := func(test string) (r, w *results.Efficiency, ok bool) {
+		r, w = find(test, "read", "forward"), find(test, "write", "forward")
+		return r, w, r != nil && w != nil
+	}
+	var s string
+	smR, smW, okSM := extra("sm_bidir")
+	if okSM {
+		s += fmt.Sprintf(" Both directions at once, reading costs the SM copy %.3f wire bytes per payload byte against %.3f writing: "+
+			"each direction also carries the other's read requests.", smR.Wire, smW.Wire)
+	}
+	ceR, ceW, okCE := extra("ce_bidir")
+	if okCE && ceR.Wire <= ceW.Wire*1.005 {
+		s += fmt.Sprintf(" In one process the copy engine's \"read\" both ways costs what its write does (%.3f against %.3f): "+
+			"no read requests show on the wire: as far as the counters tell, the driver moves an in-process peer copy the same way whichever context issues it.",
+			ceR.Wire, ceW.Wire)
+		if ipcR, ipcW, ok := extra("ipc_ce_bidir"); ok && ipcR.Wire > ceR.Wire*1.01 {
+			s += fmt.Sprintf(" Issued from another process (IPC), where only the destination's copy engine can do it, the read costs %.3f "+
+				"against %.3f writing, and moves %.1f GB/s per direction against %.1f in one process: the wire bytes predict %.1f%%, measured %.1f%%.",
+				ipcR.Wire, ipcW.Wire, ipcR.GBps, ceR.GBps, 100*ceR.Wire/ipcR.Wire, 100*ipcR.GBps/ceR.GBps)
+			if okSM {
+				s += fmt.Sprintf(" A real read's extra cost over a write is %.3f wire bytes per payload byte for the copy engine and %.3f for SM copies.",
+					ipcR.Wire-ipcW.Wire, smR.Wire-smW.Wire)
+			}
+		}
 	}
 	return s
 }
