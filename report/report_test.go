@@ -171,3 +171,26 @@ func TestWireSection(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceRunFindings reads the committed 2× H200 run: its only
+// findings are the IPC both-ways reads, each explained by the NVLink counters.
+func TestReferenceRunFindings(t *testing.T) {
+	run, err := results.Read(filepath.Join("..", "results", "h200x2", "all.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := report.Findings(run)
+	if len(fs) == 0 {
+		t.Fatal("no findings; the IPC both-ways reads should be one")
+	}
+	for _, f := range fs {
+		if f.Check != "ipc_slower" || !strings.HasPrefix(f.Subject, "ipc_ce_bidir read") {
+			t.Errorf("unexpected finding %s", f)
+			continue
+		}
+		if !strings.Contains(f.Message, "NVLink counters: 1.134 raw bytes per payload byte across processes against 1.083") ||
+			!strings.Contains(f.Message, "the links were as busy") {
+			t.Errorf("finding without the counters' explanation: %s", f)
+		}
+	}
+}
