@@ -201,6 +201,8 @@ def main():
     for v in ["bulk", "warp_u8", "v4_u4", "v4_u1"] + [e for e in extra if e != "rdonly"]:
         measure("sm pull 0->1 %s" % v, sm(d1, v, b1, a0), [d1], n)
     measure("sm pull 0->1 rdonly 2x512", sm(d1, "rdonly", b1, a0), [d1], n)
+    if "pfonly" in extra:
+        measure("sm 0->1 L2 prefetch only", sm(d1, "pfonly", b1, a0, 4, 32), [d1], n)
     measure("sm pull 0->1 rdonly 8x256", sm(d1, "rdonly", b1, a0, 8, 256), [d1], n)
     for v in ["bulk", "warp_u8", "v4_u4"]:
         measure("sm push 0->1 %s" % v, sm(d0, v, b1, a0), [d0], n)
