@@ -42,7 +42,8 @@ type Figure struct {
 const PNGDPI = 150
 
 // Figures returns every figure the run has data for, in reading order:
-// heatmaps, size curves, rank scatter, latency and atomics. Figures whose
+// heatmaps, size curves, rank scatter, the NVLink counters' wire chart,
+// latency and atomics. Figures whose
 // tests are absent from the run are left out.
 func Figures(run *results.Run) []Figure {
 	ix := newIndex(run)
@@ -62,6 +63,9 @@ func Figures(run *results.Run) []Figure {
 	}
 	if r := rankScatter(ix); r != nil {
 		add("rank", r.title, 9*vg.Inch, 6*vg.Inch, r.draw)
+	}
+	if w := wireChart(ix); w != nil {
+		add("wire", w.title, 11*vg.Inch, w.height(), w.draw)
 	}
 	for _, b := range latencyFigures(ix) {
 		b := b

@@ -50,3 +50,28 @@ func TestWriteAll(t *testing.T) {
 		})
 	}
 }
+
+// TestWireChart: the wire chart appears exactly when figures carry NVLink
+// counters (the reference 2× H200 run does), and draws.
+func TestWireChart(t *testing.T) {
+	has := func(run *results.Run) bool {
+		return slices.ContainsFunc(plot.Figures(run), func(f plot.Figure) bool { return f.Name == "wire" })
+	}
+	if has(synth.New(synth.Options{GPUs: 2})) {
+		t.Error("a wire chart for a run without NVLink counters")
+	}
+	run, err := results.Read(filepath.Join("..", "results", "h200x2", "all.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has(run) {
+		t.Fatal("no wire chart for the reference run, which has NVLink counters")
+	}
+	paths, err := plot.WriteAll(run, t.TempDir(), []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(paths, func(p string) bool { return filepath.Base(p) == "wire.png" }) {
+		t.Errorf("wire.png not among %v", paths)
+	}
+}

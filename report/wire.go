@@ -7,29 +7,6 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// wireLabel names an efficiency row for a reader.
-func wireLabel(e results.Efficiency) string {
-	what := map[string]string{
-		"ce_read": "CE read", "ce_write": "CE write", "ce_bidir": "CE both ways", "sm_read": "SM read", "sm_write": "SM write",
-		"sm_bidir": "SM both ways", "nop2p_copy": "staged",
-	}
-	t, ipc := strings.CutPrefix(e.Test, "ipc_")
-	l, ok := what[t]
-	if !ok {
-		l = t
-	}
-	if strings.HasSuffix(t, "_bidir") {
-		l += ", " + map[string]string{"read": "reading", "write": "writing"}[e.Direction]
-		if e.Part != "" {
-			l += " (" + e.Part + ")"
-		}
-	}
-	if ipc {
-		l = "IPC " + l
-	}
-	return l
-}
-
 // wireSection shows what the NVLink counters saw around the large-transfer
 // figures, and what follows from it for the gap between SM copies and the
 // copy engine. It returns false (and writes nothing) when no figure of the
@@ -52,7 +29,7 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 		if e.Back > 0 {
 			back = fmt.Sprintf("%.3f", e.Back)
 		}
-		t.rows = append(t.rows, []string{wireLabel(e), e.Engine, fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
+		t.rows = append(t.rows, []string{e.Label(), e.Engine, fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
 			fmt.Sprintf("%.3f", e.Wire), back, fmt.Sprintf("%.1f", e.WireGBps)})
 	}
 	d.table(t)

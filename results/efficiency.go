@@ -3,6 +3,7 @@ package results
 import (
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Efficiency is what the NVLink counters say about one kind of bandwidth
@@ -72,6 +73,30 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 		out = append(out, e)
 	}
 	return out
+}
+
+// Label names the row for a reader: "SM read", "CE both ways, reading
+// (forward)", "IPC CE write".
+func (e Efficiency) Label() string {
+	what := map[string]string{
+		"ce_read": "CE read", "ce_write": "CE write", "ce_bidir": "CE both ways", "sm_read": "SM read", "sm_write": "SM write",
+		"sm_bidir": "SM both ways", "nop2p_copy": "staged",
+	}
+	t, ipc := strings.CutPrefix(e.Test, "ipc_")
+	l, ok := what[t]
+	if !ok {
+		l = t
+	}
+	if strings.HasSuffix(t, "_bidir") {
+		l += ", " + map[string]string{"read": "reading", "write": "writing"}[e.Direction]
+		if e.Part != "" {
+			l += " (" + e.Part + ")"
+		}
+	}
+	if ipc {
+		l = "IPC " + l
+	}
+	return l
 }
 
 // medianOf is the median of v (0 when empty); v is not changed.
