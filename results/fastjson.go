@@ -12,7 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/p2pbench/p2pbench/internal/mem"
 )
 
 // This file holds hand-written JSON for the figures array, which is almost
@@ -786,7 +787,7 @@ func (d *scanner) figureRun(start, limit int) ([][]Figure, int, bool) {
 }
 
 // joinFigures copies chunks of figures into one slice. The slice's pages
-// are populated first (see prefault): a garbage collection that the
+// are populated first (see mem.Populate): a garbage collection that the
 // allocation starts would otherwise scan them before the copy writes them.
 func joinFigures(chunks [][]Figure) []Figure {
 	n := 0
@@ -794,9 +795,7 @@ func joinFigures(chunks [][]Figure) []Figure {
 		n += len(c)
 	}
 	figs := make([]Figure, n)
-	if n > 0 {
-		prefault(unsafe.Slice((*byte)(unsafe.Pointer(&figs[0])), uintptr(n)*unsafe.Sizeof(figs[0])))
-	}
+	mem.Populate(figs)
 	at := 0
 	for _, c := range chunks {
 		at += copy(figs[at:], c)

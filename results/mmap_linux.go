@@ -25,16 +25,3 @@ func mapFile(f *os.File) (data []byte, unmap func(), ok bool) {
 	}
 	return data, func() { syscall.Munmap(data) }, true
 }
-
-// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14), which package
-// syscall does not name.
-const madvPopulateWrite = 23
-
-// prefault populates the pages of b, fresh memory about to be written, in
-// one call instead of one fault each. A garbage collection that scans such
-// memory before it is written maps it to the shared zero page, and every
-// first write then faults again and flushes the TLB of every processor;
-// populated pages spare both. Older kernels refuse the advice, harmlessly.
-func prefault(b []byte) {
-	syscall.Madvise(b, madvPopulateWrite)
-}

@@ -6,6 +6,3 @@ import "os"
 
 // mapFile maps files on Linux only; elsewhere Read reads them.
 func mapFile(f *os.File) (data []byte, unmap func(), ok bool) { return nil, nil, false }
-
-// prefault populates memory ahead of use on Linux only.
-func prefault(b []byte) {}
