@@ -152,25 +152,25 @@ func cellText(c Cell) string {
 	return formatValue(c.Center) + " ±" + c.Spread
 }
 
-// spread is the confidence interval's half-width relative to the center,
-// as benchmath's Summary.PctRangeString defines it, with one decimal below
-// 10%: bandwidth intervals are often a few tenths of a percent, which whole
-// percents would all show as 0%.
-func spread(center, lo, hi float64) string {
+// appendSpread appends the confidence interval's half-width relative to
+// the center, as benchmath's Summary.PctRangeString defines it, with one
+// decimal below 10%: bandwidth intervals are often a few tenths of a
+// percent, which whole percents would all show as 0%.
+func appendSpread(b []byte, center, lo, hi float64) []byte {
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return "∞"
+		return append(b, "∞"...)
 	}
 	if center == 0 {
-		return "0%"
+		return append(b, "0%"...)
 	}
 	if (center > 0) != (lo > 0) || (center > 0) != (hi > 0) {
-		return "?"
+		return append(b, '?')
 	}
 	v := 100 * math.Max(hi/center-1, 1-lo/center)
 	if v < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+		return append(strconv.AppendFloat(b, v, 'f', 1, 64), '%')
 	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
+	return append(strconv.AppendFloat(b, v, 'f', 0, 64), '%')
 }
 
 func formatValue(v float64) string {

@@ -20,7 +20,9 @@ import (
 // samples of 50 take a fraction of a millisecond each, and workers see the
 // same patterns.
 type pCache struct {
-	mu sync.Mutex
+	// tables answer samples of up to 50 without ties.
+	tables uTables
+	mu     sync.Mutex
 	// plain holds patterns without ties: sizes and rank sum say it all.
 	plain map[plainPattern]benchmath.Comparison
 	// tied holds the others, keyed by sizes, rank sum and tie groups.
@@ -43,6 +45,9 @@ func newPCache() *pCache {
 func (c *pCache) compare(a, b *benchmath.Sample, buf []byte) benchmath.Comparison {
 	rankSum2, ties := rankPattern(a.Values, b.Values, buf)
 	if ties == nil {
+		if t := c.tables.get(len(a.Values), len(b.Values)); t != nil {
+			return t.compare(rankSum2, a.Thresholds.CompareAlpha)
+		}
 		k := plainPattern{int32(len(a.Values)), int32(len(b.Values)), rankSum2}
 		c.mu.Lock()
 		cmp, ok := c.plain[k]
@@ -77,6 +82,9 @@ func (c *pCache) compare(a, b *benchmath.Sample, buf []byte) benchmath.Compariso
 // ties, the sizes of the groups of equal values in order, appended to buf;
 // nil when there are none.
 func rankPattern(x, y []float64, buf []byte) (rankSum2 int64, ties []byte) {
+	if s, ok := plainRankSum2(x, y); ok {
+		return s, nil
+	}
 	hasTies := false
 	walkGroups(x, y, func(rank, nx, n int) {
 		// The group's ranks are rank .. rank+n-1; each member gets their mean.
@@ -92,6 +100,41 @@ func rankPattern(x, y []float64, buf []byte) (rankSum2 int64, ties []byte) {
 		ties = append(ties, ' ')
 	})
 	return rankSum2, ties
+}
+
+// plainRankSum2 is rankPattern's quick path for samples without ties (most
+// of them): ok is false at the first tie.
+func plainRankSum2(x, y []float64) (rankSum2 int64, ok bool) {
+	i, j := 0, 0
+	for i < len(x) && j < len(y) {
+		switch {
+		case x[i] < y[j]:
+			if i+1 < len(x) && x[i+1] == x[i] {
+				return 0, false
+			}
+			i++
+			rankSum2 += 2 * int64(i+j) // the rank of x[i−1], 1-based
+		case y[j] < x[i]:
+			if j+1 < len(y) && y[j+1] == y[j] {
+				return 0, false
+			}
+			j++
+		default:
+			return 0, false
+		}
+	}
+	for ; i < len(x); i++ {
+		if i+1 < len(x) && x[i+1] == x[i] {
+			return 0, false
+		}
+		rankSum2 += 2 * int64(i+1+j)
+	}
+	for ; j+1 < len(y); j++ {
+		if y[j+1] == y[j] {
+			return 0, false
+		}
+	}
+	return rankSum2, true
 }
 
 // walkGroups calls fn for each group of equal values of the merged sorted
