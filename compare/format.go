@@ -45,28 +45,40 @@ type section struct {
 	hasParams bool
 }
 
+// sectionKey is what puts rows in one section.
+type sectionKey struct {
+	test, engine, direction, part, unit string
+	lowerIsBetter                       bool
+}
+
 func sections(r *Result) []*section {
 	var out []*section
+	byKey := map[sectionKey]*section{}
 	byTitle := map[string]*section{}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		parts := []string{row.Test, row.Engine}
-		if row.Direction != "" {
-			parts = append(parts, row.Direction)
-		}
-		if row.Part != "" {
-			parts = append(parts, row.Part)
-		}
-		better := "higher is better"
-		if row.LowerIsBetter {
-			better = "lower is better"
-		}
-		title := strings.Join(parts, " · ") + "  [" + row.Unit + ", " + better + "]"
-		s := byTitle[title]
+		k := sectionKey{row.Test, row.Engine, row.Direction, row.Part, row.Unit, row.LowerIsBetter}
+		s := byKey[k]
 		if s == nil {
-			s = &section{title: title}
-			byTitle[title] = s
-			out = append(out, s)
+			parts := []string{row.Test, row.Engine}
+			if row.Direction != "" {
+				parts = append(parts, row.Direction)
+			}
+			if row.Part != "" {
+				parts = append(parts, row.Part)
+			}
+			better := "higher is better"
+			if row.LowerIsBetter {
+				better = "lower is better"
+			}
+			// Different fields can make the same title: one section.
+			title := strings.Join(parts, " · ") + "  [" + row.Unit + ", " + better + "]"
+			if s = byTitle[title]; s == nil {
+				s = &section{title: title}
+				byTitle[title] = s
+				out = append(out, s)
+			}
+			byKey[k] = s
 		}
 		s.rows = append(s.rows, row)
 	}
@@ -76,15 +88,21 @@ func sections(r *Result) []*section {
 	return out
 }
 
-// splitParams moves the params every row shares into the title.
+// splitParams moves the params every row shares into the title. Rows of a
+// section mostly have the same few params: each different one is split
+// once.
 func (s *section) splitParams() {
-	count := map[string]int{}
+	distinct := map[string]int{} // rows with each params
 	for _, row := range s.rows {
-		if row.Params == "" {
+		distinct[row.Params]++
+	}
+	count := map[string]int{}
+	for params, n := range distinct {
+		if params == "" {
 			continue
 		}
-		for _, kv := range strings.Split(row.Params, ",") {
-			count[kv]++
+		for _, kv := range strings.Split(params, ",") {
+			count[kv] += n
 		}
 	}
 	var common []string
@@ -97,18 +115,22 @@ func (s *section) splitParams() {
 	if len(common) > 0 {
 		s.title += "  " + strings.Join(common, ",")
 	}
-	s.params = make([]string, len(s.rows))
-	for i, row := range s.rows {
-		var rest []string
-		if row.Params != "" {
-			for _, kv := range strings.Split(row.Params, ",") {
+	rest := map[string]string{}
+	for params := range distinct {
+		var kept []string
+		if params != "" {
+			for _, kv := range strings.Split(params, ",") {
 				if count[kv] != len(s.rows) {
-					rest = append(rest, kv)
+					kept = append(kept, kv)
 				}
 			}
 		}
-		s.params[i] = strings.Join(rest, ",")
-		s.hasParams = s.hasParams || s.params[i] != ""
+		rest[params] = strings.Join(kept, ",")
+		s.hasParams = s.hasParams || rest[params] != ""
+	}
+	s.params = make([]string, len(s.rows))
+	for i, row := range s.rows {
+		s.params[i] = rest[row.Params]
 	}
 }
 
@@ -129,6 +151,17 @@ func shortNames(r *Result) []string {
 		}
 	}
 	return names
+}
+
+// appendPair appends pairText(src, dst).
+func appendPair(b []byte, src, dst int) []byte {
+	end := func(b []byte, d int) []byte {
+		if d < 0 {
+			return append(b, '*')
+		}
+		return strconv.AppendInt(b, int64(d), 10)
+	}
+	return end(append(end(b, src), "→"...), dst)
 }
 
 func pairText(src, dst int) string {
@@ -173,20 +206,36 @@ func appendSpread(b []byte, center, lo, hi float64) []byte {
 	return append(strconv.AppendFloat(b, v, 'f', 0, 64), '%')
 }
 
-func formatValue(v float64) string {
+// appendCell appends cellText(c).
+func appendCell(b []byte, c Cell) []byte {
+	switch {
+	case !c.Present:
+		return append(b, "—"...)
+	case c.Failed != "":
+		return append(b, c.Failed...)
+	}
+	b = appendValue(b, c.Center)
+	b = append(b, " ±"...)
+	return append(b, c.Spread...)
+}
+
+func formatValue(v float64) string { return string(appendValue(nil, v)) }
+
+// appendValue appends a median, with more decimals the smaller it is.
+func appendValue(b []byte, v float64) []byte {
 	a := v
 	if a < 0 {
 		a = -a
 	}
 	switch {
 	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return strconv.AppendFloat(b, v, 'f', 0, 64)
 	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
+		return strconv.AppendFloat(b, v, 'f', 1, 64)
 	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
+		return strconv.AppendFloat(b, v, 'f', 2, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return strconv.AppendFloat(b, v, 'g', 4, 64)
 }
 
 // changeText is benchstat's: "~" for no significant change, else the
@@ -207,11 +256,43 @@ func changeText(c Change) string {
 	return fmt.Sprintf("%+.2f%%", c.Pct)
 }
 
-func pText(c Change, nBase, nOther int) string {
-	if !c.Valid || !c.Tested {
-		return ""
+// appendChange appends changeText(c).
+func appendChange(b []byte, c Change) []byte {
+	switch {
+	case !c.Valid:
+		return b
+	case !c.Tested:
+		return append(appendPct(b, c.Pct), " (untested)"...)
+	case !c.Significant:
+		return append(b, '~')
+	case c.Regression:
+		return append(appendPct(b, c.Pct), " REGRESSION"...)
+	case c.Improvement:
+		return append(appendPct(b, c.Pct), " better"...)
 	}
-	b := make([]byte, 0, 20)
+	return appendPct(b, c.Pct)
+}
+
+// appendPct appends pct as fmt's %+.2f%% does.
+func appendPct(b []byte, pct float64) []byte {
+	if math.IsInf(pct, 0) || math.IsNaN(pct) {
+		return fmt.Appendf(b, "%+.2f%%", pct)
+	}
+	if !math.Signbit(pct) {
+		b = append(b, '+')
+	}
+	return append(strconv.AppendFloat(b, pct, 'f', 2, 64), '%')
+}
+
+func pText(c Change, nBase, nOther int) string {
+	return string(appendP(make([]byte, 0, 20), c, nBase, nOther))
+}
+
+// appendP appends pText(c, nBase, nOther).
+func appendP(b []byte, c Change, nBase, nOther int) []byte {
+	if !c.Valid || !c.Tested {
+		return b
+	}
 	b = append(b, "p="...)
 	b = strconv.AppendFloat(b, c.P, 'f', 3, 64)
 	b = append(b, " n="...)
@@ -220,7 +301,7 @@ func pText(c Change, nBase, nOther int) string {
 		b = append(b, '+')
 		b = strconv.AppendInt(b, int64(nOther), 10)
 	}
-	return string(b)
+	return b
 }
 
 // header lines: the runs, what differs, and what was compared.
@@ -296,7 +377,11 @@ func WriteText(w io.Writer, r *Result) error {
 	names := shortNames(r)
 	for _, s := range sections(r) {
 		fmt.Fprintf(bw, "\n%s\n", s.title)
-		var head textTable
+		cols := 3 + 3*(len(names)-1)
+		if s.hasParams {
+			cols++
+		}
+		head := newTextTable(cols, 1)
 		head.cell("pair")
 		head.cell("size")
 		if s.hasParams {
@@ -308,26 +393,35 @@ func WriteText(w io.Writer, r *Result) error {
 			head.cell("vs " + names[0])
 			head.cell("")
 		}
-		head.endRow()
 		// Formatting hundreds of thousands of rows is worth every
 		// processor: each formats a range, then the widths are merged.
 		parts := parallel(len(s.rows), func(lo, hi int) *textTable {
-			t := &textTable{}
+			t := newTextTable(cols, hi-lo)
+			sizes := map[uint64]string{}
 			for ri := lo; ri < hi; ri++ {
 				row := s.rows[ri]
-				t.cell(pairText(row.Src, row.Dst))
-				t.cell(results.FormatBytes(row.Size))
+				t.buf = appendPair(t.buf, row.Src, row.Dst)
+				t.end()
+				size, ok := sizes[row.Size]
+				if !ok {
+					size = results.FormatBytes(row.Size)
+					sizes[row.Size] = size
+				}
+				t.cell(size)
 				if s.hasParams {
 					t.cell(s.params[ri])
 				}
-				t.cell(cellText(row.Cells[0]))
+				t.buf = appendCell(t.buf, row.Cells[0])
+				t.end()
 				for i := 1; i < len(row.Cells); i++ {
 					c := row.Changes[i-1]
-					t.cell(cellText(row.Cells[i]))
-					t.cell(changeText(c))
-					t.cell(pText(c, row.Cells[0].N, row.Cells[i].N))
+					t.buf = appendCell(t.buf, row.Cells[i])
+					t.end()
+					t.buf = appendChange(t.buf, c)
+					t.end()
+					t.buf = appendP(t.buf, c, row.Cells[0].N, row.Cells[i].N)
+					t.end()
 				}
-				t.endRow()
 			}
 			return t
 		})
@@ -351,50 +445,70 @@ func WriteText(w io.Writer, r *Result) error {
 
 // textTable aligns columns two spaces apart (text/tabwriter does the same,
 // but slower than a table of hundreds of thousands of rows can afford).
+// Its cells' text is kept one after another in one buffer.
 type textTable struct {
-	cells  []string
-	ends   []int // the end of each row in cells
-	widths []int
+	cols   int
+	buf    []byte
+	ends   []int // where each cell's text ends in buf; rows have cols cells
+	widths []int // of each column, in runes
+}
+
+// newTextTable makes a table of cols columns with room for rows rows of
+// cells of about ten bytes.
+func newTextTable(cols, rows int) *textTable {
+	return &textTable{cols: cols, buf: make([]byte, 0, rows*cols*10), ends: make([]int, 0, rows*cols), widths: make([]int, cols)}
+}
+
+// end ends the cell whose text was appended to buf since the last.
+func (t *textTable) end() {
+	start := 0
+	if len(t.ends) > 0 {
+		start = t.ends[len(t.ends)-1]
+	}
+	col := len(t.ends) % t.cols
+	t.widths[col] = max(t.widths[col], utf8.RuneCount(t.buf[start:]))
+	t.ends = append(t.ends, len(t.buf))
 }
 
 func (t *textTable) cell(s string) {
-	col := len(t.cells)
-	if len(t.ends) > 0 {
-		col -= t.ends[len(t.ends)-1]
-	}
-	w := utf8.RuneCountInString(s)
-	if col == len(t.widths) {
-		t.widths = append(t.widths, w)
-	} else if w > t.widths[col] {
-		t.widths[col] = w
-	}
-	t.cells = append(t.cells, s)
+	t.buf = append(t.buf, s...)
+	t.end()
 }
 
-func (t *textTable) endRow() { t.ends = append(t.ends, len(t.cells)) }
+// spaces pads cells.
+var spaces = []byte(strings.Repeat(" ", 256))
 
 // write writes the rows padded to widths (every table of a section has the
 // same columns).
 func (t *textTable) write(w *bufio.Writer, widths []int) {
 	start := 0
-	for _, end := range t.ends {
-		row := t.cells[start:end]
+	for r := 0; r+t.cols <= len(t.ends); r += t.cols {
+		ends := t.ends[r : r+t.cols]
 		// Trailing empty cells are not padded.
-		last := len(row) - 1
-		for last >= 0 && row[last] == "" {
+		last := t.cols - 1
+		for last >= 0 && ends[last] == cellStart(ends, last, start) {
 			last--
 		}
-		for col, c := range row[:last+1] {
-			w.WriteString(c)
+		for col := 0; col <= last; col++ {
+			c := t.buf[cellStart(ends, col, start):ends[col]]
+			w.Write(c)
 			if col < last {
-				for n := utf8.RuneCountInString(c); n < widths[col]+2; n++ {
-					w.WriteByte(' ')
+				for pad := widths[col] + 2 - utf8.RuneCount(c); pad > 0; pad -= len(spaces) {
+					w.Write(spaces[:min(pad, len(spaces))])
 				}
 			}
 		}
 		w.WriteByte('\n')
-		start = end
+		start = ends[t.cols-1]
 	}
+}
+
+// cellStart is where cell col of a row starts, the row starting at start.
+func cellStart(ends []int, col, start int) int {
+	if col == 0 {
+		return start
+	}
+	return ends[col-1]
 }
 
 // WriteMarkdown writes the comparison as Markdown tables.
