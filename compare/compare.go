@@ -472,9 +472,10 @@ func (r *Result) Regressions() []Row {
 
 // ReadInputs reads results files for Compare, at once, naming each run by
 // its path. Compare summarises figures from their samples, so the stats of
-// figures with samples are not read (results.ReadOptions.SkipStats). The
-// error is that of the first file, in argument order, that could not be
-// read.
+// figures with samples are not read (results.ReadOptions.SkipStats), and
+// figures with the same params share one map (ShareParams): the runs are
+// for reading. The error is that of the first file, in argument order,
+// that could not be read.
 func ReadInputs(paths []string) ([]Input, error) {
 	inputs := make([]Input, len(paths))
 	errs := make([]error, len(paths))
@@ -484,7 +485,7 @@ func ReadInputs(paths []string) ([]Input, error) {
 		go func() {
 			defer wg.Done()
 			inputs[i].Name = p
-			inputs[i].Run, errs[i] = results.ReadWith(p, results.ReadOptions{SkipStats: true})
+			inputs[i].Run, errs[i] = results.ReadWith(p, results.ReadOptions{SkipStats: true, ShareParams: true})
 		}()
 	}
 	wg.Wait()

@@ -172,7 +172,7 @@ func TestCompareAgreesWithBenchmath(t *testing.T) {
 func TestPCacheAgreesWithBenchmath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	cache := newPCache()
-	for i := 0; i < 4000; i++ {
+	for i := 0; i < 2500; i++ {
 		n := []int{3, 10, 20, 50, 100}[rng.IntN(5)]
 		ties := []float64{0, 0.02, 0.3}[rng.IntN(3)]
 		// Few distinct values make patterns repeat.

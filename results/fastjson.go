@@ -343,12 +343,17 @@ type scanner struct {
 	floats []float64 // an arena for samples
 	stats  []Stats   // an arena for stats
 	// last holds each string member's value in the previous figure, for
-	// strLike; lastParams the previous params object, for params.
-	last       [numLast]string
-	lastParams struct {
-		text []byte
-		m    map[string]string
-	}
+	// strLike; recentParams the last few different params objects read,
+	// for params.
+	last         [numLast]string
+	recentParams [4]recentParams
+	nextParams   int
+}
+
+// recentParams is a params object's text and what it decoded to.
+type recentParams struct {
+	text []byte
+	m    map[string]string
 }
 
 // Figure string members that strLike remembers, indexes into scanner.last.
@@ -364,17 +369,18 @@ const (
 )
 
 func (d *scanner) ws() {
-	i, data := d.pos, d.data
-	for i < len(data) && data[i] <= ' ' {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			d.pos = i
-			return
-		}
+	d.pos = skipSpace(d.data, d.pos)
+}
+
+// isSpace marks JSON's white space.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// skipSpace returns the end of the white space at data[i:].
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && isSpace[data[i]] {
+		i++
 	}
-	d.pos = i
+	return i
 }
 
 func (d *scanner) byte(c byte) bool {
@@ -1034,12 +1040,19 @@ func (d *scanner) params(dst *map[string]string) bool {
 		return true
 	}
 	// Figures of one kind have the same params, written the same way:
-	// when the previous params object's text follows, its map is copied.
+	// when the text of a params object read recently follows, its map is
+	// copied, or shared with ShareParams.
 	start := d.pos
-	if t := d.lastParams.text; len(t) > 0 && bytes.HasPrefix(d.data[start:], t) {
-		d.pos += len(t)
-		*dst = maps.Clone(d.lastParams.m)
-		return true
+	for _, r := range d.recentParams {
+		if len(r.text) > 0 && bytes.HasPrefix(d.data[start:], r.text) {
+			d.pos += len(r.text)
+			if d.opt.ShareParams {
+				*dst = r.m
+			} else {
+				*dst = maps.Clone(r.m)
+			}
+			return true
+		}
 	}
 	if !d.byte('{') {
 		return false
@@ -1074,7 +1087,8 @@ func (d *scanner) params(dst *map[string]string) bool {
 			return false
 		}
 		*dst = m
-		d.lastParams.text, d.lastParams.m = d.data[start:d.pos], m
+		d.recentParams[d.nextParams] = recentParams{d.data[start:d.pos], m}
+		d.nextParams = (d.nextParams + 1) % len(d.recentParams)
 		return true
 	}
 }
@@ -1099,22 +1113,25 @@ func (d *scanner) samples(dst *[]float64) bool {
 	// capped so that appending to it can never write into its neighbour's.
 	if cap(d.floats)-len(d.floats) < 256 {
 		d.floats = make([]float64, 0, 1<<16)
+		mem.Populate(d.floats)
 	}
 	first := len(d.floats)
+	data, i := d.data, d.pos
 	for {
-		var v float64
-		if d.peek() == 'n' || !d.float(&v) {
+		v, end, ok := scanFloat(data, i)
+		if !ok {
 			return false
 		}
 		d.floats = append(d.floats, v)
-		d.ws()
-		if d.byte(',') {
-			d.ws()
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
 			continue
 		}
-		if !d.byte(']') {
+		if i >= len(data) || data[i] != ']' {
 			return false
 		}
+		d.pos = i + 1
 		break
 	}
 	// If the arena had to grow during this array, append moved it, this
@@ -1147,11 +1164,114 @@ func (d *scanner) statsValue(dst **Stats) bool {
 // skipStats passes over a stats value that statsValue would accept, but
 // converts no number, checking only that each is one float64 can hold.
 func (d *scanner) skipStats() bool {
+	if end, ok := skipPlainStats(d.data, d.pos); ok {
+		d.pos = end
+		return true
+	}
 	if d.peek() == 'n' {
 		return d.literal("null")
 	}
 	var s Stats
 	return d.statsObject(&s, false)
+}
+
+// statsBit numbers the stats members, to find repeated ones; 0 for
+// another key.
+func statsBit(key []byte) int {
+	switch string(key) {
+	case "n":
+		return 1
+	case "median":
+		return 2
+	case "mean":
+		return 4
+	case "stddev":
+		return 8
+	case "cv":
+		return 16
+	case "min":
+		return 32
+	case "max":
+		return 64
+	case "p5":
+		return 128
+	case "p95":
+		return 256
+	case "p99":
+		return 512
+	}
+	return 0
+}
+
+// skipPlainStats is skipStats' quick path for stats as results files hold
+// them: each member known and once, each value a number without exponent
+// (n an integer of at most 18 digits). It returns where the object ends,
+// or false for anything else, which skipStats then reads in full.
+func skipPlainStats(data []byte, i int) (end int, ok bool) {
+	if i >= len(data) || data[i] != '{' {
+		return 0, false
+	}
+	seen := 0
+	for {
+		i = skipSpace(data, i+1)
+		if i >= len(data) || data[i] != '"' {
+			return 0, false
+		}
+		k := i + 1
+		for k < len(data) && data[k] >= 'a' && data[k] <= 'z' || k < len(data) && data[k] >= '0' && data[k] <= '9' {
+			k++
+		}
+		if k >= len(data) || data[k] != '"' {
+			return 0, false
+		}
+		bit := statsBit(data[i+1 : k])
+		if bit == 0 || seen&bit != 0 {
+			return 0, false
+		}
+		seen |= bit
+		i = skipSpace(data, k+1)
+		if i >= len(data) || data[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(data, i+1)
+		// -?(0|[1-9][0-9]*)(.[0-9]+)?
+		if i < len(data) && data[i] == '-' {
+			i++
+		}
+		start := i
+		for i < len(data) && data[i]-'0' <= 9 {
+			i++
+		}
+		// Up to 300 digits before and after the point the value is
+		// far inside float64's range; n must fit an int.
+		if digits := i - start; digits == 0 || digits > 1 && data[start] == '0' || digits > 300 || bit == 1 && digits > 18 {
+			return 0, false
+		}
+		if i < len(data) && data[i] == '.' {
+			if bit == 1 {
+				return 0, false
+			}
+			i++
+			start = i
+			for i < len(data) && data[i]-'0' <= 9 {
+				i++
+			}
+			if i == start || i-start > 300 {
+				return 0, false
+			}
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return 0, false
+		}
+		switch data[i] {
+		case ',':
+			continue
+		case '}':
+			return i + 1, true
+		}
+		return 0, false
+	}
 }
 
 // statsObject reads a stats object into s, its numbers only when convert

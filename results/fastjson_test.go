@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -87,33 +88,35 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		if !reflect.DeepEqual(*fast, slow) {
 			t.Errorf("%s: fast and encoding/json decodings differ:\nfast: %+v\nslow: %+v", name, fast.Figures, slow.Figures)
 		}
-		checkSkipStats(t, name, data, &slow)
+		checkOptions(t, name, data, &slow)
 	}
 }
 
-// checkSkipStats checks that decoding data with SkipStats accepts what
-// decoding it in full accepts, want, and gives the same run but for the
-// stats of figures with samples.
-func checkSkipStats(t testing.TB, name string, data []byte, want *Run) {
+// checkOptions checks that decoding data with read options accepts what
+// decoding it in full accepts, want (nil when that fails), and gives the
+// same run, but for the stats of figures with samples with SkipStats.
+func checkOptions(t testing.TB, name string, data []byte, want *Run) {
 	t.Helper()
-	got, ok := decodeFast(data, ReadOptions{SkipStats: true})
-	if ok != (want != nil) {
-		t.Fatalf("%s: with SkipStats the fast path accepts it: %v; in full: %v", name, ok, want != nil)
-	}
-	if !ok {
-		return
-	}
-	stripped := *want
-	if want.Figures != nil {
-		stripped.Figures = slices.Clone(want.Figures)
-	}
-	for i := range stripped.Figures {
-		if len(stripped.Figures[i].Samples) > 0 {
-			stripped.Figures[i].Stats = nil
+	for _, opt := range []ReadOptions{{SkipStats: true}, {ShareParams: true}, {SkipStats: true, ShareParams: true}} {
+		got, ok := decodeFast(data, opt)
+		if ok != (want != nil) {
+			t.Fatalf("%s: with %+v the fast path accepts it: %v; in full: %v", name, opt, ok, want != nil)
 		}
-	}
-	if !reflect.DeepEqual(*got, stripped) {
-		t.Errorf("%s: decoding with SkipStats differs from decoding in full, stats of figures with samples left out", name)
+		if !ok {
+			continue
+		}
+		stripped := *want
+		if want.Figures != nil {
+			stripped.Figures = slices.Clone(want.Figures)
+		}
+		for i := range stripped.Figures {
+			if opt.SkipStats && len(stripped.Figures[i].Samples) > 0 {
+				stripped.Figures[i].Stats = nil
+			}
+		}
+		if !reflect.DeepEqual(*got, stripped) {
+			t.Errorf("%s: decoding with %+v differs from decoding in full (stats of figures with samples left out with SkipStats)", name, opt)
+		}
 	}
 }
 
@@ -157,6 +160,9 @@ func TestFastDecodeGivesUp(t *testing.T) {
 		"stats duplicate":    `{"schema": 1, "figures": [{"samples": [1], "stats": {"p5": 1, "p5": 2}}]}`,
 		"stats twice":        `{"schema": 1, "figures": [{"samples": [1], "stats": {}, "stats": {}}]}`,
 		"stats unclosed":     `{"schema": 1, "figures": [{"samples": [1], "stats": {"cv": 1,}}]}`,
+		"huge integer stat":  `{"schema": 1, "figures": [{"samples": [1], "stats": {"max": 1` + strings.Repeat("0", 400) + `}}]}`,
+		"huge n":             `{"schema": 1, "figures": [{"samples": [1], "stats": {"n": 1` + strings.Repeat("0", 30) + `}}]}`,
+		"stats leading zero": `{"schema": 1, "figures": [{"samples": [1], "stats": {"min": 01.5}}]}`,
 	} {
 		for _, opt := range []ReadOptions{{}, {SkipStats: true}} {
 			if _, ok := decodeFast([]byte(data), opt); ok {
@@ -166,8 +172,23 @@ func TestFastDecodeGivesUp(t *testing.T) {
 	}
 }
 
+func TestShareParams(t *testing.T) {
+	data := []byte(`{"schema": 1, "figures": [{"params": {"a": "1", "b": "2"}}, {"params": {"a": "1", "b": "2"}}, {"params": {"a": "1"}}, {"params": {"a": "1", "b": "2"}}]}`)
+	for _, share := range []bool{false, true} {
+		run, ok := decodeFast(data, ReadOptions{ShareParams: share})
+		if !ok {
+			t.Fatal("the fast path gave up")
+		}
+		p := func(i int) uintptr { return uintptr(reflect.ValueOf(run.Figures[i].Params).UnsafePointer()) }
+		if shared := p(0) == p(1) && p(1) == p(3); shared != share || p(2) == p(0) {
+			t.Errorf("ShareParams %v: figures share maps: %v; the third one too: %v", share, shared, p(2) == p(0))
+		}
+	}
+}
+
 func TestSkipStats(t *testing.T) {
 	for name, data := range map[string]string{
+		"written stats":        `{"schema": 1, "figures": [{"samples": [1, 2], "stats": {"n": 2, "median": 1.5, "mean": 1.5, "stddev": 0.7071067811865476, "cv": 0.4714045207910317, "min": 1, "max": 2, "p5": 1.05, "p95": 1.95, "p99": 1.99}}]}`,
 		"stats after samples":  `{"schema": 1, "figures": [{"samples": [1, 2], "stats": {"n": 2, "median": 1.5, "extra": [{}]}}]}`,
 		"stats before samples": `{"schema": 1, "figures": [{"stats": {"n": 2, "median": 1.5, "p99": null}, "samples": [1, 2]}]}`,
 		"no samples":           `{"schema": 1, "figures": [{"stats": {"n": 2, "median": 1.5}}]}`,
@@ -180,7 +201,7 @@ func TestSkipStats(t *testing.T) {
 		if err := json.Unmarshal([]byte(data), &want); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		checkSkipStats(t, name, []byte(data), &want)
+		checkOptions(t, name, []byte(data), &want)
 	}
 }
 
@@ -215,7 +236,7 @@ func TestParallelDecode(t *testing.T) {
 	if !reflect.DeepEqual(*fast, slow) {
 		t.Error("parallel decoding differs from encoding/json")
 	}
-	checkSkipStats(t, "parallel", data, &slow)
+	checkOptions(t, "parallel", data, &slow)
 	// A file that is mostly tuning: splits land there and decoding falls
 	// back to one piece, still right.
 	r.Figures = r.Figures[:3]

@@ -8,10 +8,10 @@ import (
 )
 
 // FuzzDecode checks that Decode never panics; that the fast decoder, when
-// it accepts an input, decodes it as encoding/json does, and with
-// SkipStats accepts the same inputs and leaves out only stats; and that whatever
-// Decode accepts encodes (identically with the fast encoder and with
-// encoding/json) and decodes again. The seed corpus is in
+// it accepts an input, decodes it as encoding/json does, and with read
+// options accepts the same inputs and leaves out only stats; and that
+// whatever Decode accepts encodes (identically with the fast encoder and
+// with encoding/json) and decodes again. The seed corpus is in
 // testdata/fuzz/FuzzDecode.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema": 1, "figures": []}`))
@@ -26,9 +26,9 @@ func FuzzDecode(f *testing.F) {
 			if !reflect.DeepEqual(*fast, slow) {
 				t.Fatalf("fast and encoding/json decodings differ")
 			}
-			checkSkipStats(t, "input", data, fast)
+			checkOptions(t, "input", data, fast)
 		} else {
-			checkSkipStats(t, "input", data, nil)
+			checkOptions(t, "input", data, nil)
 		}
 		run, err := Decode(bytes.NewReader(data))
 		if err != nil {

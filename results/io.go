@@ -85,6 +85,10 @@ type ReadOptions struct {
 	// Such stats are still checked to be well-formed JSON, but not
 	// against their samples. Figures without samples keep their stats.
 	SkipStats bool
+	// ShareParams lets figures whose params objects are written alike
+	// share one map instead of a copy each, for readers that only look
+	// at params (compare): the run's params must then not be changed.
+	ShareParams bool
 }
 
 // ReadWith is Read with options.

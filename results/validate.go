@@ -203,15 +203,18 @@ func (v *validator) figure(i int, f *Figure) {
 	if len(f.Samples) == 0 && f.Stats == nil && f.Error == "" {
 		v.add("%s: has neither samples nor an error", where)
 	}
+	s := f.Stats
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
-		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		// Not NaN, infinite or negative, in one comparison.
+		if !(x >= 0 && x <= math.MaxFloat64) {
 			v.add("%s: samples[%d] is %v", where, j, x)
 			continue
 		}
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
+		if s != nil {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
 	}
-	s := f.Stats
 	if s == nil {
 		return
 	}
