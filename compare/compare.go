@@ -168,11 +168,11 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	res.Rows = make([]Row, len(rowOf))
 	cells := make([]Cell, len(rowOf)*nIn)
 	changes := make([]Change, len(rowOf)*(nIn-1))
-	mem.Populate(res.Rows)
-	mem.Populate(cells)
-	mem.Populate(changes)
 	cache := newPCache()
 	parts := parallel(len(rowOf), func(lo, hi int) map[string]bool {
+		mem.Populate(res.Rows[lo:hi])
+		mem.Populate(cells[lo*nIn : hi*nIn])
+		mem.Populate(changes[lo*(nIn-1) : hi*(nIn-1)])
 		w := newSummarizer(nIn, thresholds, opt.Confidence)
 		var keyBuf []byte
 		for r := lo; r < hi; r++ {

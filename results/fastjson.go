@@ -765,6 +765,7 @@ func (d *scanner) figureRun(start, limit int) ([][]Figure, int, bool) {
 	for {
 		if len(figs) == cap(figs) {
 			figs = make([]Figure, 0, figureChunk)
+			mem.Populate(figs[:cap(figs)])
 			chunks = append(chunks, nil)
 		}
 		figs = append(figs, Figure{})
@@ -1113,7 +1114,7 @@ func (d *scanner) samples(dst *[]float64) bool {
 	// capped so that appending to it can never write into its neighbour's.
 	if cap(d.floats)-len(d.floats) < 256 {
 		d.floats = make([]float64, 0, 1<<16)
-		mem.Populate(d.floats)
+		mem.Populate(d.floats[:cap(d.floats)])
 	}
 	first := len(d.floats)
 	data, i := d.data, d.pos

@@ -4,7 +4,7 @@ package mem
 
 import "unsafe"
 
-// Populate maps the pages of s's backing array, fresh memory about to be
+// Populate maps the pages of s's elements, fresh memory about to be
 // written, in one system call instead of one page fault each: about half
 // the cost of faulting them in on a virtual machine. It also keeps a
 // garbage collection that scans the memory before it is written from
@@ -12,9 +12,9 @@ import "unsafe"
 // again and flush the TLB of every processor. It is a hint: it changes no
 // contents, and does nothing where the system cannot do it.
 func Populate[T any](s []T) {
-	if cap(s) == 0 {
+	if len(s) == 0 {
 		return
 	}
 	var t T
-	populate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(cap(s))*unsafe.Sizeof(t)))
+	populate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(t)))
 }
