@@ -12,6 +12,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -479,13 +480,14 @@ func (r *Result) Regressions() []Row {
 func ReadInputs(paths []string) ([]Input, error) {
 	inputs := make([]Input, len(paths))
 	errs := make([]error, len(paths))
+	opt := results.ReadOptions{SkipStats: true, ShareParams: true, Serial: balanced(paths)}
 	var wg sync.WaitGroup
 	for i, p := range paths {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			inputs[i].Name = p
-			inputs[i].Run, errs[i] = results.ReadWith(p, results.ReadOptions{SkipStats: true, ShareParams: true})
+			inputs[i].Run, errs[i] = results.ReadWith(p, opt)
 		}()
 	}
 	wg.Wait()
@@ -495,6 +497,25 @@ func ReadInputs(paths []string) ([]Input, error) {
 		}
 	}
 	return inputs, nil
+}
+
+// balanced reports whether files of about the same size are to be read at
+// once: then each is best decoded on one goroutine (results.ReadOptions
+// Serial), which spares joining pieces; a file much larger than another
+// is better decoded in pieces on every processor.
+func balanced(paths []string) bool {
+	if len(paths) < 2 {
+		return false
+	}
+	var least, most int64 = math.MaxInt64, 0
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		least, most = min(least, fi.Size()), max(most, fi.Size())
+	}
+	return least >= most/2
 }
 
 // ParseThreshold reads a threshold given in percent, with or without the

@@ -735,15 +735,57 @@ func (d *scanner) figureArray() ([]Figure, bool) {
 	if d.byte(']') {
 		return []Figure{}, true
 	}
-	if n := runtime.GOMAXPROCS(0); n > 1 && len(d.data)-d.pos >= parallelMin {
+	if n := runtime.GOMAXPROCS(0); n > 1 && !d.opt.Serial && len(d.data)-d.pos >= parallelMin {
 		if figs, end, ok := d.parallelFigures(n); ok {
 			d.pos = end
 			return figs, true
 		}
 	}
-	chunks, end, ok := d.figureRun(d.pos, -1)
-	d.pos = end
-	return joinFigures(chunks), ok
+	return d.figureSlice()
+}
+
+// figureSlice decodes the figures array from d.pos, at its first element,
+// on this goroutine, into one slice.
+func (d *scanner) figureSlice() ([]Figure, bool) {
+	start := d.pos
+	var figs []Figure
+	for {
+		if len(figs) == cap(figs) {
+			figs = d.growFigures(figs, start)
+		}
+		figs = append(figs, Figure{})
+		if !d.figure(&figs[len(figs)-1]) {
+			return nil, false
+		}
+		d.ws()
+		if d.byte(',') {
+			d.ws()
+			continue
+		}
+		return figs, d.byte(']')
+	}
+}
+
+// sampleFigures is how many figures figureSlice reads before it sizes its
+// slice for the rest.
+const sampleFigures = 256
+
+// growFigures makes room for more figures, decoded from start to d.pos so
+// far: first for sampleFigures of them, then for as many as the bytes left
+// would make at the rate so far and a quarter more (which a later growth
+// revises if need be). The memory is populated at once (see joinFigures).
+// However small the figures so far, a figure is taken to need at least 128
+// bytes, which bounds the memory a short start can claim.
+func (d *scanner) growFigures(figs []Figure, start int) []Figure {
+	n := sampleFigures
+	if len(figs) > 0 {
+		left := len(d.data) - d.pos
+		perFigure := max(float64(d.pos-start)/float64(len(figs)), 128)
+		n = len(figs) + sampleFigures + int(1.25*float64(left)/perFigure)
+	}
+	grown := make([]Figure, n)
+	mem.Populate(grown)
+	return append(grown[:0], figs...)
 }
 
 // figureChunk is how many figures figureRun decodes into one allocation.

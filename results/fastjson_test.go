@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"runtime"
 	"slices"
@@ -97,7 +98,8 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 // same run, but for the stats of figures with samples with SkipStats.
 func checkOptions(t testing.TB, name string, data []byte, want *Run) {
 	t.Helper()
-	for _, opt := range []ReadOptions{{SkipStats: true}, {ShareParams: true}, {SkipStats: true, ShareParams: true}} {
+	for o := 1; o < 8; o++ {
+		opt := ReadOptions{SkipStats: o&1 != 0, ShareParams: o&2 != 0, Serial: o&4 != 0}
 		got, ok := decodeFast(data, opt)
 		if ok != (want != nil) {
 			t.Fatalf("%s: with %+v the fast path accepts it: %v; in full: %v", name, opt, ok, want != nil)
@@ -169,6 +171,36 @@ func TestFastDecodeGivesUp(t *testing.T) {
 				t.Errorf("%s: the fast path accepted %s with %+v", name, data, opt)
 			}
 		}
+	}
+}
+
+// TestSerialGrowth decodes on one goroutine figures that the first ones
+// misjudge: tiny ones before large ones, and tiny ones before much else.
+func TestSerialGrowth(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schema": 1, "figures": [`)
+	for i := 0; i < 3000; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i < 1000 {
+			b.WriteString(`{}`)
+		} else {
+			fmt.Fprintf(&b, `{"test": "t%d", "convention": "%s", "samples": [1, 2, 3]}`, i, strings.Repeat("x", i%500))
+		}
+	}
+	b.WriteString(`], "notes": ["` + strings.Repeat("n", 1<<20) + `"]}`)
+	data := []byte(b.String())
+	var want Run
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := decodeFast(data, ReadOptions{Serial: true})
+	if !ok || !reflect.DeepEqual(*got, want) {
+		t.Fatalf("serial decoding: ok %v, equal %v", ok, ok && reflect.DeepEqual(*got, want))
+	}
+	if c := cap(got.Figures); c > 20000 {
+		t.Errorf("%d figures took room for %d", len(got.Figures), c)
 	}
 }
 

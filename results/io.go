@@ -89,6 +89,10 @@ type ReadOptions struct {
 	// share one map instead of a copy each, for readers that only look
 	// at params (compare): the run's params must then not be changed.
 	ShareParams bool
+	// Serial decodes on the calling goroutine only, for callers that
+	// read several files at once (compare); a large file is otherwise
+	// decoded in pieces on every processor.
+	Serial bool
 }
 
 // ReadWith is Read with options.
