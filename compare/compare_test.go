@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -330,5 +331,38 @@ func TestReadInputs(t *testing.T) {
 	in, err := compare.ReadInputs([]string{good, good})
 	if err != nil || len(in) != 2 || in[0].Name != good {
 		t.Errorf("ReadInputs = %v, %v", in, err)
+	}
+}
+
+func TestTuneGC(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := results.Write(path, synth.New(synth.Options{GPUs: 2, NoSweep: true})); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetGCPercent(percent)
+	defer debug.SetMemoryLimit(limit)
+
+	restore := compare.TuneGC([]string{path, path})
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GC percent %d while tuned, want -1 (off)", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != 2*2*fi.Size()+512<<20 {
+		t.Errorf("memory limit %d while tuned, want %d", l, 2*2*fi.Size()+512<<20)
+	}
+	restore()
+	if p, l := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); p != 100 || l != math.MaxInt64 {
+		t.Errorf("restored to GC percent %d, memory limit %d; want 100 and no limit", p, l)
+	}
+	debug.SetGCPercent(100)
+
+	// What the environment sets is left alone.
+	t.Setenv("GOGC", "50")
+	compare.TuneGC([]string{path})()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC set: TuneGC changed the GC percent to %d", p)
 	}
 }

@@ -63,6 +63,7 @@ func compareAction(c *cli.Context) error {
 			return usageError{fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", plotPath)}
 		}
 	}
+	defer compare.TuneGC(args)()
 	inputs, err := compare.ReadInputs(args)
 	if err != nil {
 		return err
