@@ -383,6 +383,36 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
+// colon passes over the white space, colon and white space between a key
+// and its value; a single space after the colon, as written, is checked
+// first.
+func (d *scanner) colon() bool {
+	if p := d.pos; p+2 < len(d.data) && d.data[p] == ':' && d.data[p+1] == ' ' && !isSpace[d.data[p+2]] {
+		d.pos = p + 2
+		return true
+	}
+	d.ws()
+	if !d.byte(':') {
+		return false
+	}
+	d.ws()
+	return true
+}
+
+// memberIndent is how results files separate the members of a figure.
+const memberIndent = ",\n" + fieldIndent + `"`
+
+// nextMember passes over the comma and indentation before a figure's next
+// member when they are as written, and reports whether it did.
+func (d *scanner) nextMember() bool {
+	p := d.pos
+	if p+len(memberIndent) <= len(d.data) && string(d.data[p:p+len(memberIndent)]) == memberIndent {
+		d.pos = p + len(memberIndent) - 1
+		return true
+	}
+	return false
+}
+
 func (d *scanner) byte(c byte) bool {
 	if d.pos < len(d.data) && d.data[d.pos] == c {
 		d.pos++
@@ -988,11 +1018,9 @@ func (d *scanner) figure(f *Figure) bool {
 		if !ok {
 			return false
 		}
-		d.ws()
-		if !d.byte(':') {
+		if !d.colon() {
 			return false
 		}
-		d.ws()
 		bit := 0
 		switch string(key) {
 		case "test":
@@ -1054,6 +1082,9 @@ func (d *scanner) figure(f *Figure) bool {
 			return false
 		}
 		seen |= bit
+		if d.nextMember() {
+			continue
+		}
 		d.ws()
 		if d.byte(',') {
 			d.ws()
@@ -1166,6 +1197,11 @@ func (d *scanner) samples(dst *[]float64) bool {
 			return false
 		}
 		d.floats = append(d.floats, v)
+		// ", " between samples, as written, or any white space.
+		if end+2 < len(data) && data[end] == ',' && data[end+1] == ' ' && !isSpace[data[end+2]] {
+			i = end + 2
+			continue
+		}
 		i = skipSpace(data, end)
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
@@ -1218,6 +1254,9 @@ func (d *scanner) skipStats() bool {
 	return d.statsObject(&s, false)
 }
 
+// statsIndent is how results files separate the members of stats.
+const statsIndent = ",\n" + innerIndent + `"`
+
 // statsBit numbers the stats members, to find repeated ones; 0 for
 // another key.
 func statsBit(key []byte) int {
@@ -1256,7 +1295,13 @@ func skipPlainStats(data []byte, i int) (end int, ok bool) {
 	}
 	seen := 0
 	for {
-		i = skipSpace(data, i+1)
+		// The comma (or brace) and indentation before a member, as
+		// written, or any white space.
+		if i+len(statsIndent) <= len(data) && string(data[i+1:i+len(statsIndent)]) == statsIndent[1:] {
+			i += len(statsIndent) - 1
+		} else {
+			i = skipSpace(data, i+1)
+		}
 		if i >= len(data) || data[i] != '"' {
 			return 0, false
 		}
@@ -1272,11 +1317,15 @@ func skipPlainStats(data []byte, i int) (end int, ok bool) {
 			return 0, false
 		}
 		seen |= bit
-		i = skipSpace(data, k+1)
-		if i >= len(data) || data[i] != ':' {
-			return 0, false
+		if k+3 < len(data) && data[k+1] == ':' && data[k+2] == ' ' && !isSpace[data[k+3]] {
+			i = k + 3
+		} else {
+			i = skipSpace(data, k+1)
+			if i >= len(data) || data[i] != ':' {
+				return 0, false
+			}
+			i = skipSpace(data, i+1)
 		}
-		i = skipSpace(data, i+1)
 		// -?(0|[1-9][0-9]*)(.[0-9]+)?
 		if i < len(data) && data[i] == '-' {
 			i++
