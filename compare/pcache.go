@@ -102,37 +102,29 @@ func rankPattern(x, y []float64, buf []byte) (rankSum2 int64, ties []byte) {
 	return rankSum2, ties
 }
 
-// plainRankSum2 is rankPattern's quick path for samples without ties (most
-// of them): ok is false at the first tie.
+// plainRankSum2 is rankPattern's quick path for samples without ties or
+// NaNs (most of them): ok is false when there are any. x[i] has rank i+1
+// plus the number of values of y below it.
 func plainRankSum2(x, y []float64) (rankSum2 int64, ok bool) {
-	i, j := 0, 0
-	for i < len(x) && j < len(y) {
-		switch {
-		case x[i] < y[j]:
-			if i+1 < len(x) && x[i+1] == x[i] {
-				return 0, false
+	for _, s := range [2][]float64{x, y} {
+		for k := 1; k < len(s); k++ {
+			if !(s[k-1] < s[k]) {
+				return 0, false // a tie, or a NaN
 			}
-			i++
-			rankSum2 += 2 * int64(i+j) // the rank of x[i−1], 1-based
-		case y[j] < x[i]:
-			if j+1 < len(y) && y[j+1] == y[j] {
-				return 0, false
-			}
-			j++
-		default:
-			return 0, false
 		}
 	}
-	for ; i < len(x); i++ {
-		if i+1 < len(x) && x[i+1] == x[i] {
+	if len(x) > 0 && x[0] != x[0] || len(y) > 0 && y[0] != y[0] {
+		return 0, false
+	}
+	j := 0
+	for i, v := range x {
+		for j < len(y) && y[j] < v {
+			j++
+		}
+		if j < len(y) && y[j] == v {
 			return 0, false
 		}
 		rankSum2 += 2 * int64(i+1+j)
-	}
-	for ; j+1 < len(y); j++ {
-		if y[j+1] == y[j] {
-			return 0, false
-		}
 	}
 	return rankSum2, true
 }
