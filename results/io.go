@@ -106,7 +106,7 @@ func ReadWith(path string, opt ReadOptions) (*Run, error) {
 		defer unmap()
 		return decodeMapped(path, data, opt)
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}

@@ -3,7 +3,9 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,5 +47,26 @@ func readTruncated(t *testing.T, r *Run) {
 	_, err = decodeMapped(path, data, ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "changed while it was being read") {
 		t.Fatalf("reading a file truncated while mapped: %v", err)
+	}
+}
+
+// TestReadFIFO reads a file that cannot be mapped: a named pipe.
+func TestReadFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	want := &Run{Schema: SchemaVersion, Figures: []Figure{{Test: "ce_read", Unit: "GB/s", Samples: []float64{1}, Verify: VerifyNA}}}
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		want.Encode(f)
+		f.Close()
+	}()
+	got, err := Read(path)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Read of a named pipe: %v; equal: %v", err, err == nil && reflect.DeepEqual(got, want))
 	}
 }
