@@ -63,6 +63,12 @@ func compareAction(c *cli.Context) error {
 			return usageError{fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", plotPath)}
 		}
 	}
+	if err := prepareOutput("--output", c.String("output")); err != nil {
+		return err
+	}
+	if err := prepareOutput("--plot", plotPath); err != nil {
+		return err
+	}
 	defer compare.TuneGC(args)()
 	inputs, err := compare.ReadInputs(args)
 	if err != nil {

@@ -139,6 +139,10 @@ func ipcAction(c *cli.Context) error {
 			ref.Figures = append(ref.Figures, r.Figures...)
 		}
 	}
+	out := c.String("output")
+	if err := prepareOutput("--output", out); err != nil {
+		return err
+	}
 	run := newRun(s)
 	run.Verify = opt.Verify
 	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
@@ -147,7 +151,6 @@ func ipcAction(c *cli.Context) error {
 	}
 	run.Environment, run.Topology = env, topo
 
-	out := c.String("output")
 	saver := &saver{path: out, run: run}
 	bar := newProgress()
 	opt.Progress = func(done, total int, step string) {
@@ -157,9 +160,7 @@ func ipcAction(c *cli.Context) error {
 	opt.Monitor = s.mon
 	runErr := bench.RunIPC(c.Context, s.drv, opt, run)
 	bar.finish()
-	if err := finishRun(s, run, runErr, saver); err != nil {
-		return err
-	}
+	saveErr := finishRun(s, run, runErr, saver)
 	if c.Bool("json") {
 		if err := run.Encode(os.Stdout); err != nil {
 			return err
@@ -169,6 +170,9 @@ func ipcAction(c *cli.Context) error {
 		printIPC(os.Stdout, run, ref)
 		printLinkEfficiency(os.Stdout, run, ipcSize(run))
 		printFailures(os.Stdout, run)
+	}
+	if saveErr != nil {
+		return saveErr
 	}
 	if out != "" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", out)

@@ -168,6 +168,9 @@ func measureAction(c *cli.Context, command string) error {
 		}
 		out = filepath.Join(dir, "results.json")
 	}
+	if err := prepareOutput("--output", out); err != nil {
+		return err
+	}
 	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
 	if err != nil {
 		return err
@@ -213,9 +216,7 @@ func measureAction(c *cli.Context, command string) error {
 	}
 	bar.finish()
 	run.Notes = append(run.Notes, eng.Notes()...)
-	if err := finishRun(s, run, runErr, saver); err != nil {
-		return err
-	}
+	saveErr := finishRun(s, run, runErr, saver)
 	if c.Bool("json") {
 		if err := run.Encode(os.Stdout); err != nil {
 			return err
@@ -226,6 +227,9 @@ func measureAction(c *cli.Context, command string) error {
 			printIPC(os.Stdout, run, nil)
 			printSummary(os.Stdout, run, time.Since(start))
 		}
+	}
+	if saveErr != nil {
+		return saveErr
 	}
 	if out != "" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", out)
@@ -272,6 +276,8 @@ func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Ru
 
 // finishRun closes the record of a run (end time and state, whether it
 // completed and why not) and writes the results file for the last time.
+// When that fails the run goes to a file of its own elsewhere, and the
+// error says where; callers print their tables before they return it.
 func finishRun(s *session, run *results.Run, runErr error, sv *saver) error {
 	run.End = time.Now().UTC()
 	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
@@ -283,7 +289,7 @@ func finishRun(s *session, run *results.Run, runErr error, sv *saver) error {
 		run.Stopped = runErr.Error()
 	}
 	if err := sv.maybeSave(true); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
+		return rescueResults(run, sv.path, err)
 	}
 	return nil
 }

@@ -64,6 +64,9 @@ func reportAction(c *cli.Context) error {
 	if format != "pdf" && format != "md" {
 		return usageError{fmt.Errorf("unknown report format %q; the formats are pdf and md", format)}
 	}
+	if err := prepareOutput("--output", out); err != nil {
+		return err
+	}
 	run, err := results.Read(path)
 	if err != nil {
 		return err

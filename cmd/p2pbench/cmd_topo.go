@@ -38,6 +38,9 @@ func topoAction(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
+	if err := prepareOutput("--output", c.String("output")); err != nil {
+		return err
+	}
 	run := newRun(s)
 	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
 	if err != nil {
