@@ -49,6 +49,18 @@ var Tests = []TestInfo{
 	{"ipc_lat_pingpong", "ipc", "flag ping-pong between two processes, each flag in its owner's memory"},
 }
 
+// needsPair lists the tests that measure something only between two
+// devices; on one device they have nothing to run.
+var needsPair = map[string]bool{
+	"ce_read": true, "ce_write": true, "ce_bidir": true, "sm_read": true, "sm_write": true, "sm_bidir": true,
+	"nop2p_copy": true, "all_to_one": true, "one_to_all": true, "all_pairs": true,
+	"lat_pingpong": true, "lat_copy": true,
+}
+
+// NeedsTwoDevices reports whether a test measures only between two devices.
+// The IPC tests do not: on one device they measure two processes sharing it.
+func NeedsTwoDevices(test string) bool { return needsPair[test] }
+
 // TestNames returns the names of the tests of a command ("" for all).
 func TestNames(command string) []string {
 	var out []string

@@ -70,6 +70,8 @@ func TestBadInputsFailCleanly(t *testing.T) {
 		{[]string{"bw", "--simulate", "h200x2", "--samples", "0"}, "--samples"},
 		{[]string{"bw", "--simulate", "h200x2", "--tuning", "/nonexistent.json"}, "nonexistent.json"},
 		{[]string{"lat", "--simulate", "h200x2", "--tests", "ce_read"}, "unknown test"},
+		{[]string{"bw", "--simulate", "h200x2", "--devices", "0", "--tests", "ce_read,sm_bidir"}, "need two devices, and only device 0 is selected"},
+		{[]string{"lat", "--simulate", "h200x2", "--devices", "1", "--tests", "lat_pingpong"}, "needs two devices, and only device 1 is selected"},
 		{[]string{"topo", "--bogus-flag"}, "bogus-flag"},
 		{[]string{"nosuchcommand"}, ""},
 	} {

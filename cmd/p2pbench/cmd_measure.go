@@ -92,6 +92,22 @@ func options(c *cli.Context, command string, s *session) (bench.Options, error) 
 		return o, usageError{err}
 	}
 	o.Tests = tests
+	if len(s.devices) == 1 {
+		var skipped []string
+		for _, t := range tests {
+			if bench.NeedsTwoDevices(t) {
+				skipped = append(skipped, t)
+			}
+		}
+		if len(skipped) == len(tests) {
+			return o, usageError{fmt.Errorf("%s need%s two devices, and only device %d is selected (see --devices)",
+				strings.Join(skipped, ", "), map[bool]string{true: "s", false: ""}[len(skipped) == 1], s.devices[0])}
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(os.Stderr, "p2pbench: note: only device %d is selected; skipping %s, which need%s two devices\n",
+				s.devices[0], strings.Join(skipped, ", "), map[bool]string{true: "s", false: ""}[len(skipped) == 1])
+		}
+	}
 	if command == "bw" || command == "all" {
 		if o.Size, err = bench.ParseSize(c.String("size")); err == nil {
 			err = bench.CheckTransferSize(o.Size)

@@ -139,3 +139,17 @@ func TestResultsRescuedWhenTheDirectoryGoes(t *testing.T) {
 		t.Errorf("the tables were not printed:\n%s", o.String())
 	}
 }
+
+// On one device the pair tests are named as skipped and the rest run.
+func TestOneDeviceSkipsPairTestsAloud(t *testing.T) {
+	out, stderr, code := p2pbench(t, "bw", "--simulate", "h200x2", "--devices", "1", "--tests", "local_copy,ce_read", "--sizes", "none", "--samples", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "skipping ce_read, which needs two devices") {
+		t.Errorf("stderr does not name the skipped test: %q", stderr)
+	}
+	if !strings.Contains(out, "local_copy") {
+		t.Errorf("local_copy did not run:\n%s", out)
+	}
+}
