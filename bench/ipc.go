@@ -535,23 +535,37 @@ func (r *ipcRun) nextSeed() uint32 {
 	return r.seed
 }
 
-// pairTests runs every selected test on p.
+// pairTests runs every selected test on p. Between two devices the
+// copy-engine tests run twice: as every one-GPU-per-process job copies (the
+// peer's buffer opened in the process's own context, cuMemcpyAsync), and
+// with the peer's buffer opened in a context on the peer's device (see
+// xfer.PeerContext).
 func (r *ipcRun) pairTests(ctx context.Context, p ipcPair) {
 	for _, t := range r.opt.Tests {
 		if ctx.Err() != nil {
 			return
 		}
+		opens := []bool{false}
+		if strings.HasPrefix(t, "ipc_ce_") && !p.sameGPU {
+			opens = append(opens, true)
+		}
 		switch t {
 		case "ipc_ce_read", "ipc_sm_read":
-			r.uni(ctx, p, t, "read")
+			for _, o := range opens {
+				r.uni(ctx, p, t, "read", o)
+			}
 		case "ipc_ce_write", "ipc_sm_write":
-			r.uni(ctx, p, t, "write")
+			for _, o := range opens {
+				r.uni(ctx, p, t, "write", o)
+			}
 		case "ipc_ce_bidir", "ipc_sm_bidir":
 			if p.sameGPU {
 				continue // see the note of noteStart
 			}
-			r.bidir(ctx, p, t, "read")
-			r.bidir(ctx, p, t, "write")
+			for _, o := range opens {
+				r.bidir(ctx, p, t, "read", o)
+				r.bidir(ctx, p, t, "write", o)
+			}
 		case "ipc_lat_chase":
 			for _, ws := range ChaseWorkingSets {
 				r.chase(ctx, p, ws)
@@ -567,6 +581,7 @@ const (
 	convIPC      = "; across processes (CUDA IPC): one process per GPU, the peer's buffer exported with cuIpcGetMemHandle and mapped with cuIpcOpenMemHandle_v2 (lazy peer access)"
 	convIPCSame  = "; same GPU: both processes on one device (the IPC path without a link)"
 	convIPCCE    = "; copy engine through cuMemcpyAsync on the mapped address (cuMemcpyPeerAsync would need the peer's context, which another process owns)"
+	convIPCPeer  = "; copy engine through cuMemcpyPeerAsync between the issuing process's contexts on both devices: the peer's buffer is opened (cuIpcOpenMemHandle_v2) a second time, in the issuing process's primary context on the peer's device, with peer access enabled both ways (ipc_open=peer_device_context)"
 	convIPCBidir = "; one latch release starts both processes: the second process's stream waits on an IPC event the first records behind its latch"
 	convIPCChase = "; the chain is written by the reading process through its own mapping, since addresses differ between processes"
 	convIPCPing  = "; each flag in its own process's memory, the peer's flag mapped through IPC"
@@ -597,7 +612,7 @@ func (r *ipcRun) smConfig(p ipcPair, direction string) SMConfig {
 // flowOf returns the transfer and figure of one direction of a bandwidth
 // test: data from src's send buffer to dst's receive buffer, issued by dst
 // (read) or src (write).
-func (r *ipcRun) flowOf(p ipcPair, test, direction string, src, dst int) (xfer, results.Figure) {
+func (r *ipcRun) flowOf(p ipcPair, test, direction string, src, dst int, peerCtx bool) (xfer, results.Figure) {
 	x := xfer{Issuer: dst, Src: bufRef{src, bufSend}, Dst: bufRef{dst, bufRecv}, Bytes: r.opt.Size}
 	if direction == "write" {
 		x.Issuer = src
@@ -620,6 +635,9 @@ func (r *ipcRun) flowOf(p ipcPair, test, direction string, src, dst int) (xfer, 
 		sm := r.smConfig(p, dir)
 		x.SM = &sm
 		engine, params = sm.engine(), sm.params()
+	} else if peerCtx {
+		x.PeerContext = true
+		conv += convIPCPeer
 	} else {
 		conv += convIPCCE
 	}
@@ -634,12 +652,16 @@ func (r *ipcRun) flowOf(p ipcPair, test, direction string, src, dst int) (xfer, 
 	if x.SM == nil {
 		f.Params["copy_call"] = "cuMemcpyAsync"
 	}
+	if x.PeerContext {
+		f.Params["copy_call"] = "cuMemcpyPeerAsync"
+		f.Params["ipc_open"] = "peer_device_context"
+	}
 	return x, f
 }
 
 // uni measures one direction of p alone.
-func (r *ipcRun) uni(ctx context.Context, p ipcPair, test, direction string) {
-	x, f := r.flowOf(p, test, direction, p.a, p.b)
+func (r *ipcRun) uni(ctx context.Context, p ipcPair, test, direction string, peerCtx bool) {
+	x, f := r.flowOf(p, test, direction, p.a, p.b, peerCtx)
 	figs := []results.Figure{f}
 	err := r.usable(p)
 	if err == nil {
@@ -650,9 +672,9 @@ func (r *ipcRun) uni(ctx context.Context, p ipcPair, test, direction string) {
 
 // bidir measures both directions of p at once, each issued by its own
 // process: forward a → b, reverse b → a (filed under the pair a, b), total.
-func (r *ipcRun) bidir(ctx context.Context, p ipcPair, test, direction string) {
-	fx, ff := r.flowOf(p, test, direction, p.a, p.b)
-	rx, rf := r.flowOf(p, test, direction, p.b, p.a)
+func (r *ipcRun) bidir(ctx context.Context, p ipcPair, test, direction string, peerCtx bool) {
+	fx, ff := r.flowOf(p, test, direction, p.a, p.b, peerCtx)
+	rx, rf := r.flowOf(p, test, direction, p.b, p.a, peerCtx)
 	ff.Part, rf.Part = "forward", "reverse"
 	rf.Src, rf.Dst = ff.Src, ff.Dst
 	tf := ff

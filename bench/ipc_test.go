@@ -190,6 +190,9 @@ func figureKey(f *results.Figure) string {
 	if f.Test == "ipc_lat_chase" {
 		k += " " + bench.FormatBytes(f.Size)
 	}
+	if o := f.Params["ipc_open"]; o != "" {
+		k += " " + o
+	}
 	return k
 }
 
@@ -209,14 +212,22 @@ func wantFigures() []string {
 			out = append(out, k)
 		}
 		for _, e := range []string{"ce", "sm"} {
-			add("ipc_"+e+"_read", "read", "", "")
-			add("ipc_"+e+"_write", "write", "", "")
-			if p.same == "true" {
-				continue // two processes on one GPU take turns: no "both at once"
+			opens := []string{""}
+			if e == "ce" && p.same == "false" {
+				// The copy engine again with the peer's buffer opened in a
+				// context on the peer's device.
+				opens = append(opens, "peer_device_context")
 			}
-			for _, dir := range []string{"read", "write"} {
-				for _, part := range []string{"forward", "reverse", "total"} {
-					add("ipc_"+e+"_bidir", dir, part, "")
+			for _, o := range opens {
+				add("ipc_"+e+"_read", "read", "", o)
+				add("ipc_"+e+"_write", "write", "", o)
+				if p.same == "true" {
+					continue // two processes on one GPU take turns: no "both at once"
+				}
+				for _, dir := range []string{"read", "write"} {
+					for _, part := range []string{"forward", "reverse", "total"} {
+						add("ipc_"+e+"_bidir", dir, part, o)
+					}
 				}
 			}
 		}
@@ -317,7 +328,10 @@ func TestIPCChildFailures(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("the run took %v", d)
 			}
-			if want := 2*(1+6+2) + (1 + 2); len(run.Figures) != want {
+			// Per pair between the GPUs: ipc_ce_read and its six bidirectional
+			// figures, each twice (own context, peer-device context), and
+			// the ping-pong's two; the same-GPU baseline: read and ping-pong.
+			if want := 2*(2*(1+6)+2) + (1 + 2); len(run.Figures) != want {
 				t.Errorf("%d figures, want %d (failed ones included)", len(run.Figures), want)
 			}
 			failures := 0
@@ -386,10 +400,13 @@ func TestIPCCancel(t *testing.T) {
 		cancelAt int
 		figures  int // figures kept
 	}{
-		{"between pairs", "", 1, 10},
+		// Pair 0→1: read, write and six bidirectional figures, each with the
+		// peer's buffer opened in the process's own context and in one on
+		// the peer's device, and the ping-pong's two.
+		{"between pairs", "", 1, 2*(1+1+6) + 2},
 		// Pair 0→1 runs in rank 0's child; rank 1 stops in pair 1→0's
-		// first bidirectional sample, after its read and write.
-		{"child stopped mid-request", "1:arm:stop", -1, 12},
+		// first bidirectional sample, after its reads and writes.
+		{"child stopped mid-request", "1:arm:stop", -1, 2*(1+1+6) + 2 + 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -125,6 +125,13 @@ type importedRank struct {
 	bufs      map[string]cuda.DevicePtr
 	sizes     map[string]uint64
 	start     cuda.Event
+	// handles are the rank's memory handles, for opening again elsewhere.
+	handles map[string]cuda.IpcMemHandle
+	// onPeer are the rank's buffers opened in this process's context on
+	// the rank's own device (peerCtx), for PeerContext copies; opened on
+	// first use, each once, closed with the rest.
+	peerCtx Context
+	onPeer  map[string]cuda.DevicePtr
 }
 
 // queuedSample is one sample enqueued by arm (latched) or follow.
@@ -424,7 +431,8 @@ func (c *ipcChild) standIn(p ipcPeer) (*hostedRank, error) {
 // pointer); the second reference is closed at once, the first at unmap.
 func (c *ipcChild) importRank(p ipcPeer, exports []ipcExport, event cuda.IpcEventHandle) (*importedRank, int, error) {
 	ctx := c.own().dv.ctx
-	imp := &importedRank{rank: p.Rank, dev: p.Device, bufs: map[string]cuda.DevicePtr{}, sizes: map[string]uint64{}}
+	imp := &importedRank{rank: p.Rank, dev: p.Device, bufs: map[string]cuda.DevicePtr{}, sizes: map[string]uint64{},
+		handles: map[string]cuda.IpcMemHandle{}, onPeer: map[string]cuda.DevicePtr{}}
 	fail := func(err error) (*importedRank, int, error) {
 		_, _ = imp.close(ctx)
 		return nil, 0, err
@@ -435,7 +443,7 @@ func (c *ipcChild) importRank(p ipcPeer, exports []ipcExport, event cuda.IpcEven
 		if err != nil {
 			return fail(fmt.Errorf("opening rank %d's %s buffer (device %d): %w", p.Rank, x.Name, p.Device, err))
 		}
-		imp.bufs[x.Name], imp.sizes[x.Name] = ptr, x.Bytes
+		imp.bufs[x.Name], imp.sizes[x.Name], imp.handles[x.Name] = ptr, x.Bytes, x.Handle
 		again, err := ctx.IpcOpenMemHandle(x.Handle, ipcLazyEnablePeerAccess)
 		if err != nil {
 			return fail(fmt.Errorf("opening rank %d's %s buffer a second time: %w", p.Rank, x.Name, err))
@@ -469,6 +477,14 @@ func (imp *importedRank) close(ctx Context) (int, error) {
 			n++
 		}
 		delete(imp.bufs, name)
+	}
+	for name, p := range imp.onPeer {
+		if err := imp.peerCtx.IpcCloseMemHandle(p); err != nil {
+			errs = append(errs, fmt.Errorf("closing rank %d's %s buffer opened on device %d: %w", imp.rank, name, imp.dev, err))
+		} else {
+			n++
+		}
+		delete(imp.onPeer, name)
 	}
 	if imp.start != 0 {
 		if err := ctx.EventDestroy(imp.start); err != nil {
@@ -614,6 +630,9 @@ func (c *ipcChild) transferOp(x xfer) (*hostedRank, transfer, error) {
 	if c.pending[x.Issuer] != nil {
 		return nil, transfer{}, fmt.Errorf("ipc-child: rank %d already has a sample queued", x.Issuer)
 	}
+	if x.SM == nil && x.PeerContext {
+		return c.peerContextOp(h, x)
+	}
 	if x.SM == nil {
 		ctx, dev, n := h.dv.ctx, h.dv.idx, x.Bytes
 		op := func(s cuda.Stream) error {
@@ -629,6 +648,102 @@ func (c *ipcChild) transferOp(x xfer) (*hostedRank, transfer, error) {
 		return nil, transfer{}, err
 	}
 	return h, transfer{dv: h.dv, op: op}, nil
+}
+
+// peerContextOp builds a PeerContext copy of x: the issuer's own buffer on
+// one side, on the other the other rank's buffer as opened in this process's
+// context on that rank's device, copied with cuMemcpyPeerAsync between the
+// two contexts on the issuer's stream.
+func (c *ipcChild) peerContextOp(h *hostedRank, x xfer) (*hostedRank, transfer, error) {
+	own, other := x.Src, x.Dst
+	if own.Rank != x.Issuer {
+		own, other = other, own
+	}
+	if own.Rank != x.Issuer || other.Rank == x.Issuer {
+		return nil, transfer{}, fmt.Errorf("ipc-child: a peer-context copy issued by rank %d must involve its own buffer and another rank's", x.Issuer)
+	}
+	ownPtr, err := c.ptr(x.Issuer, own, x.Bytes)
+	if err != nil {
+		return nil, transfer{}, err
+	}
+	otherPtr, otherCtx, err := c.onPeerDevice(h, other, x.Bytes)
+	if err != nil {
+		return nil, transfer{}, err
+	}
+	src, srcCtx, dst, dstCtx := ownPtr, h.dv.ctx, otherPtr, otherCtx
+	if own == x.Dst {
+		src, srcCtx, dst, dstCtx = otherPtr, otherCtx, ownPtr, h.dv.ctx
+	}
+	ctx, dev, n := h.dv.ctx, h.dv.idx, x.Bytes
+	op := func(s cuda.Stream) error {
+		if err := ctx.MemcpyPeerAsync(dst, dstCtx, src, srcCtx, n, s); err != nil {
+			return fmt.Errorf("cuMemcpyPeerAsync on device %d (the peer's buffer opened in a context on device %d): %w", dev, srcCtx.Device()+dstCtx.Device()-dev, err)
+		}
+		return nil
+	}
+	return h, transfer{dv: h.dv, op: op}, nil
+}
+
+// onPeerDevice returns ref's buffer as opened in this process's context on
+// its own device, and that context. The context is the device's primary
+// context (retained by the driver binding, released when the process ends
+// its driver); peer access is enabled both ways between it and the issuer's,
+// and the handle is opened there once. On a simulated driver the other
+// rank is hosted in this process (a stand-in, or this process's own rank
+// when a stand-in issues): its buffer is used as it is.
+func (c *ipcChild) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.DevicePtr, Context, error) {
+	if st := c.hosted[ref.Rank]; c.sim && st != nil {
+		p, err := c.ptr(ref.Rank, ref, bytes)
+		if err == nil {
+			err = c.enableBothWays(h, st.dv.ctx)
+		}
+		return p, st.dv.ctx, err
+	}
+	imp := c.imports[ref.Rank]
+	if imp == nil {
+		return 0, nil, fmt.Errorf("ipc-child: rank %d has not mapped rank %d's memory", h.rank, ref.Rank)
+	}
+	hd, ok := imp.handles[ref.Name]
+	if !ok {
+		return 0, nil, fmt.Errorf("ipc-child: rank %d has no %s buffer", ref.Rank, ref.Name)
+	}
+	if bytes > imp.sizes[ref.Name] {
+		return 0, nil, fmt.Errorf("ipc-child: %d bytes of rank %d's %s buffer of %d", bytes, ref.Rank, ref.Name, imp.sizes[ref.Name])
+	}
+	if imp.dev == h.dv.idx {
+		return 0, nil, fmt.Errorf("ipc-child: rank %d is on this process's device %d: no other device's context to open its buffer in", ref.Rank, imp.dev)
+	}
+	if imp.peerCtx == nil {
+		pc, err := c.drv.Context(imp.dev)
+		if err != nil {
+			return 0, nil, fmt.Errorf("opening device %d's primary context in rank %d's process: %w", imp.dev, h.rank, err)
+		}
+		if err := c.enableBothWays(h, pc); err != nil {
+			return 0, nil, err
+		}
+		imp.peerCtx = pc
+	}
+	if p := imp.onPeer[ref.Name]; p != 0 {
+		return p, imp.peerCtx, nil
+	}
+	p, err := imp.peerCtx.IpcOpenMemHandle(hd, ipcLazyEnablePeerAccess)
+	if err != nil {
+		return 0, nil, fmt.Errorf("opening rank %d's %s buffer in a context on its own device %d: %w", ref.Rank, ref.Name, imp.dev, err)
+	}
+	imp.onPeer[ref.Name] = p
+	return p, imp.peerCtx, nil
+}
+
+// enableBothWays enables peer access between h's context and pc, both ways,
+// with h's engine keeping track (it disables what it enabled at the end).
+func (c *ipcChild) enableBothWays(h *hostedRank, pc Context) error {
+	if h.eng.peers.Enabled(h.dv.idx, pc.Device()) && h.eng.peers.Enabled(pc.Device(), h.dv.idx) {
+		return nil
+	}
+	if err := h.eng.peers.Enable(h.dv.ctx, pc); err != nil {
+		return err
+	}
+	return h.eng.peers.Enable(pc, h.dv.ctx)
 }
 
 // time measures one transfer alone, with this process's latch.

@@ -211,6 +211,12 @@ type xfer struct {
 	Bytes  uint64 `json:"bytes"`
 	// SM selects the SM copy kernel; nil means the copy engine.
 	SM *SMConfig `json:"sm,omitempty"`
+	// PeerContext (copy engine only) reaches the other rank's buffer
+	// through a second mapping, opened in this process's context on that
+	// rank's device, and copies with cuMemcpyPeerAsync between the two
+	// contexts: the arrangement in which the driver can let the GPU that
+	// holds the data drive the copy, as it does within one process.
+	PeerContext bool `json:"peer_context,omitempty"`
 }
 
 type timeReq struct {

@@ -128,9 +128,10 @@ func TestIPCFiguresCarryLinkTraffic(t *testing.T) {
 			t.Errorf("%s: traffic %+v, want %+v", f.Key(), f.Traffic, want)
 		}
 	}
-	// ipc_ce_read: 2 ordered pairs; ipc_ce_bidir: 2 pairs × read and write × 3 parts.
-	if cross != 2+2*2*3 {
-		t.Errorf("%d figures between the two GPUs, want 14", cross)
+	// ipc_ce_read: 2 ordered pairs; ipc_ce_bidir: 2 pairs × read and write
+	// × 3 parts; each again with the peer's buffer opened on its device.
+	if cross != 2*(2+2*2*3) {
+		t.Errorf("%d figures between the two GPUs, want 28", cross)
 	}
 	h.checkNoChildren()
 }

@@ -131,7 +131,7 @@ func figureName(f *results.Figure) string {
 		parts = append(parts, f.Part)
 	}
 	parts = append(parts, pairName(f.Src, f.Dst), results.FormatBytes(f.Size))
-	for _, k := range []string{"op", "contended", "working_set", "measure"} {
+	for _, k := range []string{"op", "contended", "working_set", "measure", "ipc_open"} {
 		if v := f.Params[k]; v != "" {
 			parts = append(parts, k+"="+v)
 		}
@@ -362,6 +362,17 @@ func ipcSlower(run *results.Run) []Finding {
 			inProcess[f.Key()] = f
 		}
 	}
+	// IPC copies made with the peer's buffer opened on the peer's GPU, by
+	// the key of their same-process twin: the alternative to name when the
+	// usual IPC copy is the slower one.
+	onPeer := map[string]*results.Figure{}
+	for i := range run.Figures {
+		if f := &run.Figures[i]; f.Params["ipc_open"] != "" {
+			if twin, ok := f.SameProcessTwin(); ok {
+				onPeer[twin.Key()] = f
+			}
+		}
+	}
 	var out []Finding
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -393,6 +404,12 @@ func ipcSlower(run *results.Run) []Finding {
 					if math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction {
 						msg += ": the links were as busy, each payload byte cost more on the wire"
 					}
+				}
+			}
+			if alt := onPeer[twin.Key()]; alt != nil && f.Params["ipc_open"] == "" {
+				if a, ok := alt.Value(); ok {
+					msg += fmt.Sprintf(". With the peer's buffer opened in the process's context on the peer's GPU (cuMemcpyPeerAsync between the two contexts), "+
+						"the same copy moved %s %s (%.1f%% of one process)", fmtGBps(a), alt.Unit, 100*a/w)
 				}
 			}
 			out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f), Message: msg})

@@ -46,7 +46,15 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 func wireGapText(rows []results.Efficiency) string {
 	find := func(test, dir, part string) *results.Efficiency {
 		for i := range rows {
-			if rows[i].Test == test && (dir == "" || rows[i].Direction == dir) && rows[i].Part == part {
+			if rows[i].Test == test && (dir == "" || rows[i].Direction == dir) && rows[i].Part == part && rows[i].Open == "" {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	onPeer := func(test, dir, part string) *results.Efficiency {
+		for i := range rows {
+			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part && rows[i].Open == "peer_device_context" {
 				return &rows[i]
 			}
 		}
@@ -79,6 +87,28 @@ func wireGapText(rows []results.Efficiency) string {
 		"the links' capacity is the same for both engines, and what differs is how many wire bytes each payload byte costs. ", lo, hi)
 	s += "One direction " + strings.Join(parts, "; ") + "."
 	s += readCostText(find)
+	s += peerOpenText(find, onPeer)
+	return s
+}
+
+// peerOpenText says what changes across processes when the peer's buffer
+// is opened in the process's context on the peer's GPU: which copy engine
+// reads, as the counters show it, and what that does to both directions.
+func peerOpenText(find, onPeer func(test, dir, part string) *results.Efficiency) string {
+	ownR, ownW := find("ipc_ce_bidir", "read", "forward"), find("ipc_ce_bidir", "write", "forward")
+	peerR, peerW := onPeer("ipc_ce_bidir", "read", "forward"), onPeer("ipc_ce_bidir", "write", "forward")
+	ce := find("ce_bidir", "read", "forward")
+	if ownR == nil || ownW == nil || peerR == nil || peerW == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" Across processes with the peer's buffer opened a second time, in the process's context on the peer's GPU, and copied with "+
+		"cuMemcpyPeerAsync between the two contexts, the costs change places: reading both ways costs %.3f wire bytes per payload byte "+
+		"and moves %.1f GB/s per direction (against %.3f and %.1f with the buffer opened in the process's own context), writing costs %.3f "+
+		"and moves %.1f (against %.3f and %.1f): as far as the counters tell, the peer's copy engine then makes the copy, pushing what the process "+
+		"pulls and reading what it pushes.", peerR.Wire, peerR.GBps, ownR.Wire, ownR.GBps, peerW.Wire, peerW.GBps, ownW.Wire, ownW.GBps)
+	if ce != nil {
+		s += fmt.Sprintf(" Its read both ways is %.1f%% of one process's %.1f GB/s.", 100*peerR.GBps/ce.GBps, ce.GBps)
+	}
 	return s
 }
 

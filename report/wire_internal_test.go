@@ -41,3 +41,30 @@ func TestReadCostText(t *testing.T) {
 		t.Errorf("claims the driver moves reads as writes although they cost more: %s", got)
 	}
 }
+
+func TestPeerOpenText(t *testing.T) {
+	row := func(test, dir, open string, gbps, wire float64) results.Efficiency {
+		return results.Efficiency{Test: test, Direction: dir, Part: "forward", Open: open, GBps: gbps, Wire: wire, WireGBps: gbps * wire, Pairs: 1}
+	}
+	rows := []results.Efficiency{
+		row("ce_bidir", "read", "", 390.6, 1.082), row("ce_bidir", "write", "", 390.7, 1.082),
+		row("ipc_ce_bidir", "read", "", 373.0, 1.133), row("ipc_ce_bidir", "write", "", 391.8, 1.081),
+		row("ipc_ce_bidir", "read", "peer_device_context", 390.8, 1.082), row("ipc_ce_bidir", "write", "peer_device_context", 372.4, 1.134),
+		{Test: "ce_read", GBps: 392.9, Wire: 1.064, WireGBps: 418.0}, {Test: "sm_read", GBps: 373.8, Wire: 1.127, WireGBps: 421.3},
+	}
+	got := wireGapText(rows)
+	for _, want := range []string{
+		"reading both ways costs 1.082 wire bytes per payload byte and moves 390.8 GB/s per direction (against 1.133 and 373.0",
+		"writing costs 1.134 and moves 372.4 (against 1.081 and 391.8)",
+		"Its read both ways is 100.1% of one process's 390.6 GB/s",
+		// The rows opened on the peer's GPU do not stand in for the usual ones.
+		"the read costs 1.133 against 1.081 writing",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text lacks %q:\n%s", want, got)
+		}
+	}
+	if got := wireGapText(rows[:4]); strings.Contains(got, "opened a second time") {
+		t.Errorf("speaks of peer-opened copies the run does not have: %s", got)
+	}
+}

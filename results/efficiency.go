@@ -11,6 +11,9 @@ import (
 // recorded them.
 type Efficiency struct {
 	Test, Engine, Direction, Part string
+	// Open is the IPC figures' ipc_open param: "peer_device_context" for
+	// copies with the peer's buffer opened on the peer's device.
+	Open string
 	Size                          uint64
 	Pairs                         int
 	// GBps is the median over pairs of the figures' medians.
@@ -32,7 +35,7 @@ type Efficiency struct {
 // entry per test, engine, direction and part, in the order the figures
 // come. Figures without traffic, with an error or failed data are left out.
 func LinkEfficiency(run *Run, size uint64) []Efficiency {
-	type key struct{ test, engine, dir, part string }
+	type key struct{ test, engine, dir, part, open string }
 	type acc struct {
 		gbps, wire, back []float64
 	}
@@ -51,7 +54,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 		if c.TxData == 0 {
 			continue
 		}
-		k := key{f.Test, f.Engine, f.Direction, f.Part}
+		k := key{f.Test, f.Engine, f.Direction, f.Part, f.Params["ipc_open"]}
 		a := accs[k]
 		if a == nil {
 			a = &acc{}
@@ -67,7 +70,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	out := make([]Efficiency, 0, len(order))
 	for _, k := range order {
 		a := accs[k]
-		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Size: size, Pairs: len(a.gbps),
+		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Open: k.open, Size: size, Pairs: len(a.gbps),
 			GBps: medianOf(a.gbps), Wire: medianOf(a.wire), Back: medianOf(a.back)}
 		e.WireGBps = e.GBps * e.Wire
 		out = append(out, e)
@@ -95,6 +98,9 @@ func (e Efficiency) Label() string {
 	}
 	if ipc {
 		l = "IPC " + l
+	}
+	if e.Open == "peer_device_context" {
+		l += " [opened on peer GPU]"
 	}
 	return l
 }

@@ -312,7 +312,7 @@ func (r *Run) MatrixSize() uint64 {
 }
 
 // ipcOnlyParams are the params that only figures across processes carry.
-var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping"}
+var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping", "ipc_open"}
 
 // SameProcessTwin returns the identity of the figure an IPC figure (test
 // ipc_*) repeats within one process: the test without its prefix, the params

@@ -232,8 +232,13 @@ func ipcSize(run *results.Run) uint64 {
 
 func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 	size := ipcSize(run)
+	// The matrices show the copies as one-GPU-per-process jobs make them;
+	// the copy engine with the peer's buffer opened on the peer's device is
+	// in the comparison below.
 	cross := func(test string, more func(f *results.Figure) bool) func(f *results.Figure) bool {
-		return func(f *results.Figure) bool { return f.Test == test && !ipcSameGPU(f) && more(f) }
+		return func(f *results.Figure) bool {
+			return f.Test == test && !ipcSameGPU(f) && f.Params["ipc_open"] == "" && more(f)
+		}
 	}
 	every := func(*results.Figure) bool { return true }
 	for _, t := range []struct{ test, title string }{
@@ -272,6 +277,9 @@ func ipcRowLabel(f *results.Figure) string {
 	}
 	if f.Test == "ipc_lat_chase" {
 		label += " " + bench.FormatBytes(f.Size)
+	}
+	if f.Params["ipc_open"] == "peer_device_context" {
+		label += " [opened on peer GPU]"
 	}
 	return label
 }
@@ -328,6 +336,7 @@ func printIPCComparison(w io.Writer, run *results.Run, ref *results.Run) {
 		return
 	}
 	fmt.Fprintln(w, "\nIPC against the same process (median): the same test, pair, size and engine, one process per GPU vs one process for both")
+	fmt.Fprintln(w, "[opened on peer GPU]: the copy engine again, the peer's buffer opened in the process's context on the peer's GPU and copied with cuMemcpyPeerAsync between the two contexts")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TEST\tPAIR\tIPC\tSAME PROCESS\tUNIT\tIPC − SAME\t")
 	for _, r := range rows {

@@ -56,8 +56,10 @@ func TestIPCCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !run.Simulated || !run.Complete || len(run.Figures) != 48 {
-			t.Errorf("simulated=%v complete=%v with %d figures, want a complete simulated run of 48", run.Simulated, run.Complete, len(run.Figures))
+		// 48 as one-GPU-per-process jobs copy, and 16 copy-engine figures
+		// again with the peer's buffer opened on the peer's GPU.
+		if !run.Simulated || !run.Complete || len(run.Figures) != 48+16 {
+			t.Errorf("simulated=%v complete=%v with %d figures, want a complete simulated run of 64", run.Simulated, run.Complete, len(run.Figures))
 		}
 		for _, f := range run.Figures {
 			if f.Error != "" {
@@ -85,7 +87,7 @@ func TestIPCCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit status %d (a failed child fails figures, not the run):\n%s", code, out)
 		}
-		if !strings.Contains(out, "2 figure(s) failed") || !strings.Contains(out, "exit status 3") {
+		if !strings.Contains(out, "4 figure(s) failed") || !strings.Contains(out, "exit status 3") || !strings.Contains(out, "[opened on peer GPU]") {
 			t.Errorf("the output does not report the crashed child:\n%s", out)
 		}
 	})
@@ -94,7 +96,9 @@ func TestIPCCommand(t *testing.T) {
 		file := filepath.Join(dir, "partial.json")
 		cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_write,ipc_ce_bidir", "-o", file)...)
 		// Rank 1 stops itself in its first bidirectional sample (pair 1→0,
-		// after its read and write; pair 0→1 is done by then).
+		// after its reads and writes, each twice: with the peer's buffer
+		// opened in its own context and on the peer's GPU; pair 0→1's 16
+		// figures are done by then).
 		cmd.Env = append(os.Environ(), bench.IPCFaultEnv+"=1:arm:stop")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -130,8 +134,8 @@ func TestIPCCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Complete || !strings.Contains(run.Stopped, "interrupted") || len(run.Figures) != 8+2 {
-			t.Errorf("complete=%v stopped=%q with %d figures, want an interrupted run with the 10 figures measured", run.Complete, run.Stopped, len(run.Figures))
+		if run.Complete || !strings.Contains(run.Stopped, "interrupted") || len(run.Figures) != 16+4 {
+			t.Errorf("complete=%v stopped=%q with %d figures, want an interrupted run with the 20 figures measured", run.Complete, run.Stopped, len(run.Figures))
 		}
 		if !strings.Contains(out.String(), "every child process was stopped") {
 			t.Errorf("the output does not say the children were stopped:\n%s", out.String())

@@ -375,7 +375,16 @@ func printFailures(w io.Writer, run *results.Run) {
 		if why == "" {
 			why = f.VerifyDetail
 		}
-		fmt.Fprintf(w, "  %s %s %d→%d %s: %s\n", f.Test, f.Engine, f.Src, f.Dst, bench.FormatBytes(f.Size), why)
+		what := f.Test + " " + f.Engine
+		for _, x := range []string{f.Direction, f.Part} {
+			if x != "" {
+				what += " " + x
+			}
+		}
+		if f.Params["ipc_open"] == "peer_device_context" {
+			what += " [opened on peer GPU]"
+		}
+		fmt.Fprintf(w, "  %s %d→%d %s: %s\n", what, f.Src, f.Dst, bench.FormatBytes(f.Size), why)
 	}
 }
 
