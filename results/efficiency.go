@@ -13,9 +13,9 @@ type Efficiency struct {
 	Test, Engine, Direction, Part string
 	// Open is the IPC figures' ipc_open param: "peer_device_context" for
 	// copies with the peer's buffer opened on the peer's device.
-	Open string
-	Size                          uint64
-	Pairs                         int
+	Open  string
+	Size  uint64
+	Pairs int
 	// GBps is the median over pairs of the figures' medians.
 	GBps float64
 	// Wire is the median over pairs of the raw bytes the links carried per
