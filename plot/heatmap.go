@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -64,7 +65,10 @@ func heatmapSpecs(ix *index) []heatmapSpec {
 	for _, rest := range []string{"ce_read", "ce_write", "sm_read", "sm_write"} {
 		if len(ix.byTest["ipc_"+rest]) > 0 {
 			t := testTitle(rest)
-			specs = append(specs, heatmapSpec{test: "ipc_" + rest, title: "Across processes (IPC): " + strings.ToLower(t[:1]) + t[1:]})
+			if len(t) > 1 && !unicode.IsUpper(rune(t[1])) {
+				t = strings.ToLower(t[:1]) + t[1:] // "copy engine …", but "SM kernel …"
+			}
+			specs = append(specs, heatmapSpec{test: "ipc_" + rest, title: "Across processes (IPC): " + t})
 		}
 	}
 	return specs

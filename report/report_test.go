@@ -173,7 +173,10 @@ func TestWireSection(t *testing.T) {
 }
 
 // TestReferenceRunFindings reads the committed 2× H200 run: its only
-// findings are the IPC both-ways reads, each explained by the NVLink counters.
+// findings are the IPC copies both ways where a copy engine reads from the
+// other GPU (reads with the peer's buffer opened in the process's own
+// context, writes with it opened on the peer's GPU), each explained by the
+// NVLink counters, and the reads name the copy that matches one process.
 func TestReferenceRunFindings(t *testing.T) {
 	run, err := results.Read(filepath.Join("..", "results", "h200x2", "all.json"))
 	if err != nil {
@@ -184,13 +187,18 @@ func TestReferenceRunFindings(t *testing.T) {
 		t.Fatal("no findings; the IPC both-ways reads should be one")
 	}
 	for _, f := range fs {
-		if f.Check != "ipc_slower" || !strings.HasPrefix(f.Subject, "ipc_ce_bidir read") {
+		onPeer := strings.HasSuffix(f.Subject, "ipc_open=peer_device_context")
+		read := strings.HasPrefix(f.Subject, "ipc_ce_bidir read")
+		if f.Check != "ipc_slower" || !strings.HasPrefix(f.Subject, "ipc_ce_bidir") || read == onPeer {
 			t.Errorf("unexpected finding %s", f)
 			continue
 		}
-		if !strings.Contains(f.Message, "NVLink counters: 1.134 raw bytes per payload byte across processes against 1.083") ||
+		if !strings.Contains(f.Message, "NVLink counters: 1.13") || !strings.Contains(f.Message, "against 1.08") ||
 			!strings.Contains(f.Message, "the links were as busy") {
 			t.Errorf("finding without the counters' explanation: %s", f)
+		}
+		if read && !strings.Contains(f.Message, "opened in the process's context on the peer's GPU") {
+			t.Errorf("finding without the copy that matches one process: %s", f)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func readCostText(find func(test, dir, part string) *results.Efficiency) string 
 			"no read requests show on the wire: as far as the counters tell, the driver moves an in-process peer copy the same way whichever context issues it.",
 			ceR.Wire, ceW.Wire)
 		if ipcR, ipcW, ok := extra("ipc_ce_bidir"); ok && ipcR.Wire > ceR.Wire*1.01 {
-			s += fmt.Sprintf(" Issued from another process (IPC), where only the destination's copy engine can do it, the read costs %.3f "+
+			s += fmt.Sprintf(" Issued from another process (IPC) with the peer's buffer opened in that process's own context, where the driver has only the destination's copy engine to do it, the read costs %.3f "+
 				"against %.3f writing, and moves %.1f GB/s per direction against %.1f in one process: the wire bytes predict %.1f%%, measured %.1f%%.",
 				ipcR.Wire, ipcW.Wire, ipcR.GBps, ceR.GBps, 100*ceR.Wire/ipcR.Wire, 100*ipcR.GBps/ceR.GBps)
 			if okSM {
