@@ -654,7 +654,7 @@ func (r *ipcRun) flowOf(p ipcPair, test, direction string, src, dst int, peerCtx
 	}
 	if x.PeerContext {
 		f.Params["copy_call"] = "cuMemcpyPeerAsync"
-		f.Params["ipc_open"] = "peer_device_context"
+		f.Params[results.ParamIPCOpen] = results.IPCOpenPeerDevice
 	}
 	return x, f
 }

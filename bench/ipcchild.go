@@ -674,10 +674,10 @@ func (c *ipcChild) peerContextOp(h *hostedRank, x xfer) (*hostedRank, transfer, 
 	if own == x.Dst {
 		src, srcCtx, dst, dstCtx = otherPtr, otherCtx, ownPtr, h.dv.ctx
 	}
-	ctx, dev, n := h.dv.ctx, h.dv.idx, x.Bytes
+	ctx, dev, peerDev, n := h.dv.ctx, h.dv.idx, otherCtx.Device(), x.Bytes
 	op := func(s cuda.Stream) error {
 		if err := ctx.MemcpyPeerAsync(dst, dstCtx, src, srcCtx, n, s); err != nil {
-			return fmt.Errorf("cuMemcpyPeerAsync on device %d (the peer's buffer opened in a context on device %d): %w", dev, srcCtx.Device()+dstCtx.Device()-dev, err)
+			return fmt.Errorf("cuMemcpyPeerAsync on device %d (the peer's buffer opened in a context on device %d): %w", dev, peerDev, err)
 		}
 		return nil
 	}

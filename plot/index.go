@@ -28,7 +28,7 @@ func newIndex(run *results.Run) *index {
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Params["ipc_open"] != "" {
+		if f.OpenedOnPeerGPU() {
 			// IPC copies with the peer's buffer opened on the peer's
 			// device repeat a test's pairs; the figures draw the copies
 			// one-GPU-per-process jobs make (the report tabulates both).

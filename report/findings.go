@@ -131,7 +131,7 @@ func figureName(f *results.Figure) string {
 		parts = append(parts, f.Part)
 	}
 	parts = append(parts, pairName(f.Src, f.Dst), results.FormatBytes(f.Size))
-	for _, k := range []string{"op", "contended", "working_set", "measure", "ipc_open"} {
+	for _, k := range []string{"op", "contended", "working_set", "measure", results.ParamIPCOpen} {
 		if v := f.Params[k]; v != "" {
 			parts = append(parts, k+"="+v)
 		}
@@ -367,7 +367,7 @@ func ipcSlower(run *results.Run) []Finding {
 	// usual IPC copy is the slower one.
 	onPeer := map[string]*results.Figure{}
 	for i := range run.Figures {
-		if f := &run.Figures[i]; f.Params["ipc_open"] != "" {
+		if f := &run.Figures[i]; f.OpenedOnPeerGPU() {
 			if twin, ok := f.SameProcessTwin(); ok {
 				onPeer[twin.Key()] = f
 			}
@@ -406,7 +406,7 @@ func ipcSlower(run *results.Run) []Finding {
 					}
 				}
 			}
-			if alt := onPeer[twin.Key()]; alt != nil && f.Params["ipc_open"] == "" {
+			if alt := onPeer[twin.Key()]; alt != nil && !f.OpenedOnPeerGPU() {
 				if a, ok := alt.Value(); ok {
 					msg += fmt.Sprintf(". With the peer's buffer opened in the process's context on the peer's GPU (cuMemcpyPeerAsync between the two contexts), "+
 						"the same copy moved %s %s (%.1f%% of one process)", fmtGBps(a), alt.Unit, 100*a/w)

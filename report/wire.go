@@ -54,7 +54,7 @@ func wireGapText(rows []results.Efficiency) string {
 	}
 	onPeer := func(test, dir, part string) *results.Efficiency {
 		for i := range rows {
-			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part && rows[i].Open == "peer_device_context" {
+			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part && rows[i].Open == results.IPCOpenPeerDevice {
 				return &rows[i]
 			}
 		}

@@ -11,7 +11,7 @@ import (
 // recorded them.
 type Efficiency struct {
 	Test, Engine, Direction, Part string
-	// Open is the IPC figures' ipc_open param: "peer_device_context" for
+	// Open is the IPC figures' ParamIPCOpen: IPCOpenPeerDevice for
 	// copies with the peer's buffer opened on the peer's device.
 	Open  string
 	Size  uint64
@@ -54,7 +54,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 		if c.TxData == 0 {
 			continue
 		}
-		k := key{f.Test, f.Engine, f.Direction, f.Part, f.Params["ipc_open"]}
+		k := key{f.Test, f.Engine, f.Direction, f.Part, f.Params[ParamIPCOpen]}
 		a := accs[k]
 		if a == nil {
 			a = &acc{}
@@ -99,7 +99,7 @@ func (e Efficiency) Label() string {
 	if ipc {
 		l = "IPC " + l
 	}
-	if e.Open == "peer_device_context" {
+	if e.Open == IPCOpenPeerDevice {
 		l += " [opened on peer GPU]"
 	}
 	return l

@@ -311,8 +311,21 @@ func (r *Run) MatrixSize() uint64 {
 	return best
 }
 
+// ParamIPCOpen is the param of IPC copy-engine figures that says where the
+// peer's buffer was opened: IPCOpenPeerDevice for the issuing process's
+// context on the peer's GPU; absent for its own context, as one-GPU-per-
+// process jobs open it.
+const (
+	ParamIPCOpen      = "ipc_open"
+	IPCOpenPeerDevice = "peer_device_context"
+)
+
+// OpenedOnPeerGPU reports whether f is an IPC copy with the peer's buffer
+// opened in the issuing process's context on the peer's GPU.
+func (f Figure) OpenedOnPeerGPU() bool { return f.Params[ParamIPCOpen] == IPCOpenPeerDevice }
+
 // ipcOnlyParams are the params that only figures across processes carry.
-var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping", "ipc_open"}
+var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping", ParamIPCOpen}
 
 // SameProcessTwin returns the identity of the figure an IPC figure (test
 // ipc_*) repeats within one process: the test without its prefix, the params

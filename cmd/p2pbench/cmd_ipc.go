@@ -237,7 +237,7 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 	// in the comparison below.
 	cross := func(test string, more func(f *results.Figure) bool) func(f *results.Figure) bool {
 		return func(f *results.Figure) bool {
-			return f.Test == test && !ipcSameGPU(f) && f.Params["ipc_open"] == "" && more(f)
+			return f.Test == test && !ipcSameGPU(f) && !f.OpenedOnPeerGPU() && more(f)
 		}
 	}
 	every := func(*results.Figure) bool { return true }
@@ -278,7 +278,7 @@ func ipcRowLabel(f *results.Figure) string {
 	if f.Test == "ipc_lat_chase" {
 		label += " " + bench.FormatBytes(f.Size)
 	}
-	if f.Params["ipc_open"] == "peer_device_context" {
+	if f.OpenedOnPeerGPU() {
 		label += " [opened on peer GPU]"
 	}
 	return label

@@ -99,13 +99,17 @@ func options(c *cli.Context, command string, s *session) (bench.Options, error) 
 				skipped = append(skipped, t)
 			}
 		}
+		need := "need"
+		if len(skipped) == 1 {
+			need = "needs"
+		}
 		if len(skipped) == len(tests) {
-			return o, usageError{fmt.Errorf("%s need%s two devices, and only device %d is selected (see --devices)",
-				strings.Join(skipped, ", "), map[bool]string{true: "s", false: ""}[len(skipped) == 1], s.devices[0])}
+			return o, usageError{fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
+				strings.Join(skipped, ", "), need, s.devices[0])}
 		}
 		if len(skipped) > 0 {
-			fmt.Fprintf(os.Stderr, "p2pbench: note: only device %d is selected; skipping %s, which need%s two devices\n",
-				s.devices[0], strings.Join(skipped, ", "), map[bool]string{true: "s", false: ""}[len(skipped) == 1])
+			fmt.Fprintf(os.Stderr, "p2pbench: note: only device %d is selected; skipping %s, which %s two devices\n",
+				s.devices[0], strings.Join(skipped, ", "), need)
 		}
 	}
 	if command == "bw" || command == "all" {

@@ -381,7 +381,7 @@ func printFailures(w io.Writer, run *results.Run) {
 				what += " " + x
 			}
 		}
-		if f.Params["ipc_open"] == "peer_device_context" {
+		if f.OpenedOnPeerGPU() {
 			what += " [opened on peer GPU]"
 		}
 		fmt.Fprintf(w, "  %s %d→%d %s: %s\n", what, f.Src, f.Dst, bench.FormatBytes(f.Size), why)
