@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -23,7 +24,7 @@ func observed(err error) string {
 // It leaves peer access between the devices as it found it. Devices must hold
 // at least two indices; the first pair with peer access is used for the
 // enable/disable cases, and a pair without it (if any) for the unsupported case.
-func Conformance(drv Driver, devs []int) ([]results.ConformanceCase, error) {
+func Conformance(drv gpu.Driver, devs []int) ([]results.ConformanceCase, error) {
 	var cases []results.ConformanceCase
 	add := func(name, call string, src, dst int, documented string, err error, note string) {
 		obs := observed(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -48,7 +49,7 @@ type Options struct {
 	Trace func(step string, took time.Duration)
 	// Monitor, when set, gives the NVLink counters that bandwidth figures
 	// between two devices record (results.Figure.Traffic).
-	Monitor Monitor
+	Monitor gpu.Monitor
 }
 
 // DefaultSize is the transfer size of the pairwise matrices.
@@ -96,7 +97,7 @@ func (e *Engine) resolveSM() {
 
 // Engine runs tests on a driver and appends what it measures to a results.Run.
 type Engine struct {
-	drv   Driver
+	drv   gpu.Driver
 	opt   Options
 	peers *Peers
 	devs  map[int]*device
@@ -118,7 +119,7 @@ type Engine struct {
 // device is one GPU's resources for the run.
 type device struct {
 	idx  int
-	ctx  Context
+	ctx  gpu.Context
 	info cuda.DeviceInfo
 	mods map[string]cuda.Module
 	fns  map[string]cuda.Function
@@ -139,7 +140,7 @@ type device struct {
 }
 
 // NewEngine prepares an engine; nothing is allocated until Run.
-func NewEngine(drv Driver, opt Options) *Engine {
+func NewEngine(drv gpu.Driver, opt Options) *Engine {
 	opt.setDefaults()
 	e := &Engine{drv: drv, opt: opt, peers: NewPeers(), devs: map[int]*device{}, seed: 0x5eed}
 	e.traffic = newTrafficMeter(opt.Monitor, e.busID, e.note)

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/bench/sim"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -33,7 +34,7 @@ func simRun(t *testing.T, machine string, opt bench.Options, simOpts ...sim.Opti
 		opt.Samples = 3
 	}
 	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, Start: time.Now(), Verify: opt.Verify}
-	env, topo, err := bench.Discover(drv, bench.ModelMonitor(drv), opt.Devices)
+	env, topo, err := bench.Discover(drv, drv.Monitor(), opt.Devices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestPeersRecoverFromTooManyPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drv.Close()
-	ctx := func(d int) bench.Context {
+	ctx := func(d int) gpu.Context {
 		c, err := drv.Context(d)
 		if err != nil {
 			t.Fatal(err)

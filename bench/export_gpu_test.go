@@ -4,12 +4,13 @@ package bench
 
 import (
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 // FillCopyCheck fills n bytes at src (on a's device) with a pattern, copies
 // them to dst (on b's), overwrites the word at byte corrupt when corrupt ≥ 0,
 // and runs the GPU check on dst: the engine's own verification path.
-func FillCopyCheck(drv Driver, a, b Context, src, dst cuda.DevicePtr, n uint64, corrupt int64) (err error) {
+func FillCopyCheck(drv gpu.Driver, a, b gpu.Context, src, dst cuda.DevicePtr, n uint64, corrupt int64) (err error) {
 	e := NewEngine(drv, Options{})
 	defer func() {
 		if terr := e.teardown(); err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -56,7 +57,7 @@ type IPCOptions struct {
 	Progress func(done, total int, step string)
 	// Monitor, when set, gives the NVLink counters that bandwidth figures
 	// between two devices record.
-	Monitor Monitor
+	Monitor gpu.Monitor
 
 	// afterMap, set by tests, sees the children once they have mapped each
 	// other; trace sees every request a child answered, as it is answered.
@@ -159,7 +160,7 @@ type ipcPair struct {
 // No child outlives RunIPC, nor a parent killed meanwhile (the children die
 // with the thread that started them: do not call RunIPC from a goroutine
 // locked to its thread that ends before the run).
-func RunIPC(ctx context.Context, drv Driver, opt IPCOptions, run *results.Run) error {
+func RunIPC(ctx context.Context, drv gpu.Driver, opt IPCOptions, run *results.Run) error {
 	if err := opt.prepare(); err != nil {
 		return err
 	}

@@ -14,17 +14,18 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 // openGPUs opens the real driver and skips without two GPUs.
-func openGPUs(t *testing.T) bench.Driver {
+func openGPUs(t *testing.T) gpu.Driver {
 	t.Helper()
 	d, err := cuda.Open()
 	if err != nil {
 		t.Skipf("no CUDA driver: %v", err)
 	}
-	drv := bench.NewCUDADriver(d)
+	drv := gpu.NewCUDADriver(d)
 	t.Cleanup(func() { drv.Close() })
 	if n, err := drv.DeviceCount(); err != nil || n < 2 {
 		t.Skipf("two GPUs needed (%d, %v)", n, err)
@@ -42,7 +43,7 @@ func openGPUs(t *testing.T) bench.Driver {
 // the wire bytes per payload byte predict, within 1%.
 func TestGPUIPC(t *testing.T) {
 	drv := openGPUs(t)
-	mon, err := bench.OpenNVML()
+	mon, err := gpu.OpenNVML()
 	if err != nil {
 		t.Logf("no NVML (%v): payload only", err)
 		mon = nil

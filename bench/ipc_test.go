@@ -19,8 +19,9 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/bench/sim"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -45,7 +46,7 @@ func serveIPCHelper(args []string) int {
 			machine = args[i+1]
 		}
 	}
-	var drv bench.Driver
+	var drv gpu.Driver
 	if machine != "" {
 		d, err := sim.New(machine)
 		if err != nil {
@@ -59,7 +60,7 @@ func serveIPCHelper(args []string) int {
 			fmt.Fprintln(os.Stderr, "ipc helper:", err)
 			return 2
 		}
-		drv = bench.NewCUDADriver(d)
+		drv = gpu.NewCUDADriver(d)
 	}
 	defer drv.Close()
 	conn, err := bench.IPCChildConn()
@@ -94,7 +95,7 @@ func helperCommand(t *testing.T, machine string) []string {
 type ipcHarness struct {
 	t    *testing.T
 	opt  bench.IPCOptions
-	drv  bench.Driver
+	drv  gpu.Driver
 	mu   sync.Mutex
 	kids []bench.IPCChildInfo
 	ops  []string // "rank:op" of every answered request, in order

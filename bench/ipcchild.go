@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -47,7 +48,7 @@ func IPCChildConn() (net.Conn, error) {
 // requests on conn, driving its device through drv, until the parent says
 // exit (it returns nil), the channel closes (ErrIPCParentGone), or ctx ends.
 // The protocol is described in ipcproto.go.
-func ServeIPCChild(ctx context.Context, drv Driver, conn net.Conn) error {
+func ServeIPCChild(ctx context.Context, drv gpu.Driver, conn net.Conn) error {
 	fault, err := parseIPCFaults(os.Getenv(IPCFaultEnv))
 	if err != nil {
 		return err
@@ -91,7 +92,7 @@ func ServeIPCChild(ctx context.Context, drv Driver, conn net.Conn) error {
 
 // ipcChild is the state of one child process.
 type ipcChild struct {
-	drv    Driver
+	drv    gpu.Driver
 	sim    bool
 	rank   int
 	opt    Options
@@ -130,7 +131,7 @@ type importedRank struct {
 	// onPeer are the rank's buffers opened in this process's context on
 	// the rank's own device (peerCtx), for PeerContext copies; opened on
 	// first use, each once, closed with the rest.
-	peerCtx Context
+	peerCtx gpu.Context
 	onPeer  map[string]cuda.DevicePtr
 }
 
@@ -467,7 +468,7 @@ func (c *ipcChild) importRank(p ipcPeer, exports []ipcExport, event cuda.IpcEven
 
 // close closes every mapping of imp (cuIpcCloseMemHandle) and its event; it
 // returns how many mappings it closed.
-func (imp *importedRank) close(ctx Context) (int, error) {
+func (imp *importedRank) close(ctx gpu.Context) (int, error) {
 	var errs []error
 	n := 0
 	for name, p := range imp.bufs {
@@ -691,7 +692,7 @@ func (c *ipcChild) peerContextOp(h *hostedRank, x xfer) (*hostedRank, transfer, 
 // and the handle is opened there once. On a simulated driver the other
 // rank is hosted in this process (a stand-in, or this process's own rank
 // when a stand-in issues): its buffer is used as it is.
-func (c *ipcChild) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.DevicePtr, Context, error) {
+func (c *ipcChild) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.DevicePtr, gpu.Context, error) {
 	if st := c.hosted[ref.Rank]; c.sim && st != nil {
 		p, err := c.ptr(ref.Rank, ref, bytes)
 		if err == nil {
@@ -736,7 +737,7 @@ func (c *ipcChild) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.D
 
 // enableBothWays enables peer access between h's context and pc, both ways,
 // with h's engine keeping track (it disables what it enabled at the end).
-func (c *ipcChild) enableBothWays(h *hostedRank, pc Context) error {
+func (c *ipcChild) enableBothWays(h *hostedRank, pc gpu.Context) error {
 	if h.eng.peers.Enabled(h.dv.idx, pc.Device()) && h.eng.peers.Enabled(pc.Device(), h.dv.idx) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -385,7 +386,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *device) {
 			}
 			e.add(dev)
 		}
-		herr := d.ctx.Do(func(c Context) error {
+		herr := d.ctx.Do(func(c gpu.Context) error {
 			st := d.streams[0]
 			for i := 0; i < copyLatSamples+5; i++ {
 				t0 := time.Now()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 // PairError is a failure on one ordered device pair. It names the pair and
@@ -39,18 +40,18 @@ type Peers struct {
 	// foundOn marks pairs that were already enabled when first asked for;
 	// they are left enabled at the end, as found.
 	foundOn map[[2]int]bool
-	ctxs    map[int]Context
+	ctxs    map[int]gpu.Context
 	// Evictions counts TOO_MANY_PEERS recoveries, for the run's notes.
 	Evictions int
 }
 
 // NewPeers returns an empty peer-access tracker.
 func NewPeers() *Peers {
-	return &Peers{order: map[int][]int{}, holds: map[[2]int]int{}, foundOn: map[[2]int]bool{}, ctxs: map[int]Context{}}
+	return &Peers{order: map[int][]int{}, holds: map[[2]int]int{}, foundOn: map[[2]int]bool{}, ctxs: map[int]gpu.Context{}}
 }
 
 // Enable makes acc able to access peer's memory and holds the pair until Release.
-func (p *Peers) Enable(acc, peer Context) error {
+func (p *Peers) Enable(acc, peer gpu.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a, b := acc.Device(), peer.Device()
@@ -92,7 +93,7 @@ func (p *Peers) Enable(acc, peer Context) error {
 // Release drops one hold on the pair. A pair nobody holds stays enabled but
 // idle: the first candidate to make room on TOO_MANY_PEERS, and disabled by
 // DisableIdle.
-func (p *Peers) Release(acc, peer Context) {
+func (p *Peers) Release(acc, peer gpu.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := [2]int{acc.Device(), peer.Device()}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 )
 
@@ -136,7 +137,7 @@ func (e *Engine) timeTransfers(ctx context.Context, ts []transfer, tm timing, sa
 // enqueueSample puts one sample of t on stream s: the latch (unless t is
 // unlatched), the warm-up, t's preparation, the start event, the timed
 // repetitions and the end event. It runs on dv's thread (c is dv's context).
-func enqueueSample(c Context, dv *device, t transfer, s cuda.Stream, start, end cuda.Event, latch cuda.Function, status int, timeout uint64, tm timing) error {
+func enqueueSample(c gpu.Context, dv *device, t transfer, s cuda.Stream, start, end cuda.Event, latch cuda.Function, status int, timeout uint64, tm timing) error {
 	if !t.unlatched {
 		args := kernels.LatchArgs{
 			Flag:      uint64(dv.latch.Device),
@@ -218,7 +219,7 @@ func (e *Engine) sampleOnce(ts []transfer, slots []slot, devs []*device, tm timi
 		}
 		// One hop to the device's thread for the whole sample: hundreds of
 		// small operations are enqueued without a thread switch each.
-		err = dv.ctx.Do(func(c Context) error {
+		err = dv.ctx.Do(func(c gpu.Context) error {
 			return enqueueSample(c, dv, t, s, start, end, latch, status, timeout, tm)
 		})
 		if err != nil {

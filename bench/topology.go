@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 // SelectDevices checks a device selection against the machine; an empty
 // selection means every device.
-func SelectDevices(drv Driver, want []int) ([]int, error) {
+func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 	n, err := drv.DeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("counting devices: %w", err)
@@ -104,7 +105,7 @@ func NormalizeBusID(s string) string {
 // every ordered pair, and NVLink details when mon is not nil. Problems that
 // leave the picture incomplete but usable come back as notes in the result;
 // only a failure to describe a device is an error.
-func Discover(drv Driver, mon Monitor, devs []int) (results.Environment, *results.Topology, error) {
+func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment, *results.Topology, error) {
 	var env results.Environment
 	v, err := drv.DriverVersion()
 	if err != nil {
@@ -254,7 +255,7 @@ func pairLinks(all []results.DeviceLinks, s, d int) (int, float64) {
 
 // ReadStates reads every device's clocks and temperature; devices NVML cannot
 // read are left out.
-func ReadStates(mon Monitor, devs []results.Device) []results.DeviceState {
+func ReadStates(mon gpu.Monitor, devs []results.Device) []results.DeviceState {
 	if mon == nil {
 		return nil
 	}

@@ -1,9 +1,9 @@
 package bench
 
 import (
-	"fmt"
 	"sync"
 
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -16,7 +16,7 @@ const trafficMinSize = 1 << 20
 // and after it is measured (Monitor.Traffic). A device whose counters cannot
 // be read is not asked again, and the first such failure is noted once.
 type trafficMeter struct {
-	mon  Monitor
+	mon  gpu.Monitor
 	bus  func(dev int) string
 	note func(format string, args ...any)
 
@@ -25,7 +25,7 @@ type trafficMeter struct {
 	noted  bool
 }
 
-func newTrafficMeter(mon Monitor, bus func(dev int) string, note func(format string, args ...any)) *trafficMeter {
+func newTrafficMeter(mon gpu.Monitor, bus func(dev int) string, note func(format string, args ...any)) *trafficMeter {
 	if mon == nil {
 		return nil
 	}
@@ -115,6 +115,3 @@ func attachTraffic(figs []results.Figure, w *trafficWindow, t *results.LinkTraff
 		}
 	}
 }
-
-// errNoCounters is the answer of a Monitor without NVLink counters.
-var errNoCounters = fmt.Errorf("no NVLink counters")

@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/bench/sim"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 // countingMonitor's counters advance by a fixed step at every reading, so
 // every window of two readings holds exactly one step; device fail has none.
 type countingMonitor struct {
-	bench.Monitor // only Traffic is called
-	mu            sync.Mutex
-	reads         map[int]uint64
-	fail          int
+	gpu.Monitor // only Traffic is called
+	mu          sync.Mutex
+	reads       map[int]uint64
+	fail        int
 }
 
 var trafficStep = results.LinkCounts{TxData: 1000, TxRaw: 1127, RxData: 10, RxRaw: 20}
@@ -38,7 +39,7 @@ func (m *countingMonitor) Traffic(dev int, busID string) (results.LinkCounts, er
 	return results.LinkCounts{TxData: n * trafficStep.TxData, TxRaw: n * trafficStep.TxRaw, RxData: n * trafficStep.RxData, RxRaw: n * trafficStep.RxRaw}, nil
 }
 
-func trafficRun(t *testing.T, mon bench.Monitor) (*results.Run, []string) {
+func trafficRun(t *testing.T, mon gpu.Monitor) (*results.Run, []string) {
 	t.Helper()
 	drv, err := sim.New("h200x2")
 	if err != nil {

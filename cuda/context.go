@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/p2pbench/p2pbench/cuda/internal/dl"
+	"github.com/p2pbench/p2pbench/internal/dl"
 )
 
 // Context is one device's primary context, bound to an OS thread of its own.

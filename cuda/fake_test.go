@@ -9,7 +9,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/cuda/internal/fakelib"
+	"github.com/p2pbench/p2pbench/internal/fakelib"
 )
 
 // The fake libcuda (testdata/fakecuda.c) is built once per test binary, in

@@ -13,8 +13,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/bench/sim"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -194,7 +195,7 @@ func ipcChildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var drv bench.Driver
+	var drv gpu.Driver
 	if m := c.String("simulate"); m != "" {
 		d, err := sim.New(m)
 		if err != nil {
@@ -208,7 +209,7 @@ func ipcChildAction(c *cli.Context) error {
 			conn.Close()
 			return err
 		}
-		drv = bench.NewCUDADriver(d)
+		drv = gpu.NewCUDADriver(d)
 	}
 	defer drv.Close()
 	return bench.ServeIPCChild(c.Context, drv, conn)

@@ -11,8 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/bench/sim"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -25,8 +26,8 @@ var (
 
 // session is an opened driver with its optional monitor and selected devices.
 type session struct {
-	drv     bench.Driver
-	mon     bench.Monitor
+	drv     gpu.Driver
+	mon     gpu.Monitor
 	devices []int
 	sim     string
 }
@@ -53,7 +54,7 @@ func openSession(c *cli.Context) (*session, error) {
 		if err != nil {
 			return nil, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", s.sim, strings.Join(sim.Machines(), ", "))}
 		}
-		s.drv, s.mon = d, bench.ModelMonitor(d)
+		s.drv, s.mon = d, d.Monitor()
 	} else {
 		d, err := cuda.Open()
 		if err != nil {
@@ -62,8 +63,8 @@ func openSession(c *cli.Context) (*session, error) {
 			}
 			return nil, err
 		}
-		s.drv = bench.NewCUDADriver(d)
-		if m, err := bench.OpenNVML(); err == nil {
+		s.drv = gpu.NewCUDADriver(d)
+		if m, err := gpu.OpenNVML(); err == nil {
 			s.mon = m
 		}
 	}

@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 // CanAccessPeer is cuDeviceCanAccessPeer; a device never reports access to
@@ -76,7 +76,7 @@ func (d *Driver) LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, o
 // for a pair without P2P and for the context itself (the documentation says
 // INVALID_CONTEXT there; hardware.md), ALREADY_ENABLED on a second enable,
 // TOO_MANY_PEERS past WithPeerLimit.
-func (c *devContext) EnablePeerAccess(peer bench.Context, flags uint32) error {
+func (c *devContext) EnablePeerAccess(peer gpu.Context, flags uint32) error {
 	d := c.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -115,7 +115,7 @@ func (c *devContext) addPeer(dev int, call string) error {
 
 // DisablePeerAccess is cuCtxDisablePeerAccess: PEER_ACCESS_NOT_ENABLED when
 // access from this context to peer was never enabled.
-func (c *devContext) DisablePeerAccess(peer bench.Context) error {
+func (c *devContext) DisablePeerAccess(peer gpu.Context) error {
 	d := c.d
 	d.mu.Lock()
 	defer d.mu.Unlock()

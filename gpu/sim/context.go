@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 // devContext is a device's primary context.
@@ -33,7 +33,7 @@ func newContext(d *Driver, dev int) *devContext {
 func (c *devContext) Device() int { return c.dev }
 
 // Do runs fn with this context; the simulator has no threads to hop.
-func (c *devContext) Do(fn func(c bench.Context) error) error { return fn(c) }
+func (c *devContext) Do(fn func(c gpu.Context) error) error { return fn(c) }
 
 // usable is the check at the top of every call: DEINITIALIZED after Close,
 // the sticky error of a poisoned context.
@@ -70,8 +70,8 @@ func (c *devContext) takeError(call string) error {
 	return nil
 }
 
-// ctxOf returns the simulator context behind a bench.Context of this driver.
-func (d *Driver) ctxOf(x bench.Context) (*devContext, bool) {
+// ctxOf returns the simulator context behind a gpu.Context of this driver.
+func (d *Driver) ctxOf(x gpu.Context) (*devContext, bool) {
 	c, ok := x.(*devContext)
 	if !ok || c == nil || c.d != d {
 		return nil, false

@@ -7,13 +7,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 var (
-	_ bench.Driver  = (*Driver)(nil)
-	_ bench.Context = (*devContext)(nil)
+	_ gpu.Driver    = (*Driver)(nil)
+	_ gpu.Context   = (*devContext)(nil)
 	_ LinkReporter  = (*Driver)(nil)
 	_ StateReporter = (*Driver)(nil)
 )
@@ -32,7 +32,7 @@ type StateReporter interface {
 	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
 }
 
-// Driver is a whole simulated machine behind the bench.Driver interface.
+// Driver is a whole simulated machine behind the gpu.Driver interface.
 // All state sits behind one mutex: contexts may be used from any goroutine.
 type Driver struct {
 	mu sync.Mutex
@@ -237,7 +237,7 @@ func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
 }
 
 // Context returns device dev's primary context, created on first use.
-func (d *Driver) Context(dev int) (bench.Context, error) {
+func (d *Driver) Context(dev int) (gpu.Context, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.check("cuDevicePrimaryCtxRetain", dev); err != nil {

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 // freed reports memory freed after the op touching it was enqueued.
@@ -99,7 +99,7 @@ func (c *devContext) MemcpyAsync(dst, src cuda.DevicePtr, bytes uint64, s cuda.S
 // MemcpyPeerAsync is cuMemcpyPeerAsync issued in this context. dst must be
 // memory of dstCtx and src of srcCtx (INVALID_VALUE otherwise). Without peer
 // access it still works, staged through host memory, as the real one does.
-func (c *devContext) MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx bench.Context, src cuda.DevicePtr, srcCtx bench.Context, bytes uint64, s cuda.Stream) error {
+func (c *devContext) MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx gpu.Context, src cuda.DevicePtr, srcCtx gpu.Context, bytes uint64, s cuda.Stream) error {
 	d := c.d
 	d.mu.Lock()
 	defer d.mu.Unlock()

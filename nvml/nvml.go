@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/p2pbench/p2pbench/cuda/internal/dl"
+	"github.com/p2pbench/p2pbench/internal/dl"
 )
 
 // LibraryEnv names the environment variable that overrides the path of

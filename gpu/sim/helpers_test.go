@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 )
 
@@ -17,7 +17,7 @@ import (
 type rig struct {
 	t    testing.TB
 	d    *Driver
-	ctx  []bench.Context
+	ctx  []gpu.Context
 	mods map[int]map[string]cuda.Module
 	fns  map[int]map[string]cuda.Function
 }

@@ -1,6 +1,13 @@
-package bench
+package gpu
 
-import "github.com/p2pbench/p2pbench/results"
+import (
+	"errors"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// ErrNoCounters is the answer of a Monitor without NVLink counters.
+var ErrNoCounters = errors.New("no NVLink counters")
 
 // Monitor is the optional source of what the driver API does not tell:
 // NVLink details, clocks, temperature and power (NVML on real machines, the

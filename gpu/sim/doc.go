@@ -1,5 +1,5 @@
 // Package sim is a simulated CUDA driver: whole multi-GPU machines behind
-// the bench.Driver interface, for the engine's tests and for --simulate.
+// the gpu.Driver interface, for the engine's tests and for --simulate.
 //
 // New("h200x2") is the 2× H200 machine of hardware.md; "dgx-h100" eight
 // H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one pair

@@ -12,8 +12,8 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/p2pbench/p2pbench/cuda/internal/fakelib"
-	"github.com/p2pbench/p2pbench/cuda/nvml"
+	"github.com/p2pbench/p2pbench/internal/fakelib"
+	"github.com/p2pbench/p2pbench/nvml"
 )
 
 var fakes = &fakelib.Set{Src: "testdata/fakenvml.c", LibName: "libnvidia-ml.so.1"}

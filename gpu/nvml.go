@@ -1,7 +1,7 @@
-package bench
+package gpu
 
 import (
-	"github.com/p2pbench/p2pbench/cuda/nvml"
+	"github.com/p2pbench/p2pbench/nvml"
 	"github.com/p2pbench/p2pbench/results"
 )
 

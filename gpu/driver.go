@@ -1,12 +1,17 @@
-// Package bench is the measurement engine of p2pbench: topology discovery,
-// pairwise peer access, latch-and-event timing, the bandwidth, latency,
-// atomic and IPC tests, verification and statistics.
-package bench
+// Package gpu is what measuring needs of a machine: the Driver and Context
+// interfaces (the CUDA driver API calls p2pbench makes) and the Monitor
+// interface (what NVML adds: links, clocks, counters), with their adapters to
+// the real bindings in package cuda and package nvml. The simulated machines
+// in gpu/sim implement the same interfaces.
+//
+// It imports cuda, nvml and results (for the shapes a Monitor returns); the
+// measuring packages (internal/measure, bench, ipc) import it.
+package gpu
 
 import "github.com/p2pbench/p2pbench/cuda"
 
-// Driver is what bench needs of the CUDA driver. The real binding (through
-// CUDADriver) and the simulator in bench/sim implement it.
+// Driver is what measuring needs of the CUDA driver. The real binding
+// (through CUDADriver) and the simulator in gpu/sim implement it.
 //
 // Device-level queries may be called from any goroutine. Everything that needs
 // a current context goes through a Context.

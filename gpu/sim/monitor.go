@@ -1,30 +1,17 @@
-package bench
+package sim
 
 import (
 	"fmt"
 
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// machineModel is what a simulated driver tells about its machine beyond the
-// driver API: links between devices and device state.
-type machineModel interface {
-	Driver
-	LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool)
-	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
-}
+// Monitor returns the machine's gpu.Monitor: its links and device state
+// from the machine description; it has no NVLink counters.
+func (d *Driver) Monitor() gpu.Monitor { return modelMonitor{d} }
 
-// ModelMonitor returns the Monitor of a simulated driver, or nil when drv
-// describes no links.
-func ModelMonitor(drv Driver) Monitor {
-	m, ok := drv.(machineModel)
-	if !ok {
-		return nil
-	}
-	return modelMonitor{m}
-}
-
-type modelMonitor struct{ m machineModel }
+type modelMonitor struct{ m *Driver }
 
 func (mm modelMonitor) DriverRelease() (string, error) { return "simulated", nil }
 func (mm modelMonitor) Close() error                   { return nil }
@@ -64,5 +51,5 @@ func (mm modelMonitor) State(dev int, busID string) (results.DeviceState, error)
 
 // Traffic: the simulator models no NVLink counters.
 func (mm modelMonitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
-	return results.LinkCounts{}, fmt.Errorf("simulated machine: %w", errNoCounters)
+	return results.LinkCounts{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoCounters)
 }

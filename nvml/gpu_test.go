@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/cuda/nvml"
+	"github.com/p2pbench/p2pbench/nvml"
 )
 
 func init() {

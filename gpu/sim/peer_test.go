@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 )
 
 func TestMachines(t *testing.T) {
@@ -242,5 +242,5 @@ func TestClosed(t *testing.T) {
 			t.Errorf("%s after Close: %v", name, err)
 		}
 	}
-	var _ bench.Driver = d
+	var _ gpu.Driver = d
 }
