@@ -3,14 +3,16 @@ package results
 import (
 	"slices"
 	"sort"
-	"strings"
 )
 
 // Efficiency is what the NVLink counters say about one kind of bandwidth
 // figure (a test, direction and part at one size), over the pairs that
 // recorded them.
 type Efficiency struct {
-	Test, Engine, Direction, Part string
+	Test      Test
+	Engine    Engine
+	Direction Direction
+	Part      Part
 	// Open is the IPC figures' ParamIPCOpen: IPCOpenPeerDevice for
 	// copies with the peer's buffer opened on the peer's device.
 	Open  string
@@ -35,7 +37,13 @@ type Efficiency struct {
 // entry per test, engine, direction and part, in the order the figures
 // come. Figures without traffic, with an error or failed data are left out.
 func LinkEfficiency(run *Run, size uint64) []Efficiency {
-	type key struct{ test, engine, dir, part, open string }
+	type key struct {
+		test   Test
+		engine Engine
+		dir    Direction
+		part   Part
+		open   string
+	}
 	type acc struct {
 		gbps, wire, back []float64
 	}
@@ -43,12 +51,12 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	accs := map[key]*acc{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Traffic == nil || f.Size != size || f.Stats == nil || f.Error != "" || f.Verify == VerifyFailed || f.Part == "total" || f.Unit != UnitGBps {
+		if f.Traffic == nil || f.Size != size || f.Stats == nil || f.Error != "" || f.Verify == VerifyFailed || f.Part == PartTotal || f.Unit != UnitGBps {
 			continue
 		}
 		c := f.Traffic.Src // the device the data left
 		other := f.Traffic.Dst
-		if f.Part == "reverse" {
+		if f.Part == PartReverse {
 			c, other = other, c
 		}
 		if c.TxData == 0 {
@@ -81,23 +89,15 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 // Label names the row for a reader: "SM read", "CE both ways, reading
 // (forward)", "IPC CE write".
 func (e Efficiency) Label() string {
-	what := map[string]string{
-		"ce_read": "CE read", "ce_write": "CE write", "ce_bidir": "CE both ways", "sm_read": "SM read", "sm_write": "SM write",
-		"sm_bidir": "SM both ways", "nop2p_copy": "staged",
+	l := e.Test.Info().Short
+	if l == "" {
+		l = string(e.Test)
 	}
-	t, ipc := strings.CutPrefix(e.Test, "ipc_")
-	l, ok := what[t]
-	if !ok {
-		l = t
-	}
-	if strings.HasSuffix(t, "_bidir") {
-		l += ", " + map[string]string{"read": "reading", "write": "writing"}[e.Direction]
+	if e.Test.Info().BothWays {
+		l += ", " + map[Direction]string{DirRead: "reading", DirWrite: "writing"}[e.Direction]
 		if e.Part != "" {
-			l += " (" + e.Part + ")"
+			l += " (" + string(e.Part) + ")"
 		}
-	}
-	if ipc {
-		l = "IPC " + l
 	}
 	if e.Open == IPCOpenPeerDevice {
 		l += " [opened on peer GPU]"

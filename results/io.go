@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 )
 
@@ -72,100 +72,31 @@ func subject(file string) string {
 	return "results file " + file
 }
 
-// Read reads, checks and validates a results file.
+// Read reads, checks and validates a results file; a file of schema
+// version 1 is converted (see Decode).
 func Read(path string) (*Run, error) {
-	return ReadWith(path, ReadOptions{})
-}
-
-// ReadOptions let a reader that needs less than the whole run read a large
-// file faster. The zero value reads everything.
-type ReadOptions struct {
-	// SkipStats leaves Stats nil on every figure that has samples, for
-	// readers that compute what they need from the samples (compare).
-	// Such stats are still checked to be well-formed JSON, but not
-	// against their samples. Figures without samples keep their stats.
-	SkipStats bool
-	// ShareParams lets figures whose params objects are written alike
-	// share one map instead of a copy each, for readers that only look
-	// at params (compare): the run's params must then not be changed.
-	ShareParams bool
-	// Serial decodes on the calling goroutine only, for callers that
-	// read several files at once (compare); a large file is otherwise
-	// decoded in pieces on every processor.
-	Serial bool
-}
-
-// ReadWith is Read with options.
-func ReadWith(path string, opt ReadOptions) (*Run, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	defer f.Close()
-	if data, unmap, ok := mapFile(f); ok {
-		defer unmap()
-		return decodeMapped(path, data, opt)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading results: %w", err)
-	}
-	return decode(path, data, opt)
+	return decode(path, data)
 }
 
-// decodeMapped decodes a file mapped into memory. Pages a file loses while
-// it is mapped (another program truncating it) fault when touched; the
-// fault becomes an error instead of a crash. Nothing decoded refers to
-// data, which the caller unmaps.
-func decodeMapped(file string, data []byte, opt ReadOptions) (run *Run, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if !isFault(r) {
-				panic(r)
-			}
-			run, err = nil, fmt.Errorf("%s changed while it was being read", subject(file))
-		}
-	}()
-	return decode(file, data, opt)
-}
-
-// isFault reports whether a recovered value is a memory fault turned into
-// a panic by debug.SetPanicOnFault.
-func isFault(r any) bool {
-	_, ok := r.(interface{ Addr() uintptr })
-	return ok
-}
-
-// Decode reads, checks and validates a results file from r.
+// Decode reads, checks and validates a results file from r. A file of schema
+// version 1 is converted to the current version: the convention each of its
+// figures repeated becomes the catalogue's entry of the figure's test.
 func Decode(r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	return decode("", data, ReadOptions{})
+	return decode("", data)
 }
 
 // decode checks the schema version before decoding the whole file, so that a
 // file of another version is reported as such rather than as whatever type
-// mismatch its different shape happens to cause first. Options apply to
-// the fast decoder; encoding/json reads everything.
-func decode(file string, data []byte, opt ReadOptions) (*Run, error) {
-	if run, ok := decodeFast(data, opt); ok {
-		if run.Schema != SchemaVersion {
-			return nil, &VersionError{File: file, Version: run.Schema}
-		}
-		if err := run.Validate(); err != nil {
-			return nil, &InvalidError{File: file, Err: err}
-		}
-		return run, nil
-	}
-	return decodeSlow(file, data)
-}
-
-// decodeSlow decodes with encoding/json alone: the reference behaviour,
-// and the one whose errors say where a file is broken.
-func decodeSlow(file string, data []byte) (*Run, error) {
+// mismatch its different shape happens to cause first.
+func decode(file string, data []byte) (*Run, error) {
 	var probe struct {
 		Schema *json.RawMessage `json:"schema"`
 	}
@@ -179,19 +110,61 @@ func decodeSlow(file string, data []byte) (*Run, error) {
 	if err := json.Unmarshal(*probe.Schema, &version); err != nil {
 		return nil, fmt.Errorf("%s has schema version %s, which is not an integer", subject(file), *probe.Schema)
 	}
-	if version != SchemaVersion {
-		return nil, &VersionError{File: file, Version: version}
-	}
-	// Unknown fields are ignored: within a schema version fields may only be
-	// added, so a newer file of the same version still reads correctly here.
 	var run Run
-	if err := json.Unmarshal(data, &run); err != nil {
-		return nil, syntaxError(file, data, err)
+	switch version {
+	case SchemaVersion:
+		// Unknown fields are ignored: within a schema version fields may
+		// only be added, so a newer file of the same version still reads.
+		if err := json.Unmarshal(data, &run); err != nil {
+			return nil, syntaxError(file, data, err)
+		}
+	case 1:
+		if err := decodeV1(data, &run); err != nil {
+			return nil, syntaxError(file, data, err)
+		}
+	default:
+		return nil, &VersionError{File: file, Version: version}
 	}
 	if err := run.Validate(); err != nil {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	return &run, nil
+}
+
+// decodeV1 decodes a schema-1 file into the current types: the same fields,
+// but each figure carried its convention. The first convention seen for a
+// test becomes its catalogue entry, with the unit and titles of the current
+// catalogue where the test is known.
+func decodeV1(data []byte, run *Run) error {
+	var v1 struct {
+		Figures []struct {
+			Convention string `json:"convention"`
+		} `json:"figures"`
+	}
+	if err := json.Unmarshal(data, run); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &v1); err != nil {
+		return err
+	}
+	run.Schema = SchemaVersion
+	for i, f := range run.Figures {
+		if _, ok := run.Catalogue[f.Test]; ok || i >= len(v1.Figures) {
+			continue
+		}
+		info := f.Test.Info()
+		if info.Unit == "" {
+			info.Unit = f.Unit
+		}
+		if c := v1.Figures[i].Convention; c != "" {
+			info.Convention = c
+		}
+		if run.Catalogue == nil {
+			run.Catalogue = map[Test]TestInfo{}
+		}
+		run.Catalogue[f.Test] = info
+	}
+	return nil
 }
 
 // syntaxError locates an encoding/json error in data.
@@ -229,20 +202,111 @@ func position(data []byte, offset int64) (line, col int) {
 	return line, col
 }
 
-// Encode writes r as indented JSON. Arrays of numbers (the samples) stay on
-// one line each, which keeps files of thousands of figures readable.
+// Encode writes r as compact JSON with one figure per line: the run's other
+// fields on the first line, then each figure, then tuning and notes. Entries
+// of the catalogue missing for tests the figures name are filled in from
+// this build's catalogue (r itself is not changed).
 func (r *Run) Encode(w io.Writer) error {
-	data, err := encodeRun(r)
-	if err != nil {
+	head := *r
+	head.Catalogue = r.catalogueFilled()
+	figures, tuning, notes := r.Figures, r.Tuning, r.Notes
+	head.Figures, head.Tuning, head.Notes = nil, nil, nil
+	var b bytes.Buffer
+	if err := encodeJSON(&b, head); err != nil {
+		return err
+	}
+	// head ends with "figures":null} (Run's last field that is always
+	// written); the figures, tuning and notes follow.
+	out, ok := bytes.CutSuffix(bytes.TrimRight(b.Bytes(), "\n"), []byte(`"figures":null}`))
+	if !ok {
+		return errors.New("encoding results: figures must be the last field of Run that is always written")
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(out) + 512*len(figures))
+	buf.Write(out)
+	buf.WriteString("\n\"figures\":[")
+	for i := range figures {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+		if err := encodeJSON(&buf, &figures[i]); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // the encoder's newline
+	}
+	buf.WriteString("\n]")
+	for _, tail := range []struct {
+		key string
+		v   any
+		n   int
+	}{{"tuning", tuning, len(tuning)}, {"notes", notes, len(notes)}} {
+		if tail.n == 0 {
+			continue
+		}
+		fmt.Fprintf(&buf, ",\n%q:", tail.key)
+		if err := encodeJSON(&buf, tail.v); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteString("}\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// encodeJSON appends v's compact JSON and a newline to b, keeping <, > and &
+// as they are.
+func encodeJSON(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		var uv *json.UnsupportedValueError
 		if errors.As(err, &uv) {
 			return fmt.Errorf("encoding results: %w (every figure value must be finite; Validate finds which)", err)
 		}
 		return fmt.Errorf("encoding results: %w", err)
 	}
-	data = append(data, '\n')
-	_, err = w.Write(data)
-	return err
+	return nil
+}
+
+// catalogueFilled returns r's catalogue with this build's entries added for
+// the tests r's figures name that it lacks.
+func (r *Run) catalogueFilled() map[Test]TestInfo {
+	var out map[Test]TestInfo
+	for i := range r.Figures {
+		t := r.Figures[i].Test
+		if _, ok := r.Catalogue[t]; ok {
+			continue
+		}
+		if _, ok := out[t]; ok {
+			continue
+		}
+		info, known := Lookup(t)
+		if !known {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(r.Catalogue)
+			if out == nil {
+				out = map[Test]TestInfo{}
+			}
+		}
+		out[t] = info
+	}
+	if out == nil {
+		return r.Catalogue
+	}
+	return out
+}
+
+// Convention says how the figures of test t were computed: the run's own
+// catalogue entry, else this build's, else "".
+func (r *Run) Convention(t Test) string {
+	if info, ok := r.Catalogue[t]; ok {
+		return info.Convention
+	}
+	return t.Info().Convention
 }
 
 // Write writes r to path atomically: the JSON goes to a temporary file in the
@@ -292,84 +356,4 @@ func Write(path string, r *Run) (err error) {
 		d.Close()
 	}
 	return nil
-}
-
-// compactNumberArrays rewrites indented JSON so that arrays holding only
-// numbers sit on one line: [1.5, 2, 3] instead of one element per line.
-func compactNumberArrays(in []byte) []byte {
-	out := make([]byte, 0, len(in))
-	inString := false
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		if inString {
-			out = append(out, c)
-			switch c {
-			case '\\':
-				if i+1 < len(in) {
-					i++
-					out = append(out, in[i])
-				}
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-			out = append(out, c)
-		case '[':
-			if end, ok := numberArrayEnd(in, i); ok {
-				out = appendCompactArray(out, in[i:end+1])
-				i = end
-				continue
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// numberArrayEnd reports where the array opening at in[start] closes, if it
-// holds at least one element and only numbers.
-func numberArrayEnd(in []byte, start int) (int, bool) {
-	elems := 0
-	inNumber := false
-	for i := start + 1; i < len(in); i++ {
-		switch c := in[i]; {
-		case c == ']':
-			return i, elems > 0
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			inNumber = false
-		case c == ',':
-			inNumber = false
-		case c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || (c >= '0' && c <= '9'):
-			if !inNumber {
-				elems++
-				inNumber = true
-			}
-		default:
-			return 0, false
-		}
-	}
-	return 0, false
-}
-
-// appendCompactArray appends arr (an array of numbers with any white space)
-// as "[a, b, c]".
-func appendCompactArray(out, arr []byte) []byte {
-	out = append(out, '[')
-	first := true
-	for _, f := range bytes.FieldsFunc(arr[1:len(arr)-1], func(r rune) bool {
-		return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r'
-	}) {
-		if !first {
-			out = append(out, ", "...)
-		}
-		first = false
-		out = append(out, f...)
-	}
-	return append(out, ']')
 }

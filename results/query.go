@@ -17,16 +17,11 @@ const (
 	AttrOnlyPartialNativeAtoms = "only_partial_native_atomic_supported"
 )
 
-// Units of figures.
-const (
-	UnitGBps   = "GB/s"
-	UnitNs     = "ns"
-	UnitGOps   = "Gop/s"
-	HostDevice = -1 // Src or Dst of the host, or of all devices in totals
-)
+// HostDevice is the Src or Dst of the host, or of all devices in totals.
+const HostDevice = -1
 
 // FiguresOf returns the figures of one test, in file order.
-func (r *Run) FiguresOf(test string) []Figure {
+func (r *Run) FiguresOf(test Test) []Figure {
 	var out []Figure
 	for _, f := range r.Figures {
 		if f.Test == test {
@@ -37,9 +32,9 @@ func (r *Run) FiguresOf(test string) []Figure {
 }
 
 // Tests returns the test names present, in order of first appearance.
-func (r *Run) Tests() []string {
-	seen := map[string]bool{}
-	var out []string
+func (r *Run) Tests() []Test {
+	seen := map[Test]bool{}
+	var out []Test
 	for _, f := range r.Figures {
 		if !seen[f.Test] {
 			seen[f.Test] = true
@@ -143,13 +138,13 @@ func (p Pair) PerformanceRank() (int, bool) {
 func (f Figure) Key() string {
 	var b strings.Builder
 	b.Grow(len(f.Test) + len(f.Engine) + len(f.Direction) + len(f.Part) + 32 + 24*len(f.Params))
-	b.WriteString(f.Test)
+	b.WriteString(string(f.Test))
 	b.WriteByte('|')
-	b.WriteString(f.Engine)
+	b.WriteString(string(f.Engine))
 	b.WriteByte('|')
-	b.WriteString(f.Direction)
+	b.WriteString(string(f.Direction))
 	b.WriteByte('|')
-	b.WriteString(f.Part)
+	b.WriteString(string(f.Part))
 	b.WriteByte('|')
 	var num [24]byte
 	b.Write(strconv.AppendInt(num[:0], int64(f.Src), 10))
@@ -235,13 +230,7 @@ func (f Figure) Value() (float64, bool) {
 
 // LowerIsBetter reports whether smaller values of the figure are better:
 // true for times (latency), false for rates (bandwidth, operations).
-func (f Figure) LowerIsBetter() bool {
-	switch f.Unit {
-	case UnitNs, "us", "µs", "ms", "s":
-		return true
-	}
-	return false
-}
+func (f Figure) LowerIsBetter() bool { return f.Unit.LowerIsBetter() }
 
 // FormatBytes formats a size with binary units, exactly where it can:
 // 4 B, 64 KiB, 512 MiB, 1 GiB, 1.5 KiB.
@@ -267,10 +256,6 @@ func FormatBytes(n uint64) string {
 	return strconv.FormatFloat(x, 'f', 1, 64) + " " + units[u]
 }
 
-// matrixTests are the one-figure-per-pair bandwidth tests of the matrices.
-var matrixTests = map[string]bool{"ce_read": true, "ce_write": true, "sm_read": true, "sm_write": true,
-	"ce_bidir": true, "sm_bidir": true, "nop2p_copy": true}
-
 // MatrixSize returns the transfer size of the run's pairwise bandwidth
 // matrices: the size that the most matrix tests (ce_read, ce_write, sm_*,
 // *_bidir, nop2p_copy) share, since a size sweep adds other sizes to some
@@ -279,14 +264,14 @@ var matrixTests = map[string]bool{"ce_read": true, "ce_write": true, "sm_read": 
 func (r *Run) MatrixSize() uint64 {
 	type score struct{ tests, figures int }
 	type testSize struct {
-		test string
+		test Test
 		size uint64
 	}
 	scores := map[uint64]*score{}
 	seen := map[testSize]bool{}
 	for i := range r.Figures {
 		f := &r.Figures[i]
-		if !matrixTests[f.Test] || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
+		if !f.Test.Info().Matrix || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
 			continue
 		}
 		s := scores[f.Size]
@@ -333,8 +318,8 @@ var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping"
 // such twin (not IPC, or the two-processes-on-one-GPU baseline). Compare the
 // twin's Key with the keys of a run's figures to find it.
 func (f Figure) SameProcessTwin() (Figure, bool) {
-	rest, ok := strings.CutPrefix(f.Test, "ipc_")
-	if !ok || f.Params["same_gpu"] == "true" {
+	rest := f.Test.Info().SameProcess
+	if rest == "" || f.Params["same_gpu"] == "true" {
 		return Figure{}, false
 	}
 	twin := f
@@ -351,7 +336,7 @@ func (f Figure) SameProcessTwin() (Figure, bool) {
 	}
 	// The IPC ping-pong uses release/acquire flags, as the in-process one
 	// labelled so.
-	if rest == "lat_pingpong" && twin.Params["ordering"] == "" {
+	if rest == LatPingPong && twin.Params["ordering"] == "" {
 		twin.Params["ordering"] = "release_acquire"
 	}
 	return twin, true

@@ -5,8 +5,9 @@ package results
 
 import "time"
 
-// SchemaVersion is the version this build writes and the only one it reads.
-const SchemaVersion = 1
+// SchemaVersion is the version this build writes. It reads this version and
+// version 1, which it converts on reading (see Decode).
+const SchemaVersion = 2
 
 // Run is one results file: one invocation of p2pbench.
 type Run struct {
@@ -26,9 +27,13 @@ type Run struct {
 	Verify      bool        `json:"verify"`
 	Environment Environment `json:"environment"`
 	Topology    *Topology   `json:"topology,omitempty"`
-	Figures     []Figure    `json:"figures"`
-	Tuning      []Tuning    `json:"tuning,omitempty"`
-	Notes       []string    `json:"notes,omitempty"`
+	// Catalogue describes each test the figures name, once: unit, title and
+	// the convention its figures are computed by, as this run's build
+	// worded them. Write fills in entries of known tests that are missing.
+	Catalogue map[Test]TestInfo `json:"catalogue,omitempty"`
+	Figures   []Figure          `json:"figures"`
+	Tuning    []Tuning          `json:"tuning,omitempty"`
+	Notes     []string          `json:"notes,omitempty"`
 }
 
 // Tool identifies the program and how it was invoked.
@@ -145,31 +150,25 @@ type ConformanceCase struct {
 	Note       string `json:"note,omitempty"`
 }
 
-// Figure is one measured quantity: one test, engine, pair and size.
+// Figure is one measured quantity: one test, engine, pair and size. How it is
+// computed is said once per test, in the run's catalogue (Run.Convention).
 type Figure struct {
-	// Test names what was measured: ce_read, ce_write, ce_bidir, sm_read,
-	// sm_write, sm_bidir, nop2p_copy, h2d, d2h, local_copy, all_to_one,
-	// one_to_all, all_pairs, lat_chase, lat_pingpong, lat_copy_device,
-	// lat_copy_host, atomic_tput, atomic_latency, ipc_* (the same tests across
-	// processes).
-	Test string `json:"test"`
-	// Engine is "copy_engine", "staged" (no peer access), or "sm:<variant>".
-	Engine string `json:"engine"`
-	// Direction is "read" (pull, issued in the destination's context), "write"
-	// (push, issued in the source's context), or "" where it does not apply.
-	Direction string `json:"direction,omitempty"`
-	// Part splits figures of concurrent transfers: "forward" (src->dst),
-	// "reverse" (dst->src), "pair" (one pair of many), "total" (sum); "" otherwise.
-	Part string `json:"part,omitempty"`
-	// Src and Dst are device indices: data moves src -> dst. -1 is the host, or
-	// "all devices" for aggregate totals.
+	// Test names what was measured (see the catalogue).
+	Test Test `json:"test"`
+	// Engine is what moved the bytes: copy engine, staged, or an SM kernel.
+	Engine Engine `json:"engine"`
+	// Direction is DirRead (pull, issued in the destination's context),
+	// DirWrite (push, issued in the source's context), or "" where it does
+	// not apply.
+	Direction Direction `json:"direction,omitempty"`
+	// Part splits figures of concurrent transfers; "" otherwise.
+	Part Part `json:"part,omitempty"`
+	// Src and Dst are device indices: data moves src -> dst. HostDevice (-1)
+	// is the host, or "all devices" for aggregate totals.
 	Src  int    `json:"src"`
 	Dst  int    `json:"dst"`
 	Size uint64 `json:"size_bytes"` // bytes moved per transfer, one direction
-	// Unit is "GB/s" (decimal), "ns", or "Gop/s".
-	Unit string `json:"unit"`
-	// Convention says in words how the figure is computed.
-	Convention string `json:"convention"`
+	Unit Unit   `json:"unit"`
 	// Params holds test settings: variant, grid, block, working_set, op, contended...
 	Params map[string]string `json:"params,omitempty"`
 	// Samples are the raw values (in Unit); Stats summarises them.
@@ -206,7 +205,7 @@ type Stats struct {
 type Tuning struct {
 	Src       int             `json:"src"`
 	Dst       int             `json:"dst"`
-	Direction string          `json:"direction"` // read, write, bidir_read, bidir_write
+	Direction string          `json:"direction"` // read, write, bidir_read, bidir_write (TuneDirection)
 	Size      uint64          `json:"size_bytes"`
 	Winner    TuneCandidate   `json:"winner"`
 	Tried     []TuneCandidate `json:"tried"`

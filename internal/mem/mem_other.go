@@ -1,5 +1,0 @@
-//go:build !linux
-
-package mem
-
-func populate(b []byte) {}

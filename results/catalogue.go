@@ -1,0 +1,306 @@
+package results
+
+import (
+	"strings"
+)
+
+// Test names what a figure measured (Figure.Test). Every test p2pbench
+// writes is a constant below and has an entry in the catalogue; files from
+// other tools may carry others.
+type Test string
+
+// The tests, in the order a run makes them.
+const (
+	H2D       Test = "h2d"
+	D2H       Test = "d2h"
+	LocalCopy Test = "local_copy"
+	CERead    Test = "ce_read"
+	CEWrite   Test = "ce_write"
+	CEBidir   Test = "ce_bidir"
+	SMRead    Test = "sm_read"
+	SMWrite   Test = "sm_write"
+	SMBidir   Test = "sm_bidir"
+	NoP2PCopy Test = "nop2p_copy"
+	AllToOne  Test = "all_to_one"
+	OneToAll  Test = "one_to_all"
+	AllPairs  Test = "all_pairs"
+
+	LatChase      Test = "lat_chase"
+	LatPingPong   Test = "lat_pingpong"
+	LatCopyDevice Test = "lat_copy_device"
+	LatCopyHost   Test = "lat_copy_host"
+
+	AtomicTput    Test = "atomic_tput"
+	AtomicLatency Test = "atomic_latency"
+
+	IPCCERead      Test = "ipc_ce_read"
+	IPCCEWrite     Test = "ipc_ce_write"
+	IPCCEBidir     Test = "ipc_ce_bidir"
+	IPCSMRead      Test = "ipc_sm_read"
+	IPCSMWrite     Test = "ipc_sm_write"
+	IPCSMBidir     Test = "ipc_sm_bidir"
+	IPCLatChase    Test = "ipc_lat_chase"
+	IPCLatPingPong Test = "ipc_lat_pingpong"
+)
+
+// Engine says what moved the bytes (Figure.Engine): the copy engine, the
+// driver staging through the host, or an SM kernel ("sm" for the latency
+// and atomic kernels, "sm:<variant>" for a copy kernel variant).
+type Engine string
+
+const (
+	EngineCopy   Engine = "copy_engine"
+	EngineStaged Engine = "staged"
+	EngineSM     Engine = "sm"
+)
+
+// SMCopyEngine is the engine of an SM copy kernel variant: "sm:<variant>".
+func SMCopyEngine(variant string) Engine { return Engine(string(EngineSM) + ":" + variant) }
+
+// IsSM reports whether the engine is an SM kernel of any kind.
+func (e Engine) IsSM() bool {
+	return e == EngineSM || strings.HasPrefix(string(e), string(EngineSM)+":")
+}
+
+// Variant is the SM copy kernel variant of an "sm:<variant>" engine, "" otherwise.
+func (e Engine) Variant() string {
+	v, _ := strings.CutPrefix(string(e), string(EngineSM)+":")
+	if v == string(e) {
+		return ""
+	}
+	return v
+}
+
+// Direction says which side issues a copy (Figure.Direction): DirRead
+// (pull) is issued in the destination's context, DirWrite (push) in the
+// source's.
+type Direction string
+
+const (
+	DirRead  Direction = "read"
+	DirWrite Direction = "write"
+)
+
+// Part splits the figures of concurrent transfers (Figure.Part).
+type Part string
+
+const (
+	PartNone    Part = ""
+	PartForward Part = "forward" // src → dst of a both-ways test
+	PartReverse Part = "reverse" // dst → src of a both-ways test, filed under src, dst
+	PartPair    Part = "pair"    // one pair of many copying at once
+	PartTotal   Part = "total"   // every transfer's bytes over the longest time
+)
+
+// Unit is a figure's unit (Figure.Unit).
+type Unit string
+
+const (
+	UnitGBps Unit = "GB/s"  // decimal, 1e9 bytes per second
+	UnitNs   Unit = "ns"    // nanoseconds
+	UnitGOps Unit = "Gop/s" // 1e9 operations per second
+)
+
+// LowerIsBetter reports whether smaller values are better: true for times.
+func (u Unit) LowerIsBetter() bool {
+	switch u {
+	case UnitNs, "us", "µs", "ms", "s":
+		return true
+	}
+	return false
+}
+
+// Command groups tests under the subcommand that measures them.
+type Command string
+
+const (
+	CommandBW     Command = "bw"
+	CommandLat    Command = "lat"
+	CommandAtomic Command = "atomic"
+	CommandIPC    Command = "ipc"
+)
+
+// TestInfo is one test's entry in the catalogue: everything about a test
+// that is the same for all its figures.
+type TestInfo struct {
+	Name Test `json:"-"`
+	// Unit of every figure of the test.
+	Unit Unit `json:"unit"`
+	// Title names the test for people, as a chart or section title says it;
+	// Short names it in a table cell ("CE read").
+	Title string `json:"title"`
+	Short string `json:"short,omitempty"`
+	// Convention says in words how the test's figures are computed.
+	Convention string `json:"convention"`
+
+	// Command is the subcommand that measures the test; Select is the name
+	// that selects it there (--tests), which several tests may share
+	// (lat_copy selects lat_copy_device and lat_copy_host).
+	Command Command `json:"-"`
+	Select  string  `json:"-"`
+	// Doc describes the selectable test in a line, for --help.
+	Doc string `json:"-"`
+	// NeedsPair is true for tests that measure only between two devices.
+	NeedsPair bool `json:"-"`
+	// Matrix is true for the one-figure-per-ordered-pair bandwidth tests of
+	// the matrices (see Run.MatrixSize).
+	Matrix bool `json:"-"`
+	// BothWays is true for the tests that copy both directions at once
+	// (figures with parts forward, reverse and total).
+	BothWays bool `json:"-"`
+	// SameProcess is, for a test across processes, the in-process test it
+	// repeats ("" otherwise).
+	SameProcess Test `json:"-"`
+}
+
+// LowerIsBetter reports whether smaller figures of the test are better.
+func (t TestInfo) LowerIsBetter() bool { return t.Unit.LowerIsBetter() }
+
+// Conventions: the wording of how figures are computed, each said once.
+const (
+	convGBps    = "decimal GB/s (1e9 B/s) of one direction's bytes; "
+	convRows    = "; row = source, column = destination"
+	convRead    = convGBps + "read = pull: issued in the destination's context, reading the source's memory" + convRows
+	convWrite   = convGBps + "write = push: issued in the source's context, writing the destination's memory" + convRows
+	convBidir   = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
+	convStaged  = convGBps + "cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory)" + convRows
+	convHost    = convGBps + "pinned host memory, cuMemcpyAsync; -1 = host"
+	convLocal   = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
+	convAggr    = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
+	convChase   = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
+	convPing    = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
+	convCopyDev = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
+	convCopyHst = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
+	convAtomic  = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
+	convAtomLat = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
+
+	convIPC      = "; across processes (CUDA IPC): one process per GPU, the peer's buffer exported with cuIpcGetMemHandle and mapped with cuIpcOpenMemHandle_v2 (lazy peer access); same_gpu=true: both processes on one device (the IPC path without a link)"
+	convIPCCE    = "; copy engine through cuMemcpyAsync on the mapped address (cuMemcpyPeerAsync would need the peer's context, which another process owns); with " + ParamIPCOpen + "=" + IPCOpenPeerDevice + ": through cuMemcpyPeerAsync between the issuing process's contexts on both devices, the peer's buffer opened a second time in the issuing process's primary context on the peer's device, with peer access enabled both ways"
+	convIPCBidir = "; one latch release starts both processes: the second process's stream waits on an IPC event the first records behind its latch"
+	convIPCChase = "; the chain is written by the reading process through its own mapping, since addresses differ between processes"
+	convIPCPing  = "; each flag in its own process's memory, the peer's flag mapped through IPC"
+)
+
+// catalogue lists every test p2pbench measures, in run order.
+var catalogue = []TestInfo{
+	{Name: H2D, Unit: UnitGBps, Title: "Host to device", Short: "host→device", Convention: convHost, Command: CommandBW,
+		Doc: "host → device copy, pinned memory"},
+	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Convention: convHost, Command: CommandBW,
+		Doc: "device → host copy, pinned memory"},
+	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Convention: convLocal, Command: CommandBW,
+		Doc: "copy within one device's memory"},
+	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Convention: convRead, Command: CommandBW, NeedsPair: true, Matrix: true,
+		Doc: "copy engine, cuMemcpyPeerAsync issued by the destination (pull)"},
+	{Name: CEWrite, Unit: UnitGBps, Title: "Copy engine write (push)", Short: "CE write", Convention: convWrite, Command: CommandBW, NeedsPair: true, Matrix: true,
+		Doc: "copy engine, cuMemcpyPeerAsync issued by the source (push)"},
+	{Name: CEBidir, Unit: UnitGBps, Title: "Copy engine, both directions at once", Short: "CE both ways", Convention: convBidir, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true,
+		Doc: "copy engine, both directions at once (read and write variants)"},
+	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Convention: convRead, Command: CommandBW, NeedsPair: true, Matrix: true,
+		Doc: "SM copy kernel on the destination reading the peer (pull)"},
+	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Convention: convWrite, Command: CommandBW, NeedsPair: true, Matrix: true,
+		Doc: "SM copy kernel on the source writing the peer (push)"},
+	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true,
+		Doc: "SM copy kernels, both directions at once (read and write variants)"},
+	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged, Command: CommandBW, NeedsPair: true, Matrix: true,
+		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
+	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device pushing to one", Short: "all to one", Convention: convAggr, Command: CommandBW, NeedsPair: true,
+		Doc: "every other device pushing to one device at once"},
+	{Name: OneToAll, Unit: UnitGBps, Title: "One device pushing to every other", Short: "one to all", Convention: convAggr, Command: CommandBW, NeedsPair: true,
+		Doc: "one device pushing to every other at once"},
+	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Convention: convAggr, Command: CommandBW, NeedsPair: true,
+		Doc: "every ordered pair copying at once"},
+
+	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Convention: convChase, Command: CommandLat,
+		Doc: "pointer chase through local and peer memory, in and beyond L2"},
+	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Convention: convPing, Command: CommandLat, NeedsPair: true,
+		Doc: "flag ping-pong between two GPUs (system-scope release/acquire)"},
+	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+
+	{Name: AtomicTput, Unit: UnitGOps, Title: "Atomic throughput", Short: "atomic tput", Convention: convAtomic, Command: CommandAtomic,
+		Doc: "atomic throughput per operation, distinct addresses and contended"},
+	{Name: AtomicLatency, Unit: UnitNs, Title: "Atomic latency", Short: "atomic latency", Convention: convAtomLat, Command: CommandAtomic,
+		Doc: "latency of a dependent chain of atomics"},
+
+	{Name: IPCCERead, Unit: UnitGBps, Title: "Across processes: copy engine read (pull)", Short: "IPC CE read", Convention: convRead + convIPC + convIPCCE, Command: CommandIPC, SameProcess: CERead,
+		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the destination's process (pull)"},
+	{Name: IPCCEWrite, Unit: UnitGBps, Title: "Across processes: copy engine write (push)", Short: "IPC CE write", Convention: convWrite + convIPC + convIPCCE, Command: CommandIPC, SameProcess: CEWrite,
+		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the source's process (push)"},
+	{Name: IPCCEBidir, Unit: UnitGBps, Title: "Across processes: copy engine, both directions at once", Short: "IPC CE both ways", Convention: convBidir + convIPC + convIPCCE + convIPCBidir, Command: CommandIPC, BothWays: true, SameProcess: CEBidir,
+		Doc: "copy engine, both processes at once, started by one latch through an IPC event"},
+	{Name: IPCSMRead, Unit: UnitGBps, Title: "Across processes: SM kernel read (pull)", Short: "IPC SM read", Convention: convRead + convIPC, Command: CommandIPC, SameProcess: SMRead,
+		Doc: "SM copy kernel in the destination's process reading the mapped peer buffer (pull)"},
+	{Name: IPCSMWrite, Unit: UnitGBps, Title: "Across processes: SM kernel write (push)", Short: "IPC SM write", Convention: convWrite + convIPC, Command: CommandIPC, SameProcess: SMWrite,
+		Doc: "SM copy kernel in the source's process writing the mapped peer buffer (push)"},
+	{Name: IPCSMBidir, Unit: UnitGBps, Title: "Across processes: SM kernels, both directions at once", Short: "IPC SM both ways", Convention: convBidir + convIPC + convIPCBidir, Command: CommandIPC, BothWays: true, SameProcess: SMBidir,
+		Doc: "SM copy kernels, both processes at once, started by one latch through an IPC event"},
+	{Name: IPCLatChase, Unit: UnitNs, Title: "Across processes: pointer chase", Short: "IPC chase", Convention: convChase + convIPC + convIPCChase, Command: CommandIPC, SameProcess: LatChase,
+		Doc: "pointer chase through the peer process's memory, chain built through the mapping"},
+	{Name: IPCLatPingPong, Unit: UnitNs, Title: "Across processes: flag ping-pong", Short: "IPC ping-pong", Convention: convPing + convIPC + convIPCPing, Command: CommandIPC, SameProcess: LatPingPong,
+		Doc: "flag ping-pong between two processes, each flag in its own process's memory"},
+}
+
+var catalogueIndex = func() map[Test]int {
+	m := make(map[Test]int, len(catalogue))
+	for i := range catalogue {
+		if catalogue[i].Select == "" {
+			catalogue[i].Select = string(catalogue[i].Name)
+		}
+		m[catalogue[i].Name] = i
+	}
+	return m
+}()
+
+// Catalogue returns every test p2pbench measures, in the order a run makes them.
+func Catalogue() []TestInfo { return append([]TestInfo(nil), catalogue...) }
+
+// Lookup returns the catalogue's entry of a test.
+func Lookup(t Test) (TestInfo, bool) {
+	i, ok := catalogueIndex[t]
+	if !ok {
+		return TestInfo{Name: t, Select: string(t)}, false
+	}
+	return catalogue[i], true
+}
+
+// Info is Lookup without the flag: an unknown test gets an entry that
+// names it and nothing else.
+func (t Test) Info() TestInfo { i, _ := Lookup(t); return i }
+
+// Title names the test for people; an unknown test is named by itself.
+func (t Test) Title() string {
+	if i, ok := Lookup(t); ok {
+		return i.Title
+	}
+	return string(t)
+}
+
+// IsIPC reports whether the test is measured across processes.
+func (t Test) IsIPC() bool { return t.Info().SameProcess != "" }
+
+// SelectNames returns the selectable test names of a command ("" for every
+// command), each once, in run order.
+func SelectNames(c Command) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range catalogue {
+		if (c == "" || t.Command == c) && !seen[t.Select] {
+			seen[t.Select] = true
+			out = append(out, t.Select)
+		}
+	}
+	return out
+}
+
+// Selected returns the tests a selectable name stands for.
+func Selected(name string) []Test {
+	var out []Test
+	for _, t := range catalogue {
+		if t.Select == name {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
