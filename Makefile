@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: build test vet fmt-check gpu clean fuzz
+.PHONY: build test vet fmt-check gpu clean fuzz dist test-arm64
 
 ## build: the p2pbench binary (no cgo, no CUDA toolkit needed)
 build:
@@ -29,9 +29,23 @@ gpu:
 	cp kernels/*.ptx kernels/check_ptx.sh .gpu/ 2>/dev/null || true
 	cp scripts/gpu-run.sh .gpu/ 2>/dev/null || true
 
+## dist: static release binaries for linux/amd64 and linux/arm64 in dist/, version stamped, with SHA-256 sums
+DIST_ARCHS ?= amd64 arm64
+dist:
+	rm -rf dist && mkdir -p dist
+	for a in $(DIST_ARCHS); do \
+		GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/p2pbench-$(VERSION)-linux-$$a ./cmd/p2pbench || exit 1; \
+	done
+	cd dist && sha256sum p2pbench-* > SHA256SUMS && cat SHA256SUMS
+
+## test-arm64: the binding's tests (fake libcuda and libnvidia-ml through the real loader) built for
+## linux/arm64 and run under qemu-user, so purego's calling convention is tested on both architectures
+test-arm64:
+	scripts/test-arm64.sh
+
 ## fuzz: a minute of fuzzing the results reader
 fuzz:
 	$(GO) test -run=^$$ -fuzz=FuzzDecode -fuzztime=60s ./results/
 
 clean:
-	rm -rf p2pbench .gpu
+	rm -rf p2pbench .gpu dist
