@@ -131,6 +131,16 @@ func (p Pair) PerformanceRank() (int, bool) {
 	return v, ok
 }
 
+// LinkLimit is the theoretical bandwidth that figure f of the pair is held
+// against: the pair's LinkGBps, twice it for the total of a test that copies
+// both ways at once; 0 when the topology does not know the link.
+func (p Pair) LinkLimit(f *Figure) float64 {
+	if f.Part == PartTotal && f.Test.Info().BothWays {
+		return 2 * p.LinkGBps
+	}
+	return p.LinkGBps
+}
+
 // Key identifies a figure within a run, and the same figure across runs:
 // test|engine|direction|part|src|dst|size|params, params as sorted k=v
 // joined by commas, leaving out those that describe rather than identify
@@ -219,6 +229,23 @@ func (f Figure) Failed() bool {
 	return f.Error != "" || f.Verify == VerifyFailed
 }
 
+// FailureLabel names a failed figure in a table cell: "ERR <error name>"
+// (the CUDA error name without its CUDA_ERROR_ prefix, or "ERR" alone when
+// no driver call named the error) for a figure that could not be measured,
+// "BAD DATA" for data that did not verify, and "" for a figure that did not
+// fail.
+func (f Figure) FailureLabel() string {
+	switch {
+	case f.Error != "" && f.ErrorName != "":
+		return "ERR " + strings.TrimPrefix(f.ErrorName, "CUDA_ERROR_")
+	case f.Error != "":
+		return "ERR"
+	case f.Verify == VerifyFailed:
+		return "BAD DATA"
+	}
+	return ""
+}
+
 // Value returns the figure's median, and false when there is none to use
 // (an error, failed verification, no statistics).
 func (f Figure) Value() (float64, bool) {
@@ -257,9 +284,8 @@ func FormatBytes(n uint64) string {
 }
 
 // MatrixSize returns the transfer size of the run's pairwise bandwidth
-// matrices: the size that the most matrix tests (ce_read, ce_write, sm_*,
-// *_bidir, nop2p_copy) share, since a size sweep adds other sizes to some
-// tests only; among equals, the size with the most figures, then the
+// matrices: the size that the most matrix tests (TestInfo.Matrix) share,
+// since a size sweep adds other sizes to some tests only; among equals, the size with the most figures, then the
 // largest. It returns 0 when the run has no pair bandwidth figures.
 func (r *Run) MatrixSize() uint64 {
 	type score struct{ tests, figures int }

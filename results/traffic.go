@@ -43,15 +43,15 @@ func (t *LinkTraffic) ReversePerPayload() (ratio float64, ok bool) {
 }
 
 // Wire returns the raw bytes the links carried per payload byte in the
-// direction f's data moved (the destination's counters for a "reverse" part,
-// the source's otherwise; a "total" gets its forward direction's); ok is
+// direction f's data moved (the destination's counters for PartReverse, the
+// source's otherwise: a total gets its forward direction's); ok is
 // false without link traffic.
 func (f *Figure) Wire() (ratio float64, ok bool) {
 	if f.Traffic == nil {
 		return 0, false
 	}
 	c := f.Traffic.Src
-	if f.Part == "reverse" {
+	if f.Part == PartReverse {
 		c = f.Traffic.Dst
 	}
 	if c.TxData == 0 {
