@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -208,7 +207,8 @@ func position(data []byte, offset int64) (line, col int) {
 // fields on the first line, then each figure, then tuning and notes. The
 // catalogue it writes is r's completed (see Run.CompleteCatalogue), so that
 // the file states the convention of every test this build knows; r itself
-// is not changed.
+// is not changed. The file is built in memory and written with one Write,
+// so nothing is written when encoding fails.
 func (r *Run) Encode(w io.Writer) error {
 	head := *r
 	head.Catalogue = r.completedCatalogue()
@@ -347,11 +347,7 @@ func Write(path string, r *Run) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = r.Encode(bw); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
+	if err = r.Encode(tmp); err != nil {
 		return fmt.Errorf("writing results %s: %w", path, err)
 	}
 	// CreateTemp makes the file private (0600); a results file is meant to
