@@ -163,7 +163,7 @@ func (f Figure) Key() string {
 	b.WriteByte('|')
 	b.Write(strconv.AppendUint(num[:0], f.Size, 10))
 	b.WriteByte('|')
-	writeParams(&b, f.Params, true)
+	writeIdentityParams(&b, f.Params)
 	return b.String()
 }
 
@@ -190,25 +190,20 @@ func (f Figure) IdentityParams() string {
 		return ""
 	}
 	var b strings.Builder
-	writeParams(&b, f.Params, true)
+	writeIdentityParams(&b, f.Params)
 	return b.String()
 }
 
-// ParamString returns all params as sorted k=v pairs joined by commas.
-func (f Figure) ParamString() string {
-	var b strings.Builder
-	writeParams(&b, f.Params, false)
-	return b.String()
-}
-
-func writeParams(b *strings.Builder, params map[string]string, identityOnly bool) {
+// writeIdentityParams writes the identifying params as sorted k=v pairs
+// joined by commas.
+func writeIdentityParams(b *strings.Builder, params map[string]string) {
 	if len(params) == 0 {
 		return
 	}
 	var small [8]string
 	keys := small[:0]
 	for k := range params {
-		if !identityOnly || !DescriptiveParam(k) {
+		if !DescriptiveParam(k) {
 			keys = append(keys, k)
 		}
 	}
