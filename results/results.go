@@ -35,9 +35,10 @@ type Run struct {
 	Verify      bool        `json:"verify"`
 	Environment Environment `json:"environment"`
 	Topology    *Topology   `json:"topology,omitempty"`
-	// Catalogue describes each test the figures name, once: unit, title and
+	// Catalogue describes each test the figures name, once: unit, titles and
 	// the convention its figures are computed by, as this run's build
-	// worded them. Write fills in entries of known tests that are missing.
+	// worded them (a file stores only those words). Encode writes it and
+	// Decode reads it completed (see CompleteCatalogue).
 	Catalogue map[Test]TestInfo `json:"catalogue,omitempty"`
 	Figures   []Figure          `json:"figures"`
 	Tuning    []Tuning          `json:"tuning,omitempty"`
