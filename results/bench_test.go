@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // BenchmarkRead72 and BenchmarkWrite72 read and write a 72-GPU run with a
-// size sweep on every pair (several hundred thousand figures).
+// size sweep on every pair (several hundred thousand figures); both report
+// the file's size.
 func BenchmarkRead72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
 	if err := results.Write(path, synth.New(synth.Options{GPUs: 72})); err != nil {
@@ -20,6 +22,7 @@ func BenchmarkRead72(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportSize(b, path)
 }
 
 func BenchmarkWrite72(b *testing.B) {
@@ -30,4 +33,13 @@ func BenchmarkWrite72(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportSize(b, path)
+}
+
+func reportSize(b *testing.B, path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size())/1e6, "MB/file")
 }

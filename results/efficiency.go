@@ -51,7 +51,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	accs := map[key]*acc{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Traffic == nil || f.Size != size || f.Stats == nil || f.Error != "" || f.Verify == VerifyFailed || f.Part == PartTotal || f.Unit != UnitGBps {
+		if f.Traffic == nil || f.Size != size || f.Stats == nil || f.Failed() || f.Part == PartTotal || f.Unit != UnitGBps {
 			continue
 		}
 		c := f.Traffic.Src // the device the data left

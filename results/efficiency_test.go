@@ -6,8 +6,8 @@ import (
 )
 
 func TestLinkEfficiency(t *testing.T) {
-	fig := func(test, dir, part string, src, dst int, median float64, tr *LinkTraffic) Figure {
-		return Figure{Test: test, Engine: "copy_engine", Direction: dir, Part: part, Src: src, Dst: dst, Size: 1 << 29, Unit: UnitGBps,
+	fig := func(test Test, dir Direction, part Part, src, dst int, median float64, tr *LinkTraffic) Figure {
+		return Figure{Test: test, Engine: EngineCopy, Direction: dir, Part: part, Src: src, Dst: dst, Size: 1 << 29, Unit: UnitGBps,
 			Samples: []float64{median}, Stats: ComputeStats([]float64{median}), Verify: VerifyPassed, Traffic: tr}
 	}
 	// One direction: 1000 payload bytes out of src, 1065 raw; 643 raw back.
@@ -17,13 +17,13 @@ func TestLinkEfficiency(t *testing.T) {
 	// Both ways: src sends 1000 payload in 1255 raw, dst 2000 in 2400.
 	both := &LinkTraffic{Src: LinkCounts{TxData: 1000, TxRaw: 1255}, Dst: LinkCounts{TxData: 2000, TxRaw: 2400}}
 	run := &Run{Figures: []Figure{
-		fig("ce_read", "read", "", 0, 1, 390, uni),
-		fig("ce_read", "read", "", 1, 0, 400, uniRev),
-		fig("ce_read", "read", "", 0, 2, 100, nil),                      // no counters: left out
-		fig("sm_bidir", "read", "forward", 0, 1, 336, both),             // data 0 → 1
-		fig("sm_bidir", "read", "reverse", 0, 1, 337, both),             // data 1 → 0: dst's counters
-		fig("sm_bidir", "read", "total", 0, 1, 673, both),               // totals left out
-		{Test: "ce_write", Size: 1 << 20, Unit: UnitGBps, Traffic: uni}, // other size
+		fig(CERead, DirRead, PartNone, 0, 1, 390, uni),
+		fig(CERead, DirRead, PartNone, 1, 0, 400, uniRev),
+		fig(CERead, DirRead, PartNone, 0, 2, 100, nil),               // no counters: left out
+		fig(SMBidir, DirRead, PartForward, 0, 1, 336, both),          // data 0 → 1
+		fig(SMBidir, DirRead, PartReverse, 0, 1, 337, both),          // data 1 → 0: dst's counters
+		fig(SMBidir, DirRead, PartTotal, 0, 1, 673, both),            // totals left out
+		{Test: CEWrite, Size: 1 << 20, Unit: UnitGBps, Traffic: uni}, // other size
 	}}
 	got := LinkEfficiency(run, 1<<29)
 	if len(got) != 3 {
@@ -35,7 +35,7 @@ func TestLinkEfficiency(t *testing.T) {
 		}
 	}
 	r := got[0]
-	if r.Test != "ce_read" || r.Pairs != 2 {
+	if r.Test != CERead || r.Pairs != 2 {
 		t.Errorf("row 0 %+v", r)
 	}
 	near("ce_read GB/s", r.GBps, 395)
@@ -45,7 +45,7 @@ func TestLinkEfficiency(t *testing.T) {
 	near("forward wire", got[1].Wire, 1.255)
 	near("forward back", got[1].Back, 0)
 	near("reverse wire", got[2].Wire, 1.2)
-	if got[2].Part != "reverse" || got[1].Part != "forward" {
+	if got[2].Part != PartReverse || got[1].Part != PartForward {
 		t.Errorf("parts %q %q", got[1].Part, got[2].Part)
 	}
 }

@@ -1,13 +1,12 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,8 +82,9 @@ func Read(path string) (*Run, error) {
 }
 
 // Decode reads, checks and validates a results file from r. A file of schema
-// version 1 is converted to the current version: the convention each of its
-// figures repeated becomes the catalogue's entry of the figure's test.
+// version 1 is converted to the current version: the unit and convention
+// each of its figures repeated become the catalogue entry of the figure's
+// test. The run's catalogue is completed (see Run.CompleteCatalogue).
 func Decode(r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -93,76 +93,77 @@ func Decode(r io.Reader) (*Run, error) {
 	return decode("", data)
 }
 
-// decode checks the schema version before decoding the whole file, so that a
-// file of another version is reported as such rather than as whatever type
-// mismatch its different shape happens to cause first.
+// decode decodes a file of this version in one pass. Unknown fields are
+// ignored: within a schema version fields may only be added, so a newer file
+// of the same version still reads. Only when that fails or finds another
+// version does it look at the version alone, so that a file of another
+// version is reported as such rather than as whatever type mismatch its
+// different shape happens to cause first.
 func decode(file string, data []byte) (*Run, error) {
-	var probe struct {
-		Schema *json.RawMessage `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, syntaxError(file, data, err)
-	}
-	if probe.Schema == nil {
-		return nil, fmt.Errorf("%s has no schema version: it is not a p2pbench results file", subject(file))
-	}
-	var version int
-	if err := json.Unmarshal(*probe.Schema, &version); err != nil {
-		return nil, fmt.Errorf("%s has schema version %s, which is not an integer", subject(file), *probe.Schema)
-	}
 	var run Run
-	switch version {
-	case SchemaVersion:
-		// Unknown fields are ignored: within a schema version fields may
-		// only be added, so a newer file of the same version still reads.
-		if err := json.Unmarshal(data, &run); err != nil {
+	if err := json.Unmarshal(data, &run); err != nil || run.Schema != SchemaVersion {
+		version, verr := schemaVersion(file, data)
+		switch {
+		case verr != nil:
+			return nil, verr
+		case version != SchemaVersion && version != 1:
+			return nil, &VersionError{File: file, Version: version}
+		case err != nil:
 			return nil, syntaxError(file, data, err)
 		}
-	case 1:
-		if err := decodeV1(data, &run); err != nil {
+		if err := convertV1(data, &run); err != nil {
 			return nil, syntaxError(file, data, err)
 		}
-	default:
-		return nil, &VersionError{File: file, Version: version}
 	}
+	run.CompleteCatalogue()
 	if err := run.Validate(); err != nil {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	return &run, nil
 }
 
-// decodeV1 decodes a schema-1 file into the current types: the same fields,
-// but each figure carried its convention. The first convention seen for a
-// test becomes its catalogue entry, with the unit and titles of the current
-// catalogue where the test is known.
-func decodeV1(data []byte, run *Run) error {
+// schemaVersion reads the schema version of a results file and nothing else.
+func schemaVersion(file string, data []byte) (int, error) {
+	var probe struct {
+		Schema *json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return 0, syntaxError(file, data, err)
+	}
+	if probe.Schema == nil {
+		return 0, fmt.Errorf("%s has no schema version: it is not a p2pbench results file", subject(file))
+	}
+	var version int
+	if err := json.Unmarshal(*probe.Schema, &version); err != nil {
+		return 0, fmt.Errorf("%s has schema version %s, which is not an integer", subject(file), *probe.Schema)
+	}
+	return version, nil
+}
+
+// convertV1 converts run, decoded from the schema-1 file data, to the
+// current version. Version 1 had the same fields, but each figure carried
+// its unit and convention, which become the catalogue entry of its test.
+// Where the figures of one test carry different conventions (version 1's IPC
+// figures added a clause for same_gpu and ipc_open, which their params still
+// say), the first figure's is kept.
+func convertV1(data []byte, run *Run) error {
 	var v1 struct {
 		Figures []struct {
 			Convention string `json:"convention"`
 		} `json:"figures"`
-	}
-	if err := json.Unmarshal(data, run); err != nil {
-		return err
 	}
 	if err := json.Unmarshal(data, &v1); err != nil {
 		return err
 	}
 	run.Schema = SchemaVersion
 	for i, f := range run.Figures {
-		if _, ok := run.Catalogue[f.Test]; ok || i >= len(v1.Figures) {
+		if _, ok := run.Catalogue[f.Test]; ok {
 			continue
-		}
-		info := f.Test.Info()
-		if info.Unit == "" {
-			info.Unit = f.Unit
-		}
-		if c := v1.Figures[i].Convention; c != "" {
-			info.Convention = c
 		}
 		if run.Catalogue == nil {
 			run.Catalogue = map[Test]TestInfo{}
 		}
-		run.Catalogue[f.Test] = info
+		run.Catalogue[f.Test] = TestInfo{Unit: f.Unit, Convention: v1.Figures[i].Convention}
 	}
 	return nil
 }
@@ -203,49 +204,56 @@ func position(data []byte, offset int64) (line, col int) {
 }
 
 // Encode writes r as compact JSON with one figure per line: the run's other
-// fields on the first line, then each figure, then tuning and notes. Entries
-// of the catalogue missing for tests the figures name are filled in from
-// this build's catalogue (r itself is not changed).
+// fields on the first line, then each figure, then tuning and notes. The
+// catalogue it writes is r's completed (see Run.CompleteCatalogue), so that
+// the file states the convention of every test this build knows; r itself
+// is not changed. The file is built in memory and written with one Write,
+// so nothing is written when encoding fails.
 func (r *Run) Encode(w io.Writer) error {
 	head := *r
-	head.Catalogue = r.catalogueFilled()
-	figures, tuning, notes := r.Figures, r.Tuning, r.Notes
+	head.Catalogue = r.completedCatalogue()
+	var buf bytes.Buffer
+	if len(r.Figures) == 0 {
+		// No figures to put on lines of their own: the run is one line.
+		if err := encodeJSON(&buf, &head); err != nil {
+			return err
+		}
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
 	head.Figures, head.Tuning, head.Notes = nil, nil, nil
-	var b bytes.Buffer
-	if err := encodeJSON(&b, head); err != nil {
+	if err := encodeJSON(&buf, &head); err != nil {
 		return err
 	}
 	// head ends with "figures":null} (Run's last field that is always
 	// written); the figures, tuning and notes follow.
-	out, ok := bytes.CutSuffix(bytes.TrimRight(b.Bytes(), "\n"), []byte(`"figures":null}`))
-	if !ok {
+	tail := []byte(`"figures":null}` + "\n")
+	if !bytes.HasSuffix(buf.Bytes(), tail) {
 		return errors.New("encoding results: figures must be the last field of Run that is always written")
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(out) + 512*len(figures))
-	buf.Write(out)
+	buf.Truncate(buf.Len() - len(tail))
 	buf.WriteString("\n\"figures\":[")
-	for i := range figures {
+	for i := range r.Figures {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		buf.WriteByte('\n')
-		if err := encodeJSON(&buf, &figures[i]); err != nil {
+		if err := encodeJSON(&buf, &r.Figures[i]); err != nil {
 			return err
 		}
 		buf.Truncate(buf.Len() - 1) // the encoder's newline
 	}
 	buf.WriteString("\n]")
-	for _, tail := range []struct {
+	for _, part := range []struct {
 		key string
 		v   any
 		n   int
-	}{{"tuning", tuning, len(tuning)}, {"notes", notes, len(notes)}} {
-		if tail.n == 0 {
+	}{{"tuning", r.Tuning, len(r.Tuning)}, {"notes", r.Notes, len(r.Notes)}} {
+		if part.n == 0 {
 			continue
 		}
-		fmt.Fprintf(&buf, ",\n%q:", tail.key)
-		if err := encodeJSON(&buf, tail.v); err != nil {
+		fmt.Fprintf(&buf, ",\n%q:", part.key)
+		if err := encodeJSON(&buf, part.v); err != nil {
 			return err
 		}
 		buf.Truncate(buf.Len() - 1)
@@ -270,44 +278,55 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// catalogueFilled returns r's catalogue with this build's entries added for
-// the tests r's figures name that it lacks.
-func (r *Run) catalogueFilled() map[Test]TestInfo {
-	var out map[Test]TestInfo
+// CompleteCatalogue makes r's catalogue describe the tests of its figures
+// as far as this build knows them: each entry takes from this build's entry
+// of its test what files do not store (how the test is selected, whether it
+// needs a pair, is a matrix, ...) and the words the entry leaves empty; a
+// test the figures name and the catalogue lacks gets this build's entry. A
+// test this build does not know keeps the file's words, or has no entry.
+// Decode calls it, so a run read from a file always has a complete
+// catalogue; Encode writes the completed catalogue without changing r.
+func (r *Run) CompleteCatalogue() { r.Catalogue = r.completedCatalogue() }
+
+// completedCatalogue is CompleteCatalogue's result, in a new map; nil when
+// it would be empty.
+func (r *Run) completedCatalogue() map[Test]TestInfo {
+	out := make(map[Test]TestInfo, len(r.Catalogue))
+	for t, words := range r.Catalogue {
+		info := t.Info()
+		info.Unit = cmp.Or(words.Unit, info.Unit)
+		info.Title = cmp.Or(words.Title, info.Title)
+		info.Short = cmp.Or(words.Short, info.Short)
+		info.Convention = cmp.Or(words.Convention, info.Convention)
+		out[t] = info
+	}
 	for i := range r.Figures {
 		t := r.Figures[i].Test
-		if _, ok := r.Catalogue[t]; ok {
-			continue
-		}
 		if _, ok := out[t]; ok {
 			continue
 		}
-		info, known := Lookup(t)
-		if !known {
-			continue
+		if info, known := Lookup(t); known {
+			out[t] = info
 		}
-		if out == nil {
-			out = maps.Clone(r.Catalogue)
-			if out == nil {
-				out = map[Test]TestInfo{}
-			}
-		}
-		out[t] = info
 	}
-	if out == nil {
-		return r.Catalogue
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
 
-// Convention says how the figures of test t were computed: the run's own
-// catalogue entry, else this build's, else "".
-func (r *Run) Convention(t Test) string {
+// Info describes test t as run r does: the run's catalogue entry, else this
+// build's (an unknown test's entry names it and nothing else).
+func (r *Run) Info(t Test) TestInfo {
 	if info, ok := r.Catalogue[t]; ok {
-		return info.Convention
+		return info
 	}
-	return t.Info().Convention
+	return t.Info()
 }
+
+// Convention says in words how the figures of test t were computed: the
+// run's catalogue entry, else this build's, else "".
+func (r *Run) Convention(t Test) string { return r.Info(t).Convention }
 
 // Write writes r to path atomically: the JSON goes to a temporary file in the
 // same directory, is synced to disk, and then renamed over path, so a crash
@@ -328,11 +347,7 @@ func Write(path string, r *Run) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = r.Encode(bw); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
+	if err = r.Encode(tmp); err != nil {
 		return fmt.Errorf("writing results %s: %w", path, err)
 	}
 	// CreateTemp makes the file private (0600); a results file is meant to

@@ -78,17 +78,99 @@ func TestWriteToMissingDirectory(t *testing.T) {
 	}
 }
 
-func TestEncodeKeepsSamplesOnOneLine(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 3})
+func TestEncodeWritesOneFigurePerLine(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 3, NoSweep: true, Samples: 3, Faults: true})
 	var buf bytes.Buffer
 	if err := run.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"samples": [`) || strings.Contains(buf.String(), "\"samples\": [\n") {
-		t.Error("samples are not written on one line")
-	}
+	out := buf.String()
 	if !json.Valid(buf.Bytes()) {
-		t.Error("Encode wrote invalid JSON")
+		t.Fatal("Encode wrote invalid JSON")
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var figures int
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"test":`) {
+			figures++
+			var f results.Figure
+			if err := json.Unmarshal([]byte(strings.TrimSuffix(l, ",")), &f); err != nil {
+				t.Fatalf("a figure's line is not one figure: %v\n%s", err, l)
+			}
+		}
+	}
+	if figures != len(run.Figures) {
+		t.Errorf("%d lines hold a figure; the run has %d figures", figures, len(run.Figures))
+	}
+	// Each test's convention is stated once, in the catalogue.
+	if n := strings.Count(out, `"convention":`); n != len(run.Tests()) {
+		t.Errorf("%d conventions for %d tests", n, len(run.Tests()))
+	}
+	shared := map[string]int{} // tests share some conventions
+	for _, test := range run.Tests() {
+		shared[run.Convention(test)]++
+	}
+	for conv, tests := range shared {
+		quoted, _ := json.Marshal(conv)
+		if n := strings.Count(out, `"convention":`+string(quoted)); n != tests {
+			t.Errorf("a convention of %d tests is written %d times: %s", tests, n, conv)
+		}
+	}
+}
+
+func TestEncodeStatesEveryKnownTestsConvention(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 3})
+	run.Catalogue = nil // as a producer that leaves it to Encode
+	run.Figures = append(run.Figures, run.Figures[0])
+	run.Figures[len(run.Figures)-1].Test = "other_tool_test"
+	var buf bytes.Buffer
+	if err := run.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if run.Catalogue != nil {
+		t.Error("Encode changed the run")
+	}
+	got, err := results.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range run.Tests() {
+		info, known := results.Lookup(test)
+		entry, ok := got.Catalogue[test]
+		switch {
+		case known && (!ok || entry != info):
+			t.Errorf("%s: the file's catalogue entry is %+v, want this build's", test, entry)
+		case !known && ok:
+			t.Errorf("%s: an unknown test got a catalogue entry %+v", test, entry)
+		}
+	}
+}
+
+func TestDecodeCompletesTheCatalogue(t *testing.T) {
+	data := []byte(`{"schema":2,"catalogue":{"ce_read":{"unit":"GB/s","convention":"as the file says"},"x":{"unit":"ns","title":"X"}},
+"figures":[
+{"test":"ce_read","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1]},
+{"test":"ce_write","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1]},
+{"test":"x","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1]},
+{"test":"y","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1]}
+]}`)
+	run, err := results.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := results.CERead.Info()
+	read.Convention = "as the file says"
+	if got := run.Info(results.CERead); got != read {
+		t.Errorf("ce_read: %+v, want this build's entry with the file's convention", got)
+	}
+	if got := run.Info(results.CEWrite); got != results.CEWrite.Info() {
+		t.Errorf("ce_write, which the file does not describe: %+v, want this build's entry", got)
+	}
+	if got := run.Info("x"); got.Unit != results.UnitNs || got.Title != "X" || got.Name != "x" {
+		t.Errorf("x, which only the file knows: %+v", got)
+	}
+	if _, ok := run.Catalogue["y"]; ok || run.Convention("y") != "" {
+		t.Error("y, which nobody describes, got a catalogue entry")
 	}
 }
 
@@ -132,10 +214,10 @@ func TestReadRejects(t *testing.T) {
 		{"malformed", []byte("{\n  \"schema\": 1,\n  \"host\": x\n}"), "malformed at line 3, column 11", new(*results.SyntaxError)},
 		{"trailing garbage", append(append([]byte{}, good...), "}"...), "malformed", new(*results.SyntaxError)},
 		{"not an object", []byte("[1, 2]"), "malformed at line 1", new(*results.SyntaxError)},
-		{"wrong type", bytes.Replace(good, []byte(`"size_bytes": 536870912`), []byte(`"size_bytes": "big"`), 1), "size_bytes", new(*results.SyntaxError)},
+		{"wrong type", bytes.Replace(good, []byte(`"size_bytes":536870912`), []byte(`"size_bytes":"big"`), 1), "size_bytes", new(*results.SyntaxError)},
 		{"no schema", []byte(`{"host": "x"}`), "no schema version", nil},
 		{"schema not a number", []byte(`{"schema": "1"}`), "not an integer", nil},
-		{"schema 2", edit(func(m map[string]any) { m["schema"] = 2 }), "has schema version 2; this p2pbench reads version 1", new(*results.VersionError)},
+		{"schema 3", edit(func(m map[string]any) { m["schema"] = 3 }), "has schema version 3; this p2pbench reads version 2", new(*results.VersionError)},
 		{"schema 0", edit(func(m map[string]any) { m["schema"] = 0 }), "has schema version 0", new(*results.VersionError)},
 		{"empty test", edit(func(m map[string]any) { figure(m, 0)["test"] = "" }), "test is empty", new(*results.InvalidError)},
 		{"empty unit", edit(func(m map[string]any) { figure(m, 1)["unit"] = "" }), "unit is empty", new(*results.InvalidError)},
@@ -154,7 +236,11 @@ func TestReadRejects(t *testing.T) {
 			delete(figure(m, 0), "stats")
 		}), "neither samples nor an error", new(*results.InvalidError)},
 		{"end before start", edit(func(m map[string]any) { m["end"] = "2001-01-01T00:00:00Z" }), "is before start", new(*results.InvalidError)},
-		{"huge number", bytes.Replace(good, []byte(`"power_w": `), []byte(`"power_w": 1e999, "x": `), 1), "malformed", new(*results.SyntaxError)},
+		{"unit against the catalogue", edit(func(m map[string]any) { figure(m, 0)["unit"] = "MB/s" }), "unit is MB/s, but the catalogue gives GB/s for ce_read", new(*results.InvalidError)},
+		{"unit against the file's catalogue", edit(func(m map[string]any) {
+			m["catalogue"].(map[string]any)["ce_read"].(map[string]any)["unit"] = "MB/s"
+		}), "unit is GB/s, but the catalogue gives MB/s for ce_read", new(*results.InvalidError)},
+		{"huge number", bytes.Replace(good, []byte(`"power_w":`), []byte(`"power_w":1e999,"x":`), 1), "malformed", new(*results.SyntaxError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,8 +277,11 @@ func TestReadMissingFile(t *testing.T) {
 }
 
 func TestDecodeIgnoresUnknownFields(t *testing.T) {
-	data := bytes.Replace(validJSON(t), []byte(`"schema": 1,`), []byte(`"schema": 1, "added_later": {"x": [1, 2]},`), 1)
+	data := bytes.Replace(validJSON(t), []byte(`"schema":2,`), []byte(`"schema":2,"added_later":{"x":[1,2]},`), 1)
+	if !bytes.Contains(data, []byte("added_later")) {
+		t.Fatal("no field was added")
+	}
 	if _, err := results.Decode(bytes.NewReader(data)); err != nil {
-		t.Errorf("a field added within version 1 was rejected: %v", err)
+		t.Errorf("a field added within version 2 was rejected: %v", err)
 	}
 }

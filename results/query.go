@@ -131,6 +131,16 @@ func (p Pair) PerformanceRank() (int, bool) {
 	return v, ok
 }
 
+// LinkLimit is the theoretical bandwidth that figure f of the pair is held
+// against: the pair's LinkGBps, twice it for the total of a test that copies
+// both ways at once; 0 when the topology does not know the link.
+func (p Pair) LinkLimit(f *Figure) float64 {
+	if f.Part == PartTotal && f.Test.Info().BothWays {
+		return 2 * p.LinkGBps
+	}
+	return p.LinkGBps
+}
+
 // Key identifies a figure within a run, and the same figure across runs:
 // test|engine|direction|part|src|dst|size|params, params as sorted k=v
 // joined by commas, leaving out those that describe rather than identify
@@ -153,7 +163,7 @@ func (f Figure) Key() string {
 	b.WriteByte('|')
 	b.Write(strconv.AppendUint(num[:0], f.Size, 10))
 	b.WriteByte('|')
-	writeParams(&b, f.Params, true)
+	writeIdentityParams(&b, f.Params)
 	return b.String()
 }
 
@@ -180,25 +190,20 @@ func (f Figure) IdentityParams() string {
 		return ""
 	}
 	var b strings.Builder
-	writeParams(&b, f.Params, true)
+	writeIdentityParams(&b, f.Params)
 	return b.String()
 }
 
-// ParamString returns all params as sorted k=v pairs joined by commas.
-func (f Figure) ParamString() string {
-	var b strings.Builder
-	writeParams(&b, f.Params, false)
-	return b.String()
-}
-
-func writeParams(b *strings.Builder, params map[string]string, identityOnly bool) {
+// writeIdentityParams writes the identifying params as sorted k=v pairs
+// joined by commas.
+func writeIdentityParams(b *strings.Builder, params map[string]string) {
 	if len(params) == 0 {
 		return
 	}
 	var small [8]string
 	keys := small[:0]
 	for k := range params {
-		if !identityOnly || !DescriptiveParam(k) {
+		if !DescriptiveParam(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -217,6 +222,23 @@ func writeParams(b *strings.Builder, params map[string]string, identityOnly bool
 // not verify.
 func (f Figure) Failed() bool {
 	return f.Error != "" || f.Verify == VerifyFailed
+}
+
+// FailureLabel names a failed figure in a table cell: "ERR <error name>"
+// (the CUDA error name without its CUDA_ERROR_ prefix, or "ERR" alone when
+// no driver call named the error) for a figure that could not be measured,
+// "BAD DATA" for data that did not verify, and "" for a figure that did not
+// fail.
+func (f Figure) FailureLabel() string {
+	switch {
+	case f.Error != "" && f.ErrorName != "":
+		return "ERR " + strings.TrimPrefix(f.ErrorName, "CUDA_ERROR_")
+	case f.Error != "":
+		return "ERR"
+	case f.Verify == VerifyFailed:
+		return "BAD DATA"
+	}
+	return ""
 }
 
 // Value returns the figure's median, and false when there is none to use
@@ -257,9 +279,8 @@ func FormatBytes(n uint64) string {
 }
 
 // MatrixSize returns the transfer size of the run's pairwise bandwidth
-// matrices: the size that the most matrix tests (ce_read, ce_write, sm_*,
-// *_bidir, nop2p_copy) share, since a size sweep adds other sizes to some
-// tests only; among equals, the size with the most figures, then the
+// matrices: the size that the most matrix tests (TestInfo.Matrix) share,
+// since a size sweep adds other sizes to some tests only; among equals, the size with the most figures, then the
 // largest. It returns 0 when the run has no pair bandwidth figures.
 func (r *Run) MatrixSize() uint64 {
 	type score struct{ tests, figures int }

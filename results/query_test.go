@@ -13,16 +13,16 @@ func TestFigureKey(t *testing.T) {
 		f    results.Figure
 		want string
 	}{
-		{results.Figure{Test: "ce_read", Engine: "copy_engine", Direction: "read", Src: 0, Dst: 1, Size: 512 << 20},
+		{results.Figure{Test: results.CERead, Engine: results.EngineCopy, Direction: results.DirRead, Src: 0, Dst: 1, Size: 512 << 20},
 			"ce_read|copy_engine|read||0|1|536870912|"},
-		{results.Figure{Test: "ce_bidir", Engine: "copy_engine", Direction: "write", Part: "total", Src: -1, Dst: 3, Size: 4},
+		{results.Figure{Test: results.CEBidir, Engine: results.EngineCopy, Direction: results.DirWrite, Part: results.PartTotal, Src: -1, Dst: 3, Size: 4},
 			"ce_bidir|copy_engine|write|total|-1|3|4|"},
-		{results.Figure{Test: "atomic_tput", Engine: "sm", Src: 1, Dst: 1, Size: 4, Params: map[string]string{"op": "add_u32", "contended": "1"}},
+		{results.Figure{Test: results.AtomicTput, Engine: results.EngineSM, Src: 1, Dst: 1, Size: 4, Params: map[string]string{"op": "add_u32", "contended": "1"}},
 			"atomic_tput|sm|||1|1|4|contended=1,op=add_u32"},
 		// How a figure was sampled does not make it another figure.
-		{results.Figure{Test: "h2d", Engine: "copy_engine", Src: -1, Dst: 0, Size: 8, Params: map[string]string{"reps_per_sample": "7"}},
+		{results.Figure{Test: results.H2D, Engine: results.EngineCopy, Src: -1, Dst: 0, Size: 8, Params: map[string]string{"reps_per_sample": "7"}},
 			"h2d|copy_engine|||-1|0|8|"},
-		{results.Figure{Test: "sm_read", Params: map[string]string{"variant": "v4_u4", "reps_per_sample": "3", "block_size": "512"}},
+		{results.Figure{Test: results.SMRead, Params: map[string]string{"variant": "v4_u4", "reps_per_sample": "3", "block_size": "512"}},
 			"sm_read||||0|0|0|block_size=512,variant=v4_u4"},
 	}
 	for _, tt := range tests {
@@ -51,7 +51,7 @@ func TestQueries(t *testing.T) {
 	if got := run.DeviceIndices(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
 		t.Errorf("DeviceIndices = %v", got)
 	}
-	if got := len(run.FiguresOf("ce_read")); got != 56 {
+	if got := len(run.FiguresOf(results.CERead)); got != 56 {
 		t.Errorf("FiguresOf(ce_read) has %d figures, want 56", got)
 	}
 	if got := run.GPUSummary(); got != "8× NVIDIA H100 NVL" {
@@ -65,7 +65,7 @@ func TestQueries(t *testing.T) {
 		t.Error("a nil topology has a pair")
 	}
 	tests := run.Tests()
-	if tests[0] != "ce_read" || !slices.Contains(tests, "atomic_latency") {
+	if tests[0] != results.CERead || !slices.Contains(tests, results.AtomicLatency) {
 		t.Errorf("Tests = %v", tests)
 	}
 	// Without environment or topology, the figures name the devices.
@@ -89,8 +89,46 @@ func TestFigureValue(t *testing.T) {
 	if _, good := errored.Value(); good {
 		t.Error("an errored figure has a value")
 	}
-	if !(results.Figure{Unit: "ns"}).LowerIsBetter() || (results.Figure{Unit: "GB/s"}).LowerIsBetter() {
+	if !(results.Figure{Unit: results.UnitNs}).LowerIsBetter() || (results.Figure{Unit: results.UnitGBps}).LowerIsBetter() {
 		t.Error("LowerIsBetter is wrong")
+	}
+}
+
+func TestFailureLabel(t *testing.T) {
+	for _, tt := range []struct {
+		f    results.Figure
+		want string
+	}{
+		{results.Figure{Verify: results.VerifyPassed}, ""},
+		{results.Figure{Error: "launch timed out", ErrorName: "CUDA_ERROR_LAUNCH_TIMEOUT"}, "ERR LAUNCH_TIMEOUT"},
+		{results.Figure{Error: "child process died"}, "ERR"},
+		{results.Figure{Verify: results.VerifyFailed}, "BAD DATA"},
+		{results.Figure{Error: "x", ErrorName: "CUDA_ERROR_UNKNOWN", Verify: results.VerifyFailed}, "ERR UNKNOWN"},
+	} {
+		if got := tt.f.FailureLabel(); got != tt.want {
+			t.Errorf("%+v: FailureLabel = %q, want %q", tt.f, got, tt.want)
+		}
+		if tt.f.Failed() != (tt.want != "") {
+			t.Errorf("%+v: Failed = %v, but FailureLabel = %q", tt.f, tt.f.Failed(), tt.want)
+		}
+	}
+}
+
+func TestLinkLimit(t *testing.T) {
+	p := results.Pair{Src: 0, Dst: 1, LinkGBps: 450}
+	for _, tt := range []struct {
+		f    results.Figure
+		want float64
+	}{
+		{results.Figure{Test: results.CERead}, 450},
+		{results.Figure{Test: results.SMBidir, Part: results.PartForward}, 450},
+		{results.Figure{Test: results.SMBidir, Part: results.PartTotal}, 900},
+		{results.Figure{Test: results.IPCCEBidir, Part: results.PartTotal}, 900},
+		{results.Figure{Test: results.AllPairs, Part: results.PartTotal}, 450},
+	} {
+		if got := p.LinkLimit(&tt.f); got != tt.want {
+			t.Errorf("%s %s: LinkLimit = %v, want %v", tt.f.Test, tt.f.Part, got, tt.want)
+		}
 	}
 }
 
@@ -111,7 +149,7 @@ func TestMatrixSize(t *testing.T) {
 	}
 	sweepOnly := &results.Run{}
 	for _, z := range []uint64{4, 1 << 20, 1 << 30} {
-		sweepOnly.Figures = append(sweepOnly.Figures, results.Figure{Test: "ce_write", Src: 0, Dst: 1, Size: z})
+		sweepOnly.Figures = append(sweepOnly.Figures, results.Figure{Test: results.CEWrite, Src: 0, Dst: 1, Size: z})
 	}
 	if got := sweepOnly.MatrixSize(); got != 1<<30 {
 		t.Errorf("MatrixSize of a lone sweep = %d, want the largest size", got)

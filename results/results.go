@@ -1,6 +1,14 @@
-// Package results is p2pbench's results contract: the Go types of a results
-// file, its schema version, validation on read, and atomic writes. Everything
-// downstream of a run (plots, report, compare) reads these types only.
+// Package results is p2pbench's results contract: the typed vocabulary of
+// what is measured (tests, engines, directions, parts, units) with one
+// catalogue that describes every test (unit, title, convention, whether it
+// needs a pair, is a matrix, copies both ways), the Go types of a results
+// file and its schema version (SCHEMA.md), validation, reading (encoding/json;
+// version 1 converted) and atomic writing, and the queries and rules that
+// readers share (figure keys, failure labels, the matrix size, statistics).
+// The engine writes these types; everything downstream of a run (plots,
+// report, compare, the CLI's tables) reads them only.
+//
+// It imports nothing of the project, so that every package may import it.
 package results
 
 import "time"
@@ -27,9 +35,10 @@ type Run struct {
 	Verify      bool        `json:"verify"`
 	Environment Environment `json:"environment"`
 	Topology    *Topology   `json:"topology,omitempty"`
-	// Catalogue describes each test the figures name, once: unit, title and
+	// Catalogue describes each test the figures name, once: unit, titles and
 	// the convention its figures are computed by, as this run's build
-	// worded them. Write fills in entries of known tests that are missing.
+	// worded them (a file stores only those words). Encode writes it and
+	// Decode reads it completed (see CompleteCatalogue).
 	Catalogue map[Test]TestInfo `json:"catalogue,omitempty"`
 	Figures   []Figure          `json:"figures"`
 	Tuning    []Tuning          `json:"tuning,omitempty"`
@@ -205,7 +214,7 @@ type Stats struct {
 type Tuning struct {
 	Src       int             `json:"src"`
 	Dst       int             `json:"dst"`
-	Direction string          `json:"direction"` // read, write, bidir_read, bidir_write (TuneDirection)
+	Direction string          `json:"direction"` // read, write, bidir_read or bidir_write: what `bw --tune` searched
 	Size      uint64          `json:"size_bytes"`
 	Winner    TuneCandidate   `json:"winner"`
 	Tried     []TuneCandidate `json:"tried"`

@@ -32,26 +32,16 @@ func (t *LinkTraffic) WirePerPayload() (ratio float64, ok bool) {
 	return float64(t.Src.TxRaw) / float64(t.Src.TxData), true
 }
 
-// ReversePerPayload returns the raw bytes the destination's links sent back
-// (read requests, write responses, and any payload of a reverse transfer)
-// per payload byte that moved src → dst.
-func (t *LinkTraffic) ReversePerPayload() (ratio float64, ok bool) {
-	if t == nil || t.Src.TxData == 0 {
-		return 0, false
-	}
-	return float64(t.Dst.TxRaw) / float64(t.Src.TxData), true
-}
-
 // Wire returns the raw bytes the links carried per payload byte in the
-// direction f's data moved (the destination's counters for a "reverse" part,
-// the source's otherwise; a "total" gets its forward direction's); ok is
+// direction f's data moved (the destination's counters for PartReverse, the
+// source's otherwise: a total gets its forward direction's); ok is
 // false without link traffic.
 func (f *Figure) Wire() (ratio float64, ok bool) {
 	if f.Traffic == nil {
 		return 0, false
 	}
 	c := f.Traffic.Src
-	if f.Part == "reverse" {
+	if f.Part == PartReverse {
 		c = f.Traffic.Dst
 	}
 	if c.TxData == 0 {

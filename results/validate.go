@@ -32,10 +32,11 @@ func (e *ValidationError) Error() string {
 }
 
 // Validate checks the rules of the schema that JSON decoding cannot: figures
-// name their test and unit, every value is finite and not negative, stats agree
-// with the samples, device indices refer to devices of the run, verification
-// states are known. It returns a *ValidationError listing every problem, or nil.
-// SCHEMA.md lists the rules.
+// name their test and unit, in the unit the run's catalogue gives their test
+// (Run.Info; a test no catalogue describes may have any unit), every value is
+// finite and not negative, stats agree with the samples, device indices refer
+// to devices of the run, verification states are known. It returns a
+// *ValidationError listing every problem, or nil. SCHEMA.md lists the rules.
 func (r *Run) Validate() error {
 	v := validator{}
 	if r.Schema != SchemaVersion {
@@ -69,7 +70,8 @@ func (r *Run) Validate() error {
 		v.topology(t)
 	}
 	for i := range r.Figures {
-		v.figure(i, &r.Figures[i])
+		f := &r.Figures[i]
+		v.figure(figureAt{i, f}, f, r.Info(f.Test).Unit)
 	}
 	for i, t := range r.Tuning {
 		where := fmt.Sprintf("tuning[%d]", i)
@@ -121,7 +123,8 @@ func (v *validator) add(format string, args ...any) {
 }
 
 // device checks a device index; host allows -1 (the host, or all devices).
-func (v *validator) device(where, field string, idx int, host bool) {
+// where, like the where of the other checks, is a string or a fmt.Stringer.
+func (v *validator) device(where any, field string, idx int, host bool) {
 	switch {
 	case host && idx == -1:
 	case idx < 0:
@@ -131,7 +134,7 @@ func (v *validator) device(where, field string, idx int, host bool) {
 	}
 }
 
-func (v *validator) finite(where, field string, x float64) {
+func (v *validator) finite(where any, field string, x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		v.add("%s: %s is %v", where, field, x)
 	}
@@ -166,32 +169,27 @@ func (v *validator) topology(t *Topology) {
 	}
 }
 
-// figurePlaceholder stands for figureWhere in problems until one is found.
-const figurePlaceholder = "\x00figure\x00"
-
-// figureWhere names a figure in messages the way people look for it.
-func figureWhere(i int, f *Figure) string {
-	return fmt.Sprintf("figures[%d] (%s %d->%d %s)", i, f.Test, f.Src, f.Dst, FormatBytes(f.Size))
+// figureAt names a figure in problems the way people look for it. It is
+// formatted only when a problem is found: a valid 72-GPU run has hundreds of
+// thousands of figures.
+type figureAt struct {
+	i int
+	f *Figure
 }
 
-func (v *validator) figure(i int, f *Figure) {
-	// Naming the figure costs a Sprintf; only problems need it, and a
-	// valid 72-GPU run has hundreds of thousands of figures.
-	first := len(v.problems)
-	defer func() {
-		if len(v.problems) > first {
-			where := figureWhere(i, f)
-			for j := first; j < len(v.problems); j++ {
-				v.problems[j] = strings.Replace(v.problems[j], figurePlaceholder, where, 1)
-			}
-		}
-	}()
-	where := figurePlaceholder
+func (a figureAt) String() string {
+	return fmt.Sprintf("figures[%d] (%s %d->%d %s)", a.i, a.f.Test, a.f.Src, a.f.Dst, FormatBytes(a.f.Size))
+}
+
+func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	if f.Test == "" {
 		v.add("%s: test is empty", where)
 	}
-	if f.Unit == "" {
+	switch {
+	case f.Unit == "":
 		v.add("%s: unit is empty", where)
+	case unit != "" && f.Unit != unit:
+		v.add("%s: unit is %s, but the catalogue gives %s for %s", where, f.Unit, unit, f.Test)
 	}
 	v.device(where, "src", f.Src, true)
 	v.device(where, "dst", f.Dst, true)
@@ -203,7 +201,6 @@ func (v *validator) figure(i int, f *Figure) {
 	if len(f.Samples) == 0 && f.Stats == nil && f.Error == "" {
 		v.add("%s: has neither samples nor an error", where)
 	}
-	s := f.Stats
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
 		// Not NaN, infinite or negative, in one comparison.
@@ -211,26 +208,29 @@ func (v *validator) figure(i int, f *Figure) {
 			v.add("%s: samples[%d] is %v", where, j, x)
 			continue
 		}
-		if s != nil {
-			lo, hi = math.Min(lo, x), math.Max(hi, x)
-		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
-	if s == nil {
-		return
+	if f.Stats != nil {
+		v.stats(where, f.Stats, len(f.Samples), lo, hi)
 	}
+}
+
+// stats checks a figure's stats against themselves and against its n
+// samples, whose valid values range over [lo, hi].
+func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
 	bad := false
 	for _, fv := range []struct {
 		name string
 		x    float64
 	}{{"median", s.Median}, {"mean", s.Mean}, {"stddev", s.Stddev}, {"cv", s.CV},
 		{"min", s.Min}, {"max", s.Max}, {"p5", s.P5}, {"p95", s.P95}, {"p99", s.P99}} {
-		if math.IsNaN(fv.x) || math.IsInf(fv.x, 0) || fv.x < 0 {
+		if !(fv.x >= 0 && fv.x <= math.MaxFloat64) {
 			v.add("%s: stats.%s is %v", where, fv.name, fv.x)
 			bad = true
 		}
 	}
-	if s.N < 0 || (len(f.Samples) > 0 && s.N != len(f.Samples)) {
-		v.add("%s: stats.n is %d but there are %d samples", where, s.N, len(f.Samples))
+	if s.N < 0 || (n > 0 && s.N != n) {
+		v.add("%s: stats.n is %d but there are %d samples", where, s.N, n)
 		bad = true
 	}
 	if bad {
@@ -251,7 +251,7 @@ func (v *validator) figure(i int, f *Figure) {
 	if s.Mean < s.Min-tol || s.Mean > s.Max+tol {
 		v.add("%s: stats.mean %v is outside [min, max]", where, s.Mean)
 	}
-	if len(f.Samples) > 0 && !math.IsInf(lo, 0) && (math.Abs(s.Min-lo) > tol || math.Abs(s.Max-hi) > tol) {
+	if n > 0 && !math.IsInf(lo, 0) && (math.Abs(s.Min-lo) > tol || math.Abs(s.Max-hi) > tol) {
 		v.add("%s: stats min/max %v/%v differ from the samples' %v/%v", where, s.Min, s.Max, lo, hi)
 	}
 }

@@ -76,3 +76,44 @@ func TestValidateErroredFigure(t *testing.T) {
 		t.Errorf("an errored figure without samples is valid, got %v", err)
 	}
 }
+
+func TestValidateUnitsAgainstTheCatalogue(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *results.Run)
+		want string // "" for valid
+	}{
+		{"a test no catalogue describes, any unit", func(r *results.Run) {
+			r.Figures[0].Test, r.Figures[0].Unit = "other_tool_test", "MB/s"
+		}, ""},
+		{"a known test in another unit", func(r *results.Run) { r.Figures[0].Unit = results.UnitNs },
+			"unit is ns, but the catalogue gives GB/s for ce_read"},
+		{"the run's catalogue over this build's", func(r *results.Run) {
+			info := r.Catalogue[results.CERead]
+			info.Unit = "MB/s"
+			r.Catalogue[results.CERead] = info
+			for i := range r.Figures {
+				if r.Figures[i].Test == results.CERead {
+					r.Figures[i].Unit = "MB/s"
+				}
+			}
+		}, ""},
+		{"a test only the run's catalogue describes", func(r *results.Run) {
+			r.Catalogue["other_tool_test"] = results.TestInfo{Unit: "MB/s"}
+			r.Figures[0].Test = "other_tool_test"
+		}, "unit is GB/s, but the catalogue gives MB/s for other_tool_test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+			tt.edit(r)
+			err := r.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,9 +1,11 @@
 // Package synth builds plausible synthetic results runs (results.Run with
 // Simulated set) of machines of any size, so that the tools that read results
 // — plots, report, compare — can be developed, tested and demonstrated
-// without GPUs. A run has every figure a real `p2pbench all` writes, in the
-// same shape; the numbers follow simple physical models (link speed, a fixed
-// latency per transfer, noise), not a simulation of the hardware.
+// without GPUs. A run has the figures a real `p2pbench all` writes (every
+// in-process test, and the copy-engine tests across processes), in the same
+// shape, with units and conventions from the results catalogue; the numbers
+// follow simple physical models (link speed, a fixed latency per transfer,
+// noise), not a simulation of the hardware. It imports results only.
 package synth
 
 import (
@@ -43,9 +45,10 @@ type Options struct {
 	Seed uint64
 	// NoSweep leaves out the size sweeps (4 B … 1 GiB on every pair).
 	NoSweep bool
-	// SweepTests are the tests swept over sizes (default ce_write and
-	// sm_write: the copy engine and the SM kernel, pushing).
-	SweepTests []string
+	// SweepTests are the tests swept over sizes, of CERead, CEWrite, SMRead
+	// and SMWrite (default CEWrite and SMWrite: the copy engine and the SM
+	// kernel, pushing).
+	SweepTests []results.Test
 	// Faults adds the problems the report should find: a slow pair, a figure
 	// that failed, a failed verification, a slow IPC figure, a clock drop, a
 	// noisy large figure. Without it the run is healthy (but for the driver's
@@ -55,6 +58,11 @@ type Options struct {
 
 // MatrixSize is the transfer size of the pairwise bandwidth matrices.
 const MatrixSize = 512 << 20
+
+// smVariant is the SM copy kernel of every SM copy figure; smEngine its engine.
+const smVariant = "v4_u4"
+
+var smEngine = results.SMCopyEngine(smVariant)
 
 // SweepSizes returns the size sweep: powers of two from 4 B to 1 GiB.
 func SweepSizes() []uint64 {
@@ -92,23 +100,6 @@ var atomicOps = []atomicOp{
 	{"exch_u32", "atom.sys.global.exch.b32", 4, 0.9, true},
 	{"min_u32", "atom.sys.global.min.u32", 4, 0.95, false},
 }
-
-// Conventions, worded as the engine words them.
-const (
-	convRead     = "decimal GB/s (1e9 B/s) of one direction's bytes; read = pull: issued in the destination's context, reading the source's memory; row = source, column = destination"
-	convWrite    = "decimal GB/s (1e9 B/s) of one direction's bytes; write = push: issued in the source's context, writing the destination's memory; row = source, column = destination"
-	convBidir    = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
-	convStage    = "decimal GB/s of one direction's bytes; cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory); row = source, column = destination"
-	convHost     = "decimal GB/s of one direction's bytes, pinned host memory, cuMemcpyAsync; -1 = host"
-	convLocal    = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
-	convAggr     = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
-	convChase    = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
-	convPing     = "ns; one thread per GPU bouncing a flag through system-scope release stores and acquire loads; round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
-	convCopyLat  = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
-	convCopyHost = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
-	convAtomic   = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
-	convAtomLat  = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
-)
 
 // machine is what the models need to know about a layout.
 type machine struct {
@@ -224,13 +215,13 @@ func New(o Options) *results.Run {
 		o.Samples = 20
 	}
 	if len(o.SweepTests) == 0 {
-		o.SweepTests = []string{"ce_write", "sm_write"}
+		o.SweepTests = []results.Test{results.CEWrite, results.SMWrite}
 	}
 	g := &gen{
 		o:        o,
 		m:        newMachine(o),
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		smParams: map[string]string{"variant": "v4_u4", "blocks_per_sm": "4", "block_size": "512"},
+		smParams: map[string]string{"variant": smVariant, "blocks_per_sm": "4", "block_size": "512"},
 		faults:   faults{ipcSlow: 0.995},
 	}
 	if o.Faults {
@@ -251,6 +242,7 @@ func New(o Options) *results.Run {
 	g.atomics()
 	g.ipc()
 	g.tuning()
+	g.run.CompleteCatalogue()
 	return g.run
 }
 
@@ -386,7 +378,10 @@ func (g *gen) latSamples(median float64, n int) []float64 {
 	return out
 }
 
+// add completes a figure as the engine does (its unit from the catalogue,
+// samples rounded, stats computed; none for an error) and adds it to the run.
 func (g *gen) add(f results.Figure) {
+	f.Unit = f.Test.Info().Unit
 	if f.Verify == "" {
 		f.Verify = results.VerifyNA
 	}
@@ -409,15 +404,15 @@ func (g *gen) pairFactor(s, d int) float64 {
 
 // bwFigure is a bandwidth figure of a peer transfer at size with the model's
 // large-size rate peak and per-transfer latency lat (seconds).
-func (g *gen) bwFigure(test, engine, dir, part string, s, d int, size uint64, peak, lat float64, params map[string]string, conv string) results.Figure {
+func (g *gen) bwFigure(test results.Test, engine results.Engine, dir results.Direction, part results.Part,
+	s, d int, size uint64, peak, lat float64, params map[string]string) results.Figure {
 	rate := float64(size) / (lat + float64(size)/(peak*1e9)) / 1e9
 	cv := 0.002 + 0.04*math.Exp(-float64(size)/(1<<20))
-	if [2]int{s, d} == g.faults.noisy && test == "ce_read" && size >= 256<<20 {
+	if [2]int{s, d} == g.faults.noisy && test == results.CERead && size >= 256<<20 {
 		cv = 0.03
 	}
-	f := results.Figure{Test: test, Engine: engine, Direction: dir, Part: part, Src: s, Dst: d, Size: size,
-		Unit: results.UnitGBps, Convention: conv, Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
-	return f
+	return results.Figure{Test: test, Engine: engine, Direction: dir, Part: part, Src: s, Dst: d, Size: size,
+		Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
 }
 
 // Per-transfer latencies of the size models, seconds.
@@ -440,21 +435,21 @@ func (g *gen) bandwidth() {
 			if g.m.links(s, d) == 0 {
 				smRead, smWrite = 0.93*ce, 0.95*ce
 			}
-			g.add(g.bwFigure("ce_read", "copy_engine", "read", "", s, d, size, ce, ceLatency, nil, convRead))
-			w := g.bwFigure("ce_write", "copy_engine", "write", "", s, d, size, ce*1.001, ceLatency, nil, convWrite)
+			g.add(g.bwFigure(results.CERead, results.EngineCopy, results.DirRead, results.PartNone, s, d, size, ce, ceLatency, nil))
+			w := g.bwFigure(results.CEWrite, results.EngineCopy, results.DirWrite, results.PartNone, s, d, size, ce*1.001, ceLatency, nil)
 			if [2]int{s, d} == g.faults.verifyFail {
 				w.Verify, w.VerifyDetail = results.VerifyFailed, "word 1048577 of 134217728: read 0x00000000, want 0x9e3779b9 (first of 3 bad words)"
 			}
 			g.add(w)
-			r := g.bwFigure("sm_read", "sm:v4_u4", "read", "", s, d, size, smRead, smLatency, g.smParams, convRead)
+			r := g.bwFigure(results.SMRead, smEngine, results.DirRead, results.PartNone, s, d, size, smRead, smLatency, g.smParams)
 			if [2]int{s, d} == g.faults.failed {
 				r.Error, r.ErrorName = "launching p2p_copy_v4_u4 on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
 				r.Verify = results.VerifyNA
 			}
 			g.add(r)
-			g.add(g.bwFigure("sm_write", "sm:v4_u4", "write", "", s, d, size, smWrite, smLatency, g.smParams, convWrite))
+			g.add(g.bwFigure(results.SMWrite, smEngine, results.DirWrite, results.PartNone, s, d, size, smWrite, smLatency, g.smParams))
 			staged := math.Min(0.45*g.m.pcieGBps, ce)
-			g.add(g.bwFigure("nop2p_copy", "staged", "", "", s, d, size, staged, 8e-6, nil, convStage))
+			g.add(g.bwFigure(results.NoP2PCopy, results.EngineStaged, "", results.PartNone, s, d, size, staged, 8e-6, nil))
 		}
 	}
 	// Both directions at once, pulling and pushing, filed under each ordered
@@ -467,26 +462,28 @@ func (g *gen) bandwidth() {
 			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
 			link := ce / 0.876
 			for _, b := range []struct {
-				test, engine, dir string
-				each              float64
-				params            map[string]string
+				test   results.Test
+				engine results.Engine
+				dir    results.Direction
+				each   float64
+				params map[string]string
 			}{
-				{"ce_bidir", "copy_engine", "read", 0.9935 * ce, nil},
-				{"ce_bidir", "copy_engine", "write", 0.9945 * ce, nil},
-				{"sm_bidir", "sm:v4_u4", "read", 0.748 * link, g.smParams},
-				{"sm_bidir", "sm:v4_u4", "write", 0.815 * link, g.smParams},
+				{results.CEBidir, results.EngineCopy, results.DirRead, 0.9935 * ce, nil},
+				{results.CEBidir, results.EngineCopy, results.DirWrite, 0.9945 * ce, nil},
+				{results.SMBidir, smEngine, results.DirRead, 0.748 * link, g.smParams},
+				{results.SMBidir, smEngine, results.DirWrite, 0.815 * link, g.smParams},
 			} {
 				if g.m.links(s, d) == 0 {
 					b.each = 0.8 * ce
 				}
 				lat := ceLatency
-				if b.engine != "copy_engine" {
+				if b.engine != results.EngineCopy {
 					lat = smLatency
 				}
-				fwd := g.bwFigure(b.test, b.engine, b.dir, "forward", s, d, size, b.each, lat, b.params, convBidir)
-				rev := g.bwFigure(b.test, b.engine, b.dir, "reverse", s, d, size, b.each*0.999, lat, b.params, convBidir)
+				fwd := g.bwFigure(b.test, b.engine, b.dir, results.PartForward, s, d, size, b.each, lat, b.params)
+				rev := g.bwFigure(b.test, b.engine, b.dir, results.PartReverse, s, d, size, b.each*0.999, lat, b.params)
 				tot := fwd
-				tot.Part = "total"
+				tot.Part = results.PartTotal
 				tot.Samples = make([]float64, len(fwd.Samples))
 				for i := range tot.Samples {
 					// Both directions' bytes over the longer time.
@@ -499,12 +496,12 @@ func (g *gen) bandwidth() {
 		}
 	}
 	for d := 0; d < n; d++ {
-		g.add(results.Figure{Test: "h2d", Engine: "copy_engine", Src: -1, Dst: d, Size: size, Unit: results.UnitGBps,
-			Convention: convHost, Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
-		g.add(results.Figure{Test: "d2h", Engine: "copy_engine", Src: d, Dst: -1, Size: size, Unit: results.UnitGBps,
-			Convention: convHost, Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
-		g.add(results.Figure{Test: "local_copy", Engine: "copy_engine", Src: d, Dst: d, Size: size, Unit: results.UnitGBps,
-			Convention: convLocal, Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: results.H2D, Engine: results.EngineCopy, Src: -1, Dst: d, Size: size,
+			Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: results.D2H, Engine: results.EngineCopy, Src: d, Dst: -1, Size: size,
+			Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: d, Dst: d, Size: size,
+			Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
 	}
 }
 
@@ -520,21 +517,21 @@ func (g *gen) sweep() {
 			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
 			link := ce / 0.876
 			for _, test := range g.o.SweepTests {
-				peak, lat, engine, params, dir, conv := ce, ceLatency, "copy_engine", map[string]string(nil), "read", convRead
+				peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
 				switch test {
-				case "ce_write":
-					peak, dir, conv = ce*1.001, "write", convWrite
-				case "sm_read":
-					peak, lat, engine, params = 0.829*link, smLatency, "sm:v4_u4", g.smParams
-				case "sm_write":
-					peak, lat, engine, params, dir, conv = 0.823*link, smLatency, "sm:v4_u4", g.smParams, "write", convWrite
+				case results.CEWrite:
+					peak, dir = ce*1.001, results.DirWrite
+				case results.SMRead:
+					peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
+				case results.SMWrite:
+					peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
 				}
-				if g.m.links(s, d) == 0 && engine != "copy_engine" {
+				if g.m.links(s, d) == 0 && engine != results.EngineCopy {
 					peak = 0.95 * ce
 				}
 				for _, size := range SweepSizes() {
 					if size != MatrixSize {
-						g.add(g.bwFigure(test, engine, dir, "", s, d, size, peak, lat, params, conv))
+						g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
 					}
 				}
 			}
@@ -579,11 +576,11 @@ func (g *gen) aggregates() {
 			}
 			share := 0.97 * math.Min(g.m.peerGBps(s, d), g.gpuGBps(s)/float64(n-1))
 			total += share
-			g.add(g.bwFigure("all_pairs", "copy_engine", "write", "pair", s, d, size, share, ceLatency, nil, convAggr))
+			g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartPair, s, d, size, share, ceLatency, nil))
 		}
 	}
-	g.add(g.bwFigure("all_pairs", "copy_engine", "write", "total", -1, -1, size, total*0.98, ceLatency,
-		map[string]string{"pairs": strconv.Itoa(n * (n - 1))}, convAggr))
+	g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartTotal, -1, -1, size, total*0.98, ceLatency,
+		map[string]string{"pairs": strconv.Itoa(n * (n - 1))}))
 	group := map[string]string{"pairs": strconv.Itoa(n - 1)}
 	for x := 0; x < n; x++ {
 		var in, out float64
@@ -596,16 +593,16 @@ func (g *gen) aggregates() {
 		in, out = math.Min(in, g.gpuGBps(x)), math.Min(out, g.gpuGBps(x))
 		for y := 0; y < n; y++ {
 			if y != x {
-				g.add(g.bwFigure("all_to_one", "copy_engine", "write", "pair", y, x, size, in/float64(n-1), ceLatency, nil, convAggr))
+				g.add(g.bwFigure(results.AllToOne, results.EngineCopy, results.DirWrite, results.PartPair, y, x, size, in/float64(n-1), ceLatency, nil))
 			}
 		}
-		g.add(g.bwFigure("all_to_one", "copy_engine", "write", "total", -1, x, size, in, ceLatency, group, convAggr))
+		g.add(g.bwFigure(results.AllToOne, results.EngineCopy, results.DirWrite, results.PartTotal, -1, x, size, in, ceLatency, group))
 		for y := 0; y < n; y++ {
 			if y != x {
-				g.add(g.bwFigure("one_to_all", "copy_engine", "write", "pair", x, y, size, out/float64(n-1), ceLatency, nil, convAggr))
+				g.add(g.bwFigure(results.OneToAll, results.EngineCopy, results.DirWrite, results.PartPair, x, y, size, out/float64(n-1), ceLatency, nil))
 			}
 		}
-		g.add(g.bwFigure("one_to_all", "copy_engine", "write", "total", x, -1, size, out, ceLatency, group, convAggr))
+		g.add(g.bwFigure(results.OneToAll, results.EngineCopy, results.DirWrite, results.PartTotal, x, -1, size, out, ceLatency, group))
 	}
 }
 
@@ -673,8 +670,8 @@ func (g *gen) latency() {
 			if owner == runner {
 				memory = "local"
 			}
-			g.add(results.Figure{Test: "lat_chase", Engine: "sm", Src: owner, Dst: runner, Size: ws.size, Unit: results.UnitNs,
-				Convention: convChase, Samples: g.latSamples(ns, chaseSamples), Verify: results.VerifyNA,
+			g.add(results.Figure{Test: results.LatChase, Engine: results.EngineSM, Src: owner, Dst: runner, Size: ws.size,
+				Samples: g.latSamples(ns, chaseSamples), Verify: results.VerifyNA,
 				Params: map[string]string{"working_set": results.FormatBytes(ws.size), "stride": "128", "hops_per_sample": "512",
 					"memory": memory, "cache": cache}})
 		}
@@ -691,18 +688,18 @@ func (g *gen) latency() {
 			name string
 			ns   float64
 		}{{"round_trip", rt}, {"one_way", rt / 2}} {
-			g.add(results.Figure{Test: "lat_pingpong", Engine: "sm", Src: p[0], Dst: p[1], Size: 4, Unit: results.UnitNs,
-				Convention: convPing, Samples: g.latSamples(m.ns, pingSamples), Verify: results.VerifyNA,
+			g.add(results.Figure{Test: results.LatPingPong, Engine: results.EngineSM, Src: p[0], Dst: p[1], Size: 4,
+				Samples: g.latSamples(m.ns, pingSamples), Verify: results.VerifyNA,
 				Params: map[string]string{"measure": m.name, "round_trips_per_sample": "100"}})
 		}
 	}
 	for _, size := range LatencySizes() {
 		for _, p := range pairs {
 			ns := 2100 + float64(size)/g.m.peerGBps(p[0], p[1])
-			g.add(results.Figure{Test: "lat_copy_device", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
-				Unit: results.UnitNs, Convention: convCopyLat, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
-			g.add(results.Figure{Test: "lat_copy_host", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
-				Unit: results.UnitNs, Convention: convCopyHost, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
+			g.add(results.Figure{Test: results.LatCopyDevice, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
+				Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
+			g.add(results.Figure{Test: results.LatCopyHost, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
+				Size: size, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
 		}
 	}
 }
@@ -748,8 +745,8 @@ func (g *gen) atomics() {
 				}
 				params := labels(p, op)
 				params["contended"] = strconv.FormatBool(contended)
-				f := results.Figure{Test: "atomic_tput", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitGOps,
-					Convention: convAtomic, Params: params, Verify: results.VerifyPassed}
+				f := results.Figure{Test: results.AtomicTput, Engine: results.EngineSM, Src: p[0], Dst: p[1], Size: uint64(op.width),
+					Params: params, Verify: results.VerifyPassed}
 				f.Samples = g.samples(rate, 0.004)[:min(atomicSamples, g.o.Samples)]
 				g.add(f)
 			}
@@ -762,8 +759,8 @@ func (g *gen) atomics() {
 			if p[0] != p[1] {
 				ns += 1.4 * g.remoteNs(p[0], p[1])
 			}
-			g.add(results.Figure{Test: "atomic_latency", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitNs,
-				Convention: convAtomLat, Params: labels(p, op), Samples: g.latSamples(ns/op.speed*0.8, atomicSamples), Verify: results.VerifyPassed})
+			g.add(results.Figure{Test: results.AtomicLatency, Engine: results.EngineSM, Src: p[0], Dst: p[1], Size: uint64(op.width),
+				Params: labels(p, op), Samples: g.latSamples(ns/op.speed*0.8, atomicSamples), Verify: results.VerifyPassed})
 		}
 	}
 }
@@ -779,15 +776,15 @@ func (g *gen) ipc() {
 		}
 		seen[p] = true
 		ce := g.m.peerGBps(p[0], p[1]) * g.pairFactor(p[0], p[1])
-		g.add(g.bwFigure("ipc_ce_read", "copy_engine", "read", "", p[0], p[1], size, ce*g.faults.ipcSlow, ceLatency, nil, convRead+"; across two processes through cuIpcOpenMemHandle"))
-		g.add(g.bwFigure("ipc_ce_write", "copy_engine", "write", "", p[0], p[1], size, ce*1.001*0.998, ceLatency, nil, convWrite+"; across two processes through cuIpcOpenMemHandle"))
+		g.add(g.bwFigure(results.IPCCERead, results.EngineCopy, results.DirRead, results.PartNone, p[0], p[1], size, ce*g.faults.ipcSlow, ceLatency, nil))
+		g.add(g.bwFigure(results.IPCCEWrite, results.EngineCopy, results.DirWrite, results.PartNone, p[0], p[1], size, ce*1.001*0.998, ceLatency, nil))
 	}
 }
 
 func (g *gen) tuning() {
 	ce := g.m.peerGBps(0, 1)
 	link := ce / 0.876
-	t := results.Tuning{Src: 0, Dst: 1, Direction: "write", Size: MatrixSize}
+	t := results.Tuning{Src: 0, Dst: 1, Direction: string(results.DirWrite), Size: MatrixSize}
 	for i, v := range []string{"v4_u1", "v4_u2", "v4_u4", "v4_u8", "bulk"} {
 		c := results.TuneCandidate{Variant: v, BlocksPerSM: 4, BlockSize: 512,
 			MedianGBps: link * (0.815 + 0.002*float64(i%3)), CV: 0.002, Verified: true}

@@ -9,10 +9,16 @@ import (
 	"github.com/p2pbench/p2pbench/results/synth"
 )
 
+// TestNewIsValidAndComplete checks that a run has every in-process test of
+// the catalogue and the copy-engine tests across processes, and that its
+// catalogue describes them as this build does.
 func TestNewIsValidAndComplete(t *testing.T) {
-	want := []string{"ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir", "nop2p_copy",
-		"h2d", "d2h", "local_copy", "all_to_one", "one_to_all", "all_pairs", "lat_chase", "lat_pingpong",
-		"lat_copy_device", "lat_copy_host", "atomic_tput", "atomic_latency", "ipc_ce_read", "ipc_ce_write"}
+	want := []results.Test{results.IPCCERead, results.IPCCEWrite}
+	for _, info := range results.Catalogue() {
+		if !info.Name.IsIPC() {
+			want = append(want, info.Name)
+		}
+	}
 	for _, o := range []synth.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 16, NoSweep: true}} {
 		run := synth.New(o)
 		if err := run.Validate(); err != nil {
@@ -25,6 +31,11 @@ func TestNewIsValidAndComplete(t *testing.T) {
 		for _, w := range want {
 			if !slices.Contains(got, w) {
 				t.Errorf("%+v: no %s figures", o, w)
+			}
+		}
+		for _, test := range got {
+			if info, _ := results.Lookup(test); run.Catalogue[test] != info {
+				t.Errorf("%+v: the catalogue entry of %s is %+v, want this build's", o, test, run.Catalogue[test])
 			}
 		}
 		n := o.GPUs
@@ -45,13 +56,13 @@ func TestNewIsDeterministic(t *testing.T) {
 func TestSweepAndRanks(t *testing.T) {
 	run := synth.New(synth.Options{GPUs: 8})
 	sizes := map[uint64]bool{}
-	for _, f := range run.FiguresOf("sm_write") {
+	for _, f := range run.FiguresOf(results.SMWrite) {
 		if f.Src == 0 && f.Dst == 1 {
 			sizes[f.Size] = true
 		}
 	}
 	if len(sizes) != len(synth.SweepSizes()) {
-		t.Errorf("pair 0->1 sm_write has %d sizes, want %d", len(sizes), len(synth.SweepSizes()))
+		t.Errorf("pair 0->1 of the sweep has %d sizes, want %d", len(sizes), len(synth.SweepSizes()))
 	}
 	ranks := map[int]bool{}
 	for _, p := range run.Topology.Pairs {
