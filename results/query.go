@@ -131,6 +131,16 @@ func (p Pair) PerformanceRank() (int, bool) {
 	return v, ok
 }
 
+// LinkLimit is the theoretical bandwidth that figure f of the pair is held
+// against: the pair's LinkGBps, twice it for the total of a test that copies
+// both ways at once; 0 when the topology does not know the link.
+func (p Pair) LinkLimit(f *Figure) float64 {
+	if f.Part == PartTotal && f.Test.Info().BothWays {
+		return 2 * p.LinkGBps
+	}
+	return p.LinkGBps
+}
+
 // Key identifies a figure within a run, and the same figure across runs:
 // test|engine|direction|part|src|dst|size|params, params as sorted k=v
 // joined by commas, leaving out those that describe rather than identify
@@ -217,6 +227,23 @@ func writeParams(b *strings.Builder, params map[string]string, identityOnly bool
 // not verify.
 func (f Figure) Failed() bool {
 	return f.Error != "" || f.Verify == VerifyFailed
+}
+
+// FailureLabel names a failed figure in a table cell: "ERR <error name>"
+// (the CUDA error name without its CUDA_ERROR_ prefix, or "ERR" alone when
+// no driver call named the error) for a figure that could not be measured,
+// "BAD DATA" for data that did not verify, and "" for a figure that did not
+// fail.
+func (f Figure) FailureLabel() string {
+	switch {
+	case f.Error != "" && f.ErrorName != "":
+		return "ERR " + strings.TrimPrefix(f.ErrorName, "CUDA_ERROR_")
+	case f.Error != "":
+		return "ERR"
+	case f.Verify == VerifyFailed:
+		return "BAD DATA"
+	}
+	return ""
 }
 
 // Value returns the figure's median, and false when there is none to use
@@ -340,4 +367,16 @@ func (f Figure) SameProcessTwin() (Figure, bool) {
 		twin.Params["ordering"] = "release_acquire"
 	}
 	return twin, true
+}
+
+// AtomicCapabilityNames decodes a Pair.AtomicCaps bitmask
+// (CUatomicOperationCapability) into its flags' names, lowest bit first.
+func AtomicCapabilityNames(mask uint32) []string {
+	var out []string
+	for i, n := range []string{"signed", "unsigned", "reduction", "scalar32", "scalar64", "scalar128", "vector32x4"} {
+		if mask&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
