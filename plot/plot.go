@@ -4,7 +4,10 @@
 // carries a caption naming the machine and software it was measured on, and a
 // SIMULATED watermark when the run is not a measurement.
 //
-// The package reads results only; it knows nothing of CUDA or the engine.
+// Tests are found through the results catalogue (titles, which tests make
+// matrices, which copy both ways), never by name. The package reads results
+// only: it never imports cuda, gpu, bench or ipc. Package report lays its
+// figures out in a document.
 package plot
 
 import (
