@@ -72,104 +72,108 @@ func heatmapSpecs(ix *index) []heatmapSpec {
 
 // heatmaps builds the matrices the run has figures for, at the matrix size.
 func heatmaps(ix *index) []*heatmap {
-	var out []*heatmap
-	n := len(ix.devs)
-	if n < 2 {
+	if len(ix.devs) < 2 {
 		return nil
 	}
 	pos := map[int]int{}
 	for i, d := range ix.devs {
 		pos[d] = i
 	}
+	var out []*heatmap
 	for _, spec := range heatmapSpecs(ix) {
-		figs := ix.byTest[spec.test]
-		if len(figs) == 0 {
-			continue
+		if m := ix.heatmap(spec, pos); m != nil {
+			out = append(out, m)
 		}
-		// The matrix size, or for tests that shrink transfers to share
-		// buffers (all_pairs), their most common size.
-		size := ix.matrixSize
-		sizes := map[uint64]int{}
-		for _, f := range figs {
-			if f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) && f.Src >= 0 && f.Dst >= 0 {
-				sizes[f.Size]++
-			}
-		}
-		if sizes[size] == 0 {
-			for _, z := range sortedKeys(sizes) {
-				if sizes[z] >= sizes[size] {
-					size = z
-				}
-			}
-		}
-		// Several engines (a tuning run's variants) would fight over the
-		// cells: draw the most common one.
-		engines := map[results.Engine]int{}
-		for _, f := range figs {
-			if f.Size == size && f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) {
-				engines[f.Engine]++
-			}
-		}
-		engine, best := results.Engine(""), -1
-		for _, e := range sortedKeys(engines) {
-			if engines[e] > best {
-				engine, best = e, engines[e]
-			}
-		}
-		m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
-		bothWays := spec.test.Info().BothWays
-		for i := range m.cells {
-			m.cells[i] = make([]cell, n)
-			m.cells[i][i].kind = cellSelf
-		}
-		filled := 0
-		for _, f := range figs {
-			if f.Size != size || f.Part != spec.part || f.Engine != engine || f.Unit != results.UnitGBps ||
-				spec.direction != "" && f.Direction != spec.direction {
-				continue
-			}
-			r, rok := pos[f.Src]
-			c, cok := pos[f.Dst]
-			if !rok || !cok || r == c {
-				continue
-			}
-			m.unit = f.Unit
-			filled++
-			switch v, ok := f.Value(); {
-			case f.Error != "":
-				m.cells[r][c] = cell{kind: cellError}
-			case f.Verify == results.VerifyFailed:
-				m.cells[r][c] = cell{kind: cellBadData, value: f.Stats.Median}
-			case ok:
-				m.cells[r][c] = cell{kind: cellValue, value: v}
-			}
-		}
-		if filled == 0 {
-			continue
-		}
-		// A few IPC pairs make a matrix of dashes: the report's tables
-		// show them better.
-		if spec.test.IsIPC() && filled < n*(n-1)/2 {
-			continue
-		}
-		m.name = "heatmap_" + string(spec.test)
-		if bothWays {
-			m.mirrorBidir()
-			m.name += "_" + string(spec.direction)
-		}
-		title := spec.title
-		if v := engine.Variant(); v != "" {
-			title += ", kernel " + v
-		}
-		m.title = title + ", " + string(m.unit)
-		m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
-		if bothWays {
-			m.subtitle = "both directions' bytes, " + m.subtitle
-		}
-		m.scale()
-		out = append(out, m)
 	}
 	return out
+}
+
+// matches reports whether f has the spec's direction and part.
+func (s heatmapSpec) matches(f *results.Figure) bool {
+	return f.Part == s.part && (s.direction == "" || f.Direction == s.direction)
+}
+
+// sizeAndEngine picks what a matrix of figs shows: the matrix size, or for
+// tests that shrink transfers to share buffers (all_pairs) their most
+// common size; and of several engines (a tuning run's variants), which
+// would fight over the cells, the most common.
+func (ix *index) sizeAndEngine(spec heatmapSpec, figs []*results.Figure) (uint64, results.Engine) {
+	size := ix.matrixSize
+	sizes := map[uint64]int{}
+	for _, f := range figs {
+		if spec.matches(f) && f.Src >= 0 && f.Dst >= 0 {
+			sizes[f.Size]++
+		}
+	}
+	if sizes[size] == 0 {
+		for _, z := range sortedKeys(sizes) {
+			if sizes[z] >= sizes[size] {
+				size = z
+			}
+		}
+	}
+	engines := map[results.Engine]int{}
+	for _, f := range figs {
+		if f.Size == size && spec.matches(f) {
+			engines[f.Engine]++
+		}
+	}
+	engine, best := results.Engine(""), -1
+	for _, e := range sortedKeys(engines) {
+		if engines[e] > best {
+			engine, best = e, engines[e]
+		}
+	}
+	return size, engine
+}
+
+// heatmap builds the matrix of one spec, nil when the run has no figure
+// for it (or, across processes, too few pairs to be worth a matrix).
+func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
+	figs := ix.byTest[spec.test]
+	size, engine := ix.sizeAndEngine(spec, figs)
+	n := len(ix.devs)
+	m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
+	for i := range m.cells {
+		m.cells[i] = make([]cell, n)
+		m.cells[i][i].kind = cellSelf
+	}
+	filled := 0
+	for _, f := range figs {
+		r, rok := pos[f.Src]
+		c, cok := pos[f.Dst]
+		if f.Size != size || !spec.matches(f) || f.Engine != engine || f.Unit != results.UnitGBps || !rok || !cok || r == c {
+			continue
+		}
+		filled++
+		switch v, ok := f.Value(); {
+		case f.Error != "":
+			m.cells[r][c] = cell{kind: cellError}
+		case f.Verify == results.VerifyFailed:
+			m.cells[r][c] = cell{kind: cellBadData}
+		case ok:
+			m.cells[r][c] = cell{kind: cellValue, value: v}
+		}
+	}
+	// A few IPC pairs make a matrix of dashes: the report's tables show
+	// them better.
+	if filled == 0 || spec.test.IsIPC() && filled < n*(n-1)/2 {
+		return nil
+	}
+	m.name = "heatmap_" + string(spec.test)
+	m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
+	if spec.test.Info().BothWays {
+		m.mirrorBidir()
+		m.name += "_" + string(spec.direction)
+		m.subtitle = "both directions' bytes, " + m.subtitle
+	}
+	m.title = spec.title
+	if v := engine.Variant(); v != "" {
+		m.title += ", kernel " + v
+	}
+	m.title += ", " + string(m.unit)
+	m.scale()
+	return m
 }
 
 // mirrorBidir fills a missing cell (d, s) from (s, d): a bidirectional
