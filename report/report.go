@@ -61,8 +61,24 @@ func Report(run *results.Run) *Document {
 			d.figure(f)
 		}
 	}
+	conventionsSection(d, run)
 	findingsSection(d, findings)
 	return d
+}
+
+// conventionsSection says how the figures of each test of the run are
+// computed, as the run's catalogue words it.
+func conventionsSection(d *Document, run *results.Run) {
+	tests := run.Tests()
+	if len(tests) == 0 {
+		return
+	}
+	d.section("How the figures are computed")
+	for _, t := range tests {
+		if c := run.Convention(t); c != "" {
+			d.para("%s — %s, %s: %s.", t.Title(), t, t.Info().Unit, c)
+		}
+	}
 }
 
 func systemSection(d *Document, run *results.Run) {

@@ -169,3 +169,34 @@ func TestEmptyRun(t *testing.T) {
 		}
 	}
 }
+
+// TestIPCRun: the tables of an ipc run compare with the same-process
+// figures of a reference run, and show its link traffic.
+func TestIPCRun(t *testing.T) {
+	all := readReference(t, "all.json")
+	ipc, ref := *all, *all
+	ipc.Figures, ref.Figures = nil, nil
+	for _, f := range all.Figures {
+		if f.Test.IsIPC() {
+			ipc.Figures = append(ipc.Figures, f)
+		} else {
+			ref.Figures = append(ref.Figures, f)
+		}
+	}
+	out := text(t, report.Tables(&ipc, &ref))
+	for title, rows := range map[string][]string{
+		"Across processes: copy engine read (pull)": {"1 395.4 -"},
+		"Across processes against one process":      {"IPC CE read 0→1 395.5 393.1 GB/s +0.6%"},
+		"On the wire":                               {"IPC SM write sm:bulk 2 372.1 1.130 0.808 420.3"},
+	} {
+		if m := missingRows(out, title, rows...); len(m) > 0 {
+			t.Errorf("table %q lacks %q", title, m)
+		}
+	}
+	if strings.Contains(out, "\nCopy engine read") {
+		t.Errorf("in-process tables for a run across processes:\n%s", out)
+	}
+	if out := text(t, report.Tables(&ipc, nil)); !strings.Contains(out, "No figures within one process") {
+		t.Errorf("no word of the missing comparison:\n%s", out)
+	}
+}
