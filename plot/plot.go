@@ -4,10 +4,11 @@
 // carries a caption naming the machine and software it was measured on, and a
 // SIMULATED watermark when the run is not a measurement.
 //
-// Tests are found through the results catalogue (titles, which tests make
-// matrices, which copy both ways), never by name. The package reads results
-// only: it never imports cuda, gpu, bench or ipc. Package report lays its
-// figures out in a document.
+// Which figures a run gets, and their titles, come from the results
+// catalogue (which tests make matrices, which copy both ways, which repeat
+// a test across processes); no test name is spelt out here. The package
+// reads results only: it never imports cuda, gpu, bench or ipc. Package
+// report lays its figures out in a document.
 package plot
 
 import (
