@@ -161,7 +161,7 @@ func TestTablesAllFormats(t *testing.T) {
 // TestEmptyRun: documents of a run without figures, topology or devices
 // render.
 func TestEmptyRun(t *testing.T) {
-	run := &results.Run{Complete: true}
+	run := &results.Run{Complete: true, Topology: &results.Topology{Devices: []int{0}}}
 	out := text(t, report.Topology(run), report.Tables(run, nil), report.Summary(run))
 	for _, want := range []string{"One device selected: no pairs.", "==== Summary ====", "0 figures; 0 failed, 0 with bad data"} {
 		if !strings.Contains(out, want) {

@@ -15,7 +15,10 @@ import (
 func Topology(run *results.Run) *Document {
 	d := newDocument(run, "")
 	systemSection(d, run)
-	if t := run.Topology; t == nil || len(t.Devices) < 2 {
+	switch t := run.Topology; {
+	case t == nil:
+		d.para("The run recorded no topology.")
+	case len(t.Devices) < 2:
 		d.para("One device selected: no pairs.")
 	}
 	topologySection(d, run)
