@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
 )
 
@@ -31,6 +32,21 @@ func TestSimulatedSaysSo(t *testing.T) {
 		}
 		if name == "Tables" && tables < 10 {
 			t.Errorf("%s: %d titled tables", name, tables)
+		}
+	}
+}
+
+func TestAtomicCaps(t *testing.T) {
+	for _, tt := range []struct {
+		caps map[string]uint32
+		want string
+	}{
+		{map[string]uint32{"cas": 0, "integer_add": 0}, "0x0 for all 2 operations"},
+		{map[string]uint32{"cas": 0x3, "integer_add": 0x3}, "0x3 (signed, unsigned) for all 2 operations"},
+		{map[string]uint32{"cas": 0x1, "integer_add": 0x14}, "cas=0x1 (signed) integer_add=0x14 (reduction, scalar64)"},
+	} {
+		if got := atomicCaps(results.Pair{AtomicCaps: tt.caps}); got != tt.want {
+			t.Errorf("atomicCaps(%v) = %q, want %q", tt.caps, got, tt.want)
 		}
 	}
 }
