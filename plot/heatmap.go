@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -36,161 +36,144 @@ type heatmap struct {
 	devs                  []int
 	cells                 [][]cell // [row = source][column = destination]
 	lo, hi                float64  // colour scale
-	unit                  string
+	unit                  results.Unit
 }
 
 // heatmapSpec says how to draw one test's matrix.
 type heatmapSpec struct {
-	test, direction, part string
-	title                 string
+	test      results.Test
+	direction results.Direction
+	part      results.Part
+	title     string
 }
 
-// heatmapSpecs lists the matrices in reading order. Bidirectional tests
-// show their total; all_pairs each pair's share.
+// heatmapSpecs lists the matrices in catalogue order: the matrix tests
+// (both-ways tests as each direction's total), every pair's share of
+// all_pairs, and the one-direction bandwidth tests across processes (IPC
+// latency and both-way figures have figures of their own kinds).
 func heatmapSpecs(ix *index) []heatmapSpec {
-	specs := []heatmapSpec{
-		{test: "ce_read", title: "Copy engine read (pull)"},
-		{test: "ce_write", title: "Copy engine write (push)"},
-		{test: "sm_read", title: "SM kernel read (pull)"},
-		{test: "sm_write", title: "SM kernel write (push)"},
-		{test: "ce_bidir", direction: "read", part: "total", title: "Copy engine, both directions at once, both pulling: total"},
-		{test: "ce_bidir", direction: "write", part: "total", title: "Copy engine, both directions at once, both pushing: total"},
-		{test: "sm_bidir", direction: "read", part: "total", title: "SM kernels, both directions at once, both pulling: total"},
-		{test: "sm_bidir", direction: "write", part: "total", title: "SM kernels, both directions at once, both pushing: total"},
-		{test: "nop2p_copy", title: "Copy without peer access (staged through the host)"},
-		{test: "all_pairs", part: "pair", title: "Every pair copying at once: each pair's share"},
-	}
-	// The one-direction bandwidth tests across processes; IPC latency and
-	// both-direction figures have figures of their own kinds.
-	for _, rest := range []string{"ce_read", "ce_write", "sm_read", "sm_write"} {
-		if len(ix.byTest["ipc_"+rest]) > 0 {
-			t := testTitle(rest)
-			if len(t) > 1 && !unicode.IsUpper(rune(t[1])) {
-				t = strings.ToLower(t[:1]) + t[1:] // "copy engine …", but "SM kernel …"
-			}
-			specs = append(specs, heatmapSpec{test: "ipc_" + rest, title: "Across processes (IPC): " + t})
+	var specs []heatmapSpec
+	for _, info := range results.Catalogue() {
+		switch twin := info.SameProcess.Info(); {
+		case info.Matrix && info.BothWays:
+			specs = append(specs,
+				heatmapSpec{test: info.Name, direction: results.DirRead, part: results.PartTotal, title: info.Title + ", both pulling: total"},
+				heatmapSpec{test: info.Name, direction: results.DirWrite, part: results.PartTotal, title: info.Title + ", both pushing: total"})
+		case info.Matrix:
+			specs = append(specs, heatmapSpec{test: info.Name, title: info.Title})
+		case info.Name == results.AllPairs:
+			specs = append(specs, heatmapSpec{test: info.Name, part: results.PartPair, title: info.Title + ": each pair's share"})
+		case twin.Matrix && !twin.BothWays && len(ix.byTest[info.Name]) > 0:
+			specs = append(specs, heatmapSpec{test: info.Name, title: info.Title})
 		}
 	}
 	return specs
 }
 
-// testTitle names a one-direction test.
-func testTitle(test string) string {
-	switch test {
-	case "ce_read":
-		return "Copy engine read (pull)"
-	case "ce_write":
-		return "Copy engine write (push)"
-	case "sm_read":
-		return "SM kernel read (pull)"
-	case "sm_write":
-		return "SM kernel write (push)"
-	}
-	return test
-}
-
 // heatmaps builds the matrices the run has figures for, at the matrix size.
 func heatmaps(ix *index) []*heatmap {
-	var out []*heatmap
-	n := len(ix.devs)
-	if n < 2 {
+	if len(ix.devs) < 2 {
 		return nil
 	}
 	pos := map[int]int{}
 	for i, d := range ix.devs {
 		pos[d] = i
 	}
+	var out []*heatmap
 	for _, spec := range heatmapSpecs(ix) {
-		figs := ix.byTest[spec.test]
-		if len(figs) == 0 {
-			continue
+		if m := ix.heatmap(spec, pos); m != nil {
+			out = append(out, m)
 		}
-		// The matrix size, or for tests that shrink transfers to share
-		// buffers (all_pairs), their most common size.
-		size := ix.matrixSize
-		sizes := map[uint64]int{}
-		for _, f := range figs {
-			if f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) && f.Src >= 0 && f.Dst >= 0 {
-				sizes[f.Size]++
-			}
-		}
-		if sizes[size] == 0 {
-			for _, z := range sortedKeys(sizes) {
-				if sizes[z] >= sizes[size] {
-					size = z
-				}
-			}
-		}
-		// Several engines (a tuning run's variants) would fight over the
-		// cells: draw the most common one.
-		engines := map[string]int{}
-		for _, f := range figs {
-			if f.Size == size && f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) {
-				engines[f.Engine]++
-			}
-		}
-		engine, best := "", -1
-		for _, e := range sortedKeys(engines) {
-			if engines[e] > best {
-				engine, best = e, engines[e]
-			}
-		}
-		m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
-		for i := range m.cells {
-			m.cells[i] = make([]cell, n)
-			m.cells[i][i].kind = cellSelf
-		}
-		filled := 0
-		for _, f := range figs {
-			if f.Size != size || f.Part != spec.part || f.Engine != engine || f.Unit != results.UnitGBps ||
-				spec.direction != "" && f.Direction != spec.direction {
-				continue
-			}
-			r, rok := pos[f.Src]
-			c, cok := pos[f.Dst]
-			if !rok || !cok || r == c {
-				continue
-			}
-			m.unit = f.Unit
-			filled++
-			switch v, ok := f.Value(); {
-			case f.Error != "":
-				m.cells[r][c] = cell{kind: cellError}
-			case f.Verify == results.VerifyFailed:
-				m.cells[r][c] = cell{kind: cellBadData, value: f.Stats.Median}
-			case ok:
-				m.cells[r][c] = cell{kind: cellValue, value: v}
-			}
-		}
-		if filled == 0 {
-			continue
-		}
-		// A few IPC pairs make a matrix of dashes: the report's tables
-		// show them better.
-		if strings.HasPrefix(spec.test, "ipc_") && filled < n*(n-1)/2 {
-			continue
-		}
-		if strings.HasSuffix(spec.test, "_bidir") {
-			m.mirrorBidir()
-		}
-		name := "heatmap_" + spec.test
-		if spec.direction != "" && strings.HasSuffix(spec.test, "_bidir") {
-			name += "_" + spec.direction
-		}
-		m.name = name
-		title := spec.title
-		if strings.HasPrefix(engine, "sm:") {
-			title += ", kernel " + strings.TrimPrefix(engine, "sm:")
-		}
-		m.title = title + ", " + m.unit
-		m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
-		if strings.HasSuffix(spec.test, "_bidir") {
-			m.subtitle = "both directions' bytes, " + m.subtitle
-		}
-		m.scale()
-		out = append(out, m)
 	}
 	return out
+}
+
+// matches reports whether f has the spec's direction and part.
+func (s heatmapSpec) matches(f *results.Figure) bool {
+	return f.Part == s.part && (s.direction == "" || f.Direction == s.direction)
+}
+
+// sizeAndEngine picks what a matrix of figs shows: the matrix size, or for
+// tests that shrink transfers to share buffers (all_pairs) their most
+// common size; and of several engines (a tuning run's variants), which
+// would fight over the cells, the most common.
+func (ix *index) sizeAndEngine(spec heatmapSpec, figs []*results.Figure) (uint64, results.Engine) {
+	size := ix.matrixSize
+	sizes := map[uint64]int{}
+	for _, f := range figs {
+		if spec.matches(f) && f.Src >= 0 && f.Dst >= 0 {
+			sizes[f.Size]++
+		}
+	}
+	if sizes[size] == 0 {
+		for _, z := range sortedKeys(sizes) {
+			if sizes[z] >= sizes[size] {
+				size = z
+			}
+		}
+	}
+	engines := map[results.Engine]int{}
+	for _, f := range figs {
+		if f.Size == size && spec.matches(f) {
+			engines[f.Engine]++
+		}
+	}
+	engine, best := results.Engine(""), -1
+	for _, e := range sortedKeys(engines) {
+		if engines[e] > best {
+			engine, best = e, engines[e]
+		}
+	}
+	return size, engine
+}
+
+// heatmap builds the matrix of one spec, nil when the run has no figure
+// for it (or, across processes, too few pairs to be worth a matrix).
+func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
+	figs := ix.byTest[spec.test]
+	size, engine := ix.sizeAndEngine(spec, figs)
+	n := len(ix.devs)
+	m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
+	for i := range m.cells {
+		m.cells[i] = make([]cell, n)
+		m.cells[i][i].kind = cellSelf
+	}
+	filled := 0
+	for _, f := range figs {
+		r, rok := pos[f.Src]
+		c, cok := pos[f.Dst]
+		if f.Size != size || !spec.matches(f) || f.Engine != engine || f.Unit != results.UnitGBps || !rok || !cok || r == c {
+			continue
+		}
+		filled++
+		switch v, ok := f.Value(); {
+		case f.Error != "":
+			m.cells[r][c] = cell{kind: cellError}
+		case f.Verify == results.VerifyFailed:
+			m.cells[r][c] = cell{kind: cellBadData}
+		case ok:
+			m.cells[r][c] = cell{kind: cellValue, value: v}
+		}
+	}
+	// A few IPC pairs make a matrix of dashes: the report's tables show
+	// them better.
+	if filled == 0 || spec.test.IsIPC() && filled < n*(n-1)/2 {
+		return nil
+	}
+	m.name = "heatmap_" + string(spec.test)
+	m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
+	if spec.test.Info().BothWays {
+		m.mirrorBidir()
+		m.name += "_" + string(spec.direction)
+		m.subtitle = "both directions' bytes, " + m.subtitle
+	}
+	m.title = spec.title
+	if v := engine.Variant(); v != "" {
+		m.title += ", kernel " + v
+	}
+	m.title += ", " + string(m.unit)
+	m.scale()
+	return m
 }
 
 // mirrorBidir fills a missing cell (d, s) from (s, d): a bidirectional
@@ -272,7 +255,7 @@ func (m *heatmap) draw(c draw.Canvas) {
 		Min: vg.Point{X: dc.Max.X + vg.Points(18), Y: dc.Min.Y},
 		Max: vg.Point{X: dc.Max.X + vg.Points(32), Y: dc.Max.Y},
 	}
-	drawColorScale(c, bar, m.lo, m.hi, m.unit)
+	drawColorScale(c, bar, m.lo, m.hi, string(m.unit))
 }
 
 // bigMatrix is the device count beyond which cells are too small for text:
@@ -292,7 +275,7 @@ func (m *heatmap) key() string {
 		parts = append(parts, "ERR = the measurement failed")
 	}
 	if seen[cellBadData] {
-		parts = append(parts, "BAD = the data moved did not verify")
+		parts = append(parts, "BAD DATA = the data moved did not verify")
 	}
 	if seen[cellMissing] {
 		parts = append(parts, "— = not measured")
@@ -370,7 +353,7 @@ func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			case cellError:
 				fill, label = lightGrey, "ERR"
 			case cellBadData:
-				fill, label = lightGrey, "BAD"
+				fill, label = lightGrey, "BAD DATA"
 			default:
 				fill, label = lightGrey, "—"
 			}
@@ -391,6 +374,10 @@ func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 				sty := textStyle(fontSize, textOn(fill))
 				if cl.kind == cellError || cl.kind == cellBadData {
 					sty = boldStyle(fontSize, alertRed)
+				}
+				if w := sty.Width(label); w > cellW*0.9 {
+					// A failure label is longer than a value: it shrinks to fit.
+					sty.Font.Size *= font.Length(cellW * 0.9 / w)
 				}
 				sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
 				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)

@@ -2,7 +2,6 @@ package plot
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -13,7 +12,7 @@ import (
 type index struct {
 	run    *results.Run
 	devs   []int
-	byTest map[string][]*results.Figure
+	byTest map[results.Test][]*results.Figure
 	pairs  map[[2]int]results.Pair
 	// matrixSize is the size of the pairwise matrices (Run.MatrixSize).
 	matrixSize uint64
@@ -23,7 +22,7 @@ func newIndex(run *results.Run) *index {
 	ix := &index{
 		run:    run,
 		devs:   run.DeviceIndices(),
-		byTest: map[string][]*results.Figure{},
+		byTest: map[results.Test][]*results.Figure{},
 		pairs:  run.Topology.PairIndex(),
 	}
 	for i := range run.Figures {
@@ -54,35 +53,47 @@ func (ix *index) linkOf(src, dst int) float64 {
 	return ix.pairs[[2]int{src, dst}].LinkGBps
 }
 
-// engineLabel names an engine for legends: "copy engine", "SM v4_u4".
-func engineLabel(engine string) string {
+// oneWayFigures returns the figures of the one-direction bandwidth tests
+// between two devices (the catalogue's matrix tests that copy one way),
+// through the copy engine or SM kernels: the staged copy is left out.
+func (ix *index) oneWayFigures() []*results.Figure {
+	var out []*results.Figure
+	for _, info := range results.Catalogue() {
+		if !info.Matrix || info.BothWays {
+			continue
+		}
+		for _, f := range ix.byTest[info.Name] {
+			if f.Engine != results.EngineStaged && f.Src >= 0 && f.Dst >= 0 && f.Src != f.Dst && f.Part == results.PartNone {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// engineLabel names an engine for legends: "copy engine", "SM kernel v4_u4".
+func engineLabel(engine results.Engine) string {
 	switch {
-	case engine == "copy_engine":
+	case engine == results.EngineCopy:
 		return "copy engine"
-	case strings.HasPrefix(engine, "sm:"):
-		return "SM kernel " + strings.TrimPrefix(engine, "sm:")
-	case engine == "sm":
+	case engine.Variant() != "":
+		return "SM kernel " + engine.Variant()
+	case engine.IsSM():
 		return "SM kernel"
 	}
-	return engine
+	return string(engine)
 }
 
 // directionLabel names a direction with its meaning.
-func directionLabel(dir string) string {
+func directionLabel(dir results.Direction) string {
 	switch dir {
-	case "read":
+	case results.DirRead:
 		return "read (pull)"
-	case "write":
+	case results.DirWrite:
 		return "write (push)"
 	}
-	return dir
+	return string(dir)
 }
-
-// isLocal reports whether a figure stays on one device.
-func isLocal(f *results.Figure) bool { return f.Src == f.Dst }
-
-// param returns a figure's param or "".
-func param(f *results.Figure, name string) string { return f.Params[name] }
 
 // truthy reads the boolean-ish params the engine writes ("true", "1").
 func truthy(s string) bool { return s == "true" || s == "1" }

@@ -79,7 +79,7 @@ func latencyFigures(ix *index) []latencyFigure {
 	add("latency_copy", 10*vg.Inch, copyLatencyDistribution(ix))
 	distinct, contended := atomicThroughput(ix)
 	add("atomic_throughput", 10*vg.Inch, distinct, contended)
-	add("atomic_latency", 9*vg.Inch, atomicLatency(ix))
+	add(string(results.AtomicLatency), 9*vg.Inch, atomicLatency(ix))
 	return out
 }
 
@@ -200,7 +200,7 @@ func sortedStrings(m map[string]bool) []string { return sortedKeys(m) }
 // chaseDistribution: pointer-chase latency per pair (or group), one box per
 // working set.
 func chaseDistribution(ix *index) *distribution {
-	figs := ix.byTest["lat_chase"]
+	figs := ix.byTest[results.LatChase]
 	perPair := len(ix.devs) <= fewDevices
 	differ := ix.ranksDiffer()
 	wsLabel := map[string]uint64{}
@@ -228,11 +228,11 @@ func chaseDistribution(ix *index) *distribution {
 
 // workingSetLabel names a chase figure's working set and where it lives.
 func workingSetLabel(f *results.Figure) string {
-	ws := param(f, "working_set")
+	ws := f.Params["working_set"]
 	if ws == "" {
 		ws = results.FormatBytes(f.Size)
 	}
-	switch param(f, "cache") {
+	switch f.Params["cache"] {
 	case "in_l2":
 		return ws + " (in L2)"
 	case "beyond_l2":
@@ -255,10 +255,10 @@ func boxSubtitle(perPair bool, extra string) string {
 func pingPongDistribution(ix *index) *distribution {
 	perPair := len(ix.devs) <= fewDevices
 	differ := ix.ranksDiffer()
-	d := collect(ix.byTest["lat_pingpong"], perPair,
+	d := collect(ix.byTest[results.LatPingPong], perPair,
 		func(f *results.Figure) (string, bool) { return ix.pairGroup(f, perPair, differ), true },
 		func(f *results.Figure) (string, bool) {
-			switch m := param(f, "measure"); m {
+			switch m := f.Params["measure"]; m {
 			case "", "round_trip":
 				return "round trip", true
 			case "one_way":
@@ -282,7 +282,7 @@ func pingPongDistribution(ix *index) *distribution {
 }
 
 func copyLatencyDistribution(ix *index) *distribution {
-	figs := append(append([]*results.Figure{}, ix.byTest["lat_copy_device"]...), ix.byTest["lat_copy_host"]...)
+	figs := append(append([]*results.Figure{}, ix.byTest[results.LatCopyDevice]...), ix.byTest[results.LatCopyHost]...)
 	perPair := len(ix.devs) <= fewDevices
 	sizes := map[string]uint64{}
 	d := collect(figs, perPair,
@@ -292,7 +292,7 @@ func copyLatencyDistribution(ix *index) *distribution {
 			return l, true
 		},
 		func(f *results.Figure) (string, bool) {
-			if f.Test == "lat_copy_device" {
+			if f.Test == results.LatCopyDevice {
 				return "device time (CUDA events)", true
 			}
 			return "host time (enqueue + synchronize)", true
@@ -319,11 +319,11 @@ func copyLatencyDistribution(ix *index) *distribution {
 // contended address.
 func atomicThroughput(ix *index) (distinct, contended *distribution) {
 	differ := ix.ranksDiffer()
-	ops := opOrder(ix.byTest["atomic_tput"])
+	ops := opOrder(ix.byTest[results.AtomicTput])
 	build := func(want bool) *distribution {
-		d := collect(ix.byTest["atomic_tput"], false,
+		d := collect(ix.byTest[results.AtomicTput], false,
 			func(f *results.Figure) (string, bool) {
-				return param(f, "op"), truthy(param(f, "contended")) == want
+				return f.Params["op"], truthy(f.Params["contended"]) == want
 			},
 			func(f *results.Figure) (string, bool) { return ix.pairGroup(f, false, differ), true },
 			func(map[string]bool) []string { return ops }, groupOrder)
@@ -355,7 +355,7 @@ func opOrder(figs []*results.Figure) []string {
 	var ops []string
 	seen := map[string]bool{}
 	for _, f := range figs {
-		if op := param(f, "op"); op != "" && !seen[op] {
+		if op := f.Params["op"]; op != "" && !seen[op] {
 			seen[op] = true
 			ops = append(ops, op)
 		}
@@ -366,9 +366,9 @@ func opOrder(figs []*results.Figure) []string {
 func atomicLatency(ix *index) *distribution {
 	perPair := len(ix.devs) <= fewDevices
 	differ := ix.ranksDiffer()
-	ops := opOrder(ix.byTest["atomic_latency"])
-	d := collect(ix.byTest["atomic_latency"], perPair,
-		func(f *results.Figure) (string, bool) { return param(f, "op"), param(f, "op") != "" },
+	ops := opOrder(ix.byTest[results.AtomicLatency])
+	d := collect(ix.byTest[results.AtomicLatency], perPair,
+		func(f *results.Figure) (string, bool) { return f.Params["op"], f.Params["op"] != "" },
 		func(f *results.Figure) (string, bool) {
 			if f.Src == f.Dst {
 				return "local", true

@@ -4,7 +4,11 @@
 // carries a caption naming the machine and software it was measured on, and a
 // SIMULATED watermark when the run is not a measurement.
 //
-// The package reads results only; it knows nothing of CUDA or the engine.
+// Which figures a run gets, and their titles, come from the results
+// catalogue (which tests make matrices, which copy both ways, which repeat
+// a test across processes); no test name is spelt out here. The package
+// reads results only: it never imports cuda, gpu, bench or ipc. Package
+// report lays its figures out in a document.
 package plot
 
 import (

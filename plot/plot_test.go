@@ -60,7 +60,7 @@ func TestWireChart(t *testing.T) {
 	if has(synth.New(synth.Options{GPUs: 2})) {
 		t.Error("a wire chart for a run without NVLink counters")
 	}
-	run, err := results.Read(filepath.Join("..", "results", "h200x2", "all.json"))
+	run, err := results.Read(filepath.Join("..", "testdata", "reference", "h200x2", "all.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,6 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// rankTests are the one-direction tests the rank scatter shows.
-var rankTests = []string{"ce_read", "ce_write", "sm_read", "sm_write"}
-
 // rankFigure is measured bandwidth against the driver's performance rank.
 type rankFigure struct {
 	title, subtitle string
@@ -44,28 +41,23 @@ func rankScatter(ix *index) *rankFigure {
 		src, dst, rank int
 		v              float64
 	}
-	byTest := map[string][]point{}
+	byTest := map[results.Test][]point{}
 	ranks := map[int]bool{}
-	var tests []string
-	for _, test := range rankTests {
-		for _, f := range ix.byTest[test] {
-			if f.Size != ix.matrixSize || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || f.Part != "" {
-				continue
-			}
-			v, ok := f.Value()
-			if !ok {
-				continue
-			}
-			r, ok := ix.rankOf(f.Src, f.Dst)
-			if !ok {
-				r = noRank
-			}
-			if len(byTest[test]) == 0 {
-				tests = append(tests, test)
-			}
-			byTest[test] = append(byTest[test], point{f.Src, f.Dst, r, v})
-			ranks[r] = true
+	var tests []results.Test
+	for _, f := range ix.oneWayFigures() {
+		v, ok := f.Value()
+		if f.Size != ix.matrixSize || !ok {
+			continue
 		}
+		r, ok := ix.rankOf(f.Src, f.Dst)
+		if !ok {
+			r = noRank
+		}
+		if len(byTest[f.Test]) == 0 {
+			tests = append(tests, f.Test)
+		}
+		byTest[f.Test] = append(byTest[f.Test], point{f.Src, f.Dst, r, v})
+		ranks[r] = true
 	}
 	if len(tests) == 0 {
 		return nil
@@ -79,7 +71,7 @@ func rankScatter(ix *index) *rankFigure {
 	// within the lane so that equal values stay visible as a cloud.
 	const lane = 0.18
 	for ti, test := range tests {
-		s := rankSeries{label: testTitle(test)}
+		s := rankSeries{label: test.Title()}
 		off := (float64(ti) - float64(len(tests)-1)/2) * lane
 		for _, p := range byTest[test] {
 			s.points = append(s.points, plotter.XY{X: float64(slot[p.rank]) + off + jitter(p.src, p.dst)*lane*0.7, Y: p.v})

@@ -39,35 +39,31 @@ type sizeSeries struct {
 // sizeCurves builds one figure per direction that has a size sweep.
 func sizeCurves(ix *index) []*sizeCurve {
 	var out []*sizeCurve
-	for _, dir := range []string{"read", "write"} {
+	figs := ix.oneWayFigures()
+	for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {
 		// engine -> pair -> size -> median
-		curves := map[string]map[[2]int]map[uint64]float64{}
-		var engines []string
-		for _, test := range []string{"ce_" + dir, "sm_" + dir} {
-			for _, f := range ix.byTest[test] {
-				if f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || f.Part != "" {
-					continue
-				}
-				v, ok := f.Value()
-				if !ok {
-					continue
-				}
-				byPair := curves[f.Engine]
-				if byPair == nil {
-					byPair = map[[2]int]map[uint64]float64{}
-					curves[f.Engine] = byPair
-					engines = append(engines, f.Engine)
-				}
-				p := [2]int{f.Src, f.Dst}
-				if byPair[p] == nil {
-					byPair[p] = map[uint64]float64{}
-				}
-				byPair[p][f.Size] = v
+		curves := map[results.Engine]map[[2]int]map[uint64]float64{}
+		var engines []results.Engine
+		for _, f := range figs {
+			v, ok := f.Value()
+			if f.Direction != dir || !ok {
+				continue
 			}
+			byPair := curves[f.Engine]
+			if byPair == nil {
+				byPair = map[[2]int]map[uint64]float64{}
+				curves[f.Engine] = byPair
+				engines = append(engines, f.Engine)
+			}
+			p := [2]int{f.Src, f.Dst}
+			if byPair[p] == nil {
+				byPair[p] = map[uint64]float64{}
+			}
+			byPair[p][f.Size] = v
 		}
-		sc := &sizeCurve{name: "size_" + dir}
+		sc := &sizeCurve{name: "size_" + string(dir)}
 		pairs := map[[2]int]bool{}
-		for _, e := range engines {
+		for ei, e := range engines {
 			sizes := map[uint64]bool{}
 			for p, bySize := range curves[e] {
 				for z := range bySize {
@@ -78,7 +74,7 @@ func sizeCurves(ix *index) []*sizeCurve {
 			if len(sizes) < 3 {
 				continue // a matrix, not a sweep
 			}
-			sc.series = append(sc.series, buildSeries(ix, e, curves[e], len(engines), engineIndex(engines, e))...)
+			sc.series = append(sc.series, buildSeries(ix, e, curves[e], ei)...)
 		}
 		if len(sc.series) == 0 {
 			continue
@@ -110,20 +106,11 @@ func sizeCurves(ix *index) []*sizeCurve {
 	return out
 }
 
-func engineIndex(engines []string, e string) int {
-	for i, x := range engines {
-		if x == e {
-			return i
-		}
-	}
-	return 0
-}
-
 // buildSeries makes the series of one engine: a line per pair when there
 // are few pairs, else a median line with a min–max band per group of pairs
 // of the same performance rank (one group when ranks are alike): pairs of
 // different paths mixed in one band would hide both.
-func buildSeries(ix *index, engine string, byPair map[[2]int]map[uint64]float64, engines, engineIdx int) []sizeSeries {
+func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]float64, engineIdx int) []sizeSeries {
 	pairs := make([][2]int, 0, len(byPair))
 	for p := range byPair {
 		pairs = append(pairs, p)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -51,7 +50,7 @@ func wireChart(ix *index) *wireFigure {
 
 // wireColor: copy engine blue, SM kernels vermillion.
 func wireColor(e results.Efficiency) color.RGBA {
-	if strings.HasPrefix(e.Engine, "sm") {
+	if e.Engine.IsSM() {
 		return seriesColor(1)
 	}
 	return seriesColor(0)

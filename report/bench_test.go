@@ -34,7 +34,7 @@ func BenchmarkReport72(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := report.WritePDF(io.Discard, r); err != nil {
+			if err := report.Report(r).WritePDF(io.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -45,7 +45,7 @@ func BenchmarkReport72(b *testing.B) {
 	}
 	b.Run("in-memory", func(b *testing.B) {
 		for b.Loop() {
-			if err := report.WritePDF(io.Discard, run); err != nil {
+			if err := report.Report(run).WritePDF(io.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,26 +1,39 @@
-// Package report turns a results.Run into a document a buyer can read: the
-// system and its environment, the topology and driver attributes, headline
-// bandwidth against the links' theoretical limits, every figure of package
-// plot, and the findings of automatic checks. It writes the document as a
-// multi-page PDF or as Markdown with PNG figures beside it.
+// Package report turns a results.Run into documents people read. Each
+// document is built once, as one model of headings, paragraphs, banners,
+// tables and figures, and rendered as plain text (WriteText), Markdown
+// (WriteMarkdown) or PDF (WritePDF), so the formats cannot say different
+// things:
 //
-// The package reads results only; it knows nothing of CUDA or the engine.
+//   - Report: the whole report a buyer reads: system, topology, headline
+//     bandwidth against the links, the NVLink counters, every figure of
+//     package plot, and the findings of the automatic checks;
+//   - Topology: the devices, pairs, links and driver conformance (topo);
+//   - Tables: the result tables of a measuring command or of show;
+//   - Summary: the one screen that ends all and show.
+//
+// The rules that judge figures are written here once: Headlines (figures
+// against the links' limits) and Findings (the automatic checks). A
+// simulated run says SIMULATED at the top of every document.
+//
+// The package reads results only, and draws through plot: it never imports
+// cuda, gpu, bench or ipc.
 package report
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// The document is built once as blocks, then rendered as PDF or Markdown, so
-// the two formats cannot say different things.
+// Document is a document about one run, ready to render.
+type Document struct {
+	// footer is on every page of a PDF.
+	footer string
+	sim    bool
+	blocks []block
+}
+
 type blockKind int
 
 const (
@@ -36,83 +49,43 @@ type block struct {
 	// pageBreak starts the block on a new page (in formats with pages).
 	pageBreak bool
 	level     int // headings: 1 or 2
-	text      string
-	table     *table
-	figure    plot.Figure
+	// text is a heading's, paragraph's or banner's text; a paragraph's
+	// lines are separated by "\n".
+	text   string
+	table  *table
+	figure plot.Figure
 }
 
-// table is a text table; align holds 'l' or 'r' per column.
+// table is a table with an optional title above it and notes below it;
+// align holds 'l' or 'r' per column.
 type table struct {
+	title  string
 	header []string
 	rows   [][]string
 	align  string
+	notes  []string
 }
 
-type document struct {
-	title  string
-	footer string
-	sim    bool
-	blocks []block
-}
-
-func (d *document) heading(level int, text string) {
-	d.blocks = append(d.blocks, block{kind: headingBlock, level: level, text: text})
-}
-
-// section starts a major section on a page of its own.
-func (d *document) section(text string) {
-	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: true})
-}
-
-func (d *document) para(format string, args ...any) {
-	d.blocks = append(d.blocks, block{kind: paraBlock, text: fmt.Sprintf(format, args...)})
-}
-
-func (d *document) banner(text string) {
-	d.blocks = append(d.blocks, block{kind: bannerBlock, text: text})
-}
-
-func (d *document) table(t *table) {
-	if len(t.rows) > 0 {
-		d.blocks = append(d.blocks, block{kind: tableBlock, table: t})
-	}
-}
-
-// maxPairRows is the most pairs listed one per row; more are summarised.
-const maxPairRows = 12
-
-// build lays out the whole report.
-func build(run *results.Run) *document {
+// newDocument starts a document about run with its title as the first
+// heading (none when title is ""), and under it the banner of a simulated
+// or incomplete run.
+func newDocument(run *results.Run, title string) *Document {
 	host := run.Host
 	if host == "" {
 		host = "unknown host"
 	}
-	d := &document{title: "p2pbench report: " + host, sim: run.Simulated}
-	d.footer = fmt.Sprintf("p2pbench report  ·  %s  ·  %s", host, run.GPUSummary())
+	d := &Document{sim: run.Simulated}
+	d.footer = fmt.Sprintf("p2pbench  ·  %s  ·  %s", host, run.GPUSummary())
+	if title != "" {
+		d.heading(1, title)
+	}
 	if run.Simulated {
 		d.footer += "  ·  SIMULATED"
-	}
-	// The checks, the headline figures and the plots read the run
-	// independently: on a run of hundreds of thousands of figures they are
-	// worth every processor.
-	var (
-		findings  []Finding
-		headlines []Headline
-		figs      []plot.Figure
-		wg        sync.WaitGroup
-	)
-	wg.Add(3)
-	go func() { defer wg.Done(); findings = Findings(run) }()
-	go func() { defer wg.Done(); headlines = Headlines(run) }()
-	go func() { defer wg.Done(); figs = plot.Figures(run) }()
-	wg.Wait()
-	d.heading(1, d.title)
-	if run.Simulated {
 		machine := ""
 		if run.SimMachine != "" {
 			machine = " of the machine " + run.SimMachine
 		}
-		d.banner("SIMULATED RUN: every figure in this report comes from p2pbench's simulator" + machine + ", not from GPUs. Do not use it to judge hardware.")
+		d.banner("SIMULATED RUN: every figure here comes from p2pbench's simulator" + machine + ", not from GPUs. Do not use it to judge hardware.")
 	}
 	if !run.Complete {
 		stop := "the run did not complete"
@@ -121,389 +94,38 @@ func build(run *results.Run) *document {
 		}
 		d.banner("INCOMPLETE RUN: " + stop + ". Figures after the stop are missing.")
 	}
-	problems, warnings := 0, 0
-	for _, f := range findings {
-		if f.Severity == Problem {
-			problems++
-		} else {
-			warnings++
-		}
-	}
-	d.para("%s, %d figures. Automatic checks: %d problem%s, %d warning%s (see Findings at the end).",
-		run.GPUSummary(), len(run.Figures), problems, plural(problems), warnings, plural(warnings))
-	systemSection(d, run)
-	topologySection(d, run)
-	headlineSection(d, run, headlines)
-	if len(headlines) > 0 {
-		wireSection(d, run, headlines[0].Size)
-	}
-	if len(figs) > 0 {
-		d.section("Figures")
-		for _, f := range figs {
-			d.blocks = append(d.blocks, block{kind: figureBlock, figure: f, text: f.Title})
-		}
-	}
-	findingsSection(d, findings)
 	return d
 }
 
-func systemSection(d *document, run *results.Run) {
-	env := run.Environment
-	d.heading(1, "System and environment")
-	kv := &table{header: []string{"item", "value"}, align: "ll"}
-	add := func(k, v string) {
-		if v != "" {
-			kv.rows = append(kv.rows, []string{k, v})
-		}
-	}
-	add("host", run.Host)
-	add("GPUs", run.GPUSummary())
-	if !run.Start.IsZero() {
-		when := run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
-		if !run.End.IsZero() {
-			when += fmt.Sprintf(" (%s)", run.End.Sub(run.Start).Round(time.Second))
-		}
-		add("date", when)
-	}
-	driver := env.DriverRelease
-	if env.DriverVersion > 0 {
-		driver = strings.TrimSpace(fmt.Sprintf("%s (cuDriverGetVersion %d)", driver, env.DriverVersion))
-	}
-	add("driver", driver)
-	add("CUDA", env.CUDAVersion)
-	add("library", env.Library)
-	add("NVML", yesNo(env.NVML))
-	add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
-	add("command", strings.Join(run.Tool.Command, " "))
-	sim := "no: measured on GPUs"
-	if run.Simulated {
-		sim = "YES: synthetic figures"
-		if run.SimMachine != "" {
-			sim += " (" + run.SimMachine + ")"
-		}
-	}
-	add("simulated", sim)
-	add("data verified", yesNo(run.Verify))
-	complete := "yes"
-	if !run.Complete {
-		complete = "NO: " + run.Stopped
-	}
-	add("complete", complete)
-	// Notes go in the table: a section of their own would often be a
-	// page holding one line.
-	for _, n := range append(append([]string{}, env.Notes...), run.Notes...) {
-		add("note", n)
-	}
-	d.table(kv)
-
-	if len(env.Devices) > 0 {
-		d.heading(2, "GPUs")
-		t := &table{header: []string{"GPU", "name", "UUID", "PCI bus id", "CC", "SMs", "memory", "L2", "copy engines"}, align: "lllllrrrr"}
-		for _, dv := range env.Devices {
-			l2 := ""
-			if dv.L2CacheBytes > 0 {
-				l2 = results.FormatBytes(uint64(dv.L2CacheBytes))
-			}
-			t.rows = append(t.rows, []string{strconv.Itoa(dv.Index), dv.Name, dv.UUID, dv.PCIBusID, dv.ComputeCapability,
-				strconv.Itoa(dv.SMCount), fmt.Sprintf("%.1f GiB", float64(dv.MemoryBytes)/(1<<30)), l2, strconv.Itoa(dv.AsyncEngines)})
-		}
-		d.table(t)
-	}
-	if len(env.StateStart) > 0 || len(env.StateEnd) > 0 {
-		d.heading(2, "GPU state at the start and the end of the run (NVML)")
-		end := map[int]results.DeviceState{}
-		for _, s := range env.StateEnd {
-			end[s.Index] = s
-		}
-		t := &table{header: []string{"GPU", "SM clock MHz", "memory clock MHz", "temperature °C", "power W"}, align: "lrrrr"}
-		for _, s := range env.StateStart {
-			e, ok := end[s.Index]
-			arrow := func(a, b string) string {
-				if !ok {
-					return a
-				}
-				return a + " → " + b
-			}
-			t.rows = append(t.rows, []string{strconv.Itoa(s.Index),
-				arrow(strconv.Itoa(s.SMClockMHz), strconv.Itoa(e.SMClockMHz)),
-				arrow(strconv.Itoa(s.MemClockMHz), strconv.Itoa(e.MemClockMHz)),
-				arrow(strconv.Itoa(s.TempC), strconv.Itoa(e.TempC)),
-				arrow(fmt.Sprintf("%.0f", s.PowerW), fmt.Sprintf("%.0f", e.PowerW))})
-		}
-		d.table(t)
-	}
+func (d *Document) heading(level int, text string) {
+	d.blocks = append(d.blocks, block{kind: headingBlock, level: level, text: text})
 }
 
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+// section starts a major section on a page of its own.
+func (d *Document) section(text string) {
+	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: true})
 }
 
-func topologySection(d *document, run *results.Run) {
-	t := run.Topology
-	if t == nil || len(t.Pairs) == 0 {
+func (d *Document) para(format string, args ...any) {
+	d.blocks = append(d.blocks, block{kind: paraBlock, text: fmt.Sprintf(format, args...)})
+}
+
+func (d *Document) banner(text string) {
+	d.blocks = append(d.blocks, block{kind: bannerBlock, text: text})
+}
+
+// table adds t unless it has no rows. A simulated run's tables say so in
+// their titles, so that no table copied out of a document loses it.
+func (d *Document) table(t *table) {
+	if len(t.rows) == 0 {
 		return
 	}
-	d.section("Topology and driver attributes")
-	d.para("What the driver reports for each ordered pair (source accessing the destination's memory): cuDeviceCanAccessPeer, the cuDeviceGetP2PAttribute values, the NVLinks NVML counts between the two GPUs and the theoretical one-direction bandwidth they give (NVLinks × link speed), and the raw cuDeviceGetP2PAtomicCapabilities bitmasks.")
-	type group struct {
-		pairs []string
-		row   []string
+	if d.sim && t.title != "" {
+		t.title = "SIMULATED: " + t.title
 	}
-	groups := map[string]*group{}
-	var order []string
-	for _, p := range t.Pairs {
-		attr := func(name string) string {
-			if v, ok := p.Attributes[name]; ok {
-				return strconv.Itoa(v)
-			}
-			if e, ok := p.AttributeErrors[name]; ok {
-				return "error: " + e
-			}
-			return "—"
-		}
-		link := "unknown"
-		if p.LinkGBps > 0 {
-			link = fmtGBps(p.LinkGBps)
-		}
-		row := []string{yesNo(p.CanAccessPeer), attr(results.AttrPerformanceRank), attr(results.AttrAccessSupported),
-			attr(results.AttrNativeAtomicSupported), attr(results.AttrCUDAArrayAccess), strconv.Itoa(p.NVLinks), link, atomicCaps(p)}
-		k := strings.Join(row, "\x00")
-		if len(t.Pairs) <= maxPairRows {
-			k = pairName(p.Src, p.Dst) // one row per pair
-		}
-		g := groups[k]
-		if g == nil {
-			g = &group{row: row}
-			groups[k] = g
-			order = append(order, k)
-		}
-		g.pairs = append(g.pairs, pairName(p.Src, p.Dst))
-	}
-	tab := &table{header: []string{"pairs", "peer access", "perf rank", "access", "native atomics", "CUDA arrays", "NVLinks", "link GB/s", "atomic caps"},
-		align: "llrrrrrrl"}
-	for _, k := range order {
-		g := groups[k]
-		tab.rows = append(tab.rows, append([]string{listPairs(g.pairs)}, g.row...))
-	}
-	d.table(tab)
-	if len(t.Conformance) > 0 {
-		d.heading(2, "Driver behaviour against its documentation")
-		c := &table{header: []string{"case", "call", "pair", "documented", "observed", "matches"}, align: "llllll"}
-		for _, cc := range t.Conformance {
-			m := "yes"
-			if !cc.Matches {
-				m = "NO"
-				if cc.Note != "" {
-					m += ": " + cc.Note
-				}
-			}
-			c.rows = append(c.rows, []string{cc.Name, cc.Call, pairName(cc.Src, cc.Dst), cc.Documented, cc.Observed, m})
-		}
-		d.table(c)
-	}
-	for _, n := range t.Notes {
-		d.para("%s", n)
-	}
+	d.blocks = append(d.blocks, block{kind: tableBlock, table: t})
 }
 
-// listPairs shows a few pairs and how many there are.
-func listPairs(pairs []string) string {
-	if len(pairs) <= 4 {
-		return strings.Join(pairs, ", ")
-	}
-	return fmt.Sprintf("%s, … (%d pairs)", strings.Join(pairs[:3], ", "), len(pairs))
-}
-
-// atomicCaps summarises the raw capability bitmasks.
-func atomicCaps(p results.Pair) string {
-	if p.AtomicCapsError != "" {
-		return "error: " + p.AtomicCapsError
-	}
-	if len(p.AtomicCaps) == 0 {
-		return "—"
-	}
-	names := make([]string, 0, len(p.AtomicCaps))
-	zero := true
-	for n, v := range p.AtomicCaps {
-		names = append(names, n)
-		zero = zero && v == 0
-	}
-	if zero {
-		return fmt.Sprintf("0x0 for all %d operations", len(names))
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s=%#x", n, p.AtomicCaps[n])
-	}
-	return strings.Join(parts, " ")
-}
-
-// smGapPara says, from the run's own medians, how far the SM path lands
-// below the copy engine and the link, and what is known of why.
-func smGapPara(d *document, hs []Headline, measured bool) {
-	type acc struct {
-		sm, ce, link float64
-		n            int
-	}
-	by := map[string]*acc{}
-	var order []string
-	for _, h := range hs {
-		if h.Stats == nil || h.CEGBps <= 0 || h.LinkGBps <= 0 {
-			continue
-		}
-		l := headlineLabel(h)
-		if by[l] == nil {
-			by[l] = &acc{}
-			order = append(order, l)
-		}
-		a := by[l]
-		a.sm, a.ce, a.link, a.n = a.sm+h.Stats.Median, a.ce+h.CEGBps, a.link+h.LinkGBps, a.n+1
-	}
-	if len(order) == 0 {
-		return
-	}
-	var parts []string
-	for _, l := range order {
-		a := by[l]
-		parts = append(parts, fmt.Sprintf("%s %s GB/s = %.1f%% of the copy engine's %s and %.1f%% of the link (the copy engine: %.1f%%)",
-			l, fmtGBps(a.sm/float64(a.n)), 100*a.sm/a.ce, fmtGBps(a.ce/float64(a.n)), 100*a.sm/a.link, 100*a.ce/a.link))
-	}
-	if measured {
-		d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
-			"Why, measured with the NVLink counters: see \"On the wire\" below.", strings.Join(parts, "; "))
-		return
-	}
-	d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
-		"Measured here: both engines' throughput, over the same pairs and sizes. Not measured: the cause of the gap. "+
-		"The usual explanation is the payload each link packet carries: SM loads and stores reach the link as cache-line-sized "+
-		"requests, each with its own header (a read also sends a request the other way, a write waits for an acknowledgement), "+
-		"while the copy engine moves larger transfers. This run has no NVLink counters (NVML lacked them), so this stays a hypothesis; "+
-		"kernels/NOTES.md lists the kernel variants tried and how to test it.", strings.Join(parts, "; "))
-}
-
-func headlineSection(d *document, run *results.Run, hs []Headline) {
-	if len(hs) == 0 {
-		return
-	}
-	d.section("Headline bandwidth against the links' limits")
-	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
-		results.FormatBytes(hs[0].Size))
-	defer smGapPara(d, hs, len(results.LinkEfficiency(run, hs[0].Size)) > 0)
-	pairs := map[[2]int]bool{}
-	for _, h := range hs {
-		pairs[[2]int{h.Src, h.Dst}] = true
-	}
-	if len(pairs) <= maxPairRows {
-		t := &table{header: []string{"figure", "pair", "median", "p5–p95", "CV", "limit", "% of limit", "% of CE"}, align: "llrrrrrr"}
-		for _, h := range hs {
-			row := []string{headlineLabel(h), pairName(h.Src, h.Dst)}
-			if h.Stats == nil {
-				row = append(row, h.Failed, "", "", limitText(h.LinkGBps), "", "")
-			} else {
-				row = append(row, fmtGBps(h.Stats.Median), fmtGBps(h.Stats.P5)+"–"+fmtGBps(h.Stats.P95),
-					fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
-			}
-			t.rows = append(t.rows, row)
-		}
-		d.table(t)
-		return
-	}
-	// Many pairs: one row per figure and performance rank.
-	ix := newPairIndex(run)
-	type key struct {
-		label string
-		rank  int
-	}
-	type agg struct {
-		values, pcts []float64
-		limits       map[float64]bool
-		failed       int
-		slowest      Headline
-	}
-	groups := map[key]*agg{}
-	var order []key
-	for _, h := range hs {
-		r, _ := ix.rank(h.Src, h.Dst)
-		k := key{headlineLabel(h), r}
-		g := groups[k]
-		if g == nil {
-			g = &agg{limits: map[float64]bool{}}
-			groups[k] = g
-			order = append(order, k)
-		}
-		if h.Stats == nil {
-			g.failed++
-			continue
-		}
-		g.values = append(g.values, h.Stats.Median)
-		g.limits[h.LinkGBps] = true
-		if p := h.PercentOfLink(); p > 0 {
-			g.pcts = append(g.pcts, p)
-		}
-		if g.slowest.Stats == nil || h.Stats.Median < g.slowest.Stats.Median {
-			g.slowest = h
-		}
-	}
-	t := &table{header: []string{"figure", "rank", "pairs", "min", "median", "max", "limit", "median % of limit", "slowest pair"}, align: "lrrrrrrrl"}
-	for _, k := range order {
-		g := groups[k]
-		n := len(g.values) + g.failed
-		pairsText := strconv.Itoa(n)
-		if g.failed > 0 {
-			pairsText += fmt.Sprintf(" (%d failed)", g.failed)
-		}
-		if len(g.values) == 0 {
-			t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, "", "", "", "", "", ""})
-			continue
-		}
-		sort.Float64s(g.values)
-		sort.Float64s(g.pcts)
-		limit := "mixed"
-		if len(g.limits) == 1 {
-			for l := range g.limits {
-				limit = limitText(l)
-			}
-		}
-		pct := ""
-		if len(g.pcts) > 0 {
-			pct = pctText(medianSorted(g.pcts))
-		}
-		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(medianSorted(g.values)),
-			fmtGBps(g.values[len(g.values)-1]), limit, pct, fmt.Sprintf("%s (%s)", pairName(g.slowest.Src, g.slowest.Dst), fmtGBps(g.slowest.Stats.Median))})
-	}
-	d.table(t)
-}
-
-func limitText(l float64) string {
-	if l <= 0 {
-		return "unknown"
-	}
-	return fmtGBps(l)
-}
-
-func pctText(p float64) string {
-	if p <= 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.1f%%", p)
-}
-
-func findingsSection(d *document, findings []Finding) {
-	d.section("Findings")
-	if len(findings) == 0 {
-		d.para("The automatic checks found nothing to report.")
-		return
-	}
-	d.para("Automatic checks: failed or unverified figures; pairs %.0f%% or more below the median of pairs of the same performance rank (transfers of %s or more); IPC figures more than %.0f%% worse than in one process; SM clocks moving more than %.0f%% or temperatures rising more than %d °C during the run; large-transfer (%s or more) figures with a coefficient of variation above %.0f%%; driver behaviour that differs from its documentation.",
-		100*SlowPairFraction, results.FormatBytes(slowPairMinSize), 100*IPCSlowerFraction, 100*ClockChangeFraction, TemperatureRiseC,
-		results.FormatBytes(LargeTransfer), 100*NoisyCV)
-	t := &table{header: []string{"severity", "check", "subject", "finding"}, align: "llll"}
-	for _, f := range findings {
-		t.rows = append(t.rows, []string{f.Severity.String(), f.Check, f.Subject, f.Message})
-	}
-	d.table(t)
+func (d *Document) figure(f plot.Figure) {
+	d.blocks = append(d.blocks, block{kind: figureBlock, figure: f, text: f.Title})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -107,31 +108,34 @@ func (ix *pairIndex) rank(src, dst int) (int, bool) {
 	return p.PerformanceRank()
 }
 
-// pairName names a figure's transfer: "0→1", "host→2", "all→3".
-func pairName(src, dst int) string {
+// pairName names an ordered pair of devices: "0→1".
+func pairName(src, dst int) string { return fmt.Sprintf("%d→%d", src, dst) }
+
+// transferName names a figure's transfer: "0→1", "host→2", "all→3" (the
+// ends of aggregates are all devices).
+func transferName(f *results.Figure) string {
 	end := func(d int) string {
-		if d < 0 {
-			return "host/all"
+		switch {
+		case d >= 0:
+			return strconv.Itoa(d)
+		case f.Test.Info().NeedsPair:
+			return "all"
 		}
-		return fmt.Sprint(d)
+		return "host"
 	}
-	return end(src) + "→" + end(dst)
+	return end(f.Src) + "→" + end(f.Dst)
 }
 
 // figureName names a figure for people: "ce_bidir write total 0→1 512 MiB".
 func figureName(f *results.Figure) string {
-	parts := []string{f.Test}
-	if strings.HasPrefix(f.Engine, "sm:") && !strings.HasPrefix(f.Test, "sm_") {
-		parts = append(parts, f.Engine)
+	parts := []string{string(f.Test)}
+	for _, x := range []string{string(f.Direction), string(f.Part)} {
+		if x != "" {
+			parts = append(parts, x)
+		}
 	}
-	if f.Direction != "" && !strings.HasSuffix(f.Test, "_"+f.Direction) {
-		parts = append(parts, f.Direction)
-	}
-	if f.Part != "" {
-		parts = append(parts, f.Part)
-	}
-	parts = append(parts, pairName(f.Src, f.Dst), results.FormatBytes(f.Size))
-	for _, k := range []string{"op", "contended", "working_set", "measure", results.ParamIPCOpen} {
+	parts = append(parts, transferName(f), results.FormatBytes(f.Size))
+	for _, k := range []string{"variant", "op", "contended", "working_set", "measure", results.ParamIPCOpen} {
 		if v := f.Params[k]; v != "" {
 			parts = append(parts, k+"="+v)
 		}
@@ -177,10 +181,10 @@ func failures(run *results.Run) []Finding {
 		default:
 			continue
 		}
-		k := check + "\x00" + f.Test + "\x00" + cause
+		k := check + "\x00" + string(f.Test) + "\x00" + cause
 		g := groups[k]
 		if g == nil {
-			g = &group{check: check, test: f.Test, cause: cause}
+			g = &group{check: check, test: string(f.Test), cause: cause}
 			groups[k] = g
 			order = append(order, k)
 		}
@@ -223,68 +227,7 @@ func plural(n int) string {
 // reports pairs 10% or more below their group's median, once per pair and
 // test with the worst case.
 func slowPairs(run *results.Run, ix *pairIndex) []Finding {
-	type groupKey struct {
-		test, engine, direction, part, params string
-		size                                  uint64
-		rank                                  int
-	}
-	type member struct {
-		f *results.Figure
-		v float64
-	}
-	groups := map[groupKey][]member{}
-	for i := range run.Figures {
-		f := &run.Figures[i]
-		if f.Unit != results.UnitGBps || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || f.Size < slowPairMinSize {
-			continue
-		}
-		v, ok := f.Value()
-		if !ok {
-			continue
-		}
-		rank, _ := ix.rank(f.Src, f.Dst)
-		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, identity(f), f.Size, rank}
-		groups[k] = append(groups[k], member{f, v})
-	}
-	type slow struct {
-		f       *results.Figure
-		v, med  float64
-		deficit float64
-		peers   int
-		cases   int
-	}
-	type pairTest struct {
-		test     string
-		src, dst int
-	}
-	worst := map[pairTest]*slow{}
-	for _, ms := range groups {
-		if len(ms) < 2 {
-			continue
-		}
-		vs := make([]float64, len(ms))
-		for i, m := range ms {
-			vs[i] = m.v
-		}
-		sort.Float64s(vs)
-		med := medianSorted(vs)
-		for _, m := range ms {
-			if med <= 0 || m.v > med*(1-SlowPairFraction) {
-				continue
-			}
-			d := 1 - m.v/med
-			pt := pairTest{m.f.Test, m.f.Src, m.f.Dst}
-			w := worst[pt]
-			if w == nil {
-				w = &slow{}
-				worst[pt] = w
-			}
-			w.cases++
-			if d > w.deficit {
-				w.f, w.v, w.med, w.deficit, w.peers = m.f, m.v, med, d, len(ms)
-			}
-		}
-	}
+	worst := slowestOfGroups(run, ix)
 	keys := make([]pairTest, 0, len(worst))
 	for k := range worst {
 		keys = append(keys, k)
@@ -316,8 +259,80 @@ func slowPairs(run *results.Run, ix *pairIndex) []Finding {
 	return out
 }
 
-// identity is a figure's identifying params (results.Figure.Key's last field).
-func identity(f *results.Figure) string { return f.IdentityParams() }
+// pairTest is a pair on one test.
+type pairTest struct {
+	test     results.Test
+	src, dst int
+}
+
+// slowCase is a pair's worst figure on a test against the median of its
+// group, and how many of its figures of the test are slow.
+type slowCase struct {
+	f       *results.Figure
+	v, med  float64
+	deficit float64
+	peers   int
+	cases   int
+}
+
+// slowestOfGroups groups the pair bandwidth figures by everything but the
+// pair (the performance rank included) and returns, per pair and test, the
+// figures SlowPairFraction or more below their group's median.
+func slowestOfGroups(run *results.Run, ix *pairIndex) map[pairTest]*slowCase {
+	type groupKey struct {
+		test      results.Test
+		engine    results.Engine
+		direction results.Direction
+		part      results.Part
+		params    string
+		size      uint64
+		rank      int
+	}
+	type member struct {
+		f *results.Figure
+		v float64
+	}
+	groups := map[groupKey][]member{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		v, ok := f.Value()
+		if f.Unit != results.UnitGBps || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || f.Size < slowPairMinSize || !ok {
+			continue
+		}
+		rank, _ := ix.rank(f.Src, f.Dst)
+		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, f.IdentityParams(), f.Size, rank}
+		groups[k] = append(groups[k], member{f, v})
+	}
+	worst := map[pairTest]*slowCase{}
+	for _, ms := range groups {
+		if len(ms) < 2 {
+			continue
+		}
+		vs := make([]float64, len(ms))
+		for i, m := range ms {
+			vs[i] = m.v
+		}
+		sort.Float64s(vs)
+		med := medianSorted(vs)
+		for _, m := range ms {
+			if med <= 0 || m.v > med*(1-SlowPairFraction) {
+				continue
+			}
+			d := 1 - m.v/med
+			pt := pairTest{m.f.Test, m.f.Src, m.f.Dst}
+			w := worst[pt]
+			if w == nil {
+				w = &slowCase{}
+				worst[pt] = w
+			}
+			w.cases++
+			if d > w.deficit {
+				w.f, w.v, w.med, w.deficit, w.peers = m.f, m.v, med, d, len(ms)
+			}
+		}
+	}
+	return worst
+}
 
 func medianSorted(vs []float64) float64 {
 	n := len(vs)
@@ -337,30 +352,12 @@ func fmtGBps(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// ipcSlower compares each ipc_* figure with the same figure measured within
-// one process.
+// ipcSlower compares each figure across processes with the same figure
+// measured within one process.
 func ipcSlower(run *results.Run) []Finding {
-	// Only figures of a test and size with an IPC twin need indexing:
-	// keys cost time on runs of hundreds of thousands of figures.
-	type testSize struct {
-		test string
-		size uint64
-	}
-	twins := map[testSize]bool{}
-	for i := range run.Figures {
-		if rest, ok := strings.CutPrefix(run.Figures[i].Test, "ipc_"); ok {
-			twins[testSize{rest, run.Figures[i].Size}] = true
-		}
-	}
-	if len(twins) == 0 {
+	inProcess := sameProcessIndex(run, run)
+	if len(inProcess) == 0 {
 		return nil
-	}
-	inProcess := map[string]*results.Figure{}
-	for i := range run.Figures {
-		f := &run.Figures[i]
-		if twins[testSize{f.Test, f.Size}] {
-			inProcess[f.Key()] = f
-		}
 	}
 	// IPC copies made with the peer's buffer opened on the peer's GPU, by
 	// the key of their same-process twin: the alternative to name when the
@@ -381,41 +378,81 @@ func ipcSlower(run *results.Run) []Finding {
 			continue
 		}
 		g := inProcess[twin.Key()]
-		if g == nil {
+		v, ok := f.Value()
+		if g == nil || !ok {
 			continue
 		}
-		v, ok1 := f.Value()
-		w, ok2 := g.Value()
-		if !ok1 || !ok2 || w == 0 {
-			continue
-		}
+		w := g.Stats.Median
 		change := v/w - 1 // > 0: the IPC figure is larger
 		worse := -change
 		if f.LowerIsBetter() {
 			worse = change
 		}
-		if worse > IPCSlowerFraction {
-			msg := fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
-				fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)
-			if a, ok1 := f.Wire(); ok1 && f.Unit == results.UnitGBps {
-				if b, ok2 := g.Wire(); ok2 {
-					msg += fmt.Sprintf(". NVLink counters: %.3f raw bytes per payload byte across processes against %.3f in one process, "+
-						"at %.0f and %.0f GB/s of raw bytes", a, b, v*a/partsOf(f), w*b/partsOf(g))
-					if math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction {
-						msg += ": the links were as busy, each payload byte cost more on the wire"
-					}
-				}
-			}
-			if alt := onPeer[twin.Key()]; alt != nil && !f.OpenedOnPeerGPU() {
-				if a, ok := alt.Value(); ok {
-					msg += fmt.Sprintf(". With the peer's buffer opened in the process's context on the peer's GPU (cuMemcpyPeerAsync between the two contexts), "+
-						"the same copy moved %s %s (%.1f%% of one process)", fmtGBps(a), alt.Unit, 100*a/w)
-				}
-			}
-			out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f), Message: msg})
+		if worse <= IPCSlowerFraction {
+			continue
 		}
+		msg := fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
+			fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)
+		msg += wireCompared(f, g)
+		if alt := onPeer[twin.Key()]; alt != nil && !f.OpenedOnPeerGPU() {
+			if a, ok := alt.Value(); ok {
+				msg += fmt.Sprintf(". With the peer's buffer opened in the process's context on the peer's GPU (cuMemcpyPeerAsync between the two contexts), "+
+					"the same copy moved %s %s (%.1f%% of one process)", fmtGBps(a), alt.Unit, 100*a/w)
+			}
+		}
+		out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f), Message: msg})
 	}
 	return out
+}
+
+// wireCompared says what the NVLink counters saw of an IPC bandwidth
+// figure f and its same-process twin g, when both have counters.
+func wireCompared(f, g *results.Figure) string {
+	a, ok1 := f.Wire()
+	b, ok2 := g.Wire()
+	if !ok1 || !ok2 || f.Unit != results.UnitGBps {
+		return ""
+	}
+	v, w := f.Stats.Median, g.Stats.Median
+	s := fmt.Sprintf(". NVLink counters: %.3f raw bytes per payload byte across processes against %.3f in one process, "+
+		"at %.0f and %.0f GB/s of raw bytes", a, b, v*a/partsOf(f), w*b/partsOf(g))
+	if math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction {
+		s += ": the links were as busy, each payload byte cost more on the wire"
+	}
+	return s
+}
+
+// sameProcessIndex indexes by Key the usable figures of runs (the first
+// of a key wins) that the IPC figures of ipc repeat within one process.
+// Only tests and sizes with an IPC figure are keyed: keys cost time on runs
+// of hundreds of thousands of figures.
+func sameProcessIndex(ipc *results.Run, runs ...*results.Run) map[string]*results.Figure {
+	type testSize struct {
+		test results.Test
+		size uint64
+	}
+	twins := map[testSize]bool{}
+	for i := range ipc.Figures {
+		f := &ipc.Figures[i]
+		if t := f.Test.Info().SameProcess; t != "" {
+			twins[testSize{t, f.Size}] = true
+		}
+	}
+	idx := map[string]*results.Figure{}
+	for _, r := range runs {
+		for i := range r.Figures {
+			f := &r.Figures[i]
+			if !twins[testSize{f.Test, f.Size}] {
+				continue
+			}
+			if v, ok := f.Value(); ok && v != 0 {
+				if k := f.Key(); idx[k] == nil {
+					idx[k] = f
+				}
+			}
+		}
+	}
+	return idx
 }
 
 // stateChanges compares the NVML readings at the start and the end of the run.
@@ -458,8 +495,8 @@ func noisy(run *results.Run) []Finding {
 		n, of int
 		worst *results.Figure
 	}
-	groups := map[string]*group{}
-	var order []string
+	groups := map[results.Test]*group{}
+	var order []results.Test
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		if f.Unit != results.UnitGBps || f.Size < LargeTransfer || f.Stats == nil || f.Failed() {
@@ -485,7 +522,7 @@ func noisy(run *results.Run) []Finding {
 		if g.n == 0 {
 			continue
 		}
-		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: t,
+		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: string(t),
 			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
 				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, figureName(g.worst), 100*g.worst.Stats.CV,
 				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
@@ -515,7 +552,7 @@ func conformance(run *results.Run) []Finding {
 // partsOf is how many directions' payload a bandwidth figure adds up: 2 for
 // the total of both directions, else 1.
 func partsOf(f *results.Figure) float64 {
-	if f.Part == "total" {
+	if f.Part == results.PartTotal {
 		return 2
 	}
 	return 1

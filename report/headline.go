@@ -2,7 +2,6 @@ package report
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -11,22 +10,29 @@ import (
 // link's theoretical limit.
 type Headline struct {
 	// Test, Direction and Part name the figure: sm_bidir, write, total.
-	Test, Direction, Part string
-	Engine                string
-	Src, Dst              int
-	Size                  uint64
-	// Stats of the figure; nil when it failed (Failed says why).
+	Test      results.Test
+	Direction results.Direction
+	Part      results.Part
+	Engine    results.Engine
+	Src, Dst  int
+	Size      uint64
+	// Stats of the figure; nil when it failed (Failed says why, as
+	// Figure.FailureLabel does).
 	Stats  *results.Stats
 	Failed string
-	// LinkGBps is the limit the figure is held against: the pair's
-	// theoretical bandwidth, doubled for totals of both directions; 0 if
-	// unknown.
+	// LinkGBps is the limit the figure is held against (Pair.LinkLimit):
+	// the pair's theoretical bandwidth, doubled for totals of both
+	// directions; 0 if unknown.
 	LinkGBps float64
 	// CEGBps is, for an SM figure, the median of the copy-engine figure of
 	// the same pair, direction and part (0 when there is none): the SM path
 	// is judged against the copy engine as well as against the link.
 	CEGBps float64
 }
+
+// Label names the headline's kind of figure: "CE read", "SM both ways,
+// writing (total)".
+func (h Headline) Label() string { return results.KindLabel(h.Test, h.Direction, h.Part, "") }
 
 // PercentOfCE is an SM figure's median as a percentage of CEGBps, 0 if unknown.
 func (h Headline) PercentOfCE() float64 {
@@ -44,80 +50,60 @@ func (h Headline) PercentOfLink() float64 {
 	return 100 * h.Stats.Median / h.LinkGBps
 }
 
-// headlineTests are the figures a buyer compares with the links' limits.
-var headlineTests = []struct{ test, direction, part, label string }{
-	{"ce_read", "read", "", "CE read"},
-	{"ce_write", "write", "", "CE write"},
-	{"ce_bidir", "read", "total", "CE bidir, both reading, total"},
-	{"ce_bidir", "write", "total", "CE bidir, both writing, total"},
-	{"sm_read", "read", "", "SM read"},
-	{"sm_write", "write", "", "SM write"},
-	{"sm_bidir", "read", "total", "SM bidir, both reading, total"},
-	{"sm_bidir", "write", "total", "SM bidir, both writing, total"},
-}
-
-// headlineLabel names a headline's row.
-func headlineLabel(h Headline) string {
-	for _, t := range headlineTests {
-		if t.test == h.Test && t.direction == h.Direction && t.part == h.Part {
-			return t.label
-		}
-	}
-	return h.Test
-}
-
-// Headlines returns the large-transfer copy-engine and SM figures of every
-// pair (read, write, both directions) at the run's matrix size, in test
-// order, then by pair.
+// Headlines returns the figures a buyer holds against the links' limits:
+// every pair's figure of each matrix test of the catalogue (copy engine,
+// SM kernels and staged copies; for tests both ways, each direction's
+// total) at the run's matrix size, in catalogue order, then by direction
+// and pair. The report's headline table and the summary read them.
 func Headlines(run *results.Run) []Headline {
 	size := run.MatrixSize()
 	pairs := run.Topology.PairIndex()
-	order := map[[3]string]int{}
-	for i, t := range headlineTests {
-		order[[3]string{t.test, t.direction, t.part}] = i
-	}
 	var out []Headline
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Size != size || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
-			continue
+		info := f.Test.Info()
+		whole := results.PartNone
+		if info.BothWays {
+			whole = results.PartTotal
 		}
-		if _, ok := order[[3]string{f.Test, f.Direction, f.Part}]; !ok {
+		if !info.Matrix || f.Part != whole || f.Size != size || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
 			continue
 		}
 		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Src: f.Src, Dst: f.Dst, Size: f.Size,
-			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkGBps}
-		if f.Part == "total" {
-			// Both directions' bytes: the limit is both directions'.
-			h.LinkGBps *= 2
-		}
-		switch {
-		case f.Error != "":
-			h.Failed = "ERR " + f.ErrorName
-		case f.Verify == results.VerifyFailed:
-			h.Failed = "BAD DATA"
-		default:
+			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkLimit(f), Failed: f.FailureLabel()}
+		if h.Failed == "" {
 			h.Stats = f.Stats
 		}
 		out = append(out, h)
 	}
-	// Each SM figure's copy-engine counterpart: sm_x → ce_x.
-	ce := map[[5]any]float64{}
+	// Each SM figure's copy-engine counterpart: the same kind of copy (one
+	// way or both ways), direction, part and pair.
+	type kind struct {
+		bothWays bool
+		dir      results.Direction
+		part     results.Part
+		src, dst int
+	}
+	kindOf := func(h Headline) kind { return kind{h.Test.Info().BothWays, h.Direction, h.Part, h.Src, h.Dst} }
+	ce := map[kind]float64{}
 	for _, h := range out {
-		if h.Stats != nil && strings.HasPrefix(h.Test, "ce_") {
-			ce[[5]any{strings.TrimPrefix(h.Test, "ce_"), h.Direction, h.Part, h.Src, h.Dst}] = h.Stats.Median
+		if h.Stats != nil && h.Engine == results.EngineCopy {
+			ce[kindOf(h)] = h.Stats.Median
 		}
 	}
 	for i, h := range out {
-		if strings.HasPrefix(h.Test, "sm_") {
-			out[i].CEGBps = ce[[5]any{strings.TrimPrefix(h.Test, "sm_"), h.Direction, h.Part, h.Src, h.Dst}]
+		if h.Engine.IsSM() {
+			out[i].CEGBps = ce[kindOf(h)]
 		}
 	}
+	order := catalogueOrder()
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		oa, ob := order[[3]string{a.Test, a.Direction, a.Part}], order[[3]string{b.Test, b.Direction, b.Part}]
-		if oa != ob {
-			return oa < ob
+		if a.Test != b.Test {
+			return order[a.Test] < order[b.Test]
+		}
+		if a.Direction != b.Direction {
+			return a.Direction < b.Direction
 		}
 		if a.Src != b.Src {
 			return a.Src < b.Src
@@ -125,4 +111,13 @@ func Headlines(run *results.Run) []Headline {
 		return a.Dst < b.Dst
 	})
 	return out
+}
+
+// catalogueOrder maps each test of the catalogue to its place in it.
+func catalogueOrder() map[results.Test]int {
+	order := map[results.Test]int{}
+	for i, info := range results.Catalogue() {
+		order[info.Name] = i
+	}
+	return order
 }

@@ -8,31 +8,33 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/p2pbench/p2pbench/results"
 )
 
-// WriteMarkdown writes the report of run as Markdown (GitHub-flavoured:
-// pipe tables) to w, and its figures as PNG files into figDir. The Markdown
-// links each figure as figLink/NAME.png, so figLink is figDir as seen from
-// where the Markdown file will be (for example "report_files").
-func WriteMarkdown(w io.Writer, run *results.Run, figDir, figLink string) error {
-	d := build(run)
-	if err := os.MkdirAll(figDir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
+// WriteMarkdown writes the document as Markdown (GitHub-flavoured: pipe
+// tables) to w, and its figures as PNG files into figDir, which it creates
+// when there are any. The Markdown links each figure as figLink/NAME.png,
+// so figLink is figDir as seen from where the Markdown file will be (for
+// example "report_files").
+func (d *Document) WriteMarkdown(w io.Writer, figDir, figLink string) error {
 	bw := bufio.NewWriter(w)
+	madeDir := false
 	for _, b := range d.blocks {
 		switch b.kind {
 		case headingBlock:
 			fmt.Fprintf(bw, "%s %s\n\n", strings.Repeat("#", b.level), b.text)
 		case paraBlock:
-			fmt.Fprintf(bw, "%s\n\n", mdEscape(b.text))
+			fmt.Fprintf(bw, "%s\n\n", mdLines(b.text))
 		case bannerBlock:
 			fmt.Fprintf(bw, "> **%s**\n\n", mdEscape(b.text))
 		case tableBlock:
 			writeMDTable(bw, b.table)
 		case figureBlock:
+			if !madeDir {
+				if err := os.MkdirAll(figDir, 0o755); err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+				madeDir = true
+			}
 			name := b.figure.Name + ".png"
 			if err := b.figure.WriteFile(filepath.Join(figDir, name), "png"); err != nil {
 				return fmt.Errorf("report: %w", err)
@@ -43,7 +45,14 @@ func WriteMarkdown(w io.Writer, run *results.Run, figDir, figLink string) error 
 	return bw.Flush()
 }
 
+// mdLines keeps a paragraph's line breaks (Markdown's hard break is two
+// spaces before the newline).
+func mdLines(s string) string { return strings.ReplaceAll(mdEscape(s), "\n", "  \n") }
+
 func writeMDTable(w io.Writer, t *table) {
+	if t.title != "" {
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(t.title))
+	}
 	cell := func(s string) string { return strings.ReplaceAll(mdEscape(s), "|", `\|`) }
 	fmt.Fprint(w, "|")
 	for _, h := range t.header {
@@ -70,6 +79,9 @@ func writeMDTable(w io.Writer, t *table) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "%s\n\n", mdLines(n))
+	}
 }
 
 // mdEscape keeps text literal where Markdown would read markup into it

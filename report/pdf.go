@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/p2pbench/p2pbench/plot"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 // A4 landscape: wide tables and figures fit better across than down.
@@ -42,9 +41,9 @@ func style(variant font.Variant, size float64, bold bool, clr color.Color) text.
 	return text.Style{Color: clr, Font: f, Handler: text.Plain{Fonts: font.DefaultCache}, XAlign: draw.XLeft, YAlign: draw.YTop}
 }
 
-// WritePDF writes the report of run as a multi-page PDF.
-func WritePDF(w io.Writer, run *results.Run) error {
-	d := build(run)
+// WritePDF writes the document as a multi-page PDF: A4 landscape, the
+// footer on every page, and SIMULATED across every page of a simulated run.
+func (d *Document) WritePDF(w io.Writer) error {
 	p := &pdfPages{doc: d, c: plot.NewPDFCanvas(pageW, pageH), page: 1}
 	p.top()
 	for _, b := range d.blocks {
@@ -57,7 +56,7 @@ func WritePDF(w io.Writer, run *results.Run) error {
 
 // pdfPages flows blocks down pages.
 type pdfPages struct {
-	doc  *document
+	doc  *Document
 	c    plot.PDFCanvas
 	page int
 	y    vg.Length // top of the free space
@@ -147,7 +146,17 @@ func (p *pdfPages) render(b block) {
 		p.banner(b.text)
 		p.fresh = false
 	case tableBlock:
+		if b.table.title != "" {
+			s := style("Sans", 10, true, black)
+			lineH := s.Height("Mg") * 1.3
+			// Keep the title with the table's first rows.
+			p.need(lineH*vg.Length(len(wrap(b.table.title, pageW-2*margin, s))) + 60)
+			p.paragraph(b.table.title, s, 0)
+		}
 		p.table(b.table)
+		for _, n := range b.table.notes {
+			p.paragraph(n, style("Sans", 8.5, false, darkGrey), 0)
+		}
 		p.fresh = false
 	case figureBlock:
 		p.figure(b.figure)
@@ -218,98 +227,109 @@ func wrap(txt string, w vg.Length, s text.Style) []string {
 	return lines
 }
 
-// table draws t in a monospace font, wrapping the widest column when the
-// table is wider than the page, repeating the header on each new page.
-func (p *pdfPages) table(t *table) {
+// pdfTable is a table laid out for the page: its styles and column widths.
+type pdfTable struct {
+	*table
+	body, head text.Style
+	widths     []vg.Length
+	lineH      vg.Length
+}
+
+// cellPad is the space around a cell's text.
+const cellPad = 8
+
+// layoutTable fits t to the page's width: it wraps the widest column into
+// what the others leave, if that leaves it a useful width, or else tries a
+// smaller font.
+func layoutTable(t *table) *pdfTable {
 	avail := vg.Length(pageW - 2*margin)
-	const pad = 8
-	size := 8.5
-	var widths []vg.Length
-	var body, head text.Style
-	for {
-		body = style("Sans", size, false, black)
-		head = style("Sans", size, true, black)
-		widths = make([]vg.Length, len(t.header))
+	lt := &pdfTable{table: t}
+	for size := 8.5; ; size -= 0.5 {
+		lt.body = style("Sans", size, false, black)
+		lt.head = style("Sans", size, true, black)
+		lt.lineH = lt.body.Height("Mg") * 1.25
+		lt.widths = make([]vg.Length, len(t.header))
 		for i, h := range t.header {
-			widths[i] = head.Width(h) + pad
+			lt.widths[i] = lt.head.Width(h) + cellPad
 		}
 		for _, row := range t.rows {
 			for i, cell := range row {
-				if i < len(widths) {
-					widths[i] = max(widths[i], body.Width(cell)+pad)
+				if i < len(lt.widths) {
+					lt.widths[i] = max(lt.widths[i], lt.body.Width(cell)+cellPad)
 				}
 			}
 		}
-		var total vg.Length
-		for _, w := range widths {
-			total += w
-		}
+		total := sum(lt.widths)
 		if total <= avail {
-			break
+			return lt
 		}
-		// Wrap the widest column into what the others leave, if that
-		// leaves it a useful width; otherwise try a smaller font.
 		wi := 0
-		for i := range widths {
-			if widths[i] > widths[wi] {
+		for i := range lt.widths {
+			if lt.widths[i] > lt.widths[wi] {
 				wi = i
 			}
 		}
-		rest := total - widths[wi]
-		if avail-rest >= 140 || size <= 6 {
-			widths[wi] = max(avail-rest, 60)
-			break
+		if rest := total - lt.widths[wi]; avail-rest >= 140 || size <= 6 {
+			lt.widths[wi] = max(avail-rest, 60)
+			return lt
 		}
-		size -= 0.5
 	}
-	lineH := body.Height("Mg") * 1.25
-	cells := func(row []string, s text.Style) ([][]string, int) {
-		out := make([][]string, len(widths))
-		n := 1
-		for i := range widths {
-			cell := ""
-			if i < len(row) {
-				cell = row[i]
+}
+
+// cells wraps a row's cells into their columns and returns how many lines
+// the row takes.
+func (lt *pdfTable) cells(row []string, s text.Style) ([][]string, int) {
+	out := make([][]string, len(lt.widths))
+	n := 1
+	for i := range lt.widths {
+		cell := ""
+		if i < len(row) {
+			cell = row[i]
+		}
+		out[i] = wrap(cell, lt.widths[i]-cellPad, s)
+		n = max(n, len(out[i]))
+	}
+	return out, n
+}
+
+// drawRow draws one row at the top of the free space, on fill if not nil.
+func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.Color) {
+	lines, n := lt.cells(row, s)
+	h := lt.lineH*vg.Length(n) + 3
+	c := p.canvas()
+	if fill != nil {
+		c.SetColor(fill)
+		c.Fill(vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + sum(lt.widths), Y: p.y}}.Path())
+	}
+	x := vg.Length(margin)
+	for i, w := range lt.widths {
+		for j, l := range lines[i] {
+			ts := s
+			tx := x + cellPad/2
+			if i < len(lt.align) && lt.align[i] == 'r' {
+				ts.XAlign = draw.XRight
+				tx = x + w - cellPad/2
 			}
-			out[i] = wrap(cell, widths[i]-pad, s)
-			n = max(n, len(out[i]))
+			c.FillText(ts, vg.Point{X: tx, Y: p.y - 1.5 - lt.lineH*vg.Length(j)}, l)
 		}
-		return out, n
+		x += w
 	}
-	drawRow := func(row []string, s text.Style, fill color.Color) {
-		lines, n := cells(row, s)
-		h := lineH*vg.Length(n) + 3
-		c := p.canvas()
-		if fill != nil {
-			c.SetColor(fill)
-			c.Fill(vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + sum(widths), Y: p.y}}.Path())
-		}
-		x := vg.Length(margin)
-		for i, w := range widths {
-			for j, l := range lines[i] {
-				ts := s
-				tx := x + pad/2
-				if i < len(t.align) && t.align[i] == 'r' {
-					ts.XAlign = draw.XRight
-					tx = x + w - pad/2
-				}
-				c.FillText(ts, vg.Point{X: tx, Y: p.y - 1.5 - lineH*vg.Length(j)}, l)
-			}
-			x += w
-		}
-		p.y -= h
-	}
+	p.y -= h
+}
+
+// table draws t, striped, repeating the header on each new page.
+func (p *pdfPages) table(t *table) {
+	lt := layoutTable(t)
 	header := func() {
-		drawRow(t.header, head, headGrey)
-		p.line(draw.LineStyle{Color: ruleGrey, Width: 0.6}, margin, p.y, margin+sum(widths), p.y)
+		p.drawRow(lt, t.header, lt.head, headGrey)
+		p.line(draw.LineStyle{Color: ruleGrey, Width: 0.6}, margin, p.y, margin+sum(lt.widths), p.y)
 	}
-	_, hn := cells(t.header, head)
-	_, fn := cells(t.rows[0], body)
-	p.need(lineH*vg.Length(hn+fn) + 8)
+	_, hn := lt.cells(t.header, lt.head)
+	_, fn := lt.cells(t.rows[0], lt.body)
+	p.need(lt.lineH*vg.Length(hn+fn) + 8)
 	header()
 	for i, row := range t.rows {
-		_, n := cells(row, body)
-		if p.y-(lineH*vg.Length(n)+3) < bottom {
+		if _, n := lt.cells(row, lt.body); p.y-(lt.lineH*vg.Length(n)+3) < bottom {
 			p.newPage()
 			p.fresh = false
 			header()
@@ -318,7 +338,7 @@ func (p *pdfPages) table(t *table) {
 		if i%2 == 1 {
 			fill = stripe
 		}
-		drawRow(row, body, fill)
+		p.drawRow(lt, row, lt.body, fill)
 	}
 	p.y -= 12
 }

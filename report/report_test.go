@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,13 +89,13 @@ func TestFindingsStateAndIncomplete(t *testing.T) {
 
 func TestHeadlines(t *testing.T) {
 	hs := report.Headlines(synth.New(synth.Options{GPUs: 2, NoSweep: true}))
-	// 8 headline figures for each of the 2 ordered pairs.
-	if len(hs) != 16 {
-		t.Fatalf("%d headlines, want 16", len(hs))
+	// 9 headline figures for each of the 2 ordered pairs.
+	if len(hs) != 18 {
+		t.Fatalf("%d headlines, want 18", len(hs))
 	}
 	for _, h := range hs {
 		pct := h.PercentOfLink()
-		if h.Test == "ce_read" && (pct < 85 || pct > 90) {
+		if h.Test == results.CERead && (pct < 85 || pct > 90) {
 			t.Errorf("ce_read at %.1f%% of the link, want about 87.6%%", pct)
 		}
 		if h.Part == "total" && h.LinkGBps != 900 {
@@ -110,7 +111,7 @@ func TestWritePDF(t *testing.T) {
 		{Schema: 1, Complete: true}, // nothing measured: still a report
 	} {
 		var buf bytes.Buffer
-		if err := report.WritePDF(&buf, run); err != nil {
+		if err := report.Report(run).WritePDF(&buf); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.HasPrefix(buf.Bytes(), []byte("%PDF-")) {
@@ -126,7 +127,7 @@ func TestWriteMarkdown(t *testing.T) {
 	dir := t.TempDir()
 	run := synth.New(synth.Options{GPUs: 2, Faults: true})
 	var buf bytes.Buffer
-	if err := report.WriteMarkdown(&buf, run, filepath.Join(dir, "report_files"), "report_files"); err != nil {
+	if err := report.Report(run).WriteMarkdown(&buf, filepath.Join(dir, "report_files"), "report_files"); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -143,31 +144,34 @@ func TestWriteMarkdown(t *testing.T) {
 
 func TestWireSection(t *testing.T) {
 	run := synth.New(synth.Options{GPUs: 2})
-	md := func() string {
+	text := func() string {
 		var buf bytes.Buffer
-		if err := report.WriteMarkdown(&buf, run, filepath.Join(t.TempDir(), "f"), "f"); err != nil {
+		if err := report.Report(run).WriteText(&buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()
 	}
-	if s := md(); strings.Contains(s, "On the wire") || !strings.Contains(s, "no NVLink counters") {
+	if s := text(); strings.Contains(s, "On the wire") || !strings.Contains(s, "no NVLink counters") {
 		t.Errorf("a run without counters: wire section or no word of the missing counters")
 	}
 	size := run.MatrixSize()
-	wire := map[string]uint64{"ce_read": 1065, "ce_write": 1065, "sm_read": 1127, "sm_write": 1130}
+	wire := map[results.Test]uint64{results.CERead: 1065, results.CEWrite: 1065, results.SMRead: 1127, results.SMWrite: 1130}
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		if w, ok := wire[f.Test]; ok && f.Size == size && f.Src != f.Dst {
 			f.Traffic = &results.LinkTraffic{Src: results.LinkCounts{TxData: 1000, TxRaw: w}, Dst: results.LinkCounts{TxRaw: 700}}
 		}
 	}
-	s := md()
-	for _, want := range []string{"On the wire: NVLink counters", "| SM read | sm:",
+	s := text()
+	if !regexp.MustCompile(`(?m)^  SM read +sm:`).MatchString(s) {
+		t.Errorf("no row of SM read in the wire table:\n%s", s)
+	}
+	for _, want := range []string{"==== On the wire: NVLink counters ====",
 		"pulling, the copy engine spent 1.065 wire bytes per payload byte and the SM copy 1.127",
 		"pushing, the copy engine spent 1.065 wire bytes per payload byte and the SM copy 1.130",
 		`see "On the wire" below`} {
 		if !strings.Contains(s, want) {
-			t.Errorf("Markdown lacks %q", want)
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }
@@ -178,7 +182,7 @@ func TestWireSection(t *testing.T) {
 // context, writes with it opened on the peer's GPU), each explained by the
 // NVLink counters, and the reads name the copy that matches one process.
 func TestReferenceRunFindings(t *testing.T) {
-	run, err := results.Read(filepath.Join("..", "results", "h200x2", "all.json"))
+	run, err := results.Read(filepath.Join("..", "testdata", "reference", "h200x2", "all.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

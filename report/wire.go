@@ -9,12 +9,11 @@ import (
 
 // wireSection shows what the NVLink counters saw around the large-transfer
 // figures, and what follows from it for the gap between SM copies and the
-// copy engine. It returns false (and writes nothing) when no figure of the
-// run has link traffic.
-func wireSection(d *document, run *results.Run, size uint64) bool {
+// copy engine. It writes nothing when no figure of the run has link traffic.
+func wireSection(d *Document, run *results.Run, size uint64) {
 	rows := results.LinkEfficiency(run, size)
 	if len(rows) == 0 {
-		return false
+		return
 	}
 	d.section("On the wire: NVLink counters")
 	d.para("p2pbench read each device's NVLink throughput counters (NVML, summed over its links) before and after every "+
@@ -23,20 +22,24 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 		"in the direction the data moved, \"back\" the raw bytes counted in the other direction per payload byte (one-way figures "+
 		"only: read requests, write responses and whatever else that counter includes), and the wire rate is the figure's GB/s × wire: how many bytes per second the links really carried. "+
 		"Medians over pairs at %s. The counters count any other traffic on those links in the window too.", results.FormatBytes(size))
+	d.table(wireTable(rows))
+	if p := wireGapText(rows); p != "" {
+		d.para("%s", p)
+	}
+}
+
+// wireTable lists what the counters saw per kind of figure.
+func wireTable(rows []results.Efficiency) *table {
 	t := &table{header: []string{"figure", "engine", "pairs", "GB/s", "wire", "back", "wire rate GB/s"}, align: "llrrrrr"}
 	for _, e := range rows {
 		back := "–"
 		if e.Back > 0 {
 			back = fmt.Sprintf("%.3f", e.Back)
 		}
-		t.rows = append(t.rows, []string{e.Label(), e.Engine, fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
+		t.rows = append(t.rows, []string{e.Label(), string(e.Engine), fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
 			fmt.Sprintf("%.3f", e.Wire), back, fmt.Sprintf("%.1f", e.WireGBps)})
 	}
-	d.table(t)
-	if p := wireGapText(rows); p != "" {
-		d.para("%s", p)
-	}
-	return true
+	return t
 }
 
 // wireGapText explains, from the counters alone, how the SM figures follow
@@ -44,7 +47,7 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 // byte. Empty when the run lacks a copy-engine and an SM figure of the
 // same kind.
 func wireGapText(rows []results.Efficiency) string {
-	find := func(test, dir, part string) *results.Efficiency {
+	find := func(test results.Test, dir results.Direction, part results.Part) *results.Efficiency {
 		for i := range rows {
 			if rows[i].Test == test && (dir == "" || rows[i].Direction == dir) && rows[i].Part == part && rows[i].Open == "" {
 				return &rows[i]
@@ -52,7 +55,7 @@ func wireGapText(rows []results.Efficiency) string {
 		}
 		return nil
 	}
-	onPeer := func(test, dir, part string) *results.Efficiency {
+	onPeer := func(test results.Test, dir results.Direction, part results.Part) *results.Efficiency {
 		for i := range rows {
 			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part && rows[i].Open == results.IPCOpenPeerDevice {
 				return &rows[i]
@@ -70,7 +73,10 @@ func wireGapText(rows []results.Efficiency) string {
 		}
 	}
 	var parts []string
-	for _, k := range []struct{ ce, sm, what string }{{"ce_read", "sm_read", "pulling"}, {"ce_write", "sm_write", "pushing"}} {
+	for _, k := range []struct {
+		ce, sm results.Test
+		what   string
+	}{{results.CERead, results.SMRead, "pulling"}, {results.CEWrite, results.SMWrite, "pushing"}} {
 		ce, sm := find(k.ce, "", ""), find(k.sm, "", "")
 		if ce == nil || sm == nil || sm.Wire <= 0 {
 			continue
@@ -94,10 +100,10 @@ func wireGapText(rows []results.Efficiency) string {
 // peerOpenText says what changes across processes when the peer's buffer
 // is opened in the process's context on the peer's GPU: which copy engine
 // reads, as the counters show it, and what that does to both directions.
-func peerOpenText(find, onPeer func(test, dir, part string) *results.Efficiency) string {
-	ownR, ownW := find("ipc_ce_bidir", "read", "forward"), find("ipc_ce_bidir", "write", "forward")
-	peerR, peerW := onPeer("ipc_ce_bidir", "read", "forward"), onPeer("ipc_ce_bidir", "write", "forward")
-	ce := find("ce_bidir", "read", "forward")
+func peerOpenText(find, onPeer func(test results.Test, dir results.Direction, part results.Part) *results.Efficiency) string {
+	ownR, ownW := find(results.IPCCEBidir, results.DirRead, results.PartForward), find(results.IPCCEBidir, results.DirWrite, results.PartForward)
+	peerR, peerW := onPeer(results.IPCCEBidir, results.DirRead, results.PartForward), onPeer(results.IPCCEBidir, results.DirWrite, results.PartForward)
+	ce := find(results.CEBidir, results.DirRead, results.PartForward)
 	if ownR == nil || ownW == nil || peerR == nil || peerW == nil {
 		return ""
 	}
@@ -115,23 +121,23 @@ func peerOpenText(find, onPeer func(test, dir, part string) *results.Efficiency)
 // readCostText compares reading with writing both ways at once, where each
 // direction also carries what the other direction's copy sends back: for
 // SM copies, for the copy engine in one process, and across processes.
-func readCostText(find func(test, dir, part string) *results.Efficiency) string {
-	extra := func(test string) (r, w *results.Efficiency, ok bool) {
-		r, w = find(test, "read", "forward"), find(test, "write", "forward")
+func readCostText(find func(test results.Test, dir results.Direction, part results.Part) *results.Efficiency) string {
+	extra := func(test results.Test) (r, w *results.Efficiency, ok bool) {
+		r, w = find(test, results.DirRead, results.PartForward), find(test, results.DirWrite, results.PartForward)
 		return r, w, r != nil && w != nil
 	}
 	var s string
-	smR, smW, okSM := extra("sm_bidir")
+	smR, smW, okSM := extra(results.SMBidir)
 	if okSM {
 		s += fmt.Sprintf(" Both directions at once, reading costs the SM copy %.3f wire bytes per payload byte against %.3f writing: "+
 			"each direction also carries the other's read requests.", smR.Wire, smW.Wire)
 	}
-	ceR, ceW, okCE := extra("ce_bidir")
+	ceR, ceW, okCE := extra(results.CEBidir)
 	if okCE && ceR.Wire <= ceW.Wire*1.005 {
 		s += fmt.Sprintf(" In one process the copy engine's \"read\" both ways costs what its write does (%.3f against %.3f): "+
 			"no read requests show on the wire: as far as the counters tell, the driver moves an in-process peer copy the same way whichever context issues it.",
 			ceR.Wire, ceW.Wire)
-		if ipcR, ipcW, ok := extra("ipc_ce_bidir"); ok && ipcR.Wire > ceR.Wire*1.01 {
+		if ipcR, ipcW, ok := extra(results.IPCCEBidir); ok && ipcR.Wire > ceR.Wire*1.01 {
 			s += fmt.Sprintf(" Issued from another process (IPC) with the peer's buffer opened in that process's own context, where the driver has only the destination's copy engine to do it, the read costs %.3f "+
 				"against %.3f writing, and moves %.1f GB/s per direction against %.1f in one process: the wire bytes predict %.1f%%, measured %.1f%%.",
 				ipcR.Wire, ipcW.Wire, ipcR.GBps, ceR.GBps, 100*ceR.Wire/ipcR.Wire, 100*ipcR.GBps/ceR.GBps)

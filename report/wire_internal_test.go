@@ -8,16 +8,16 @@ import (
 )
 
 func TestReadCostText(t *testing.T) {
-	row := func(test, dir string, gbps, wire float64) results.Efficiency {
-		return results.Efficiency{Test: test, Direction: dir, Part: "forward", GBps: gbps, Wire: wire, WireGBps: gbps * wire, Pairs: 1}
+	row := func(test results.Test, dir results.Direction, gbps, wire float64) results.Efficiency {
+		return results.Efficiency{Test: test, Direction: dir, Part: results.PartForward, GBps: gbps, Wire: wire, WireGBps: gbps * wire, Pairs: 1}
 	}
 	rows := []results.Efficiency{
-		row("ce_bidir", "read", 387.7, 1.083), row("ce_bidir", "write", 391.0, 1.082),
-		row("sm_bidir", "read", 336.6, 1.255), row("sm_bidir", "write", 368.0, 1.149),
-		row("ipc_ce_bidir", "read", 372.8, 1.134), row("ipc_ce_bidir", "write", 391.1, 1.083),
+		row(results.CEBidir, results.DirRead, 387.7, 1.083), row(results.CEBidir, results.DirWrite, 391.0, 1.082),
+		row(results.SMBidir, results.DirRead, 336.6, 1.255), row(results.SMBidir, results.DirWrite, 368.0, 1.149),
+		row(results.IPCCEBidir, results.DirRead, 372.8, 1.134), row(results.IPCCEBidir, results.DirWrite, 391.1, 1.083),
 	}
-	got := wireGapText(append(rows, results.Efficiency{Test: "ce_read", GBps: 392.9, Wire: 1.064, WireGBps: 418.0},
-		results.Efficiency{Test: "sm_read", GBps: 373.8, Wire: 1.127, WireGBps: 421.3}))
+	got := wireGapText(append(rows, results.Efficiency{Test: results.CERead, GBps: 392.9, Wire: 1.064, WireGBps: 418.0},
+		results.Efficiency{Test: results.SMRead, GBps: 373.8, Wire: 1.127, WireGBps: 421.3}))
 	for _, want := range []string{
 		"reading costs the SM copy 1.255 wire bytes per payload byte against 1.149 writing",
 		`copy engine's "read" both ways costs what its write does (1.083 against 1.082)`,
@@ -30,7 +30,7 @@ func TestReadCostText(t *testing.T) {
 	}
 	// A copy engine whose reads do cost more in one process: no claim about the driver.
 	rows[0].Wire = 1.134
-	if got := readCostText(func(test, dir, part string) *results.Efficiency {
+	if got := readCostText(func(test results.Test, dir results.Direction, part results.Part) *results.Efficiency {
 		for i := range rows {
 			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part {
 				return &rows[i]
@@ -43,14 +43,14 @@ func TestReadCostText(t *testing.T) {
 }
 
 func TestPeerOpenText(t *testing.T) {
-	row := func(test, dir, open string, gbps, wire float64) results.Efficiency {
-		return results.Efficiency{Test: test, Direction: dir, Part: "forward", Open: open, GBps: gbps, Wire: wire, WireGBps: gbps * wire, Pairs: 1}
+	row := func(test results.Test, dir results.Direction, open string, gbps, wire float64) results.Efficiency {
+		return results.Efficiency{Test: test, Direction: dir, Part: results.PartForward, Open: open, GBps: gbps, Wire: wire, WireGBps: gbps * wire, Pairs: 1}
 	}
 	rows := []results.Efficiency{
-		row("ce_bidir", "read", "", 390.6, 1.082), row("ce_bidir", "write", "", 390.7, 1.082),
-		row("ipc_ce_bidir", "read", "", 373.0, 1.133), row("ipc_ce_bidir", "write", "", 391.8, 1.081),
-		row("ipc_ce_bidir", "read", "peer_device_context", 390.8, 1.082), row("ipc_ce_bidir", "write", "peer_device_context", 372.4, 1.134),
-		{Test: "ce_read", GBps: 392.9, Wire: 1.064, WireGBps: 418.0}, {Test: "sm_read", GBps: 373.8, Wire: 1.127, WireGBps: 421.3},
+		row(results.CEBidir, results.DirRead, "", 390.6, 1.082), row(results.CEBidir, results.DirWrite, "", 390.7, 1.082),
+		row(results.IPCCEBidir, results.DirRead, "", 373.0, 1.133), row(results.IPCCEBidir, results.DirWrite, "", 391.8, 1.081),
+		row(results.IPCCEBidir, results.DirRead, results.IPCOpenPeerDevice, 390.8, 1.082), row(results.IPCCEBidir, results.DirWrite, results.IPCOpenPeerDevice, 372.4, 1.134),
+		{Test: results.CERead, GBps: 392.9, Wire: 1.064, WireGBps: 418.0}, {Test: results.SMRead, GBps: 373.8, Wire: 1.127, WireGBps: 421.3},
 	}
 	got := wireGapText(rows)
 	for _, want := range []string{

@@ -86,20 +86,27 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	return out
 }
 
-// Label names the row for a reader: "SM read", "CE both ways, reading
-// (forward)", "IPC CE write".
-func (e Efficiency) Label() string {
-	l := e.Test.Info().Short
+// Label names the row for a reader (KindLabel).
+func (e Efficiency) Label() string { return KindLabel(e.Test, e.Direction, e.Part, e.Open) }
+
+// KindLabel names a kind of figure for a reader: the test's short name, for
+// a test both ways the direction and part, and a mark for IPC copies with
+// the peer's buffer opened on the peer's GPU (open is the ParamIPCOpen
+// value): "SM read", "CE both ways, reading (forward)", "IPC CE write
+// [opened on peer GPU]".
+func KindLabel(t Test, d Direction, p Part, open string) string {
+	info := t.Info()
+	l := info.Short
 	if l == "" {
-		l = string(e.Test)
+		l = string(t)
 	}
-	if e.Test.Info().BothWays {
-		l += ", " + map[Direction]string{DirRead: "reading", DirWrite: "writing"}[e.Direction]
-		if e.Part != "" {
-			l += " (" + string(e.Part) + ")"
+	if info.BothWays {
+		l += ", " + map[Direction]string{DirRead: "reading", DirWrite: "writing"}[d]
+		if p != PartNone {
+			l += " (" + string(p) + ")"
 		}
 	}
-	if e.Open == IPCOpenPeerDevice {
+	if open == IPCOpenPeerDevice {
 		l += " [opened on peer GPU]"
 	}
 	return l

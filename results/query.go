@@ -362,3 +362,15 @@ func (f Figure) SameProcessTwin() (Figure, bool) {
 	}
 	return twin, true
 }
+
+// AtomicCapabilityNames decodes a Pair.AtomicCaps bitmask
+// (CUatomicOperationCapability) into its flags' names, lowest bit first.
+func AtomicCapabilityNames(mask uint32) []string {
+	var out []string
+	for i, n := range []string{"signed", "unsigned", "reduction", "scalar32", "scalar64", "scalar128", "vector32x4"} {
+		if mask&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}

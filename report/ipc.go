@@ -1,0 +1,106 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// sameGPU reports whether f is of the baseline of two processes on one GPU.
+func sameGPU(f *results.Figure) bool { return f.Params["same_gpu"] == "true" }
+
+// ipcSize is the transfer size of a run's bandwidth figures across
+// processes, 0 when it has none.
+func ipcSize(run *results.Run) uint64 {
+	for _, f := range run.Figures {
+		if f.Test.IsIPC() && f.Unit == results.UnitGBps {
+			return f.Size
+		}
+	}
+	return 0
+}
+
+// ipcTables adds the tables of the figures across processes: matrices as
+// within one process (of the copies one-GPU-per-process jobs make: the
+// copies with the peer's buffer opened on the peer's GPU are in the
+// comparison), the baseline of two processes on one GPU, and each figure
+// beside the same figure within one process, from run or else from ref.
+func ipcTables(d *Document, run, ref *results.Run, devs []int) {
+	ipc := false
+	for i := range run.Figures {
+		ipc = ipc || run.Figures[i].Test.IsIPC()
+	}
+	if !ipc {
+		return
+	}
+	size := ipcSize(run)
+	for _, info := range results.Catalogue() {
+		if info.SameProcess != "" {
+			testMatrices(d, devs, info, figuresOf(run, info.Name, func(f *results.Figure) bool { return !sameGPU(f) && !f.OpenedOnPeerGPU() }), size)
+		}
+	}
+	sameGPUTable(d, run)
+	ipcComparison(d, run, ref)
+}
+
+// figureLabel names a figure in a row: its kind (results.KindLabel), then
+// its working set or measure where its test has several.
+func figureLabel(f *results.Figure) string {
+	l := results.KindLabel(f.Test, f.Direction, f.Part, f.Params[results.ParamIPCOpen])
+	for _, k := range []string{"working_set", "measure"} {
+		if v := f.Params[k]; v != "" {
+			l += ", " + strings.ReplaceAll(v, "_", " ")
+		}
+	}
+	return l
+}
+
+// sameGPUTable lists the baseline of two processes on one GPU.
+func sameGPUTable(d *Document, run *results.Run) {
+	var rows []*results.Figure
+	for i := range run.Figures {
+		if f := &run.Figures[i]; f.Test.IsIPC() && sameGPU(f) {
+			rows = append(rows, f)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	t := &table{title: fmt.Sprintf("Across processes, both on device %d (the IPC path without a link), median", rows[0].Src),
+		header: []string{"figure", "value", "unit", "CV", "verify"}, align: "lrlrl"}
+	for _, f := range rows {
+		t.rows = append(t.rows, []string{figureLabel(f), cellText(f), string(f.Unit), cvText(f), f.Verify})
+	}
+	d.table(t)
+}
+
+// ipcComparison sets every figure across processes between two GPUs beside
+// the same figure within one process, from run itself or else from ref.
+func ipcComparison(d *Document, run, ref *results.Run) {
+	runs := []*results.Run{run}
+	if ref != nil {
+		runs = append(runs, ref)
+	}
+	same := sameProcessIndex(run, runs...)
+	t := &table{title: "Across processes against one process, median: the same test, pair, size and engine, one process per GPU against one process for both",
+		header: []string{"figure", "pair", "across", "one process", "unit", "change"}, align: "lrrrlr",
+		notes: []string{"[opened on peer GPU]: the copy engine again, the peer's buffer opened in the process's context on the peer's GPU " +
+			"and copied with cuMemcpyPeerAsync between the two contexts"}}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		twin, ok := f.SameProcessTwin()
+		v, usable := f.Value()
+		if !ok || !usable {
+			continue
+		}
+		if g := same[twin.Key()]; g != nil {
+			t.rows = append(t.rows, []string{figureLabel(f), pairName(f.Src, f.Dst), cellText(f), cellText(g), string(f.Unit),
+				fmt.Sprintf("%+.1f%%", 100*(v-g.Stats.Median)/g.Stats.Median)})
+		}
+	}
+	if len(t.rows) == 0 && ref == nil {
+		d.para("No figures within one process to compare those across processes with: run `p2pbench all`, or give --reference with a bw or lat results file of this machine.")
+	}
+	d.table(t)
+}

@@ -1,0 +1,363 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// maxPairRows is the most pairs listed one per row; more are summarised.
+const maxPairRows = 12
+
+// Report returns the whole report of run: the system and its environment,
+// the topology and driver attributes, headline bandwidth against the links'
+// theoretical limits, what the NVLink counters saw, every figure of package
+// plot, and the findings of the automatic checks.
+func Report(run *results.Run) *Document {
+	host := run.Host
+	if host == "" {
+		host = "unknown host"
+	}
+	d := newDocument(run, "p2pbench report: "+host)
+	// The checks, the headline figures and the plots read the run
+	// independently: on a run of hundreds of thousands of figures they are
+	// worth every processor.
+	var (
+		findings  []Finding
+		headlines []Headline
+		figs      []plot.Figure
+		wg        sync.WaitGroup
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); findings = Findings(run) }()
+	go func() { defer wg.Done(); headlines = Headlines(run) }()
+	go func() { defer wg.Done(); figs = plot.Figures(run) }()
+	wg.Wait()
+	problems, warnings := 0, 0
+	for _, f := range findings {
+		if f.Severity == Problem {
+			problems++
+		} else {
+			warnings++
+		}
+	}
+	d.para("%s, %d figures. Automatic checks: %d problem%s, %d warning%s (see Findings at the end).",
+		run.GPUSummary(), len(run.Figures), problems, plural(problems), warnings, plural(warnings))
+	systemSection(d, run)
+	topologySection(d, run)
+	headlineSection(d, run, headlines)
+	if len(headlines) > 0 {
+		wireSection(d, run, headlines[0].Size)
+	}
+	if len(figs) > 0 {
+		d.section("Figures")
+		for _, f := range figs {
+			d.figure(f)
+		}
+	}
+	conventionsSection(d, run)
+	findingsSection(d, findings)
+	return d
+}
+
+// conventionsSection says how the figures of each test of the run are
+// computed, as the run's catalogue words it.
+func conventionsSection(d *Document, run *results.Run) {
+	tests := run.Tests()
+	if len(tests) == 0 {
+		return
+	}
+	d.section("How the figures are computed")
+	for _, t := range tests {
+		if c := run.Convention(t); c != "" {
+			d.para("%s — %s, %s: %s.", t.Title(), t, t.Info().Unit, c)
+		}
+	}
+}
+
+func systemSection(d *Document, run *results.Run) {
+	env := run.Environment
+	d.heading(1, "System and environment")
+	kv := &table{header: []string{"item", "value"}, align: "ll"}
+	add := func(k, v string) {
+		if v != "" {
+			kv.rows = append(kv.rows, []string{k, v})
+		}
+	}
+	add("host", run.Host)
+	add("GPUs", run.GPUSummary())
+	if !run.Start.IsZero() {
+		when := run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
+		if !run.End.IsZero() {
+			when += fmt.Sprintf(" (%s)", run.End.Sub(run.Start).Round(time.Second))
+		}
+		add("date", when)
+	}
+	driver := env.DriverRelease
+	if env.DriverVersion > 0 {
+		driver = strings.TrimSpace(fmt.Sprintf("%s (cuDriverGetVersion %d)", driver, env.DriverVersion))
+	}
+	add("driver", driver)
+	add("CUDA", env.CUDAVersion)
+	add("library", env.Library)
+	add("NVML", yesNo(env.NVML))
+	add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
+	add("command", strings.Join(run.Tool.Command, " "))
+	sim := "no: measured on GPUs"
+	if run.Simulated {
+		sim = "YES: synthetic figures"
+		if run.SimMachine != "" {
+			sim += " (" + run.SimMachine + ")"
+		}
+	}
+	add("simulated", sim)
+	add("data verified", yesNo(run.Verify))
+	complete := "yes"
+	if !run.Complete {
+		complete = "NO: " + run.Stopped
+	}
+	add("complete", complete)
+	// Notes go in the table: a section of their own would often be a
+	// page holding one line.
+	for _, n := range append(append([]string{}, env.Notes...), run.Notes...) {
+		add("note", n)
+	}
+	d.table(kv)
+	devicesTable(d, env.Devices)
+	stateTable(d, env)
+}
+
+// devicesTable lists the GPUs as the driver describes them.
+func devicesTable(d *Document, devs []results.Device) {
+	if len(devs) == 0 {
+		return
+	}
+	d.heading(2, "GPUs")
+	t := &table{header: []string{"GPU", "name", "UUID", "PCI bus id", "CC", "SMs", "memory", "L2", "copy engines", "unified addressing"},
+		align: "lllllrrrrl"}
+	for _, dv := range devs {
+		l2 := ""
+		if dv.L2CacheBytes > 0 {
+			l2 = results.FormatBytes(uint64(dv.L2CacheBytes))
+		}
+		t.rows = append(t.rows, []string{strconv.Itoa(dv.Index), dv.Name, dv.UUID, dv.PCIBusID, dv.ComputeCapability,
+			strconv.Itoa(dv.SMCount), fmt.Sprintf("%.1f GiB", float64(dv.MemoryBytes)/(1<<30)), l2, strconv.Itoa(dv.AsyncEngines),
+			yesNo(dv.UnifiedAddressing)})
+	}
+	d.table(t)
+}
+
+// stateTable sets the NVML readings at the start of the run beside those at its end.
+func stateTable(d *Document, env results.Environment) {
+	if len(env.StateStart) == 0 && len(env.StateEnd) == 0 {
+		return
+	}
+	d.heading(2, "GPU state at the start and the end of the run (NVML)")
+	end := map[int]results.DeviceState{}
+	for _, s := range env.StateEnd {
+		end[s.Index] = s
+	}
+	t := &table{header: []string{"GPU", "SM clock MHz", "memory clock MHz", "temperature °C", "power W"}, align: "lrrrr"}
+	for _, s := range env.StateStart {
+		e, ok := end[s.Index]
+		arrow := func(a, b string) string {
+			if !ok {
+				return a
+			}
+			return a + " → " + b
+		}
+		t.rows = append(t.rows, []string{strconv.Itoa(s.Index),
+			arrow(strconv.Itoa(s.SMClockMHz), strconv.Itoa(e.SMClockMHz)),
+			arrow(strconv.Itoa(s.MemClockMHz), strconv.Itoa(e.MemClockMHz)),
+			arrow(strconv.Itoa(s.TempC), strconv.Itoa(e.TempC)),
+			arrow(fmt.Sprintf("%.0f", s.PowerW), fmt.Sprintf("%.0f", e.PowerW))})
+	}
+	d.table(t)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// smGapPara says, from the run's own medians, how far the SM path lands
+// below the copy engine and the link, and what is known of why.
+func smGapPara(d *Document, hs []Headline, measured bool) {
+	type acc struct {
+		sm, ce, link float64
+		n            int
+	}
+	by := map[string]*acc{}
+	var order []string
+	for _, h := range hs {
+		if h.Stats == nil || h.CEGBps <= 0 || h.LinkGBps <= 0 {
+			continue
+		}
+		l := h.Label()
+		if by[l] == nil {
+			by[l] = &acc{}
+			order = append(order, l)
+		}
+		a := by[l]
+		a.sm, a.ce, a.link, a.n = a.sm+h.Stats.Median, a.ce+h.CEGBps, a.link+h.LinkGBps, a.n+1
+	}
+	if len(order) == 0 {
+		return
+	}
+	var parts []string
+	for _, l := range order {
+		a := by[l]
+		parts = append(parts, fmt.Sprintf("%s %s GB/s = %.1f%% of the copy engine's %s and %.1f%% of the link (the copy engine: %.1f%%)",
+			l, fmtGBps(a.sm/float64(a.n)), 100*a.sm/a.ce, fmtGBps(a.ce/float64(a.n)), 100*a.sm/a.link, 100*a.ce/a.link))
+	}
+	if measured {
+		d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
+			"Why, measured with the NVLink counters: see \"On the wire\" below.", strings.Join(parts, "; "))
+		return
+	}
+	d.para("SM path against the copy engine, means over pairs of the medians above: %s. "+
+		"Measured here: both engines' throughput, over the same pairs and sizes. Not measured: the cause of the gap. "+
+		"The usual explanation is the payload each link packet carries: SM loads and stores reach the link as cache-line-sized "+
+		"requests, each with its own header (a read also sends a request the other way, a write waits for an acknowledgement), "+
+		"while the copy engine moves larger transfers. This run has no NVLink counters (NVML lacked them), so this stays a hypothesis; "+
+		"kernels/NOTES.md lists the kernel variants tried and how to test it.", strings.Join(parts, "; "))
+}
+
+func headlineSection(d *Document, run *results.Run, hs []Headline) {
+	if len(hs) == 0 {
+		return
+	}
+	d.section("Headline bandwidth against the links' limits")
+	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
+		results.FormatBytes(hs[0].Size))
+	pairs := map[[2]int]bool{}
+	for _, h := range hs {
+		pairs[[2]int{h.Src, h.Dst}] = true
+	}
+	if len(pairs) <= maxPairRows {
+		d.table(headlinePairTable(hs))
+	} else {
+		d.table(headlineRankTable(hs, newPairIndex(run)))
+	}
+	smGapPara(d, hs, len(results.LinkEfficiency(run, hs[0].Size)) > 0)
+}
+
+// headlinePairTable lists every headline figure of every pair.
+func headlinePairTable(hs []Headline) *table {
+	t := &table{header: []string{"figure", "pair", "median", "p5–p95", "CV", "limit", "% of limit", "% of CE"}, align: "llrrrrrr"}
+	for _, h := range hs {
+		row := []string{h.Label(), pairName(h.Src, h.Dst)}
+		if h.Stats == nil {
+			row = append(row, h.Failed, "", "", limitText(h.LinkGBps), "", "")
+		} else {
+			row = append(row, fmtGBps(h.Stats.Median), fmtGBps(h.Stats.P5)+"–"+fmtGBps(h.Stats.P95),
+				fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t
+}
+
+// headlineRankTable summarises many pairs: one row per figure and
+// performance rank.
+func headlineRankTable(hs []Headline, ix *pairIndex) *table {
+	type key struct {
+		label string
+		rank  int
+	}
+	type agg struct {
+		values, pcts []float64
+		limits       map[float64]bool
+		failed       int
+		slowest      Headline
+	}
+	groups := map[key]*agg{}
+	var order []key
+	for _, h := range hs {
+		r, _ := ix.rank(h.Src, h.Dst)
+		k := key{h.Label(), r}
+		g := groups[k]
+		if g == nil {
+			g = &agg{limits: map[float64]bool{}}
+			groups[k] = g
+			order = append(order, k)
+		}
+		if h.Stats == nil {
+			g.failed++
+			continue
+		}
+		g.values = append(g.values, h.Stats.Median)
+		g.limits[h.LinkGBps] = true
+		if p := h.PercentOfLink(); p > 0 {
+			g.pcts = append(g.pcts, p)
+		}
+		if g.slowest.Stats == nil || h.Stats.Median < g.slowest.Stats.Median {
+			g.slowest = h
+		}
+	}
+	t := &table{header: []string{"figure", "rank", "pairs", "min", "median", "max", "limit", "median % of limit", "slowest pair"}, align: "lrrrrrrrl"}
+	for _, k := range order {
+		g := groups[k]
+		pairsText := strconv.Itoa(len(g.values) + g.failed)
+		if g.failed > 0 {
+			pairsText += fmt.Sprintf(" (%d failed)", g.failed)
+		}
+		if len(g.values) == 0 {
+			t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, "", "", "", "", "", ""})
+			continue
+		}
+		sort.Float64s(g.values)
+		sort.Float64s(g.pcts)
+		limit := "mixed"
+		if len(g.limits) == 1 {
+			for l := range g.limits {
+				limit = limitText(l)
+			}
+		}
+		pct := ""
+		if len(g.pcts) > 0 {
+			pct = pctText(medianSorted(g.pcts))
+		}
+		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(medianSorted(g.values)),
+			fmtGBps(g.values[len(g.values)-1]), limit, pct, fmt.Sprintf("%s (%s)", pairName(g.slowest.Src, g.slowest.Dst), fmtGBps(g.slowest.Stats.Median))})
+	}
+	return t
+}
+
+func limitText(l float64) string {
+	if l <= 0 {
+		return "unknown"
+	}
+	return fmtGBps(l)
+}
+
+func pctText(p float64) string {
+	if p <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+func findingsSection(d *Document, findings []Finding) {
+	d.section("Findings")
+	if len(findings) == 0 {
+		d.para("The automatic checks found nothing to report.")
+		return
+	}
+	d.para("Automatic checks: failed or unverified figures; pairs %.0f%% or more below the median of pairs of the same performance rank (transfers of %s or more); IPC figures more than %.0f%% worse than in one process; SM clocks moving more than %.0f%% or temperatures rising more than %d °C during the run; large-transfer (%s or more) figures with a coefficient of variation above %.0f%%; driver behaviour that differs from its documentation.",
+		100*SlowPairFraction, results.FormatBytes(slowPairMinSize), 100*IPCSlowerFraction, 100*ClockChangeFraction, TemperatureRiseC,
+		results.FormatBytes(LargeTransfer), 100*NoisyCV)
+	t := &table{header: []string{"severity", "check", "subject", "finding"}, align: "llll"}
+	for _, f := range findings {
+		t.rows = append(t.rows, []string{f.Severity.String(), f.Check, f.Subject, f.Message})
+	}
+	d.table(t)
+}

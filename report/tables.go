@@ -1,0 +1,394 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Tables returns the result tables of run as the measuring commands and
+// show print them: the bandwidth matrices at the run's matrix size; host,
+// local and aggregate copies; bandwidth against transfer size; the latency
+// and atomic tables; the figures across processes (matrices, two processes
+// on one GPU, and each beside the same figure within one process, taken
+// from run or else from ref, which may be nil); what the NVLink counters
+// saw; and the figures that failed. Tables of tests the run did not make
+// are left out.
+func Tables(run, ref *results.Run) *Document {
+	d := newDocument(run, "")
+	devs := run.DeviceIndices()
+	size := run.MatrixSize()
+	inProcess := func(unit results.Unit) {
+		for _, info := range results.Catalogue() {
+			if info.SameProcess == "" && info.Unit == unit {
+				testMatrices(d, devs, info, figuresOf(run, info.Name, nil), size)
+			}
+		}
+	}
+	inProcess(results.UnitGBps)
+	singlesTable(d, run)
+	sweepTable(d, run)
+	inProcess(results.UnitNs)
+	copyLatencyTable(d, run)
+	atomicsTable(d, run)
+	ipcTables(d, run, ref, devs)
+	if size == 0 {
+		size = ipcSize(run)
+	}
+	if rows := results.LinkEfficiency(run, size); len(rows) > 0 {
+		t := wireTable(rows)
+		t.title = fmt.Sprintf("On the wire: NVLink counters of both devices around each figure of %s, medians over pairs", results.FormatBytes(size))
+		t.notes = []string{"wire = raw bytes the links carried per payload byte in the data's direction (headers, requests, responses included); " +
+			"back = raw bytes counted in the other direction per payload byte (one-way figures); wire rate = GB/s × wire"}
+		d.table(t)
+	}
+	failuresTable(d, run)
+	return d
+}
+
+// figuresOf returns the figures of a test that keep accepts (all when keep is nil).
+func figuresOf(run *results.Run, test results.Test, keep func(*results.Figure) bool) []*results.Figure {
+	var out []*results.Figure
+	for i := range run.Figures {
+		if f := &run.Figures[i]; f.Test == test && (keep == nil || keep(f)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// where returns the figures that keep accepts.
+func where(figs []*results.Figure, keep func(*results.Figure) bool) []*results.Figure {
+	var out []*results.Figure
+	for _, f := range figs {
+		if keep(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// testMatrices adds the source × destination tables of one test's figures,
+// shaped by its kind (an IPC test by its same-process twin's): a one-way
+// bandwidth test at size with the sum of its cells; each direction's total
+// of a test both ways; the pointer chase per working set; the ping-pong's
+// one-way latency per flag ordering.
+func testMatrices(d *Document, devs []int, info results.TestInfo, figs []*results.Figure, size uint64) {
+	kind := info
+	if info.SameProcess != "" {
+		kind = info.SameProcess.Info()
+	}
+	switch {
+	case kind.Matrix && kind.BothWays:
+		for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {
+			title := fmt.Sprintf("%s, %s, total %s of both directions, %s, median; row and column = the pair",
+				info.Title, map[results.Direction]string{results.DirRead: "both pulling", results.DirWrite: "both pushing"}[dir],
+				info.Unit, results.FormatBytes(size))
+			matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool {
+				return f.Direction == dir && f.Part == results.PartTotal && f.Size == size
+			}), false)
+		}
+	case kind.Matrix:
+		title := fmt.Sprintf("%s, %s, %s, median of samples; row = source, column = destination", info.Title, info.Unit, results.FormatBytes(size))
+		matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == size }), true)
+	case kind.Name == results.LatChase:
+		for _, ws := range sizesOf(figs) {
+			title := fmt.Sprintf("%s, working set %s: ns per dependent load, median; row = memory holding the chain, column = GPU running the thread",
+				info.Title, results.FormatBytes(ws))
+			matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == ws }), false)
+		}
+	case kind.Name == results.LatPingPong:
+		oneWay := where(figs, func(f *results.Figure) bool { return f.Params["measure"] == "one_way" })
+		var orders []string
+		for _, f := range oneWay {
+			if o := f.Params["ordering"]; !slices.Contains(orders, o) {
+				orders = append(orders, o)
+			}
+		}
+		for _, o := range orders {
+			flags := ""
+			if o != "" {
+				flags = " (" + o + " flags)"
+			}
+			title := fmt.Sprintf("%s%s, one-way latency (half a round trip), ns, median; row = initiator, column = responder", info.Title, flags)
+			matrixTable(d, devs, title, where(oneWay, func(f *results.Figure) bool { return f.Params["ordering"] == o }), false)
+		}
+	}
+}
+
+// sizesOf returns the sizes of figs, smallest first.
+func sizesOf(figs []*results.Figure) []uint64 {
+	var out []uint64
+	for _, f := range figs {
+		if !slices.Contains(out, f.Size) {
+			out = append(out, f.Size)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// matrixTable adds a source × destination table of figs; with sum, a note
+// gives the sum of the cells' medians.
+func matrixTable(d *Document, devs []int, title string, figs []*results.Figure, sum bool) {
+	cell := map[[2]int]*results.Figure{}
+	for _, f := range figs {
+		cell[[2]int{f.Src, f.Dst}] = f
+	}
+	if len(cell) == 0 {
+		return
+	}
+	t := &table{title: title, header: []string{`src\dst`}, align: strings.Repeat("r", len(devs)+1)}
+	for _, dv := range devs {
+		t.header = append(t.header, strconv.Itoa(dv))
+	}
+	total := 0.0
+	for _, s := range devs {
+		row := []string{strconv.Itoa(s)}
+		for _, dv := range devs {
+			f, ok := cell[[2]int{s, dv}]
+			if !ok {
+				row = append(row, "-")
+				continue
+			}
+			if v, ok := f.Value(); ok {
+				total += v
+			}
+			row = append(row, cellText(f))
+		}
+		t.rows = append(t.rows, row)
+	}
+	if sum {
+		t.notes = []string{fmt.Sprintf("sum of the cells: %.1f %s", total, figs[0].Unit)}
+	}
+	d.table(t)
+}
+
+// cellText is a figure's median as a table shows it, formatted for its
+// unit, or why there is none.
+func cellText(f *results.Figure) string {
+	return cellFormat(f, func(v float64) string {
+		switch f.Unit {
+		case results.UnitGBps:
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		case results.UnitNs:
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	})
+}
+
+// cellFormat is a figure's median formatted by format, its failure label
+// (Figure.FailureLabel), or "n/a" for no figure or no statistics.
+func cellFormat(f *results.Figure, format func(float64) string) string {
+	switch {
+	case f == nil:
+		return "n/a"
+	case f.Failed():
+		return f.FailureLabel()
+	case f.Stats == nil:
+		return "n/a"
+	}
+	return format(f.Stats.Median)
+}
+
+func cvText(f *results.Figure) string {
+	if f.Stats == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100*f.Stats.CV)
+}
+
+// singlesTable lists the bandwidth figures that are no matrix: host to
+// device and back, copies within a device, and the totals of aggregates.
+func singlesTable(d *Document, run *results.Run) {
+	t := &table{title: "Host, local and aggregate copies, decimal GB/s, median", header: []string{"test", "transfer", "size", "GB/s", "CV", "verify"},
+		align: "llrrrl"}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		info := f.Test.Info()
+		if info.Unit != results.UnitGBps || info.Matrix || info.SameProcess != "" || f.Part != results.PartNone && f.Part != results.PartTotal {
+			continue
+		}
+		t.rows = append(t.rows, []string{info.Short, transferName(f), results.FormatBytes(f.Size), cellText(f), cvText(f), f.Verify})
+	}
+	d.table(t)
+}
+
+// sweepTable shows bandwidth against size of every one-way pair copy
+// measured at several sizes, with each curve's half-peak size.
+func sweepTable(d *Document, run *results.Run) {
+	type key struct {
+		test     results.Test
+		src, dst int
+	}
+	curves := map[key]map[uint64]*results.Figure{}
+	sizes := map[uint64]bool{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if info := f.Test.Info(); !info.Matrix || info.BothWays || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
+			continue
+		}
+		k := key{f.Test, f.Src, f.Dst}
+		if curves[k] == nil {
+			curves[k] = map[uint64]*results.Figure{}
+		}
+		curves[k][f.Size] = f
+		sizes[f.Size] = true
+	}
+	if len(sizes) < 3 {
+		return
+	}
+	var keys []key
+	for k, c := range curves {
+		if len(c) > 1 {
+			keys = append(keys, k)
+		}
+	}
+	order := catalogueOrder()
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.src != b.src {
+			return a.src < b.src
+		}
+		if a.dst != b.dst {
+			return a.dst < b.dst
+		}
+		return order[a.test] < order[b.test]
+	})
+	t := &table{title: "Bandwidth against transfer size, decimal GB/s, median, per ordered pair", header: []string{"size"},
+		align: strings.Repeat("r", len(keys)+1), notes: []string{"n½ = the smallest size reaching half of the pair's peak bandwidth"}}
+	halfPeak := []string{"n½"}
+	for _, k := range keys {
+		t.header = append(t.header, k.test.Info().Short+" "+pairName(k.src, k.dst))
+		hp := "-"
+		if z := results.HalfPeakOf(curves[k]); z > 0 {
+			hp = results.FormatBytes(z)
+		}
+		halfPeak = append(halfPeak, hp)
+	}
+	for _, z := range slices.Sorted(maps.Keys(sizes)) {
+		row := []string{results.FormatBytes(z)}
+		for _, k := range keys {
+			row = append(row, cellFormat(curves[k][z], func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }))
+		}
+		t.rows = append(t.rows, row)
+	}
+	t.rows = append(t.rows, halfPeak)
+	d.table(t)
+}
+
+// copyLatencyTable sets the device time of one small copy beside what the
+// host waits for it.
+func copyLatencyTable(d *Document, run *results.Run) {
+	type key struct {
+		src, dst int
+		size     uint64
+	}
+	dev, host := map[key]*results.Figure{}, map[key]*results.Figure{}
+	var order []key
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Test != results.LatCopyDevice && f.Test != results.LatCopyHost {
+			continue
+		}
+		k := key{f.Src, f.Dst, f.Size}
+		if dev[k] == nil && host[k] == nil {
+			order = append(order, k)
+		}
+		if f.Test == results.LatCopyDevice {
+			dev[k] = f
+		} else {
+			host[k] = f
+		}
+	}
+	t := &table{title: "Small-copy latency, µs, median: device = GPU time of one cuMemcpyPeerAsync (CUDA events, latch-held); " +
+		"host = enqueue + synchronize, what an application waits for", header: []string{"pair", "size", "device µs", "host µs"}, align: "rrrr"}
+	us := func(v float64) string { return strconv.FormatFloat(v/1e3, 'f', 2, 64) }
+	for _, k := range order {
+		t.rows = append(t.rows, []string{pairName(k.src, k.dst), results.FormatBytes(k.size), cellFormat(dev[k], us), cellFormat(host[k], us)})
+	}
+	d.table(t)
+}
+
+// atomicsTable sets every atomic figure of an operation and measure in a
+// row, one column per pair, with what the driver says of the pair.
+func atomicsTable(d *Document, run *results.Run) {
+	type row struct{ op, measure string }
+	cells := map[row]map[[2]int]*results.Figure{}
+	var rows []row
+	driver := map[row]string{}
+	pairs := map[[2]int]bool{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Test != results.AtomicTput && f.Test != results.AtomicLatency {
+			continue
+		}
+		r := row{f.Params["op"], "Gop/s distinct"}
+		switch {
+		case f.Test == results.AtomicLatency:
+			r.measure = "ns chain"
+		case f.Params["contended"] == "true":
+			r.measure = "Gop/s contended"
+		}
+		if cells[r] == nil {
+			cells[r] = map[[2]int]*results.Figure{}
+			rows = append(rows, r)
+		}
+		p := [2]int{f.Src, f.Dst}
+		cells[r][p], pairs[p] = f, true
+		if f.Src != f.Dst && driver[r] == "" {
+			driver[r] = f.Params["native_atomic_supported"] + " / " + f.Params["driver_caps"]
+		}
+	}
+	ps := slices.SortedFunc(maps.Keys(pairs), func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	t := &table{title: "Atomics (system scope), median; columns = issuing GPU→GPU holding the memory (the same GPU: local); every counter checked exactly",
+		header: []string{"operation", "measure"}, align: strings.Repeat("r", len(ps)+3)}
+	for _, p := range ps {
+		t.header = append(t.header, pairName(p[0], p[1]))
+	}
+	t.header = append(t.header, "driver (native / caps)")
+	for _, r := range rows {
+		line := []string{r.op, r.measure}
+		for _, p := range ps {
+			line = append(line, cellText(cells[r][p]))
+		}
+		t.rows = append(t.rows, append(line, cmp.Or(driver[r], "-")))
+	}
+	d.table(t)
+}
+
+// failuresTable lists the figures that failed, with why (the first
+// maxFailuresListed; the results file has them all).
+func failuresTable(d *Document, run *results.Run) {
+	const maxFailuresListed = 20
+	var bad []*results.Figure
+	for i := range run.Figures {
+		if f := &run.Figures[i]; f.Failed() {
+			bad = append(bad, f)
+		}
+	}
+	t := &table{title: fmt.Sprintf("%d figure%s failed", len(bad), plural(len(bad))), header: []string{"figure", "failure", "why"}, align: "lll"}
+	for _, f := range bad[:min(len(bad), maxFailuresListed)] {
+		why := f.Error
+		if why == "" {
+			why = f.VerifyDetail
+		}
+		t.rows = append(t.rows, []string{figureName(f), f.FailureLabel(), why})
+	}
+	if len(bad) > maxFailuresListed {
+		t.notes = []string{fmt.Sprintf("… and %d more (see the results file)", len(bad)-maxFailuresListed)}
+	}
+	d.table(t)
+}
