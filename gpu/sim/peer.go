@@ -59,17 +59,6 @@ func (d *Driver) P2PAtomicCapabilities(ops []cuda.AtomicOperation, src, dst int)
 	return make([]uint32, len(ops)), nil
 }
 
-// LinkInfo reports the NVLinks from src to dst: 18 per pair on the NVLink
-// machines (through the switch on the NVSwitch ones), none on PCIe.
-func (d *Driver) LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || src < 0 || dst < 0 || src >= d.m.n || dst >= d.m.n || src == dst || d.m.links == 0 {
-		return 0, 0, false
-	}
-	return d.m.links, d.m.linkGBps, true
-}
-
 // EnablePeerAccess is cuCtxEnablePeerAccess from this context to peer's
 // memory, with the 580 driver's answers: INVALID_VALUE for flags != 0,
 // INVALID_CONTEXT for a context not of this driver, PEER_ACCESS_UNSUPPORTED

@@ -12,25 +12,9 @@ import (
 )
 
 var (
-	_ gpu.Driver    = (*Driver)(nil)
-	_ gpu.Context   = (*devContext)(nil)
-	_ LinkReporter  = (*Driver)(nil)
-	_ StateReporter = (*Driver)(nil)
+	_ gpu.Driver  = (*Driver)(nil)
+	_ gpu.Context = (*devContext)(nil)
 )
-
-// LinkReporter is implemented by drivers that know the NVLinks between two
-// devices (the simulator does; the engine records them in the results).
-type LinkReporter interface {
-	// LinkInfo returns the NVLinks from src to dst and the payload GB/s of
-	// each, per direction; ok is false where no NVLink joins them.
-	LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool)
-}
-
-// StateReporter is implemented by drivers that can read a device's clocks,
-// temperature and power (what NVML gives on a real machine).
-type StateReporter interface {
-	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
-}
 
 // Driver is a whole simulated machine behind the gpu.Driver interface.
 // All state sits behind one mutex: contexts may be used from any goroutine.
@@ -65,7 +49,7 @@ type Driver struct {
 	// version counts enqueued operations; a scheduler waiting for another
 	// goroutine's work (a ping-pong partner) watches it without the lock.
 	version atomic.Int64
-	// load is each device's recent utilisation (0..1), for DeviceState.
+	// load is each device's recent utilisation (0..1), for the Monitor's State.
 	load []float64
 }
 
