@@ -15,6 +15,10 @@
 // machine's gpu.Monitor: NVLinks, clocks, temperature and power from the
 // model (monitor.go).
 //
+// Every simulated call starts the same way (call.go): the driver locked,
+// then the checks every call of its kind makes first (a closed driver, a bad
+// ordinal, a poisoned context), with the call's name ready for its errors.
+//
 // sim imports cuda (handles, error codes), gpu (the interfaces), kernels
 // (the entry points and their parameters) and results (the Monitor's
 // shapes); the CLI and the measuring packages' tests import it.

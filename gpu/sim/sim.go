@@ -159,80 +159,55 @@ func (d *Driver) serial() uint64 {
 	return d.nextSerial
 }
 
-// check returns DEINITIALIZED after Close, INVALID_DEVICE for a bad ordinal.
-func (d *Driver) check(call string, devs ...int) error {
-	if d.closed {
-		return deinitialized(call)
-	}
-	for _, dev := range devs {
-		if dev < 0 || dev >= d.m.n {
-			return cuda.NewError(cuda.ErrorInvalidDevice, call)
-		}
-	}
-	return nil
-}
-
 // DriverVersion is cuDriverGetVersion: 13000 (CUDA 13.0, driver 580).
 func (d *Driver) DriverVersion() (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDriverGetVersion"); err != nil {
-		return 0, err
-	}
-	return 13000, nil
+	return query(d, "cuDriverGetVersion", nil, func() (int, error) {
+		return 13000, nil
+	})
 }
 
 // DeviceCount is cuDeviceGetCount.
 func (d *Driver) DeviceCount() (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDeviceGetCount"); err != nil {
-		return 0, err
-	}
-	return d.m.n, nil
+	return query(d, "cuDeviceGetCount", nil, func() (int, error) {
+		return d.m.n, nil
+	})
 }
 
 // DeviceInfo describes device dev as the real driver's attribute queries would.
 func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDeviceGetAttribute", dev); err != nil {
-		return cuda.DeviceInfo{}, err
-	}
-	g := d.m.gpu
-	return cuda.DeviceInfo{
-		Index:             dev,
-		Name:              g.name,
-		UUID:              d.m.uuid(dev),
-		PCIBusID:          d.m.busIDs[dev],
-		ComputeMajor:      g.ccMajor,
-		ComputeMinor:      g.ccMinor,
-		SMCount:           g.sms,
-		TotalMemory:       g.memMiB << 20,
-		UnifiedAddressing: true,
-		AsyncEngineCount:  g.asyncEngines,
-		L2CacheBytes:      g.l2Bytes,
-		ClockKHz:          g.clockMHz * 1000,
-		MemoryClockKHz:    g.memClockMHz * 1000,
-		MemoryBusWidth:    g.busWidthBits,
-		IPCEventSupported: true,
-		MaxThreadsPerSM:   g.maxThreadsPerSM,
-	}, nil
+	return query(d, "cuDeviceGetAttribute", []int{dev}, func() (cuda.DeviceInfo, error) {
+		g := d.m.gpu
+		return cuda.DeviceInfo{
+			Index:             dev,
+			Name:              g.name,
+			UUID:              d.m.uuid(dev),
+			PCIBusID:          d.m.busIDs[dev],
+			ComputeMajor:      g.ccMajor,
+			ComputeMinor:      g.ccMinor,
+			SMCount:           g.sms,
+			TotalMemory:       g.memMiB << 20,
+			UnifiedAddressing: true,
+			AsyncEngineCount:  g.asyncEngines,
+			L2CacheBytes:      g.l2Bytes,
+			ClockKHz:          g.clockMHz * 1000,
+			MemoryClockKHz:    g.memClockMHz * 1000,
+			MemoryBusWidth:    g.busWidthBits,
+			IPCEventSupported: true,
+			MaxThreadsPerSM:   g.maxThreadsPerSM,
+		}, nil
+	})
 }
 
 // Context returns device dev's primary context, created on first use.
 func (d *Driver) Context(dev int) (gpu.Context, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDevicePrimaryCtxRetain", dev); err != nil {
-		return nil, err
-	}
-	if c := d.ctxs[dev]; c != nil {
+	return query(d, "cuDevicePrimaryCtxRetain", []int{dev}, func() (gpu.Context, error) {
+		if c := d.ctxs[dev]; c != nil {
+			return c, nil
+		}
+		c := newContext(d, dev)
+		d.ctxs[dev] = c
 		return c, nil
-	}
-	c := newContext(d, dev)
-	d.ctxs[dev] = c
-	return c, nil
+	})
 }
 
 // Close releases every context; later calls return CUDA_ERROR_DEINITIALIZED.
