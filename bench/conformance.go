@@ -77,16 +77,18 @@ func Conformance(drv gpu.Driver, devs []int) ([]results.ConformanceCase, error) 
 	if len(devs) == 0 {
 		return nil, errors.New("no devices selected")
 	}
-	k := &checker{drv: drv, devs: devs}
+	pairs, err := pairsFor(drv, devs)
+	if err != nil {
+		return nil, err
+	}
+	k := &checker{drv: drv}
 	var out []results.ConformanceCase
 	for _, c := range conformanceCases {
-		src, dst, ok, err := k.devices(c.pair)
-		if err != nil {
-			return out, err
+		src, dst := pairs[c.pair][0], pairs[c.pair][1]
+		if src < 0 {
+			continue // the devices have no such pair
 		}
-		if !ok {
-			continue
-		}
+		var err error
 		if c.query != nil {
 			err = c.query(drv, src, dst)
 		} else {
@@ -126,65 +128,42 @@ func observed(err error) string {
 	return err.Error()
 }
 
-// checker holds what the cases share: the driver, the devices, the pairs
-// found among them, and the peer access to put back at the end.
-type checker struct {
-	drv  gpu.Driver
-	devs []int
-
-	scanned      bool
-	peer, noPeer [2]int // ordered pairs with and without peer access; -1 when none
-	wasOn        bool   // access on the peer pair was on before the cases
-}
-
-// devices returns the devices a case's pair names; ok is false where the
-// devices have no such pair.
-func (k *checker) devices(p casePair) (src, dst int, ok bool, err error) {
-	d0 := k.devs[0]
-	switch p {
-	case selfPair:
-		return d0, d0, true, nil
-	case pastLastPeer:
-		n, err := k.drv.DeviceCount()
-		return d0, n, err == nil, err
+// pairsFor returns, for each casePair, the devices it names among devs;
+// {-1, -1} where they have none.
+func pairsFor(drv gpu.Driver, devs []int) (pairs [pairWithPeer + 1][2]int, err error) {
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return pairs, err
 	}
-	if len(k.devs) < 2 {
-		return 0, 0, false, nil
+	d0, none := devs[0], [2]int{-1, -1}
+	pairs = [...][2]int{selfPair: {d0, d0}, pastLastPeer: {d0, n}, firstTwo: none, pairNoPeer: none, pairWithPeer: none}
+	if len(devs) > 1 {
+		pairs[firstTwo] = [2]int{d0, devs[1]}
 	}
-	k.scan()
-	switch p {
-	case firstTwo:
-		return d0, k.devs[1], true, nil
-	case pairNoPeer:
-		return k.noPeer[0], k.noPeer[1], k.noPeer[0] >= 0, nil
-	default:
-		return k.peer[0], k.peer[1], k.peer[0] >= 0, nil
-	}
-}
-
-// scan finds the first ordered pair of the devices with peer access and
-// the first without (a pair whose query fails is neither).
-func (k *checker) scan() {
-	if k.scanned {
-		return
-	}
-	k.scanned = true
-	k.peer, k.noPeer = [2]int{-1, -1}, [2]int{-1, -1}
-	for _, a := range k.devs {
-		for _, b := range k.devs {
+	for _, a := range devs {
+		for _, b := range devs {
 			if a == b {
 				continue
 			}
-			ok, err := k.drv.CanAccessPeer(a, b)
+			ok, err := drv.CanAccessPeer(a, b)
 			switch {
 			case err != nil:
-			case ok && k.peer[0] < 0:
-				k.peer = [2]int{a, b}
-			case !ok && k.noPeer[0] < 0:
-				k.noPeer = [2]int{a, b}
+			case ok && pairs[pairWithPeer] == none:
+				pairs[pairWithPeer] = [2]int{a, b}
+			case !ok && pairs[pairNoPeer] == none:
+				pairs[pairNoPeer] = [2]int{a, b}
 			}
 		}
 	}
+	return pairs, nil
+}
+
+// checker is what the calls in contexts share: the driver, and the pair
+// whose peer access was on before the cases and is put back at the end.
+type checker struct {
+	drv      gpu.Driver
+	wasOn    bool
+	src, dst int
 }
 
 // contexts returns the primary contexts of src and dst.
@@ -202,13 +181,12 @@ func (k *checker) restore() error {
 	if !k.wasOn {
 		return nil
 	}
-	src, dst := k.peer[0], k.peer[1]
-	a, b, err := k.contexts(src, dst)
+	a, b, err := k.contexts(k.src, k.dst)
 	if err == nil {
 		err = a.EnablePeerAccess(b, 0)
 	}
 	if err != nil && !errors.Is(err, cuda.ErrPeerAccessAlreadyOn) {
-		return &PairError{src, dst, "restoring peer access", err}
+		return &PairError{k.src, k.dst, "restoring peer access", err}
 	}
 	return nil
 }
@@ -242,7 +220,7 @@ func disable(_ *checker, a, b gpu.Context) error { return a.DisablePeerAccess(b)
 func enableFirst(k *checker, a, b gpu.Context) error {
 	err := a.EnablePeerAccess(b, 0)
 	if errors.Is(err, cuda.ErrPeerAccessAlreadyOn) {
-		k.wasOn = true
+		k.wasOn, k.src, k.dst = true, a.Device(), b.Device()
 		return errNothingToCheck
 	}
 	return err
