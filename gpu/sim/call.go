@@ -40,9 +40,12 @@ func lockedValue[T any](c *devContext, call string, body func(d *Driver) (T, err
 	d := c.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := c.usable(call); err != nil {
-		var zero T
-		return zero, err
+	var zero T
+	if d.closed {
+		return zero, deinitialized(call)
+	}
+	if c.sticky != nil {
+		return zero, c.sticky.report(call)
 	}
 	return body(d)
 }
@@ -51,18 +54,6 @@ func lockedValue[T any](c *devContext, call string, body func(d *Driver) (T, err
 func (c *devContext) locked(call string, body func(d *Driver) error) error {
 	_, err := lockedValue(c, call, func(d *Driver) (struct{}, error) { return struct{}{}, body(d) })
 	return err
-}
-
-// usable is the check at the top of every call of a context: DEINITIALIZED
-// after Close, the sticky error of a poisoned context.
-func (c *devContext) usable(call string) error {
-	if c.d.closed {
-		return deinitialized(call)
-	}
-	if c.sticky != nil {
-		return c.sticky.report(call)
-	}
-	return nil
 }
 
 // liveStream resolves a stream of any context that was not destroyed;
