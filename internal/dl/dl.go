@@ -5,7 +5,8 @@
 // each describes its library (Library) and its entry points (Entry), and
 // Load opens the one and binds the other, with one-line errors that say
 // what is missing and what to do. Everything above sees typed Go functions.
-// dl imports nothing of p2pbench.
+// ThreadID, the OS thread's id, lets package cuda check that its calls run
+// on each context's own thread. dl imports nothing of p2pbench.
 package dl
 
 import (
