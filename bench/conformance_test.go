@@ -28,9 +28,9 @@ type conformanceRun struct {
 }
 
 // conformanceScenarios are the machines and device selections the golden
-// file covers; the first eight are those of `p2pbench topo --check
-// --simulate <machine> [-d <devices>]`, whose output the file was first made
-// from (with the build before Conformance became a table).
+// file covers. The file was written (-update-conformance) by the build
+// before Conformance became a table; its first eight scenarios are what that
+// build's `p2pbench topo --check --simulate <machine> [-d <devices>]` reports.
 var conformanceScenarios = []struct {
 	name    string
 	machine string
