@@ -11,6 +11,7 @@
 // thread, and every Context method runs its driver calls there, so callers
 // never juggle cuCtxSetCurrent.
 //
-// The package knows nothing of benchmarks; package bench adapts it to its own
-// Driver interface.
+// The package knows nothing of benchmarks: package gpu adapts it to the
+// gpu.Driver interface that measuring uses. It imports only internal/dl, the
+// loader it shares with package nvml.
 package cuda

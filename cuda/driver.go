@@ -13,8 +13,7 @@ import (
 // context and may be called from any goroutine; everything else goes through
 // the per-device Context.
 type Driver struct {
-	api  *api
-	path string
+	api *api
 
 	closed atomic.Bool
 	mu     sync.Mutex // guards ctxs; serialises Context creation with Close
@@ -28,20 +27,19 @@ type Driver struct {
 // text is one line saying what to do. When the library lacks an entry point
 // p2pbench needs, the error names it and matches ErrUnavailable.
 func Open() (*Driver, error) {
-	path := libraryPath()
-	a, err := loadAPI(path)
+	a, err := loadAPI()
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{api: a, path: path, ctxs: make(map[int]*Context)}
+	d := &Driver{api: a, ctxs: make(map[int]*Context)}
 	if err := d.check(a.cuInit(0), "cuInit"); err != nil {
-		return nil, fmt.Errorf("initialise the CUDA driver in %s: %w", path, err)
+		return nil, fmt.Errorf("initialise the CUDA driver in %s: %w", d.Path(), err)
 	}
 	return d, nil
 }
 
 // Path returns the library that was loaded, as it was named to the loader.
-func (d *Driver) Path() string { return d.path }
+func (d *Driver) Path() string { return d.api.lib.Path }
 
 // check turns a CUresult into nil or an *Error for the named entry point,
 // with the driver's own name and description of the code.
@@ -49,7 +47,7 @@ func (d *Driver) check(code Result, name string) error {
 	if code == Success {
 		return nil
 	}
-	e := NewError(code, d.api.symbol(name))
+	e := NewError(code, d.api.lib.Symbol(name))
 	e.Name, e.String = d.ErrorName(code)
 	return e
 }

@@ -6,9 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/dl"
 	"github.com/p2pbench/p2pbench/internal/fakelib"
 )
 
@@ -69,30 +68,26 @@ type hooks struct {
 // loaded returns the same library, so the hooks see the state the Driver uses.
 func loadHooks(t *testing.T, path string) *hooks {
 	t.Helper()
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	if err != nil {
-		t.Fatalf("dlopen %s: %v", path, err)
-	}
 	var k hooks
-	for name, fn := range map[string]any{
-		"fake_reset":                 &k.reset,
-		"fake_set_init_result":       &k.setInitResult,
-		"fake_last_ctx_device":       &k.lastCtxDevice,
-		"fake_current_device":        &k.currentDevice,
-		"fake_last_ctx_tid":          &k.lastCtxTid,
-		"fake_calls_without_context": &k.callsWithoutContext,
-		"fake_primary_refs":          &k.primaryRefs,
-		"fake_peer_enabled":          &k.peerEnabled,
-		"fake_last_launch":           &k.lastLaunch,
-		"fake_last_ipc":              &k.lastIPC,
-		"fake_last_module_len":       &k.lastModuleLen,
-		"fake_last_func_attr":        &k.lastFuncAttr,
-		"fake_last_hostalloc_flags":  &k.lastHostAllocFlags,
-		"fake_stream_flags":          &k.streamFlags,
-		"fake_event_flags":           &k.eventFlags,
-		"cuMemAlloc_v2":              &k.cuMemAlloc,
-	} {
-		purego.RegisterLibFunc(fn, h, name)
+	if _, err := dl.Load(dl.Library{Name: path}, []dl.Entry{
+		{Fn: &k.reset, Name: "fake_reset"},
+		{Fn: &k.setInitResult, Name: "fake_set_init_result"},
+		{Fn: &k.lastCtxDevice, Name: "fake_last_ctx_device"},
+		{Fn: &k.currentDevice, Name: "fake_current_device"},
+		{Fn: &k.lastCtxTid, Name: "fake_last_ctx_tid"},
+		{Fn: &k.callsWithoutContext, Name: "fake_calls_without_context"},
+		{Fn: &k.primaryRefs, Name: "fake_primary_refs"},
+		{Fn: &k.peerEnabled, Name: "fake_peer_enabled"},
+		{Fn: &k.lastLaunch, Name: "fake_last_launch"},
+		{Fn: &k.lastIPC, Name: "fake_last_ipc"},
+		{Fn: &k.lastModuleLen, Name: "fake_last_module_len"},
+		{Fn: &k.lastFuncAttr, Name: "fake_last_func_attr"},
+		{Fn: &k.lastHostAllocFlags, Name: "fake_last_hostalloc_flags"},
+		{Fn: &k.streamFlags, Name: "fake_stream_flags"},
+		{Fn: &k.eventFlags, Name: "fake_event_flags"},
+		{Fn: &k.cuMemAlloc, Name: "cuMemAlloc_v2"},
+	}); err != nil {
+		t.Fatalf("binding the fake's hooks: %v", err)
 	}
 	k.reset()
 	return &k

@@ -2,9 +2,6 @@ package cuda
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/p2pbench/p2pbench/internal/dl"
@@ -13,9 +10,6 @@ import (
 // LibraryEnv names the environment variable that overrides the path of the
 // driver library (tests point it at a fake libcuda).
 const LibraryEnv = "P2PBENCH_LIBCUDA"
-
-// defaultLibrary is what the loader searches for when LibraryEnv is unset.
-const defaultLibrary = "libcuda.so.1"
 
 // ipcHandle has the C layout of CUipcMemHandle and CUipcEventHandle
 // (struct { char reserved[64]; }), which cuIpcOpenMemHandle_v2 and
@@ -92,160 +86,104 @@ type api struct {
 	cuGetErrorName   func(code Result, s **byte) Result
 	cuGetErrorString func(code Result, s **byte) Result
 
-	// resolved maps each API name (as the documentation spells it) to the
-	// symbol actually bound, for error messages: cuMemAlloc -> cuMemAlloc_v2.
-	resolved map[string]string
+	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
-// binding describes how one api field is found in the library.
-type binding struct {
-	fn   any    // pointer to the api field
-	name string // the documented API name
-	// symbols are tried in order. The first is the one cuda.h maps name to
-	// (the versioned symbol where there is one); the legacy symbol follows
-	// only where its ABI is the same. cuMemAlloc, for instance, has a 32-bit
-	// size in its legacy form, so there is no fallback from cuMemAlloc_v2.
-	symbols  []string
-	optional bool
-	// byValue marks entry points that take a struct by value; they are left
-	// unbound where purego cannot pass structs.
-	byValue bool
+// library is libcuda as dl.Load finds it and speaks of it.
+var library = dl.Library{
+	Name:      "libcuda.so.1",
+	Env:       LibraryEnv,
+	About:     "the NVIDIA driver library",
+	NoLibrary: ErrNoLibrary,
+	Missing:   ErrUnavailable,
 }
 
-func (a *api) bindings() []binding {
-	b := func(fn any, name string, symbols ...string) binding {
-		if len(symbols) == 0 {
-			symbols = []string{name}
-		}
-		return binding{fn: fn, name: name, symbols: symbols}
-	}
-	optional := func(x binding) binding { x.optional = true; return x }
-	byValue := func(x binding) binding { x.byValue = true; return x }
-	return []binding{
-		b(&a.cuInit, "cuInit"),
-		b(&a.cuDriverGetVersion, "cuDriverGetVersion"),
-		b(&a.cuDeviceGetCount, "cuDeviceGetCount"),
-		b(&a.cuDeviceGet, "cuDeviceGet"),
-		b(&a.cuDeviceGetName, "cuDeviceGetName"),
-		b(&a.cuDeviceGetUuid, "cuDeviceGetUuid", "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
-		b(&a.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId"),
-		b(&a.cuDeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2"),
-		b(&a.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
-		b(&a.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
-		b(&a.cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute"),
-		optional(b(&a.cuDeviceGetP2PAtomicCapabilities, "cuDeviceGetP2PAtomicCapabilities")),
+// entries says how each api field is found in the library. Symbols are
+// tried in order: first the one cuda.h maps the name to (the versioned
+// symbol where there is one), then the legacy symbol only where its ABI is
+// the same. cuMemAlloc, for instance, has a 32-bit size in its legacy form,
+// so there is no fallback from cuMemAlloc_v2. Entry points that take an IPC
+// handle by value are left unbound where purego cannot pass structs
+// (ErrUnavailable when called).
+func (a *api) entries() []dl.Entry {
+	return []dl.Entry{
+		{Fn: &a.cuInit, Name: "cuInit"},
+		{Fn: &a.cuDriverGetVersion, Name: "cuDriverGetVersion"},
+		{Fn: &a.cuDeviceGetCount, Name: "cuDeviceGetCount"},
+		{Fn: &a.cuDeviceGet, Name: "cuDeviceGet"},
+		{Fn: &a.cuDeviceGetName, Name: "cuDeviceGetName"},
+		{Fn: &a.cuDeviceGetUuid, Name: "cuDeviceGetUuid", Symbols: []string{"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}},
+		{Fn: &a.cuDeviceGetPCIBusId, Name: "cuDeviceGetPCIBusId"},
+		{Fn: &a.cuDeviceTotalMem, Name: "cuDeviceTotalMem", Symbols: []string{"cuDeviceTotalMem_v2"}},
+		{Fn: &a.cuDeviceGetAttribute, Name: "cuDeviceGetAttribute"},
+		{Fn: &a.cuDeviceCanAccessPeer, Name: "cuDeviceCanAccessPeer"},
+		{Fn: &a.cuDeviceGetP2PAttribute, Name: "cuDeviceGetP2PAttribute"},
+		{Fn: &a.cuDeviceGetP2PAtomicCapabilities, Name: "cuDeviceGetP2PAtomicCapabilities", Optional: true},
 
-		b(&a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-		b(&a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
-		b(&a.cuCtxSetCurrent, "cuCtxSetCurrent"),
+		{Fn: &a.cuDevicePrimaryCtxRetain, Name: "cuDevicePrimaryCtxRetain"},
+		{Fn: &a.cuDevicePrimaryCtxRelease, Name: "cuDevicePrimaryCtxRelease", Symbols: []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
+		{Fn: &a.cuCtxSetCurrent, Name: "cuCtxSetCurrent"},
 		// CUDA 13 adds cuCtxGetDevice_v2(CUdevice*, CUcontext) with another
 		// signature; cuda.h keeps cuCtxGetDevice unmapped.
-		b(&a.cuCtxGetDevice, "cuCtxGetDevice"),
-		b(&a.cuCtxSynchronize, "cuCtxSynchronize"),
-		b(&a.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
-		b(&a.cuCtxDisablePeerAccess, "cuCtxDisablePeerAccess"),
+		{Fn: &a.cuCtxGetDevice, Name: "cuCtxGetDevice"},
+		{Fn: &a.cuCtxSynchronize, Name: "cuCtxSynchronize"},
+		{Fn: &a.cuCtxEnablePeerAccess, Name: "cuCtxEnablePeerAccess"},
+		{Fn: &a.cuCtxDisablePeerAccess, Name: "cuCtxDisablePeerAccess"},
 
-		b(&a.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2"),
-		b(&a.cuMemFree, "cuMemFree", "cuMemFree_v2"),
-		b(&a.cuMemGetInfo, "cuMemGetInfo", "cuMemGetInfo_v2"),
-		b(&a.cuMemHostAlloc, "cuMemHostAlloc"),
-		b(&a.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2"),
-		b(&a.cuMemFreeHost, "cuMemFreeHost"),
+		{Fn: &a.cuMemAlloc, Name: "cuMemAlloc", Symbols: []string{"cuMemAlloc_v2"}},
+		{Fn: &a.cuMemFree, Name: "cuMemFree", Symbols: []string{"cuMemFree_v2"}},
+		{Fn: &a.cuMemGetInfo, Name: "cuMemGetInfo", Symbols: []string{"cuMemGetInfo_v2"}},
+		{Fn: &a.cuMemHostAlloc, Name: "cuMemHostAlloc"},
+		{Fn: &a.cuMemHostGetDevicePointer, Name: "cuMemHostGetDevicePointer", Symbols: []string{"cuMemHostGetDevicePointer_v2"}},
+		{Fn: &a.cuMemFreeHost, Name: "cuMemFreeHost"},
 		// The asynchronous memset and copies have no _v2: their first
 		// versions already took 64-bit sizes and pointers.
-		b(&a.cuMemsetD32Async, "cuMemsetD32Async"),
-		b(&a.cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2"),
-		b(&a.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2"),
-		b(&a.cuMemcpyAsync, "cuMemcpyAsync"),
-		b(&a.cuMemcpyPeer, "cuMemcpyPeer"),
-		b(&a.cuMemcpyPeerAsync, "cuMemcpyPeerAsync"),
+		{Fn: &a.cuMemsetD32Async, Name: "cuMemsetD32Async"},
+		{Fn: &a.cuMemcpyHtoD, Name: "cuMemcpyHtoD", Symbols: []string{"cuMemcpyHtoD_v2"}},
+		{Fn: &a.cuMemcpyDtoH, Name: "cuMemcpyDtoH", Symbols: []string{"cuMemcpyDtoH_v2"}},
+		{Fn: &a.cuMemcpyAsync, Name: "cuMemcpyAsync"},
+		{Fn: &a.cuMemcpyPeer, Name: "cuMemcpyPeer"},
+		{Fn: &a.cuMemcpyPeerAsync, Name: "cuMemcpyPeerAsync"},
 
-		b(&a.cuModuleLoadDataEx, "cuModuleLoadDataEx"),
-		b(&a.cuModuleUnload, "cuModuleUnload"),
-		b(&a.cuModuleGetFunction, "cuModuleGetFunction"),
-		b(&a.cuFuncSetAttribute, "cuFuncSetAttribute"),
-		b(&a.cuLaunchKernel, "cuLaunchKernel"),
+		{Fn: &a.cuModuleLoadDataEx, Name: "cuModuleLoadDataEx"},
+		{Fn: &a.cuModuleUnload, Name: "cuModuleUnload"},
+		{Fn: &a.cuModuleGetFunction, Name: "cuModuleGetFunction"},
+		{Fn: &a.cuFuncSetAttribute, Name: "cuFuncSetAttribute"},
+		{Fn: &a.cuLaunchKernel, Name: "cuLaunchKernel"},
 
-		b(&a.cuStreamCreate, "cuStreamCreate"),
-		b(&a.cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2"),
-		b(&a.cuStreamSynchronize, "cuStreamSynchronize"),
-		b(&a.cuStreamWaitEvent, "cuStreamWaitEvent"),
-		b(&a.cuEventCreate, "cuEventCreate"),
-		b(&a.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2"),
-		b(&a.cuEventRecord, "cuEventRecord"),
-		b(&a.cuEventSynchronize, "cuEventSynchronize"),
-		b(&a.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+		{Fn: &a.cuStreamCreate, Name: "cuStreamCreate"},
+		{Fn: &a.cuStreamDestroy, Name: "cuStreamDestroy", Symbols: []string{"cuStreamDestroy_v2"}},
+		{Fn: &a.cuStreamSynchronize, Name: "cuStreamSynchronize"},
+		{Fn: &a.cuStreamWaitEvent, Name: "cuStreamWaitEvent"},
+		{Fn: &a.cuEventCreate, Name: "cuEventCreate"},
+		{Fn: &a.cuEventDestroy, Name: "cuEventDestroy", Symbols: []string{"cuEventDestroy_v2"}},
+		{Fn: &a.cuEventRecord, Name: "cuEventRecord"},
+		{Fn: &a.cuEventSynchronize, Name: "cuEventSynchronize"},
+		{Fn: &a.cuEventElapsedTime, Name: "cuEventElapsedTime", Symbols: []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 
-		b(&a.cuIpcGetMemHandle, "cuIpcGetMemHandle"),
-		byValue(b(&a.cuIpcOpenMemHandle, "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2")),
-		b(&a.cuIpcCloseMemHandle, "cuIpcCloseMemHandle"),
-		b(&a.cuIpcGetEventHandle, "cuIpcGetEventHandle"),
-		byValue(b(&a.cuIpcOpenEventHandle, "cuIpcOpenEventHandle")),
+		{Fn: &a.cuIpcGetMemHandle, Name: "cuIpcGetMemHandle"},
+		{Fn: &a.cuIpcOpenMemHandle, Name: "cuIpcOpenMemHandle", Symbols: []string{"cuIpcOpenMemHandle_v2"}, ByValue: true},
+		{Fn: &a.cuIpcCloseMemHandle, Name: "cuIpcCloseMemHandle"},
+		{Fn: &a.cuIpcGetEventHandle, Name: "cuIpcGetEventHandle"},
+		{Fn: &a.cuIpcOpenEventHandle, Name: "cuIpcOpenEventHandle", ByValue: true},
 
 		// Without these, errors are named from NewError's table.
-		optional(b(&a.cuGetErrorName, "cuGetErrorName")),
-		optional(b(&a.cuGetErrorString, "cuGetErrorString")),
+		{Fn: &a.cuGetErrorName, Name: "cuGetErrorName", Optional: true},
+		{Fn: &a.cuGetErrorString, Name: "cuGetErrorString", Optional: true},
 	}
 }
 
-// libraryPath returns the library to load: LibraryEnv if set, else libcuda.so.1.
-func libraryPath() string {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return p
-	}
-	return defaultLibrary
-}
-
-// loadError is the failure to load the library at all. Its text is one line
-// that says what to do; it matches ErrNoLibrary.
-type loadError struct {
-	path   string
-	reason string // the loader's message
-}
-
-func (e *loadError) Error() string {
-	return fmt.Sprintf("cannot load %s (the NVIDIA driver library): %s; install the NVIDIA driver or set %s to its path",
-		e.path, e.reason, LibraryEnv)
-}
-
-func (e *loadError) Unwrap() error { return ErrNoLibrary }
-
-// loadAPI opens the library at path and binds every entry point. A missing
-// required symbol is an error naming it; a missing optional one leaves its
-// field nil.
-func loadAPI(path string) (*api, error) {
-	lib, err := dl.Open(path)
+// loadAPI loads the driver library and binds every entry point. A missing
+// required symbol is an error naming it that matches ErrUnavailable; a
+// missing optional one leaves its field nil.
+func loadAPI() (*api, error) {
+	a := &api{}
+	lib, err := dl.Load(library, a.entries())
 	if err != nil {
-		return nil, &loadError{path: path, reason: err.Error()}
+		return nil, err
 	}
-	a := &api{resolved: make(map[string]string)}
-	var missing []string
-	for _, b := range a.bindings() {
-		if b.byValue && !dl.StructArgs {
-			continue // reported as ErrUnavailable when called
-		}
-		sym := lib.Bind(b.fn, b.symbols...)
-		if sym == "" {
-			if !b.optional {
-				missing = append(missing, strings.Join(b.symbols, " or "))
-			}
-			continue
-		}
-		a.resolved[b.name] = sym
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s lacks %s, which p2pbench needs (is the driver too old?): %w",
-			path, strings.Join(missing, ", "), ErrUnavailable)
-	}
+	a.lib = lib
 	return a, nil
-}
-
-// symbol returns the symbol bound for the documented API name.
-func (a *api) symbol(name string) string {
-	if s, ok := a.resolved[name]; ok {
-		return s
-	}
-	return name
 }
 
 // cString copies the NUL-terminated C string at p. The driver's error

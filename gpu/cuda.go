@@ -6,33 +6,30 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 )
 
-// CUDADriver adapts the real binding (*cuda.Driver) to Driver.
+var (
+	_ Driver  = (*CUDADriver)(nil)
+	_ Context = (*cudaContext)(nil)
+)
+
+// CUDADriver adapts the real binding to Driver. It embeds *cuda.Driver,
+// whose device-level methods are Driver's own, and wraps each device's
+// *cuda.Context so that peer calls can take the other side as a Context.
 type CUDADriver struct {
-	d    *cuda.Driver
+	*cuda.Driver
 	mu   sync.Mutex
 	ctxs map[int]*cudaContext
 }
 
 // NewCUDADriver wraps an opened driver.
 func NewCUDADriver(d *cuda.Driver) *CUDADriver {
-	return &CUDADriver{d: d, ctxs: map[int]*cudaContext{}}
+	return &CUDADriver{Driver: d, ctxs: map[int]*cudaContext{}}
 }
 
-func (c *CUDADriver) Simulated() bool             { return false }
-func (c *CUDADriver) Describe() string            { return c.d.Path() }
-func (c *CUDADriver) DriverVersion() (int, error) { return c.d.DriverVersion() }
-func (c *CUDADriver) DeviceCount() (int, error)   { return c.d.DeviceCount() }
-func (c *CUDADriver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
-	return c.d.DeviceInfo(dev)
-}
-func (c *CUDADriver) CanAccessPeer(dev, peer int) (bool, error) { return c.d.CanAccessPeer(dev, peer) }
-func (c *CUDADriver) P2PAttribute(a cuda.P2PAttribute, src, dst int) (int, error) {
-	return c.d.P2PAttribute(a, src, dst)
-}
-func (c *CUDADriver) P2PAtomicCapabilities(ops []cuda.AtomicOperation, src, dst int) ([]uint32, error) {
-	return c.d.P2PAtomicCapabilities(ops, src, dst)
-}
-func (c *CUDADriver) Close() error { return c.d.Close() }
+// Simulated reports false: the figures are measurements.
+func (c *CUDADriver) Simulated() bool { return false }
+
+// Describe names the driver library that was loaded.
+func (c *CUDADriver) Describe() string { return c.Path() }
 
 // Context returns the adapter of the device's primary context; one per device,
 // so peer calls can unwrap the other side.
@@ -42,7 +39,7 @@ func (c *CUDADriver) Context(dev int) (Context, error) {
 	if x, ok := c.ctxs[dev]; ok {
 		return x, nil
 	}
-	ctx, err := c.d.Context(dev)
+	ctx, err := c.Driver.Context(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -51,12 +48,14 @@ func (c *CUDADriver) Context(dev int) (Context, error) {
 	return x, nil
 }
 
-// cudaContext embeds *cuda.Context and overrides the methods whose parameters
-// name the other side as a Context.
+// cudaContext embeds *cuda.Context, whose methods implement most of Context,
+// and overrides those whose parameters name the other side as a Context.
 type cudaContext struct {
 	*cuda.Context
 }
 
+// unwrap returns the binding's context behind c; nil for a Context of
+// another Driver, which the driver then refuses (CUDA_ERROR_INVALID_CONTEXT).
 func unwrap(c Context) *cuda.Context {
 	if x, ok := c.(*cudaContext); ok {
 		return x.Context
@@ -76,6 +75,7 @@ func (c *cudaContext) MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx Context, src cu
 	return c.Context.MemcpyPeerAsync(dst, unwrap(dstCtx), src, unwrap(srcCtx), n, s)
 }
 
+// Do runs fn on the context's thread, with the same context as fn's argument.
 func (c *cudaContext) Do(fn func(Context) error) error {
 	return c.Context.Do(func(direct *cuda.Context) error {
 		return fn(&cudaContext{Context: direct})

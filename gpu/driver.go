@@ -1,11 +1,3 @@
-// Package gpu is what measuring needs of a machine: the Driver and Context
-// interfaces (the CUDA driver API calls p2pbench makes) and the Monitor
-// interface (what NVML adds: links, clocks, counters), with their adapters to
-// the real bindings in package cuda and package nvml. The simulated machines
-// in gpu/sim implement the same interfaces.
-//
-// It imports cuda, nvml and results (for the shapes a Monitor returns); the
-// measuring packages (internal/measure, bench, ipc) import it.
 package gpu
 
 import "github.com/p2pbench/p2pbench/cuda"

@@ -5,10 +5,13 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// nvmlMonitor is the Monitor of real machines, backed by NVML.
+// nvmlMonitor is the Monitor of real machines: package nvml's readings in
+// the shapes of package results. Devices are found by PCI bus id, as NVML
+// numbers them differently from CUDA.
 type nvmlMonitor struct{ n *nvml.NVML }
 
-// OpenNVML opens libnvidia-ml.so.1 as a Monitor; the error says why not.
+// OpenNVML opens libnvidia-ml.so.1 as a Monitor; the error says why not
+// (it matches nvml.ErrNoLibrary when the library cannot be loaded).
 func OpenNVML() (Monitor, error) {
 	n, err := nvml.Open()
 	if err != nil {

@@ -100,7 +100,7 @@ var CopyKernels = []CopyKernel{
 	},
 }
 
-// CopyKernelByVariant finds a copy variant by its results name.
+// CopyKernelByVariant finds a copy variant by its name.
 func CopyKernelByVariant(name string) (CopyKernel, bool) {
 	for _, k := range CopyKernels {
 		if k.Variant == name {

@@ -1,13 +1,19 @@
 // Package kernels holds p2pbench's hand-written PTX (embedded) and the Go
 // description of every entry point: its module, its parameters in order and
-// how it is launched. bench launches kernels only through these descriptions,
-// and the simulator decodes launches with the same ones, so the two cannot
-// drift apart.
+// how it is launched, with the exact results the checks expect (Pattern,
+// ChasePerm, AtomicOp.Expected). The measuring packages launch kernels only
+// through these descriptions, and the simulator (gpu/sim) decodes launches
+// with the same ones, so the two cannot drift apart.
+//
+// kernels imports nothing of p2pbench; it knows the GPU side only, not what
+// the measurements make of it.
 package kernels
 
 import (
 	"embed"
 	"fmt"
+	"math"
+	"reflect"
 )
 
 //go:embed *.ptx
@@ -65,6 +71,8 @@ type LatchArgs struct {
 	TimeoutNs    uint64
 }
 
+// Params returns the launch parameters in the entry's order; each Args type
+// has it, and a Decode function that is its inverse.
 func (a LatchArgs) Params() []any { return []any{a.Flag, a.Status, a.TimeoutNs} }
 
 // DecodeLatchArgs is the inverse of Params (for the simulator).
@@ -101,6 +109,7 @@ func Pattern(seed uint32, i uint64) uint32 {
 	return x
 }
 
+// FillArgs are the parameters of p2p_fill.
 type FillArgs struct {
 	Buf, Words uint64
 	Seed       uint32
@@ -112,6 +121,7 @@ func DecodeFillArgs(p []any) (a FillArgs, err error) {
 	return
 }
 
+// CheckArgs are the parameters of p2p_check.
 type CheckArgs struct {
 	Buf, Words uint64
 	Seed       uint32
@@ -137,10 +147,10 @@ func DecodeCheckArgs(p []any) (a CheckArgs, err error) {
 // (Context.SetMaxDynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 type CopyKernel struct {
 	Kernel
-	Variant   string // the engine name in results, e.g. "v4_u4"
+	Variant   string // the variant's name, e.g. "v4_u4"
 	Unroll    int    // 16-byte loads in flight per thread before the stores
 	CacheHint string // "", "cg", "cs", "nc", "lu", "L2::256B", "bulk"
-	Describe  string // one line for notes and reports
+	Describe  string // what the variant does, in one line
 	// SharedBytes returns the dynamic shared memory for a block of blockSize threads.
 	SharedBytes func(blockSize int) int
 }
@@ -157,6 +167,7 @@ func (k CopyKernel) DefaultGrid() (blocksPerSM, blockSize int) {
 	return 2, 512
 }
 
+// CopyArgs are the parameters of every SM copy entry.
 type CopyArgs struct{ Dst, Src, Bytes uint64 }
 
 func (a CopyArgs) Params() []any { return []any{a.Dst, a.Src, a.Bytes} }
@@ -220,7 +231,7 @@ func (o AtomicOp) Expected(threads, iters uint64, contended bool) uint64 {
 		if n > 1<<24 {
 			n = 1 << 24
 		}
-		return uint64(float32bits(float32(n)))
+		return uint64(math.Float32bits(float32(n)))
 	}
 	if o.Width == 4 {
 		return n & 0xFFFFFFFF
@@ -228,6 +239,7 @@ func (o AtomicOp) Expected(threads, iters uint64, contended bool) uint64 {
 	return n
 }
 
+// AtomicArgs are the parameters of the atomic throughput entries.
 type AtomicArgs struct {
 	Buf       uint64
 	Iters     uint32
@@ -240,6 +252,7 @@ func DecodeAtomicArgs(p []any) (a AtomicArgs, err error) {
 	return
 }
 
+// ChainArgs are the parameters of the atomic latency (chain) entries.
 type ChainArgs struct {
 	Buf   uint64
 	Iters uint32
@@ -299,6 +312,7 @@ func ChasePerm(k uint64, bits uint, seed uint32) uint64 {
 	return x & mask
 }
 
+// ChaseBuildArgs are the parameters of p2p_chase_build.
 type ChaseBuildArgs struct {
 	Buf, Nodes, Stride uint64
 	Seed               uint32
@@ -310,6 +324,7 @@ func DecodeChaseBuildArgs(p []any) (a ChaseBuildArgs, err error) {
 	return
 }
 
+// ChaseArgs are the parameters of p2p_chase.
 type ChaseArgs struct {
 	Start        uint64
 	Chunks, Hops uint32
@@ -322,6 +337,7 @@ func DecodeChaseArgs(p []any) (a ChaseArgs, err error) {
 	return
 }
 
+// PingPongArgs are the parameters of p2p_pingpong and p2p_pingpong_relaxed.
 type PingPongArgs struct {
 	MyFlag, PeerFlag   uint64
 	Iters, Chunk, Role uint32
@@ -337,8 +353,9 @@ func DecodePingPongArgs(p []any) (a PingPongArgs, err error) {
 	return
 }
 
-// ---------------------------------------------------------------------------
-
+// decode stores the launch parameters p into dst, checking their number and
+// types: a *uint64 takes any 64-bit unsigned value (cuda.DevicePtr too,
+// which kernels does not import), a *uint32 a uint32.
 func decode(p []any, dst ...any) error {
 	if len(p) != len(dst) {
 		return fmt.Errorf("kernels: %d parameters, want %d", len(p), len(dst))
@@ -346,16 +363,11 @@ func decode(p []any, dst ...any) error {
 	for i, d := range dst {
 		switch d := d.(type) {
 		case *uint64:
-			switch v := p[i].(type) {
-			case uint64:
-				*d = v
-			default:
-				if u, ok := asUint64(p[i]); ok {
-					*d = u
-				} else {
-					return fmt.Errorf("kernels: parameter %d is %T, want a 64-bit value", i, p[i])
-				}
+			v := reflect.ValueOf(p[i])
+			if v.Kind() != reflect.Uint64 {
+				return fmt.Errorf("kernels: parameter %d is %T, want a 64-bit value", i, p[i])
 			}
+			*d = v.Uint()
 		case *uint32:
 			v, ok := p[i].(uint32)
 			if !ok {

@@ -56,7 +56,7 @@ func TestCatalogEntriesMatchTheirPTX(t *testing.T) {
 			if _, err := PTX(c.kernel.Module); err != nil {
 				t.Fatalf("module: %v", err)
 			}
-			got, err := EntryParams(c.kernel.Module, c.kernel.Entry)
+			got, err := entryParams(c.kernel.Module, c.kernel.Entry)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,11 +222,11 @@ func TestPTXSanity(t *testing.T) {
 }
 
 func TestEntryParamsErrors(t *testing.T) {
-	if _, err := EntryParams("no_such_module", "x"); err == nil {
-		t.Error("EntryParams of a missing module: no error")
+	if _, err := entryParams("no_such_module", "x"); err == nil {
+		t.Error("entryParams of a missing module: no error")
 	}
-	if _, err := EntryParams("copy", "no_such_entry"); err == nil {
-		t.Error("EntryParams of a missing entry: no error")
+	if _, err := entryParams("copy", "no_such_entry"); err == nil {
+		t.Error("entryParams of a missing entry: no error")
 	}
 }
 

@@ -6,11 +6,10 @@ import (
 	"strings"
 )
 
-// EntryParams returns the PTX types of an entry point's parameters, in order
-// (".u64", ".u32", ...), read from the embedded module text. bench's tests, the
-// simulator and kernels' own tests use it to check that a Go argument list
-// matches what the kernel declares.
-func EntryParams(module, entry string) ([]string, error) {
+// entryParams returns the PTX types of an entry point's parameters, in order
+// (".u64", ".u32", ...), read from the embedded module text; the tests check
+// every Go argument list against it.
+func entryParams(module, entry string) ([]string, error) {
 	text, err := PTX(module)
 	if err != nil {
 		return nil, err

@@ -3,17 +3,17 @@
 // the NVLink links of each GPU and where they lead, and clocks, temperature
 // and power around a run.
 //
-// Like package cuda it loads the library at run time through purego, so
-// p2pbench needs no cgo. CUDA and NVML number devices differently; p2pbench
-// matches them by PCI bus id (see DeviceByPCIBusID and NormalizeBusID).
+// It loads the library at run time on the loader package cuda uses
+// (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
+// nothing else of p2pbench. CUDA and NVML number devices differently;
+// p2pbench matches them by PCI bus id (see DeviceByPCIBusID and
+// NormalizeBusID). Package gpu adapts it to the gpu.Monitor interface.
 package nvml
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
 
 	"github.com/p2pbench/p2pbench/internal/dl"
@@ -22,8 +22,6 @@ import (
 // LibraryEnv names the environment variable that overrides the path of
 // libnvidia-ml (tests point it at a fake).
 const LibraryEnv = "P2PBENCH_LIBNVML"
-
-const defaultLibrary = "libnvidia-ml.so.1"
 
 // ErrNoLibrary is matched by the error of Open when libnvidia-ml.so.1
 // cannot be loaded at all.
@@ -98,53 +96,44 @@ type api struct {
 	nvmlDeviceGetTemperature         func(dev uintptr, sensor int32, celsius *uint32) Return
 	nvmlDeviceGetPowerUsage          func(dev uintptr, milliwatts *uint32) Return
 
-	resolved map[string]string // documented name -> symbol bound
+	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
-// binding says how one api field is found in the library.
-type binding struct {
-	fn       any      // pointer to the api field
-	name     string   // the documented name
-	symbols  []string // tried in order
-	optional bool     // nil field instead of an error when missing
+// library is libnvidia-ml as dl.Load finds it and speaks of it.
+var library = dl.Library{
+	Name:      "libnvidia-ml.so.1",
+	Env:       LibraryEnv,
+	About:     "the NVIDIA management library",
+	NoLibrary: ErrNoLibrary,
+	Missing:   ErrUnavailable,
 }
 
-func (a *api) bindings() []binding {
-	return []binding{
+// entries says how each api field is found in the library.
+func (a *api) entries() []dl.Entry {
+	return []dl.Entry{
 		// nvml.h maps nvmlInit and the two below to their _v2 forms; the
 		// first versions handle devices the process may not see differently.
-		{&a.nvmlInit, "nvmlInit", []string{"nvmlInit_v2"}, false},
-		{&a.nvmlShutdown, "nvmlShutdown", []string{"nvmlShutdown"}, false},
-		{&a.nvmlErrorString, "nvmlErrorString", []string{"nvmlErrorString"}, false},
-		{&a.nvmlSystemGetDriverVersion, "nvmlSystemGetDriverVersion", []string{"nvmlSystemGetDriverVersion"}, false},
-		{&a.nvmlDeviceGetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId", []string{"nvmlDeviceGetHandleByPciBusId_v2"}, false},
-		{&a.nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", []string{"nvmlDeviceGetNvLinkState"}, false},
-		{&a.nvmlDeviceGetNvLinkVersion, "nvmlDeviceGetNvLinkVersion", []string{"nvmlDeviceGetNvLinkVersion"}, false},
-		{&a.nvmlDeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo", []string{"nvmlDeviceGetNvLinkRemotePciInfo_v2"}, false},
-		{&a.nvmlDeviceGetFieldValues, "nvmlDeviceGetFieldValues", []string{"nvmlDeviceGetFieldValues"}, true},
-		{&a.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", []string{"nvmlDeviceGetClockInfo"}, false},
+		{Fn: &a.nvmlInit, Name: "nvmlInit", Symbols: []string{"nvmlInit_v2"}},
+		{Fn: &a.nvmlShutdown, Name: "nvmlShutdown"},
+		{Fn: &a.nvmlErrorString, Name: "nvmlErrorString"},
+		{Fn: &a.nvmlSystemGetDriverVersion, Name: "nvmlSystemGetDriverVersion"},
+		{Fn: &a.nvmlDeviceGetHandleByPciBusId, Name: "nvmlDeviceGetHandleByPciBusId", Symbols: []string{"nvmlDeviceGetHandleByPciBusId_v2"}},
+		{Fn: &a.nvmlDeviceGetNvLinkState, Name: "nvmlDeviceGetNvLinkState"},
+		{Fn: &a.nvmlDeviceGetNvLinkVersion, Name: "nvmlDeviceGetNvLinkVersion"},
+		{Fn: &a.nvmlDeviceGetNvLinkRemotePciInfo, Name: "nvmlDeviceGetNvLinkRemotePciInfo", Symbols: []string{"nvmlDeviceGetNvLinkRemotePciInfo_v2"}},
+		{Fn: &a.nvmlDeviceGetFieldValues, Name: "nvmlDeviceGetFieldValues", Optional: true},
+		{Fn: &a.nvmlDeviceGetClockInfo, Name: "nvmlDeviceGetClockInfo"},
 		// Deprecated in CUDA 13 (nvmlDeviceGetTemperatureV replaces it) and
 		// due to go in CUDA 14: without it the temperature stays zero.
-		{&a.nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature", []string{"nvmlDeviceGetTemperature"}, true},
-		{&a.nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", []string{"nvmlDeviceGetPowerUsage"}, false},
+		{Fn: &a.nvmlDeviceGetTemperature, Name: "nvmlDeviceGetTemperature", Optional: true},
+		{Fn: &a.nvmlDeviceGetPowerUsage, Name: "nvmlDeviceGetPowerUsage"},
 	}
 }
-
-// loadError is the failure to load the library at all; it matches ErrNoLibrary.
-type loadError struct{ path, reason string }
-
-func (e *loadError) Error() string {
-	return fmt.Sprintf("cannot load %s (the NVIDIA management library): %s; install the NVIDIA driver or set %s to its path",
-		e.path, e.reason, LibraryEnv)
-}
-
-func (e *loadError) Unwrap() error { return ErrNoLibrary }
 
 // NVML is an initialised libnvidia-ml. Its methods may be called from any
 // goroutine.
 type NVML struct {
 	api    *api
-	path   string
 	closed atomic.Bool
 }
 
@@ -152,39 +141,21 @@ type NVML struct {
 // binds its entry points and calls nvmlInit_v2. When the library cannot be
 // loaded the error matches ErrNoLibrary.
 func Open() (*NVML, error) {
-	path := os.Getenv(LibraryEnv)
-	if path == "" {
-		path = defaultLibrary
-	}
-	lib, err := dl.Open(path)
+	a := &api{}
+	lib, err := dl.Load(library, a.entries())
 	if err != nil {
-		return nil, &loadError{path: path, reason: err.Error()}
+		return nil, err
 	}
-	a := &api{resolved: make(map[string]string)}
-	var missing []string
-	for _, b := range a.bindings() {
-		sym := lib.Bind(b.fn, b.symbols...)
-		if sym == "" {
-			if !b.optional {
-				missing = append(missing, strings.Join(b.symbols, " or "))
-			}
-			continue
-		}
-		a.resolved[b.name] = sym
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s lacks %s, which p2pbench needs (is the driver too old?): %w",
-			path, strings.Join(missing, ", "), ErrUnavailable)
-	}
-	n := &NVML{api: a, path: path}
+	a.lib = lib
+	n := &NVML{api: a}
 	if err := n.check(a.nvmlInit(), "nvmlInit"); err != nil {
-		return nil, fmt.Errorf("initialise NVML from %s: %w", path, err)
+		return nil, fmt.Errorf("initialise NVML from %s: %w", lib.Path, err)
 	}
 	return n, nil
 }
 
 // Path returns the library that was loaded, as it was named to the loader.
-func (n *NVML) Path() string { return n.path }
+func (n *NVML) Path() string { return n.api.lib.Path }
 
 // Close shuts NVML down (nvmlShutdown). Later calls return ErrClosed; Close
 // itself is safe to call more than once.
@@ -200,11 +171,7 @@ func (n *NVML) check(r Return, name string) error {
 	if r == Success {
 		return nil
 	}
-	call := name
-	if s, ok := n.api.resolved[name]; ok {
-		call = s
-	}
-	return &Error{Code: r, Message: n.api.nvmlErrorString(r), Call: call}
+	return &Error{Code: r, Message: n.api.nvmlErrorString(r), Call: n.api.lib.Symbol(name)}
 }
 
 func (n *NVML) usable() error {

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
-
+	"github.com/p2pbench/p2pbench/internal/dl"
 	"github.com/p2pbench/p2pbench/internal/fakelib"
 	"github.com/p2pbench/p2pbench/nvml"
 )
@@ -172,11 +171,9 @@ func TestState(t *testing.T) {
 func TestClose(t *testing.T) {
 	n := openFake(t, "")
 	var inits func() int32
-	h, err := purego.Dlopen(n.Path(), purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	if err != nil {
+	if _, err := dl.Load(dl.Library{Name: n.Path()}, []dl.Entry{{Fn: &inits, Name: "fake_inits"}}); err != nil {
 		t.Fatal(err)
 	}
-	purego.RegisterLibFunc(&inits, h, "fake_inits")
 	before := inits()
 	d, err := n.DeviceByPCIBusID("0000:18:00.0")
 	if err != nil {

@@ -135,11 +135,21 @@ func (d *Driver) atomicRate(a atomicDesc, dev, mem int, contended bool) float64 
 	return r
 }
 
+// atomicRun is one launch of an atomic kernel.
+type atomicRun struct {
+	l         *launch
+	desc      atomicDesc
+	buf       uint64
+	iters     uint64
+	chain     bool   // p2p_atomic_chain_<op>: one thread, dependent operations
+	contended bool   // every thread on element 0
+	elems     uint64 // elements operated on
+	sp        span   // those elements, resolved when the kernel starts
+}
+
 // atomic is p2p_atomic_<op> (chain false) or p2p_atomic_chain_<op>.
 func (l *launch) atomic(chain bool) (*op, error) {
-	c, d := l.c, l.c.d
-	var buf, iters uint64
-	contended := false
+	r := &atomicRun{l: l, chain: chain, elems: l.threads}
 	prefix := "p2p_atomic_"
 	if chain {
 		prefix = "p2p_atomic_chain_"
@@ -147,98 +157,99 @@ func (l *launch) atomic(chain bool) (*op, error) {
 		if err != nil {
 			return nil, l.decodeErr(err)
 		}
-		buf, iters = a.Buf, uint64(a.Iters)
+		r.buf, r.iters = a.Buf, uint64(a.Iters)
 	} else {
 		a, err := kernels.DecodeAtomicArgs(l.params)
 		if err != nil {
 			return nil, l.decodeErr(err)
 		}
-		buf, iters, contended = a.Buf, uint64(a.Iters), a.Contended != 0
+		r.buf, r.iters, r.contended = a.Buf, uint64(a.Iters), a.Contended != 0
 	}
-	desc := describeAtomic(l.fn.name[len(prefix):])
-	if err := l.syncFault(buf); err != nil {
+	r.desc = describeAtomic(l.fn.name[len(prefix):])
+	if err := l.syncFault(r.buf); err != nil {
 		return nil, err
 	}
-	threads := l.threads
-	elems := threads
-	if chain || contended {
-		elems = 1
+	if chain || r.contended {
+		r.elems = 1
 	}
-	o := &op{kind: opWork}
-	var sp span
-	o.prepare = func(o *op) *asyncError {
-		if buf%uint64(desc.width) != 0 {
-			return misaligned("%s: buffer %#x not %d-byte aligned", l.fn.name, buf, desc.width)
+	return &op{kind: opWork, prepare: r.prepare, finish: r.finish}, nil
+}
+
+// prepare resolves the elements and sets the kernel's time: the chain's
+// dependent latencies, or the operations over the link's atomic rate.
+func (r *atomicRun) prepare(o *op) *asyncError {
+	l, desc := r.l, r.desc
+	c, d := l.c, l.c.d
+	if r.buf%uint64(desc.width) != 0 {
+		return misaligned("%s: buffer %#x not %d-byte aligned", l.fn.name, r.buf, desc.width)
+	}
+	var f *asyncError
+	if r.sp, f = c.access(r.buf, r.elems*uint64(desc.width), l.fn.name); f != nil {
+		return f
+	}
+	mem := r.sp.dev()
+	if f := d.pairAsyncError(c.dev, mem); f != nil {
+		return f
+	}
+	mm := d.m.m
+	remote := mem != c.dev
+	o.setup = l.kernelSetup(o, remote)
+	lat := mm.atomLatLocal
+	if remote {
+		lat = mm.atomLatRemote
+		if mem >= 0 && !d.m.sameSwitch(c.dev, mem) {
+			lat += 2 * mm.farExtra
 		}
-		var f *asyncError
-		if sp, f = c.access(buf, elems*uint64(desc.width), l.fn.name); f != nil {
-			return f
-		}
-		if f := d.pairAsyncError(c.dev, sp.dev()); f != nil {
-			return f
-		}
-		mm := d.m.m
-		remote := sp.dev() != c.dev
-		o.setup = l.kernelSetup(o, remote)
-		lat := mm.atomLatLocal
-		if remote {
-			lat = mm.atomLatRemote
-			if sp.dev() >= 0 && !d.m.sameSwitch(c.dev, sp.dev()) {
-				lat += 2 * mm.farExtra
-			}
-		}
-		j := d.jitter(1, o.keys(noiseAtomic)...)
-		if chain {
-			o.delay = float64(iters) * lat * j
-			return nil
-		}
-		// Little's law: a thread keeps two atoms (four reds) in flight.
-		resident := float64(min(threads, uint64(d.m.gpu.sms*d.m.gpu.maxThreadsPerSM)))
-		inflight := 2 * resident
-		if desc.red {
-			inflight = 4 * resident
-		}
-		rate := math.Min(d.atomicRate(desc, c.dev, sp.dev(), contended), inflight/lat)
-		if contended && desc.class == clsCAS {
-			// Contending warps retry: each success costs attempts that grow
-			// with the number of contenders.
-			rate /= 1 + (math.Max(1, resident/32)-1)/2
-		}
-		o.delay = float64(threads*iters) / rate * j
+	}
+	j := d.jitter(1, o.keys(noiseAtomic)...)
+	if r.chain {
+		o.delay = float64(r.iters) * lat * j
 		return nil
 	}
-	o.finish = func(o *op) *asyncError {
-		lostByLink := false
-		if contended && sp.dev() >= 0 && sp.dev() != c.dev {
-			// Without native atomics over the link (PCIe across switches)
-			// read-modify-writes of one address from many threads race.
-			v, _ := d.m.p2pAttribute(3, c.dev, sp.dev())
-			lostByLink = v == 0
-		}
-		var n uint64
-		switch {
-		case chain:
-			n = iters
-		case contended:
-			n = threads * iters
-		default:
-			n = iters
-		}
-		d.applyAtomics(sp, desc, elems, n, iters)
-		var lost uint64
-		if _, ok := d.fault(FaultAtomicCount, c.dev, sp.dev()); ok {
-			lost = 1
-		}
-		if lostByLink && desc.class != clsExch && desc.class != clsMin {
-			lost += max(1, n/1000)
-		}
-		if lost > 0 {
-			e := span{a: sp.a, h: sp.h, off: sp.off, n: uint64(desc.width)}
-			d.writeElem(e, desc.width, desc.lose(d.readElem(e, desc.width), lost))
-		}
-		return nil
+	// Little's law: a thread keeps two atoms (four reds) in flight.
+	resident := float64(min(l.threads, uint64(d.m.gpu.sms*d.m.gpu.maxThreadsPerSM)))
+	inflight := 2 * resident
+	if desc.red {
+		inflight = 4 * resident
 	}
-	return o, nil
+	rate := math.Min(d.atomicRate(desc, c.dev, mem, r.contended), inflight/lat)
+	if r.contended && desc.class == clsCAS {
+		// Contending warps retry: each success costs attempts that grow
+		// with the number of contenders.
+		rate /= 1 + (math.Max(1, resident/32)-1)/2
+	}
+	o.delay = float64(l.threads*r.iters) / rate * j
+	return nil
+}
+
+// finish applies the operations to the elements, less the updates an
+// injected fault or a link without native atomics loses.
+func (r *atomicRun) finish(o *op) *asyncError {
+	c, d, desc, sp := r.l.c, r.l.c.d, r.desc, r.sp
+	lostByLink := false
+	if r.contended && sp.dev() >= 0 && sp.dev() != c.dev {
+		// Without native atomics over the link (PCIe across switches)
+		// read-modify-writes of one address from many threads race.
+		v, _ := d.m.p2pAttribute(3, c.dev, sp.dev())
+		lostByLink = v == 0
+	}
+	n := r.iters
+	if r.contended && !r.chain {
+		n = r.l.threads * r.iters
+	}
+	d.applyAtomics(sp, desc, r.elems, n, r.iters)
+	var lost uint64
+	if _, ok := d.fault(FaultAtomicCount, c.dev, sp.dev()); ok {
+		lost = 1
+	}
+	if lostByLink && desc.class != clsExch && desc.class != clsMin {
+		lost += max(1, n/1000)
+	}
+	if lost > 0 {
+		e := span{a: sp.a, h: sp.h, off: sp.off, n: uint64(desc.width)}
+		d.writeElem(e, desc.width, desc.lose(d.readElem(e, desc.width), lost))
+	}
+	return nil
 }
 
 func (d *Driver) readElem(sp span, width int) uint64 {

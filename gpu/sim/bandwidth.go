@@ -261,6 +261,14 @@ const noCap = 1e9
 // (progressive filling: every unfrozen flow at the same level, raised until
 // a resource fills or a flow reaches its cap, those frozen, and on).
 func (s *sched) computeRates() {
+	s.collectFlows()
+	s.fillRates()
+}
+
+// collectFlows gathers the flows moving data now (s.active, the others
+// frozen at rate 0) and the resources they use (s.touched), each resource's
+// capacity reset and its flows' weights summed.
+func (s *sched) collectFlows() {
 	s.mark++
 	active, touched := s.active[:0], s.touched[:0]
 	for _, o := range s.flows {
@@ -284,6 +292,13 @@ func (s *sched) computeRates() {
 		}
 	}
 	s.active, s.touched = active, touched
+}
+
+// fillRates raises the level of every unfrozen active flow until each is
+// frozen: by a resource that fills (its flows stay at that level) or by its
+// own cap (flows in order of cap).
+func (s *sched) fillRates() {
+	active, touched := s.active, s.touched
 	byCap := append(s.byCap[:0], active...)
 	slices.SortFunc(byCap, func(a, b *flow) int { return cmp.Compare(a.cap, b.cap) })
 	s.byCap = byCap

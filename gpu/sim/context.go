@@ -35,18 +35,6 @@ func (c *devContext) Device() int { return c.dev }
 // Do runs fn with this context; the simulator has no threads to hop.
 func (c *devContext) Do(fn func(c gpu.Context) error) error { return fn(c) }
 
-// usable is the check at the top of every call: DEINITIALIZED after Close,
-// the sticky error of a poisoned context.
-func (c *devContext) usable(call string) error {
-	if c.d.closed {
-		return deinitialized(call)
-	}
-	if c.sticky != nil {
-		return c.sticky.report(call)
-	}
-	return nil
-}
-
 // fail records a failure of queued work.
 func (c *devContext) fail(e *asyncError) {
 	if c.pending == nil {
@@ -90,108 +78,80 @@ func (c *devContext) drained() func() bool {
 	return allDone(goals)
 }
 
-// streamFor resolves a stream handle for enqueueing in c: 0 is c's legacy
-// stream; a stream of another context is INVALID_HANDLE, as in the driver.
-func (c *devContext) streamFor(s cuda.Stream, call string) (*stream, error) {
-	if s == 0 {
-		return c.legacy, nil
-	}
-	st := c.d.streams[s]
-	if st == nil || st.destroyed || st.ctx != c {
-		return nil, cuda.NewError(cuda.ErrorInvalidHandle, call)
-	}
-	return st, nil
-}
-
 // StreamCreate is cuStreamCreate with CU_STREAM_NON_BLOCKING.
 func (c *devContext) StreamCreate() (cuda.Stream, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuStreamCreate"); err != nil {
-		return 0, err
-	}
-	d.tick(costLight)
-	c.nextOrd++
-	st := &stream{handle: cuda.Stream(d.handle()), ctx: c, ord: c.nextOrd}
-	d.addStream(st)
-	d.streams[st.handle] = st
-	return st.handle, nil
+	const call = "cuStreamCreate"
+	return lockedValue(c, call, func(d *Driver) (cuda.Stream, error) {
+		d.tick(costLight)
+		c.nextOrd++
+		st := &stream{handle: cuda.Stream(d.handle()), ctx: c, ord: c.nextOrd}
+		d.addStream(st)
+		d.streams[st.handle] = st
+		return st.handle, nil
+	})
 }
 
 // StreamDestroy is cuStreamDestroy: the handle dies at once, queued work
 // still runs.
 func (c *devContext) StreamDestroy(s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuStreamDestroy"); err != nil {
-		return err
-	}
-	st := d.streams[s]
-	if st == nil || st.destroyed {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuStreamDestroy")
-	}
-	st.destroyed = true
-	d.sched.destroyed++
-	delete(d.streams, s)
-	return nil
+	const call = "cuStreamDestroy"
+	return c.locked(call, func(d *Driver) error {
+		st, err := d.liveStream(s, call)
+		if err != nil {
+			return err
+		}
+		st.destroyed = true
+		d.sched.destroyed++
+		delete(d.streams, s)
+		return nil
+	})
 }
 
 // StreamSynchronize is cuStreamSynchronize.
 func (c *devContext) StreamSynchronize(s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuStreamSynchronize"); err != nil {
-		return err
-	}
-	st := c.legacy
-	if s != 0 {
-		st = d.streams[s]
-		if st == nil || st.destroyed {
-			return cuda.NewError(cuda.ErrorInvalidHandle, "cuStreamSynchronize")
+	const call = "cuStreamSynchronize"
+	return c.locked(call, func(d *Driver) error {
+		st := c.legacy
+		if s != 0 {
+			var err error
+			if st, err = d.liveStream(s, call); err != nil {
+				return err
+			}
 		}
-	}
-	if err := d.run(streamDone(st), true); err != nil {
-		return err
-	}
-	return st.ctx.takeError("cuStreamSynchronize")
+		if err := d.run(streamDone(st), true); err != nil {
+			return err
+		}
+		return st.ctx.takeError(call)
+	})
 }
 
 // StreamWaitEvent is cuStreamWaitEvent: s waits for the event's latest
 // record at the time of the call, on any device. An event never recorded
 // makes it a no-op, as in the driver.
 func (c *devContext) StreamWaitEvent(s cuda.Stream, e cuda.Event) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuStreamWaitEvent"); err != nil {
-		return err
-	}
-	st, err := c.streamFor(s, "cuStreamWaitEvent")
-	if err != nil {
-		return err
-	}
-	ev := d.events[e]
-	if ev == nil || ev.destroyed {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuStreamWaitEvent")
-	}
-	d.tick(costLight)
-	d.enqueue(st, &op{kind: opWait, rec: ev.st.current, what: "cuStreamWaitEvent"})
-	return nil
+	const call = "cuStreamWaitEvent"
+	return c.locked(call, func(d *Driver) error {
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
+		}
+		ev, err := d.liveEvent(e, call)
+		if err != nil {
+			return err
+		}
+		d.tick(costLight)
+		d.enqueue(st, &op{kind: opWait, rec: ev.st.current, what: call})
+		return nil
+	})
 }
 
 // Synchronize is cuCtxSynchronize: every stream of the context.
 func (c *devContext) Synchronize() error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuCtxSynchronize"); err != nil {
-		return err
-	}
-	if err := d.run(c.drained(), true); err != nil {
-		return err
-	}
-	return c.takeError("cuCtxSynchronize")
+	const call = "cuCtxSynchronize"
+	return c.locked(call, func(d *Driver) error {
+		if err := d.run(c.drained(), true); err != nil {
+			return err
+		}
+		return c.takeError(call)
+	})
 }

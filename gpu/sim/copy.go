@@ -69,60 +69,48 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 // MemcpyAsync is cuMemcpyAsync between any two addresses of the unified
 // address space (device or pinned host memory).
 func (c *devContext) MemcpyAsync(dst, src cuda.DevicePtr, bytes uint64, s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuMemcpyAsync"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	st, err := c.streamFor(s, call)
-	if err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
-	if bytes == 0 {
-		return nil
-	}
-	ds, ok1 := d.resolve(uint64(dst), bytes)
-	ss, ok2 := d.resolve(uint64(src), bytes)
-	if !ok1 || !ok2 {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	if err := d.pairError(ss.dev(), ds.dev(), call); err != nil {
-		return err
-	}
-	d.enqueue(st, c.ceCopy(ds, ss, call, false))
-	return nil
+	return c.locked(call, func(d *Driver) error {
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
+		}
+		d.tick(costEnqueue)
+		return c.queueCopy(st, dst, nil, src, nil, bytes, call)
+	})
 }
 
 // MemcpyPeerAsync is cuMemcpyPeerAsync issued in this context. dst must be
 // memory of dstCtx and src of srcCtx (INVALID_VALUE otherwise). Without peer
 // access it still works, staged through host memory, as the real one does.
 func (c *devContext) MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx gpu.Context, src cuda.DevicePtr, srcCtx gpu.Context, bytes uint64, s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuMemcpyPeerAsync"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	dc, ok1 := d.ctxOf(dstCtx)
-	sc, ok2 := d.ctxOf(srcCtx)
-	if !ok1 || !ok2 {
-		return cuda.NewError(cuda.ErrorInvalidContext, call)
-	}
-	st, err := c.streamFor(s, call)
-	if err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
+	return c.locked(call, func(d *Driver) error {
+		dc, ok1 := d.ctxOf(dstCtx)
+		sc, ok2 := d.ctxOf(srcCtx)
+		if !ok1 || !ok2 {
+			return cuda.NewError(cuda.ErrorInvalidContext, call)
+		}
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
+		}
+		d.tick(costEnqueue)
+		return c.queueCopy(st, dst, dc, src, sc, bytes, call)
+	})
+}
+
+// queueCopy queues a copy-engine copy of bytes from src to dst on st:
+// INVALID_VALUE for memory that is not allocated, or (where dc or sc is not
+// nil) not of that context; the error a FaultError injects on the pair.
+func (c *devContext) queueCopy(st *stream, dst cuda.DevicePtr, dc *devContext, src cuda.DevicePtr, sc *devContext, bytes uint64, call string) error {
 	if bytes == 0 {
 		return nil
 	}
+	d := c.d
 	ds, ok1 := d.resolve(uint64(dst), bytes)
 	ss, ok2 := d.resolve(uint64(src), bytes)
-	if !ok1 || !ok2 || !belongs(ds, dc) || !belongs(ss, sc) {
+	if !ok1 || !ok2 || (dc != nil && !belongs(ds, dc)) || (sc != nil && !belongs(ss, sc)) {
 		return cuda.NewError(cuda.ErrorInvalidValue, call)
 	}
 	if err := d.pairError(ss.dev(), ds.dev(), call); err != nil {
@@ -144,101 +132,81 @@ func belongs(sp span, c *devContext) bool {
 	return sp.a.dev == c.dev
 }
 
-// syncCopy runs a blocking host copy on the legacy stream and waits for it.
-func (c *devContext) syncCopy(o *op, call string) error {
-	d := c.d
-	d.enqueue(c.legacy, o)
-	if err := d.run(opDone(o), true); err != nil {
-		return err
-	}
-	return c.takeError(call)
-}
-
 // MemcpyHtoD is cuMemcpyHtoD: synchronous; at pinned speed when src lies in
 // a HostAlloc buffer, at pageable speed otherwise.
 func (c *devContext) MemcpyHtoD(dst cuda.DevicePtr, src []byte) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	const call = "cuMemcpyHtoD"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
-	if len(src) == 0 {
-		return nil
-	}
-	ds, ok := d.resolve(uint64(dst), uint64(len(src)))
-	if !ok {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	host := span{h: &hostBuf{b: src}, n: uint64(len(src))}
-	return c.syncCopy(c.ceCopy(ds, host, call, !d.hostRegistered(src)), call)
+	return c.hostCopy(dst, src, true, "cuMemcpyHtoD")
 }
 
 // MemcpyDtoH is cuMemcpyDtoH: synchronous, as MemcpyHtoD.
 func (c *devContext) MemcpyDtoH(dst []byte, src cuda.DevicePtr) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	const call = "cuMemcpyDtoH"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
-	if len(dst) == 0 {
-		return nil
-	}
-	ss, ok := d.resolve(uint64(src), uint64(len(dst)))
-	if !ok {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	host := span{h: &hostBuf{b: dst}, n: uint64(len(dst))}
-	return c.syncCopy(c.ceCopy(host, ss, call, !d.hostRegistered(dst)), call)
+	return c.hostCopy(src, dst, false, "cuMemcpyDtoH")
+}
+
+// hostCopy is a blocking copy between device memory at dev and the host
+// bytes host (to the device when toDevice), run on the legacy stream.
+func (c *devContext) hostCopy(dev cuda.DevicePtr, host []byte, toDevice bool, call string) error {
+	return c.locked(call, func(d *Driver) error {
+		d.tick(costEnqueue)
+		if len(host) == 0 {
+			return nil
+		}
+		ds, ok := d.resolve(uint64(dev), uint64(len(host)))
+		if !ok {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		hs := span{h: &hostBuf{b: host}, n: uint64(len(host))}
+		to, from := hs, ds
+		if toDevice {
+			to, from = ds, hs
+		}
+		o := c.ceCopy(to, from, call, !d.hostRegistered(host))
+		d.enqueue(c.legacy, o)
+		if err := d.run(opDone(o), true); err != nil {
+			return err
+		}
+		return c.takeError(call)
+	})
 }
 
 // MemsetD32Async is cuMemsetD32Async: p must be 4-byte aligned and memory c
 // can reach.
 func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64, s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuMemsetD32Async"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	st, err := c.streamFor(s, call)
-	if err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
-	if p%4 != 0 || words > 1<<61 {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	if words == 0 {
-		return nil
-	}
-	sp, ok := d.resolve(uint64(p), 4*words)
-	if !ok || !c.accessible(sp) {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	o := &op{kind: opWork, what: call}
-	o.prepare = func(o *op) *asyncError {
-		if freed(sp) {
-			return illegalAddress("%s: memory freed while the memset was queued", call)
+	return c.locked(call, func(d *Driver) error {
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
 		}
-		o.setup = d.m.m.ceSetup * d.jitter(10, o.keys(noiseSetup)...)
-		o.floor = o.setup / 3
-		uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
-		o.fl = newFlow(float64(sp.n), uses, noCap, d.jitter(1, o.keys(noiseSpeed)...))
+		d.tick(costEnqueue)
+		if p%4 != 0 || words > 1<<61 {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		if words == 0 {
+			return nil
+		}
+		sp, ok := d.resolve(uint64(p), 4*words)
+		if !ok || !c.accessible(sp) {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		o := &op{kind: opWork, what: call}
+		o.prepare = func(o *op) *asyncError {
+			if freed(sp) {
+				return illegalAddress("%s: memory freed while the memset was queued", call)
+			}
+			o.setup = d.m.m.ceSetup * d.jitter(10, o.keys(noiseSetup)...)
+			o.floor = o.setup / 3
+			uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
+			o.fl = newFlow(float64(sp.n), uses, noCap, d.jitter(1, o.keys(noiseSpeed)...))
+			return nil
+		}
+		o.finish = func(o *op) *asyncError {
+			d.fillWords(sp, value)
+			return nil
+		}
+		d.enqueue(st, o)
 		return nil
-	}
-	o.finish = func(o *op) *asyncError {
-		d.fillWords(sp, value)
-		return nil
-	}
-	d.enqueue(st, o)
-	return nil
+	})
 }
 
 // fillWords writes value to every u32 of sp.

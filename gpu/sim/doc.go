@@ -1,5 +1,6 @@
 // Package sim is a simulated CUDA driver: whole multi-GPU machines behind
-// the gpu.Driver interface, for the engine's tests and for --simulate.
+// the gpu.Driver interface, for the measuring packages' tests and for
+// --simulate.
 //
 // New("h200x2") is the 2× H200 machine of hardware.md; "dgx-h100" eight
 // H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one pair
@@ -10,8 +11,17 @@
 // p2pbench kernels by their entry names (kernels.go), and times everything
 // in virtual nanoseconds with a shared-resource bandwidth model (timing.go,
 // bandwidth.go) calibrated to hardware.md. Jitter is seeded (WithSeed);
-// faults are injected on request (WithFault). The optional LinkReporter and
-// StateReporter interfaces give NVLink and NVML-like readings.
+// faults are injected on request (WithFault). (*Driver).Monitor is the
+// machine's gpu.Monitor: NVLinks, clocks, temperature and power from the
+// model (monitor.go).
+//
+// Every simulated call starts the same way (call.go): the driver locked,
+// then the checks every call of its kind makes first (a closed driver, a bad
+// ordinal, a poisoned context), with the call's name ready for its errors.
+//
+// sim imports cuda (handles, error codes), gpu (the interfaces), kernels
+// (the entry points and their parameters) and results (the Monitor's
+// shapes); the CLI and the measuring packages' tests import it.
 //
 // # Where the simulation differs from a real GPU
 //
@@ -54,7 +64,8 @@
 //     decoded with the kernels package; a kernel the simulator has no model
 //     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node
 //     count and p2p_pingpong a non-zero chunk (INVALID_VALUE at launch).
-//   - Host-side timings (lat_copy_host) measure the simulator itself.
-//   - Clocks in DeviceState are constant; temperature and power follow the
-//     device's utilisation over about a second of virtual time.
+//   - Host-side timings (results.LatCopyHost) measure the simulator itself.
+//   - The Monitor's clocks are constant; temperature and power follow the
+//     device's utilisation over about a second of virtual time; there are no
+//     NVLink counters.
 package sim

@@ -30,91 +30,78 @@ func (c *devContext) newEvent(st *eventState) cuda.Event {
 
 // EventCreate is cuEventCreate with timing enabled.
 func (c *devContext) EventCreate() (cuda.Event, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventCreate"); err != nil {
-		return 0, err
-	}
-	d.tick(costLight)
-	return c.newEvent(&eventState{timing: true}), nil
+	return c.createEvent(&eventState{timing: true})
 }
 
 // EventCreateInterprocess is cuEventCreate(CU_EVENT_INTERPROCESS|CU_EVENT_DISABLE_TIMING).
 func (c *devContext) EventCreateInterprocess() (cuda.Event, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventCreate"); err != nil {
-		return 0, err
-	}
-	d.tick(costLight)
-	return c.newEvent(&eventState{interprocess: true}), nil
+	return c.createEvent(&eventState{interprocess: true})
+}
+
+func (c *devContext) createEvent(st *eventState) (cuda.Event, error) {
+	return lockedValue(c, "cuEventCreate", func(d *Driver) (cuda.Event, error) {
+		d.tick(costLight)
+		return c.newEvent(st), nil
+	})
 }
 
 // EventDestroy is cuEventDestroy; a record still queued completes anyway.
 func (c *devContext) EventDestroy(e cuda.Event) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventDestroy"); err != nil {
-		return err
-	}
-	ev := d.events[e]
-	if ev == nil || ev.destroyed {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuEventDestroy")
-	}
-	ev.destroyed = true
-	delete(d.events, e)
-	return nil
+	const call = "cuEventDestroy"
+	return c.locked(call, func(d *Driver) error {
+		ev, err := d.liveEvent(e, call)
+		if err != nil {
+			return err
+		}
+		ev.destroyed = true
+		delete(d.events, e)
+		return nil
+	})
 }
 
 // EventRecord is cuEventRecord. The event and the stream must belong to the
 // same context.
 func (c *devContext) EventRecord(e cuda.Event, s cuda.Stream) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventRecord"); err != nil {
-		return err
-	}
-	ev := d.events[e]
-	if ev == nil || ev.destroyed || ev.ctx != c {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuEventRecord")
-	}
-	st, err := c.streamFor(s, "cuEventRecord")
-	if err != nil {
-		return err
-	}
-	d.tick(costLight)
-	rec := &recordNode{dev: c.dev}
-	ev.st.current = rec
-	d.enqueue(st, &op{kind: opRecord, rec: rec, what: "cuEventRecord"})
-	return nil
+	const call = "cuEventRecord"
+	return c.locked(call, func(d *Driver) error {
+		ev, err := d.liveEvent(e, call)
+		if err == nil && ev.ctx != c {
+			err = cuda.NewError(cuda.ErrorInvalidHandle, call)
+		}
+		if err != nil {
+			return err
+		}
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
+		}
+		d.tick(costLight)
+		rec := &recordNode{dev: c.dev}
+		ev.st.current = rec
+		d.enqueue(st, &op{kind: opRecord, rec: rec, what: call})
+		return nil
+	})
 }
 
 // EventSynchronize is cuEventSynchronize: it waits for the latest record (at
 // once for an event never recorded).
 func (c *devContext) EventSynchronize(e cuda.Event) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventSynchronize"); err != nil {
-		return err
-	}
-	ev := d.events[e]
-	if ev == nil || ev.destroyed {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuEventSynchronize")
-	}
-	rec := ev.st.current
-	if rec == nil {
-		d.tick(costLight)
-		return nil
-	}
-	if err := d.run(recordDone(rec), true); err != nil {
-		return err
-	}
-	return ev.ctx.takeError("cuEventSynchronize")
+	const call = "cuEventSynchronize"
+	return c.locked(call, func(d *Driver) error {
+		ev, err := d.liveEvent(e, call)
+		if err != nil {
+			return err
+		}
+		rec := ev.st.current
+		if rec == nil {
+			d.tick(costLight)
+			return nil
+		}
+		if err := d.run(recordDone(rec), true); err != nil {
+			return err
+		}
+		return ev.ctx.takeError(call)
+	})
 }
 
 // EventElapsed is cuEventElapsedTime: milliseconds between the latest records
@@ -123,28 +110,26 @@ func (c *devContext) EventSynchronize(e cuda.Event) error {
 // of two GPUs do not compare); NOT_READY while either record is still ahead
 // of the GPU.
 func (c *devContext) EventElapsed(start, end cuda.Event) (float32, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuEventElapsedTime"); err != nil {
-		return 0, err
-	}
-	d.tick(costLight)
-	a, b := d.events[start], d.events[end]
-	if a == nil || b == nil || a.destroyed || b.destroyed || !a.st.timing || !b.st.timing {
-		return 0, cuda.NewError(cuda.ErrorInvalidHandle, "cuEventElapsedTime")
-	}
-	ra, rb := a.st.current, b.st.current
-	if ra == nil || rb == nil || ra.dev != rb.dev {
-		return 0, cuda.NewError(cuda.ErrorInvalidHandle, "cuEventElapsedTime")
-	}
-	if !ra.done || !rb.done {
-		if err := d.run(nil, false); err != nil {
-			return 0, err
+	const call = "cuEventElapsedTime"
+	return lockedValue(c, call, func(d *Driver) (float32, error) {
+		d.tick(costLight)
+		a, err1 := d.liveEvent(start, call)
+		b, err2 := d.liveEvent(end, call)
+		if err1 != nil || err2 != nil || !a.st.timing || !b.st.timing {
+			return 0, cuda.NewError(cuda.ErrorInvalidHandle, call)
+		}
+		ra, rb := a.st.current, b.st.current
+		if ra == nil || rb == nil || ra.dev != rb.dev {
+			return 0, cuda.NewError(cuda.ErrorInvalidHandle, call)
 		}
 		if !ra.done || !rb.done {
-			return 0, cuda.NewError(cuda.ErrorNotReady, "cuEventElapsedTime")
+			if err := d.run(nil, false); err != nil {
+				return 0, err
+			}
+			if !ra.done || !rb.done {
+				return 0, cuda.NewError(cuda.ErrorNotReady, call)
+			}
 		}
-	}
-	return float32((rb.t - ra.t) / 1e6), nil
+		return float32((rb.t - ra.t) / 1e6), nil
+	})
 }

@@ -132,88 +132,73 @@ func parsePTX(text string, cc int) (map[string][]int, cuda.Result, string) {
 
 // LoadModule is cuModuleLoadDataEx with the JIT error log.
 func (c *devContext) LoadModule(ptx string) (cuda.Module, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuModuleLoadDataEx"
-	if err := c.usable(call); err != nil {
-		return 0, err
-	}
-	d.tick(50_000) // JIT compilation
-	g := d.m.gpu
-	entries, code, log := parsePTX(ptx, g.ccMajor*10+g.ccMinor)
-	if code != cuda.Success {
-		return 0, fmt.Errorf("%w; JIT error log:\n%s", cuda.NewError(code, call), log)
-	}
-	m := &module{handle: cuda.Module(d.handle()), ctx: c, entries: entries, funcs: map[string]*function{}}
-	d.modules[m.handle] = m
-	return m.handle, nil
+	return lockedValue(c, call, func(d *Driver) (cuda.Module, error) {
+		d.tick(50_000) // JIT compilation
+		g := d.m.gpu
+		entries, code, log := parsePTX(ptx, g.ccMajor*10+g.ccMinor)
+		if code != cuda.Success {
+			return 0, fmt.Errorf("%w; JIT error log:\n%s", cuda.NewError(code, call), log)
+		}
+		m := &module{handle: cuda.Module(d.handle()), ctx: c, entries: entries, funcs: map[string]*function{}}
+		d.modules[m.handle] = m
+		return m.handle, nil
+	})
 }
 
 // UnloadModule is cuModuleUnload; its functions die with it.
 func (c *devContext) UnloadModule(h cuda.Module) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuModuleUnload"); err != nil {
-		return err
-	}
-	m := d.modules[h]
-	if m == nil || m.unloaded || m.ctx != c {
-		return cuda.NewError(cuda.ErrorInvalidHandle, "cuModuleUnload")
-	}
-	m.unloaded = true
-	delete(d.modules, h)
-	for _, f := range m.funcs {
-		delete(d.funcs, f.handle)
-	}
-	return nil
+	const call = "cuModuleUnload"
+	return c.locked(call, func(d *Driver) error {
+		m, err := c.loadedModule(h, call)
+		if err != nil {
+			return err
+		}
+		m.unloaded = true
+		delete(d.modules, h)
+		for _, f := range m.funcs {
+			delete(d.funcs, f.handle)
+		}
+		return nil
+	})
 }
 
 // Function is cuModuleGetFunction: NOT_FOUND for a name the module lacks.
 func (c *devContext) Function(h cuda.Module, name string) (cuda.Function, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuModuleGetFunction"
-	if err := c.usable(call); err != nil {
-		return 0, err
-	}
-	m := d.modules[h]
-	if m == nil || m.unloaded || m.ctx != c {
-		return 0, cuda.NewError(cuda.ErrorInvalidHandle, call)
-	}
-	if f := m.funcs[name]; f != nil {
+	return lockedValue(c, call, func(d *Driver) (cuda.Function, error) {
+		m, err := c.loadedModule(h, call)
+		if err != nil {
+			return 0, err
+		}
+		if f := m.funcs[name]; f != nil {
+			return f.handle, nil
+		}
+		params, ok := m.entries[name]
+		if !ok {
+			return 0, cuda.NewError(cuda.ErrorNotFound, call)
+		}
+		f := &function{handle: cuda.Function(d.handle()), mod: m, name: name, kind: kindOf(name), params: params, maxShared: defaultSharedLimit}
+		m.funcs[name] = f
+		d.funcs[f.handle] = f
 		return f.handle, nil
-	}
-	params, ok := m.entries[name]
-	if !ok {
-		return 0, cuda.NewError(cuda.ErrorNotFound, call)
-	}
-	f := &function{handle: cuda.Function(d.handle()), mod: m, name: name, kind: kindOf(name), params: params, maxShared: defaultSharedLimit}
-	m.funcs[name] = f
-	d.funcs[f.handle] = f
-	return f.handle, nil
+	})
 }
 
 // SetMaxDynamicShared is cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
 func (c *devContext) SetMaxDynamicShared(h cuda.Function, bytes int) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuFuncSetAttribute"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	f := d.funcs[h]
-	if f == nil || f.mod.ctx != c {
-		return cuda.NewError(cuda.ErrorInvalidHandle, call)
-	}
-	if bytes < 0 || bytes > d.m.gpu.maxSharedOptin {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	f.maxShared = max(bytes, defaultSharedLimit)
-	return nil
+	return c.locked(call, func(d *Driver) error {
+		f, err := c.loadedFunction(h, call)
+		if err != nil {
+			return err
+		}
+		if bytes < 0 || bytes > d.m.gpu.maxSharedOptin {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		f.maxShared = max(bytes, defaultSharedLimit)
+		return nil
+	})
 }
 
 // launch is one kernel launch being built.
@@ -232,33 +217,29 @@ type launch struct {
 // against the entry's declaration (INVALID_VALUE, as a real launch with a
 // bad argument buffer would misbehave) and queues the simulated kernel.
 func (c *devContext) Launch(h cuda.Function, grid, block [3]uint32, sharedBytes uint32, s cuda.Stream, params ...any) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuLaunchKernel"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	f := d.funcs[h]
-	if f == nil || f.mod.unloaded || f.mod.ctx != c {
-		return cuda.NewError(cuda.ErrorInvalidHandle, call)
-	}
-	st, err := c.streamFor(s, call)
-	if err != nil {
-		return err
-	}
-	d.tick(costEnqueue)
-	l := &launch{c: c, fn: f, grid: grid, block: block, params: params}
-	if err := l.validate(int(sharedBytes)); err != nil {
-		return err
-	}
-	o, err := l.build()
-	if err != nil {
-		return err
-	}
-	o.what = fmt.Sprintf("%s on device %d", f.name, c.dev)
-	d.enqueue(st, o)
-	return nil
+	return c.locked(call, func(d *Driver) error {
+		f, err := c.loadedFunction(h, call)
+		if err != nil {
+			return err
+		}
+		st, err := c.streamFor(s, call)
+		if err != nil {
+			return err
+		}
+		d.tick(costEnqueue)
+		l := &launch{c: c, fn: f, grid: grid, block: block, params: params}
+		if err := l.validate(int(sharedBytes)); err != nil {
+			return err
+		}
+		o, err := l.build()
+		if err != nil {
+			return err
+		}
+		o.what = fmt.Sprintf("%s on device %d", f.name, c.dev)
+		d.enqueue(st, o)
+		return nil
+	})
 }
 
 func (l *launch) invalid(format string, args ...any) error {

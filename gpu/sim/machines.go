@@ -23,7 +23,7 @@ type gpuSpec struct {
 	// Local memory (HBM or GDDR): capacity in GB/s counting bytes read plus
 	// bytes written, so a copy within the device moves half of it.
 	memGBps float64
-	// Power and temperature at idle and under full load (DeviceState).
+	// Power and temperature at idle and under full load (the Monitor's State).
 	idleW, tdpW   float64
 	idleC, loadC  int
 	reservedBytes uint64 // device memory a primary context takes (MemGetInfo)

@@ -239,94 +239,86 @@ func (d *Driver) copySpan(dst, src span) {
 // MemAlloc is cuMemAlloc: device memory, 256-byte aligned (2 MiB from 1 MiB
 // up), holding junk until written.
 func (c *devContext) MemAlloc(bytes uint64) (cuda.DevicePtr, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuMemAlloc"); err != nil {
-		return 0, err
-	}
-	if bytes == 0 {
-		return 0, cuda.NewError(cuda.ErrorInvalidValue, "cuMemAlloc")
-	}
-	align := uint64(smallAlign)
-	if bytes >= largeAt {
-		align = largeAlign
-	}
-	n := alignUp(bytes, align)
-	if n < bytes || d.mem.used[c.dev]+n > c.totalMemory()-c.reserved {
-		return 0, cuda.NewError(cuda.ErrorOutOfMemory, "cuMemAlloc")
-	}
-	list := d.mem.devs[c.dev]
-	base := uint64(devSpaceBase) + uint64(c.dev)*devSpaceSize
-	at, pos := alignUp(base+largeAlign, align), len(list)
-	for i, a := range list {
-		if at+n <= a.base {
-			pos = i
-			break
+	const call = "cuMemAlloc"
+	return lockedValue(c, call, func(d *Driver) (cuda.DevicePtr, error) {
+		if bytes == 0 {
+			return 0, cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-		at = alignUp(a.base+a.span, align)
-	}
-	if at+n > base+devSpaceSize {
-		return 0, cuda.NewError(cuda.ErrorOutOfMemory, "cuMemAlloc")
-	}
-	serial := d.serial()
-	a := &allocation{
-		dev: c.dev, base: at, size: bytes, span: n, serial: serial,
-		mem: newContent(bytes, uint32(hashKeys(uint64(d.seed), 0xa110c, serial))),
-	}
-	list = append(list, nil)
-	copy(list[pos+1:], list[pos:])
-	list[pos] = a
-	d.mem.devs[c.dev] = list
-	d.mem.used[c.dev] += n
-	return cuda.DevicePtr(at), nil
+		align := uint64(smallAlign)
+		if bytes >= largeAt {
+			align = largeAlign
+		}
+		n := alignUp(bytes, align)
+		if n < bytes || d.mem.used[c.dev]+n > c.totalMemory()-c.reserved {
+			return 0, cuda.NewError(cuda.ErrorOutOfMemory, call)
+		}
+		list := d.mem.devs[c.dev]
+		base := uint64(devSpaceBase) + uint64(c.dev)*devSpaceSize
+		at, pos := alignUp(base+largeAlign, align), len(list)
+		for i, a := range list {
+			if at+n <= a.base {
+				pos = i
+				break
+			}
+			at = alignUp(a.base+a.span, align)
+		}
+		if at+n > base+devSpaceSize {
+			return 0, cuda.NewError(cuda.ErrorOutOfMemory, call)
+		}
+		serial := d.serial()
+		a := &allocation{
+			dev: c.dev, base: at, size: bytes, span: n, serial: serial,
+			mem: newContent(bytes, uint32(hashKeys(uint64(d.seed), 0xa110c, serial))),
+		}
+		list = append(list, nil)
+		copy(list[pos+1:], list[pos:])
+		list[pos] = a
+		d.mem.devs[c.dev] = list
+		d.mem.used[c.dev] += n
+		return cuda.DevicePtr(at), nil
+	})
 }
 
 // MemFree is cuMemFree. Like the real driver it first waits for the device's
 // queued work.
 func (c *devContext) MemFree(p cuda.DevicePtr) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuMemFree"); err != nil {
-		return err
-	}
-	sp, ok := d.resolve(uint64(p), 0)
-	if !ok || sp.a == nil || sp.via != nil || sp.off != 0 {
-		return cuda.NewError(cuda.ErrorInvalidValue, "cuMemFree")
-	}
-	owner := d.ctxs[sp.a.dev]
-	if err := d.run(owner.drained(), true); err != nil {
-		return err
-	}
-	a := sp.a
-	list := d.mem.devs[a.dev]
-	for i, x := range list {
-		if x == a {
-			d.mem.devs[a.dev] = append(list[:i], list[i+1:]...)
-			break
+	const call = "cuMemFree"
+	return c.locked(call, func(d *Driver) error {
+		sp, ok := d.resolve(uint64(p), 0)
+		if !ok || sp.a == nil || sp.via != nil || sp.off != 0 {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-	}
-	d.mem.used[a.dev] -= a.span
-	a.freed = true
-	a.mem = content{}
-	if a.ipcTag != 0 {
-		delete(d.memExports, a.ipcTag)
-	}
-	return owner.takeError("cuMemFree")
+		owner := d.ctxs[sp.a.dev]
+		if err := d.run(owner.drained(), true); err != nil {
+			return err
+		}
+		a := sp.a
+		list := d.mem.devs[a.dev]
+		for i, x := range list {
+			if x == a {
+				d.mem.devs[a.dev] = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		d.mem.used[a.dev] -= a.span
+		a.freed = true
+		a.mem = content{}
+		if a.ipcTag != 0 {
+			delete(d.memExports, a.ipcTag)
+		}
+		return owner.takeError(call)
+	})
 }
 
 // MemGetInfo is cuMemGetInfo: the device's memory less what the context and
 // the allocations take.
 func (c *devContext) MemGetInfo() (free, total uint64, err error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuMemGetInfo"); err != nil {
-		return 0, 0, err
-	}
-	total = c.totalMemory()
-	return total - c.reserved - d.mem.used[c.dev], total, nil
+	err = c.locked("cuMemGetInfo", func(d *Driver) error {
+		total = c.totalMemory()
+		free = total - c.reserved - d.mem.used[c.dev]
+		return nil
+	})
+	return free, total, err
 }
 
 func (c *devContext) totalMemory() uint64 { return c.d.m.gpu.memMiB << 20 }
@@ -335,51 +327,45 @@ func (c *devContext) totalMemory() uint64 { return c.d.m.gpu.memMiB << 20 }
 // address is its host address (unified addressing); Device is set only when
 // mapped is asked for, as cuMemHostGetDevicePointer would give it.
 func (c *devContext) HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, error) {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuMemHostAlloc"); err != nil {
-		return cuda.HostBuffer{}, err
-	}
-	if bytes == 0 || bytes > 1<<40 {
-		return cuda.HostBuffer{}, cuda.NewError(cuda.ErrorInvalidValue, "cuMemHostAlloc")
-	}
-	// Whole 8-byte words, so the simulator's atomic loads and stores of
-	// flags and timestamps are aligned.
-	words := make([]uint64, (bytes+7)/8)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:bytes]
-	h := &hostBuf{ptr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), b: b, mapped: mapped}
-	i := sort.Search(len(d.mem.hosts), func(i int) bool { return d.mem.hosts[i].ptr > h.ptr })
-	d.mem.hosts = append(d.mem.hosts, nil)
-	copy(d.mem.hosts[i+1:], d.mem.hosts[i:])
-	d.mem.hosts[i] = h
-	out := cuda.HostBuffer{Host: b}
-	if mapped {
-		out.Device = cuda.DevicePtr(h.ptr)
-	}
-	return out, nil
+	const call = "cuMemHostAlloc"
+	return lockedValue(c, call, func(d *Driver) (cuda.HostBuffer, error) {
+		if bytes == 0 || bytes > 1<<40 {
+			return cuda.HostBuffer{}, cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		// Whole 8-byte words, so the simulator's atomic loads and stores of
+		// flags and timestamps are aligned.
+		words := make([]uint64, (bytes+7)/8)
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:bytes]
+		h := &hostBuf{ptr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), b: b, mapped: mapped}
+		i := sort.Search(len(d.mem.hosts), func(i int) bool { return d.mem.hosts[i].ptr > h.ptr })
+		d.mem.hosts = append(d.mem.hosts, nil)
+		copy(d.mem.hosts[i+1:], d.mem.hosts[i:])
+		d.mem.hosts[i] = h
+		out := cuda.HostBuffer{Host: b}
+		if mapped {
+			out.Device = cuda.DevicePtr(h.ptr)
+		}
+		return out, nil
+	})
 }
 
 // HostFree is cuMemFreeHost.
 func (c *devContext) HostFree(hb cuda.HostBuffer) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := c.usable("cuMemFreeHost"); err != nil {
-		return err
-	}
-	if len(hb.Host) == 0 {
-		return cuda.NewError(cuda.ErrorInvalidValue, "cuMemFreeHost")
-	}
-	ptr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hb.Host))))
-	for i, h := range d.mem.hosts {
-		if h.ptr == ptr {
-			h.freed = true
-			d.mem.hosts = append(d.mem.hosts[:i], d.mem.hosts[i+1:]...)
-			return nil
+	const call = "cuMemFreeHost"
+	return c.locked(call, func(d *Driver) error {
+		if len(hb.Host) == 0 {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-	}
-	return cuda.NewError(cuda.ErrorInvalidValue, "cuMemFreeHost")
+		ptr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hb.Host))))
+		for i, h := range d.mem.hosts {
+			if h.ptr == ptr {
+				h.freed = true
+				d.mem.hosts = append(d.mem.hosts[:i], d.mem.hosts[i+1:]...)
+				return nil
+			}
+		}
+		return cuda.NewError(cuda.ErrorInvalidValue, call)
+	})
 }
 
 // hostRegistered reports whether b lies in a pinned host buffer.

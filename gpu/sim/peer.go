@@ -8,66 +8,46 @@ import (
 // CanAccessPeer is cuDeviceCanAccessPeer; a device never reports access to
 // itself.
 func (d *Driver) CanAccessPeer(dev, peer int) (bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDeviceCanAccessPeer", dev, peer); err != nil {
-		return false, err
-	}
-	return d.m.canAccess(dev, peer), nil
+	return query(d, "cuDeviceCanAccessPeer", []int{dev, peer}, func() (bool, error) {
+		return d.m.canAccess(dev, peer), nil
+	})
 }
 
 // P2PAttribute is cuDeviceGetP2PAttribute: INVALID_DEVICE for a bad ordinal
 // or src == dst, INVALID_VALUE for an unknown attribute.
 func (d *Driver) P2PAttribute(attr cuda.P2PAttribute, src, dst int) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuDeviceGetP2PAttribute"
-	if err := d.check(call, src, dst); err != nil {
-		return 0, err
-	}
-	if src == dst {
-		return 0, cuda.NewError(cuda.ErrorInvalidDevice, call)
-	}
-	v, ok := d.m.p2pAttribute(int(attr), src, dst)
-	if !ok {
-		return 0, cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	return v, nil
+	return query(d, call, []int{src, dst}, func() (int, error) {
+		if src == dst {
+			return 0, cuda.NewError(cuda.ErrorInvalidDevice, call)
+		}
+		v, ok := d.m.p2pAttribute(int(attr), src, dst)
+		if !ok {
+			return 0, cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		return v, nil
+	})
 }
 
 // P2PAtomicCapabilities is cuDeviceGetP2PAtomicCapabilities (CUDA 13). Like
 // the 580 driver on the H200 pair it answers 0 for every operation, even
 // where NATIVE_ATOMIC_SUPPORTED is 1.
 func (d *Driver) P2PAtomicCapabilities(ops []cuda.AtomicOperation, src, dst int) ([]uint32, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuDeviceGetP2PAtomicCapabilities"
-	if err := d.check(call, src, dst); err != nil {
-		return nil, err
-	}
-	if src == dst {
-		return nil, cuda.NewError(cuda.ErrorInvalidDevice, call)
-	}
-	if len(ops) == 0 {
-		return nil, cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	for _, o := range ops {
-		if o < cuda.AtomicIntegerAdd || o > cuda.AtomicFloatMax {
+	return query(d, call, []int{src, dst}, func() ([]uint32, error) {
+		if src == dst {
+			return nil, cuda.NewError(cuda.ErrorInvalidDevice, call)
+		}
+		if len(ops) == 0 {
 			return nil, cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-	}
-	return make([]uint32, len(ops)), nil
-}
-
-// LinkInfo reports the NVLinks from src to dst: 18 per pair on the NVLink
-// machines (through the switch on the NVSwitch ones), none on PCIe.
-func (d *Driver) LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || src < 0 || dst < 0 || src >= d.m.n || dst >= d.m.n || src == dst || d.m.links == 0 {
-		return 0, 0, false
-	}
-	return d.m.links, d.m.linkGBps, true
+		for _, o := range ops {
+			if o < cuda.AtomicIntegerAdd || o > cuda.AtomicFloatMax {
+				return nil, cuda.NewError(cuda.ErrorInvalidValue, call)
+			}
+		}
+		return make([]uint32, len(ops)), nil
+	})
 }
 
 // EnablePeerAccess is cuCtxEnablePeerAccess from this context to peer's
@@ -77,31 +57,27 @@ func (d *Driver) LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, o
 // INVALID_CONTEXT there; hardware.md), ALREADY_ENABLED on a second enable,
 // TOO_MANY_PEERS past WithPeerLimit.
 func (c *devContext) EnablePeerAccess(peer gpu.Context, flags uint32) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuCtxEnablePeerAccess"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	d.tick(costLight)
-	if flags != 0 {
-		return cuda.NewError(cuda.ErrorInvalidValue, call)
-	}
-	p, ok := d.ctxOf(peer)
-	if !ok {
-		return cuda.NewError(cuda.ErrorInvalidContext, call)
-	}
-	if p == c || !d.m.canAccess(c.dev, p.dev) {
-		return cuda.NewError(cuda.ErrorPeerAccessUnsupported, call)
-	}
-	if c.peers[p.dev] {
-		return cuda.NewError(cuda.ErrorPeerAccessAlreadyOn, call)
-	}
-	if err := d.pairError(c.dev, p.dev, call); err != nil {
-		return err
-	}
-	return c.addPeer(p.dev, call)
+	return c.locked(call, func(d *Driver) error {
+		d.tick(costLight)
+		if flags != 0 {
+			return cuda.NewError(cuda.ErrorInvalidValue, call)
+		}
+		p, ok := d.ctxOf(peer)
+		if !ok {
+			return cuda.NewError(cuda.ErrorInvalidContext, call)
+		}
+		if p == c || !d.m.canAccess(c.dev, p.dev) {
+			return cuda.NewError(cuda.ErrorPeerAccessUnsupported, call)
+		}
+		if c.peers[p.dev] {
+			return cuda.NewError(cuda.ErrorPeerAccessAlreadyOn, call)
+		}
+		if err := d.pairError(c.dev, p.dev, call); err != nil {
+			return err
+		}
+		return c.addPeer(p.dev, call)
+	})
 }
 
 // addPeer maps dev's memory into c, within the peer limit.
@@ -116,21 +92,17 @@ func (c *devContext) addPeer(dev int, call string) error {
 // DisablePeerAccess is cuCtxDisablePeerAccess: PEER_ACCESS_NOT_ENABLED when
 // access from this context to peer was never enabled.
 func (c *devContext) DisablePeerAccess(peer gpu.Context) error {
-	d := c.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	const call = "cuCtxDisablePeerAccess"
-	if err := c.usable(call); err != nil {
-		return err
-	}
-	d.tick(costLight)
-	p, ok := d.ctxOf(peer)
-	if !ok {
-		return cuda.NewError(cuda.ErrorInvalidContext, call)
-	}
-	if !c.peers[p.dev] {
-		return cuda.NewError(cuda.ErrorPeerAccessNotEnabled, call)
-	}
-	delete(c.peers, p.dev)
-	return nil
+	return c.locked(call, func(d *Driver) error {
+		d.tick(costLight)
+		p, ok := d.ctxOf(peer)
+		if !ok {
+			return cuda.NewError(cuda.ErrorInvalidContext, call)
+		}
+		if !c.peers[p.dev] {
+			return cuda.NewError(cuda.ErrorPeerAccessNotEnabled, call)
+		}
+		delete(c.peers, p.dev)
+		return nil
+	})
 }

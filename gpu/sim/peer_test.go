@@ -58,18 +58,19 @@ func TestDeviceInfoH200(t *testing.T) {
 	if a.UUID == b.UUID || a.PCIBusID == b.PCIBusID {
 		t.Errorf("UUIDs or bus ids repeat: %+v %+v", a, b)
 	}
-	if links, speed, ok := d.LinkInfo(0, 1); !ok || links != 18 || speed != 25 {
-		t.Errorf("LinkInfo(0,1) = %d, %v, %v", links, speed, ok)
+	links, err := d.Monitor().Links(0, a.PCIBusID)
+	if err != nil || len(links) != 18 {
+		t.Fatalf("Links(0) = %d links, %v; want 18", len(links), err)
 	}
-	if _, _, ok := d.LinkInfo(0, 0); ok {
-		t.Error("LinkInfo(0,0) ok")
+	if l := links[17]; l.Link != 17 || !l.Active || l.RemoteBus != b.PCIBusID || l.SpeedGBps != 25 {
+		t.Errorf("link 17 of device 0: %+v", l)
 	}
 	if _, err := d.DeviceInfo(2); cuda.CodeOf(err) != cuda.ErrorInvalidDevice {
 		t.Errorf("DeviceInfo(2): %v", err)
 	}
-	sm, mem, temp, power := d.DeviceState(0)
-	if sm != 1980 || mem != 3201 || temp <= 0 || power <= 0 {
-		t.Errorf("DeviceState(0) = %d %d %d %v", sm, mem, temp, power)
+	st, err := d.Monitor().State(0, a.PCIBusID)
+	if err != nil || st.Index != 0 || st.SMClockMHz != 1980 || st.MemClockMHz != 3201 || st.TempC <= 0 || st.PowerW <= 0 {
+		t.Errorf("State(0) = %+v, %v", st, err)
 	}
 }
 

@@ -12,25 +12,9 @@ import (
 )
 
 var (
-	_ gpu.Driver    = (*Driver)(nil)
-	_ gpu.Context   = (*devContext)(nil)
-	_ LinkReporter  = (*Driver)(nil)
-	_ StateReporter = (*Driver)(nil)
+	_ gpu.Driver  = (*Driver)(nil)
+	_ gpu.Context = (*devContext)(nil)
 )
-
-// LinkReporter is implemented by drivers that know the NVLinks between two
-// devices (the simulator does; the engine records them in the results).
-type LinkReporter interface {
-	// LinkInfo returns the NVLinks from src to dst and the payload GB/s of
-	// each, per direction; ok is false where no NVLink joins them.
-	LinkInfo(src, dst int) (links int, gbpsPerLinkPerDir float64, ok bool)
-}
-
-// StateReporter is implemented by drivers that can read a device's clocks,
-// temperature and power (what NVML gives on a real machine).
-type StateReporter interface {
-	DeviceState(dev int) (smMHz, memMHz, tempC int, powerW float64)
-}
 
 // Driver is a whole simulated machine behind the gpu.Driver interface.
 // All state sits behind one mutex: contexts may be used from any goroutine.
@@ -65,7 +49,7 @@ type Driver struct {
 	// version counts enqueued operations; a scheduler waiting for another
 	// goroutine's work (a ping-pong partner) watches it without the lock.
 	version atomic.Int64
-	// load is each device's recent utilisation (0..1), for DeviceState.
+	// load is each device's recent utilisation (0..1), for the Monitor's State.
 	load []float64
 }
 
@@ -175,80 +159,55 @@ func (d *Driver) serial() uint64 {
 	return d.nextSerial
 }
 
-// check returns DEINITIALIZED after Close, INVALID_DEVICE for a bad ordinal.
-func (d *Driver) check(call string, devs ...int) error {
-	if d.closed {
-		return deinitialized(call)
-	}
-	for _, dev := range devs {
-		if dev < 0 || dev >= d.m.n {
-			return cuda.NewError(cuda.ErrorInvalidDevice, call)
-		}
-	}
-	return nil
-}
-
 // DriverVersion is cuDriverGetVersion: 13000 (CUDA 13.0, driver 580).
 func (d *Driver) DriverVersion() (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDriverGetVersion"); err != nil {
-		return 0, err
-	}
-	return 13000, nil
+	return query(d, "cuDriverGetVersion", nil, func() (int, error) {
+		return 13000, nil
+	})
 }
 
 // DeviceCount is cuDeviceGetCount.
 func (d *Driver) DeviceCount() (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDeviceGetCount"); err != nil {
-		return 0, err
-	}
-	return d.m.n, nil
+	return query(d, "cuDeviceGetCount", nil, func() (int, error) {
+		return d.m.n, nil
+	})
 }
 
 // DeviceInfo describes device dev as the real driver's attribute queries would.
 func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDeviceGetAttribute", dev); err != nil {
-		return cuda.DeviceInfo{}, err
-	}
-	g := d.m.gpu
-	return cuda.DeviceInfo{
-		Index:             dev,
-		Name:              g.name,
-		UUID:              d.m.uuid(dev),
-		PCIBusID:          d.m.busIDs[dev],
-		ComputeMajor:      g.ccMajor,
-		ComputeMinor:      g.ccMinor,
-		SMCount:           g.sms,
-		TotalMemory:       g.memMiB << 20,
-		UnifiedAddressing: true,
-		AsyncEngineCount:  g.asyncEngines,
-		L2CacheBytes:      g.l2Bytes,
-		ClockKHz:          g.clockMHz * 1000,
-		MemoryClockKHz:    g.memClockMHz * 1000,
-		MemoryBusWidth:    g.busWidthBits,
-		IPCEventSupported: true,
-		MaxThreadsPerSM:   g.maxThreadsPerSM,
-	}, nil
+	return query(d, "cuDeviceGetAttribute", []int{dev}, func() (cuda.DeviceInfo, error) {
+		g := d.m.gpu
+		return cuda.DeviceInfo{
+			Index:             dev,
+			Name:              g.name,
+			UUID:              d.m.uuid(dev),
+			PCIBusID:          d.m.busIDs[dev],
+			ComputeMajor:      g.ccMajor,
+			ComputeMinor:      g.ccMinor,
+			SMCount:           g.sms,
+			TotalMemory:       g.memMiB << 20,
+			UnifiedAddressing: true,
+			AsyncEngineCount:  g.asyncEngines,
+			L2CacheBytes:      g.l2Bytes,
+			ClockKHz:          g.clockMHz * 1000,
+			MemoryClockKHz:    g.memClockMHz * 1000,
+			MemoryBusWidth:    g.busWidthBits,
+			IPCEventSupported: true,
+			MaxThreadsPerSM:   g.maxThreadsPerSM,
+		}, nil
+	})
 }
 
 // Context returns device dev's primary context, created on first use.
 func (d *Driver) Context(dev int) (gpu.Context, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.check("cuDevicePrimaryCtxRetain", dev); err != nil {
-		return nil, err
-	}
-	if c := d.ctxs[dev]; c != nil {
+	return query(d, "cuDevicePrimaryCtxRetain", []int{dev}, func() (gpu.Context, error) {
+		if c := d.ctxs[dev]; c != nil {
+			return c, nil
+		}
+		c := newContext(d, dev)
+		d.ctxs[dev] = c
 		return c, nil
-	}
-	c := newContext(d, dev)
-	d.ctxs[dev] = c
-	return c, nil
+	})
 }
 
 // Close releases every context; later calls return CUDA_ERROR_DEINITIALIZED.

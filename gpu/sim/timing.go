@@ -34,7 +34,7 @@ const (
 	costWake    = 1500.0 // a synchronising call returns this long after the work ended
 	failTime    = 2000.0 // a failing kernel or copy ends this long after it starts
 	timeEps     = 0.01   // ns: events closer than this are simultaneous (well above float64 rounding of the clocks)
-	loadTau     = 1e9    // ns: time constant of the utilisation behind DeviceState
+	loadTau     = 1e9    // ns: time constant of the utilisation behind the Monitor's State
 	simStart    = 1e9    // ns: both clocks start here (small, so float64 keeps sub-ns precision)
 )
 

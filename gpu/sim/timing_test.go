@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // TestBandwidthModel times single transfers behind a latch, as the engine
@@ -389,29 +391,36 @@ func TestHostCopyOrdering(t *testing.T) {
 	}
 }
 
-// TestDeviceState: temperature and power rise with sustained work.
-func TestDeviceState(t *testing.T) {
+// TestMonitorState: temperature and power rise with sustained work.
+func TestMonitorState(t *testing.T) {
 	const size = 1 << 30
 	r := newRig(t, "h200x2")
-	_, _, idleT, idleP := r.d.DeviceState(0)
+	state := func(dev int) results.DeviceState {
+		t.Helper()
+		st, err := r.d.Monitor().State(dev, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	idle := state(0)
 	a := r.alloc(0, 2*size)
 	for range 400 {
 		r.must(r.ctx[0].MemcpyAsync(a+size, a, size, 0))
 	}
 	r.must(r.ctx[0].Synchronize())
-	_, _, hotT, hotP := r.d.DeviceState(0)
-	if hotT <= idleT || hotP <= idleP {
-		t.Errorf("after 0.2 s of copies: %d °C %.0f W, idle %d °C %.0f W", hotT, hotP, idleT, idleP)
+	if hot := state(0); hot.TempC <= idle.TempC || hot.PowerW <= idle.PowerW {
+		t.Errorf("after 0.2 s of copies: %d °C %.0f W, idle %d °C %.0f W", hot.TempC, hot.PowerW, idle.TempC, idle.PowerW)
 	}
-	if _, _, t1, _ := r.d.DeviceState(1); t1 != idleT {
+	if t1 := state(1).TempC; t1 != idle.TempC {
 		t.Errorf("idle device 1 at %d °C", t1)
 	}
-	if _, _, ok := r.d.LinkInfo(0, 1); !ok {
-		t.Error("no NVLink on h200x2")
-	}
 	p := newRig(t, "pcie-4gpu")
-	if _, _, ok := p.d.LinkInfo(0, 1); ok {
-		t.Error("NVLink reported on the PCIe machine")
+	if links, err := p.d.Monitor().Links(0, ""); len(links) != 0 || err != nil {
+		t.Errorf("the PCIe machine reports NVLinks: %v, %v", links, err)
+	}
+	if _, err := p.d.Monitor().Traffic(0, ""); !errors.Is(err, gpu.ErrNoCounters) {
+		t.Errorf("Traffic: %v, want ErrNoCounters", err)
 	}
 }
 

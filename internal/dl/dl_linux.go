@@ -9,9 +9,10 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// StructArgs reports whether Bind can pass C structs by value on this
-// platform. purego implements the aggregate rules of the x86-64 System V and
-// AArch64 procedure-call standards; elsewhere it would panic at bind time.
+// StructArgs reports whether bound functions can take C structs by value
+// on this platform. purego implements the aggregate rules of the x86-64
+// System V and AArch64 procedure-call standards; elsewhere it would panic at
+// bind time.
 const StructArgs = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 
 func open(path string) (uintptr, error) {

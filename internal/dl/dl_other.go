@@ -7,8 +7,8 @@ import (
 	"runtime"
 )
 
-// StructArgs reports whether Bind can pass C structs by value on this
-// platform; the NVIDIA libraries p2pbench loads exist only on Linux.
+// StructArgs reports whether bound functions can take C structs by value
+// on this platform; the NVIDIA libraries p2pbench loads exist only on Linux.
 const StructArgs = false
 
 func open(path string) (uintptr, error) {
