@@ -10,9 +10,11 @@ export CGO_ENABLED := 0
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o p2pbench ./cmd/p2pbench
 
-## test: vet, gofmt check and every unit test (fake driver and gcc-built fake libcuda)
+## test: vet, gofmt check, every unit test (fake driver and gcc-built fake libcuda), and the
+## binding's tests for arm64 under qemu-user (skipped without the cross tools, installed under CI)
 test: vet fmt-check
 	$(GO) test -count=1 ./...
+	scripts/test-arm64.sh
 
 vet:
 	$(GO) vet ./...

@@ -4,7 +4,8 @@
 # built for arm64, their gcc-built fakes are built with the arm64 cross gcc,
 # and both run under qemu-aarch64 with the arm64 C library. Needs
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user (Debian); with
-# CI=true the script installs them when missing, else it says what to install.
+# CI=true the script installs them when missing, else it says what to install
+# and skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CROSS_CC=${CROSS_CC:-aarch64-linux-gnu-gcc}
@@ -16,8 +17,8 @@ if ! command -v "$CROSS_CC" >/dev/null || ! command -v "$QEMU" >/dev/null || [ !
 		sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
 		$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
 	else
-		echo "test-arm64: needs $CROSS_CC, $QEMU and $SYSROOT (Debian: apt-get install $pkgs)" >&2
-		exit 1
+		echo "test-arm64: skipped: needs $CROSS_CC, $QEMU and $SYSROOT (Debian: apt-get install $pkgs)" >&2
+		exit 0
 	fi
 fi
 bin=$(mktemp -d)

@@ -27,7 +27,7 @@ type Set struct {
 }
 
 // Path returns the library built with -D flag (none for ""), building it on
-// first use. Without gcc the test is skipped, except when CI=true, where gcc
+// first use. Without gcc ($CC when set) the test is skipped, except when CI=true, where gcc
 // must be there and the test fails.
 func (s *Set) Path(t testing.TB, flag string) string {
 	t.Helper()
@@ -50,7 +50,13 @@ func (s *Set) Path(t testing.TB, flag string) string {
 }
 
 func (s *Set) build(flag string) (string, error) {
-	gcc, err := exec.LookPath("gcc")
+	// $CC names another compiler: a cross gcc when the tests are built for
+	// another architecture and run under emulation (scripts/test-arm64.sh).
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	gcc, err := exec.LookPath(cc)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +81,7 @@ func (s *Set) build(flag string) (string, error) {
 		return "", err
 	}
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", fmt.Errorf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
 	s.paths[flag] = lib
 	return lib, nil
