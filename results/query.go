@@ -219,6 +219,22 @@ func (f Figure) Failed() bool {
 	return f.Error != "" || f.Verify == VerifyFailed
 }
 
+// FailureLabel names why a failed figure has no value, short enough for a
+// table cell: "ERR" with the CUDA error's name less its CUDA_ERROR_ prefix
+// when a driver call failed ("ERR PEER_ACCESS_UNSUPPORTED"), "BAD DATA" when
+// the data moved did not verify; "" when the figure did not fail.
+func (f Figure) FailureLabel() string {
+	switch {
+	case f.Error != "" && f.ErrorName != "":
+		return "ERR " + strings.TrimPrefix(f.ErrorName, "CUDA_ERROR_")
+	case f.Error != "":
+		return "ERR"
+	case f.Verify == VerifyFailed:
+		return "BAD DATA"
+	}
+	return ""
+}
+
 // Value returns the figure's median, and false when there is none to use
 // (an error, failed verification, no statistics).
 func (f Figure) Value() (float64, bool) {
