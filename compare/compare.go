@@ -130,7 +130,8 @@ type Change struct {
 }
 
 // Compare compares every run with the first on the figures they share. A
-// run that is not valid (results.Run.Validate) is an error.
+// NaN sample is an error: the U test has no answer for it (results.Read
+// refuses such files).
 func Compare(inputs []Input, opt Options) (*Result, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
@@ -151,8 +152,10 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	}
 	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence}
 	for _, in := range inputs {
-		if err := in.Run.Validate(); err != nil {
-			return nil, fmt.Errorf("compare: %s: %w", in.Name, err)
+		for _, f := range in.Run.Figures {
+			if slices.ContainsFunc(f.Samples, math.IsNaN) {
+				return nil, fmt.Errorf("compare: %s: figure %s has a NaN sample", in.Name, f.Key())
+			}
 		}
 		res.Names = append(res.Names, in.Name)
 	}
@@ -177,8 +180,7 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) 
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{inputs: inputs, opt: opt, th: th, test: test,
-				samples: make([]*benchmath.Sample, len(inputs)), warnings: map[string]bool{}}
+			m := rowMaker{inputs: inputs, opt: opt, th: th, test: test, warnings: map[string]bool{}}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
 				rows[r] = m.row(shared[r])
 			}
@@ -194,12 +196,10 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) 
 // rowMaker makes rows; each worker has its own, and all share the memo of
 // U tests.
 type rowMaker struct {
-	inputs []Input
-	opt    Options
-	th     *benchmath.Thresholds
-	test   *uTest
-	// samples[i] is run i's sample of the row at hand, nil without one.
-	samples  []*benchmath.Sample
+	inputs   []Input
+	opt      Options
+	th       *benchmath.Thresholds
+	test     *uTest
 	warnings map[string]bool
 }
 
@@ -209,17 +209,18 @@ func (m *rowMaker) row(tw twins) Row {
 	row := Row{Key: tw.key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part,
 		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: bf.IdentityParams(), Unit: bf.Unit,
 		LowerIsBetter: bf.LowerIsBetter(), Cells: make([]Cell, len(tw.at)), Changes: make([]Change, len(tw.at)-1)}
+	// samples[i] is run i's sample, nil without one.
+	samples := make([]*benchmath.Sample, len(tw.at))
 	for i, at := range tw.at {
-		m.samples[i] = nil
 		if at >= 0 {
 			var warns []error
-			row.Cells[i], m.samples[i], warns = summarize(&m.inputs[i].Run.Figures[at], m.th, m.opt.Confidence)
+			row.Cells[i], samples[i], warns = summarize(&m.inputs[i].Run.Figures[at], m.th, m.opt.Confidence)
 			m.note(warns)
 		}
 	}
 	for i := 1; i < len(tw.at); i++ {
 		var warns []error
-		row.Changes[i-1], warns = change(&row, i, m.samples[0], m.samples[i], m.test, m.opt.Threshold)
+		row.Changes[i-1], warns = change(&row, i, samples[0], samples[i], m.test, m.opt.Threshold)
 		m.note(warns)
 	}
 	return row

@@ -12,9 +12,12 @@ import (
 // only through their sizes, the U statistic and the sizes of the groups of
 // tied values in their merged order: go-moremath takes the exact
 // distribution of U given the ties, or its normal approximation with the
-// tie correction, from those alone. The exact distribution with ties costs
-// up to tens of milliseconds; figures compared across runs repeat a few
-// hundred patterns thousands of times. uTest computes the pattern, never a
+// tie correction, from those alone. Samples without ties of one size have a
+// few hundred patterns, which a large comparison meets thousands of times
+// each: the memo makes comparing two synthetic 72-GPU runs 8 times faster.
+// Samples with ties, as the timers' resolution makes them in real runs,
+// seldom share a pattern, and the exact distribution with ties costs about a
+// millisecond for samples of 20. uTest computes the pattern, never a
 // p-value. It is safe for concurrent use.
 type uTest struct {
 	mu    sync.Mutex
@@ -25,8 +28,7 @@ func newUTest() *uTest { return &uTest{known: map[string]benchmath.Comparison{}}
 
 // compare returns benchmath.AssumeNothing.Compare(a, b); a and b are sorted,
 // as benchmath.NewSample leaves them, and have the same Thresholds in every
-// call.
-// A pattern new to two goroutines at once is computed by both.
+// call. A pattern new to two goroutines at once is computed by both.
 func (t *uTest) compare(a, b *benchmath.Sample) benchmath.Comparison {
 	key := string(rankPattern(nil, a.Values, b.Values))
 	t.mu.Lock()
@@ -51,8 +53,10 @@ func rankPattern(key []byte, x, y []float64) []byte {
 	rankSum2 := 0
 	i, j := 0, 0
 	for i < len(x) || j < len(y) {
-		v := x[min(i, len(x)-1)]
-		if i == len(x) || j < len(y) && y[j] < v {
+		var v float64 // the next value
+		if j == len(y) || i < len(x) && x[i] <= y[j] {
+			v = x[i]
+		} else {
 			v = y[j]
 		}
 		first := i + j + 1 // the group's first rank
@@ -63,7 +67,7 @@ func rankPattern(key []byte, x, y []float64) []byte {
 		for ; j < len(y) && y[j] == v; j++ {
 			n++
 		}
-		n += nx // at least 1: there are no NaNs (Compare validates the runs)
+		n += nx // at least 1: Compare refuses NaNs
 		// The group's ranks are first … first+n−1; twice their mean is 2·first+n−1.
 		rankSum2 += nx * (2*first + n - 1)
 		key = binary.AppendUvarint(key, uint64(n))
