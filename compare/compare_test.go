@@ -233,7 +233,7 @@ func TestMachinesDiffer(t *testing.T) {
 			continue
 		case results.AtomicTput:
 			g := f
-			g.Engine = "sm:other"
+			g.Engine = results.SMCopyEngine("other")
 			other.Figures = append(other.Figures, g)
 		}
 		other.Figures = append(other.Figures, f)
