@@ -152,6 +152,9 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	}
 	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence}
 	for _, in := range inputs {
+		if in.Run == nil {
+			return nil, fmt.Errorf("compare: %s has no run", in.Name)
+		}
 		for _, f := range in.Run.Figures {
 			if slices.ContainsFunc(f.Samples, math.IsNaN) {
 				return nil, fmt.Errorf("compare: %s: figure %s has a NaN sample", in.Name, f.Key())

@@ -403,6 +403,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := compare.Compare([]compare.Input{{"a", base}}, compare.Options{}); err == nil {
 		t.Error("one run accepted")
 	}
+	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b", nil}}, compare.Options{}); err == nil {
+		t.Error("a missing run accepted")
+	}
 	nan := variant(base, math.NaN(), pair(0, 1))
 	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b.json", nan}}, compare.Options{}); err == nil || !strings.Contains(err.Error(), "b.json") {
 		t.Errorf("a run with NaN samples: error %v, want one naming it", err)
