@@ -3,7 +3,6 @@ package compare_test
 import (
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
@@ -11,10 +10,48 @@ import (
 	"github.com/p2pbench/p2pbench/results/synth"
 )
 
+// BenchmarkReference measures the steps of `p2pbench compare` on the
+// committed reference runs: reading both files, comparing the run with its
+// repeat and with itself, and the text table.
+func BenchmarkReference(b *testing.B) {
+	paths := []string{reference("all.json"), reference("all-repeat.json")}
+	b.Run("read", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := compare.ReadInputs(paths); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	in, err := compare.ReadInputs(paths)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var res *compare.Result
+	for _, c := range []struct {
+		name   string
+		inputs []compare.Input
+	}{{"compare-self", []compare.Input{in[0], in[0]}}, {"compare-repeat", in}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if res, err = compare.Compare(c.inputs, compare.Options{Threshold: 0.05}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("text", func(b *testing.B) {
+		for b.Loop() {
+			if err := compare.WriteText(io.Discard, res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkCompare72 measures `p2pbench compare` of two 72-GPU runs with a
-// size sweep on every pair (72×71 pairs × 28 sizes × 2 engines): files
-// (reading both files, comparing every figure, the text table, as the
-// command does, from a fresh heap) and in-memory (all but reading).
+// size sweep on every pair (72×71 pairs × 28 sizes × 2 engines and more):
+// files (reading both files, comparing every figure and writing the text
+// table, as the command does) and the steps alone.
 func BenchmarkCompare72(b *testing.B) {
 	dir := b.TempDir()
 	var paths []string
@@ -29,13 +66,6 @@ func BenchmarkCompare72(b *testing.B) {
 	}
 	b.Run("files", func(b *testing.B) {
 		for b.Loop() {
-			// Each run starts as the command does: with no heap to reuse
-			// (the memory of the run before returned to the system) and
-			// the collector tuned.
-			b.StopTimer()
-			debug.FreeOSMemory()
-			b.StartTimer()
-			restore := compare.TuneGC(paths)
 			in, err := compare.ReadInputs(paths)
 			if err != nil {
 				b.Fatal(err)
@@ -47,19 +77,22 @@ func BenchmarkCompare72(b *testing.B) {
 			if err := compare.WriteText(io.Discard, res); err != nil {
 				b.Fatal(err)
 			}
-			restore()
 		}
 	})
 	in, err := compare.ReadInputs(paths)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("in-memory", func(b *testing.B) {
+	var res *compare.Result
+	b.Run("compare", func(b *testing.B) {
 		for b.Loop() {
-			res, err := compare.Compare(in, compare.Options{Threshold: 0.05})
-			if err != nil {
+			if res, err = compare.Compare(in, compare.Options{Threshold: 0.05}); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("text", func(b *testing.B) {
+		for b.Loop() {
 			if err := compare.WriteText(io.Discard, res); err != nil {
 				b.Fatal(err)
 			}

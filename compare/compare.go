@@ -1,28 +1,31 @@
 // Package compare compares p2pbench results runs figure by figure, the way
-// benchstat compares benchmark runs: for every figure that the baseline and
-// another run share, each run's median with its confidence interval, the
-// change against the baseline, and whether the change is statistically
-// significant. The statistics are golang.org/x/perf/benchmath's
-// non-parametric ones (medians, order-statistic confidence intervals, the
-// Mann–Whitney U test) over the raw samples.
+// benchstat compares benchmark runs. For every figure that a baseline run
+// shares with another run (the same results.Figure.Key: test, engine,
+// direction, part, pair, size and identifying params) it gives each run's
+// median with its confidence interval, the change against the baseline, and
+// whether the change is significant, and significant and large enough to
+// call a regression or an improvement. The statistics are
+// golang.org/x/perf/benchmath's non-parametric ones over the raw samples:
+// medians, order-statistic confidence intervals and the Mann–Whitney U test.
+// Write renders a comparison as text, Markdown, CSV or JSON.
 //
-// The package reads results only; it knows nothing of CUDA or the engine.
+// compare reads results only: it imports results and the statistics
+// library, never the packages that measure (cuda, gpu, bench, ipc).
 package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"os"
 	"runtime"
-	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/p2pbench/p2pbench/internal/mem"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -72,16 +75,17 @@ type Difference struct {
 
 // Row is one figure across the runs.
 type Row struct {
-	Key       string `json:"key"`
-	Test      string `json:"test"`
-	Engine    string `json:"engine"`
-	Direction string `json:"direction,omitempty"`
-	Part      string `json:"part,omitempty"`
-	Src       int    `json:"src"`
-	Dst       int    `json:"dst"`
-	Size      uint64 `json:"size_bytes"`
-	Params    string `json:"params,omitempty"`
-	Unit      string `json:"unit"`
+	Key       string            `json:"key"`
+	Test      results.Test      `json:"test"`
+	Engine    results.Engine    `json:"engine"`
+	Direction results.Direction `json:"direction,omitempty"`
+	Part      results.Part      `json:"part,omitempty"`
+	Src       int               `json:"src"`
+	Dst       int               `json:"dst"`
+	Size      uint64            `json:"size_bytes"`
+	// Params are the identifying params (results.Figure.IdentityParams).
+	Params string       `json:"params,omitempty"`
+	Unit   results.Unit `json:"unit"`
 	// LowerIsBetter: for times a rise is a regression, for rates a drop.
 	LowerIsBetter bool `json:"lower_is_better"`
 	// Cells has one entry per run; Changes one per run after the baseline.
@@ -92,7 +96,8 @@ type Row struct {
 // Cell is one run's summary of a figure.
 type Cell struct {
 	Present bool `json:"present"`
-	// Failed says why a present figure has no value (its error, bad data).
+	// Failed says why a present figure has no value: its
+	// results.Figure.FailureLabel, or "no data".
 	Failed string `json:"failed,omitempty"`
 	N      int    `json:"n"`
 	// Center is the median; Lo and Hi its confidence interval (equal to
@@ -101,7 +106,8 @@ type Cell struct {
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
 	// Spread is the interval's half-width relative to the center, as
-	// benchstat prints it ("±1%").
+	// benchstat prints it ("±1%"), with a decimal below 10% ("0.3%"); "?"
+	// for a figure with statistics but no samples.
 	Spread string `json:"spread"`
 }
 
@@ -123,7 +129,9 @@ type Change struct {
 	Improvement bool `json:"improvement"`
 }
 
-// Compare compares every run with the first on the figures they share.
+// Compare compares every run with the first on the figures they share. A
+// NaN sample is an error: the U test has no answer for it (results.Read
+// refuses such files).
 func Compare(inputs []Input, opt Options) (*Result, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
@@ -131,239 +139,170 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	if opt.Alpha == 0 {
 		opt.Alpha = benchmath.DefaultThresholds.CompareAlpha
 	}
-	if opt.Alpha <= 0 || opt.Alpha >= 1 {
-		return nil, fmt.Errorf("compare: alpha %v is not between 0 and 1", opt.Alpha)
-	}
-	if opt.Threshold < 0 {
-		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
-	}
 	if opt.Confidence == 0 {
 		opt.Confidence = 0.95
 	}
-	thresholds := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	switch {
+	case !(opt.Alpha > 0 && opt.Alpha < 1):
+		return nil, fmt.Errorf("compare: alpha %v is not between 0 and 1", opt.Alpha)
+	case !(opt.Confidence > 0 && opt.Confidence < 1):
+		return nil, fmt.Errorf("compare: confidence %v is not between 0 and 1", opt.Confidence)
+	case !(opt.Threshold >= 0):
+		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
+	}
 	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence}
 	for _, in := range inputs {
+		if in.Run == nil {
+			return nil, fmt.Errorf("compare: %s has no run", in.Name)
+		}
+		for _, f := range in.Run.Figures {
+			if slices.ContainsFunc(f.Samples, math.IsNaN) {
+				return nil, fmt.Errorf("compare: %s: figure %s has a NaN sample", in.Name, f.Key())
+			}
+		}
 		res.Names = append(res.Names, in.Name)
 	}
 	res.Differences = differences(inputs)
-	m := match(inputs)
-	res.OnlyInBase, res.OnlyInOther = m.onlyInBase, m.onlyInOther
-
-	// A row for every base figure that another run shares, in order; the
-	// rows, their cells and their changes are allocated once, and workers
-	// fill a range of rows each, with their own scratch memory and
-	// warnings.
-	base := inputs[0].Run.Figures
-	rowOf := make([]int32, 0, len(base))
-	for j := range base {
-		if m.dupBase[j] {
-			continue
-		}
-		for i := 1; i < len(inputs); i++ {
-			if m.twin[i][j] >= 0 {
-				rowOf = append(rowOf, int32(j))
-				break
-			}
-		}
-	}
-	nIn := len(inputs)
-	res.Rows = make([]Row, len(rowOf))
-	cells := make([]Cell, len(rowOf)*nIn)
-	changes := make([]Change, len(rowOf)*(nIn-1))
-	cache := newPCache()
-	parts := parallel(len(rowOf), func(lo, hi int) map[string]bool {
-		mem.Populate(res.Rows[lo:hi])
-		mem.Populate(cells[lo*nIn : hi*nIn])
-		mem.Populate(changes[lo*(nIn-1) : hi*(nIn-1)])
-		w := newSummarizer(nIn, thresholds, opt.Confidence)
-		var keyBuf []byte
-		for r := lo; r < hi; r++ {
-			j := rowOf[r]
-			bf := &base[j]
-			key := m.baseKeys[j]
-			row := &res.Rows[r]
-			*row = Row{Key: key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part, Src: bf.Src, Dst: bf.Dst,
-				Size: bf.Size, Params: identityParams(key), Unit: bf.Unit, LowerIsBetter: bf.LowerIsBetter(),
-				Cells: cells[r*nIn : (r+1)*nIn : (r+1)*nIn], Changes: changes[r*(nIn-1) : (r+1)*(nIn-1) : (r+1)*(nIn-1)]}
-			for i := range inputs {
-				var f *results.Figure
-				if i == 0 {
-					f = bf
-				} else if t := m.twin[i][j]; t >= 0 {
-					f = &inputs[i].Run.Figures[t]
-				}
-				w.summarize(i, f, &row.Cells[i])
-			}
-			for i := 1; i < nIn; i++ {
-				row.Changes[i-1] = change(row, row.Cells[0], row.Cells[i], w.sample(0), w.sample(i), opt, cache, keyBuf, w.warnings)
-			}
-		}
-		return w.warnings
-	})
-	warnings := map[string]bool{}
-	for _, p := range parts {
-		for w := range p {
-			warnings[w] = true
-		}
-	}
-	for w := range warnings {
-		res.Warnings = append(res.Warnings, w)
-	}
-	sort.Strings(res.Warnings)
+	var shared []twins
+	shared, res.OnlyInBase, res.OnlyInOther = match(inputs)
+	res.Rows, res.Warnings = compareRows(inputs, shared, opt)
 	return res, nil
 }
 
-// parallel splits [0, n) into one range per processor, runs fn on each at
-// once and returns the results in order.
-func parallel[T any](n int, fn func(lo, hi int) T) []T {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/1024))
-	out := make([]T, workers)
+// compareRows makes the rows of the shared figures on every processor: the
+// U test of a row takes from microseconds to milliseconds (samples with
+// ties), and rows are independent. It returns the rows and benchmath's
+// warnings, sorted.
+func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) {
+	rows := make([]Row, len(shared))
+	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	test := newUTest()
+	var next atomic.Int64
+	var mu sync.Mutex
+	warnings := map[string]bool{}
 	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[w] = fn(n*w/workers, n*(w+1)/workers)
-		}()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			m := rowMaker{inputs: inputs, opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
+				rows[r] = m.row(shared[r])
+			}
+			mu.Lock()
+			maps.Copy(warnings, m.warnings)
+			mu.Unlock()
+		})
 	}
 	wg.Wait()
-	return out
+	return rows, slices.Sorted(maps.Keys(warnings))
 }
 
-// identityParams is the params part of a figure key.
-func identityParams(key string) string { return key[strings.LastIndexByte(key, '|')+1:] }
-
-// summarizer makes cells: one per worker.
-type summarizer struct {
-	th         *benchmath.Thresholds
-	confidence float64
-	// samples[i] is run i's sample of the current row; values[i] holds
-	// its values. benchmath sorts the values it is given, and the runs'
-	// own must stay as they are: they are copied, into memory each row
-	// reuses.
-	samples []benchmath.Sample
-	has     []bool
-	values  [][]float64
-	// spreads interns the cells' spreads ("0.3%"): a few hundred
-	// different strings for hundreds of thousands of cells.
-	spreads  map[string]string
-	buf      []byte
+// rowMaker makes rows; each worker has its own, and all share the memo of
+// U tests.
+type rowMaker struct {
+	inputs   []Input
+	opt      Options
+	th       *benchmath.Thresholds
+	test     *uTest
 	warnings map[string]bool
 }
 
-func newSummarizer(runs int, th *benchmath.Thresholds, confidence float64) *summarizer {
-	return &summarizer{th: th, confidence: confidence, samples: make([]benchmath.Sample, runs), has: make([]bool, runs),
-		values: make([][]float64, runs), spreads: map[string]string{}, warnings: map[string]bool{}}
-}
-
-// sample is run i's sample of the current row, nil without raw samples.
-func (w *summarizer) sample(i int) *benchmath.Sample {
-	if !w.has[i] {
-		return nil
-	}
-	return &w.samples[i]
-}
-
-// summarize makes run i's cell of a figure, and its sample.
-func (w *summarizer) summarize(i int, f *results.Figure, c *Cell) {
-	w.has[i] = false
-	*c = Cell{}
-	if f == nil {
-		return
-	}
-	c.Present = true
-	switch {
-	case f.Error != "":
-		c.Failed = "ERR"
-		if f.ErrorName != "" {
-			c.Failed = "ERR " + strings.TrimPrefix(f.ErrorName, "CUDA_ERROR_")
+// row makes the row of a baseline figure and its twins.
+func (m *rowMaker) row(tw twins) Row {
+	bf := &m.inputs[0].Run.Figures[tw.at[0]]
+	row := Row{Key: tw.key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part,
+		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: bf.IdentityParams(), Unit: bf.Unit,
+		LowerIsBetter: bf.LowerIsBetter(), Cells: make([]Cell, len(tw.at)), Changes: make([]Change, len(tw.at)-1)}
+	// samples[i] is run i's sample, nil without one.
+	samples := make([]*benchmath.Sample, len(tw.at))
+	for i, at := range tw.at {
+		if at >= 0 {
+			var warns []error
+			row.Cells[i], samples[i], warns = summarize(&m.inputs[i].Run.Figures[at], m.th, m.opt.Confidence)
+			m.note(warns)
 		}
-		return
-	case f.Verify == results.VerifyFailed:
-		c.Failed = "BAD DATA"
-		return
+	}
+	for i := 1; i < len(tw.at); i++ {
+		var warns []error
+		row.Changes[i-1], warns = change(&row, i, samples[0], samples[i], m.test, m.opt.Threshold)
+		m.note(warns)
+	}
+	return row
+}
+
+func (m *rowMaker) note(warns []error) {
+	for _, w := range warns {
+		m.warnings[w.Error()] = true
+	}
+}
+
+// summarize makes a run's cell of a figure, and its sample for the U test
+// (nil without raw samples).
+func summarize(f *results.Figure, th *benchmath.Thresholds, confidence float64) (Cell, *benchmath.Sample, []error) {
+	if label := f.FailureLabel(); label != "" {
+		return Cell{Present: true, Failed: label}, nil, nil
 	}
 	if len(f.Samples) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
 		if f.Stats == nil {
-			c.Failed = "no data"
-			return
+			return Cell{Present: true, Failed: "no data"}, nil, nil
 		}
-		c.N, c.Center, c.Lo, c.Hi, c.Spread = f.Stats.N, f.Stats.Median, f.Stats.Median, f.Stats.Median, "?"
-		return
+		m := f.Stats.Median
+		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, nil, nil
 	}
-	// What benchmath.NewSample makes of a copy: the values sorted.
-	w.values[i] = sortedCopy(w.values[i], f.Samples)
-	w.samples[i] = benchmath.Sample{Values: w.values[i], Thresholds: w.th}
-	w.has[i] = true
-	sum := benchmath.AssumeNothing.Summary(&w.samples[i], w.confidence)
-	for _, warn := range sum.Warnings {
-		w.warnings[warn.Error()] = true
-	}
-	w.buf = appendSpread(w.buf[:0], sum.Center, sum.Lo, sum.Hi)
-	sp, ok := w.spreads[string(w.buf)]
-	if !ok {
-		sp = string(w.buf)
-		w.spreads[sp] = sp
-	}
-	c.N, c.Center, c.Lo, c.Hi, c.Spread = len(f.Samples), sum.Center, sum.Lo, sum.Hi, sp
+	// benchmath sorts the values it is given; the run's stay as they are.
+	s := benchmath.NewSample(slices.Clone(f.Samples), th)
+	sum := benchmath.AssumeNothing.Summary(s, confidence)
+	c := Cell{Present: true, N: len(f.Samples), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi,
+		Spread: spread(sum.Center, sum.Lo, sum.Hi)}
 	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
 		// Too few samples for an interval (Spread says ∞); JSON has no
 		// infinities, so the bounds collapse to the center.
 		c.Lo, c.Hi = c.Center, c.Center
 	}
+	return c, s, sum.Warnings
 }
 
-// sortedCopy copies v into dst's memory, sorted as sort.Float64s sorts.
-// Small samples of positive values, nearly all, are insertion-sorted,
-// twice as fast as sort.Float64s for 20 values: values that compare equal
-// are then the same bits, so any correct sort gives the same order. Zeros
-// (0 and −0 compare equal), NaNs and large samples go to sort.Float64s.
-func sortedCopy(dst, v []float64) []float64 {
-	dst = append(dst[:0], v...)
-	if len(dst) > 32 {
-		sort.Float64s(dst)
-		return dst
+// spread is the confidence interval's half-width relative to the center,
+// as benchmath's Summary.PctRangeString defines it, with one decimal below
+// 10%: bandwidth intervals are often a few tenths of a percent, which
+// whole percents would all show as 0%.
+func spread(center, lo, hi float64) string {
+	switch {
+	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return "∞"
+	case center == 0:
+		return "0%"
+	case (center > 0) != (lo > 0) || (center > 0) != (hi > 0):
+		return "?"
 	}
-	for _, x := range dst {
-		if !(x > 0) {
-			sort.Float64s(dst)
-			return dst
-		}
+	v := 100 * math.Max(hi/center-1, 1-lo/center)
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 	}
-	for i := 1; i < len(dst); i++ {
-		x := dst[i]
-		j := i
-		for j > 0 && dst[j-1] > x {
-			dst[j] = dst[j-1]
-			j--
-		}
-		dst[j] = x
-	}
-	return dst
+	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
 }
 
-func change(row *Row, base, other Cell, bs, os *benchmath.Sample, opt Options, cache *pCache, buf []byte, warnings map[string]bool) Change {
-	if !base.Present || !other.Present || base.Failed != "" || other.Failed != "" || base.Center == 0 {
-		return Change{}
+// change compares run i's cell of a row with the baseline's, testing their
+// samples where both have them.
+func change(row *Row, i int, base, other *benchmath.Sample, test *uTest, threshold float64) (Change, []error) {
+	b, o := row.Cells[0], row.Cells[i]
+	if !b.Present || !o.Present || b.Failed != "" || o.Failed != "" || b.Center == 0 {
+		return Change{}, nil
 	}
-	ch := Change{Valid: true, Pct: 100 * (other.Center/base.Center - 1)}
-	if bs != nil && os != nil {
-		cmp := cache.compare(bs, os, buf)
-		for _, w := range cmp.Warnings {
-			warnings[w.Error()] = true
-		}
-		ch.Tested, ch.P = true, cmp.P
-		ch.Significant = cmp.P < cmp.Alpha
+	ch := Change{Valid: true, Pct: 100 * (o.Center/b.Center - 1)}
+	var warns []error
+	if base != nil && other != nil {
+		cmp := test.compare(base, other)
+		ch.Tested, ch.P, ch.Significant, warns = true, cmp.P, cmp.P < cmp.Alpha, cmp.Warnings
 	}
 	worse := ch.Pct < 0
 	if row.LowerIsBetter {
 		worse = ch.Pct > 0
 	}
-	big := math.Abs(ch.Pct) >= 100*opt.Threshold && ch.Pct != 0
+	big := math.Abs(ch.Pct) >= 100*threshold && ch.Pct != 0
 	ch.Regression = ch.Significant && worse && big
 	ch.Improvement = ch.Significant && !worse && big
-	return ch
+	return ch, warns
 }
 
 // differences lists the properties of the runs that are not all equal.
@@ -384,10 +323,10 @@ func differences(inputs []Input) []Difference {
 		{"CUDA", func(r *results.Run) string { return r.Environment.CUDAVersion }},
 		{"p2pbench", func(r *results.Run) string { return r.Tool.Version }},
 		{"simulated", func(r *results.Run) string {
-			if !r.Simulated {
+			switch {
+			case !r.Simulated:
 				return "no"
-			}
-			if r.SimMachine != "" {
+			case r.SimMachine != "":
 				return "yes (" + r.SimMachine + ")"
 			}
 			return "yes"
@@ -415,8 +354,8 @@ func differences(inputs []Input) []Difference {
 	return out
 }
 
-// topologySummary describes the links in a few words: "56 pairs; 8 at 300
-// GB/s, 48 unknown; ranks 0-2".
+// topologySummary describes the links in a few words: "56 pairs: 8 at 300
+// GB/s, 48 of unknown speed; perf ranks 0–2".
 func topologySummary(r *results.Run) string {
 	t := r.Topology
 	if t == nil {
@@ -431,65 +370,55 @@ func topologySummary(r *results.Run) string {
 		}
 	}
 	var parts []string
-	var speeds []float64
-	for s := range links {
-		speeds = append(speeds, s)
-	}
-	sort.Float64s(speeds)
-	for _, s := range speeds {
+	for _, s := range sortedKeys(links) {
 		if s == 0 {
 			parts = append(parts, fmt.Sprintf("%d of unknown speed", links[s]))
 		} else {
 			parts = append(parts, fmt.Sprintf("%d at %g GB/s", links[s], s))
 		}
 	}
-	var rs []int
-	for v := range ranks {
-		rs = append(rs, v)
-	}
-	sort.Ints(rs)
 	rank := ""
-	if len(rs) > 0 {
+	switch rs := sortedKeys(ranks); {
+	case len(rs) == 1:
 		rank = fmt.Sprintf("; perf rank %d", rs[0])
-		if len(rs) > 1 {
-			rank = fmt.Sprintf("; perf ranks %d–%d", rs[0], rs[len(rs)-1])
-		}
+	case len(rs) > 1:
+		rank = fmt.Sprintf("; perf ranks %d–%d", rs[0], rs[len(rs)-1])
 	}
 	return fmt.Sprintf("%d pairs: %s%s", len(t.Pairs), strings.Join(parts, ", "), rank)
+}
+
+func sortedKeys[K int | float64, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // Regressions returns the rows with a regression in any run.
 func (r *Result) Regressions() []Row {
 	var out []Row
 	for _, row := range r.Rows {
-		for _, c := range row.Changes {
-			if c.Regression {
-				out = append(out, row)
-				break
-			}
+		if slices.ContainsFunc(row.Changes, func(c Change) bool { return c.Regression }) {
+			out = append(out, row)
 		}
 	}
 	return out
 }
 
-// ReadInputs reads results files for Compare, at once, naming each run by
-// its path. Compare summarises figures from their samples, so the stats of
-// figures with samples are not read (results.ReadOptions.SkipStats), and
-// figures with the same params share one map (ShareParams): the runs are
-// for reading. The error is that of the first file, in argument order,
-// that could not be read.
+// ReadInputs reads results files for Compare, naming each run by its path.
+// The files are read at once; the error is that of the first file, in
+// argument order, that could not be read.
 func ReadInputs(paths []string) ([]Input, error) {
 	inputs := make([]Input, len(paths))
 	errs := make([]error, len(paths))
-	opt := results.ReadOptions{SkipStats: true, ShareParams: true, Serial: balanced(paths)}
 	var wg sync.WaitGroup
 	for i, p := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			inputs[i].Name = p
-			inputs[i].Run, errs[i] = results.ReadWith(p, opt)
-		}()
+			inputs[i].Run, errs[i] = results.Read(p)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -498,54 +427,6 @@ func ReadInputs(paths []string) ([]Input, error) {
 		}
 	}
 	return inputs, nil
-}
-
-// TuneGC sets the garbage collector for a command that compares the
-// results files at paths and then exits, and returns what restores it.
-// Nearly everything a comparison allocates stays live until the end (the
-// runs, the rows, the text): collections while the heap grows to about
-// the files' size find almost nothing to free, yet their marking, write
-// barriers and assists took a fifth of the CPU time of comparing two
-// 72-GPU runs, and a collection that scans a large slice before it is
-// written makes every first write to it fault twice. TuneGC turns
-// collection off up to a memory limit of twice the files' size and 512
-// MiB, where the runtime takes it up again. Settings made with GOGC or
-// GOMEMLIMIT are left alone.
-func TuneGC(paths []string) (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	var size int64
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			size += fi.Size()
-		}
-	}
-	limit := debug.SetMemoryLimit(2*size + 512<<20)
-	percent := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	}
-}
-
-// balanced reports whether files of about the same size are to be read at
-// once: then each is best decoded on one goroutine (results.ReadOptions
-// Serial), which spares joining pieces; a file much larger than another
-// is better decoded in pieces on every processor.
-func balanced(paths []string) bool {
-	if len(paths) < 2 {
-		return false
-	}
-	var least, most int64 = math.MaxInt64, 0
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return false
-		}
-		least, most = min(least, fi.Size()), max(most, fi.Size())
-	}
-	return least >= most/2
 }
 
 // ParseThreshold reads a threshold given in percent, with or without the

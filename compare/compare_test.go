@@ -4,189 +4,360 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
-
-	"golang.org/x/perf/benchmath"
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
 )
 
-// scalePair multiplies the samples of every bandwidth figure of one pair,
-// keeping the stats consistent.
-func scalePair(run *results.Run, src, dst int, factor float64) {
-	for i := range run.Figures {
-		f := &run.Figures[i]
-		if f.Src == src && f.Dst == dst && f.Unit == results.UnitGBps && len(f.Samples) > 0 {
-			s := make([]float64, len(f.Samples))
-			for j, v := range f.Samples {
-				s[j] = v * factor
-			}
-			f.Samples, f.Stats = s, results.ComputeStats(s)
-		}
-	}
+var update = flag.Bool("update", false, "rewrite testdata/verdicts-repeat.txt from this build's comparison")
+
+func reference(name string) string {
+	return filepath.Join("..", "testdata", "reference", "h200x2", name)
 }
 
-func TestSelfComparisonIsQuiet(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2})
-	res, err := compare.Compare([]compare.Input{{"a.json", run}, {"b.json", run}}, compare.Options{Threshold: 0.05})
+// referenceRuns reads the committed reference runs once for every test.
+var referenceRuns = sync.OnceValues(func() ([]compare.Input, error) {
+	return compare.ReadInputs([]string{reference("all.json"), reference("all-repeat.json")})
+})
+
+// baseRun returns the reference run all.json, to be changed only through
+// variant.
+func baseRun(t *testing.T) *results.Run {
+	t.Helper()
+	in, err := referenceRuns()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != len(run.Figures) {
-		t.Errorf("%d rows for %d figures", len(res.Rows), len(run.Figures))
+	return in[0].Run
+}
+
+// variant returns a copy of run whose figures for which change returns true
+// have their samples (and stats) scaled by factor.
+func variant(run *results.Run, factor float64, change func(f *results.Figure) bool) *results.Run {
+	v := *run
+	v.Figures = slices.Clone(run.Figures)
+	for i := range v.Figures {
+		f := &v.Figures[i]
+		if len(f.Samples) == 0 || !change(f) {
+			continue
+		}
+		s := make([]float64, len(f.Samples))
+		for j, x := range f.Samples {
+			s[j] = x * factor
+		}
+		f.Samples, f.Stats = s, results.ComputeStats(s)
+	}
+	return &v
+}
+
+func pair(src, dst int) func(f *results.Figure) bool {
+	return func(f *results.Figure) bool { return f.Src == src && f.Dst == dst && f.Unit == results.UnitGBps }
+}
+
+func run(t *testing.T, opt compare.Options, runs ...*results.Run) *compare.Result {
+	t.Helper()
+	var in []compare.Input
+	for i, r := range runs {
+		in = append(in, compare.Input{Name: fmt.Sprintf("dir/run%c.json", 'a'+i), Run: r})
+	}
+	res, err := compare.Compare(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// verdicts renders what a comparison decided, a row a line: the figure's
+// key, then for each other run the verdict, the change and the p-value to
+// the precision the tables print.
+func verdicts(res *compare.Result) string {
+	var b strings.Builder
+	for _, row := range res.Rows {
+		b.WriteString(row.Key)
+		for _, c := range row.Changes {
+			verdict := "~"
+			switch {
+			case !c.Valid:
+				verdict = "invalid"
+			case !c.Tested:
+				verdict = "untested"
+			case c.Regression:
+				verdict = "REGRESSION"
+			case c.Improvement:
+				verdict = "better"
+			case c.Significant:
+				verdict = "significant"
+			}
+			fmt.Fprintf(&b, "\t%s %+.2f%% p=%.3f", verdict, c.Pct, c.P)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestReferenceVerdicts holds the comparison of the reference run with its
+// repeat to the verdicts p2pbench gave before its redesign
+// (testdata/verdicts-repeat.txt, made from that build's JSON output): the
+// same rows, changes, p-values, regressions and improvements.
+func TestReferenceVerdicts(t *testing.T) {
+	in, err := referenceRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compare.Compare(in, compare.Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := verdicts(res)
+	golden := filepath.Join("testdata", "verdicts-repeat.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("verdicts differ from %s at line %d:\n got %s\nwant %s", golden, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines of verdicts, %s has %d", len(gl), golden, len(wl))
+	}
+	if len(res.Differences) != 0 || res.OnlyInBase[0] != 0 || res.OnlyInOther[0] != 0 {
+		t.Errorf("differences %v, only in base %v, only in other %v; want none", res.Differences, res.OnlyInBase, res.OnlyInOther)
+	}
+}
+
+// TestSelfComparisonIsQuiet compares the reference run with itself: every
+// figure tested, none changed.
+func TestSelfComparisonIsQuiet(t *testing.T) {
+	base := baseRun(t)
+	res := run(t, compare.Options{Threshold: 0.05}, base, base)
+	if len(res.Rows) != len(base.Figures) {
+		t.Errorf("%d rows for %d figures", len(res.Rows), len(base.Figures))
 	}
 	for _, row := range res.Rows {
-		if c := row.Changes[0]; c.Significant || c.Regression {
+		if c := row.Changes[0]; !c.Tested || c.P != 1 || c.Pct != 0 || c.Significant {
 			t.Fatalf("a run compared with itself changed: %s %+v", row.Key, c)
 		}
 	}
-	if len(res.Differences) != 0 {
-		t.Errorf("differences between a run and itself: %v", res.Differences)
-	}
-	if len(res.Regressions()) != 0 {
-		t.Error("regressions in a self comparison")
+	if len(res.Differences) != 0 || len(res.Regressions()) != 0 {
+		t.Errorf("differences %v, %d regressions between a run and itself", res.Differences, len(res.Regressions()))
 	}
 }
 
 func TestScaledPairIsARegression(t *testing.T) {
-	base := synth.New(synth.Options{GPUs: 4, NoSweep: true})
-	slow := synth.New(synth.Options{GPUs: 4, NoSweep: true})
+	base := baseRun(t)
+	slow := variant(base, 0.9, pair(0, 1))
 	slow.Environment.DriverRelease = "590.10.01"
-	scalePair(slow, 0, 1, 0.9)
-	res, err := compare.Compare([]compare.Input{{"base.json", base}, {"new.json", slow}}, compare.Options{Threshold: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := run(t, compare.Options{Threshold: 0.05}, base, slow)
 	regs := res.Regressions()
 	if len(regs) == 0 {
 		t.Fatal("no regression found")
 	}
+	tests := map[results.Test]bool{}
 	for _, row := range regs {
-		if row.Src != 0 || row.Dst != 1 {
-			t.Errorf("pair %d→%d flagged: %s", row.Src, row.Dst, row.Key)
-		}
 		c := row.Changes[0]
-		if c.Pct > -9.5 || c.Pct < -10.5 || c.P >= 0.05 {
-			t.Errorf("%s: change %+.2f%% p=%.3f, want about -10%%, significant", row.Key, c.Pct, c.P)
+		if row.Src != 0 || row.Dst != 1 || math.Abs(c.Pct+10) > 1e-6 || c.P >= 0.05 {
+			t.Errorf("%s: change %+.2f%% p=%.3f; want only 0→1, -10%%, significant", row.Key, c.Pct, c.P)
 		}
+		tests[row.Test] = true
 	}
-	found := false
-	for _, row := range regs {
-		if row.Test == "ce_read" {
-			found = true
-		}
-	}
-	if !found {
-		t.Error("ce_read 0→1 is not among the regressions")
+	if !tests[results.CERead] || !tests[results.SMWrite] {
+		t.Errorf("regressions in %v, want %s and %s among them", tests, results.CERead, results.SMWrite)
 	}
 	if len(res.Differences) != 1 || res.Differences[0].What != "driver" {
 		t.Errorf("differences %v, want the driver", res.Differences)
 	}
 	// Below the threshold, the same change is significant but not flagged.
-	res, _ = compare.Compare([]compare.Input{{"base.json", base}, {"new.json", slow}}, compare.Options{Threshold: 0.2})
+	res = run(t, compare.Options{Threshold: 0.2}, base, slow)
 	if len(res.Regressions()) != 0 {
 		t.Error("a 10% change flagged with a 20% threshold")
 	}
 }
 
 func TestLatencyRegressionIsARise(t *testing.T) {
-	base := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	slow := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	for i := range slow.Figures {
-		f := &slow.Figures[i]
-		if f.Test == "lat_pingpong" {
-			for j := range f.Samples {
-				f.Samples[j] *= 1.2
-			}
-			f.Stats = results.ComputeStats(f.Samples)
-		}
-	}
-	res, _ := compare.Compare([]compare.Input{{"a", base}, {"b", slow}}, compare.Options{Threshold: 0.05})
+	base := baseRun(t)
+	pingpong := func(f *results.Figure) bool { return f.Test == results.LatPingPong }
+	slow := variant(base, 1.2, pingpong)
+	res := run(t, compare.Options{Threshold: 0.05}, base, slow)
 	regs := res.Regressions()
 	if len(regs) == 0 {
 		t.Fatal("a 20% latency rise is not a regression")
 	}
 	for _, r := range regs {
-		if r.Test != "lat_pingpong" {
+		if r.Test != results.LatPingPong {
 			t.Errorf("unexpected regression %s", r.Key)
 		}
 	}
-}
-
-func TestDifferentMachines(t *testing.T) {
-	two := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	four := synth.New(synth.Options{GPUs: 4, NoSweep: true, Layout: synth.NVLinkPair})
-	res, err := compare.Compare([]compare.Input{{"two.json", two}, {"four.json", four}}, compare.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The pairs both machines have are compared; the aggregates (all_pairs
-	// and the like) differ in size and group and are not.
-	if res.OnlyInOther[0] <= res.OnlyInBase[0] || len(res.Rows) < 150 {
-		t.Errorf("only in base %d, only in other %d, %d rows", res.OnlyInBase[0], res.OnlyInOther[0], len(res.Rows))
+	fast := variant(base, 1/1.2, pingpong)
+	res = run(t, compare.Options{Threshold: 0.05}, base, fast)
+	if len(res.Regressions()) != 0 {
+		t.Error("a latency drop is a regression")
 	}
 	for _, row := range res.Rows {
-		if row.Src > 1 || row.Dst > 1 {
-			t.Fatalf("row of a pair the base lacks: %s", row.Key)
+		if c := row.Changes[0]; row.Test == results.LatPingPong && c.Significant && !c.Improvement {
+			t.Errorf("%s: a significant 17%% drop in latency is not an improvement: %+v", row.Key, c)
 		}
 	}
-	var text bytes.Buffer
-	compare.WriteText(&text, res)
-	if !strings.Contains(text.String(), "only in four.json") || !strings.Contains(text.String(), "GPUs:") {
-		t.Errorf("header does not explain the machines differ:\n%s", text.String()[:600])
+}
+
+// TestMachinesDiffer compares runs that do not share every figure, of
+// different GPUs.
+func TestMachinesDiffer(t *testing.T) {
+	base := baseRun(t)
+	other := *base
+	other.Environment.Devices = slices.Clone(base.Environment.Devices)
+	other.Environment.Devices[1].Name = "NVIDIA H100 80GB HBM3"
+	// The other run lacks the ping-pong figures and has the atomics twice,
+	// under another engine.
+	other.Figures = nil
+	for _, f := range base.Figures {
+		switch f.Test {
+		case results.LatPingPong:
+			continue
+		case results.AtomicTput:
+			g := f
+			g.Engine = results.SMCopyEngine("other")
+			other.Figures = append(other.Figures, g)
+		}
+		other.Figures = append(other.Figures, f)
 	}
+	res := run(t, compare.Options{}, base, &other)
+	var pingpong, atomics int
+	for _, f := range base.Figures {
+		pingpong += b2i(f.Test == results.LatPingPong)
+		atomics += b2i(f.Test == results.AtomicTput)
+	}
+	if res.OnlyInBase[0] != pingpong || res.OnlyInOther[0] != atomics || len(res.Rows) != len(base.Figures)-pingpong {
+		t.Errorf("only in base %d, only in other %d, %d rows; want %d, %d, %d",
+			res.OnlyInBase[0], res.OnlyInOther[0], len(res.Rows), pingpong, atomics, len(base.Figures)-pingpong)
+	}
+	var text bytes.Buffer
+	if err := compare.WriteText(&text, res); err != nil {
+		t.Fatal(err)
+	}
+	head := fmt.Sprintf("Compared on the %d figures the runs share; %d only in runa.json, %d only in runb.json.",
+		len(res.Rows), pingpong, atomics)
+	for _, want := range []string{head, "GPUs:", "H100"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("header lacks %q:\n%.800s", want, text.String())
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestMoreThanTwoRuns(t *testing.T) {
-	a := synth.New(synth.Options{GPUs: 2, NoSweep: true, Seed: 1})
-	b := synth.New(synth.Options{GPUs: 2, NoSweep: true, Seed: 2})
-	c := synth.New(synth.Options{GPUs: 2, NoSweep: true, Seed: 3})
-	scalePair(c, 1, 0, 0.8)
-	res, err := compare.Compare([]compare.Input{{"a", a}, {"b", b}, {"c", c}}, compare.Options{Threshold: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseRun(t)
+	slow := variant(base, 0.8, pair(1, 0))
+	res := run(t, compare.Options{Threshold: 0.05}, base, base, slow)
 	for _, row := range res.Rows {
 		if len(row.Cells) != 3 || len(row.Changes) != 2 {
 			t.Fatalf("row %s has %d cells and %d changes", row.Key, len(row.Cells), len(row.Changes))
 		}
-		if row.Changes[0].Regression {
-			t.Errorf("b regressed on %s", row.Key)
+		if row.Changes[0].Regression || row.Changes[1].Regression != (row.Src == 1 && row.Dst == 0 && row.Unit == results.UnitGBps) {
+			t.Errorf("%s: changes %+v", row.Key, row.Changes)
 		}
 	}
-	if len(res.Regressions()) == 0 {
-		t.Error("c's 20% drop not found")
+}
+
+// TestFailedFigures: a figure without a value shows why, and is not
+// compared.
+func TestFailedFigures(t *testing.T) {
+	base := baseRun(t)
+	other := *base
+	other.Figures = slices.Clone(base.Figures)
+	want := map[string]string{} // key → the cell
+	for i, label := range []string{"ERR PEER_ACCESS_UNSUPPORTED", "ERR", "BAD DATA", "untested"} {
+		f := &other.Figures[i]
+		switch i {
+		case 0:
+			f.Error, f.ErrorName, f.Samples, f.Stats = "peer access is not supported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", nil, nil
+		case 1:
+			f.Error, f.Samples, f.Stats = "it broke", nil, nil
+		case 2:
+			f.Verify = results.VerifyFailed
+		case 3:
+			f.Samples = nil
+		}
+		want[f.Key()] = label
+	}
+	res := run(t, compare.Options{}, base, &other)
+	for _, row := range res.Rows {
+		label, ok := want[row.Key]
+		if !ok {
+			continue
+		}
+		c, ch := row.Cells[1], row.Changes[0]
+		if label == "untested" {
+			if c.Failed != "" || c.Spread != "?" || !ch.Valid || ch.Tested || ch.Significant {
+				t.Errorf("%s without samples: cell %+v, change %+v; want the median, untested", row.Key, c, ch)
+			}
+			continue
+		}
+		if c.Failed != label || ch.Valid {
+			t.Errorf("%s: cell %+v, change %+v; want %q and no change", row.Key, c, ch, label)
+		}
+	}
+	var text bytes.Buffer
+	compare.WriteText(&text, res)
+	for _, s := range []string{"ERR PEER_ACCESS_UNSUPPORTED", "BAD DATA", "(untested)"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text lacks %q", s)
+		}
 	}
 }
 
 func TestFormats(t *testing.T) {
-	base := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	slow := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	scalePair(slow, 0, 1, 0.9)
-	res, _ := compare.Compare([]compare.Input{{"dir/base.json", base}, {"new.json", slow}}, compare.Options{Threshold: 0.05})
+	base := baseRun(t)
+	res := run(t, compare.Options{Threshold: 0.05}, base, variant(base, 0.9, pair(0, 1)))
 	tests := []struct {
 		format string
 		check  func(t *testing.T, out string)
 	}{
 		{"text", func(t *testing.T, out string) {
-			for _, want := range []string{"ce_read · copy_engine · read  [GB/s, higher is better]", "REGRESSION", "~", "p=0.000 n=20", "base.json"} {
+			for _, want := range []string{
+				"dir/runa.json (base)\n",
+				"\nCopy engine read (pull) · copy_engine · read  [ce_read, GB/s, higher is better]\n" +
+					"pair  size     runa.json        runb.json        vs runa.json\n" +
+					"0→1   512 MiB  393.1 ±0.0%      353.8 ±0.0%      -10.00% REGRESSION  p=0.000 n=20\n",
+				"*→0   512 MiB  55.49 ±0.1%  55.49 ±0.1%  ~             p=1.000 n=20\n",
+				"\n475 figures compared: 156 significant changes, 156 regressions and 0 improvements of 5% or more.\n",
+			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("text lacks %q", want)
 				}
 			}
+			if strings.Contains(out, " \n") {
+				t.Error("text has trailing spaces")
+			}
 		}},
 		{"markdown", func(t *testing.T, out string) {
-			if !strings.Contains(out, "| pair | size |") || !strings.Contains(out, "**-10") {
-				t.Errorf("markdown table or flag missing:\n%.400s", out)
+			for _, want := range []string{"| pair | size | runa.json | runb.json | vs runa.json | p |", "| **-10.00% REGRESSION** |"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("markdown lacks %q:\n%.600s", want, out)
+				}
 			}
 		}},
 		{"csv", func(t *testing.T, out string) {
@@ -203,7 +374,7 @@ func TestFormats(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &back); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(back.Names, res.Names) || len(back.Rows) != len(res.Rows) {
+			if !reflect.DeepEqual(&back, res) {
 				t.Error("JSON does not round-trip")
 			}
 		}},
@@ -222,68 +393,22 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-func TestBadOptions(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
-	for _, o := range []compare.Options{{Alpha: 1.5}, {Alpha: -1}, {Threshold: -0.1}} {
-		if _, err := compare.Compare([]compare.Input{{"a", run}, {"b", run}}, o); err == nil {
+func TestBadInput(t *testing.T) {
+	base := baseRun(t)
+	for _, o := range []compare.Options{{Alpha: 1.5}, {Alpha: -1}, {Alpha: math.NaN()}, {Threshold: -0.1}, {Confidence: 2}} {
+		if _, err := compare.Compare([]compare.Input{{"a", base}, {"b", base}}, o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	if _, err := compare.Compare([]compare.Input{{"a", run}}, compare.Options{}); err == nil {
+	if _, err := compare.Compare([]compare.Input{{"a", base}}, compare.Options{}); err == nil {
 		t.Error("one run accepted")
 	}
-}
-
-// TestCacheAgreesWithBenchmath checks the memoised U test against benchmath
-// called directly, on samples with and without ties.
-func TestCacheAgreesWithBenchmath(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	base := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 12})
-	other := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 12, Seed: 9})
-	for i := range other.Figures {
-		f := &other.Figures[i]
-		for j := range f.Samples {
-			switch rng.IntN(3) {
-			case 0: // a tie with the base
-				if j < len(base.Figures[i].Samples) {
-					f.Samples[j] = base.Figures[i].Samples[j]
-				}
-			case 1:
-				f.Samples[j] *= 0.97 + 0.06*rng.Float64()
-			}
-		}
-		f.Stats = results.ComputeStats(f.Samples)
+	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b", nil}}, compare.Options{}); err == nil {
+		t.Error("a missing run accepted")
 	}
-	res, err := compare.Compare([]compare.Input{{"a", base}, {"b", other}}, compare.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &benchmath.Thresholds{CompareAlpha: 0.05}
-	byKey := map[string]*results.Figure{}
-	for i := range other.Figures {
-		byKey[other.Figures[i].Key()] = &other.Figures[i]
-	}
-	checked := 0
-	for i := range base.Figures {
-		bf := &base.Figures[i]
-		of := byKey[bf.Key()]
-		if of == nil || len(bf.Samples) == 0 || len(of.Samples) == 0 || bf.Failed() || of.Failed() {
-			continue
-		}
-		want := benchmath.AssumeNothing.Compare(
-			benchmath.NewSample(append([]float64(nil), bf.Samples...), th),
-			benchmath.NewSample(append([]float64(nil), of.Samples...), th))
-		for _, row := range res.Rows {
-			if row.Key == bf.Key() {
-				if got := row.Changes[0].P; got != want.P {
-					t.Errorf("%s: p %v, benchmath says %v", row.Key, got, want.P)
-				}
-				checked++
-			}
-		}
-	}
-	if checked < 100 {
-		t.Errorf("only %d figures checked", checked)
+	nan := variant(base, math.NaN(), pair(0, 1))
+	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b.json", nan}}, compare.Options{}); err == nil || !strings.Contains(err.Error(), "b.json") {
+		t.Errorf("a run with NaN samples: error %v, want one naming it", err)
 	}
 }
 
@@ -306,63 +431,21 @@ func TestParseThreshold(t *testing.T) {
 
 func TestReadInputs(t *testing.T) {
 	dir := t.TempDir()
-	good := filepath.Join(dir, "good.json")
-	if err := results.Write(good, synth.New(synth.Options{GPUs: 2, NoSweep: true})); err != nil {
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"schema": 2,,}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(good)
-	bad := map[string][]byte{
-		"truncated.json": data[:len(data)/2],
-		"malformed.json": []byte("{\"schema\": 1,,}"),
-		"v2.json":        bytes.Replace(data, []byte(`"schema": 1`), []byte(`"schema": 2`), 1),
-	}
-	wants := map[string]string{"truncated.json": "is truncated", "malformed.json": "malformed at line 1", "v2.json": "schema version 2; this p2pbench reads version 1"}
-	for name, b := range bad {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, b, 0o644)
-		_, err := compare.ReadInputs([]string{good, p})
-		if err == nil || !strings.Contains(err.Error(), wants[name]) || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: error %v, want one naming the file and saying %q", name, err, wants[name])
+	good := reference("topo-check.json")
+	for _, paths := range [][]string{{good, bad}, {bad, filepath.Join(dir, "missing.json")}} {
+		if _, err := compare.ReadInputs(paths); err == nil || !strings.Contains(err.Error(), "bad.json") {
+			t.Errorf("ReadInputs(%q): error %v, want one naming bad.json", paths, err)
 		}
 	}
 	if _, err := compare.ReadInputs([]string{good, filepath.Join(dir, "missing.json")}); err == nil {
 		t.Error("a missing file was read")
 	}
 	in, err := compare.ReadInputs([]string{good, good})
-	if err != nil || len(in) != 2 || in[0].Name != good {
+	if err != nil || len(in) != 2 || in[0].Name != good || in[1].Run == nil {
 		t.Errorf("ReadInputs = %v, %v", in, err)
-	}
-}
-
-func TestTuneGC(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "run.json")
-	if err := results.Write(path, synth.New(synth.Options{GPUs: 2, NoSweep: true})); err != nil {
-		t.Fatal(err)
-	}
-	fi, _ := os.Stat(path)
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
-	defer debug.SetGCPercent(percent)
-	defer debug.SetMemoryLimit(limit)
-
-	restore := compare.TuneGC([]string{path, path})
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Errorf("GC percent %d while tuned, want -1 (off)", p)
-	}
-	if l := debug.SetMemoryLimit(-1); l != 2*2*fi.Size()+512<<20 {
-		t.Errorf("memory limit %d while tuned, want %d", l, 2*2*fi.Size()+512<<20)
-	}
-	restore()
-	if p, l := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); p != 100 || l != math.MaxInt64 {
-		t.Errorf("restored to GC percent %d, memory limit %d; want 100 and no limit", p, l)
-	}
-	debug.SetGCPercent(100)
-
-	// What the environment sets is left alone.
-	t.Setenv("GOGC", "50")
-	compare.TuneGC([]string{path})()
-	if p := debug.SetGCPercent(100); p != 100 {
-		t.Errorf("GOGC set: TuneGC changed the GC percent to %d", p)
 	}
 }

@@ -69,7 +69,6 @@ func compareAction(c *cli.Context) error {
 	if err := prepareOutput("--plot", plotPath); err != nil {
 		return err
 	}
-	defer compare.TuneGC(args)()
 	inputs, err := compare.ReadInputs(args)
 	if err != nil {
 		return err
@@ -94,7 +93,7 @@ func compareAction(c *cli.Context) error {
 	}
 	if regs := res.Regressions(); c.Bool("fail-on-regression") && len(regs) > 0 {
 		r := regs[0]
-		first := strings.Join(strings.Fields(strings.Join([]string{r.Test, r.Engine, r.Direction, r.Part,
+		first := strings.Join(strings.Fields(strings.Join([]string{string(r.Test), string(r.Engine), string(r.Direction), string(r.Part),
 			pairLabel(r.Src, r.Dst), results.FormatBytes(r.Size), r.Params}, " ")), " ")
 		return cli.Exit(fmt.Sprintf("%d figure%s regressed by %g%% or more (first: %s)",
 			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], 100*threshold, first), 1)
@@ -121,16 +120,16 @@ func changeChart(inputs []compare.Input, res *compare.Result) plot.Figure {
 			if !ch.Valid {
 				continue
 			}
-			group := row.Test
+			group := string(row.Test)
 			if len(inputs) > 2 {
 				group += " (" + filepath.Base(inputs[i].Name) + ")"
 			}
 			label := fmt.Sprintf("%s %s", pairLabel(row.Src, row.Dst), results.FormatBytes(row.Size))
-			if row.Direction != "" && !strings.HasSuffix(row.Test, row.Direction) {
-				label = row.Direction + " " + label
+			if row.Direction != "" && !strings.HasSuffix(string(row.Test), string(row.Direction)) {
+				label = string(row.Direction) + " " + label
 			}
 			if row.Part != "" {
-				label = row.Part + " " + label
+				label = string(row.Part) + " " + label
 			}
 			changes = append(changes, plot.Change{Group: group, Label: label, Pct: ch.Pct,
 				Significant: ch.Significant, Regression: ch.Regression, Improvement: ch.Improvement})
