@@ -5,6 +5,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -130,7 +131,7 @@ func Conformance(drv gpu.Driver, devs []int) ([]results.ConformanceCase, error) 
 	add("enable with flags = 1", "cuCtxEnablePeerAccess", src, dst, "CUDA_ERROR_INVALID_VALUE", err, "flags must be 0")
 	if wasOn {
 		if err := a.EnablePeerAccess(b, 0); err != nil && !errors.Is(err, cuda.ErrPeerAccessAlreadyOn) {
-			return cases, &PairError{src, dst, "restoring peer access", err}
+			return cases, &measure.PairError{Src: src, Dst: dst, Op: "restoring peer access", Err: err}
 		}
 	}
 	return cases, nil
