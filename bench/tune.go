@@ -168,11 +168,10 @@ func (e *Engine) tuneMeasure(ctx context.Context, s, d *measure.Device, dir stri
 		fl.fig.Engine, fl.fig.Params = cfg.Engine(), cfg.Params()
 		return fl
 	}
-	switch dir {
-	case "read", "write":
-		return e.flowFigures(ctx, []flow{mk(results.Direction(dir), s, d)}, nil, samples)
+	base, bothWays := measure.SplitTuneDirection(dir)
+	if !bothWays {
+		return e.flowFigures(ctx, []flow{mk(base, s, d)}, nil, samples)
 	}
-	base := results.Direction(dir[len("bidir_"):])
 	fwd := mk(base, s, d)
 	rev := mk(base, d, s)
 	tot := fwd.fig

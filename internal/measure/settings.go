@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -136,17 +137,29 @@ type TuneKey struct {
 	Direction string
 }
 
-// TuneDirections are the directions a tuning run searches: one direction
-// alone, read or write, and both at once.
-var TuneDirections = []string{"read", "write", "bidir_read", "bidir_write"}
+// TuneDirections are the directions a tuning run searches: read or write
+// alone ("read", "write"), and with the reverse copy at the same time
+// ("bidir_read", "bidir_write").
+var TuneDirections = []string{
+	TuneDirection(results.DirRead, false), TuneDirection(results.DirWrite, false),
+	TuneDirection(results.DirRead, true), TuneDirection(results.DirWrite, true),
+}
+
+const bothWaysPrefix = "bidir_"
 
 // TuneDirection is the tuning direction of an SM copy in direction dir,
 // alone or with the reverse copy at the same time (bothWays).
 func TuneDirection(dir results.Direction, bothWays bool) string {
 	if bothWays {
-		return "bidir_" + string(dir)
+		return bothWaysPrefix + string(dir)
 	}
 	return string(dir)
+}
+
+// SplitTuneDirection is the inverse of TuneDirection.
+func SplitTuneDirection(s string) (dir results.Direction, bothWays bool) {
+	d, both := strings.CutPrefix(s, bothWaysPrefix)
+	return results.Direction(d), both
 }
 
 // TunedFrom turns the tuning records of a results file into configurations.
