@@ -31,7 +31,7 @@ const (
 func (e *Engine) atomicSteps() []step {
 	var steps []step
 	for _, test := range []results.Test{results.AtomicTput, results.AtomicLatency} {
-		if !e.selected(test) {
+		if !e.opt.Selected(test) {
 			continue
 		}
 		for _, issuer := range e.devices() {

@@ -202,10 +202,10 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 	if dir == results.DirWrite {
 		fl.issuer = s
 	}
-	switch {
+	switch sm, _ := measure.CopyOf(test); {
 	case test == results.NoP2PCopy:
 		fl.fig.Engine = results.EngineStaged
-	case isSMCopy(test):
+	case sm:
 		fl.sm = e.opt.SMFor(s.Index, d.Index, measure.TuneDirection(dir, test.Info().BothWays))
 		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
 	}
@@ -214,7 +214,8 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 
 // uniPair measures a one-direction test on s → d at size.
 func (e *Engine) uniPair(ctx context.Context, test results.Test, s, d *measure.Device, size uint64) {
-	e.measureFlows(ctx, []flow{e.pairFlow(test, direction(test), s, d, size, s.Send, d.Recv)}, nil)
+	_, dir := measure.CopyOf(test)
+	e.measureFlows(ctx, []flow{e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)}, nil)
 }
 
 // bidirPair measures both directions between s and d at once.

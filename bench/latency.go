@@ -20,7 +20,7 @@ const copyLatSamples = 50
 // latencySteps plans the selected latency tests.
 func (e *Engine) latencySteps() []step {
 	var steps []step
-	if e.selected(results.LatChase) {
+	if e.opt.Selected(results.LatChase) {
 		for _, ws := range measure.ChaseWorkingSets {
 			for _, o := range e.devices() {
 				for _, r := range e.devices() {
@@ -31,13 +31,13 @@ func (e *Engine) latencySteps() []step {
 			}
 		}
 	}
-	if e.selected(results.LatPingPong) {
+	if e.opt.Selected(results.LatPingPong) {
 		for _, p := range e.orderedPairs() {
 			a, b := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }})
 		}
 	}
-	if e.selected(results.LatCopyDevice) || e.selected(results.LatCopyHost) {
+	if e.opt.Selected(results.LatCopyDevice) || e.opt.Selected(results.LatCopyHost) {
 		for _, p := range e.orderedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }})

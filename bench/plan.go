@@ -16,8 +16,6 @@ type step struct {
 	run  func(ctx context.Context)
 }
 
-func (e *Engine) selected(t results.Test) bool { return e.opt.Selected(t) }
-
 func (e *Engine) needsBandwidthBuffers() bool {
 	for _, t := range e.opt.Tests {
 		if t.Info().Command == results.CommandBW {
@@ -59,7 +57,7 @@ func (e *Engine) deviceSteps() []step {
 	size := e.opt.Size
 	for _, dv := range e.devices() {
 		for _, t := range []results.Test{results.H2D, results.D2H} {
-			if e.selected(t) {
+			if e.opt.Selected(t) {
 				steps = append(steps, step{fmt.Sprintf("%s device %d", t, dv.Index), func(ctx context.Context) {
 					host, err := e.hostBuffer(size)
 					if err != nil {
@@ -70,7 +68,7 @@ func (e *Engine) deviceSteps() []step {
 				}})
 			}
 		}
-		if e.selected(results.LocalCopy) {
+		if e.opt.Selected(results.LocalCopy) {
 			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }})
 		}
 	}
@@ -85,7 +83,7 @@ func (e *Engine) pairSteps() []step {
 		s, d := p[0], p[1]
 		steps = append(steps, step{fmt.Sprintf("pair %d→%d", s.Index, d.Index), func(ctx context.Context) { e.pairTests(ctx, s, d) }})
 	}
-	if e.selected(results.NoP2PCopy) {
+	if e.opt.Selected(results.NoP2PCopy) {
 		for _, p := range e.orderedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
@@ -113,17 +111,17 @@ func (e *Engine) aggregateSteps() []step {
 		}
 		steps = append(steps, step{name, func(ctx context.Context) { e.aggregate(ctx, test, pairs, e.opt.Size) }})
 	}
-	if e.selected(results.AllToOne) {
+	if e.opt.Selected(results.AllToOne) {
 		for _, x := range e.order {
 			add(results.AllToOne, fmt.Sprintf("all to %d", x), func(_, d int) bool { return d == x })
 		}
 	}
-	if e.selected(results.OneToAll) {
+	if e.opt.Selected(results.OneToAll) {
 		for _, x := range e.order {
 			add(results.OneToAll, fmt.Sprintf("%d to all", x), func(s, _ int) bool { return s == x })
 		}
 	}
-	if e.selected(results.AllPairs) {
+	if e.opt.Selected(results.AllPairs) {
 		add(results.AllPairs, "all pairs at once", func(int, int) bool { return true })
 	}
 	return steps
@@ -140,25 +138,12 @@ func hostFigure(test results.Test, d int, size uint64) results.Figure {
 // pairPeerTests are the tests that need peer access between the pair.
 var pairPeerTests = []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.SMBidir}
 
-// isSMCopy reports whether a pair test copies with the SM kernel.
-func isSMCopy(t results.Test) bool {
-	return t == results.SMRead || t == results.SMWrite || t == results.SMBidir
-}
-
-// direction is the direction of a one-way pair test.
-func direction(t results.Test) results.Direction {
-	if t == results.CEWrite || t == results.SMWrite {
-		return results.DirWrite
-	}
-	return results.DirRead
-}
-
 // pairTests runs every selected peer test on s → d: the matrices at the
 // matrix size, then the size sweep (one-way tests only).
 func (e *Engine) pairTests(ctx context.Context, s, d *measure.Device) {
 	var want []results.Test
 	for _, t := range pairPeerTests {
-		if e.selected(t) {
+		if e.opt.Selected(t) {
 			want = append(want, t)
 		}
 	}
@@ -205,7 +190,8 @@ func (e *Engine) pairTests(ctx context.Context, s, d *measure.Device) {
 // pairTemplates returns the figures test would produce on s → d at the matrix size.
 func (e *Engine) pairTemplates(test results.Test, s, d *measure.Device) []results.Figure {
 	if !test.Info().BothWays {
-		return []results.Figure{e.pairFlow(test, direction(test), s, d, e.opt.Size, 0, 0).fig}
+		_, dir := measure.CopyOf(test)
+		return []results.Figure{e.pairFlow(test, dir, s, d, e.opt.Size, 0, 0).fig}
 	}
 	var out []results.Figure
 	for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {

@@ -20,21 +20,6 @@ const (
 	sameGPUPingChunk = 10
 )
 
-// copyTest is how an IPC bandwidth test copies.
-type copyTest struct {
-	sm  bool              // the SM copy kernel, else the copy engine
-	dir results.Direction // one way: who issues; "" for both ways at once
-}
-
-var copyTests = map[results.Test]copyTest{
-	results.IPCCERead:  {false, results.DirRead},
-	results.IPCCEWrite: {false, results.DirWrite},
-	results.IPCCEBidir: {false, ""},
-	results.IPCSMRead:  {true, results.DirRead},
-	results.IPCSMWrite: {true, results.DirWrite},
-	results.IPCSMBidir: {true, ""},
-}
-
 // pairTests runs every selected test on p. Between two devices the
 // copy-engine tests run twice: as every one-GPU-per-process job copies (the
 // peer's buffer opened in the process's own context, cuMemcpyAsync), and
@@ -55,15 +40,15 @@ func (r *parent) pairTests(ctx context.Context, p pair) {
 			r.pingPong(ctx, p)
 			continue
 		}
-		ct := copyTests[t]
+		sm, dir := measure.CopyOf(t)
 		opens := []bool{false}
-		if !ct.sm && !p.sameGPU {
+		if !sm && !p.sameGPU {
 			opens = append(opens, true)
 		}
 		for _, o := range opens {
 			switch {
-			case ct.dir != "":
-				r.uni(ctx, p, t, ct.dir, o)
+			case dir != "":
+				r.uni(ctx, p, t, dir, o)
 			case !p.sameGPU: // see the note of noteStart
 				r.bidir(ctx, p, t, results.DirRead, o)
 				r.bidir(ctx, p, t, results.DirWrite, o)
@@ -92,7 +77,7 @@ func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, d
 	}
 	engine := results.EngineCopy
 	var params map[string]string
-	if copyTests[test].sm {
+	if sm, _ := measure.CopyOf(test); sm {
 		sm := r.opt.SMFor(r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays))
 		x.SM = &sm
 		engine, params = sm.Engine(), sm.Params()

@@ -258,11 +258,3 @@ func (dv *Device) readU64(p cuda.DevicePtr, n int) ([]uint64, error) {
 	}
 	return out, nil
 }
-
-func (dv *Device) readU32(p cuda.DevicePtr) (uint32, error) {
-	var b [4]byte
-	if err := dv.Ctx.MemcpyDtoH(b[:], p); err != nil {
-		return 0, fmt.Errorf("device %d: reading results: %w", dv.Index, err)
-	}
-	return binary.LittleEndian.Uint32(b[:]), nil
-}

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -70,7 +71,7 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 // Latency test settings.
 const (
 	ChaseStride     = 128 // bytes between chase nodes: one node per cache line
-	ChaseHops       = 512 // dependent loads per timed chunk
+	chaseHops       = 512 // dependent loads per timed chunk
 	chaseChunks     = 100 // timed chunks per chase figure
 	chaseWarmupHops = 16384
 	PingIters       = 10000 // round trips per ping-pong figure
@@ -85,7 +86,7 @@ var ChaseWorkingSets = []uint64{1 << 20, 256 << 20}
 // bytes in memory ("local", "peer", "ipc") of a device with l2 bytes of L2.
 func ChaseParams(ws uint64, memory string, l2 int) map[string]string {
 	p := map[string]string{"working_set": results.FormatBytes(ws), "stride": strconv.Itoa(ChaseStride),
-		"hops_per_sample": strconv.Itoa(ChaseHops), "memory": memory}
+		"hops_per_sample": strconv.Itoa(chaseHops), "memory": memory}
 	if l2 > 0 {
 		if ws <= uint64(l2)/2 {
 			p["cache"] = "in_l2"
@@ -150,7 +151,7 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
 	if next[0] == 0 {
 		return nil, errors.New("the chase's warm-up ended on a null pointer: the chain is broken")
 	}
-	times, err := run(next[0], chaseChunks, ChaseHops)
+	times, err := run(next[0], chaseChunks, chaseHops)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
 		if times[c+1] < times[c] {
 			return nil, errors.New("chase timestamps went backwards (%globaltimer)")
 		}
-		out = append(out, float64(times[c+1]-times[c])/ChaseHops)
+		out = append(out, float64(times[c+1]-times[c])/chaseHops)
 	}
 	return out, nil
 }
@@ -210,7 +211,11 @@ func (dv *Device) WaitPingPong() (uint32, error) {
 	if err := dv.Ctx.StreamSynchronize(dv.streams[1]); err != nil {
 		return 0, fmt.Errorf("device %d: ping-pong: %w", dv.Index, err)
 	}
-	return dv.readU32(dv.small + smallStatus)
+	var b [4]byte
+	if err := dv.Ctx.MemcpyDtoH(b[:], dv.small+smallStatus); err != nil {
+		return 0, fmt.Errorf("device %d: reading results: %w", dv.Index, err)
+	}
+	return binary.LittleEndian.Uint32(b[:]), nil
 }
 
 // PingPongTimes returns the initiator's timestamps of a finished ping-pong:

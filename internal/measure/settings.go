@@ -18,8 +18,8 @@ const (
 	// DefaultSize is the transfer size of the pairwise matrices and of the
 	// bandwidth tests across processes.
 	DefaultSize         = 512 << 20
-	DefaultSamples      = 20
-	DefaultLatchTimeout = 5 * time.Second
+	defaultSamples      = 20
+	defaultLatchTimeout = 5 * time.Second
 )
 
 // Settings are what a run in one process (bench) and a run across
@@ -31,12 +31,11 @@ type Settings struct {
 	Tests []results.Test
 	// Size is the transfer size of the bandwidth tests (default DefaultSize).
 	Size uint64
-	// Samples per bandwidth figure (default DefaultSamples).
+	// Samples per bandwidth figure (default 20).
 	Samples int
 	// Verify checks the data of every test and pair once.
 	Verify bool
-	// LatchTimeout bounds how long a latch may hold a stream (default
-	// DefaultLatchTimeout).
+	// LatchTimeout bounds how long a latch may hold a stream (default 5 s).
 	LatchTimeout time.Duration
 	// SM is the SM copy kernel and its grid: a variant of "" is the one best
 	// suited to the devices, a grid of 0 the variant's own (see ResolveSM).
@@ -63,13 +62,13 @@ func CheckTransferSize(n uint64) error {
 // SetDefaults fills the settings left at zero.
 func (s *Settings) SetDefaults() {
 	if s.Samples <= 0 {
-		s.Samples = DefaultSamples
+		s.Samples = defaultSamples
 	}
 	if s.Size == 0 {
 		s.Size = DefaultSize
 	}
 	if s.LatchTimeout <= 0 {
-		s.LatchTimeout = DefaultLatchTimeout
+		s.LatchTimeout = defaultLatchTimeout
 	}
 }
 
@@ -108,6 +107,28 @@ func (s *Settings) SMFor(src, dst int, direction string) SMConfig {
 		return c
 	}
 	return s.SM
+}
+
+// CopyOf says how a bandwidth test between two devices copies: sm is true
+// for the SM copy kernel (else the copy engine), dir is the issuing side of
+// a one-way test ("" for both ways at once). A test across processes copies
+// as the test it repeats.
+func CopyOf(t results.Test) (sm bool, dir results.Direction) {
+	if twin := t.Info().SameProcess; twin != "" {
+		t = twin
+	}
+	switch t {
+	case results.SMRead, results.SMBidir:
+		sm = true
+	case results.SMWrite:
+		sm, dir = true, results.DirWrite
+	case results.CEWrite:
+		dir = results.DirWrite
+	}
+	if dir == "" && !t.Info().BothWays {
+		dir = results.DirRead
+	}
+	return sm, dir
 }
 
 // SMConfig is an SM copy kernel variant and its grid. It travels to the

@@ -190,7 +190,7 @@ func (dv *Device) Elapsed(start, end cuda.Event, reps int) (float64, error) {
 }
 
 // Timer times transfers with latches that hold a stream at most LatchTimeout
-// (DefaultLatchTimeout when 0).
+// (5 s when 0).
 type Timer struct {
 	LatchTimeout time.Duration
 }
@@ -270,7 +270,7 @@ func (tm Timer) sample(ts []Transfer, slots []slot, devs []*Device, t Timing) ([
 	defer release()
 	timeout := tm.LatchTimeout
 	if timeout <= 0 {
-		timeout = DefaultLatchTimeout
+		timeout = defaultLatchTimeout
 	}
 	marks := make([][2]cuda.Event, len(ts))
 	for i, tr := range ts {
