@@ -69,7 +69,7 @@ func TestGPUIPC(t *testing.T) {
 	opt := ipcOptions(t)
 	opt.Monitor = mon
 	if err := ipc.Run(ctx, drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	for _, n := range run.Notes {
 		t.Logf("note: %s", n)
@@ -165,7 +165,7 @@ func TestGPUIPCChildKilled(t *testing.T) {
 	}
 	run := &results.Run{Schema: results.SchemaVersion}
 	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -195,7 +195,7 @@ func TestGPUIPCLeaderCrash(t *testing.T) {
 	ipc.SetAfterMap(&opt, func(k []ipc.ChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
 	run := &results.Run{Schema: results.SchemaVersion}
 	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]

@@ -91,7 +91,7 @@ func helperCommand(t *testing.T, machine string) []string {
 	return args
 }
 
-// ipcHarness runs RunIPC on the simulated 2× H200 and remembers the children.
+// ipcHarness runs ipc.Run on the simulated 2× H200 and remembers the children.
 type ipcHarness struct {
 	t    *testing.T
 	opt  ipc.Options
@@ -151,7 +151,7 @@ func (h *ipcHarness) checkNoChildren() {
 	}
 	for _, k := range h.kids {
 		if err := syscall.Kill(k.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-			h.t.Errorf("child of rank %d (pid %d) is still there after RunIPC returned (kill 0: %v)", k.Rank, k.Pid, err)
+			h.t.Errorf("child of rank %d (pid %d) is still there after Run returned (kill 0: %v)", k.Rank, k.Pid, err)
 		}
 	}
 }
@@ -244,7 +244,7 @@ func TestIPCSimulatedRun(t *testing.T) {
 	start := time.Now()
 	run, err := h.run(context.Background())
 	if err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	t.Logf("%d figures in %v", len(run.Figures), time.Since(start))
 	var got []string
@@ -322,7 +322,7 @@ func TestIPCChildFailures(t *testing.T) {
 			start := time.Now()
 			run, err := h.run(context.Background())
 			if err != nil {
-				t.Fatalf("RunIPC: %v (a failing child must not fail the run)", err)
+				t.Fatalf("Run: %v (a failing child must not fail the run)", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("the run took %v", d)
@@ -371,7 +371,7 @@ func TestIPCChildKilledMidRun(t *testing.T) {
 	}
 	run, err := h.run(context.Background())
 	if err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -390,7 +390,7 @@ func TestIPCChildKilledMidRun(t *testing.T) {
 }
 
 // TestIPCCancel cancels the run (Ctrl-C) between pairs and while a child is
-// stopped in the middle of a request: RunIPC must return context.Canceled
+// stopped in the middle of a request: Run must return context.Canceled
 // soon, keep what was measured, and stop every child.
 func TestIPCCancel(t *testing.T) {
 	cases := []struct {
@@ -428,7 +428,7 @@ func TestIPCCancel(t *testing.T) {
 			start := time.Now()
 			run, err := h.run(ctx)
 			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("RunIPC: %v, want context.Canceled", err)
+				t.Fatalf("Run: %v, want context.Canceled", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("cancelled run took %v to return", d)

@@ -16,7 +16,7 @@ import (
 // The channel is one end of a socketpair per child, inherited as file
 // descriptor 3 and nothing else: no handle is ever put in an argument, the
 // environment or a file. Each message is a frame: a 4-byte big-endian length,
-// then that many bytes of JSON (an message). The parent sends requests; the
+// then that many bytes of JSON (a message). The parent sends requests; the
 // child answers each with one reply carrying the request's sequence number,
 // so a reply that arrives after its request was abandoned is recognised and
 // dropped. In order:
@@ -124,7 +124,7 @@ func readFrame(r io.Reader) (message, error) {
 
 // Message bodies.
 
-// ipcBuffer names one of a rank's exported buffers.
+// The names of a rank's exported buffers.
 const (
 	bufSend    = "send"    // bandwidth source (bufBytes)
 	bufRecv    = "recv"    // bandwidth destination (bufBytes)
@@ -137,7 +137,6 @@ type helloReq struct {
 	Device int `json:"device"`
 	// Buffers to allocate and export, by name, in bytes.
 	Buffers        map[string]uint64 `json:"buffers"`
-	Verify         bool              `json:"verify"`
 	LatchTimeoutNs int64             `json:"latch_timeout_ns"`
 }
 
