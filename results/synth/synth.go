@@ -415,8 +415,8 @@ func (g *gen) bwFigure(test, engine, dir, part string, s, d int, size uint64, pe
 	if [2]int{s, d} == g.faults.noisy && test == "ce_read" && size >= 256<<20 {
 		cv = 0.03
 	}
-	f := results.Figure{Test: test, Engine: engine, Direction: dir, Part: part, Src: s, Dst: d, Size: size,
-		Unit: results.UnitGBps, Convention: conv, Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
+	f := results.Figure{Test: results.Test(test), Engine: results.Engine(engine), Direction: results.Direction(dir), Part: results.Part(part), Src: s, Dst: d, Size: size,
+		Unit: results.UnitGBps, Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
 	return f
 }
 
@@ -500,11 +500,11 @@ func (g *gen) bandwidth() {
 	}
 	for d := 0; d < n; d++ {
 		g.add(results.Figure{Test: "h2d", Engine: "copy_engine", Src: -1, Dst: d, Size: size, Unit: results.UnitGBps,
-			Convention: convHost, Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
+			Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
 		g.add(results.Figure{Test: "d2h", Engine: "copy_engine", Src: d, Dst: -1, Size: size, Unit: results.UnitGBps,
-			Convention: convHost, Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
+			Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
 		g.add(results.Figure{Test: "local_copy", Engine: "copy_engine", Src: d, Dst: d, Size: size, Unit: results.UnitGBps,
-			Convention: convLocal, Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
+			Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
 	}
 }
 
@@ -674,7 +674,7 @@ func (g *gen) latency() {
 				memory = "local"
 			}
 			g.add(results.Figure{Test: "lat_chase", Engine: "sm", Src: owner, Dst: runner, Size: ws.size, Unit: results.UnitNs,
-				Convention: convChase, Samples: g.latSamples(ns, chaseSamples), Verify: results.VerifyNA,
+				Samples: g.latSamples(ns, chaseSamples), Verify: results.VerifyNA,
 				Params: map[string]string{"working_set": results.FormatBytes(ws.size), "stride": "128", "hops_per_sample": "512",
 					"memory": memory, "cache": cache}})
 		}
@@ -692,7 +692,7 @@ func (g *gen) latency() {
 			ns   float64
 		}{{"round_trip", rt}, {"one_way", rt / 2}} {
 			g.add(results.Figure{Test: "lat_pingpong", Engine: "sm", Src: p[0], Dst: p[1], Size: 4, Unit: results.UnitNs,
-				Convention: convPing, Samples: g.latSamples(m.ns, pingSamples), Verify: results.VerifyNA,
+				Samples: g.latSamples(m.ns, pingSamples), Verify: results.VerifyNA,
 				Params: map[string]string{"measure": m.name, "round_trips_per_sample": "100"}})
 		}
 	}
@@ -700,9 +700,9 @@ func (g *gen) latency() {
 		for _, p := range pairs {
 			ns := 2100 + float64(size)/g.m.peerGBps(p[0], p[1])
 			g.add(results.Figure{Test: "lat_copy_device", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
-				Unit: results.UnitNs, Convention: convCopyLat, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
+				Unit: results.UnitNs, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
 			g.add(results.Figure{Test: "lat_copy_host", Engine: "copy_engine", Direction: "read", Src: p[0], Dst: p[1], Size: size,
-				Unit: results.UnitNs, Convention: convCopyHost, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
+				Unit: results.UnitNs, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
 		}
 	}
 }
@@ -749,7 +749,7 @@ func (g *gen) atomics() {
 				params := labels(p, op)
 				params["contended"] = strconv.FormatBool(contended)
 				f := results.Figure{Test: "atomic_tput", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitGOps,
-					Convention: convAtomic, Params: params, Verify: results.VerifyPassed}
+					Params: params, Verify: results.VerifyPassed}
 				f.Samples = g.samples(rate, 0.004)[:min(atomicSamples, g.o.Samples)]
 				g.add(f)
 			}
@@ -763,7 +763,7 @@ func (g *gen) atomics() {
 				ns += 1.4 * g.remoteNs(p[0], p[1])
 			}
 			g.add(results.Figure{Test: "atomic_latency", Engine: "sm", Src: p[0], Dst: p[1], Size: uint64(op.width), Unit: results.UnitNs,
-				Convention: convAtomLat, Params: labels(p, op), Samples: g.latSamples(ns/op.speed*0.8, atomicSamples), Verify: results.VerifyPassed})
+				Params: labels(p, op), Samples: g.latSamples(ns/op.speed*0.8, atomicSamples), Verify: results.VerifyPassed})
 		}
 	}
 }
