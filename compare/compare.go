@@ -22,7 +22,6 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/p2pbench/p2pbench/internal/mem"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -172,9 +171,6 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	changes := make([]Change, len(rowOf)*(nIn-1))
 	cache := newPCache()
 	parts := parallel(len(rowOf), func(lo, hi int) map[string]bool {
-		mem.Populate(res.Rows[lo:hi])
-		mem.Populate(cells[lo*nIn : hi*nIn])
-		mem.Populate(changes[lo*(nIn-1) : hi*(nIn-1)])
 		w := newSummarizer(nIn, thresholds, opt.Confidence)
 		var keyBuf []byte
 		for r := lo; r < hi; r++ {
@@ -182,8 +178,8 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 			bf := &base[j]
 			key := m.baseKeys[j]
 			row := &res.Rows[r]
-			*row = Row{Key: key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part, Src: bf.Src, Dst: bf.Dst,
-				Size: bf.Size, Params: identityParams(key), Unit: bf.Unit, LowerIsBetter: bf.LowerIsBetter(),
+			*row = Row{Key: key, Test: string(bf.Test), Engine: string(bf.Engine), Direction: string(bf.Direction), Part: string(bf.Part), Src: bf.Src, Dst: bf.Dst,
+				Size: bf.Size, Params: identityParams(key), Unit: string(bf.Unit), LowerIsBetter: bf.LowerIsBetter(),
 				Cells: cells[r*nIn : (r+1)*nIn : (r+1)*nIn], Changes: changes[r*(nIn-1) : (r+1)*(nIn-1) : (r+1)*(nIn-1)]}
 			for i := range inputs {
 				var f *results.Figure
@@ -481,14 +477,13 @@ func (r *Result) Regressions() []Row {
 func ReadInputs(paths []string) ([]Input, error) {
 	inputs := make([]Input, len(paths))
 	errs := make([]error, len(paths))
-	opt := results.ReadOptions{SkipStats: true, ShareParams: true, Serial: balanced(paths)}
 	var wg sync.WaitGroup
 	for i, p := range paths {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			inputs[i].Name = p
-			inputs[i].Run, errs[i] = results.ReadWith(p, opt)
+			inputs[i].Run, errs[i] = results.Read(p)
 		}()
 	}
 	wg.Wait()

@@ -110,7 +110,7 @@ func heatmaps(ix *index) []*heatmap {
 		size := ix.matrixSize
 		sizes := map[uint64]int{}
 		for _, f := range figs {
-			if f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) && f.Src >= 0 && f.Dst >= 0 {
+			if string(f.Part) == spec.part && (spec.direction == "" || string(f.Direction) == spec.direction) && f.Src >= 0 && f.Dst >= 0 {
 				sizes[f.Size]++
 			}
 		}
@@ -125,8 +125,8 @@ func heatmaps(ix *index) []*heatmap {
 		// cells: draw the most common one.
 		engines := map[string]int{}
 		for _, f := range figs {
-			if f.Size == size && f.Part == spec.part && (spec.direction == "" || f.Direction == spec.direction) {
-				engines[f.Engine]++
+			if f.Size == size && string(f.Part) == spec.part && (spec.direction == "" || string(f.Direction) == spec.direction) {
+				engines[string(f.Engine)]++
 			}
 		}
 		engine, best := "", -1
@@ -135,15 +135,15 @@ func heatmaps(ix *index) []*heatmap {
 				engine, best = e, engines[e]
 			}
 		}
-		m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: results.UnitGBps}
+		m := &heatmap{devs: ix.devs, cells: make([][]cell, n), unit: string(results.UnitGBps)}
 		for i := range m.cells {
 			m.cells[i] = make([]cell, n)
 			m.cells[i][i].kind = cellSelf
 		}
 		filled := 0
 		for _, f := range figs {
-			if f.Size != size || f.Part != spec.part || f.Engine != engine || f.Unit != results.UnitGBps ||
-				spec.direction != "" && f.Direction != spec.direction {
+			if f.Size != size || string(f.Part) != spec.part || string(f.Engine) != engine || f.Unit != results.UnitGBps ||
+				spec.direction != "" && string(f.Direction) != spec.direction {
 				continue
 			}
 			r, rok := pos[f.Src]
@@ -151,7 +151,7 @@ func heatmaps(ix *index) []*heatmap {
 			if !rok || !cok || r == c {
 				continue
 			}
-			m.unit = f.Unit
+			m.unit = string(f.Unit)
 			filled++
 			switch v, ok := f.Value(); {
 			case f.Error != "":

@@ -34,7 +34,7 @@ func newIndex(run *results.Run) *index {
 			// one-GPU-per-process jobs make (the report tabulates both).
 			continue
 		}
-		ix.byTest[f.Test] = append(ix.byTest[f.Test], f)
+		ix.byTest[string(f.Test)] = append(ix.byTest[string(f.Test)], f)
 	}
 	ix.matrixSize = run.MatrixSize()
 	return ix

@@ -52,11 +52,11 @@ func sizeCurves(ix *index) []*sizeCurve {
 				if !ok {
 					continue
 				}
-				byPair := curves[f.Engine]
+				byPair := curves[string(f.Engine)]
 				if byPair == nil {
 					byPair = map[[2]int]map[uint64]float64{}
-					curves[f.Engine] = byPair
-					engines = append(engines, f.Engine)
+					curves[string(f.Engine)] = byPair
+					engines = append(engines, string(f.Engine))
 				}
 				p := [2]int{f.Src, f.Dst}
 				if byPair[p] == nil {

@@ -51,7 +51,7 @@ func wireChart(ix *index) *wireFigure {
 
 // wireColor: copy engine blue, SM kernels vermillion.
 func wireColor(e results.Efficiency) color.RGBA {
-	if strings.HasPrefix(e.Engine, "sm") {
+	if strings.HasPrefix(string(e.Engine), "sm") {
 		return seriesColor(1)
 	}
 	return seriesColor(0)

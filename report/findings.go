@@ -120,15 +120,15 @@ func pairName(src, dst int) string {
 
 // figureName names a figure for people: "ce_bidir write total 0→1 512 MiB".
 func figureName(f *results.Figure) string {
-	parts := []string{f.Test}
-	if strings.HasPrefix(f.Engine, "sm:") && !strings.HasPrefix(f.Test, "sm_") {
-		parts = append(parts, f.Engine)
+	parts := []string{string(f.Test)}
+	if strings.HasPrefix(string(f.Engine), "sm:") && !strings.HasPrefix(string(f.Test), "sm_") {
+		parts = append(parts, string(f.Engine))
 	}
-	if f.Direction != "" && !strings.HasSuffix(f.Test, "_"+f.Direction) {
-		parts = append(parts, f.Direction)
+	if f.Direction != "" && !strings.HasSuffix(string(f.Test), "_"+string(f.Direction)) {
+		parts = append(parts, string(f.Direction))
 	}
 	if f.Part != "" {
-		parts = append(parts, f.Part)
+		parts = append(parts, string(f.Part))
 	}
 	parts = append(parts, pairName(f.Src, f.Dst), results.FormatBytes(f.Size))
 	for _, k := range []string{"op", "contended", "working_set", "measure", results.ParamIPCOpen} {
@@ -177,10 +177,10 @@ func failures(run *results.Run) []Finding {
 		default:
 			continue
 		}
-		k := check + "\x00" + f.Test + "\x00" + cause
+		k := check + string("\x00"+f.Test) + "\x00" + cause
 		g := groups[k]
 		if g == nil {
-			g = &group{check: check, test: f.Test, cause: cause}
+			g = &group{check: check, test: string(f.Test), cause: cause}
 			groups[k] = g
 			order = append(order, k)
 		}
@@ -243,7 +243,7 @@ func slowPairs(run *results.Run, ix *pairIndex) []Finding {
 			continue
 		}
 		rank, _ := ix.rank(f.Src, f.Dst)
-		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, identity(f), f.Size, rank}
+		k := groupKey{string(f.Test), string(f.Engine), string(f.Direction), string(f.Part), identity(f), f.Size, rank}
 		groups[k] = append(groups[k], member{f, v})
 	}
 	type slow struct {
@@ -273,7 +273,7 @@ func slowPairs(run *results.Run, ix *pairIndex) []Finding {
 				continue
 			}
 			d := 1 - m.v/med
-			pt := pairTest{m.f.Test, m.f.Src, m.f.Dst}
+			pt := pairTest{string(m.f.Test), m.f.Src, m.f.Dst}
 			w := worst[pt]
 			if w == nil {
 				w = &slow{}
@@ -348,7 +348,7 @@ func ipcSlower(run *results.Run) []Finding {
 	}
 	twins := map[testSize]bool{}
 	for i := range run.Figures {
-		if rest, ok := strings.CutPrefix(run.Figures[i].Test, "ipc_"); ok {
+		if rest, ok := strings.CutPrefix(string(run.Figures[i].Test), "ipc_"); ok {
 			twins[testSize{rest, run.Figures[i].Size}] = true
 		}
 	}
@@ -358,7 +358,7 @@ func ipcSlower(run *results.Run) []Finding {
 	inProcess := map[string]*results.Figure{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if twins[testSize{f.Test, f.Size}] {
+		if twins[testSize{string(f.Test), f.Size}] {
 			inProcess[f.Key()] = f
 		}
 	}
@@ -465,11 +465,11 @@ func noisy(run *results.Run) []Finding {
 		if f.Unit != results.UnitGBps || f.Size < LargeTransfer || f.Stats == nil || f.Failed() {
 			continue
 		}
-		g := groups[f.Test]
+		g := groups[string(f.Test)]
 		if g == nil {
 			g = &group{}
-			groups[f.Test] = g
-			order = append(order, f.Test)
+			groups[string(f.Test)] = g
+			order = append(order, string(f.Test))
 		}
 		g.of++
 		if f.Stats.CV > NoisyCV {

@@ -82,10 +82,10 @@ func Headlines(run *results.Run) []Headline {
 		if f.Size != size || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
 			continue
 		}
-		if _, ok := order[[3]string{f.Test, f.Direction, f.Part}]; !ok {
+		if _, ok := order[[3]string{string(f.Test), string(f.Direction), string(f.Part)}]; !ok {
 			continue
 		}
-		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Src: f.Src, Dst: f.Dst, Size: f.Size,
+		h := Headline{Test: string(f.Test), Direction: string(f.Direction), Part: string(f.Part), Engine: string(f.Engine), Src: f.Src, Dst: f.Dst, Size: f.Size,
 			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkGBps}
 		if f.Part == "total" {
 			// Both directions' bytes: the limit is both directions'.

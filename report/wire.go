@@ -29,7 +29,7 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 		if e.Back > 0 {
 			back = fmt.Sprintf("%.3f", e.Back)
 		}
-		t.rows = append(t.rows, []string{e.Label(), e.Engine, fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
+		t.rows = append(t.rows, []string{e.Label(), string(e.Engine), fmt.Sprint(e.Pairs), fmt.Sprintf("%.1f", e.GBps),
 			fmt.Sprintf("%.3f", e.Wire), back, fmt.Sprintf("%.1f", e.WireGBps)})
 	}
 	d.table(t)
@@ -46,7 +46,7 @@ func wireSection(d *document, run *results.Run, size uint64) bool {
 func wireGapText(rows []results.Efficiency) string {
 	find := func(test, dir, part string) *results.Efficiency {
 		for i := range rows {
-			if rows[i].Test == test && (dir == "" || rows[i].Direction == dir) && rows[i].Part == part && rows[i].Open == "" {
+			if string(rows[i].Test) == test && (dir == "" || string(rows[i].Direction) == dir) && string(rows[i].Part) == part && rows[i].Open == "" {
 				return &rows[i]
 			}
 		}
@@ -54,7 +54,7 @@ func wireGapText(rows []results.Efficiency) string {
 	}
 	onPeer := func(test, dir, part string) *results.Efficiency {
 		for i := range rows {
-			if rows[i].Test == test && rows[i].Direction == dir && rows[i].Part == part && rows[i].Open == results.IPCOpenPeerDevice {
+			if string(rows[i].Test) == test && string(rows[i].Direction) == dir && string(rows[i].Part) == part && rows[i].Open == results.IPCOpenPeerDevice {
 				return &rows[i]
 			}
 		}
