@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -27,21 +28,15 @@ const (
 	atomSamples        = 10
 )
 
-const (
-	convAtomTput  = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
-	convAtomChain = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
-)
-
 func (e *Engine) atomicSteps() []step {
 	var steps []step
-	for _, test := range []string{"atomic_tput", "atomic_latency"} {
-		if !e.selected(test) {
+	for _, test := range []results.Test{results.AtomicTput, results.AtomicLatency} {
+		if !e.opt.Selected(test) {
 			continue
 		}
-		for _, s := range e.order {
-			for _, d := range e.order {
-				issuer, owner, test := e.devs[s], e.devs[d], test
-				steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, s, d), func(ctx context.Context) {
+		for _, issuer := range e.devices() {
+			for _, owner := range e.devices() {
+				steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, issuer.Index, owner.Index), func(ctx context.Context) {
 					e.atomics(ctx, test, issuer, owner)
 				}})
 			}
@@ -52,18 +47,18 @@ func (e *Engine) atomicSteps() []step {
 
 // driverAtomicLabels describes what the driver reports for atomics on the
 // pair: the NATIVE_ATOMIC_SUPPORTED attribute and the op's capability bitmask.
-func (e *Engine) driverAtomicLabels(issuer, owner *device, op kernels.AtomicOp) map[string]string {
+func (e *Engine) driverAtomicLabels(issuer, owner *measure.Device, op kernels.AtomicOp) map[string]string {
 	out := map[string]string{}
 	if issuer == owner {
 		out["native_atomic_supported"] = "local"
 		return out
 	}
-	if v, err := e.drv.P2PAttribute(cuda.P2PNativeAtomicSupported, issuer.idx, owner.idx); err == nil {
+	if v, err := e.drv.P2PAttribute(cuda.P2PNativeAtomicSupported, issuer.Index, owner.Index); err == nil {
 		out["native_atomic_supported"] = strconv.Itoa(v)
 	} else {
 		out["native_atomic_supported"] = "error: " + cuda.NameOf(err)
 	}
-	caps, err := e.drv.P2PAtomicCapabilities([]cuda.AtomicOperation{cuda.AtomicOperation(op.DriverOp)}, issuer.idx, owner.idx)
+	caps, err := e.drv.P2PAtomicCapabilities([]cuda.AtomicOperation{cuda.AtomicOperation(op.DriverOp)}, issuer.Index, owner.Index)
 	switch {
 	case err == nil:
 		out["driver_caps"] = fmt.Sprintf("0x%x", caps[0])
@@ -79,18 +74,18 @@ func (e *Engine) driverAtomicLabels(issuer, owner *device, op kernels.AtomicOp) 
 }
 
 // atomics measures every atomic operation issued by issuer on owner's memory.
-func (e *Engine) atomics(ctx context.Context, test string, issuer, owner *device) {
+func (e *Engine) atomics(ctx context.Context, test results.Test, issuer, owner *measure.Device) {
 	remote := issuer != owner
 	if remote {
-		if err := e.peers.Enable(issuer.ctx, owner.ctx); err != nil {
+		if err := e.peers.Enable(issuer.Ctx, owner.Ctx); err != nil {
 			for _, op := range kernels.AtomicOps {
 				for _, f := range e.atomicTemplates(test, issuer, owner, op) {
-					e.add(failFigure(f, err))
+					e.add(measure.Fail(f, err))
 				}
 			}
 			return
 		}
-		defer func() { e.peers.Release(issuer.ctx, owner.ctx); e.disableIdle() }()
+		defer func() { e.peers.Release(issuer.Ctx, owner.Ctx); e.disableIdle() }()
 	}
 	for _, op := range kernels.AtomicOps {
 		if ctx.Err() != nil {
@@ -102,22 +97,20 @@ func (e *Engine) atomics(ctx context.Context, test string, issuer, owner *device
 	}
 }
 
-func (e *Engine) atomicTemplates(test string, issuer, owner *device, op kernels.AtomicOp) []results.Figure {
-	base := results.Figure{Test: test, Engine: "sm", Src: issuer.idx, Dst: owner.idx, Size: uint64(op.Width)}
+func (e *Engine) atomicTemplates(test results.Test, issuer, owner *measure.Device, op kernels.AtomicOp) []results.Figure {
+	base := results.Figure{Test: test, Engine: results.EngineSM, Src: issuer.Index, Dst: owner.Index, Size: uint64(op.Width), Unit: test.Info().Unit}
 	mk := func(contended bool) results.Figure {
 		f := base
 		f.Params = e.driverAtomicLabels(issuer, owner, op)
 		f.Params["op"] = op.Name
 		f.Params["ptx"] = op.PTXOp
-		if test == "atomic_latency" {
-			f.Unit, f.Convention = "ns", convAtomChain
+		if test == results.AtomicLatency {
 			return f
 		}
-		f.Unit, f.Convention = "Gop/s", convAtomTput
 		f.Params["contended"] = strconv.FormatBool(contended)
 		return f
 	}
-	if test == "atomic_latency" {
+	if test == results.AtomicLatency {
 		if op.Chain.Entry == "" {
 			return nil
 		}
@@ -126,101 +119,121 @@ func (e *Engine) atomicTemplates(test string, issuer, owner *device, op kernels.
 	return []results.Figure{mk(false), mk(true)}
 }
 
-// atomicFigure runs one operation in one mode, times it and checks the final
-// counters exactly.
-func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.AtomicOp, issuer, owner *device) {
-	chain := f.Test == "atomic_latency"
-	contended := f.Params["contended"] == "true"
-	blocks := uint32(max(1, issuer.info.SMCount) * atomBlocksPerSM)
-	block, iters := uint32(atomBlock), uint32(atomIters)
-	if contended {
-		block, iters = atomContendedBlock, atomContendedIters
+// atomicLaunch is the kernel launch of one atomic figure.
+type atomicLaunch struct {
+	op                   kernels.AtomicOp
+	chain, contended     bool
+	blocks, block, iters uint32
+}
+
+func newAtomicLaunch(f results.Figure, op kernels.AtomicOp, issuer *measure.Device) atomicLaunch {
+	l := atomicLaunch{op: op, chain: f.Test == results.AtomicLatency, contended: f.Params["contended"] == "true",
+		blocks: uint32(max(1, issuer.Info.SMCount) * atomBlocksPerSM), block: atomBlock, iters: atomIters}
+	if l.contended {
+		l.block, l.iters = atomContendedBlock, atomContendedIters
 		if op.Name == "cas_u64" {
 			// A contended CAS retries until it wins, so attempts grow with the
 			// square of the contenders: keep them to 256 threads.
-			blocks, block = 8, 32
+			l.blocks, l.block = 8, 32
 		}
 	}
-	if chain {
-		blocks, block, iters = 1, 1, atomChainIters
+	if l.chain {
+		l.blocks, l.block, l.iters = 1, 1, atomChainIters
 	}
-	threads := uint64(blocks) * uint64(block)
-	elems := threads
-	if contended || chain {
-		elems = 1
+	return l
+}
+
+func (l atomicLaunch) threads() uint64 { return uint64(l.blocks) * uint64(l.block) }
+
+// single reports whether every thread works on one counter.
+func (l atomicLaunch) single() bool { return l.contended || l.chain }
+
+// elems is the number of counters.
+func (l atomicLaunch) elems() uint64 {
+	if l.single() {
+		return 1
 	}
-	bytes := roundUp(elems*uint64(op.Width), 256)
-	f.Params["threads"] = strconv.FormatUint(threads, 10)
-	f.Params["ops_per_thread"] = strconv.Itoa(int(iters))
-	err := func() error {
-		buf, err := owner.scratchBuf(max(bytes, 1<<20))
-		if err != nil {
-			return err
+	return l.threads()
+}
+
+func (l atomicLaunch) bytes() uint64 { return roundUp(l.elems()*uint64(l.op.Width), 256) }
+
+// atomicFigure runs one operation in one mode, times it and checks the final
+// counters exactly.
+func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.AtomicOp, issuer, owner *measure.Device) {
+	l := newAtomicLaunch(f, op, issuer)
+	f.Params["threads"] = strconv.FormatUint(l.threads(), 10)
+	f.Params["ops_per_thread"] = strconv.Itoa(int(l.iters))
+	var err error
+	f.Samples, err = e.atomicSamples(ctx, l, issuer, owner)
+	var mm *atomicMismatch
+	switch {
+	case errors.As(err, &mm):
+		f.Verify, f.VerifyDetail = results.VerifyFailed, err.Error()
+	case errors.Is(err, context.Canceled):
+		return
+	case err != nil:
+		f = measure.Fail(f, err)
+	default:
+		f.Verify = results.VerifyPassed
+	}
+	e.add(f)
+}
+
+// atomicSamples initialises the counters on owner, times the kernel on
+// issuer, and checks the counters: the samples come back with a mismatch.
+func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owner *measure.Device) ([]float64, error) {
+	bytes := l.bytes()
+	buf, err := owner.Scratch(max(bytes, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	init := uint32(l.op.Init)
+	if err := owner.Memset(buf, init, bytes/4); err != nil {
+		return nil, fmt.Errorf("initialising counters: %w", err)
+	}
+	k := l.op.Tput
+	params := kernels.AtomicArgs{Buf: uint64(buf), Iters: l.iters, Contended: b2u(l.contended)}.Params()
+	if l.chain {
+		k = l.op.Chain
+		params = kernels.ChainArgs{Buf: uint64(buf), Iters: l.iters}.Params()
+	}
+	fn, err := issuer.Function(k)
+	if err != nil {
+		return nil, err
+	}
+	t := measure.Transfer{Dev: issuer, Op: func(s cuda.Stream) error {
+		if err := issuer.Ctx.Launch(fn, [3]uint32{l.blocks, 1, 1}, [3]uint32{l.block, 1, 1}, 0, s, params...); err != nil {
+			return fmt.Errorf("launching %s on device %d: %w", k.Entry, issuer.Index, err)
 		}
-		init := uint32(op.Init)
-		if err := owner.ctx.MemsetD32Async(buf, init, bytes/4, owner.streams[0]); err != nil {
-			return fmt.Errorf("device %d: initialising counters: %w", owner.idx, err)
-		}
-		if err := owner.ctx.StreamSynchronize(owner.streams[0]); err != nil {
-			return fmt.Errorf("device %d: %w", owner.idx, err)
-		}
-		k := op.Tput
-		params := kernels.AtomicArgs{Buf: uint64(buf), Iters: iters, Contended: b2u(contended)}.Params()
-		if chain {
-			k = op.Chain
-			params = kernels.ChainArgs{Buf: uint64(buf), Iters: iters}.Params()
-		}
-		fn, err := issuer.function(k)
-		if err != nil {
-			return err
-		}
-		opFn := func(s cuda.Stream) error {
-			if err := issuer.ctx.Launch(fn, [3]uint32{blocks, 1, 1}, [3]uint32{block, 1, 1}, 0, s, params...); err != nil {
-				return fmt.Errorf("launching %s on device %d: %w", k.Entry, issuer.idx, err)
+		return nil
+	}}
+	tm := measure.Timing{Reps: 1, Warmup: 1}
+	launches := uint64(atomSamples * (tm.Reps + tm.Warmup))
+	if l.chain {
+		// A chain's operands assume the counter starts from its initial
+		// value, so each sample resets it (before its start event).
+		t.Prep = func(s cuda.Stream) error {
+			if err := issuer.Ctx.MemsetD32Async(buf, init, bytes/4, s); err != nil {
+				return fmt.Errorf("device %d: resetting the counter: %w", issuer.Index, err)
 			}
 			return nil
 		}
-		tm := timing{reps: 1, warmup: 1}
-		t := transfer{dv: issuer, op: opFn}
-		launches := uint64(atomSamples * (tm.reps + tm.warmup))
-		if chain {
-			// A chain's operands assume the counter starts from its initial
-			// value, so each sample resets it (before its start event).
-			t.prep = func(s cuda.Stream) error {
-				if err := issuer.ctx.MemsetD32Async(buf, init, bytes/4, s); err != nil {
-					return fmt.Errorf("device %d: resetting the counter: %w", issuer.idx, err)
-				}
-				return nil
-			}
-			launches = 1
-		}
-		ms, err := e.timeTransfers(ctx, []transfer{t}, tm, atomSamples)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms[0] {
-			if chain {
-				f.Samples = append(f.Samples, m*1e6/float64(iters))
-			} else {
-				f.Samples = append(f.Samples, float64(threads)*float64(iters)/(m*1e-3)/1e9)
-			}
-		}
-		return checkAtomics(owner, buf, op, elems, threads, uint64(iters), launches, contended || chain)
-	}()
-	if err != nil {
-		var mm *AtomicMismatch
-		if errors.As(err, &mm) {
-			f.Verify, f.VerifyDetail = results.VerifyFailed, err.Error()
-			e.add(f)
-			return
-		}
-		if !errors.Is(err, context.Canceled) {
-			e.add(failFigure(f, err))
-		}
-		return
+		launches = 1
 	}
-	f.Verify = results.VerifyPassed
-	e.add(f)
+	ms, err := e.timer.Measure(ctx, []measure.Transfer{t}, tm, atomSamples)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, m := range ms[0] {
+		if l.chain {
+			out = append(out, m*1e6/float64(l.iters))
+		} else {
+			out = append(out, float64(l.threads())*float64(l.iters)/(m*1e-3)/1e9)
+		}
+	}
+	return out, checkAtomics(owner, buf, l.op, l.elems(), l.threads(), uint64(l.iters), launches, l.single())
 }
 
 func b2u(b bool) uint32 {
@@ -230,15 +243,15 @@ func b2u(b bool) uint32 {
 	return 0
 }
 
-// AtomicMismatch is a counter that does not hold the exact expected value.
-type AtomicMismatch struct {
+// atomicMismatch is a counter that does not hold the exact expected value.
+type atomicMismatch struct {
 	Op        string
 	Element   uint64
 	Got, Want uint64
 	Float     bool
 }
 
-func (m *AtomicMismatch) Error() string {
+func (m *atomicMismatch) Error() string {
 	if m.Float {
 		return fmt.Sprintf("%s: element %d holds %g, want exactly %g", m.Op, m.Element,
 			math.Float32frombits(uint32(m.Got)), math.Float32frombits(uint32(m.Want)))
@@ -257,10 +270,10 @@ func expectedAfter(op kernels.AtomicOp, threads, iters, launches uint64, single 
 }
 
 // checkAtomics reads the counters back and compares each with its exact value.
-func checkAtomics(owner *device, buf cuda.DevicePtr, op kernels.AtomicOp, elems, threads, iters, launches uint64, single bool) error {
+func checkAtomics(owner *measure.Device, buf cuda.DevicePtr, op kernels.AtomicOp, elems, threads, iters, launches uint64, single bool) error {
 	b := make([]byte, elems*uint64(op.Width))
-	if err := owner.ctx.MemcpyDtoH(b, buf); err != nil {
-		return fmt.Errorf("device %d: reading counters: %w", owner.idx, err)
+	if err := owner.Ctx.MemcpyDtoH(b, buf); err != nil {
+		return fmt.Errorf("device %d: reading counters: %w", owner.Index, err)
 	}
 	want := expectedAfter(op, threads, iters, launches, single)
 	for i := uint64(0); i < elems; i++ {
@@ -271,7 +284,7 @@ func checkAtomics(owner *device, buf cuda.DevicePtr, op kernels.AtomicOp, elems,
 			got = uint64(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 		if got != want {
-			return &AtomicMismatch{Op: op.Name, Element: i, Got: got, Want: want, Float: op.Float}
+			return &atomicMismatch{Op: op.Name, Element: i, Got: got, Want: want, Float: op.Float}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -186,7 +187,7 @@ func (k *checker) restore() error {
 		err = a.EnablePeerAccess(b, 0)
 	}
 	if err != nil && !errors.Is(err, cuda.ErrPeerAccessAlreadyOn) {
-		return &PairError{k.src, k.dst, "restoring peer access", err}
+		return &measure.PairError{Src: k.src, Dst: k.dst, Op: "restoring peer access", Err: err}
 	}
 	return nil
 }

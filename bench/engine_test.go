@@ -9,12 +9,19 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// newRun runs tests on a simulated machine and returns the results.
+// options are engine settings for the tests: the given tests, verified.
+func options(tests ...results.Test) bench.Options {
+	var o bench.Options
+	o.Tests, o.Verify = tests, true
+	return o
+}
+
+// simRun runs tests on a simulated machine and returns the results.
 func simRun(t *testing.T, machine string, opt bench.Options, simOpts ...sim.Option) (*results.Run, error) {
 	t.Helper()
 	drv, err := sim.New(machine, simOpts...)
@@ -55,14 +62,17 @@ func find(run *results.Run, keep func(f results.Figure) bool) []results.Figure {
 }
 
 func TestEverySimulatedTestPasses(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: bench.TestNames(""), Verify: true, Sweep: []uint64{4, 4096, 1 << 20}})
+	all, _ := results.ParseTests("all", "")
+	opt := options(all...)
+	opt.Sweep = []uint64{4, 4096, 1 << 20}
+	run, err := simRun(t, "h200x2", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Validate(); err != nil {
 		t.Fatalf("the run does not validate: %v", err)
 	}
-	seen := map[string]bool{}
+	seen := map[results.Test]bool{}
 	for _, f := range run.Figures {
 		seen[f.Test] = true
 		if f.Error != "" || f.Verify == results.VerifyFailed {
@@ -75,21 +85,19 @@ func TestEverySimulatedTestPasses(t *testing.T) {
 			t.Errorf("%s %d→%d: bandwidth figure not verified (%s)", f.Test, f.Src, f.Dst, f.Verify)
 		}
 	}
-	for _, want := range []string{"h2d", "d2h", "local_copy", "ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir",
-		"nop2p_copy", "all_to_one", "one_to_all", "all_pairs", "lat_chase", "lat_pingpong", "lat_copy_device", "lat_copy_host",
-		"atomic_tput", "atomic_latency"} {
-		if !seen[want] {
+	for _, info := range results.Catalogue() {
+		if want := info.Name; !want.IsIPC() && !seen[want] {
 			t.Errorf("no %s figure", want)
 		}
 	}
 	// The sweep gives every one-direction test every size.
-	if n := len(find(run, func(f results.Figure) bool { return f.Test == "ce_read" && f.Src == 0 && f.Dst == 1 })); n != 3 {
+	if n := len(find(run, func(f results.Figure) bool { return f.Test == results.CERead && f.Src == 0 && f.Dst == 1 })); n != 3 {
 		t.Errorf("ce_read 0→1 has %d sizes, want 3 (the matrix size is also a sweep size)", n)
 	}
 	// Bidirectional tests report each direction and the total.
 	parts := map[string]bool{}
-	for _, f := range find(run, func(f results.Figure) bool { return f.Test == "ce_bidir" && f.Src == 0 && f.Dst == 1 }) {
-		parts[f.Direction+"/"+f.Part] = true
+	for _, f := range find(run, func(f results.Figure) bool { return f.Test == results.CEBidir && f.Src == 0 && f.Dst == 1 }) {
+		parts[string(f.Direction)+"/"+string(f.Part)] = true
 	}
 	if len(parts) != 6 {
 		t.Errorf("ce_bidir 0→1 parts: %v, want read and write × forward, reverse, total", parts)
@@ -97,7 +105,7 @@ func TestEverySimulatedTestPasses(t *testing.T) {
 }
 
 func TestCorruptionFailsOnlyThatFigure(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_read", "ce_write"}, Verify: true},
+	run, err := simRun(t, "h200x2", options(results.CERead, results.CEWrite),
 		sim.WithFault(sim.Fault{Kind: sim.FaultCorrupt, Src: 0, Dst: 1, Offset: 4096}))
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +128,7 @@ func TestCorruptionFailsOnlyThatFigure(t *testing.T) {
 }
 
 func TestUnsupportedPairIsRecordedAndStaged(t *testing.T) {
-	run, err := simRun(t, "pcie-4gpu", bench.Options{Tests: []string{"ce_read", "sm_write", "nop2p_copy"}, Verify: true})
+	run, err := simRun(t, "pcie-4gpu", options(results.CERead, results.SMWrite, results.NoP2PCopy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +140,7 @@ func TestUnsupportedPairIsRecordedAndStaged(t *testing.T) {
 				t.Errorf("error %q does not name the pair", f.Error)
 			}
 		}
-		if f.Test == "nop2p_copy" && f.Error == "" && f.Verify == results.VerifyPassed {
+		if f.Test == results.NoP2PCopy && f.Error == "" && f.Verify == results.VerifyPassed {
 			staged++
 		}
 	}
@@ -145,7 +153,7 @@ func TestUnsupportedPairIsRecordedAndStaged(t *testing.T) {
 }
 
 func TestFailingPairDoesNotStopTheRun(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_read", "sm_read"}, Verify: true},
+	run, err := simRun(t, "h200x2", options(results.CERead, results.SMRead),
 		sim.WithFault(sim.Fault{Kind: sim.FaultAsyncError, Src: sim.AnyDevice, Dst: sim.AnyDevice, Code: cuda.ErrorLaunchFailed}),
 	)
 	if err != nil {
@@ -162,7 +170,9 @@ func TestFailingPairDoesNotStopTheRun(t *testing.T) {
 }
 
 func TestLatchTimeoutIsAnError(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"ce_write"}, Verify: true, LatchTimeout: 50 * time.Millisecond},
+	opt := options(results.CEWrite)
+	opt.LatchTimeout = 50 * time.Millisecond
+	run, err := simRun(t, "h200x2", opt,
 		sim.WithFault(sim.Fault{Kind: sim.FaultLatchStuck, Src: 0, Dst: sim.AnyDevice}))
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +186,7 @@ func TestLatchTimeoutIsAnError(t *testing.T) {
 }
 
 func TestWrongAtomicCountFailsTheFigure(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"atomic_tput"}, Verify: true},
+	run, err := simRun(t, "h200x2", options(results.AtomicTput),
 		sim.WithFault(sim.Fault{Kind: sim.FaultAtomicCount, Src: 0, Dst: 1}))
 	if err != nil {
 		t.Fatal(err)
@@ -200,12 +210,14 @@ func TestCancelKeepsWhatWasMeasured(t *testing.T) {
 	defer drv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt := bench.Options{Devices: []int{0, 1}, Tests: bench.TestNames("bw"), Size: 1 << 20, Samples: 3, Verify: true,
-		Progress: func(done, total int, step string) {
-			if done == 5 {
-				cancel()
-			}
-		}}
+	bw, _ := results.ParseTests("all", results.CommandBW)
+	opt := options(bw...)
+	opt.Devices, opt.Size, opt.Samples = []int{0, 1}, 1<<20, 3
+	opt.Progress = func(done, total int, step string) {
+		if done == 5 {
+			cancel()
+		}
+	}
 	run := &results.Run{Schema: results.SchemaVersion}
 	err = bench.NewEngine(drv, opt).Run(ctx, run)
 	if !errors.Is(err, context.Canceled) {
@@ -219,50 +231,6 @@ func TestCancelKeepsWhatWasMeasured(t *testing.T) {
 	c1, _ := drv.Context(1)
 	if err := c0.EnablePeerAccess(c1, 0); err != nil {
 		t.Errorf("peer access 0→1 left enabled after the cancel: %v", err)
-	}
-}
-
-func TestPeersRecoverFromTooManyPeers(t *testing.T) {
-	drv, err := sim.New("dgx-h100", sim.WithPeerLimit(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close()
-	ctx := func(d int) gpu.Context {
-		c, err := drv.Context(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	p := bench.NewPeers()
-	if err := p.Enable(ctx(0), ctx(1)); err != nil {
-		t.Fatal(err)
-	}
-	// Held: no room for a second peer.
-	if err := p.Enable(ctx(0), ctx(2)); !errors.Is(err, cuda.ErrTooManyPeers) {
-		t.Fatalf("second peer while the first is held: %v, want TOO_MANY_PEERS", err)
-	}
-	p.Release(ctx(0), ctx(1))
-	if err := p.Enable(ctx(0), ctx(2)); err != nil {
-		t.Fatalf("second peer after releasing the first: %v", err)
-	}
-	if p.Evictions != 1 || p.Enabled(0, 1) || !p.Enabled(0, 2) {
-		t.Errorf("evictions %d, 0→1 enabled %v, 0→2 enabled %v", p.Evictions, p.Enabled(0, 1), p.Enabled(0, 2))
-	}
-	// ALREADY_ENABLED counts as success, and such a pair is left as found.
-	if err := ctx(3).EnablePeerAccess(ctx(4), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Enable(ctx(3), ctx(4)); err != nil {
-		t.Fatalf("enable of an already enabled pair: %v", err)
-	}
-	p.Release(ctx(3), ctx(4))
-	if errs := p.ReleaseAll(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if err := ctx(3).DisablePeerAccess(ctx(4)); err != nil {
-		t.Errorf("a pair enabled before Peers saw it was disabled by it: %v", err)
 	}
 }
 
@@ -304,7 +272,9 @@ func TestConformanceOnSimulatedH200(t *testing.T) {
 }
 
 func TestTuneRecordsAStableWinner(t *testing.T) {
-	run, err := simRun(t, "h200x2", bench.Options{Tests: []string{"sm_read"}, Tune: true, Verify: true, Samples: 3})
+	opt := options(results.SMRead)
+	opt.Tune, opt.Samples = true, 3
+	run, err := simRun(t, "h200x2", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +293,8 @@ func TestTuneRecordsAStableWinner(t *testing.T) {
 		}
 	}
 	// The SM figures after tuning use the winners.
-	for _, f := range find(run, func(f results.Figure) bool { return f.Test == "sm_read" }) {
-		w := bench.TunedFrom(run.Tuning)[bench.TuneKey{Src: f.Src, Dst: f.Dst, Direction: "read"}]
+	for _, f := range find(run, func(f results.Figure) bool { return f.Test == results.SMRead }) {
+		w := measure.TunedFrom(run.Tuning)[measure.TuneKey{Src: f.Src, Dst: f.Dst, Direction: "read"}]
 		if f.Params["variant"] != w.Variant {
 			t.Errorf("sm_read %d→%d used %s, the tuning chose %s", f.Src, f.Dst, f.Params["variant"], w.Variant)
 		}
@@ -334,7 +304,9 @@ func TestTuneRecordsAStableWinner(t *testing.T) {
 // Flows that share a source buffer must share its pattern: one_to_all and
 // all_pairs on more than two GPUs verify every destination.
 func TestAggregatesVerifyOnEightGPUs(t *testing.T) {
-	run, err := simRun(t, "dgx-h100", bench.Options{Tests: []string{"all_to_one", "one_to_all", "all_pairs"}, Verify: true, Size: 8 << 20})
+	opt := options(results.AllToOne, results.OneToAll, results.AllPairs)
+	opt.Size = 8 << 20
+	run, err := simRun(t, "dgx-h100", opt)
 	if err != nil {
 		t.Fatal(err)
 	}

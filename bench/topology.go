@@ -3,11 +3,10 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/nvml"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -41,36 +40,8 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 	return append([]int(nil), want...), nil
 }
 
-// ParseDeviceList parses "0,2,3" or "0-3" or "0-1,4" into indices.
-func ParseDeviceList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "all" {
-		return nil, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(strings.TrimSpace(hi))
-			if err != nil || b < a {
-				return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
-			}
-		}
-		for d := a; d <= b; d++ {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// DeviceRecord converts the driver's description to the results form.
-func DeviceRecord(info cuda.DeviceInfo) results.Device {
+// deviceRecord converts the driver's description to the results form.
+func deviceRecord(info cuda.DeviceInfo) results.Device {
 	return results.Device{
 		Index:             info.Index,
 		Name:              info.Name,
@@ -83,21 +54,6 @@ func DeviceRecord(info cuda.DeviceInfo) results.Device {
 		AsyncEngines:      info.AsyncEngineCount,
 		L2CacheBytes:      info.L2CacheBytes,
 	}
-}
-
-// NormalizeBusID brings "00000000:18:00.0" (NVML) and "0000:18:00.0" (CUDA)
-// to one form so links can be matched to devices.
-func NormalizeBusID(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	dom, rest, ok := strings.Cut(s, ":")
-	if !ok || strings.Count(rest, ":") != 1 {
-		return s
-	}
-	d, err := strconv.ParseUint(dom, 16, 32)
-	if err != nil {
-		return s
-	}
-	return fmt.Sprintf("%04x:%s", d, rest)
 }
 
 // Discover reads the environment and the topology of the selected devices:
@@ -114,17 +70,14 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 	env.DriverVersion = v
 	env.CUDAVersion = fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
 	env.Library = drv.Describe()
-	infos := map[int]cuda.DeviceInfo{}
 	for _, d := range devs {
 		info, err := drv.DeviceInfo(d)
 		if err != nil {
 			return env, nil, fmt.Errorf("describing device %d: %w", d, err)
 		}
-		infos[d] = info
-		env.Devices = append(env.Devices, DeviceRecord(info))
+		env.Devices = append(env.Devices, deviceRecord(info))
 	}
 	topo := &results.Topology{Devices: append([]int(nil), devs...)}
-
 	if mon != nil {
 		env.NVML = true
 		if rel, err := mon.DriverRelease(); err == nil {
@@ -133,74 +86,94 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 			env.Notes = append(env.Notes, "NVML driver release: "+err.Error())
 		}
 		env.StateStart = ReadStates(mon, env.Devices)
-		byBus := map[string]int{}
-		for _, d := range devs {
-			byBus[NormalizeBusID(infos[d].PCIBusID)] = d
-		}
-		for _, d := range devs {
-			links, err := mon.Links(d, infos[d].PCIBusID)
-			if err != nil {
-				topo.Notes = append(topo.Notes, fmt.Sprintf("NVLink details of device %d unavailable: %v", d, err))
-				continue
-			}
-			for i := range links {
-				links[i].RemoteDev = -1
-				if r, ok := byBus[NormalizeBusID(links[i].RemoteBus)]; ok {
-					links[i].RemoteDev = r
-				}
-			}
-			topo.Links = append(topo.Links, results.DeviceLinks{Device: d, Links: links})
-		}
+		readLinks(mon, env.Devices, topo)
 	} else {
 		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
 	}
+	p := pairReader{drv: drv}
+	for _, s := range devs {
+		for _, d := range devs {
+			if s != d {
+				topo.Pairs = append(topo.Pairs, p.read(s, d, topo.Links))
+			}
+		}
+	}
+	return env, topo, nil
+}
 
+// readLinks adds each device's NVLinks to topo, their far ends resolved to
+// the devices of the run where they are one.
+func readLinks(mon gpu.Monitor, devs []results.Device, topo *results.Topology) {
+	byBus := map[string]int{}
+	for _, d := range devs {
+		byBus[nvml.NormalizeBusID(d.PCIBusID)] = d.Index
+	}
+	for _, d := range devs {
+		links, err := mon.Links(d.Index, d.PCIBusID)
+		if err != nil {
+			topo.Notes = append(topo.Notes, fmt.Sprintf("NVLink details of device %d unavailable: %v", d.Index, err))
+			continue
+		}
+		for i := range links {
+			links[i].RemoteDev = -1
+			if r, ok := byBus[nvml.NormalizeBusID(links[i].RemoteBus)]; ok {
+				links[i].RemoteDev = r
+			}
+		}
+		topo.Links = append(topo.Links, results.DeviceLinks{Device: d.Index, Links: links})
+	}
+}
+
+// pairReader reads what the driver says of ordered pairs; once the atomic
+// capabilities turn out unavailable, it stops asking for them.
+type pairReader struct {
+	drv             gpu.Driver
+	capsUnavailable bool
+}
+
+const capsUnavailable = "cuDeviceGetP2PAtomicCapabilities is not available in this driver (CUDA 13 or later)"
+
+func (r *pairReader) read(s, d int, links []results.DeviceLinks) results.Pair {
+	p := results.Pair{Src: s, Dst: d, Attributes: map[string]int{}}
+	fail := func(name string, err error) {
+		if p.AttributeErrors == nil {
+			p.AttributeErrors = map[string]string{}
+		}
+		p.AttributeErrors[name] = err.Error()
+	}
+	can, err := r.drv.CanAccessPeer(s, d)
+	if err != nil {
+		fail("can_access_peer", err)
+	}
+	p.CanAccessPeer = can
+	for _, a := range cuda.P2PAttributes {
+		val, err := r.drv.P2PAttribute(a.Attr, s, d)
+		if err != nil {
+			fail(a.Name, err)
+			continue
+		}
+		p.Attributes[a.Name] = val
+	}
 	ops := make([]cuda.AtomicOperation, len(cuda.AtomicOperations))
 	for i, o := range cuda.AtomicOperations {
 		ops[i] = o.Op
 	}
-	capsUnavailable := false
-	for _, s := range devs {
-		for _, d := range devs {
-			if s == d {
-				continue
-			}
-			p := results.Pair{Src: s, Dst: d, Attributes: map[string]int{}}
-			can, err := drv.CanAccessPeer(s, d)
-			if err != nil {
-				p.AttributeErrors = map[string]string{"can_access_peer": err.Error()}
-			}
-			p.CanAccessPeer = can
-			for _, a := range cuda.P2PAttributes {
-				val, err := drv.P2PAttribute(a.Attr, s, d)
-				if err != nil {
-					if p.AttributeErrors == nil {
-						p.AttributeErrors = map[string]string{}
-					}
-					p.AttributeErrors[a.Name] = err.Error()
-					continue
-				}
-				p.Attributes[a.Name] = val
-			}
-			if capsUnavailable {
-				p.AtomicCapsError = "cuDeviceGetP2PAtomicCapabilities is not available in this driver (CUDA 13 or later)"
-			} else if caps, err := drv.P2PAtomicCapabilities(ops, s, d); err != nil {
-				p.AtomicCapsError = err.Error()
-				if errors.Is(err, cuda.ErrUnavailable) {
-					capsUnavailable = true
-					p.AtomicCapsError = "cuDeviceGetP2PAtomicCapabilities is not available in this driver (CUDA 13 or later)"
-				}
-			} else {
-				p.AtomicCaps = map[string]uint32{}
-				for i, o := range cuda.AtomicOperations {
-					p.AtomicCaps[o.Name] = caps[i]
-				}
-			}
-			p.NVLinks, p.LinkGBps = pairLinks(topo.Links, s, d)
-			topo.Pairs = append(topo.Pairs, p)
+	if r.capsUnavailable {
+		p.AtomicCapsError = capsUnavailable
+	} else if caps, err := r.drv.P2PAtomicCapabilities(ops, s, d); err != nil {
+		p.AtomicCapsError = err.Error()
+		if errors.Is(err, cuda.ErrUnavailable) {
+			r.capsUnavailable = true
+			p.AtomicCapsError = capsUnavailable
+		}
+	} else {
+		p.AtomicCaps = map[string]uint32{}
+		for i, o := range cuda.AtomicOperations {
+			p.AtomicCaps[o.Name] = caps[i]
 		}
 	}
-	return env, topo, nil
+	p.NVLinks, p.LinkGBps = pairLinks(links, s, d)
+	return p
 }
 
 // pairLinks counts the active NVLinks from s that end at d and their summed

@@ -46,8 +46,9 @@ func trafficRun(t *testing.T, mon gpu.Monitor) (*results.Run, []string) {
 		t.Fatal(err)
 	}
 	defer drv.Close()
-	opt := bench.Options{Devices: []int{0, 1}, Tests: []string{"ce_read", "ce_bidir", "sm_write", "all_pairs"}, Size: 2 << 20,
-		Sweep: []uint64{4 << 10, 2 << 20}, Samples: 3, Verify: true, Monitor: mon}
+	opt := options(results.CERead, results.CEBidir, results.SMWrite, results.AllPairs)
+	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1}, 2<<20, 3, mon
+	opt.Sweep = []uint64{4 << 10, 2 << 20}
 	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, Start: time.Now()}
 	eng := bench.NewEngine(drv, opt)
 	if err := eng.Run(context.Background(), run); err != nil {
@@ -105,34 +106,4 @@ func TestMissingCountersAreNotedOnce(t *testing.T) {
 	if n != 1 {
 		t.Errorf("notes %q: want one note about device 1's counters", notes)
 	}
-}
-
-func TestIPCFiguresCarryLinkTraffic(t *testing.T) {
-	h := newIPCHarness(t, "ipc_ce_read", "ipc_ce_bidir")
-	h.opt.Size = 2 << 20
-	h.opt.Monitor = &countingMonitor{reads: map[int]uint64{}, fail: -1}
-	run, err := h.run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := results.LinkTraffic{Src: trafficStep, Dst: trafficStep}
-	cross := 0
-	for _, f := range run.Figures {
-		if f.Src == f.Dst {
-			if f.Traffic != nil {
-				t.Errorf("%s: same-GPU figure with link traffic %+v", f.Key(), f.Traffic)
-			}
-			continue
-		}
-		cross++
-		if f.Traffic == nil || *f.Traffic != want {
-			t.Errorf("%s: traffic %+v, want %+v", f.Key(), f.Traffic, want)
-		}
-	}
-	// ipc_ce_read: 2 ordered pairs; ipc_ce_bidir: 2 pairs × read and write
-	// × 3 parts; each again with the peer's buffer opened on its device.
-	if cross != 2*(2+2*2*3) {
-		t.Errorf("%d figures between the two GPUs, want 28", cross)
-	}
-	h.checkNoChildren()
 }

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -303,4 +305,28 @@ func Selected(name string) []Test {
 		}
 	}
 	return out
+}
+
+// ParseTests reads a comma-separated list of selectable test names of a
+// command ("" for every command); "" or "all" selects every test of it. It
+// returns the tests the names stand for, in the list's order, each once.
+func ParseTests(list string, c Command) ([]Test, error) {
+	valid := SelectNames(c)
+	names := valid
+	if list = strings.TrimSpace(list); list != "" && list != "all" {
+		names = strings.Split(list, ",")
+	}
+	var out []Test
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(valid, n) {
+			return nil, fmt.Errorf("unknown test %q; the tests are: %s", n, strings.Join(valid, ", "))
+		}
+		for _, t := range Selected(n) {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
 }

@@ -26,7 +26,9 @@ validate)
 tests)
 	(cd cuda && run "$G/cuda.test" -test.v -test.run GPU) > "$W/cuda-gpu-tests.log" 2>&1; tail -15 "$W/cuda-gpu-tests.log"
 	(cd cuda/nvml && run "$G/nvml.test" -test.v -test.run GPU) > "$W/nvml-gpu-tests.log" 2>&1; tail -8 "$W/nvml-gpu-tests.log"
+	(cd internal/measure && run "$G/measure.test" -test.v -test.run GPU) > "$W/measure-gpu-tests.log" 2>&1; tail -5 "$W/measure-gpu-tests.log"
 	(cd bench && run "$G/bench.test" -test.v -test.run GPU) > "$W/bench-gpu-tests.log" 2>&1; tail -15 "$W/bench-gpu-tests.log"
+	(cd ipc && run "$G/ipc.test" -test.v -test.run GPU) > "$W/ipc-gpu-tests.log" 2>&1; tail -15 "$W/ipc-gpu-tests.log"
 	;;
 all)
 	P2PBENCH_TRACE=1 run "$G/p2pbench" all --dir "$W/all1" > "$W/all1.log" 2> "$W/all1.trace"; grep -A40 "==== Summary" "$W/all1.log"; sort -t: -k2 -rn "$W/all1.trace" | head -25
@@ -37,7 +39,7 @@ tune)
 	run "$G/p2pbench" bw --tests sm_read,sm_write,sm_bidir --size 2GiB -o "$W/sm2g.json" > "$W/sm2g.log" 2>&1; head -30 "$W/sm2g.log"
 	;;
 ipctest)
-	(cd bench && run "$G/bench.test" -test.v -test.run 'GPUIPC') > "$W/bench-gpu-tests.log" 2>&1; grep -E "^(--- |ok|FAIL|PASS)" "$W/bench-gpu-tests.log"
+	(cd ipc && run "$G/ipc.test" -test.v -test.run 'GPUIPC') > "$W/ipc-gpu-tests.log" 2>&1; grep -E "^(--- |ok|FAIL|PASS)" "$W/ipc-gpu-tests.log"
 	;;
 sanitize)
 	for v in ${VARIANTS:-v4_u4 warp_u8 bulk cs_u8}; do

@@ -16,6 +16,8 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -24,7 +26,7 @@ import (
 const ipcChildCommand = "ipc-child"
 
 func init() {
-	names := bench.IPCTests()
+	names := results.SelectNames(results.CommandIPC)
 	commands = append(commands,
 		&cli.Command{
 			Name:  "ipc",
@@ -56,46 +58,20 @@ func init() {
 }
 
 // ipcOptions reads the flags of `ipc`.
-func ipcOptions(c *cli.Context, s *session) (bench.IPCOptions, error) {
-	o := bench.IPCOptions{
-		Devices: s.devices, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"),
-		LatchTimeout: c.Duration("latch-timeout"), SkipSameGPU: c.Bool("no-same-gpu"),
-		Timeout: c.Duration("child-timeout"), SMVariant: c.String("variant"),
-		BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size"),
-	}
-	var err error
-	if o.Tests, err = bench.ParseTests(c.String("tests"), "ipc"); err != nil {
+func ipcOptions(c *cli.Context, s *session) (ipc.Options, error) {
+	o := ipc.Options{SkipSameGPU: c.Bool("no-same-gpu"), Timeout: c.Duration("child-timeout")}
+	tests, err := results.ParseTests(c.String("tests"), results.CommandIPC)
+	if err != nil {
 		return o, usageError{err}
 	}
+	if o.Settings, err = settings(c, s, tests, true); err != nil {
+		return o, err
+	}
 	switch {
-	case o.Samples < 1 || o.Samples > 100000:
-		return o, usageError{fmt.Errorf("--samples must be between 1 and 100000 (got %d)", o.Samples)}
-	case o.LatchTimeout <= 0:
-		return o, usageError{errors.New("--latch-timeout must be positive")}
 	case o.Timeout <= 0:
 		return o, usageError{errors.New("--child-timeout must be positive")}
-	case c.IsSet("blocks-per-sm") && (o.BlocksPerSM < 1 || o.BlocksPerSM > 32):
-		return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.BlocksPerSM)}
-	case c.IsSet("block-size") && (o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0):
-		return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.BlockSize)}
 	case len(s.devices) < 2 && o.SkipSameGPU:
 		return o, usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
-	}
-	if _, ok := kernels.CopyKernelByVariant(o.SMVariant); o.SMVariant != "" && !ok {
-		return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SMVariant, strings.Join(copyVariants(), ", "))}
-	}
-	if f := c.String("tuning"); f != "" {
-		prev, err := results.Read(f)
-		if err != nil {
-			return o, err
-		}
-		o.Tuned = bench.TunedFrom(prev.Tuning)
-	}
-	if o.Size, err = bench.ParseSize(c.String("size")); err == nil {
-		err = bench.CheckTransferSize(o.Size)
-	}
-	if err != nil {
-		return o, usageError{fmt.Errorf("--size: %w", err)}
 	}
 	o.Child, err = ipcChildArgs(s)
 	return o, err
@@ -158,8 +134,7 @@ func ipcAction(c *cli.Context) error {
 		bar.update(done, total, step)
 		saver.maybeSave(false)
 	}
-	opt.Monitor = s.mon
-	runErr := bench.RunIPC(c.Context, s.drv, opt, run)
+	runErr := ipc.Run(c.Context, s.drv, opt, run)
 	bar.finish()
 	saveErr := finishRun(s, run, runErr, saver)
 	if c.Bool("json") {
@@ -191,7 +166,7 @@ func ipcAction(c *cli.Context) error {
 // ipcChildAction is one child: it opens the driver the parent uses (real or
 // the same simulated machine) and serves the parent on descriptor 3.
 func ipcChildAction(c *cli.Context) error {
-	conn, err := bench.IPCChildConn()
+	conn, err := ipc.ChildConn()
 	if err != nil {
 		return err
 	}
@@ -212,7 +187,7 @@ func ipcChildAction(c *cli.Context) error {
 		drv = gpu.NewCUDADriver(d)
 	}
 	defer drv.Close()
-	return bench.ServeIPCChild(c.Context, drv, conn)
+	return ipc.Serve(c.Context, drv, conn)
 }
 
 // ipcSameGPU reports whether f is of the same-GPU baseline.
@@ -224,7 +199,7 @@ func ipcSameGPU(f *results.Figure) bool { return f.Params["same_gpu"] == "true" 
 // ipcSize is the transfer size of a run's IPC bandwidth figures (0: none).
 func ipcSize(run *results.Run) uint64 {
 	for _, f := range run.Figures {
-		if strings.HasPrefix(f.Test, "ipc_") && f.Unit == results.UnitGBps {
+		if f.Test.IsIPC() && f.Unit == results.UnitGBps {
 			return f.Size
 		}
 	}
@@ -238,7 +213,7 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 	// in the comparison below.
 	cross := func(test string, more func(f *results.Figure) bool) func(f *results.Figure) bool {
 		return func(f *results.Figure) bool {
-			return f.Test == test && !ipcSameGPU(f) && !f.OpenedOnPeerGPU() && more(f)
+			return string(f.Test) == test && !ipcSameGPU(f) && !f.OpenedOnPeerGPU() && more(f)
 		}
 	}
 	every := func(*results.Figure) bool { return true }
@@ -248,18 +223,18 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 		{"ipc_sm_read", "IPC SM copy kernel, read (pull: kernel in the destination's process)"},
 		{"ipc_sm_write", "IPC SM copy kernel, write (push: kernel in the source's process)"},
 	} {
-		title := fmt.Sprintf("%s, GB/s (median, %s, decimal GB/s); across processes; row = source, column = destination", t.title, bench.FormatBytes(size))
+		title := fmt.Sprintf("%s, GB/s (median, %s, decimal GB/s); across processes; row = source, column = destination", t.title, results.FormatBytes(size))
 		printMatrix(w, run, title, cross(t.test, every), "%.1f", true)
 	}
 	for _, t := range []string{"ipc_ce_bidir", "ipc_sm_bidir"} {
 		for _, dir := range []string{"read", "write"} {
 			title := fmt.Sprintf("IPC %s, both processes at once, %s, total GB/s of both directions, %s; row/column = the pair",
-				strings.ToUpper(t[4:6]), dir, bench.FormatBytes(size))
-			printMatrix(w, run, title, cross(t, func(f *results.Figure) bool { return f.Direction == dir && f.Part == "total" }), "%.1f", false)
+				strings.ToUpper(t[4:6]), dir, results.FormatBytes(size))
+			printMatrix(w, run, title, cross(t, func(f *results.Figure) bool { return string(f.Direction) == dir && f.Part == results.PartTotal }), "%.1f", false)
 		}
 	}
-	for _, ws := range bench.ChaseWorkingSets {
-		title := fmt.Sprintf("IPC pointer chase, working set %s: ns per dependent load (median); row = process owning the memory, column = process running the chase", bench.FormatBytes(ws))
+	for _, ws := range measure.ChaseWorkingSets {
+		title := fmt.Sprintf("IPC pointer chase, working set %s: ns per dependent load (median); row = process owning the memory, column = process running the chase", results.FormatBytes(ws))
 		printMatrix(w, run, title, cross("ipc_lat_chase", func(f *results.Figure) bool { return f.Size == ws }), "%.0f", false)
 	}
 	printMatrix(w, run, "IPC ping-pong, one-way latency, ns (half a round trip, median); row = initiator, column = responder",
@@ -270,14 +245,14 @@ func printIPC(w io.Writer, run *results.Run, ref *results.Run) {
 
 // ipcRowLabel names a figure in the IPC lists.
 func ipcRowLabel(f *results.Figure) string {
-	label := strings.TrimPrefix(f.Test, "ipc_")
-	for _, s := range []string{f.Direction, f.Part, f.Params["measure"]} {
+	label := strings.TrimPrefix(string(f.Test), "ipc_")
+	for _, s := range []string{string(f.Direction), string(f.Part), f.Params["measure"]} {
 		if s != "" {
 			label += " " + s
 		}
 	}
 	if f.Test == "ipc_lat_chase" {
-		label += " " + bench.FormatBytes(f.Size)
+		label += " " + results.FormatBytes(f.Size)
 	}
 	if f.OpenedOnPeerGPU() {
 		label += " [opened on peer GPU]"
@@ -296,7 +271,7 @@ func ipcFormat(f *results.Figure) string {
 func printIPCSameGPU(w io.Writer, run *results.Run) {
 	var rows []*results.Figure
 	for i := range run.Figures {
-		if f := &run.Figures[i]; strings.HasPrefix(f.Test, "ipc_") && ipcSameGPU(f) {
+		if f := &run.Figures[i]; f.Test.IsIPC() && ipcSameGPU(f) {
 			rows = append(rows, f)
 		}
 	}
@@ -319,7 +294,7 @@ func printIPCComparison(w io.Writer, run *results.Run, ref *results.Run) {
 	var rows []row
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if !strings.HasPrefix(f.Test, "ipc_") || ipcSameGPU(f) || f.Stats == nil || f.Error != "" {
+		if !f.Test.IsIPC() || ipcSameGPU(f) || f.Stats == nil || f.Error != "" {
 			continue
 		}
 		g := ipcCounterpart(f, run)

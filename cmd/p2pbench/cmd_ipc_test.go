@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -83,7 +83,7 @@ func TestIPCCommand(t *testing.T) {
 	})
 
 	t.Run("crashing child", func(t *testing.T) {
-		out, code := p2pbench(t, []string{bench.IPCFaultEnv + "=1:hello:crash"}, append(small, "--tests", "ipc_ce_read")...)
+		out, code := p2pbench(t, []string{ipc.FaultEnv + "=1:hello:crash"}, append(small, "--tests", "ipc_ce_read")...)
 		if code != 0 {
 			t.Fatalf("exit status %d (a failed child fails figures, not the run):\n%s", code, out)
 		}
@@ -99,7 +99,7 @@ func TestIPCCommand(t *testing.T) {
 		// after its reads and writes, each twice: with the peer's buffer
 		// opened in its own context and on the peer's GPU; pair 0→1's 16
 		// figures are done by then).
-		cmd.Env = append(os.Environ(), bench.IPCFaultEnv+"=1:arm:stop")
+		cmd.Env = append(os.Environ(), ipc.FaultEnv+"=1:arm:stop")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -148,7 +148,7 @@ func TestIPCCommand(t *testing.T) {
 		// kernel (Pdeathsig), the others see their channel close.
 		for _, fault := range []string{"1:arm:stop", "1:arm:hang"} {
 			cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_bidir")...)
-			cmd.Env = append(os.Environ(), bench.IPCFaultEnv+"="+fault)
+			cmd.Env = append(os.Environ(), ipc.FaultEnv+"="+fault)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,13 +16,16 @@ import (
 	"golang.org/x/term"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 func measureFlags(command string) []cli.Flag {
 	fl := []cli.Flag{devicesFlag, simulateFlag, jsonFlag,
-		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(bench.TestNames(command), ", ")},
+		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(testCommand(command)), ", ")},
 		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
@@ -74,86 +78,120 @@ func init() {
 	}
 }
 
+// testCommand is the catalogue's command of a measuring command: every
+// test for all.
+func testCommand(command string) results.Command {
+	if command == "all" {
+		return ""
+	}
+	return results.Command(command)
+}
+
 // options reads the measuring flags.
 func options(c *cli.Context, command string, s *session) (bench.Options, error) {
-	o := bench.Options{Devices: s.devices, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
+	var o bench.Options
+	tests, err := results.ParseTests(c.String("tests"), testCommand(command))
+	if err != nil {
+		return o, usageError{err}
+	}
+	if err := checkPairs(tests, s.devices); err != nil {
+		return o, err
+	}
+	copies := command == "bw" || command == "all"
+	if copies && c.Bool("tune") && c.String("tuning") != "" {
+		return o, usageError{errors.New("--tune and --tuning exclude each other")}
+	}
+	if o.Settings, err = settings(c, s, tests, copies); err != nil {
+		return o, err
+	}
+	if copies {
+		if sw := c.String("sizes"); sw != "" && sw != "none" {
+			if o.Sweep, err = units.ParseSizes(sw); err != nil {
+				return o, usageError{fmt.Errorf("--sizes: %w", err)}
+			}
+			for _, z := range o.Sweep {
+				if err := measure.CheckTransferSize(z); err != nil {
+					return o, usageError{fmt.Errorf("--sizes: %w", err)}
+				}
+			}
+		}
+		o.Tune = c.Bool("tune")
+	}
+	return o, nil
+}
+
+// checkPairs fails when every test needs two devices and one is selected,
+// and notes the tests left out when some do.
+func checkPairs(tests []results.Test, devices []int) error {
+	if len(devices) != 1 {
+		return nil
+	}
+	var skipped []string
+	for _, t := range tests {
+		if info := t.Info(); info.NeedsPair && !slices.Contains(skipped, info.Select) {
+			skipped = append(skipped, info.Select)
+		}
+	}
+	need := "need"
+	if len(skipped) == 1 {
+		need = "needs"
+	}
+	selected := map[string]bool{}
+	for _, t := range tests {
+		selected[t.Info().Select] = true
+	}
+	if len(skipped) == len(selected) {
+		return usageError{fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
+			strings.Join(skipped, ", "), need, devices[0])}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(os.Stderr, "p2pbench: note: only device %d is selected; skipping %s, which %s two devices\n",
+			devices[0], strings.Join(skipped, ", "), need)
+	}
+	return nil
+}
+
+// settings reads the flags bw, lat, atomic, all and ipc share; copies says
+// whether the command has the flags of the copy tests (size, SM kernel,
+// tuning).
+func settings(c *cli.Context, s *session, tests []results.Test, copies bool) (measure.Settings, error) {
+	o := measure.Settings{Devices: s.devices, Tests: tests, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"),
+		LatchTimeout: c.Duration("latch-timeout"), Monitor: s.mon}
 	if o.Samples < 1 || o.Samples > 100000 {
 		return o, usageError{fmt.Errorf("--samples must be between 1 and 100000 (got %d)", o.Samples)}
 	}
 	if o.LatchTimeout <= 0 {
 		return o, usageError{errors.New("--latch-timeout must be positive")}
 	}
-	testCmd := command
-	if command == "all" {
-		testCmd = ""
+	if !copies {
+		return o, nil
 	}
-	tests, err := bench.ParseTests(c.String("tests"), testCmd)
+	var err error
+	if o.Size, err = units.ParseSize(c.String("size")); err == nil {
+		err = measure.CheckTransferSize(o.Size)
+	}
 	if err != nil {
-		return o, usageError{err}
+		return o, usageError{fmt.Errorf("--size: %w", err)}
 	}
-	o.Tests = tests
-	if len(s.devices) == 1 {
-		var skipped []string
-		for _, t := range tests {
-			if bench.NeedsTwoDevices(t) {
-				skipped = append(skipped, t)
-			}
-		}
-		need := "need"
-		if len(skipped) == 1 {
-			need = "needs"
-		}
-		if len(skipped) == len(tests) {
-			return o, usageError{fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
-				strings.Join(skipped, ", "), need, s.devices[0])}
-		}
-		if len(skipped) > 0 {
-			fmt.Fprintf(os.Stderr, "p2pbench: note: only device %d is selected; skipping %s, which %s two devices\n",
-				s.devices[0], strings.Join(skipped, ", "), need)
-		}
+	o.SM = measure.SMConfig{Variant: c.String("variant"), BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size")}
+	if _, ok := kernels.CopyKernelByVariant(o.SM.Variant); o.SM.Variant != "" && !ok {
+		return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SM.Variant, strings.Join(copyVariants(), ", "))}
 	}
-	if command == "bw" || command == "all" {
-		if o.Size, err = bench.ParseSize(c.String("size")); err == nil {
-			err = bench.CheckTransferSize(o.Size)
-		}
+	if c.IsSet("blocks-per-sm") && (o.SM.BlocksPerSM < 1 || o.SM.BlocksPerSM > 32) {
+		return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.SM.BlocksPerSM)}
+	}
+	if c.IsSet("block-size") && (o.SM.BlockSize < 32 || o.SM.BlockSize > 1024 || o.SM.BlockSize%32 != 0) {
+		return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.SM.BlockSize)}
+	}
+	if f := c.String("tuning"); f != "" {
+		prev, err := results.Read(f)
 		if err != nil {
-			return o, usageError{fmt.Errorf("--size: %w", err)}
+			return o, err
 		}
-		if sw := c.String("sizes"); sw != "" && sw != "none" {
-			if o.Sweep, err = bench.ParseSizes(sw); err != nil {
-				return o, usageError{fmt.Errorf("--sizes: %w", err)}
-			}
-			for _, z := range o.Sweep {
-				if err := bench.CheckTransferSize(z); err != nil {
-					return o, usageError{fmt.Errorf("--sizes: %w", err)}
-				}
-			}
+		if len(prev.Tuning) == 0 {
+			return o, fmt.Errorf("%s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
 		}
-		o.SMVariant = c.String("variant")
-		if _, ok := kernels.CopyKernelByVariant(o.SMVariant); o.SMVariant != "" && !ok {
-			return o, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", o.SMVariant, strings.Join(copyVariants(), ", "))}
-		}
-		o.BlocksPerSM, o.BlockSize = c.Int("blocks-per-sm"), c.Int("block-size")
-		if c.IsSet("blocks-per-sm") && (o.BlocksPerSM < 1 || o.BlocksPerSM > 32) {
-			return o, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", o.BlocksPerSM)}
-		}
-		if c.IsSet("block-size") && (o.BlockSize < 32 || o.BlockSize > 1024 || o.BlockSize%32 != 0) {
-			return o, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", o.BlockSize)}
-		}
-		o.Tune = c.Bool("tune")
-		if f := c.String("tuning"); f != "" {
-			if o.Tune {
-				return o, usageError{errors.New("--tune and --tuning exclude each other")}
-			}
-			prev, err := results.Read(f)
-			if err != nil {
-				return o, err
-			}
-			if len(prev.Tuning) == 0 {
-				return o, fmt.Errorf("%s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
-			}
-			o.Tuned = bench.TunedFrom(prev.Tuning)
-		}
+		o.Tuned = measure.TunedFrom(prev.Tuning)
 	}
 	return o, nil
 }
@@ -209,7 +247,6 @@ func measureAction(c *cli.Context, command string) error {
 			fmt.Fprintf(os.Stderr, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
 		}
 	}
-	opt.Monitor = s.mon
 	opt.WarmUp = 200 * time.Millisecond
 	opt.AfterWarmUp = func() {
 		// Clocks as the measurements find them; the idle reading before the
@@ -269,29 +306,20 @@ func measureAction(c *cli.Context, command string) error {
 
 // runIPCForAll adds the IPC tests to an `all` run, with the engine's settings.
 func runIPCForAll(c *cli.Context, s *session, opt bench.Options, run *results.Run, bar *progress, sv *saver) error {
-	var tests []string
-	for _, t := range opt.Tests {
-		if strings.HasPrefix(t, "ipc_") {
-			tests = append(tests, t)
-		}
-	}
-	if len(tests) == 0 {
+	io := ipc.Options{Settings: opt.Settings}
+	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
+	if len(io.Tests) == 0 {
 		return nil
 	}
-	child, err := ipcChildArgs(s)
-	if err != nil {
+	var err error
+	if io.Child, err = ipcChildArgs(s); err != nil {
 		return err
 	}
-	io := bench.IPCOptions{
-		Tests: tests, Devices: s.devices, Size: opt.Size, Samples: opt.Samples, Verify: opt.Verify, LatchTimeout: opt.LatchTimeout,
-		SMVariant: opt.SMVariant, BlocksPerSM: opt.BlocksPerSM, BlockSize: opt.BlockSize, Tuned: opt.Tuned,
-		Child: child, Monitor: s.mon,
-		Progress: func(done, total int, step string) {
-			bar.update(done, total, "ipc: "+step)
-			sv.maybeSave(false)
-		},
+	io.Progress = func(done, total int, step string) {
+		bar.update(done, total, "ipc: "+step)
+		sv.maybeSave(false)
 	}
-	return bench.RunIPC(c.Context, s.drv, io, run)
+	return ipc.Run(c.Context, s.drv, io, run)
 }
 
 // finishRun closes the record of a run (end time and state, whether it

@@ -71,12 +71,13 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return report.WritePDF(w, run) }
+	doc := report.Report(run)
+	write := doc.WritePDF
 	if format == "md" {
 		// Figures go in a directory beside the Markdown, linked relatively
 		// so that the pair can be moved together (into a wiki, say).
 		figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
-		write = func(w io.Writer) error { return report.WriteMarkdown(w, run, figDir, filepath.Base(figDir)) }
+		write = func(w io.Writer) error { return doc.WriteMarkdown(w, figDir, filepath.Base(figDir)) }
 	}
 	if err := writeFileAtomic(out, write); err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -30,7 +29,7 @@ func init() {
 			}
 			printRun(os.Stdout, run, "")
 			for _, f := range run.Figures {
-				if strings.HasPrefix(f.Test, "ipc_") {
+				if f.Test.IsIPC() {
 					printIPC(os.Stdout, run, nil)
 					break
 				}

@@ -83,7 +83,7 @@ func printTopology(w io.Writer, run *results.Run) {
 	fmt.Fprintln(tw, "DEV\tNAME\tUUID\tPCI BUS\tCC\tSMs\tMEMORY\tCOPY ENGINES\tUVA")
 	for _, d := range env.Devices {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", d.Index, d.Name, d.UUID, d.PCIBusID, d.ComputeCapability,
-			d.SMCount, bench.FormatBytes(d.MemoryBytes), d.AsyncEngines, yesNo(d.UnifiedAddressing))
+			d.SMCount, results.FormatBytes(d.MemoryBytes), d.AsyncEngines, yesNo(d.UnifiedAddressing))
 	}
 	tw.Flush()
 	t := run.Topology

@@ -14,6 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -44,7 +45,7 @@ func (s *session) Close() {
 // openSession opens the real driver (and NVML if present) or a simulated
 // machine, and checks the device selection.
 func openSession(c *cli.Context) (*session, error) {
-	want, err := bench.ParseDeviceList(c.String("devices"))
+	want, err := units.ParseDeviceList(c.String("devices"))
 	if err != nil {
 		return nil, usageError{err}
 	}

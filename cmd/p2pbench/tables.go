@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -97,15 +97,15 @@ func printRun(w io.Writer, run *results.Run, command string) {
 	fmt.Fprint(w, simLabel(run))
 	size := matrixSize(run)
 	for _, t := range []string{"ce_read", "ce_write", "sm_read", "sm_write", "nop2p_copy"} {
-		title := fmt.Sprintf("%s, GB/s (median of samples, %s, decimal GB/s); row = source, column = destination", matrixTitles[t], bench.FormatBytes(size))
-		printMatrix(w, run, title, func(f *results.Figure) bool { return f.Test == t && f.Size == size }, "%.1f", true)
+		title := fmt.Sprintf("%s, GB/s (median of samples, %s, decimal GB/s); row = source, column = destination", matrixTitles[t], results.FormatBytes(size))
+		printMatrix(w, run, title, func(f *results.Figure) bool { return string(f.Test) == t && f.Size == size }, "%.1f", true)
 	}
 	for _, t := range []string{"ce_bidir", "sm_bidir"} {
 		for _, dir := range []string{"read", "write"} {
 			title := fmt.Sprintf("%s, both directions at once, %s, total GB/s of both directions, %s; row/column = the pair",
-				strings.ToUpper(t[:2]), dir, bench.FormatBytes(size))
+				strings.ToUpper(t[:2]), dir, results.FormatBytes(size))
 			printMatrix(w, run, title, func(f *results.Figure) bool {
-				return f.Test == t && f.Direction == dir && f.Part == "total" && f.Size == size
+				return string(f.Test) == t && string(f.Direction) == dir && f.Part == results.PartTotal && f.Size == size
 			}, "%.1f", false)
 		}
 	}
@@ -126,7 +126,7 @@ func matrixSize(run *results.Run) uint64 {
 			count[f.Size]++
 		}
 	}
-	best, n := uint64(bench.DefaultSize), 0
+	best, n := uint64(measure.DefaultSize), 0
 	for s, c := range count {
 		if c > n || (c == n && s > best) {
 			best, n = s, c
@@ -155,7 +155,7 @@ func printSingles(w io.Writer, run *results.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEST\tSRC\tDST\tSIZE\tGB/s\tCV\tVERIFY")
 	for _, f := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", f.Test, f.Src, f.Dst, bench.FormatBytes(f.Size), cellText(&f, "%.1f"), cvText(&f), f.Verify)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", f.Test, f.Src, f.Dst, results.FormatBytes(f.Size), cellText(&f, "%.1f"), cvText(&f), f.Verify)
 	}
 	tw.Flush()
 }
@@ -182,7 +182,7 @@ func printSweep(w io.Writer, run *results.Run) {
 		default:
 			continue
 		}
-		k := key{f.Test, f.Src, f.Dst}
+		k := key{string(f.Test), f.Src, f.Dst}
 		if curves[k] == nil {
 			curves[k] = map[uint64]*results.Figure{}
 		}
@@ -219,7 +219,7 @@ func printSweep(w io.Writer, run *results.Run) {
 	}
 	fmt.Fprintln(tw)
 	for _, s := range sz {
-		fmt.Fprintf(tw, "%s\t", bench.FormatBytes(s))
+		fmt.Fprintf(tw, "%s\t", results.FormatBytes(s))
 		for _, k := range keys {
 			fmt.Fprintf(tw, "%s\t", cellText(curves[k][s], "%.4g"))
 		}
@@ -231,7 +231,7 @@ func printSweep(w io.Writer, run *results.Run) {
 		if hp == 0 {
 			fmt.Fprint(tw, "-\t")
 		} else {
-			fmt.Fprintf(tw, "%s\t", bench.FormatBytes(hp))
+			fmt.Fprintf(tw, "%s\t", results.FormatBytes(hp))
 		}
 	}
 	fmt.Fprintln(tw)
@@ -240,8 +240,8 @@ func printSweep(w io.Writer, run *results.Run) {
 }
 
 func printLatency(w io.Writer, run *results.Run) {
-	for _, ws := range bench.ChaseWorkingSets {
-		title := fmt.Sprintf("Pointer chase, working set %s: ns per dependent load (median); row = memory holding the chain, column = GPU running the thread", bench.FormatBytes(ws))
+	for _, ws := range measure.ChaseWorkingSets {
+		title := fmt.Sprintf("Pointer chase, working set %s: ns per dependent load (median); row = memory holding the chain, column = GPU running the thread", results.FormatBytes(ws))
 		printMatrix(w, run, title, func(f *results.Figure) bool { return f.Test == "lat_chase" && f.Size == ws }, "%.0f", false)
 	}
 	for _, ord := range []string{"release_acquire", "relaxed"} {
@@ -288,7 +288,7 @@ func printLatency(w io.Writer, run *results.Run) {
 		return fmt.Sprintf("%.2f", f.Stats.Median/1e3)
 	}
 	for _, x := range order {
-		fmt.Fprintf(tw, "%d→%d\t%s\t%s\t%s\t\n", x.s, x.d, bench.FormatBytes(x.z), us(dev[x]), us(host[x]))
+		fmt.Fprintf(tw, "%d→%d\t%s\t%s\t%s\t\n", x.s, x.d, results.FormatBytes(x.z), us(dev[x]), us(host[x]))
 	}
 	tw.Flush()
 }
@@ -375,8 +375,8 @@ func printFailures(w io.Writer, run *results.Run) {
 		if why == "" {
 			why = f.VerifyDetail
 		}
-		what := f.Test + " " + f.Engine
-		for _, x := range []string{f.Direction, f.Part} {
+		what := string(f.Test) + " " + string(f.Engine)
+		for _, x := range []string{string(f.Direction), string(f.Part)} {
 			if x != "" {
 				what += " " + x
 			}
@@ -384,7 +384,7 @@ func printFailures(w io.Writer, run *results.Run) {
 		if f.OpenedOnPeerGPU() {
 			what += " [opened on peer GPU]"
 		}
-		fmt.Fprintf(w, "  %s %d→%d %s: %s\n", what, f.Src, f.Dst, bench.FormatBytes(f.Size), why)
+		fmt.Fprintf(w, "  %s %d→%d %s: %s\n", what, f.Src, f.Dst, results.FormatBytes(f.Size), why)
 	}
 }
 
@@ -427,7 +427,7 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 	}
 	at := func(test, dir, part string) func(f *results.Figure) bool {
 		return func(f *results.Figure) bool {
-			return f.Test == test && f.Size == size && (dir == "" || f.Direction == dir) && f.Part == part
+			return string(f.Test) == test && f.Size == size && (dir == "" || string(f.Direction) == dir) && string(f.Part) == part
 		}
 	}
 	headline("CE read GB/s", 1, at("ce_read", "", ""))
@@ -460,13 +460,13 @@ func printSummary(w io.Writer, run *results.Run, elapsed time.Duration) {
 		}
 	}
 	lat("pointer chase, peer memory in its L2 (load-to-use)", func(f *results.Figure) bool {
-		return f.Test == "lat_chase" && f.Src != f.Dst && f.Size == bench.ChaseWorkingSets[0]
+		return f.Test == "lat_chase" && f.Src != f.Dst && f.Size == measure.ChaseWorkingSets[0]
 	}, 1, "ns")
 	lat("pointer chase, peer memory beyond L2", func(f *results.Figure) bool {
-		return f.Test == "lat_chase" && f.Src != f.Dst && f.Size == bench.ChaseWorkingSets[1]
+		return f.Test == "lat_chase" && f.Src != f.Dst && f.Size == measure.ChaseWorkingSets[1]
 	}, 1, "ns")
 	lat("pointer chase, local memory beyond L2 (baseline)", func(f *results.Figure) bool {
-		return f.Test == "lat_chase" && f.Src == f.Dst && f.Size == bench.ChaseWorkingSets[1]
+		return f.Test == "lat_chase" && f.Src == f.Dst && f.Size == measure.ChaseWorkingSets[1]
 	}, 1, "ns")
 	lat("ping-pong one way, release/acquire flags", func(f *results.Figure) bool {
 		return f.Test == "lat_pingpong" && f.Params["measure"] == "one_way" && f.Params["ordering"] == "release_acquire"
@@ -515,15 +515,15 @@ func printLinkEfficiency(w io.Writer, run *results.Run, size uint64) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nOn the wire (NVLink counters of both devices around each figure, %s; medians over pairs):\n", bench.FormatBytes(size))
+	fmt.Fprintf(w, "\nOn the wire (NVLink counters of both devices around each figure, %s; medians over pairs):\n", results.FormatBytes(size))
 	fmt.Fprintln(w, "  wire = raw bytes the links carried per payload byte in the data's direction (headers, requests, responses included);")
 	fmt.Fprintln(w, "  back = raw bytes counted in the other direction per payload byte (one-way figures); wire rate = GB/s × wire")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TEST\tENGINE\tDIRECTION\tPAIRS\tGB/s\tWIRE\tBACK\tWIRE RATE GB/s\t")
 	for _, e := range rows {
-		dir := e.Direction
+		dir := string(e.Direction)
 		if e.Part != "" {
-			dir += " " + e.Part
+			dir += " " + string(e.Part)
 		}
 		back := "-"
 		if e.Back > 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestLinkEfficiencyTable(t *testing.T) {
-	fig := func(test, engine string, median float64, tr *results.LinkTraffic) results.Figure {
+	fig := func(test results.Test, engine results.Engine, median float64, tr *results.LinkTraffic) results.Figure {
 		return results.Figure{Test: test, Engine: engine, Direction: "read", Src: 0, Dst: 1, Size: 512 << 20, Unit: results.UnitGBps,
 			Samples: []float64{median}, Stats: results.ComputeStats([]float64{median}), Verify: results.VerifyPassed, Traffic: tr}
 	}

@@ -1,4 +1,4 @@
-package bench_test
+package ipc_test
 
 import (
 	"bytes"
@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -63,9 +63,9 @@ func serveIPCHelper(args []string) int {
 		drv = gpu.NewCUDADriver(d)
 	}
 	defer drv.Close()
-	conn, err := bench.IPCChildConn()
+	conn, err := ipc.ChildConn()
 	if err == nil {
-		err = bench.ServeIPCChild(context.Background(), drv, conn)
+		err = ipc.Serve(context.Background(), drv, conn)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ipc helper:", err)
@@ -91,33 +91,31 @@ func helperCommand(t *testing.T, machine string) []string {
 	return args
 }
 
-// ipcHarness runs RunIPC on the simulated 2× H200 and remembers the children.
+// ipcHarness runs ipc.Run on the simulated 2× H200 and remembers the children.
 type ipcHarness struct {
 	t    *testing.T
-	opt  bench.IPCOptions
+	opt  ipc.Options
 	drv  gpu.Driver
 	mu   sync.Mutex
-	kids []bench.IPCChildInfo
+	kids []ipc.ChildInfo
 	ops  []string // "rank:op" of every answered request, in order
 }
 
-func newIPCHarness(t *testing.T, tests ...string) *ipcHarness {
+func newIPCHarness(t *testing.T, tests ...results.Test) *ipcHarness {
 	d, err := sim.New("h200x2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
 	h := &ipcHarness{t: t, drv: d}
-	h.opt = bench.IPCOptions{
-		Devices: []int{0, 1}, Tests: tests, Size: 64 << 10, Samples: 3, Verify: true,
-		Timeout: 10 * time.Second, Child: helperCommand(t, "h200x2"),
-	}
-	bench.SetIPCAfterMap(&h.opt, func(kids []bench.IPCChildInfo) {
+	h.opt = ipc.Options{Timeout: 10 * time.Second, Child: helperCommand(t, "h200x2")}
+	h.opt.Devices, h.opt.Tests, h.opt.Size, h.opt.Samples, h.opt.Verify = []int{0, 1}, tests, 64<<10, 3, true
+	ipc.SetAfterMap(&h.opt, func(kids []ipc.ChildInfo) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.kids = kids
 	})
-	bench.SetIPCTrace(&h.opt, func(rank int, op string) {
+	ipc.SetTrace(&h.opt, func(rank int, op string) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.ops = append(h.ops, fmt.Sprintf("%d:%s", rank, op))
@@ -127,7 +125,7 @@ func newIPCHarness(t *testing.T, tests ...string) *ipcHarness {
 
 func (h *ipcHarness) run(ctx context.Context) (*results.Run, error) {
 	run := &results.Run{Schema: results.SchemaVersion}
-	err := bench.RunIPC(ctx, h.drv, h.opt, run)
+	err := ipc.Run(ctx, h.drv, h.opt, run)
 	return run, err
 }
 
@@ -153,7 +151,7 @@ func (h *ipcHarness) checkNoChildren() {
 	}
 	for _, k := range h.kids {
 		if err := syscall.Kill(k.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-			h.t.Errorf("child of rank %d (pid %d) is still there after RunIPC returned (kill 0: %v)", k.Rank, k.Pid, err)
+			h.t.Errorf("child of rank %d (pid %d) is still there after Run returned (kill 0: %v)", k.Rank, k.Pid, err)
 		}
 	}
 }
@@ -188,8 +186,8 @@ func figureKey(f *results.Figure) string {
 	if m := f.Params["measure"]; m != "" {
 		k += " " + m
 	}
-	if f.Test == "ipc_lat_chase" {
-		k += " " + bench.FormatBytes(f.Size)
+	if f.Test == results.IPCLatChase {
+		k += " " + results.FormatBytes(f.Size)
 	}
 	if o := f.Params["ipc_open"]; o != "" {
 		k += " " + o
@@ -246,7 +244,7 @@ func TestIPCSimulatedRun(t *testing.T) {
 	start := time.Now()
 	run, err := h.run(context.Background())
 	if err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	t.Logf("%d figures in %v", len(run.Figures), time.Since(start))
 	var got []string
@@ -259,8 +257,8 @@ func TestIPCSimulatedRun(t *testing.T) {
 		if f.Params["processes"] != "2" || f.Params["ipc_mapping"] != "simulated" {
 			t.Errorf("%s: params %v, want processes=2 and ipc_mapping=simulated", figureKey(f), f.Params)
 		}
-		if !strings.Contains(f.Convention, "across processes (CUDA IPC)") {
-			t.Errorf("%s: convention %q does not say it is across processes", figureKey(f), f.Convention)
+		if c := run.Convention(f.Test); !strings.Contains(c, "across processes (CUDA IPC)") {
+			t.Errorf("%s: convention %q does not say it is across processes", figureKey(f), c)
 		}
 		if want := results.VerifyPassed; f.Unit == results.UnitGBps && f.Verify != want {
 			t.Errorf("%s: verify %q, want %q", figureKey(f), f.Verify, want)
@@ -304,27 +302,27 @@ func TestIPCChildFailures(t *testing.T) {
 		{"crash at first fill", "1:fill:crash", 0,
 			func(f *results.Figure) bool { return f.Src == 1 }, "test fault: crash at fill"},
 		{"crash in bidirectional follow", "0:follow:crash", 0,
-			func(f *results.Figure) bool { return !(f.Test == "ipc_ce_read" && cross(f) && f.Src == 0) }, "exit status 3"},
+			func(f *results.Figure) bool { return !(f.Test == results.IPCCERead && cross(f) && f.Src == 0) }, "exit status 3"},
 		{"baseline child crashes", "2:map:crash", 0,
 			func(f *results.Figure) bool { return !cross(f) }, "exit status 3"},
 		{"hang at time", "1:time:hang", time.Second,
 			func(f *results.Figure) bool { return f.Src == 1 }, "did not answer in time"},
 		{"hang at ping-pong wait", "1:pingpong_wait:hang", time.Second,
-			func(f *results.Figure) bool { return f.Src == 1 && f.Test == "ipc_lat_pingpong" }, "did not answer in time"},
+			func(f *results.Figure) bool { return f.Src == 1 && f.Test == results.IPCLatPingPong }, "did not answer in time"},
 		{"hang at unmap", "1:unmap:hang", time.Second, func(*results.Figure) bool { return false }, ""},
 		{"crash at exit", "1:exit:crash", 0, func(*results.Figure) bool { return false }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(bench.IPCFaultEnv, tc.fault)
-			h := newIPCHarness(t, "ipc_ce_read", "ipc_ce_bidir", "ipc_lat_pingpong")
+			t.Setenv(ipc.FaultEnv, tc.fault)
+			h := newIPCHarness(t, results.IPCCERead, results.IPCCEBidir, results.IPCLatPingPong)
 			if tc.timeout > 0 {
 				h.opt.Timeout = tc.timeout
 			}
 			start := time.Now()
 			run, err := h.run(context.Background())
 			if err != nil {
-				t.Fatalf("RunIPC: %v (a failing child must not fail the run)", err)
+				t.Fatalf("Run: %v (a failing child must not fail the run)", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("the run took %v", d)
@@ -363,7 +361,7 @@ func TestIPCChildFailures(t *testing.T) {
 // the parent must notice, fail the later pairs of that child, finish the
 // others, and leave nothing behind.
 func TestIPCChildKilledMidRun(t *testing.T) {
-	h := newIPCHarness(t, "ipc_ce_write", "ipc_sm_bidir", "ipc_lat_chase")
+	h := newIPCHarness(t, results.IPCCEWrite, results.IPCSMBidir, results.IPCLatChase)
 	h.opt.Progress = func(done, total int, step string) {
 		if done == 1 {
 			if err := syscall.Kill(h.pid(1), syscall.SIGKILL); err != nil {
@@ -373,7 +371,7 @@ func TestIPCChildKilledMidRun(t *testing.T) {
 	}
 	run, err := h.run(context.Background())
 	if err != nil {
-		t.Fatalf("RunIPC: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -392,7 +390,7 @@ func TestIPCChildKilledMidRun(t *testing.T) {
 }
 
 // TestIPCCancel cancels the run (Ctrl-C) between pairs and while a child is
-// stopped in the middle of a request: RunIPC must return context.Canceled
+// stopped in the middle of a request: Run must return context.Canceled
 // soon, keep what was measured, and stop every child.
 func TestIPCCancel(t *testing.T) {
 	cases := []struct {
@@ -411,8 +409,8 @@ func TestIPCCancel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(bench.IPCFaultEnv, tc.fault)
-			h := newIPCHarness(t, "ipc_ce_read", "ipc_ce_write", "ipc_ce_bidir", "ipc_lat_pingpong")
+			t.Setenv(ipc.FaultEnv, tc.fault)
+			h := newIPCHarness(t, results.IPCCERead, results.IPCCEWrite, results.IPCCEBidir, results.IPCLatPingPong)
 			h.opt.Timeout = time.Minute // only the cancellation may end the stopped child
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -430,7 +428,7 @@ func TestIPCCancel(t *testing.T) {
 			start := time.Now()
 			run, err := h.run(ctx)
 			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("RunIPC: %v, want context.Canceled", err)
+				t.Fatalf("Run: %v, want context.Canceled", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("cancelled run took %v to return", d)
@@ -470,9 +468,9 @@ func waitStopped(t *testing.T, pid int) {
 // hex, base64 or as JSON numbers), and that a child holds no file: its
 // descriptors are the socketpair, pipes, /dev/null and kernel files.
 func TestIPCHandlesStayPrivate(t *testing.T) {
-	h := newIPCHarness(t, "ipc_ce_read", "ipc_lat_pingpong")
+	h := newIPCHarness(t, results.IPCCERead, results.IPCLatPingPong)
 	checked := 0
-	bench.SetIPCAfterMap(&h.opt, func(kids []bench.IPCChildInfo) {
+	ipc.SetAfterMap(&h.opt, func(kids []ipc.ChildInfo) {
 		var handles [][]byte
 		for _, k := range kids {
 			handles = append(handles, k.Handles...)
@@ -539,4 +537,52 @@ func handleEncodings(h []byte) [][]byte {
 		[]byte(base64.RawURLEncoding.EncodeToString(h)),
 		js[1 : len(js)-1],
 	}
+}
+
+// countingMonitor's counters advance by a fixed step at every reading, so
+// every window of two readings holds exactly one step.
+type countingMonitor struct {
+	gpu.Monitor // only Traffic is called
+	mu          sync.Mutex
+	reads       map[int]uint64
+}
+
+var trafficStep = results.LinkCounts{TxData: 1000, TxRaw: 1127, RxData: 10, RxRaw: 20}
+
+func (m *countingMonitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads[dev]++
+	n := m.reads[dev]
+	return results.LinkCounts{TxData: n * trafficStep.TxData, TxRaw: n * trafficStep.TxRaw, RxData: n * trafficStep.RxData, RxRaw: n * trafficStep.RxRaw}, nil
+}
+
+func TestIPCFiguresCarryLinkTraffic(t *testing.T) {
+	h := newIPCHarness(t, results.IPCCERead, results.IPCCEBidir)
+	h.opt.Size = 2 << 20
+	h.opt.Monitor = &countingMonitor{reads: map[int]uint64{}}
+	run, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := results.LinkTraffic{Src: trafficStep, Dst: trafficStep}
+	cross := 0
+	for _, f := range run.Figures {
+		if f.Src == f.Dst {
+			if f.Traffic != nil {
+				t.Errorf("%s: same-GPU figure with link traffic %+v", f.Key(), f.Traffic)
+			}
+			continue
+		}
+		cross++
+		if f.Traffic == nil || *f.Traffic != want {
+			t.Errorf("%s: traffic %+v, want %+v", f.Key(), f.Traffic, want)
+		}
+	}
+	// ipc_ce_read: 2 ordered pairs; ipc_ce_bidir: 2 pairs × read and write
+	// × 3 parts; each again with the peer's buffer opened on its device.
+	if cross != 2*(2+2*2*3) {
+		t.Errorf("%d figures between the two GPUs, want 28", cross)
+	}
+	h.checkNoChildren()
 }

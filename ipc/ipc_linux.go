@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package ipc
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func newChannel() (parent net.Conn, child *os.File, err error) {
 // order the IPC rules need, and killGroup can end a child with anything it
 // started. Should the parent die without stopping them (SIGKILL), the kernel
 // kills them (Pdeathsig; it follows the thread that started the child, and
-// Go ends no thread but one locked by a goroutine, which startKid is not).
+// Go ends no thread but one locked by a goroutine, which startChild is not).
 func childSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

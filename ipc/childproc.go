@@ -1,4 +1,4 @@
-package bench
+package ipc
 
 import (
 	"bufio"
@@ -14,18 +14,18 @@ import (
 	"time"
 )
 
-// Failures of a child process of an IPC run; an *IPCChildError wraps one.
+// Failures of a child process of an IPC run; a *childError wraps one.
 var (
-	// ErrIPCChildExited: the child ended (crashed, was killed, or closed its
+	// errChildExited: the child ended (crashed, was killed, or closed its
 	// channel) while the parent waited for it.
-	ErrIPCChildExited = errors.New("the child process exited")
-	// ErrIPCChildHung: the child did not answer in time and was killed.
-	ErrIPCChildHung = errors.New("the child process did not answer in time")
+	errChildExited = errors.New("the child process exited")
+	// errChildHung: the child did not answer in time and was killed.
+	errChildHung = errors.New("the child process did not answer in time")
 )
 
-// IPCChildError is the failure of one child process of an IPC run: which
+// childError is the failure of one child process of an IPC run: which
 // child, what the parent had asked of it, and why it is given up on.
-type IPCChildError struct {
+type childError struct {
 	Rank   int    // the child's rank in the run
 	Device int    // the device it owns
 	Pid    int    // its process id
@@ -33,22 +33,22 @@ type IPCChildError struct {
 	Err    error
 }
 
-func (e *IPCChildError) Error() string {
+func (e *childError) Error() string {
 	return fmt.Sprintf("ipc child for device %d (rank %d, pid %d) during %s: %v", e.Device, e.Rank, e.Pid, e.Op, e.Err)
 }
 
-func (e *IPCChildError) Unwrap() error { return e.Err }
+func (e *childError) Unwrap() error { return e.Err }
 
-// ipcKid is one child process as the parent sees it. Its methods are called
+// childProc is one child process as the parent sees it. Its methods are called
 // from one goroutine at a time.
-type ipcKid struct {
+type childProc struct {
 	rank, dev int
 	pid       int
 	cmd       *exec.Cmd
 	conn      net.Conn
 	seq       uint64
 
-	frames   chan ipcMsg   // replies, from readLoop
+	frames   chan message  // replies, from readLoop
 	readDone chan struct{} // closed when readLoop ends; readErr says why
 	readErr  error
 	quit     chan struct{} // closed by close, so readLoop never blocks forever
@@ -63,10 +63,10 @@ type ipcKid struct {
 	hello  helloReply
 }
 
-// startKid starts argv as the child of the given rank, with its end of a
+// startChild starts argv as the child of the given rank, with its end of a
 // fresh socketpair as descriptor 3. Nothing but argv (which holds no handle)
 // and the parent's environment goes to it.
-func startKid(argv []string, rank, dev int) (*ipcKid, error) {
+func startChild(argv []string, rank, dev int) (*childProc, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("ipc: no command to start the children with")
 	}
@@ -76,11 +76,11 @@ func startKid(argv []string, rank, dev int) (*ipcKid, error) {
 	}
 	defer childEnd.Close() // the child has its own copy once started
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.ExtraFiles = []*os.File{childEnd} // descriptor 3 == ipcChildFD
+	cmd.ExtraFiles = []*os.File{childEnd} // descriptor 3 == childFD
 	cmd.SysProcAttr = childSysProcAttr()
-	k := &ipcKid{
+	k := &childProc{
 		rank: rank, dev: dev, cmd: cmd, conn: conn,
-		frames:   make(chan ipcMsg, 4),
+		frames:   make(chan message, 4),
 		readDone: make(chan struct{}),
 		quit:     make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -101,7 +101,7 @@ func startKid(argv []string, rank, dev int) (*ipcKid, error) {
 	return k, nil
 }
 
-func (k *ipcKid) readLoop() {
+func (k *childProc) readLoop() {
 	defer close(k.readDone)
 	r := bufio.NewReader(k.conn)
 	for {
@@ -122,8 +122,8 @@ func (k *ipcKid) readLoop() {
 // ctx ends first (the request is then abandoned and its late reply dropped).
 // A failed request comes back as a *remoteError; a child that exits, breaks
 // the protocol or does not answer in time is killed, marked failed, and
-// comes back as an *IPCChildError.
-func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout time.Duration) error {
+// comes back as a *childError.
+func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout time.Duration) error {
 	if k.failed != nil {
 		return k.failed
 	}
@@ -137,7 +137,7 @@ func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout tim
 	k.seq++
 	seq := k.seq
 	_ = k.conn.SetWriteDeadline(time.Now().Add(timeout))
-	if err := writeFrame(k.conn, ipcMsg{Seq: seq, Op: op, Body: body}); err != nil {
+	if err := writeFrame(k.conn, message{Seq: seq, Op: op, Body: body}); err != nil {
 		return k.giveUp(op, k.goneReason(err))
 	}
 	timer := time.NewTimer(timeout)
@@ -161,14 +161,14 @@ func (k *ipcKid) call(ctx context.Context, op string, req, resp any, timeout tim
 				}
 			}
 		case <-timer.C:
-			return k.giveUp(op, fmt.Errorf("%w: no reply within %v; killed", ErrIPCChildHung, timeout))
+			return k.giveUp(op, fmt.Errorf("%w: no reply within %v; killed", errChildHung, timeout))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-func (k *ipcKid) reply(op string, m ipcMsg, resp any) error {
+func (k *childProc) reply(op string, m message, resp any) error {
 	if m.Op != op {
 		return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s says %q", op, m.Op))
 	}
@@ -188,19 +188,19 @@ func (k *ipcKid) reply(op string, m ipcMsg, resp any) error {
 
 // goneReason explains a channel that broke with cause: the exit status once
 // the process is reaped, and the end of what it wrote to stderr.
-func (k *ipcKid) goneReason(cause error) error {
+func (k *childProc) goneReason(cause error) error {
 	select {
 	case <-k.exited:
 	case <-time.After(2 * time.Second):
-		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", ErrIPCChildExited, cause)
+		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", errChildExited, cause)
 	}
 	status := "exited"
 	if k.waitErr != nil {
 		status = k.waitErr.Error()
 	}
-	err := fmt.Errorf("%w (%s)", ErrIPCChildExited, status)
+	err := fmt.Errorf("%w (%s)", errChildExited, status)
 	if errors.Is(cause, errBadFrame) {
-		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", ErrIPCChildExited, cause, status)
+		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", errChildExited, cause, status)
 	}
 	if tail := k.stderr.lastLines(3); tail != "" {
 		err = fmt.Errorf("%w; its last output: %q", err, tail)
@@ -210,20 +210,20 @@ func (k *ipcKid) goneReason(cause error) error {
 
 // giveUp marks the child failed with why, kills it, and returns the error
 // every later call gets.
-func (k *ipcKid) giveUp(op string, why error) error {
+func (k *childProc) giveUp(op string, why error) error {
 	if k.failed == nil {
-		k.failed = &IPCChildError{Rank: k.rank, Device: k.dev, Pid: k.pid, Op: op, Err: why}
+		k.failed = &childError{Rank: k.rank, Device: k.dev, Pid: k.pid, Op: op, Err: why}
 		k.kill()
 	}
 	return k.failed
 }
 
 // alive reports whether the child is still being worked with.
-func (k *ipcKid) alive() bool { return k.failed == nil }
+func (k *childProc) alive() bool { return k.failed == nil }
 
 // kill ends the child's process group unless the child is already reaped
 // (its group id could then belong to another process).
-func (k *ipcKid) kill() {
+func (k *childProc) kill() {
 	select {
 	case <-k.exited:
 	default:
@@ -235,7 +235,7 @@ func (k *ipcKid) kill() {
 
 // reap waits for the child to exit, killing it once timeout has passed, and
 // closes the channel.
-func (k *ipcKid) reap(timeout time.Duration) {
+func (k *childProc) reap(timeout time.Duration) {
 	select {
 	case <-k.exited:
 	case <-time.After(timeout):
@@ -245,7 +245,7 @@ func (k *ipcKid) reap(timeout time.Duration) {
 	k.close()
 }
 
-func (k *ipcKid) close() {
+func (k *childProc) close() {
 	select {
 	case <-k.quit:
 	default:

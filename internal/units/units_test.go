@@ -1,4 +1,4 @@
-package bench
+package units
 
 import (
 	"reflect"
@@ -60,14 +60,6 @@ func TestParseSizes(t *testing.T) {
 	}
 }
 
-func TestCheckTransferSize(t *testing.T) {
-	for n, ok := range map[uint64]bool{4: true, 8: true, 6: false, 2: false, 1 << 30: true, 1<<20 + 2: false} {
-		if err := CheckTransferSize(n); (err == nil) != ok {
-			t.Errorf("CheckTransferSize(%d) = %v, want ok=%v", n, err, ok)
-		}
-	}
-}
-
 func TestParseDeviceList(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -88,31 +80,5 @@ func TestParseDeviceList(t *testing.T) {
 		if (err != nil) != tc.bad || (!tc.bad && !reflect.DeepEqual(got, tc.want)) {
 			t.Errorf("ParseDeviceList(%q) = %v, %v", tc.in, got, err)
 		}
-	}
-}
-
-func TestNormalizeBusID(t *testing.T) {
-	if a, b := NormalizeBusID("00000000:18:00.0"), NormalizeBusID("0000:18:00.0"); a != b {
-		t.Errorf("NVML and CUDA forms differ: %q vs %q", a, b)
-	}
-	if NormalizeBusID("0000:18:00.0") == NormalizeBusID("0000:19:00.0") {
-		t.Error("different buses compare equal")
-	}
-}
-
-func TestParseTests(t *testing.T) {
-	all, err := ParseTests("all", "bw")
-	if err != nil || len(all) != len(TestNames("bw")) {
-		t.Fatalf("all = %v, %v", all, err)
-	}
-	if _, err := ParseTests("ce_read,bogus", "bw"); err == nil || !strings.Contains(err.Error(), "bogus") {
-		t.Errorf("unknown test accepted: %v", err)
-	}
-	if _, err := ParseTests("lat_chase", "bw"); err == nil {
-		t.Error("a latency test was accepted by bw")
-	}
-	got, _ := ParseTests("ce_read, ce_read,sm_write", "")
-	if !reflect.DeepEqual(got, []string{"ce_read", "sm_write"}) {
-		t.Errorf("got %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package ipc
 
 import (
 	"bytes"
@@ -15,13 +15,13 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 )
 
-func TestIPCFrames(t *testing.T) {
+func TestFrames(t *testing.T) {
 	var h cuda.IpcMemHandle
 	for i := range h {
 		h[i] = byte(255 - i)
 	}
 	body := []byte(`{"exports":[{"name":"send","bytes":4096,"handle":[1,2,3]}]}`)
-	for _, m := range []ipcMsg{
+	for _, m := range []message{
 		{Seq: 1, Op: opHello, Body: body},
 		{Seq: 1 << 40, Op: opUnmap},
 		{Seq: 7, Op: opMap, Err: "boom", CUDA: cuda.NewError(cuda.ErrorTooManyPeers, "cuIpcOpenMemHandle")},
@@ -44,7 +44,7 @@ func TestIPCFrames(t *testing.T) {
 	}
 }
 
-func TestIPCReadFrameErrors(t *testing.T) {
+func TestReadFrameErrors(t *testing.T) {
 	frame := func(n uint32, payload string) []byte {
 		b := binary.BigEndian.AppendUint32(nil, n)
 		return append(b, payload...)
@@ -70,9 +70,9 @@ func TestIPCReadFrameErrors(t *testing.T) {
 	}
 }
 
-// TestIPCRemoteErrors checks that a CUDA error keeps its identity across the
+// TestRemoteErrors checks that a CUDA error keeps its identity across the
 // process boundary.
-func TestIPCRemoteErrors(t *testing.T) {
+func TestRemoteErrors(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		is   error
@@ -100,30 +100,30 @@ func TestIPCRemoteErrors(t *testing.T) {
 	}
 }
 
-func TestIPCParseFaults(t *testing.T) {
+func TestParseFaults(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want []ipcFault
+		want []fault
 		bad  bool
 	}{
 		{"", nil, false},
-		{"1:fill:crash", []ipcFault{{1, "fill", "crash"}}, false},
-		{" 0:hello:hang , 2:arm:stop", []ipcFault{{0, "hello", "hang"}, {2, "arm", "stop"}}, false},
+		{"1:fill:crash", []fault{{1, "fill", "crash"}}, false},
+		{" 0:hello:hang , 2:arm:stop", []fault{{0, "hello", "hang"}, {2, "arm", "stop"}}, false},
 		{"1:fill", nil, true},
 		{"x:fill:crash", nil, true},
 		{"-1:fill:crash", nil, true},
 		{"1:fill:explode", nil, true},
 	} {
-		got, err := parseIPCFaults(tc.in)
+		got, err := parseFaults(tc.in)
 		if (err != nil) != tc.bad || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("parseIPCFaults(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
+			t.Errorf("parseFaults(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
 		}
 	}
 }
 
-// fakeKid is a parent-side ipcKid whose child is a goroutine on the other
+// fakeChild is a parent-side childProc whose child is a goroutine on the other
 // end of a socketpair, answering with serve.
-func fakeKid(t *testing.T, serve func(conn net.Conn)) *ipcKid {
+func fakeChild(t *testing.T, serve func(conn net.Conn)) *childProc {
 	t.Helper()
 	conn, childEnd, err := newChannel()
 	if err != nil {
@@ -134,7 +134,7 @@ func fakeKid(t *testing.T, serve func(conn net.Conn)) *ipcKid {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &ipcKid{rank: 1, dev: 1, conn: conn, frames: make(chan ipcMsg, 4), readDone: make(chan struct{}),
+	k := &childProc{rank: 1, dev: 1, conn: conn, frames: make(chan message, 4), readDone: make(chan struct{}),
 		quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 64}}
 	close(k.exited) // no process: nothing to kill or reap
 	go k.readLoop()
@@ -146,7 +146,7 @@ func fakeKid(t *testing.T, serve func(conn net.Conn)) *ipcKid {
 	return k
 }
 
-func TestIPCKidCall(t *testing.T) {
+func TestChildCall(t *testing.T) {
 	echo := func(stale bool) func(net.Conn) {
 		return func(c net.Conn) {
 			for {
@@ -155,9 +155,9 @@ func TestIPCKidCall(t *testing.T) {
 					return
 				}
 				if stale { // a late reply to an abandoned request comes first
-					_ = writeFrame(c, ipcMsg{Seq: m.Seq - 1, Op: m.Op, Body: []byte(`{"ms":-1}`)})
+					_ = writeFrame(c, message{Seq: m.Seq - 1, Op: m.Op, Body: []byte(`{"ms":-1}`)})
 				}
-				_ = writeFrame(c, ipcMsg{Seq: m.Seq, Op: m.Op, Body: []byte(`{"ms":2.5}`)})
+				_ = writeFrame(c, message{Seq: m.Seq, Op: m.Op, Body: []byte(`{"ms":2.5}`)})
 			}
 		}
 	}
@@ -170,28 +170,28 @@ func TestIPCKidCall(t *testing.T) {
 	}{
 		{"reply", echo(false), time.Second, 2.5, nil},
 		{"stale reply dropped", echo(true), time.Second, 2.5, nil},
-		{"child exits", func(c net.Conn) { readFrame(c) }, time.Second, 0, ErrIPCChildExited},
-		{"child hangs", func(c net.Conn) { readFrame(c); time.Sleep(time.Second) }, 50 * time.Millisecond, 0, ErrIPCChildHung},
-		{"broken protocol", func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}) }, time.Second, 0, ErrIPCChildExited},
+		{"child exits", func(c net.Conn) { readFrame(c) }, time.Second, 0, errChildExited},
+		{"child hangs", func(c net.Conn) { readFrame(c); time.Sleep(time.Second) }, 50 * time.Millisecond, 0, errChildHung},
+		{"broken protocol", func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}) }, time.Second, 0, errChildExited},
 		{"remote failure", func(c net.Conn) {
 			for {
 				m, err := readFrame(c)
 				if err != nil {
 					return
 				}
-				_ = writeFrame(c, ipcMsg{Seq: m.Seq, Op: m.Op, Err: "device 1: no", CUDA: cuda.NewError(cuda.ErrorInvalidHandle, "cuIpcOpenEventHandle")})
+				_ = writeFrame(c, message{Seq: m.Seq, Op: m.Op, Err: "device 1: no", CUDA: cuda.NewError(cuda.ErrorInvalidHandle, "cuIpcOpenEventHandle")})
 			}
 		}, time.Second, 0, cuda.ErrInvalidHandle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := fakeKid(t, tc.serve)
+			k := fakeChild(t, tc.serve)
 			var rep msReply
 			for i := 0; i < 2; i++ { // the second call sees the child as the first left it
 				err := k.call(context.Background(), opRelease, rankReq{Rank: 1}, &rep, tc.timeout)
 				if !errors.Is(err, tc.wantErr) || (err == nil && rep.Ms != tc.wantMs) {
 					t.Fatalf("call %d: %v, %v; want %v, %v", i, rep.Ms, err, tc.wantMs, tc.wantErr)
 				}
-				var ce *IPCChildError
+				var ce *childError
 				if isChild := errors.As(err, &ce); isChild != (k.failed != nil) {
 					t.Errorf("call %d: the child failed=%v but the error is %v", i, k.failed != nil, err)
 				}
@@ -200,8 +200,8 @@ func TestIPCKidCall(t *testing.T) {
 	}
 }
 
-func TestIPCKidCallCancelled(t *testing.T) {
-	k := fakeKid(t, func(c net.Conn) { readFrame(c); time.Sleep(time.Second) })
+func TestChildCallCancelled(t *testing.T) {
+	k := fakeChild(t, func(c net.Conn) { readFrame(c); time.Sleep(time.Second) })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	err := k.call(ctx, opTime, struct{}{}, nil, time.Minute)
@@ -210,7 +210,7 @@ func TestIPCKidCallCancelled(t *testing.T) {
 	}
 }
 
-func TestIPCTailBuffer(t *testing.T) {
+func TestTailBuffer(t *testing.T) {
 	tb := &tailBuffer{max: 32}
 	fmt.Fprintf(tb, "first line\n%s\nsecond\n\nthird\n", strings.Repeat("x", 40))
 	if got := tb.lastLines(2); got != "second | third" {

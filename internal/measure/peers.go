@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"errors"
@@ -41,8 +41,6 @@ type Peers struct {
 	// they are left enabled at the end, as found.
 	foundOn map[[2]int]bool
 	ctxs    map[int]gpu.Context
-	// Evictions counts TOO_MANY_PEERS recoveries, for the run's notes.
-	Evictions int
 }
 
 // NewPeers returns an empty peer-access tracker.
@@ -76,7 +74,6 @@ func (p *Peers) Enable(acc, peer gpu.Context) error {
 					return &PairError{a, victim, "disabling peer access to make room", derr}
 				}
 				p.forget(a, victim)
-				p.Evictions++
 				continue
 			}
 			return &PairError{a, b, "enabling peer access (every enabled peer is in use)", err}
@@ -88,6 +85,25 @@ func (p *Peers) Enable(acc, peer gpu.Context) error {
 	p.holds[key] = 1
 	p.touch(a, b)
 	return nil
+}
+
+// EnableBoth enables access both ways between a and b and holds both until
+// ReleaseBoth.
+func (p *Peers) EnableBoth(a, b gpu.Context) error {
+	if err := p.Enable(a, b); err != nil {
+		return err
+	}
+	if err := p.Enable(b, a); err != nil {
+		p.Release(a, b)
+		return err
+	}
+	return nil
+}
+
+// ReleaseBoth drops the holds of EnableBoth.
+func (p *Peers) ReleaseBoth(a, b gpu.Context) {
+	p.Release(a, b)
+	p.Release(b, a)
 }
 
 // Release drops one hold on the pair. A pair nobody holds stays enabled but

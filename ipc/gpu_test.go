@@ -1,13 +1,12 @@
 //go:build gpu
 
-package bench_test
+package ipc_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -31,6 +31,14 @@ func openGPUs(t *testing.T) gpu.Driver {
 		t.Skipf("two GPUs needed (%d, %v)", n, err)
 	}
 	return drv
+}
+
+// ipcOptions are the settings of a run on GPUs 0 and 1, verified, with
+// children of this test binary on the real driver.
+func ipcOptions(t *testing.T, tests ...results.Test) ipc.Options {
+	var o ipc.Options
+	o.Devices, o.Verify, o.Tests, o.Child = []int{0, 1}, true, tests, helperCommand(t, "")
+	return o
 }
 
 // TestGPUIPC measures every IPC test on GPUs 0 and 1 and the same tests in
@@ -50,15 +58,18 @@ func TestGPUIPC(t *testing.T) {
 	}
 	ctx := context.Background()
 	same := &results.Run{Schema: results.SchemaVersion}
-	eng := bench.NewEngine(drv, bench.Options{Devices: []int{0, 1}, Verify: true, Monitor: mon,
-		Tests: []string{"ce_read", "ce_write", "ce_bidir", "sm_read", "sm_write", "sm_bidir", "lat_chase", "lat_pingpong"}})
+	var sameOpt bench.Options
+	sameOpt.Devices, sameOpt.Verify, sameOpt.Monitor = []int{0, 1}, true, mon
+	sameOpt.Tests = []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.SMBidir, results.LatChase, results.LatPingPong}
+	eng := bench.NewEngine(drv, sameOpt)
 	if err := eng.Run(ctx, same); err != nil {
 		t.Fatalf("same-process run: %v", err)
 	}
 	run := &results.Run{Schema: results.SchemaVersion}
-	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, ""), Monitor: mon}
-	if err := bench.RunIPC(ctx, drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+	opt := ipcOptions(t)
+	opt.Monitor = mon
+	if err := ipc.Run(ctx, drv, opt, run); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	for _, n := range run.Notes {
 		t.Logf("note: %s", n)
@@ -73,7 +84,7 @@ func TestGPUIPC(t *testing.T) {
 		if g := counterpart(f, same); g != nil {
 			ratio := f.Stats.Median / g.Stats.Median
 			line += " vs same process " + formatMedian(g)
-			if f.Engine != "copy_engine" || f.Params["same_gpu"] != "false" {
+			if f.Engine != "copy_engine" || f.Params["sameOptgpu"] != "false" {
 				t.Log(line)
 				continue
 			}
@@ -85,7 +96,7 @@ func TestGPUIPC(t *testing.T) {
 			// opened in a context on the peer's device (the driver then
 			// drives the copy from there).
 			peerCtx := f.Params["ipc_open"] == "peer_device_context"
-			realRead := f.Test == "ipc_ce_bidir" && (f.Direction == "read") != peerCtx
+			realRead := f.Test == results.IPCCEBidir && (f.Direction == results.DirRead) != peerCtx
 			if okf && okg {
 				line += fmt.Sprintf("; wire bytes per payload byte %.3f vs %.3f", wf, wg)
 				if r := f.Stats.Median * wf / (g.Stats.Median * wg); math.Abs(r-1) > 0.02 {
@@ -101,13 +112,13 @@ func TestGPUIPC(t *testing.T) {
 		}
 		t.Log(line)
 	}
-	for _, test := range []string{"ipc_sm_read", "ipc_sm_write", "ipc_sm_bidir", "ipc_lat_chase", "ipc_lat_pingpong"} {
+	for _, test := range []results.Test{results.IPCSMRead, results.IPCSMWrite, results.IPCSMBidir, results.IPCLatChase, results.IPCLatPingPong} {
 		if len(run.FiguresOf(test)) == 0 {
 			t.Errorf("no %s figure", test)
 		}
 	}
 	peer := 0
-	for _, f := range run.FiguresOf("ipc_ce_bidir") {
+	for _, f := range run.FiguresOf(results.IPCCEBidir) {
 		if f.Params["ipc_open"] == "peer_device_context" && f.Direction == "read" && f.Part == "total" && f.Error == "" {
 			peer++
 		}
@@ -123,7 +134,7 @@ func formatMedian(f *results.Figure) string {
 
 // counterpart finds the same-process figure an IPC figure repeats.
 func counterpart(f *results.Figure, same *results.Run) *results.Figure {
-	test := strings.TrimPrefix(f.Test, "ipc_")
+	test := f.Test.Info().SameProcess
 	for i := range same.Figures {
 		g := &same.Figures[i]
 		if g.Test == test && g.Src == f.Src && g.Dst == f.Dst && g.Size == f.Size && g.Engine == f.Engine &&
@@ -140,10 +151,9 @@ func counterpart(f *results.Figure, same *results.Run) *results.Figure {
 func TestGPUIPCChildKilled(t *testing.T) {
 	drv := openGPUs(t)
 	var mu sync.Mutex
-	var kids []bench.IPCChildInfo
-	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, ""),
-		Tests: []string{"ipc_ce_read", "ipc_ce_bidir", "ipc_lat_pingpong"}}
-	bench.SetIPCAfterMap(&opt, func(k []bench.IPCChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
+	var kids []ipc.ChildInfo
+	opt := ipcOptions(t, results.IPCCERead, results.IPCCEBidir, results.IPCLatPingPong)
+	ipc.SetAfterMap(&opt, func(k []ipc.ChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
 	opt.Progress = func(done, total int, step string) {
 		if done == 1 {
 			mu.Lock()
@@ -154,12 +164,12 @@ func TestGPUIPCChildKilled(t *testing.T) {
 		}
 	}
 	run := &results.Run{Schema: results.SchemaVersion}
-	if err := bench.RunIPC(context.Background(), drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		wantFail := f.Src == 1 && f.Params["same_gpu"] == "false"
+		wantFail := f.Src == 1 && f.Params["sameOptgpu"] == "false"
 		if failed := f.Error != ""; failed != wantFail {
 			t.Errorf("%s: failed=%v (%q), want %v", figureKey(f), failed, f.Error, wantFail)
 		}
@@ -178,15 +188,14 @@ func TestGPUIPCChildKilled(t *testing.T) {
 // must record the failure, finish, and leave no process.
 func TestGPUIPCLeaderCrash(t *testing.T) {
 	drv := openGPUs(t)
-	t.Setenv(bench.IPCFaultEnv, "1:release:crash")
-	opt := bench.IPCOptions{Devices: []int{0, 1}, Verify: true, Child: helperCommand(t, ""),
-		Tests: []string{"ipc_ce_bidir", "ipc_ce_read"}}
+	t.Setenv(ipc.FaultEnv, "1:release:crash")
+	opt := ipcOptions(t, results.IPCCEBidir, results.IPCCERead)
 	var mu sync.Mutex
-	var kids []bench.IPCChildInfo
-	bench.SetIPCAfterMap(&opt, func(k []bench.IPCChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
+	var kids []ipc.ChildInfo
+	ipc.SetAfterMap(&opt, func(k []ipc.ChildInfo) { mu.Lock(); kids = k; mu.Unlock() })
 	run := &results.Run{Schema: results.SchemaVersion}
-	if err := bench.RunIPC(context.Background(), drv, opt, run); err != nil {
-		t.Fatalf("RunIPC: %v", err)
+	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	for i := range run.Figures {
 		f := &run.Figures[i]

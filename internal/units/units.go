@@ -1,12 +1,14 @@
-package bench
+// Package units reads what people type for sizes and device lists: byte
+// counts with units ("512MiB"), size lists and ranges ("4B:1GiB"), device
+// lists ("0-3,6"). It is the command line's parsing, kept apart from the
+// measuring packages; it imports nothing of the project.
+package units
 
 import (
 	"fmt"
 	"math/bits"
 	"strconv"
 	"strings"
-
-	"github.com/p2pbench/p2pbench/results"
 )
 
 var sizeUnits = []struct {
@@ -42,15 +44,6 @@ func ParseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("bad size %q: too large", s)
 	}
 	return v, nil
-}
-
-// CheckTransferSize checks a size the copy tests can move and verify: whole
-// 4-byte words.
-func CheckTransferSize(n uint64) error {
-	if n < 4 || n%4 != 0 {
-		return fmt.Errorf("bad size %s: transfers are verified in 4-byte words, so the size must be a multiple of 4 bytes", FormatBytes(n))
-	}
-	return nil
 }
 
 // ParseSizes reads a size list: "4B:1GiB" (every power of two from the first
@@ -111,6 +104,31 @@ func ParseSizes(s string) ([]uint64, error) {
 	return out, nil
 }
 
-// FormatBytes writes a byte count the short way: 4 B, 64 KiB, 512 MiB, 1.5 GiB
-// (the results package's form, so tables and figures agree).
-func FormatBytes(n uint64) string { return results.FormatBytes(n) }
+// ParseDeviceList parses "0,2,3" or "0-3" or "0-1,4" into indices; "" and
+// "all" give nil (every device).
+func ParseDeviceList(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
+		}
+		b := a
+		if isRange {
+			b, err = strconv.Atoi(strings.TrimSpace(hi))
+			if err != nil || b < a {
+				return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
+			}
+		}
+		for d := a; d <= b; d++ {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}

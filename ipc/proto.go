@@ -1,4 +1,4 @@
-package bench
+package ipc
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/measure"
 )
 
 // The IPC protocol between the parent of `p2pbench ipc` and its children.
@@ -15,7 +16,7 @@ import (
 // The channel is one end of a socketpair per child, inherited as file
 // descriptor 3 and nothing else: no handle is ever put in an argument, the
 // environment or a file. Each message is a frame: a 4-byte big-endian length,
-// then that many bytes of JSON (an ipcMsg). The parent sends requests; the
+// then that many bytes of JSON (a message). The parent sends requests; the
 // child answers each with one reply carrying the request's sequence number,
 // so a reply that arrives after its request was abandoned is recognised and
 // dropped. In order:
@@ -56,16 +57,16 @@ const (
 	opExit         = "exit"
 )
 
-// ipcChildFD is the descriptor the child finds its end of the channel on
+// childFD is the descriptor the child finds its end of the channel on
 // (exec.Cmd.ExtraFiles[0]).
-const ipcChildFD = 3
+const childFD = 3
 
 // maxFrame bounds a frame; a longer length prefix means a broken stream.
 const maxFrame = 16 << 20
 
-// ipcMsg is one frame: a request (Op and Body) or its reply (Op, Seq, and
+// message is one frame: a request (Op and Body) or its reply (Op, Seq, and
 // either Body or Err).
-type ipcMsg struct {
+type message struct {
 	Seq  uint64          `json:"seq"`
 	Op   string          `json:"op"`
 	Body json.RawMessage `json:"body,omitempty"`
@@ -75,7 +76,7 @@ type ipcMsg struct {
 }
 
 // writeFrame sends one message.
-func writeFrame(w io.Writer, m ipcMsg) error {
+func writeFrame(w io.Writer, m message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -95,35 +96,35 @@ var errBadFrame = errors.New("ipc: malformed frame")
 
 // readFrame reads one message. io.EOF means the other side closed the
 // channel between frames; a stream cut inside a frame is io.ErrUnexpectedEOF.
-func readFrame(r io.Reader) (ipcMsg, error) {
+func readFrame(r io.Reader) (message, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return ipcMsg{}, err
+		return message{}, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n == 0 || n > maxFrame {
-		return ipcMsg{}, fmt.Errorf("%w: length %d", errBadFrame, n)
+		return message{}, fmt.Errorf("%w: length %d", errBadFrame, n)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return ipcMsg{}, err
+		return message{}, err
 	}
-	var m ipcMsg
+	var m message
 	if err := json.Unmarshal(b, &m); err != nil {
-		return ipcMsg{}, fmt.Errorf("%w: %v", errBadFrame, err)
+		return message{}, fmt.Errorf("%w: %v", errBadFrame, err)
 	}
 	if m.Op == "" {
-		return ipcMsg{}, fmt.Errorf("%w: no op", errBadFrame)
+		return message{}, fmt.Errorf("%w: no op", errBadFrame)
 	}
 	return m, nil
 }
 
 // Message bodies.
 
-// ipcBuffer names one of a rank's exported buffers.
+// The names of a rank's exported buffers.
 const (
 	bufSend    = "send"    // bandwidth source (bufBytes)
 	bufRecv    = "recv"    // bandwidth destination (bufBytes)
@@ -136,11 +137,10 @@ type helloReq struct {
 	Device int `json:"device"`
 	// Buffers to allocate and export, by name, in bytes.
 	Buffers        map[string]uint64 `json:"buffers"`
-	Verify         bool              `json:"verify"`
 	LatchTimeoutNs int64             `json:"latch_timeout_ns"`
 }
 
-type ipcExport struct {
+type export struct {
 	Name   string            `json:"name"`
 	Bytes  uint64            `json:"bytes"`
 	Handle cuda.IpcMemHandle `json:"handle"`
@@ -151,20 +151,20 @@ type helloReply struct {
 	Device    int                 `json:"device"`
 	Name      string              `json:"name"`
 	Simulated bool                `json:"simulated"`
-	Exports   []ipcExport         `json:"exports"`
+	Exports   []export            `json:"exports"`
 	Event     cuda.IpcEventHandle `json:"event"`
 }
 
-// ipcPeer is what a child needs to import another rank.
-type ipcPeer struct {
+// peerHandles is what a child needs to import another rank.
+type peerHandles struct {
 	Rank    int                 `json:"rank"`
 	Device  int                 `json:"device"`
-	Exports []ipcExport         `json:"exports"`
+	Exports []export            `json:"exports"`
 	Event   cuda.IpcEventHandle `json:"event"`
 }
 
 type mapReq struct {
-	Peers []ipcPeer `json:"peers"`
+	Peers []peerHandles `json:"peers"`
 }
 
 // mapResult says how one peer was imported.
@@ -210,7 +210,7 @@ type xfer struct {
 	Dst    bufRef `json:"dst"`
 	Bytes  uint64 `json:"bytes"`
 	// SM selects the SM copy kernel; nil means the copy engine.
-	SM *SMConfig `json:"sm,omitempty"`
+	SM *measure.SMConfig `json:"sm,omitempty"`
 	// PeerContext (copy engine only) reaches the other rank's buffer
 	// through a second mapping, opened in this process's context on that
 	// rank's device, and copies with cuMemcpyPeerAsync between the two

@@ -1,0 +1,260 @@
+package measure
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Device is one GPU's resources for a run: its primary context, the
+// bandwidth buffers, the modules loaded so far, streams, timing events, the
+// latch, and scratch memory for the latency and atomic tests. Its methods
+// are called from one goroutine at a time.
+type Device struct {
+	Index int
+	Ctx   gpu.Context
+	Info  cuda.DeviceInfo
+	// Send and Recv are the bandwidth buffers, BufBytes each (0: none).
+	Send, Recv cuda.DevicePtr
+	BufBytes   uint64
+
+	mods map[string]cuda.Module
+	fns  map[string]cuda.Function
+	// latch is mapped pinned host memory: the flag at 0, the status words
+	// from latchStatusOffset.
+	latch cuda.HostBuffer
+	// result holds {first_bad, bad_count} for the check kernel.
+	result  cuda.DevicePtr
+	streams []cuda.Stream
+	events  []cuda.Event
+	// scratch serves the latency and atomic tests; small holds flags,
+	// statuses and timestamps (see the small* offsets).
+	scratch      cuda.DevicePtr
+	scratchBytes uint64
+	small        cuda.DevicePtr
+}
+
+// Open opens device dev's primary context and allocates what every test
+// needs: send and receive buffers of bufBytes each (none when 0), the latch,
+// the check kernel's result, and two streams. On failure it frees what it
+// had allocated.
+func Open(drv gpu.Driver, dev int, bufBytes uint64) (*Device, error) {
+	info, err := drv.DeviceInfo(dev)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: %w", dev, err)
+	}
+	c, err := drv.Context(dev)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: opening its primary context: %w", dev, err)
+	}
+	dv := &Device{Index: dev, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}}
+	if err := dv.allocate(bufBytes); err != nil {
+		_ = dv.Close()
+		return nil, err
+	}
+	return dv, nil
+}
+
+func (dv *Device) allocate(bufBytes uint64) error {
+	c, d := dv.Ctx, dv.Index
+	if bufBytes > 0 {
+		free, _, err := c.MemGetInfo()
+		if err != nil {
+			return fmt.Errorf("device %d: reading free memory: %w", d, err)
+		}
+		if 2*bufBytes+(64<<20) > free {
+			return fmt.Errorf("device %d: transfers of %s need 2 × %s of device memory, but only %s is free; choose a smaller --size/--sizes",
+				d, results.FormatBytes(bufBytes), results.FormatBytes(bufBytes), results.FormatBytes(free))
+		}
+		if dv.Send, err = c.MemAlloc(bufBytes); err != nil {
+			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(bufBytes), err)
+		}
+		if dv.Recv, err = c.MemAlloc(bufBytes); err != nil {
+			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(bufBytes), err)
+		}
+		dv.BufBytes = bufBytes
+	}
+	var err error
+	if dv.latch, err = c.HostAlloc(4096, true); err != nil {
+		return fmt.Errorf("device %d: allocating the latch flag in mapped host memory: %w", d, err)
+	}
+	if dv.result, err = c.MemAlloc(256); err != nil {
+		return fmt.Errorf("device %d: %w", d, err)
+	}
+	for range 2 {
+		s, err := c.StreamCreate()
+		if err != nil {
+			return fmt.Errorf("device %d: creating a stream: %w", d, err)
+		}
+		dv.streams = append(dv.streams, s)
+	}
+	return nil
+}
+
+// Close lets a held latch go, waits for the device, and frees everything
+// Open and later calls allocated, whatever happened before.
+func (dv *Device) Close() error {
+	var errs []error
+	c, d := dv.Ctx, dv.Index
+	// Let a held latch go, so synchronising cannot wait on it.
+	dv.Release()
+	if err := c.Synchronize(); err != nil {
+		errs = append(errs, fmt.Errorf("device %d: %w", d, err))
+	}
+	for _, ev := range dv.events {
+		_ = c.EventDestroy(ev)
+	}
+	for _, s := range dv.streams {
+		_ = c.StreamDestroy(s)
+	}
+	for _, p := range []cuda.DevicePtr{dv.Send, dv.Recv, dv.result, dv.scratch, dv.small} {
+		if p != 0 {
+			if err := c.MemFree(p); err != nil {
+				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
+			}
+		}
+	}
+	if dv.latch.Host != nil {
+		_ = c.HostFree(dv.latch)
+	}
+	for _, m := range dv.mods {
+		_ = c.UnloadModule(m)
+	}
+	return errors.Join(errs...)
+}
+
+// cc is the device's compute capability as one number (90 for 9.0).
+func (dv *Device) cc() int { return dv.Info.ComputeMajor*10 + dv.Info.ComputeMinor }
+
+// Function loads (once per device) the module of k and returns its entry point.
+func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
+	if f, ok := dv.fns[k.Entry]; ok {
+		return f, nil
+	}
+	if k.MinCC > dv.cc() {
+		return 0, fmt.Errorf("kernel %s needs compute capability %d.%d; device %d has %d.%d",
+			k.Entry, k.MinCC/10, k.MinCC%10, dv.Index, dv.Info.ComputeMajor, dv.Info.ComputeMinor)
+	}
+	m, ok := dv.mods[k.Module]
+	if !ok {
+		ptx, err := kernels.PTX(k.Module)
+		if err != nil {
+			return 0, err
+		}
+		m, err = dv.Ctx.LoadModule(ptx)
+		if err != nil {
+			return 0, fmt.Errorf("device %d: loading PTX module %s: %w", dv.Index, k.Module, err)
+		}
+		dv.mods[k.Module] = m
+	}
+	f, err := dv.Ctx.Function(m, k.Entry)
+	if err != nil {
+		return 0, fmt.Errorf("device %d: kernel %s: %w", dv.Index, k.Entry, err)
+	}
+	dv.fns[k.Entry] = f
+	return f, nil
+}
+
+// Stream returns the device's i-th stream, creating more as needed. Streams
+// 0 and 1 exist from Open on: 0 serves setup work, 1 the ping-pong.
+func (dv *Device) Stream(i int) (cuda.Stream, error) {
+	for len(dv.streams) <= i {
+		s, err := dv.Ctx.StreamCreate()
+		if err != nil {
+			return 0, fmt.Errorf("device %d: creating a stream: %w", dv.Index, err)
+		}
+		dv.streams = append(dv.streams, s)
+	}
+	return dv.streams[i], nil
+}
+
+// Event returns the device's i-th timing event, creating more as needed.
+func (dv *Device) Event(i int) (cuda.Event, error) {
+	for len(dv.events) <= i {
+		ev, err := dv.Ctx.EventCreate()
+		if err != nil {
+			return 0, fmt.Errorf("device %d: creating an event: %w", dv.Index, err)
+		}
+		dv.events = append(dv.events, ev)
+	}
+	return dv.events[i], nil
+}
+
+// Scratch returns a device buffer of at least n bytes for the latency and
+// atomic tests, reusing the largest one allocated so far.
+func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
+	if dv.scratch != 0 && dv.scratchBytes >= n {
+		return dv.scratch, nil
+	}
+	if dv.scratch != 0 {
+		if err := dv.Ctx.MemFree(dv.scratch); err != nil {
+			return 0, fmt.Errorf("device %d: %w", dv.Index, err)
+		}
+		dv.scratch, dv.scratchBytes = 0, 0
+	}
+	p, err := dv.Ctx.MemAlloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(n), err)
+	}
+	dv.scratch, dv.scratchBytes = p, n
+	return p, nil
+}
+
+// Layout of the small buffer.
+const (
+	SmallBytes   = 64 << 10
+	smallFlag    = 0    // u32 ping-pong flag
+	smallStatus  = 256  // u32 status
+	smallSink    = 512  // u64 chase sink
+	smallTimes   = 1024 // u64 timestamps
+	maxTimestamp = (SmallBytes - smallTimes) / 8
+)
+
+// Small returns the device's buffer of SmallBytes for flags, statuses and
+// timestamps, allocating it on first use.
+func (dv *Device) Small() (cuda.DevicePtr, error) {
+	if dv.small != 0 {
+		return dv.small, nil
+	}
+	p, err := dv.Ctx.MemAlloc(SmallBytes)
+	if err != nil {
+		return 0, fmt.Errorf("device %d: %w", dv.Index, err)
+	}
+	dv.small = p
+	return p, nil
+}
+
+// Memset sets words 4-byte words at p to value and waits.
+func (dv *Device) Memset(p cuda.DevicePtr, value uint32, words uint64) error {
+	s := dv.streams[0]
+	if err := dv.Ctx.MemsetD32Async(p, value, words, s); err != nil {
+		return fmt.Errorf("device %d: %w", dv.Index, err)
+	}
+	if err := dv.Ctx.StreamSynchronize(s); err != nil {
+		return fmt.Errorf("device %d: %w", dv.Index, err)
+	}
+	return nil
+}
+
+// launchGrid is the grid of the fill, check and chain-build kernels.
+func (dv *Device) launchGrid() [3]uint32 {
+	return [3]uint32{uint32(max(1, dv.Info.SMCount) * 4), 1, 1}
+}
+
+// readU64 copies n little-endian u64 values from device memory.
+func (dv *Device) readU64(p cuda.DevicePtr, n int) ([]uint64, error) {
+	b := make([]byte, 8*n)
+	if err := dv.Ctx.MemcpyDtoH(b, p); err != nil {
+		return nil, fmt.Errorf("device %d: reading results: %w", dv.Index, err)
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out, nil
+}

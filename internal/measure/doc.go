@@ -1,0 +1,19 @@
+// Package measure is the measuring core that the in-process tests (bench)
+// and the tests across processes (ipc) share:
+//
+//   - one device's resources (Device: context, bandwidth buffers, loaded
+//     modules, streams, events, the latch, scratch memory) and the kernel
+//     operations both sides launch on it (SM copies, pointer chase,
+//     ping-pong);
+//   - latch-and-events timing (Transfer, Timing, Timer): every stream held
+//     by a latch kernel while the work is enqueued, released at once, timed
+//     by CUDA events;
+//   - verification of the data that moved (Fill, Poison, Check, Mismatch);
+//   - peer-access bookkeeping (Peers);
+//   - the traffic window (Meter): NVLink counters read around a figure;
+//   - the settings both kinds of run share (Settings, SMConfig, TuneKey)
+//     and the figure arithmetic (GBps, TotalGBps, Fail, Finish).
+//
+// It imports cuda, gpu, kernels and results; bench and ipc import it, and
+// nothing here knows which of them is measuring.
+package measure

@@ -1,0 +1,225 @@
+package measure
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Copy returns the operation of a copy-engine copy by address
+// (cuMemcpyAsync: device to device, or to and from mapped host memory)
+// issued in dv's context.
+func (dv *Device) Copy(dst, src cuda.DevicePtr, size uint64) func(cuda.Stream) error {
+	return func(s cuda.Stream) error {
+		if err := dv.Ctx.MemcpyAsync(dst, src, size, s); err != nil {
+			return fmt.Errorf("cuMemcpyAsync on device %d: %w", dv.Index, err)
+		}
+		return nil
+	}
+}
+
+// PeerCopy returns the operation of a copy-engine peer copy
+// (cuMemcpyPeerAsync) from src in srcCtx to dst in dstCtx, issued in dv's
+// context.
+func (dv *Device) PeerCopy(dst cuda.DevicePtr, dstCtx gpu.Context, src cuda.DevicePtr, srcCtx gpu.Context, size uint64) func(cuda.Stream) error {
+	return func(s cuda.Stream) error {
+		if err := dv.Ctx.MemcpyPeerAsync(dst, dstCtx, src, srcCtx, size, s); err != nil {
+			return fmt.Errorf("cuMemcpyPeerAsync on device %d: %w", dv.Index, err)
+		}
+		return nil
+	}
+}
+
+// SMCopy returns the operation of the SM copy kernel of cfg launched on dv,
+// copying size bytes from src to dst (addresses as dv sees them).
+func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (func(cuda.Stream) error, error) {
+	k, ok := kernels.CopyKernelByVariant(cfg.Variant)
+	if !ok {
+		return nil, fmt.Errorf("unknown SM copy variant %q", cfg.Variant)
+	}
+	f, err := dv.Function(k.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	block := cfg.BlockSize
+	shared := 0
+	if k.SharedBytes != nil {
+		shared = k.SharedBytes(block)
+		if shared > 48<<10 {
+			if err := dv.Ctx.SetMaxDynamicShared(f, shared); err != nil {
+				return nil, err
+			}
+		}
+	}
+	grid := uint32(max(1, dv.Info.SMCount) * cfg.BlocksPerSM)
+	args := kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size}.Params()
+	return func(s cuda.Stream) error {
+		if err := dv.Ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, uint32(shared), s, args...); err != nil {
+			return fmt.Errorf("launching %s on device %d: %w", k.Entry, dv.Index, err)
+		}
+		return nil
+	}, nil
+}
+
+// Latency test settings.
+const (
+	ChaseStride     = 128 // bytes between chase nodes: one node per cache line
+	chaseHops       = 512 // dependent loads per timed chunk
+	chaseChunks     = 100 // timed chunks per chase figure
+	chaseWarmupHops = 16384
+	PingIters       = 10000 // round trips per ping-pong figure
+	PingChunk       = 100   // round trips per timed chunk
+	PingTimeout     = 2 * time.Second
+)
+
+// ChaseWorkingSets are the chase's working sets: inside L2 and well beyond it.
+var ChaseWorkingSets = []uint64{1 << 20, 256 << 20}
+
+// ChaseParams are the params of a chase figure over a working set of ws
+// bytes in memory ("local", "peer", "ipc") of a device with l2 bytes of L2.
+func ChaseParams(ws uint64, memory string, l2 int) map[string]string {
+	p := map[string]string{"working_set": results.FormatBytes(ws), "stride": strconv.Itoa(ChaseStride),
+		"hops_per_sample": strconv.Itoa(chaseHops), "memory": memory}
+	if l2 > 0 {
+		if ws <= uint64(l2)/2 {
+			p["cache"] = "in_l2"
+		} else if ws > 2*uint64(l2) {
+			p["cache"] = "beyond_l2"
+		}
+	}
+	return p
+}
+
+// BuildChain writes a random cyclic chain of bytes/ChaseStride nodes through
+// buf, as dv addresses it, and waits.
+func (dv *Device) BuildChain(buf cuda.DevicePtr, bytes uint64, seed uint32) error {
+	build, err := dv.Function(kernels.ChaseBuild)
+	if err != nil {
+		return err
+	}
+	s := dv.streams[0]
+	args := kernels.ChaseBuildArgs{Buf: uint64(buf), Nodes: bytes / ChaseStride, Stride: ChaseStride, Seed: seed}
+	if err := dv.Ctx.Launch(build, dv.launchGrid(), [3]uint32{256, 1, 1}, 0, s, args.Params()...); err != nil {
+		return fmt.Errorf("device %d: launching the chain build: %w", dv.Index, err)
+	}
+	if err := dv.Ctx.StreamSynchronize(s); err != nil {
+		return fmt.Errorf("device %d: chain build: %w", dv.Index, err)
+	}
+	return nil
+}
+
+// Chase follows the chain at buf (built by BuildChain over bytes, for dv's
+// view of it) from dv and returns ns per dependent load of each timed
+// chunk. An untimed pass first warms the TLB (and, for a chain that fits,
+// the cache); the timed pass carries on from where it stopped, so a chain
+// larger than the cache is not timed over lines the warm-up has just
+// brought in.
+func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
+	fn, err := dv.Function(kernels.Chase)
+	if err != nil {
+		return nil, err
+	}
+	small, err := dv.Small()
+	if err != nil {
+		return nil, err
+	}
+	s := dv.streams[0]
+	run := func(start uint64, chunks, hops uint32) ([]uint64, error) {
+		a := kernels.ChaseArgs{Start: start, Chunks: chunks, Hops: hops, Times: uint64(small + smallTimes), Sink: uint64(small + smallSink)}
+		if err := dv.Ctx.Launch(fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, a.Params()...); err != nil {
+			return nil, fmt.Errorf("device %d: launching the chase: %w", dv.Index, err)
+		}
+		if err := dv.Ctx.StreamSynchronize(s); err != nil {
+			return nil, fmt.Errorf("device %d: chase: %w", dv.Index, err)
+		}
+		return dv.readU64(small+smallTimes, int(chunks)+1)
+	}
+	if _, err := run(uint64(buf), 1, uint32(min(bytes/ChaseStride, chaseWarmupHops))); err != nil {
+		return nil, err
+	}
+	next, err := dv.readU64(small+smallSink, 1)
+	if err != nil {
+		return nil, err
+	}
+	if next[0] == 0 {
+		return nil, errors.New("the chase's warm-up ended on a null pointer: the chain is broken")
+	}
+	times, err := run(next[0], chaseChunks, chaseHops)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, chaseChunks)
+	for c := range chaseChunks {
+		if times[c+1] < times[c] {
+			return nil, errors.New("chase timestamps went backwards (%globaltimer)")
+		}
+		out = append(out, float64(times[c+1]-times[c])/chaseHops)
+	}
+	return out, nil
+}
+
+// PreparePingPong readies dv for one side of a ping-pong with kernel k: it
+// loads k and clears the flag, status and timestamps of the small buffer,
+// and waits, so the peer's first store cannot be lost.
+func (dv *Device) PreparePingPong(k kernels.Kernel) error {
+	if _, err := dv.Function(k); err != nil {
+		return err
+	}
+	small, err := dv.Small()
+	if err != nil {
+		return err
+	}
+	return dv.Memset(small, 0, smallTimes/4)
+}
+
+// LaunchPingPong launches dv's side of a ping-pong with kernel k on stream
+// 1 and does not wait: role 0 initiates, 1 responds; peerSmall is the
+// peer's small buffer as dv addresses it. Each kernel gives up after timeout.
+func (dv *Device) LaunchPingPong(k kernels.Kernel, peerSmall cuda.DevicePtr, role, iters, chunk uint32, timeout time.Duration) error {
+	if chunk == 0 || iters%chunk != 0 || int(iters/chunk)+1 > maxTimestamp {
+		return fmt.Errorf("a ping-pong of %d round trips in chunks of %d", iters, chunk)
+	}
+	f, err := dv.Function(k)
+	if err != nil {
+		return err
+	}
+	mine, err := dv.Small()
+	if err != nil {
+		return err
+	}
+	args := kernels.PingPongArgs{
+		MyFlag: uint64(mine + smallFlag), PeerFlag: uint64(peerSmall + smallFlag),
+		Iters: iters, Chunk: chunk, Role: role,
+		Times: uint64(mine + smallTimes), TimeoutNs: uint64(timeout.Nanoseconds()), Status: uint64(mine + smallStatus),
+	}
+	if err := dv.Ctx.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, dv.streams[1], args.Params()...); err != nil {
+		return fmt.Errorf("device %d: launching the ping-pong: %w", dv.Index, err)
+	}
+	return nil
+}
+
+// WaitPingPong waits for dv's side of the ping-pong and returns its status
+// (1: done; otherwise the peer's stores never became visible in time).
+func (dv *Device) WaitPingPong() (uint32, error) {
+	if err := dv.Ctx.StreamSynchronize(dv.streams[1]); err != nil {
+		return 0, fmt.Errorf("device %d: ping-pong: %w", dv.Index, err)
+	}
+	var b [4]byte
+	if err := dv.Ctx.MemcpyDtoH(b[:], dv.small+smallStatus); err != nil {
+		return 0, fmt.Errorf("device %d: reading results: %w", dv.Index, err)
+	}
+	return binary.LittleEndian.Uint32(b[:]), nil
+}
+
+// PingPongTimes returns the initiator's timestamps of a finished ping-pong:
+// one per chunk of round trips, and one at the start.
+func (dv *Device) PingPongTimes(iters, chunk uint32) ([]uint64, error) {
+	return dv.readU64(dv.small+smallTimes, int(iters/chunk)+1)
+}

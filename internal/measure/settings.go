@@ -1,0 +1,196 @@
+package measure
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Defaults of the settings.
+const (
+	// DefaultSize is the transfer size of the pairwise matrices and of the
+	// bandwidth tests across processes.
+	DefaultSize         = 512 << 20
+	defaultSamples      = 20
+	defaultLatchTimeout = 5 * time.Second
+)
+
+// Settings are what a run in one process (bench) and a run across
+// processes (ipc) share.
+type Settings struct {
+	// Devices are the selected device indices (already checked).
+	Devices []int
+	// Tests are the tests to measure; each run measures those it knows.
+	Tests []results.Test
+	// Size is the transfer size of the bandwidth tests (default DefaultSize).
+	Size uint64
+	// Samples per bandwidth figure (default 20).
+	Samples int
+	// Verify checks the data of every test and pair once.
+	Verify bool
+	// LatchTimeout bounds how long a latch may hold a stream (default 5 s).
+	LatchTimeout time.Duration
+	// SM is the SM copy kernel and its grid: a variant of "" is the one best
+	// suited to the devices, a grid of 0 the variant's own (see ResolveSM).
+	SM SMConfig
+	// Tuned holds tuned SM configurations per pair and direction (from a
+	// --tune run); pairs not in it use SM.
+	Tuned map[TuneKey]SMConfig
+	// Progress, when set, is told about each step.
+	Progress func(done, total int, step string)
+	// Monitor, when set, gives the NVLink counters that bandwidth figures
+	// between two devices record (results.Figure.Traffic).
+	Monitor gpu.Monitor
+}
+
+// CheckTransferSize checks a size the copy tests can move and verify:
+// whole 4-byte words.
+func CheckTransferSize(n uint64) error {
+	if n < 4 || n%4 != 0 {
+		return fmt.Errorf("bad size %s: transfers are verified in 4-byte words, so the size must be a multiple of 4 bytes", results.FormatBytes(n))
+	}
+	return nil
+}
+
+// SetDefaults fills the settings left at zero.
+func (s *Settings) SetDefaults() {
+	if s.Samples <= 0 {
+		s.Samples = defaultSamples
+	}
+	if s.Size == 0 {
+		s.Size = DefaultSize
+	}
+	if s.LatchTimeout <= 0 {
+		s.LatchTimeout = defaultLatchTimeout
+	}
+}
+
+// Selected reports whether test t is to be measured.
+func (s *Settings) Selected(t results.Test) bool { return slices.Contains(s.Tests, t) }
+
+// ResolveSM fills the SM copy settings left open: the variant best suited
+// to the devices (the lowest compute capability among them decides) and
+// that variant's own grid.
+func (s *Settings) ResolveSM(devs []cuda.DeviceInfo) {
+	if s.SM.Variant == "" {
+		cc := 0
+		for _, d := range devs {
+			if c := d.ComputeMajor*10 + d.ComputeMinor; cc == 0 || c < cc {
+				cc = c
+			}
+		}
+		s.SM.Variant = kernels.CopyVariantFor(cc)
+	}
+	b, t := 2, 512
+	if k, ok := kernels.CopyKernelByVariant(s.SM.Variant); ok {
+		b, t = k.DefaultGrid()
+	}
+	if s.SM.BlocksPerSM <= 0 {
+		s.SM.BlocksPerSM = b
+	}
+	if s.SM.BlockSize <= 0 {
+		s.SM.BlockSize = t
+	}
+}
+
+// SMFor is the SM copy configuration for src → dst in a tuning direction
+// (TuneDirections): the tuned one when there is one, else SM.
+func (s *Settings) SMFor(src, dst int, direction string) SMConfig {
+	if c, ok := s.Tuned[TuneKey{src, dst, direction}]; ok {
+		return c
+	}
+	return s.SM
+}
+
+// CopyOf says how a bandwidth test between two devices copies: sm is true
+// for the SM copy kernel (else the copy engine), dir is the issuing side of
+// a one-way test ("" for both ways at once). A test across processes copies
+// as the test it repeats.
+func CopyOf(t results.Test) (sm bool, dir results.Direction) {
+	if twin := t.Info().SameProcess; twin != "" {
+		t = twin
+	}
+	switch t {
+	case results.SMRead, results.SMBidir:
+		sm = true
+	case results.SMWrite:
+		sm, dir = true, results.DirWrite
+	case results.CEWrite:
+		dir = results.DirWrite
+	}
+	if dir == "" && !t.Info().BothWays {
+		dir = results.DirRead
+	}
+	return sm, dir
+}
+
+// SMConfig is an SM copy kernel variant and its grid. It travels to the
+// children of an IPC run as it is (JSON field names are the Go names).
+type SMConfig struct {
+	Variant     string
+	BlocksPerSM int
+	BlockSize   int
+}
+
+// Engine is the figure engine of the configuration's kernel.
+func (c SMConfig) Engine() results.Engine { return results.SMCopyEngine(c.Variant) }
+
+// Params are the figure params that name the configuration.
+func (c SMConfig) Params() map[string]string {
+	return map[string]string{
+		"variant":       c.Variant,
+		"blocks_per_sm": strconv.Itoa(c.BlocksPerSM),
+		"block_size":    strconv.Itoa(c.BlockSize),
+	}
+}
+
+// TuneKey names what a tuned SM configuration is for: an ordered pair and a
+// direction (one of TuneDirections).
+type TuneKey struct {
+	Src, Dst  int
+	Direction string
+}
+
+// TuneDirections are the directions a tuning run searches: read or write
+// alone ("read", "write"), and with the reverse copy at the same time
+// ("bidir_read", "bidir_write").
+var TuneDirections = []string{
+	TuneDirection(results.DirRead, false), TuneDirection(results.DirWrite, false),
+	TuneDirection(results.DirRead, true), TuneDirection(results.DirWrite, true),
+}
+
+const bothWaysPrefix = "bidir_"
+
+// TuneDirection is the tuning direction of an SM copy in direction dir,
+// alone or with the reverse copy at the same time (bothWays).
+func TuneDirection(dir results.Direction, bothWays bool) string {
+	if bothWays {
+		return bothWaysPrefix + string(dir)
+	}
+	return string(dir)
+}
+
+// SplitTuneDirection is the inverse of TuneDirection.
+func SplitTuneDirection(s string) (dir results.Direction, bothWays bool) {
+	d, both := strings.CutPrefix(s, bothWaysPrefix)
+	return results.Direction(d), both
+}
+
+// TunedFrom turns the tuning records of a results file into configurations.
+func TunedFrom(ts []results.Tuning) map[TuneKey]SMConfig {
+	out := map[TuneKey]SMConfig{}
+	for _, t := range ts {
+		if t.Winner.Variant == "" {
+			continue
+		}
+		out[TuneKey{t.Src, t.Dst, t.Direction}] = SMConfig{t.Winner.Variant, t.Winner.BlocksPerSM, t.Winner.BlockSize}
+	}
+	return out
+}

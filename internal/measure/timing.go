@@ -1,0 +1,330 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/kernels"
+)
+
+// The latch buffer of each device: the flag at offset 0, one status word per
+// latch slot from offset 64.
+const (
+	latchStatusOffset = 64
+	latchSlots        = (4096 - latchStatusOffset) / 4
+)
+
+// errLatchTimeout means a latch kernel gave up waiting for its release, so
+// the work queued behind it may have started before everything was enqueued.
+var errLatchTimeout = errors.New("latch timed out before release (the host took too long to enqueue, or the flag never reached the GPU)")
+
+func hostWord(h cuda.HostBuffer, off int) *uint32 {
+	return (*uint32)(unsafe.Pointer(&h.Host[off]))
+}
+
+// arm clears the latch flag: latches launched from now on hold their streams.
+func (dv *Device) arm() { atomic.StoreUint32(hostWord(dv.latch, 0), 0) }
+
+// Release sets the latch flag: every stream the device's latch holds starts.
+func (dv *Device) Release() {
+	if dv.latch.Host != nil {
+		atomic.StoreUint32(hostWord(dv.latch, 0), 1)
+	}
+}
+
+// launchLatch clears the status word of slot and launches the latch kernel
+// on s in c (the device's context, or the one Do passes).
+func (dv *Device) launchLatch(c gpu.Context, f cuda.Function, s cuda.Stream, slot int, timeout time.Duration) error {
+	status := latchStatusOffset + 4*slot
+	atomic.StoreUint32(hostWord(dv.latch, status), 0)
+	args := kernels.LatchArgs{
+		Flag:      uint64(dv.latch.Device),
+		Status:    uint64(dv.latch.Device) + uint64(status),
+		TimeoutNs: uint64(timeout.Nanoseconds()),
+	}
+	if err := c.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, args.Params()...); err != nil {
+		return fmt.Errorf("device %d: launching the latch: %w", dv.Index, err)
+	}
+	return nil
+}
+
+// latchTimedOut says whether the latch of slot gave up before its release.
+func (dv *Device) latchTimedOut(slot int) error {
+	if atomic.LoadUint32(hostWord(dv.latch, latchStatusOffset+4*slot)) == kernels.LatchTimedOut {
+		return fmt.Errorf("device %d: %w", dv.Index, errLatchTimeout)
+	}
+	return nil
+}
+
+// Hold arms the device's latch and launches it on s: s waits until Release,
+// or until timeout has passed (HeldTooLong then says so).
+func (dv *Device) Hold(s cuda.Stream, timeout time.Duration) error {
+	f, err := dv.Function(kernels.Latch)
+	if err != nil {
+		return err
+	}
+	dv.arm()
+	if err := dv.launchLatch(dv.Ctx, f, s, 0, timeout); err != nil {
+		dv.Release()
+		return err
+	}
+	return nil
+}
+
+// HeldTooLong returns an error when the latch of Hold timed out before its release.
+func (dv *Device) HeldTooLong() error { return dv.latchTimedOut(0) }
+
+// WarmUp keeps every device busy for d at once (a latch kernel that is
+// never released spins until its timeout), so that the first figures are
+// not taken while the clocks climb out of idle.
+func WarmUp(devs []*Device, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	for _, dv := range devs {
+		if err := dv.Hold(dv.streams[0], d); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, dv := range devs {
+		if err := dv.Ctx.StreamSynchronize(dv.streams[0]); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: %w", dv.Index, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Transfer is one stream of timed work: Op enqueues one repetition on the
+// stream it is given, in Dev's context.
+type Transfer struct {
+	Dev *Device
+	Op  func(s cuda.Stream) error
+	// Prep, when set, is enqueued after the warm-up and before the start
+	// event of every sample (resetting counters, say), outside the timing.
+	Prep func(s cuda.Stream) error
+	// Unlatched transfers are not held by a latch: staged copies block the
+	// host until their stream reaches them, so a latch would only time out.
+	Unlatched bool
+}
+
+// Timing is how many repetitions make one sample, and how many go untimed first.
+type Timing struct {
+	Reps, Warmup int
+}
+
+// Target time of one sample, and the most operations queued behind one latch
+// (a stream's queue holds about a thousand entries before enqueueing blocks).
+const (
+	SampleTarget = 500 * time.Microsecond
+	// HostSampleTarget is longer: PCIe copies vary more from one to the
+	// next, and averaging two or more per sample keeps their spread near 1%.
+	HostSampleTarget = 10 * time.Millisecond
+	maxReps          = 200
+)
+
+// TimingFor picks the repetitions that make a sample about target long when
+// the longest of the transfers running together takes longest milliseconds.
+func TimingFor(longest float64, target time.Duration) Timing {
+	reps := 1
+	if longest > 0 {
+		reps = int(math.Ceil(float64(target) / float64(time.Millisecond) / longest))
+	}
+	reps = max(1, min(reps, maxReps))
+	warmup := min(reps, 4)
+	if longest >= 2 {
+		// Transfers of milliseconds keep the engines busy from the first
+		// one on; warming up before each sample would only double the time.
+		warmup = 0
+	}
+	return Timing{Reps: reps, Warmup: warmup}
+}
+
+// Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do
+// passes): the warm-up repetitions, t.Prep, the start event, the timed
+// repetitions and the end event. What holds s (a latch, an event wait) is
+// enqueued before.
+func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, tm Timing) error {
+	for range tm.Warmup {
+		if err := t.Op(s); err != nil {
+			return err
+		}
+	}
+	if t.Prep != nil {
+		if err := t.Prep(s); err != nil {
+			return err
+		}
+	}
+	if err := c.EventRecord(start, s); err != nil {
+		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
+	}
+	for range tm.Reps {
+		if err := t.Op(s); err != nil {
+			return err
+		}
+	}
+	if err := c.EventRecord(end, s); err != nil {
+		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
+	}
+	return nil
+}
+
+// Elapsed waits for end and returns the milliseconds from start to end
+// divided by reps: one repetition's time.
+func (dv *Device) Elapsed(start, end cuda.Event, reps int) (float64, error) {
+	if err := dv.Ctx.EventSynchronize(end); err != nil {
+		return 0, fmt.Errorf("device %d: waiting for the timed work: %w", dv.Index, err)
+	}
+	el, err := dv.Ctx.EventElapsed(start, end)
+	if err != nil {
+		return 0, fmt.Errorf("device %d: reading the events: %w", dv.Index, err)
+	}
+	return float64(el) / float64(reps), nil
+}
+
+// Timer times transfers with latches that hold a stream at most LatchTimeout
+// (5 s when 0).
+type Timer struct {
+	LatchTimeout time.Duration
+}
+
+// Calibrate times one repetition of each transfer (all at once, as they will
+// run) and picks the timing that makes a sample about target long.
+func (tm Timer) Calibrate(ctx context.Context, ts []Transfer, target time.Duration) (Timing, error) {
+	ms, err := tm.Measure(ctx, ts, Timing{Reps: 1, Warmup: 1}, 1)
+	if err != nil {
+		return Timing{}, err
+	}
+	longest := 0.0
+	for _, m := range ms {
+		longest = math.Max(longest, m[0])
+	}
+	return TimingFor(longest, target), nil
+}
+
+// slot is where a transfer sits on its device: its stream, its pair of
+// events and its latch status word.
+type slot struct{ stream, event, latch int }
+
+// Measure runs samples of the transfers, all concurrently: for each sample
+// it holds every stream with a latch, enqueues warm-up then the timed
+// repetitions between two events per transfer, releases every latch at once
+// and reads the events. It returns, per transfer, the milliseconds of one
+// repetition in each sample.
+func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples int) ([][]float64, error) {
+	out := make([][]float64, len(ts))
+	slots := make([]slot, len(ts))
+	used := map[*Device]*slot{}
+	var devs []*Device
+	for i, tr := range ts {
+		u := used[tr.Dev]
+		if u == nil {
+			u = &slot{}
+			used[tr.Dev] = u
+			devs = append(devs, tr.Dev)
+		}
+		slots[i] = *u
+		u.stream++
+		u.event += 2
+		u.latch++
+		if u.latch > latchSlots {
+			return nil, fmt.Errorf("device %d: more than %d concurrent transfers", tr.Dev.Index, latchSlots)
+		}
+	}
+	for range samples {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ms, err := tm.sample(ts, slots, devs, t)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ts {
+			out[i] = append(out[i], ms[i])
+		}
+	}
+	return out, nil
+}
+
+func (tm Timer) sample(ts []Transfer, slots []slot, devs []*Device, t Timing) ([]float64, error) {
+	for _, dv := range devs {
+		dv.arm()
+	}
+	released := false
+	release := func() {
+		if !released {
+			for _, dv := range devs {
+				dv.Release()
+			}
+			released = true
+		}
+	}
+	// Whatever fails while enqueueing, the latches must not stay armed.
+	defer release()
+	timeout := tm.LatchTimeout
+	if timeout <= 0 {
+		timeout = defaultLatchTimeout
+	}
+	marks := make([][2]cuda.Event, len(ts))
+	for i, tr := range ts {
+		if err := tr.enqueueLatched(slots[i], &marks[i], timeout, t); err != nil {
+			return nil, err
+		}
+	}
+	release()
+	ms := make([]float64, len(ts))
+	var timedOut error
+	for i, tr := range ts {
+		var err error
+		if ms[i], err = tr.Dev.Elapsed(marks[i][0], marks[i][1], t.Reps); err != nil {
+			return nil, err
+		}
+		if !tr.Unlatched {
+			if err := tr.Dev.latchTimedOut(slots[i].latch); err != nil {
+				timedOut = err
+			}
+		}
+	}
+	if timedOut != nil {
+		return nil, timedOut
+	}
+	return ms, nil
+}
+
+// enqueueLatched puts one sample of t on the stream of its slot behind the
+// latch (unless t is unlatched), and leaves its start and end events in mark.
+func (t Transfer) enqueueLatched(sl slot, mark *[2]cuda.Event, timeout time.Duration, tm Timing) error {
+	dv := t.Dev
+	s, err := dv.Stream(sl.stream)
+	if err != nil {
+		return err
+	}
+	for j := range mark {
+		if mark[j], err = dv.Event(sl.event + j); err != nil {
+			return err
+		}
+	}
+	var latch cuda.Function
+	if !t.Unlatched {
+		if latch, err = dv.Function(kernels.Latch); err != nil {
+			return err
+		}
+	}
+	// One hop to the device's thread for the whole sample: hundreds of
+	// small operations are enqueued without a thread switch each.
+	return dv.Ctx.Do(func(c gpu.Context) error {
+		if !t.Unlatched {
+			if err := dv.launchLatch(c, latch, s, sl.latch, timeout); err != nil {
+				return err
+			}
+		}
+		return t.Enqueue(c, s, mark[0], mark[1], tm)
+	})
+}

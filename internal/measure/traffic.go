@@ -1,0 +1,117 @@
+package measure
+
+import (
+	"sync"
+
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// trafficMinSize is the smallest transfer whose figure gets the link
+// counters: below it the counters' KiB resolution and the traffic of the
+// calls around the copies (latch, events) weigh too much.
+const trafficMinSize = 1 << 20
+
+// Meter reads the NVLink counters of a figure's two devices before and
+// after it is measured (Monitor.Traffic). A device whose counters cannot be
+// read is not asked again, and the first such failure is noted once. A nil
+// Meter reads nothing.
+type Meter struct {
+	mon  gpu.Monitor
+	bus  func(dev int) string
+	note func(format string, args ...any)
+
+	mu     sync.Mutex
+	failed map[int]bool
+	noted  bool
+}
+
+// NewMeter returns the meter of mon (nil when mon is nil); bus gives a
+// device's PCI bus id, note is told of the first device without counters.
+func NewMeter(mon gpu.Monitor, bus func(dev int) string, note func(format string, args ...any)) *Meter {
+	if mon == nil {
+		return nil
+	}
+	return &Meter{mon: mon, bus: bus, note: note, failed: map[int]bool{}}
+}
+
+// Window holds the readings taken around one figure's measurement. A nil
+// Window (no meter, or a figure without link traffic) does nothing.
+type Window struct {
+	m             *Meter
+	src, dst      int
+	before, after [2]results.LinkCounts
+	ended         bool
+}
+
+// Begin reads the counters of src and dst for a transfer of size bytes
+// between them; nil when the figure gets none.
+func (m *Meter) Begin(src, dst int, size uint64) *Window {
+	if m == nil || src == dst || src < 0 || dst < 0 || size < trafficMinSize {
+		return nil
+	}
+	w := &Window{m: m, src: src, dst: dst}
+	var ok bool
+	if w.before, ok = m.read(src, dst); !ok {
+		return nil
+	}
+	return w
+}
+
+// End reads the counters again, as soon as the transfers are done.
+func (w *Window) End() {
+	if w != nil {
+		w.after, w.ended = w.m.read(w.src, w.dst)
+	}
+}
+
+// Attach gives the window's traffic to every measured figure of figs that
+// names the window's two devices as its src and dst (either way round: Src
+// of the record is always the figure's src device).
+func (w *Window) Attach(figs []results.Figure) {
+	if w == nil || !w.ended {
+		return
+	}
+	sub := func(a, b results.LinkCounts) results.LinkCounts {
+		return results.LinkCounts{TxData: a.TxData - b.TxData, TxRaw: a.TxRaw - b.TxRaw, RxData: a.RxData - b.RxData, RxRaw: a.RxRaw - b.RxRaw}
+	}
+	t := results.LinkTraffic{Src: sub(w.after[0], w.before[0]), Dst: sub(w.after[1], w.before[1])}
+	for i := range figs {
+		f := &figs[i]
+		if f.Error != "" || len(f.Samples) == 0 {
+			continue
+		}
+		switch {
+		case f.Src == w.src && f.Dst == w.dst:
+			c := t
+			f.Traffic = &c
+		case f.Src == w.dst && f.Dst == w.src:
+			f.Traffic = &results.LinkTraffic{Src: t.Dst, Dst: t.Src}
+		}
+	}
+}
+
+func (m *Meter) read(src, dst int) (out [2]results.LinkCounts, ok bool) {
+	m.mu.Lock()
+	skip := m.failed[src] || m.failed[dst]
+	m.mu.Unlock()
+	if skip {
+		return out, false
+	}
+	for i, dev := range [2]int{src, dst} {
+		c, err := m.mon.Traffic(dev, m.bus(dev))
+		if err != nil {
+			m.mu.Lock()
+			m.failed[dev] = true
+			first := !m.noted
+			m.noted = true
+			m.mu.Unlock()
+			if first && m.note != nil {
+				m.note("NVLink counters of device %d could not be read (%v): its figures carry no link traffic", dev, err)
+			}
+			return out, false
+		}
+		out[i] = c
+	}
+	return out, true
+}

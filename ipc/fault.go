@@ -1,0 +1,69 @@
+package ipc
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultEnv names the environment variable that makes children fail on
+// purpose, for the tests of the process machinery only: a comma-separated
+// list of rank:request:action, where action is crash (exit at once, status
+// 3), hang (stop answering) or stop (SIGSTOP itself). For example
+// "1:fill:crash" crashes rank 1's child when it is first asked to fill.
+const FaultEnv = "P2PBENCH_IPC_TEST_FAULT"
+
+type fault struct {
+	rank   int
+	op     string
+	action string
+}
+
+func parseFaults(s string) ([]fault, error) {
+	var out []fault
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		f := strings.Split(part, ":")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s: %q is not rank:request:action", FaultEnv, part)
+		}
+		rank, err := strconv.Atoi(f[0])
+		if err != nil || rank < 0 {
+			return nil, fmt.Errorf("%s: %q: bad rank", FaultEnv, part)
+		}
+		switch f[2] {
+		case "crash", "hang", "stop":
+		default:
+			return nil, fmt.Errorf("%s: %q: the action is crash, hang or stop", FaultEnv, part)
+		}
+		out = append(out, fault{rank: rank, op: f[1], action: f[2]})
+	}
+	return out, nil
+}
+
+// injectFault carries out the first test fault set for rank and op.
+func (c *server) injectFault(rank int, op string) {
+	for i, f := range c.faults {
+		if f.rank != rank || f.op != op {
+			continue
+		}
+		c.faults = slices.Delete(c.faults, i, i+1)
+		fmt.Fprintf(os.Stderr, "ipc-child rank %d: test fault: %s at %s\n", rank, f.action, op)
+		switch f.action {
+		case "crash":
+			os.Exit(3)
+		case "hang":
+			for {
+				time.Sleep(time.Hour)
+			}
+		case "stop":
+			_ = stopSelf()
+		}
+		return
+	}
+}

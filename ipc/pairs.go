@@ -1,0 +1,342 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Two processes on one GPU share it by time-slicing (without MPS), so every
+// ping-pong round trip waits for a switch: far fewer of them.
+const (
+	sameGPUPingIters = 100
+	sameGPUPingChunk = 10
+)
+
+// pairTests runs every selected test on p. Between two devices the
+// copy-engine tests run twice: as every one-GPU-per-process job copies (the
+// peer's buffer opened in the process's own context, cuMemcpyAsync), and
+// with the peer's buffer opened in a context on the peer's device (see
+// xfer.PeerContext).
+func (r *parent) pairTests(ctx context.Context, p pair) {
+	for _, t := range r.opt.Tests {
+		if ctx.Err() != nil {
+			return
+		}
+		switch t {
+		case results.IPCLatChase:
+			for _, ws := range measure.ChaseWorkingSets {
+				r.chase(ctx, p, ws)
+			}
+			continue
+		case results.IPCLatPingPong:
+			r.pingPong(ctx, p)
+			continue
+		}
+		sm, dir := measure.CopyOf(t)
+		opens := []bool{false}
+		if !sm && !p.sameGPU {
+			opens = append(opens, true)
+		}
+		for _, o := range opens {
+			switch {
+			case dir != "":
+				r.uni(ctx, p, t, dir, o)
+			case !p.sameGPU: // see the note of noteStart
+				r.bidir(ctx, p, t, results.DirRead, o)
+				r.bidir(ctx, p, t, results.DirWrite, o)
+			}
+		}
+	}
+}
+
+// figure starts an IPC figure of pair p.
+func (r *parent) figure(p pair, test results.Test, engine results.Engine, size uint64) results.Figure {
+	f := results.Figure{Test: test, Engine: engine, Src: r.dev(p.a), Dst: r.dev(p.b), Size: size, Unit: test.Info().Unit,
+		Params: map[string]string{"processes": "2", "same_gpu": strconv.FormatBool(p.sameGPU)}}
+	if r.sim {
+		f.Params["ipc_mapping"] = "simulated"
+	}
+	return f
+}
+
+// flowOf returns the transfer and figure of one direction of a bandwidth
+// test: data from src's send buffer to dst's receive buffer, issued by dst
+// (read) or src (write).
+func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, dst int, peerCtx bool) (xfer, results.Figure) {
+	x := xfer{Issuer: dst, Src: bufRef{src, bufSend}, Dst: bufRef{dst, bufRecv}, Bytes: r.opt.Size}
+	if dir == results.DirWrite {
+		x.Issuer = src
+	}
+	engine := results.EngineCopy
+	var params map[string]string
+	if sm, _ := measure.CopyOf(test); sm {
+		sm := r.opt.SMFor(r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays))
+		x.SM = &sm
+		engine, params = sm.Engine(), sm.Params()
+	} else {
+		x.PeerContext = peerCtx
+	}
+	f := r.figure(p, test, engine, r.opt.Size)
+	f.Direction = dir
+	maps.Copy(f.Params, params)
+	switch {
+	case x.PeerContext:
+		f.Params["copy_call"] = "cuMemcpyPeerAsync"
+		f.Params[results.ParamIPCOpen] = results.IPCOpenPeerDevice
+	case x.SM == nil:
+		f.Params["copy_call"] = "cuMemcpyAsync"
+	}
+	return x, f
+}
+
+// uni measures one direction of p alone.
+func (r *parent) uni(ctx context.Context, p pair, test results.Test, dir results.Direction, peerCtx bool) {
+	x, f := r.flowOf(p, test, dir, p.a, p.b, peerCtx)
+	figs := []results.Figure{f}
+	err := r.usable(p)
+	if err == nil {
+		err = r.bandwidth(ctx, p, []xfer{x}, figs)
+	}
+	r.record(ctx, p, figs, err)
+}
+
+// bidir measures both directions of p at once, each issued by its own
+// process: forward a → b, reverse b → a (filed under the pair a, b), total.
+func (r *parent) bidir(ctx context.Context, p pair, test results.Test, dir results.Direction, peerCtx bool) {
+	fx, ff := r.flowOf(p, test, dir, p.a, p.b, peerCtx)
+	rx, rf := r.flowOf(p, test, dir, p.b, p.a, peerCtx)
+	ff.Part, rf.Part = results.PartForward, results.PartReverse
+	rf.Src, rf.Dst = ff.Src, ff.Dst
+	tf := ff
+	tf.Part = results.PartTotal
+	tf.Params = maps.Clone(ff.Params)
+	figs := []results.Figure{ff, rf, tf}
+	err := r.usable(p)
+	if err == nil {
+		err = r.bandwidth(ctx, p, []xfer{fx, rx}, figs)
+	}
+	r.record(ctx, p, figs, err)
+}
+
+// bandwidth measures one transfer alone, or two at once (the first issuer
+// leads), verifies them in the processes that own the data, and fills figs:
+// one figure per transfer, then the total when there are two.
+func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []results.Figure) error {
+	seeds := make([]uint32, len(xs))
+	if r.opt.Verify {
+		for i, x := range xs {
+			seeds[i] = r.seeds.Next()
+			if err := r.call(ctx, p, x.Src.Rank, opFill, dataReq{Buf: x.Src, Bytes: x.Bytes, Seed: seeds[i]}, nil); err != nil {
+				return err
+			}
+			if err := r.call(ctx, p, x.Dst.Rank, opPoison, dataReq{Buf: x.Dst, Bytes: x.Bytes}, nil); err != nil {
+				return err
+			}
+		}
+	}
+	var win *measure.Window
+	if !p.sameGPU {
+		win = r.traffic.Begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
+	}
+	var ms [][]float64
+	var reps int
+	if len(xs) == 1 {
+		var rep timeReply
+		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: r.opt.Samples}, &rep); err != nil {
+			return err
+		}
+		ms, reps = [][]float64{rep.Ms}, rep.Reps
+	} else {
+		var err error
+		if ms, reps, err = r.together(ctx, p, xs[0], xs[1]); err != nil {
+			return err
+		}
+	}
+	win.End()
+	verify := results.VerifySkipped
+	if r.opt.Verify {
+		verify = results.VerifyPassed
+	}
+	sizes := make([]uint64, len(xs))
+	for i, x := range xs {
+		sizes[i] = x.Bytes
+		f := &figs[i]
+		f.Samples = measure.GBps(x.Bytes, ms[i])
+		f.Params["reps_per_sample"] = strconv.Itoa(reps)
+		f.Verify = results.VerifySkipped
+		if !r.opt.Verify {
+			continue
+		}
+		if err := r.check(ctx, p, x, seeds[i], f); err != nil {
+			return err
+		}
+		if f.Verify == results.VerifyFailed {
+			verify = results.VerifyFailed
+		}
+	}
+	if len(xs) == 2 {
+		t := &figs[2]
+		t.Samples = measure.TotalGBps(sizes, ms)
+		t.Params["reps_per_sample"] = strconv.Itoa(reps)
+		t.Verify = verify
+	}
+	win.Attach(figs)
+	return nil
+}
+
+// check verifies the data x moved in the process that owns its destination
+// and records the outcome in f; it returns an error only when the pair
+// cannot go on (the run cancelled, the checking process gone).
+func (r *parent) check(ctx context.Context, p pair, x xfer, seed uint32, f *results.Figure) error {
+	f.Verify = results.VerifyPassed
+	var rep checkReply
+	if err := r.call(ctx, p, x.Dst.Rank, opCheck, dataReq{Buf: x.Dst, Bytes: x.Bytes, Seed: seed}, &rep); err != nil {
+		if ctx.Err() != nil || !r.kids[x.Dst.Rank].alive() {
+			return err
+		}
+		f.Verify, f.VerifyDetail = results.VerifyFailed, err.Error()
+		f.Error, f.ErrorName = "verification could not run: "+err.Error(), cuda.NameOf(err)
+	} else if rep.BadWords > 0 {
+		f.Verify = results.VerifyFailed
+		f.VerifyDetail = (&measure.Mismatch{FirstBadByte: rep.FirstBadByte, BadWords: rep.BadWords}).Error() + fmt.Sprintf(" (checked by device %d's process)", r.dev(x.Dst.Rank))
+	}
+	return nil
+}
+
+// together times lead and follow at once, each in its own process (see
+// sample). It returns the milliseconds of one repetition per sample for
+// each, and the repetitions per sample.
+func (r *parent) together(ctx context.Context, p pair, lead, follow xfer) ([][]float64, int, error) {
+	m1, m2, err := r.sample(ctx, p, lead, follow, measure.Timing{Reps: 1, Warmup: 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	tm := measure.TimingFor(math.Max(m1, m2), measure.SampleTarget)
+	ms := make([][]float64, 2)
+	for range r.opt.Samples {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		a, b, err := r.sample(ctx, p, lead, follow, tm)
+		if err != nil {
+			return nil, 0, err
+		}
+		ms[0], ms[1] = append(ms[0], a), append(ms[1], b)
+	}
+	return ms, tm.Reps, nil
+}
+
+// sample times one sample of lead and follow at once: the leader arms its
+// latch and records its start event behind it, the follower's stream waits
+// on that event through IPC, and one release of the leader's latch starts
+// both.
+func (r *parent) sample(ctx context.Context, p pair, lead, follow xfer, tm measure.Timing) (float64, float64, error) {
+	L, F := lead.Issuer, follow.Issuer
+	if err := r.call(ctx, p, L, opArm, sampleReq{X: lead, Reps: tm.Reps, Warmup: tm.Warmup, Leader: L}, nil); err != nil {
+		return 0, 0, err
+	}
+	if err := r.call(ctx, p, F, opFollow, sampleReq{X: follow, Reps: tm.Reps, Warmup: tm.Warmup, Leader: L}, nil); err != nil {
+		// Let the leader's stream go; its time alone is not kept.
+		_ = r.call(ctx, p, L, opRelease, rankReq{Rank: L}, nil)
+		return 0, 0, err
+	}
+	var lm, fm msReply
+	lk := r.host(p, L)
+	errL := lk.call(ctx, opRelease, rankReq{Rank: L}, &lm, r.opt.Timeout)
+	if !lk.alive() {
+		// The follower's stream waits on the start event of a process
+		// that is gone; the event never completes (seen on H200s: every
+		// synchronising call of the follower then blocks), so the
+		// follower can do nothing more either.
+		if fk := r.host(p, F); fk != lk {
+			fk.giveUp(opCollect, fmt.Errorf("%w: its stream waits on an IPC event of rank %d's process, which failed mid-sample; killed", errChildHung, L))
+			r.drop(ctx, fk)
+		}
+		r.drop(ctx, lk)
+		return 0, 0, errL
+	}
+	errF := r.call(ctx, p, F, opCollect, rankReq{Rank: F}, &fm)
+	if err := errors.Join(errL, errF); err != nil {
+		return 0, 0, err
+	}
+	return lm.Ms, fm.Ms, nil
+}
+
+// chase follows a chain through a's scratch memory from b's device: a is the
+// memory's owner (the figure's source), b runs the chase (its destination).
+func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
+	f := r.figure(p, results.IPCLatChase, results.EngineSM, ws)
+	maps.Copy(f.Params, measure.ChaseParams(ws, "ipc", r.infos[f.Src].L2CacheBytes))
+	err := r.usable(p)
+	if err == nil {
+		var rep samplesReply
+		err = r.call(ctx, p, p.b, opChase, chaseReq{Owner: p.a, Runner: p.b, Bytes: ws, Seed: r.seeds.Next()}, &rep)
+		f.Samples = rep.Samples
+	}
+	r.record(ctx, p, []results.Figure{f}, err)
+}
+
+// pingPong bounces a flag between a (initiator) and b (responder), each
+// kernel in its own process.
+func (r *parent) pingPong(ctx context.Context, p pair) {
+	iters, chunk := uint32(measure.PingIters), uint32(measure.PingChunk)
+	if p.sameGPU {
+		iters, chunk = sameGPUPingIters, sameGPUPingChunk
+	}
+	rt := r.figure(p, results.IPCLatPingPong, results.EngineSM, 4)
+	rt.Params["round_trips_per_sample"] = strconv.Itoa(int(chunk))
+	ow := rt
+	ow.Params = measure.WithParam(rt.Params, "measure", "one_way")
+	rt.Params["measure"] = "round_trip"
+	figs := []results.Figure{rt, ow}
+	err := r.usable(p)
+	if err == nil {
+		var times []uint64
+		times, err = r.bounce(ctx, p, iters, chunk)
+		for j := 0; j+1 < len(times); j++ {
+			per := float64(times[j+1]-times[j]) / float64(chunk)
+			figs[0].Samples = append(figs[0].Samples, per)
+			figs[1].Samples = append(figs[1].Samples, per/2)
+		}
+	}
+	r.record(ctx, p, figs, err)
+}
+
+// bounce runs one ping-pong and returns the initiator's timestamps.
+func (r *parent) bounce(ctx context.Context, p pair, iters, chunk uint32) ([]uint64, error) {
+	timeout := uint64(measure.PingTimeout.Nanoseconds())
+	side := func(me, peer int, role uint32) pingPongReq {
+		return pingPongReq{Me: me, Peer: peer, Role: role, Iters: iters, Chunk: chunk, TimeoutNs: timeout}
+	}
+	// The responder goes first, so the initiator's first store finds it waiting.
+	if err := r.call(ctx, p, p.b, opPingPong, side(p.b, p.a, 1), nil); err != nil {
+		return nil, err
+	}
+	errA := r.call(ctx, p, p.a, opPingPong, side(p.a, p.b, 0), nil)
+	// Either kernel gives up by itself after its timeout, so both waits end.
+	var ra, rb pingPongReply
+	errB := r.call(ctx, p, p.b, opPingPongWait, rankReq{Rank: p.b}, &rb)
+	if errA == nil {
+		errA = r.call(ctx, p, p.a, opPingPongWait, rankReq{Rank: p.a}, &ra)
+	}
+	if err := errors.Join(errA, errB); err != nil {
+		return nil, err
+	}
+	for _, s := range []struct {
+		rank   int
+		status uint32
+	}{{p.a, ra.Status}, {p.b, rb.Status}} {
+		if s.status != 1 {
+			return nil, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer process's stores never became visible", r.dev(s.rank), measure.PingTimeout, s.status)
+		}
+	}
+	return ra.Times, nil
+}
