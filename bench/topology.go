@@ -10,6 +10,16 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
+// ErrNoDevice matches the errors of SelectDevices that say the machine has
+// no CUDA device, or not one that the selection names.
+var ErrNoDevice = errors.New("no such CUDA device")
+
+// noDevice is an error of SelectDevices that matches ErrNoDevice.
+type noDevice string
+
+func (e noDevice) Error() string      { return string(e) }
+func (noDevice) Is(target error) bool { return target == ErrNoDevice }
+
 // SelectDevices checks a device selection against the machine; an empty
 // selection means every device.
 func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
@@ -18,7 +28,7 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 		return nil, fmt.Errorf("counting devices: %w", err)
 	}
 	if n == 0 {
-		return nil, errors.New("the driver reports no CUDA device")
+		return nil, noDevice("the driver reports no CUDA device")
 	}
 	if len(want) == 0 {
 		all := make([]int, n)
@@ -30,7 +40,7 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 	seen := map[int]bool{}
 	for _, d := range want {
 		if d < 0 || d >= n {
-			return nil, fmt.Errorf("device %d does not exist: this machine has %d device(s), numbered 0 to %d", d, n, n-1)
+			return nil, noDevice(fmt.Sprintf("device %d does not exist: this machine has %d device(s), numbered 0 to %d", d, n, n-1))
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("device %d is listed twice", d)
