@@ -57,7 +57,7 @@ func Check(path string, inputs ...string) error {
 		return nil
 	}
 	if strings.HasSuffix(path, string(filepath.Separator)) {
-		return &Error{path, fmt.Errorf("names a directory; give a file name")}
+		return &Error{path, fmt.Errorf("%w: it names a directory; give a file name", ErrNotRegular)}
 	}
 	target, err := resolve(path)
 	if err != nil {
@@ -206,7 +206,7 @@ func resolve(path string) (string, error) {
 			}
 			target = link
 		case mode.IsDir():
-			return "", fmt.Errorf("is a directory; give a file name")
+			return "", fmt.Errorf("%w: it is a directory; give a file name", ErrNotRegular)
 		default:
 			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, kind(mode))
 		}
