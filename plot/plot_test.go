@@ -1,6 +1,7 @@
 package plot_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,7 @@ func TestWriteAll(t *testing.T) {
 			if out := os.Getenv("P2PBENCH_PLOT_DIR"); out != "" {
 				dir = filepath.Join(out, strings.ReplaceAll(tt.name, " ", "_"))
 			}
-			paths, err := plot.WriteAll(tt.run, dir, tt.formats)
+			paths, err := plot.WriteAll(context.Background(), plot.Figures(tt.run), dir, tt.formats)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func TestWireChart(t *testing.T) {
 	if !has(run) {
 		t.Fatal("no wire chart for the reference run, which has NVLink counters")
 	}
-	paths, err := plot.WriteAll(run, t.TempDir(), []string{"png"})
+	paths, err := plot.WriteAll(context.Background(), plot.Figures(run), t.TempDir(), []string{"png"})
 	if err != nil {
 		t.Fatal(err)
 	}
