@@ -2,12 +2,14 @@ package report_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
@@ -127,7 +129,11 @@ func TestWriteMarkdown(t *testing.T) {
 	dir := t.TempDir()
 	run := synth.New(synth.Options{GPUs: 2, Faults: true})
 	var buf bytes.Buffer
-	if err := report.Report(run).WriteMarkdown(&buf, filepath.Join(dir, "report_files"), "report_files"); err != nil {
+	doc := report.Report(run)
+	if err := doc.WriteMarkdown(&buf, "report_files"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plot.WriteAll(context.Background(), doc.Figures(), filepath.Join(dir, "report_files"), []string{"png"}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -138,7 +144,7 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report_files", "heatmap_ce_read.png")); err != nil {
-		t.Errorf("figure not written: %v", err)
+		t.Errorf("the figure linked is not among the document's: %v", err)
 	}
 }
 
