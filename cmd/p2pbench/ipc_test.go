@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,49 +12,27 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/ipc"
-	"github.com/p2pbench/p2pbench/results"
 )
 
-// TestIPCCommand runs the real p2pbench binary, built here, on the simulated
-// 2× H200: its children are real processes of that binary.
+// TestIPCCommand runs ipc on the simulated 2× H200: its children are real
+// processes, of this test binary (see TestMain).
 func TestIPCCommand(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command to build p2pbench with")
-	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "p2pbench")
-	build := exec.Command("go", "build", "-o", exe, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building p2pbench: %v\n%s", err, out)
-	}
 	small := []string{"ipc", "--simulate", "h200x2", "--size", "64KiB", "--samples", "3"}
-	p2pbench := func(t *testing.T, env []string, args ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(exe, args...)
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
 
 	t.Run("simulated run", func(t *testing.T) {
 		file := filepath.Join(dir, "ipc.json")
-		out, code := p2pbench(t, nil, append(small, "-o", file)...)
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, out)
+		out, stderr, status := p2pbench(t, append(small, "-o", file)...)
+		if status != exitOK {
+			t.Fatalf("exit status %d: %s", status, stderr)
 		}
-		for _, want := range []string{"SIMULATED", "IPC copy engine, read", "IPC CE, both processes at once", "IPC ping-pong", "IPC baseline: two processes on device 0"} {
+		for _, want := range []string{"SIMULATED", "Across processes: copy engine read", "Across processes: copy engine, both directions at once",
+			"Across processes: flag ping-pong", "Across processes, both on device 0"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the output lacks %q:\n%s", want, out)
 			}
 		}
-		run, err := results.Read(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := readResults(t, file)
 		// 48 as one-GPU-per-process jobs copy, and 16 copy-engine figures
 		// again with the peer's buffer opened on the peer's GPU.
 		if !run.Simulated || !run.Complete || len(run.Figures) != 48+16 {
@@ -70,85 +47,92 @@ func TestIPCCommand(t *testing.T) {
 
 	t.Run("comparison with a same-process run", func(t *testing.T) {
 		ref := filepath.Join(dir, "bw.json")
-		if out, code := p2pbench(t, nil, "bw", "--simulate", "h200x2", "--size", "64KiB", "--sizes", "none", "--samples", "3", "--tests", "ce_read,ce_write", "-o", ref); code != 0 {
-			t.Fatalf("bw: exit status %d:\n%s", code, out)
+		if _, stderr, status := p2pbench(t, "bw", "--simulate", "h200x2", "--size", "64KiB", "--sizes", "none", "--samples", "3", "--tests", "ce_read,ce_write", "-o", ref); status != exitOK {
+			t.Fatalf("bw: exit status %d: %s", status, stderr)
 		}
-		out, code := p2pbench(t, nil, append(small, "--tests", "ipc_ce_read,ipc_ce_write", "--reference", ref)...)
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, out)
+		out, stderr, status := p2pbench(t, append(small, "--tests", "ipc_ce_read,ipc_ce_write", "--reference", ref)...)
+		if status != exitOK {
+			t.Fatalf("exit status %d: %s", status, stderr)
 		}
-		if !strings.Contains(out, "IPC against the same process") || strings.Count(out, "→") < 4 {
+		if !strings.Contains(out, "Across processes against one process") || strings.Count(out, "→") < 4 {
 			t.Errorf("no comparison table:\n%s", out)
 		}
 	})
 
 	t.Run("crashing child", func(t *testing.T) {
-		out, code := p2pbench(t, []string{ipc.FaultEnv + "=1:hello:crash"}, append(small, "--tests", "ipc_ce_read")...)
-		if code != 0 {
-			t.Fatalf("exit status %d (a failed child fails figures, not the run):\n%s", code, out)
+		t.Setenv(ipc.FaultEnv, "1:hello:crash")
+		out, stderr, status := p2pbench(t, append(small, "--tests", "ipc_ce_read")...)
+		if status != exitFailed || !strings.Contains(stderr, "4 of 5 figures failed") {
+			t.Fatalf("exit status %d, stderr %q; want %d (a failed child fails figures) and their count", status, stderr, exitFailed)
 		}
-		if !strings.Contains(out, "4 figure(s) failed") || !strings.Contains(out, "exit status 3") || !strings.Contains(out, "[opened on peer GPU]") {
+		if !strings.Contains(out, "4 figures failed") || !strings.Contains(out, "exit status 3") || !strings.Contains(out, "ipc_open=peer_device_context") {
 			t.Errorf("the output does not report the crashed child:\n%s", out)
 		}
 	})
 
 	t.Run("Ctrl-C", func(t *testing.T) {
 		file := filepath.Join(dir, "partial.json")
-		cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_write,ipc_ce_bidir", "-o", file)...)
 		// Rank 1 stops itself in its first bidirectional sample (pair 1→0,
 		// after its reads and writes, each twice: with the peer's buffer
 		// opened in its own context and on the peer's GPU; pair 0→1's 16
 		// figures are done by then).
-		cmd.Env = append(os.Environ(), ipc.FaultEnv+"=1:arm:stop")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		t.Setenv(ipc.FaultEnv, "1:arm:stop")
+		type result struct {
+			stderr string
+			status int
 		}
-		kids, stopped := waitForStoppedChild(t, cmd.Process.Pid)
+		done := make(chan result, 1)
+		go func() {
+			_, stderr, status := p2pbench(t, append(small, "--tests", "ipc_ce_read,ipc_ce_write,ipc_ce_bidir", "-o", file)...)
+			done <- result{stderr, status}
+		}()
+		kids, stopped := waitForStoppedChild(t, os.Getpid())
 		argv, err := os.ReadFile("/proc/" + strconv.Itoa(stopped) + "/cmdline")
 		if err != nil {
 			t.Fatal(err)
 		}
+		exe, _ := os.Executable()
 		want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2"}, "\x00") + "\x00"
 		if string(argv) != want {
 			t.Errorf("a child's command line is %q, want %q", argv, want)
 		}
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		err = cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != 130 {
-			t.Errorf("exit status %d (%v), want 130:\n%s", code, err, out.String())
+		r := <-done
+		if r.status != 130 {
+			t.Errorf("exit status %d, want 130: %s", r.status, r.stderr)
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("p2pbench took %v to stop after SIGINT", d)
 		}
 		for _, pid := range kids {
 			if alive(pid) {
-				t.Errorf("child %d outlived p2pbench", pid)
+				t.Errorf("child %d outlived the run", pid)
 			}
 		}
-		run, err := results.Read(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := readResults(t, file)
 		if run.Complete || !strings.Contains(run.Stopped, "interrupted") || len(run.Figures) != 16+4 {
 			t.Errorf("complete=%v stopped=%q with %d figures, want an interrupted run with the 20 figures measured", run.Complete, run.Stopped, len(run.Figures))
 		}
-		if !strings.Contains(out.String(), "every child process was stopped") {
-			t.Errorf("the output does not say the children were stopped:\n%s", out.String())
+		if !strings.Contains(r.stderr, "every child process was stopped") {
+			t.Errorf("p2pbench does not say the children were stopped:\n%s", r.stderr)
 		}
 	})
 
 	t.Run("parent killed", func(t *testing.T) {
 		// No parent is left to stop the children: a stopped child's group is
 		// orphaned (the kernel sends it SIGHUP), a hung one is killed by the
-		// kernel (Pdeathsig), the others see their channel close.
+		// kernel (Pdeathsig), the others see their channel close. The parent
+		// is this test binary run as p2pbench.
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, fault := range []string{"1:arm:stop", "1:arm:hang"} {
 			cmd := exec.Command(exe, append(small, "--tests", "ipc_ce_read,ipc_ce_bidir")...)
-			cmd.Env = append(os.Environ(), ipc.FaultEnv+"="+fault)
+			cmd.Env = append(os.Environ(), ipc.FaultEnv+"="+fault, asMain+"=1")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -187,24 +171,6 @@ func TestIPCCommand(t *testing.T) {
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
-			}
-		}
-	})
-
-	t.Run("bad use", func(t *testing.T) {
-		for _, tc := range []struct {
-			args []string
-			code int
-			say  string
-		}{
-			{[]string{"ipc", "--simulate", "h200x2", "--tests", "ce_read"}, 2, "unknown test \"ce_read\""},
-			{[]string{"ipc", "--simulate", "h200x2", "--devices", "0", "--no-same-gpu"}, 2, "no pair"},
-			{[]string{"ipc", "--simulate", "h200x2", "--child-timeout", "0s"}, 2, "--child-timeout"},
-			{[]string{"ipc-child"}, 1, "not run by hand"},
-		} {
-			out, code := p2pbench(t, nil, tc.args...)
-			if code != tc.code || !strings.Contains(out, tc.say) {
-				t.Errorf("p2pbench %s: exit status %d, output %q; want %d and %q", strings.Join(tc.args, " "), code, out, tc.code, tc.say)
 			}
 		}
 	})
