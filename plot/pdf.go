@@ -62,8 +62,11 @@ func (c PDFCanvas) WriteTo(w io.Writer) (int64, error) {
 }
 
 // fillString draws s with vgpdf and turns its panic over the font into
-// c.fontErr; any other panic goes on.
+// c.fontErr, after which it draws no more text; any other panic goes on.
 func (c PDFCanvas) fillString(pt vg.Point, s string) {
+	if *c.fontErr != nil {
+		return
+	}
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -80,7 +83,7 @@ func (c PDFCanvas) fillString(pt vg.Point, s string) {
 
 // FillString implements vg.Canvas.
 func (c PDFCanvas) FillString(f font.Face, pt vg.Point, s string) {
-	if f.Font.Size == 0 || s == "" || *c.fontErr != nil {
+	if f.Font.Size == 0 || s == "" {
 		return
 	}
 	s = toCP1252(s)
