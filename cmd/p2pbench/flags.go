@@ -56,7 +56,7 @@ func copyVariants() []string {
 // readSettings reads the flags that bw, lat, atomic, all and ipc share into
 // settings for the given tests; copies says whether the command has the
 // flags of the copy tests. The devices and the monitor are the session's,
-// set when it is open. A --tuning file is read here (it is an input).
+// set when it is open; the tuned configurations come from readTuning.
 func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Settings, error) {
 	o := measure.Settings{Tests: tests, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
 	if o.Samples < 1 || o.Samples > 100000 {
@@ -75,17 +75,24 @@ func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Se
 	if o.SM, err = smConfig(c); err != nil {
 		return o, err
 	}
-	if f := c.String("tuning"); f != "" {
-		prev, err := readRun(c.Context, f)
-		if err != nil {
-			return o, fmt.Errorf("--tuning: %w", err)
-		}
-		if len(prev.Tuning) == 0 {
-			return o, fmt.Errorf("--tuning: %s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
-		}
-		o.Tuned = measure.TunedFrom(prev.Tuning)
-	}
 	return o, nil
+}
+
+// readTuning reads the SM copy configurations of the --tuning file, if
+// any; it is an input, read once the outputs are checked against it.
+func readTuning(c *cli.Context) (map[measure.TuneKey]measure.SMConfig, error) {
+	f := c.String("tuning")
+	if f == "" {
+		return nil, nil
+	}
+	prev, err := readRun(c.Context, f)
+	if err != nil {
+		return nil, fmt.Errorf("--tuning: %w", err)
+	}
+	if len(prev.Tuning) == 0 {
+		return nil, fmt.Errorf("--tuning: %s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
+	}
+	return measure.TunedFrom(prev.Tuning), nil
 }
 
 // transferSize reads one transfer size and checks it can be measured.

@@ -75,6 +75,9 @@ func ipcAction(c *cli.Context) error {
 	if len(m.s.devices) < 2 && opt.SkipSameGPU {
 		return usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
 	}
+	if opt.Tuned, err = readTuning(c); err != nil {
+		return err
+	}
 	if opt.Child, err = ipcChildArgs(m.s.sim); err != nil {
 		return err
 	}

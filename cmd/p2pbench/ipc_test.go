@@ -136,17 +136,18 @@ func TestIPCCommand(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var kids []int
 			if strings.HasSuffix(fault, "stop") {
-				kids, _ = waitForStoppedChild(t, cmd.Process.Pid)
-			} else {
+				waitForStoppedChild(t, cmd.Process.Pid)
+			}
+			var kids []int
+			for deadline := time.Now().Add(20 * time.Second); len(kids) < 3 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+				kids = childrenOf(cmd.Process.Pid)
+			}
+			if strings.HasSuffix(fault, "hang") {
 				// A hung child looks idle from outside: once all three run,
 				// give the run (a fifth of a second in all) time to reach
 				// the hang.
-				for deadline := time.Now().Add(20 * time.Second); len(kids) < 3 && time.Now().Before(deadline); {
-					time.Sleep(5 * time.Millisecond)
-					kids = childrenOf(cmd.Process.Pid)
-				}
 				time.Sleep(500 * time.Millisecond)
 			}
 			t.Cleanup(func() { // should this test fail, leave nothing behind

@@ -71,6 +71,9 @@ func measureAction(c *cli.Context) error {
 	if err := checkPairs(c.App.ErrWriter, opt.Tests, m.s.devices); err != nil {
 		return err
 	}
+	if opt.Tuned, err = readTuning(c); err != nil {
+		return err
+	}
 	opt.Devices, opt.Monitor, opt.Progress = m.s.devices, m.s.mon, m.progress
 	m.run.Verify = opt.Verify
 	runErr := m.measureInProcess(opt)
