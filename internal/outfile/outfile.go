@@ -105,6 +105,10 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	if err = write(tmp); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == tmp.Name() {
+			err = pe.Err // the temporary file's name would only confuse
+		}
 		return &Error{path, err}
 	}
 	for _, step := range []func() error{
