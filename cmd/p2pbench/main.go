@@ -84,7 +84,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.NArg() == 0 {
 				return cli.ShowAppHelp(c)
 			}
-			return usageError{fmt.Errorf("unknown command %q; the commands are %s", c.Args().First(), strings.Join(names, ", "))}
+			return usageError{fmt.Errorf("unknown command %q; the commands are %s (help: p2pbench --help, p2pbench COMMAND --help)", c.Args().First(), strings.Join(names, ", "))}
 		},
 	}
 }

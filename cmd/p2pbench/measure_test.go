@@ -157,7 +157,7 @@ func TestSignalsKeepPartialResults(t *testing.T) {
 		if took := time.Since(sent); took > 2*time.Second {
 			t.Errorf("%v: took %v to stop (the run had run %v)", tc.sig, took, sent.Sub(start))
 		}
-		if !strings.Contains(stderr, "p2pbench: "+tc.says+"; the run is partial: the ") || !strings.Contains(stderr, "saved to "+file) ||
+		if !strings.Contains(stderr, "p2pbench: "+tc.says+"; the run is partial (") || !strings.Contains(stderr, "saved to "+file) ||
 			strings.Contains(stderr, "p2pbench: p2pbench") {
 			t.Errorf("%v: stderr does not say the run is partial and where it is:\n%s", tc.sig, stderr)
 		}

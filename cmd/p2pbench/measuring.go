@@ -117,7 +117,7 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 		if m.stopNote != "" {
 			msg += "; " + m.stopNote
 		}
-		return fmt.Errorf("%s; the run is partial: the %d figures measured so far are %s", msg, len(run.Figures), where)
+		return fmt.Errorf("%s; the run is partial (%s), %s", msg, figures(len(run.Figures)), where)
 	case runErr != nil:
 		return runErr
 	}
@@ -221,11 +221,19 @@ func rescueResults(run *results.Run, path string, writeErr error) error {
 			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
 			continue
 		}
-		return fmt.Errorf("writing the results failed (%v); the %d figures measured are saved in %s instead",
-			writeErr, len(run.Figures), p)
+		return fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
+			writeErr, figures(len(run.Figures)), p)
 	}
-	return fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the %d figures measured are only in the tables above",
-		writeErr, strings.Join(tried, " and "), len(run.Figures))
+	return fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the run (%s) is only in the tables above",
+		writeErr, strings.Join(tried, " and "), figures(len(run.Figures)))
+}
+
+// figures counts figures in words.
+func figures(n int) string {
+	if n == 1 {
+		return "1 figure"
+	}
+	return fmt.Sprintf("%d figures", n)
 }
 
 // progress draws a bar on a terminal that can show one.
