@@ -69,8 +69,7 @@ func drawFleetHeatmap(c draw.Canvas, title, subtitle string, g FleetGrid) {
 	p := newPlot("", "", "")
 	p.X.Tick.Marker = labelTicks(g.Columns)
 	p.Y.Tick.Marker = labelTicks(g.Rows)
-	p.X.Tick.Label.Rotation = math.Pi / 2
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	slantLabels(&p.X)
 	p.X.Min, p.X.Max = -0.5, float64(len(g.Columns))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(g.Rows))-0.5
 	p.Y.Scale = plot.InvertedScale{Normalizer: plot.LinearScale{}}
@@ -80,12 +79,28 @@ func drawFleetHeatmap(c draw.Canvas, title, subtitle string, g FleetGrid) {
 	}
 	p.Add(&fleetCells{g: g})
 	scaleW := vg.Inch
-	area := draw.Crop(body, 0, -scaleW, 0, 0)
+	area := slantRoom(draw.Crop(body, 0, -scaleW, 0, 0), &p.X, g.Columns)
 	p.Draw(area)
 	dc := p.DataCanvas(area)
 	bar := vg.Rectangle{Min: vg.Point{X: dc.Max.X + vg.Points(18), Y: dc.Min.Y}, Max: vg.Point{X: dc.Max.X + vg.Points(32), Y: dc.Max.Y}}
 	drawColorScale(c, bar, -fleetColorLimit, fleetColorLimit, "deviation from the median (%)",
 		func(t float64) color.RGBA { return diverging((2*t-1)*fleetColorLimit, fleetColorLimit) })
+}
+
+// slantLabels slants an axis's tick labels, so that long ones fit.
+func slantLabels(ax *plot.Axis) {
+	ax.Tick.Label.Rotation = math.Pi / 6
+	ax.Tick.Label.XAlign, ax.Tick.Label.YAlign = draw.XRight, draw.YTop
+}
+
+// slantRoom crops c on the left by what the first slanted label of ax
+// needs beyond the inch that the Y axis takes.
+func slantRoom(c draw.Canvas, ax *plot.Axis, labels []string) draw.Canvas {
+	if len(labels) == 0 {
+		return c
+	}
+	w := ax.Tick.Label.Width(labels[0]) * vg.Length(math.Cos(ax.Tick.Label.Rotation))
+	return draw.Crop(c, max(0, w-vg.Inch), 0, 0, 0)
 }
 
 // labelTicks labels positions 0, 1, ... with labels.
@@ -147,12 +162,11 @@ func drawFleetSpread(c draw.Canvas, title, subtitle string, cols []FleetColumn) 
 	body := drawHeader(c, title, subtitle, "whisker: lowest to highest node; band: not an outlier; red: outliers")
 	p := newPlot("", "", "deviation from the median (%), up = better")
 	p.X.Tick.Marker = labelTicks(colLabels(cols))
-	p.X.Tick.Label.Rotation = math.Pi / 2
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	slantLabels(&p.X)
 	p.X.Min, p.X.Max = -0.6, float64(len(cols))-0.4
 	gridLines(p)
 	p.Add(&fleetSpread{cols: cols})
-	p.Draw(body)
+	p.Draw(slantRoom(body, &p.X, colLabels(cols)))
 }
 
 func colLabels(cols []FleetColumn) []string {
@@ -192,12 +206,8 @@ func (s *fleetSpread) Plot(c draw.Canvas, p *plot.Plot) {
 			pt := vg.Point{X: x, Y: trY(o.Deviation)}
 			c.DrawGlyph(dot, pt)
 			if len(col.Outliers) <= namedOutliers {
-				// Names alternate right and left of the column.
-				sty, off := label, vg.Points(5)
-				if k%2 == 1 {
-					sty.XAlign, off = draw.XRight, -off
-				}
-				c.FillText(sty, pt.Add(vg.Point{X: off}), o.Label)
+				// Names right of the column, one under the other.
+				c.FillText(label, pt.Add(vg.Point{X: vg.Points(5), Y: -vg.Points(8 * float64(k))}), o.Label)
 			}
 		}
 		if n := len(col.Outliers); n > namedOutliers {
