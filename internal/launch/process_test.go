@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
@@ -84,6 +85,24 @@ func launchFour(t *testing.T, pattern string, vars func(rank int) []string) {
 	}
 }
 
+// analyse runs the fleet analysis over root and checks that it finds the
+// four nodes, all OK.
+func analyse(t *testing.T, root string) {
+	t.Helper()
+	f, err := fleet.Load([]string{root}, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Nodes) != 4 || len(f.Unreadable) > 0 {
+		t.Fatalf("the fleet has %d nodes and %d unreadable files, want 4 and none: %+v", len(f.Nodes), len(f.Unreadable), f.Unreadable)
+	}
+	for _, n := range f.Nodes {
+		if n.Verdict != fleet.OK {
+			t.Errorf("node %s: %s %v", n.Name, n.Verdict, n.Reasons)
+		}
+	}
+}
+
 // dirs lists the results directories under root, relative to it.
 func dirs(t *testing.T, root string) []string {
 	t.Helper()
@@ -104,7 +123,8 @@ func dirs(t *testing.T, root string) []string {
 // TestFourProcesses starts four processes with the variables srun sets (one
 // task on each of four nodes), then four with those mpirun sets (four ranks
 // on this host, inside a Slurm allocation whose own variables they inherit),
-// and checks that each writes its own directory, named by host and rank.
+// and checks that each writes its own directory, named by host and rank,
+// and that the fleet analysis reads the four as four nodes.
 func TestFourProcesses(t *testing.T) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -120,6 +140,7 @@ func TestFourProcesses(t *testing.T) {
 		if got := dirs(t, root); !slices.Equal(got, want) {
 			t.Errorf("directories %v, want %v", got, want)
 		}
+		analyse(t, root)
 	})
 	t.Run("mpirun", func(t *testing.T) {
 		root := t.TempDir()
@@ -135,5 +156,6 @@ func TestFourProcesses(t *testing.T) {
 		if got := dirs(t, root); !slices.Equal(got, want) {
 			t.Errorf("directories %v, want %v", got, want)
 		}
+		analyse(t, root)
 	})
 }
