@@ -12,7 +12,7 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Fleet analyses the nodes added so far. Call it once, after the last Add.
+// Fleet analyses the nodes added so far.
 func (b *Builder) Fleet() *Fleet {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -74,12 +74,16 @@ func nameNodes(nodes []*Node) {
 	}
 }
 
-// describe labels the type's classes and computes each one's distribution
-// across the type's nodes.
+// describe orders and labels the type's classes and computes each one's
+// distribution across the type's nodes.
 func (t *Type) describe() {
+	t.order()
 	t.label()
 	values := make([][]float64, len(t.Classes))
 	lastNode := make([]int, len(t.Classes))
+	for _, c := range t.Classes {
+		c.Nodes = 0
+	}
 	for i, n := range t.nodes {
 		for _, p := range n.points {
 			values[p.class] = append(values[p.class], p.value)
@@ -91,13 +95,49 @@ func (t *Type) describe() {
 	}
 	for i, c := range t.Classes {
 		v := values[i]
-		c.Figures = len(v)
+		c.Figures, c.Outliers = len(v), 0
 		// The statistics fail only on empty input, which a class never is.
 		c.Median, _ = stats.Median(v)
 		c.MAD, _ = stats.MedianAbsoluteDeviation(v)
 		c.Min, _ = stats.Min(v)
 		c.Max, _ = stats.Max(v)
 		c.Judged = len(v) >= minJudged && c.Median > 0
+	}
+}
+
+// order sorts the classes — tests in catalogue order (unknown ones after,
+// by name), then link class, size, direction, part, engine and params — so
+// that the analysis does not depend on which file was read first, and
+// renumbers the nodes' points to match.
+func (t *Type) order() {
+	rank := map[results.Test]int{}
+	for i, info := range results.Catalogue() {
+		rank[info.Name] = i + 1
+	}
+	testRank := func(c *Class) int { return cmp.Or(rank[c.Test], len(rank)+1) }
+	perm := make([]int32, len(t.Classes)) // new position → old
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		x, y := t.Classes[a], t.Classes[b]
+		return cmp.Or(cmp.Compare(testRank(x), testRank(y)), strings.Compare(string(x.Test), string(y.Test)),
+			strings.Compare(x.Link, y.Link), cmp.Compare(x.Size, y.Size), strings.Compare(string(x.Direction), string(y.Direction)),
+			strings.Compare(string(x.Part), string(y.Part)), strings.Compare(string(x.Engine), string(y.Engine)),
+			strings.Compare(x.Params, y.Params))
+	})
+	renumber := make([]int32, len(perm)) // old → new
+	classes := make([]*Class, len(perm))
+	for now, old := range perm {
+		renumber[old] = int32(now)
+		classes[now] = t.Classes[old]
+		t.classOf[classes[now].kind] = int32(now)
+	}
+	t.Classes = classes
+	for _, n := range t.nodes {
+		for i := range n.points {
+			n.points[i].class = renumber[n.points[i].class]
+		}
 	}
 }
 
@@ -157,6 +197,7 @@ func (c *Class) bandPct(o Options) float64 {
 // judgeNode finds the outliers among n's figures and says whether the
 // whole node, some of its links, or some figures of no pair are off.
 func (f *Fleet) judgeNode(t *Type, n *Node) {
+	n.Judged, n.Reasons = 0, nil
 	var perf []float64
 	var out []FigureOutlier
 	var outPerf []float64

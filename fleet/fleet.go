@@ -89,7 +89,8 @@ const (
 // Fleet is the analysis of many nodes' results.
 type Fleet struct {
 	Options Options `json:"options"`
-	// Files is the number of results files read or tried.
+	// Files counts the inputs: the results files read or tried, and the
+	// paths and patterns that named none.
 	Files int `json:"files"`
 	// Unreadable are the inputs that could not be read, with why.
 	Unreadable []FileError `json:"unreadable"`

@@ -188,3 +188,36 @@ func TestTopology(t *testing.T) {
 		}
 	}
 }
+
+// TestOrder: the analysis does not depend on the order the nodes come in
+// (nor on the order of a file's figures), and analysing twice gives the
+// same answer.
+func TestOrder(t *testing.T) {
+	p := plantedFleet(30, results.CEWrite, results.LatPingPong)
+	var runs []*results.Run
+	for _, f := range p.fleets {
+		for i := range f.Nodes {
+			runs = append(runs, f.Run(i))
+		}
+	}
+	slices.Reverse(runs[0].Figures)
+	encode := func(f *fleet.Fleet) string {
+		var b strings.Builder
+		if err := f.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	b := fleet.NewBuilder(fleet.Options{})
+	for _, r := range runs {
+		b.Add(r.Host, r)
+	}
+	first := encode(b.Fleet())
+	if again := encode(b.Fleet()); again != first {
+		t.Error("a second analysis differs from the first")
+	}
+	slices.Reverse(runs)
+	if reversed := encode(build(fleet.Options{}, runs...)); reversed != first {
+		t.Error("the analysis of the nodes in reverse order differs")
+	}
+}

@@ -51,6 +51,9 @@ func (f *Fleet) Document(figures bool) *report.Document {
 				strconv.Itoa(n.Failed), strconv.Itoa(n.Outliers), strings.Join(n.Reasons, "; ")})
 		}
 	}
+	if len(attention) == 0 && len(f.Nodes) > 0 {
+		d.Para("Every node is OK.")
+	}
 	d.Table("Nodes that need attention", []string{"node", "type", "verdict", "figures", "failed", "outliers", "why"}, attention, "lllrrrl")
 	for _, t := range f.Types {
 		var figs []plot.Figure
@@ -101,8 +104,12 @@ func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Figure) {
 		if !c.Judged {
 			judged = "not judged"
 		}
+		mad := "—"
+		if c.Median > 0 {
+			mad = fmt.Sprintf("%.2f%%", 100*c.MAD/c.Median)
+		}
 		classes = append(classes, []string{c.Label, string(c.Unit), strconv.Itoa(c.Nodes), strconv.Itoa(c.Figures),
-			number(c.Median), fmt.Sprintf("%.2f%%", 100*c.MAD/c.Median), number(c.Min), number(c.Max), judged})
+			number(c.Median), mad, number(c.Min), number(c.Max), judged})
 	}
 	d.Table(t.ID+": figures across nodes", []string{"figure", "unit", "nodes", "figures", "median", "MAD", "min", "max", "outliers"}, classes, "llrrrrrrr",
 		"MAD: median absolute deviation, relative to the median.")
