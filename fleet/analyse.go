@@ -46,11 +46,10 @@ func (b *Builder) Fleet() *Fleet {
 			f.Simulated++
 		}
 	}
-	byNode := func(a, b string) int { return strings.Compare(a, b) }
-	slices.SortStableFunc(f.Outliers, func(x, y FigureOutlier) int { return byNode(x.Node, y.Node) })
-	slices.SortStableFunc(f.OutlierNodes, func(x, y NodeOutlier) int { return byNode(x.Node, y.Node) })
+	slices.SortStableFunc(f.Outliers, func(x, y FigureOutlier) int { return strings.Compare(x.Node, y.Node) })
+	slices.SortStableFunc(f.OutlierNodes, func(x, y NodeOutlier) int { return strings.Compare(x.Node, y.Node) })
 	slices.SortStableFunc(f.OutlierLinks, func(x, y LinkOutlier) int {
-		return cmp.Or(byNode(x.Node, y.Node), x.A-y.A, x.B-y.B)
+		return cmp.Or(strings.Compare(x.Node, y.Node), x.A-y.A, x.B-y.B)
 	})
 	return f
 }
@@ -184,14 +183,14 @@ func (c *Class) judge(x float64, o Options) judgement {
 	if c.Unit.LowerIsBetter() {
 		j.perf = -j.perf
 	}
-	j.outlier = math.Abs(j.z) >= o.Threshold && math.Abs(j.dev) >= o.MinDeviation
+	j.outlier = math.Abs(j.z) >= o.Z && math.Abs(j.dev) >= o.Threshold
 	return j
 }
 
 // bandPct is how far from the median, in percent, a figure may lie and not
 // be an outlier.
 func (c *Class) bandPct(o Options) float64 {
-	return 100 * math.Max(o.MinDeviation, o.Threshold*c.scale()/c.Median)
+	return 100 * math.Max(o.Threshold, o.Z*c.scale()/c.Median)
 }
 
 // judgeNode finds the outliers among n's figures and says whether the

@@ -20,9 +20,9 @@
 //
 // Outliers. In each class, the median and the MAD (median absolute
 // deviation) of its figures; a figure x is an outlier when its robust
-// z-score |x − median| / (1.4826 · MAD) is at least Options.Threshold
-// (default 3.5, Iglewicz and Hoaglin's cut-off for the modified z-score)
-// and x lies at least Options.MinDeviation (default 5%) from the median, so
+// z-score |x − median| / (1.4826 · MAD) is at least Options.Z (default
+// 3.5, Iglewicz and Hoaglin's cut-off for the modified z-score) and x lies
+// at least Options.Threshold (default 5%) from the median, so
 // that a class whose nodes agree to 0.1% does not flag noise. The MAD
 // counts as at least 0.1% of the median. Outliers are flagged both ways: a
 // node far faster than its peers is as suspect as a slow one. A class of
@@ -53,19 +53,19 @@ import "github.com/p2pbench/p2pbench/results"
 
 // Options tune the outlier test.
 type Options struct {
-	// Threshold is the robust z-score at or beyond which a figure may be an
-	// outlier (default DefaultThreshold).
+	// Z is the robust z-score at or beyond which a figure may be an
+	// outlier (default DefaultZ).
+	Z float64 `json:"z"`
+	// Threshold is the least relative distance from the class median, as
+	// a fraction (0.05 for 5%, as compare's threshold), at which a figure
+	// may be an outlier (default DefaultThreshold).
 	Threshold float64 `json:"threshold"`
-	// MinDeviation is the least relative distance from the class median, as
-	// a fraction (0.05 for 5%), at which a figure may be an outlier
-	// (default DefaultMinDeviation).
-	MinDeviation float64 `json:"min_deviation"`
 }
 
 // The default outlier test, and its fixed parts.
 const (
-	DefaultThreshold    = 3.5
-	DefaultMinDeviation = 0.05
+	DefaultZ         = 3.5
+	DefaultThreshold = 0.05
 	// madScale makes the MAD estimate the standard deviation of normal data.
 	madScale = 1.4826
 	// madFloor is the least MAD, relative to the median.

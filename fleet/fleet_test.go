@@ -148,10 +148,10 @@ func TestRule(t *testing.T) {
 	if nodes := outlierNodes(got); !slices.Equal(nodes, []string{"node0007"}) || got.OutlierNodes[0].PerfPct < 19 {
 		t.Errorf("outlier nodes %v (%+v), want node0007 about 20%% better", nodes, got.OutlierNodes)
 	}
-	if nodes := outlierNodes(build(fleet.Options{MinDeviation: 0.02}, runs...)); !slices.Equal(nodes, []string{"node0003", "node0007"}) {
+	if nodes := outlierNodes(build(fleet.Options{Threshold: 0.02}, runs...)); !slices.Equal(nodes, []string{"node0003", "node0007"}) {
 		t.Errorf("with a least deviation of 2%%: outlier nodes %v, want node0003 and node0007", nodes)
 	}
-	if nodes := outlierNodes(build(fleet.Options{Threshold: 1e9}, runs...)); len(nodes) > 0 {
+	if nodes := outlierNodes(build(fleet.Options{Z: 1e9}, runs...)); len(nodes) > 0 {
 		t.Errorf("with an unreachable threshold: outlier nodes %v", nodes)
 	}
 	small := build(fleet.Options{}, runs[6], runs[7])

@@ -26,11 +26,11 @@ type Builder struct {
 
 // NewBuilder starts a fleet; zero options take their defaults.
 func NewBuilder(o Options) *Builder {
+	if o.Z <= 0 {
+		o.Z = DefaultZ
+	}
 	if o.Threshold <= 0 {
 		o.Threshold = DefaultThreshold
-	}
-	if o.MinDeviation <= 0 {
-		o.MinDeviation = DefaultMinDeviation
 	}
 	return &Builder{opt: o, types: map[string]*Type{}}
 }

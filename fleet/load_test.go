@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -124,6 +125,15 @@ func TestLoad(t *testing.T) {
 	var back fleet.Fleet
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Nodes) != 6 || len(back.Unreadable) != 4 {
 		t.Errorf("the JSON reads back as %d nodes, %d unreadable (%v)", len(back.Nodes), len(back.Unreadable), err)
+	}
+	for _, format := range fleet.Formats() {
+		var b bytes.Buffer
+		if err := f.Write(&b, format); err != nil || b.Len() == 0 {
+			t.Errorf("format %s: %d bytes, %v", format, b.Len(), err)
+		}
+	}
+	if err := f.Write(io.Discard, "yaml"); err == nil {
+		t.Error("no error for an unknown format")
 	}
 	paths, err := f.WritePlots(t.TempDir(), []string{"png"})
 	if err != nil || len(paths) != 2 {

@@ -109,7 +109,7 @@ func (f *Fleet) figuresOf(t *Type) []plot.Figure {
 		grid.Cells, grid.Flagged = append(grid.Cells, vals), append(grid.Flagged, flags)
 	}
 	caption := []string{fmt.Sprintf("p2pbench fleet  ·  %s: %d nodes of %s  ·  outliers: robust z ≥ %g and ≥ %g%% from the class median",
-		t.ID, t.Nodes, t.GPUs, f.Options.Threshold, 100*f.Options.MinDeviation)}
+		t.ID, t.Nodes, t.GPUs, f.Options.Z, 100*f.Options.Threshold)}
 	if t.Simulated {
 		caption = append(caption, "SIMULATED nodes: synthetic figures, not measurements")
 	}

@@ -33,7 +33,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED.",
 		f.Files, len(f.Nodes), len(f.Types), plural(len(f.Types)), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed]))
 	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% from the median of its class: the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
-		f.Options.Threshold, 100*f.Options.MinDeviation))
+		f.Options.Z, 100*f.Options.Threshold))
 	var unreadable [][]string
 	for _, u := range f.Unreadable {
 		unreadable = append(unreadable, []string{u.Path, u.Error})
@@ -124,6 +124,25 @@ func number(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// Formats are the formats Write writes.
+func Formats() []string { return []string{"text", "markdown", "csv", "json"} }
+
+// Write writes the fleet in a format of Formats ("md" is markdown). The
+// Markdown has no figures: Document(true).WriteMarkdown writes them too.
+func (f *Fleet) Write(w io.Writer, format string) error {
+	switch format {
+	case "text", "":
+		return f.WriteText(w)
+	case "markdown", "md":
+		return f.Document(false).WriteMarkdown(w, "", "")
+	case "csv":
+		return f.WriteCSV(w)
+	case "json":
+		return f.WriteJSON(w)
+	}
+	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
 // WriteText writes the fleet's document as text.
