@@ -135,6 +135,10 @@ func TestLoad(t *testing.T) {
 	if err := f.Write(io.Discard, "yaml"); err == nil {
 		t.Error("no error for an unknown format")
 	}
+	var pdf bytes.Buffer
+	if err := f.Document(true).WritePDF(&pdf); err != nil || !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) {
+		t.Errorf("the fleet report as PDF: %d bytes, %v", pdf.Len(), err)
+	}
 	paths, err := f.WritePlots(t.TempDir(), []string{"png"})
 	if err != nil || len(paths) != 2 {
 		t.Errorf("plots %v (%v), want a heatmap and a spread", paths, err)
