@@ -188,10 +188,10 @@ func TestWatchNamesSickLinks(t *testing.T) {
 	}
 	var got []string
 	for _, h := range run.HealthFindings() {
-		got = append(got, string(h.Check)+" "+h.Message)
+		got = append(got, string(h.Check)+" "+h.String())
 	}
 	if len(got) != 2 || !strings.HasPrefix(got[0], "link_errors GPU 0 NVLink 3: replay errors rose during the run, 0 → ") ||
-		got[1] != "link_down GPU 1 NVLink 11 went down during the run (active before it, inactive after)" {
+		got[1] != "link_down GPU 1 NVLink 11: went down during the run (active before it, inactive after)" {
 		t.Errorf("findings %q", got)
 	}
 }

@@ -217,8 +217,19 @@ type HealthFinding struct {
 	// Before and After are the values it went between (for throttle, the
 	// readings that showed the reason and all readings).
 	Before, After uint64
-	Message       string
+	// Message says it in a sentence, after Subject.
+	Message string
 }
+
+// Subject names what the finding is about: "GPU 1 NVLink 3", "GPU 0".
+func (f HealthFinding) Subject() string {
+	if f.Link >= 0 {
+		return fmt.Sprintf("GPU %d NVLink %d", f.Device, f.Link)
+	}
+	return fmt.Sprintf("GPU %d", f.Device)
+}
+
+func (f HealthFinding) String() string { return f.Subject() + ": " + f.Message }
 
 // HealthFindings judges the run's health readings: every NVLink error
 // counter that rose and every link that went down or slowed between the
@@ -258,21 +269,20 @@ func linkFindings(before, after Health) []HealthFinding {
 		if !ok {
 			continue
 		}
-		where := fmt.Sprintf("GPU %d NVLink %d", dev, l.Link)
 		if b.Active && !l.Active {
 			out = append(out, HealthFinding{Check: HealthLinkDown, Device: dev, Link: l.Link, What: "active", Before: 1, After: 0,
-				Message: where + " went down during the run (active before it, inactive after)"})
+				Message: "went down during the run (active before it, inactive after)"})
 		}
 		if b.Active && l.Active && l.SpeedGBps < b.SpeedGBps*0.99 {
 			out = append(out, HealthFinding{Check: HealthLinkSlower, Device: dev, Link: l.Link, What: "speed_gbps",
 				Before: uint64(b.SpeedGBps * 1000), After: uint64(l.SpeedGBps * 1000),
-				Message: fmt.Sprintf("%s slowed during the run: %.3f → %.3f GB/s", where, b.SpeedGBps, l.SpeedGBps)})
+				Message: fmt.Sprintf("slowed during the run, %.3f → %.3f GB/s", b.SpeedGBps, l.SpeedGBps)})
 		}
 		for _, c := range slices.Sorted(maps.Keys(l.Errors)) {
 			x, y := b.Errors[c], l.Errors[c]
 			if _, had := b.Errors[c]; had && y > x {
 				out = append(out, HealthFinding{Check: HealthLinkErrors, Device: dev, Link: l.Link, What: string(c), Before: x, After: y,
-					Message: fmt.Sprintf("%s: %s errors rose during the run, %d → %d (+%d)", where, c, x, y, y-x)})
+					Message: fmt.Sprintf("%s errors rose during the run, %d → %d (+%d)", c, x, y, y-x)})
 			}
 		}
 	}
@@ -289,7 +299,7 @@ func memoryFindings(before, after Health) []HealthFinding {
 		y, has := after.ECC[c]
 		if had && has && y > x {
 			out = append(out, HealthFinding{Check: HealthECC, Device: dev, Link: -1, What: string(c), Before: x, After: y,
-				Message: fmt.Sprintf("GPU %d: %s ECC errors rose during the run, %d → %d", dev, c, x, y)})
+				Message: fmt.Sprintf("%s ECC errors rose during the run, %d → %d", c, x, y)})
 		}
 	}
 	b, a := before.RemappedRows, after.RemappedRows
@@ -299,15 +309,15 @@ func memoryFindings(before, after Health) []HealthFinding {
 	if b != nil && a.Uncorrectable > b.Uncorrectable {
 		out = append(out, HealthFinding{Check: HealthRowRemap, Device: dev, Link: -1, What: "uncorrectable",
 			Before: uint64(b.Uncorrectable), After: uint64(a.Uncorrectable),
-			Message: fmt.Sprintf("GPU %d: rows remapped for uncorrectable memory errors rose during the run, %d → %d", dev, b.Uncorrectable, a.Uncorrectable)})
+			Message: fmt.Sprintf("rows remapped for uncorrectable memory errors rose during the run, %d → %d", b.Uncorrectable, a.Uncorrectable)})
 	}
 	if a.Pending {
 		out = append(out, HealthFinding{Check: HealthRowRemap, Device: dev, Link: -1, What: "pending", After: 1,
-			Message: fmt.Sprintf("GPU %d: a memory row remapping waits for a GPU reset", dev)})
+			Message: "a memory row remapping waits for a GPU reset"})
 	}
 	if a.Failed {
 		out = append(out, HealthFinding{Check: HealthRowRemap, Device: dev, Link: -1, What: "failed", After: 1,
-			Message: fmt.Sprintf("GPU %d: a memory row remapping has failed (the GPU needs service)", dev)})
+			Message: "a memory row remapping has failed (the GPU needs service)"})
 	}
 	return out
 }
@@ -324,8 +334,8 @@ func throttleFindings(watch []DeviceWatch) []HealthFinding {
 			}
 			out = append(out, HealthFinding{Check: HealthThrottle, Device: w.Device, Link: -1, What: string(reason),
 				Before: uint64(n), After: uint64(w.Readings),
-				Message: fmt.Sprintf("GPU %d: clocks held down by %s in %d of %d readings between tests (SM clock %d–%d MHz)",
-					w.Device, reason, n, w.Readings, w.SMClockMinMHz, w.SMClockMaxMHz)})
+				Message: fmt.Sprintf("clocks held down by %s in %d of %d readings between tests (SM clock %d–%d MHz)",
+					reason, n, w.Readings, w.SMClockMinMHz, w.SMClockMaxMHz)})
 		}
 	}
 	return out
@@ -344,7 +354,7 @@ func (r *Run) processFindings() []HealthFinding {
 		}
 		out = append(out, HealthFinding{Check: HealthOtherProcess, Device: p.Device, Link: -1, What: fmt.Sprint(p.PID),
 			After:   uint64(marked),
-			Message: fmt.Sprintf("another program's compute process, %s, was there during the run; %d figures were measured with it", p, marked)})
+			Message: fmt.Sprintf("another program's compute process, %s, was there during the run; %d figures were measured beside it", p, marked)})
 	}
 	return out
 }

@@ -102,8 +102,8 @@ func TestHealthFindings(t *testing.T) {
 		t.Errorf("findings\n%+v\nwant\n%+v", keys, want)
 	}
 	for _, f := range got {
-		if f.Check == results.HealthLinkErrors && f.Message != "GPU 1 NVLink 2: crc_flit errors rose during the run, 10 → 38 (+28)" {
-			t.Errorf("link error message %q", f.Message)
+		if f.Check == results.HealthLinkErrors && f.String() != "GPU 1 NVLink 2: crc_flit errors rose during the run, 10 → 38 (+28)" {
+			t.Errorf("link error finding %q", f)
 		}
 	}
 	if f := synth.New(synth.Options{GPUs: 2}).HealthFindings(); f != nil {
