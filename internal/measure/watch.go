@@ -24,10 +24,11 @@ import (
 // tests alike; a nil Watch watches nothing.
 //
 // Inside a container NVML gives the host's pids, which this process cannot
-// see or tell from its own. So a pid that no check listed before the first
-// test and that /proc does not show is taken to be this run's own (this
-// process, or a child, under its host pid) and is noted, not counted: other
-// programs are caught when they were there before the run, or are visible.
+// see or tell from its own. So a pid the first check (before any context of
+// the run exists) did not list, and whose name /proc does not give, is
+// taken to be the run's own (this process or a child, under its host pid):
+// noted, not counted. Other programs are caught when they were there before
+// the run, or when this process can see them.
 type Watch struct {
 	mon   gpu.Monitor
 	allow bool
