@@ -39,8 +39,43 @@ func TestGPUEngineEveryTestVerifies(t *testing.T) {
 	}
 }
 
+// TestGPUEngineOneDevice runs every test that needs no pair on GPU 0 alone
+// (host copies, the local copy, the local chase, local atomics): every
+// figure measured and its data verified.
+func TestGPUEngineOneDevice(t *testing.T) {
+	drv := openAtLeast(t, 1)
+	run := &results.Run{Schema: results.SchemaVersion, Verify: true}
+	var opt bench.Options
+	for _, info := range results.Catalogue() {
+		if !info.NeedsPair && info.Command != results.CommandIPC {
+			opt.Tests = append(opt.Tests, info.Name)
+		}
+	}
+	opt.Devices, opt.Size, opt.Samples, opt.Verify = []int{0}, 64<<20, 5, true
+	opt.WarmUp = 50 * time.Millisecond
+	if err := bench.NewEngine(drv, opt).Run(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[results.Test]int{}
+	for _, f := range run.Figures {
+		seen[f.Test]++
+		if f.Error != "" || f.Verify == results.VerifyFailed || f.Stats == nil {
+			t.Errorf("%s %s %s %d→%d %d: error %q, verify %s %s", f.Test, f.Engine, f.Part, f.Src, f.Dst, f.Size, f.Error, f.Verify, f.VerifyDetail)
+		}
+	}
+	for _, test := range opt.Tests {
+		if seen[test] == 0 {
+			t.Errorf("no %s figure", test)
+		}
+	}
+	t.Logf("%d figures: %v", len(run.Figures), seen)
+}
+
 // openGPUs opens the real driver and skips without two GPUs.
-func openGPUs(t *testing.T) gpu.Driver {
+func openGPUs(t *testing.T) gpu.Driver { return openAtLeast(t, 2) }
+
+// openAtLeast opens the real driver and skips with fewer than n GPUs.
+func openAtLeast(t *testing.T, n int) gpu.Driver {
 	t.Helper()
 	d, err := cuda.Open()
 	if err != nil {
@@ -48,8 +83,8 @@ func openGPUs(t *testing.T) gpu.Driver {
 	}
 	drv := gpu.NewCUDADriver(d)
 	t.Cleanup(func() { drv.Close() })
-	if n, err := drv.DeviceCount(); err != nil || n < 2 {
-		t.Skipf("two GPUs needed (%d, %v)", n, err)
+	if have, err := drv.DeviceCount(); err != nil || have < n {
+		t.Skipf("%d GPUs needed (%d, %v)", n, have, err)
 	}
 	return drv
 }

@@ -68,7 +68,8 @@ func deviceRecord(info cuda.DeviceInfo) results.Device {
 
 // Discover reads the environment and the topology of the selected devices:
 // each device, peer access, every P2P attribute and the atomic capabilities of
-// every ordered pair, and NVLink details when mon is not nil. Problems that
+// every ordered pair, and when mon is not nil NVLink details, the clocks and
+// the health before the run (Environment.StateStart, HealthBefore). Problems that
 // leave the picture incomplete but usable come back as notes in the result;
 // only a failure to describe a device is an error.
 func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment, *results.Topology, error) {
@@ -96,6 +97,7 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 			env.Notes = append(env.Notes, "NVML driver release: "+err.Error())
 		}
 		env.StateStart = ReadStates(mon, env.Devices)
+		env.HealthBefore = ReadHealth(mon, env.Devices)
 		readLinks(mon, env.Devices, topo)
 	} else {
 		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
@@ -250,6 +252,25 @@ func ReadStates(mon gpu.Monitor, devs []results.Device) []results.DeviceState {
 		}
 		st.Index = d.Index
 		out = append(out, st)
+	}
+	return out
+}
+
+// ReadHealth reads every device's health (NVLinks, ECC, row remapping,
+// throttle reasons); a device NVML cannot read at all gets a reading that
+// says why.
+func ReadHealth(mon gpu.Monitor, devs []results.Device) []results.Health {
+	if mon == nil {
+		return nil
+	}
+	var out []results.Health
+	for _, d := range devs {
+		h, err := mon.Health(d.Index, d.PCIBusID)
+		if err != nil {
+			h = results.Health{Unavailable: []string{"device: " + err.Error()}}
+		}
+		h.Device = d.Index
+		out = append(out, h)
 	}
 	return out
 }

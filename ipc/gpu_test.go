@@ -19,7 +19,10 @@ import (
 )
 
 // openGPUs opens the real driver and skips without two GPUs.
-func openGPUs(t *testing.T) gpu.Driver {
+func openGPUs(t *testing.T) gpu.Driver { return openAtLeast(t, 2) }
+
+// openAtLeast opens the real driver and skips with fewer than n GPUs.
+func openAtLeast(t *testing.T, n int) gpu.Driver {
 	t.Helper()
 	d, err := cuda.Open()
 	if err != nil {
@@ -27,10 +30,36 @@ func openGPUs(t *testing.T) gpu.Driver {
 	}
 	drv := gpu.NewCUDADriver(d)
 	t.Cleanup(func() { drv.Close() })
-	if n, err := drv.DeviceCount(); err != nil || n < 2 {
-		t.Skipf("two GPUs needed (%d, %v)", n, err)
+	if have, err := drv.DeviceCount(); err != nil || have < n {
+		t.Skipf("%d GPUs needed (%d, %v)", n, have, err)
 	}
 	return drv
+}
+
+// TestGPUIPCOneDevice runs every IPC test with one GPU: two processes share
+// it (the same-GPU baseline), every figure measured and its data verified.
+func TestGPUIPCOneDevice(t *testing.T) {
+	drv := openAtLeast(t, 1)
+	run := &results.Run{Schema: results.SchemaVersion}
+	opt := ipcOptions(t)
+	opt.Devices = []int{0}
+	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(run.Figures) == 0 {
+		t.Fatal("no figures")
+	}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Error != "" || f.Verify == results.VerifyFailed || f.Stats == nil {
+			t.Errorf("%s: error %q, verify %s %s", figureKey(f), f.Error, f.Verify, f.VerifyDetail)
+			continue
+		}
+		if f.Params["same_gpu"] != "true" {
+			t.Errorf("%s: on one device, but same_gpu is %q", figureKey(f), f.Params["same_gpu"])
+		}
+		t.Log(figureKey(f) + ": " + formatMedian(f))
+	}
 }
 
 // ipcOptions are the settings of a run on GPUs 0 and 1, verified, with
@@ -84,7 +113,7 @@ func TestGPUIPC(t *testing.T) {
 		if g := counterpart(f, same); g != nil {
 			ratio := f.Stats.Median / g.Stats.Median
 			line += " vs same process " + formatMedian(g)
-			if f.Engine != "copy_engine" || f.Params["sameOptgpu"] != "false" {
+			if f.Engine != results.EngineCopy || f.Params["same_gpu"] != "false" {
 				t.Log(line)
 				continue
 			}

@@ -89,6 +89,25 @@ func TestFindingsStateAndIncomplete(t *testing.T) {
 	}
 }
 
+func TestFindingsHealth(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	e := &run.Environment
+	link := func(replay uint64) []results.LinkHealth {
+		return []results.LinkHealth{{Link: 4, Active: true, Errors: map[results.LinkCounter]uint64{results.LinkReplay: replay}}}
+	}
+	e.HealthBefore = []results.Health{{Device: 1, Links: link(2)}}
+	e.HealthAfter = []results.Health{{Device: 1, Links: link(9)}}
+	e.OtherProcesses = []results.Process{{Device: 0, PID: 4242, Name: "python"}}
+	got := checks(report.Findings(run))
+	if f := got["link_errors"]; len(f) != 1 || f[0].Severity != report.Problem || f[0].Subject != "GPU 1 NVLink 4" ||
+		f[0].Message != "replay errors rose during the run, 2 → 9 (+7)" {
+		t.Errorf("link error findings: %v", f)
+	}
+	if f := got["other_process"]; len(f) != 1 || f[0].Severity != report.Warning || !strings.Contains(f[0].Message, "pid 4242 (python)") {
+		t.Errorf("other process findings: %v", f)
+	}
+}
+
 func TestHeadlines(t *testing.T) {
 	hs := report.Headlines(synth.New(synth.Options{GPUs: 2, NoSweep: true}))
 	// 9 headline figures for each of the 2 ordered pairs.

@@ -66,7 +66,17 @@ type Environment struct {
 	// the start and end of the run; empty without NVML.
 	StateStart []DeviceState `json:"state_start,omitempty"`
 	StateEnd   []DeviceState `json:"state_end,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
+	// HealthBefore and HealthAfter are NVML's health readings (NVLinks,
+	// ECC, row remapping, throttle reasons) before the first test and
+	// after the last; empty without NVML. See health.go.
+	HealthBefore []Health `json:"health_before,omitempty"`
+	HealthAfter  []Health `json:"health_after,omitempty"`
+	// DuringRun is what the readings between tests saw, per GPU.
+	DuringRun []DeviceWatch `json:"during_run,omitempty"`
+	// OtherProcesses are the compute processes of other programs seen on
+	// the selected GPUs before or during the run.
+	OtherProcesses []Process `json:"other_processes,omitempty"`
+	Notes          []string  `json:"notes,omitempty"`
 }
 
 // Device is one GPU as the driver describes it.
@@ -194,6 +204,11 @@ type Figure struct {
 	// figure was measured (bandwidth figures between two devices of ≥ 1 MiB,
 	// where NVML has the counters).
 	Traffic *LinkTraffic `json:"link_traffic,omitempty"`
+	// OtherProcesses are the pids of other programs' compute processes
+	// (Environment.OtherProcesses) seen on the figure's GPUs just before or
+	// just after it was measured: the figure may be lower than the link
+	// allows. A field, not a param, so that it stays out of the figure's key.
+	OtherProcesses []int `json:"other_processes,omitempty"`
 }
 
 // Stats summarises a figure's samples.
