@@ -130,13 +130,14 @@ func number(v float64) string {
 func Formats() []string { return []string{"text", "markdown", "csv", "json"} }
 
 // Write writes the fleet in a format of Formats ("md" is markdown). The
-// Markdown has no figures: Document(true).WriteMarkdown writes them too.
+// Markdown has no figures: Document(true).WriteMarkdown links them, and
+// plot.WriteAll writes its Figures.
 func (f *Fleet) Write(w io.Writer, format string) error {
 	switch format {
 	case "text", "":
 		return f.WriteText(w)
 	case "markdown", "md":
-		return f.Document(false).WriteMarkdown(w, "", "")
+		return f.Document(false).WriteMarkdown(w, "")
 	case "csv":
 		return f.WriteCSV(w)
 	case "json":
