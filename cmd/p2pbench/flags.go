@@ -21,11 +21,12 @@ import (
 // ipc, all): the machine, the tests (named in the help), the samples and
 // their checks, and where the results go.
 func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
-	return []cli.Flag{devicesFlag, simulateFlag, jsonFlag,
+	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
 		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
+		&cli.BoolFlag{Name: "allow-busy", Usage: "measure even while other programs' compute processes are on the selected GPUs (their figures are marked); without it the run refuses, exit status 4"},
 		output,
 	}
 }
@@ -55,8 +56,9 @@ func copyVariants() []string {
 
 // readSettings reads the flags that bw, lat, atomic, all and ipc share into
 // settings for the given tests; copies says whether the command has the
-// flags of the copy tests. The devices and the monitor are the session's,
-// set when it is open; the tuned configurations come from readTuning.
+// flags of the copy tests. The devices, the monitor and the watch are the
+// session's (see measuring.settle); the tuned configurations come from
+// readTuning.
 func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Settings, error) {
 	o := measure.Settings{Tests: tests, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
 	if o.Samples < 1 || o.Samples > 100000 {

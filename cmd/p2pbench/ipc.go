@@ -81,8 +81,7 @@ func ipcAction(c *cli.Context) error {
 	if opt.Child, err = ipcChildArgs(m.s.sim); err != nil {
 		return err
 	}
-	opt.Devices, opt.Monitor, opt.Progress = m.s.devices, m.s.mon, m.progress
-	m.run.Verify = opt.Verify
+	m.settle(&opt.Settings)
 	m.stopNote = "every child process was stopped"
 	runErr := ipc.Run(c.Context, m.s.drv, opt, m.run)
 	return m.finish(runErr, func(run *results.Run) []*report.Document {

@@ -74,8 +74,7 @@ func measureAction(c *cli.Context) error {
 	if opt.Tuned, err = readTuning(c); err != nil {
 		return err
 	}
-	opt.Devices, opt.Monitor, opt.Progress = m.s.devices, m.s.mon, m.progress
-	m.run.Verify = opt.Verify
+	m.settle(&opt.Settings)
 	runErr := m.measureInProcess(opt)
 	if c.Command.Name == "all" && runErr == nil {
 		runErr = m.measureAcrossProcesses(opt)

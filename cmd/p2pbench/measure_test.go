@@ -80,6 +80,32 @@ func TestFailedFiguresExitStatus(t *testing.T) {
 	}
 }
 
+// Another program on a selected GPU: the run refuses (exit status 4) unless
+// --allow-busy, and then marks the figures it shared the GPU with.
+func TestBusyGPUs(t *testing.T) {
+	busy := append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "--simulate-health", "process:1:4242:python"}, small...)
+	_, stderr, status := p2pbench(t, busy...)
+	if status != exitFailed || !strings.Contains(stderr, "pid 4242 (python") || !strings.Contains(stderr, "--allow-busy") {
+		t.Errorf("exit status %d, stderr %q; want %d naming the process and --allow-busy", status, stderr, exitFailed)
+	}
+	js, stderr, status := p2pbench(t, append(busy, "--allow-busy", "--json")...)
+	if status != exitOK {
+		t.Fatalf("--allow-busy: exit status %d: %s", status, stderr)
+	}
+	run, err := results.Decode(strings.NewReader(js))
+	if err != nil || len(run.Figures) != 2 {
+		t.Fatalf("--allow-busy: %v, %+v", err, run)
+	}
+	for _, f := range run.Figures {
+		if len(f.OtherProcesses) != 1 || f.OtherProcesses[0] != 4242 {
+			t.Errorf("%s %d→%d: other processes %v, want [4242]", f.Test, f.Src, f.Dst, f.OtherProcesses)
+		}
+	}
+	if len(run.Environment.HealthBefore) != 2 || len(run.Environment.HealthAfter) != 2 {
+		t.Errorf("health before %d, after %d GPUs; want 2 and 2", len(run.Environment.HealthBefore), len(run.Environment.HealthAfter))
+	}
+}
+
 // On one device the pair tests are named as skipped and the rest run.
 func TestOneDeviceSkipsPairTestsAloud(t *testing.T) {
 	out, stderr, status := p2pbench(t, append([]string{"bw", "--devices", "1", "--tests", "local_copy,ce_read"}, small...)...)

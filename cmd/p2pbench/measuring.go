@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -67,6 +68,15 @@ func (m *measuring) close() {
 	}
 }
 
+// settle gives settings what the session decides: the devices, the
+// monitor, the watch for other programs on the GPUs (--allow-busy), and the
+// progress of the run.
+func (m *measuring) settle(s *measure.Settings) {
+	s.Devices, s.Monitor, s.Progress = m.s.devices, m.s.mon, m.progress
+	s.Watch = measure.NewWatch(m.s.mon, m.c.Bool("allow-busy"))
+	m.run.Verify = s.Verify
+}
+
 // progress is told of every step: it moves the bar and saves the results
 // now and then.
 func (m *measuring) progress(done, total int, step string) {
@@ -86,6 +96,7 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	run := m.run
 	run.End = time.Now().UTC()
 	run.Environment.StateEnd = bench.ReadStates(m.s.mon, run.Environment.Devices)
+	run.Environment.HealthAfter = bench.ReadHealth(m.s.mon, run.Environment.Devices)
 	sig, stopped := interrupted(m.c.Context)
 	run.Complete = runErr == nil && !stopped
 	switch {
@@ -118,6 +129,8 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 			msg += "; " + m.stopNote
 		}
 		return fmt.Errorf("%s; the run is partial (%s), %s", msg, figures(len(run.Figures)), where)
+	case errors.As(runErr, new(*measure.BusyError)):
+		return failedFigures(fmt.Errorf("%w (give --allow-busy to measure anyway)", runErr))
 	case runErr != nil:
 		return runErr
 	}

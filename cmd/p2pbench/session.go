@@ -24,26 +24,39 @@ var (
 	devicesFlag  = &cli.StringFlag{Name: "devices", Aliases: []string{"d"}, Usage: "devices to use, e.g. 0,2 or 0-3 (default: all)"}
 	simulateFlag = &cli.StringFlag{Name: "simulate", Usage: "run on a simulated machine instead of the GPUs: " + strings.Join(sim.Machines(), ", ") + " (every figure is labelled SIMULATED)"}
 	jsonFlag     = &cli.BoolFlag{Name: "json", Usage: "print the results as JSON instead of tables"}
+	healthFlag   = &cli.StringSliceFlag{Name: "simulate-health", Usage: "with --simulate, inject a health condition `SPEC` (repeatable): link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]"}
 )
 
 // target is the machine a command asks for: a device selection (nil: all)
-// on the GPUs or on a simulated machine.
+// on the GPUs or on a simulated machine, with its injected health.
 type target struct {
 	devices []int
 	sim     string
+	health  []sim.Option
 }
 
-// targetOf reads --devices and --simulate; it opens nothing.
+// targetOf reads --devices, --simulate and --simulate-health; it opens
+// nothing.
 func targetOf(c *cli.Context) (target, error) {
 	devices, err := units.ParseDeviceList(c.String("devices"))
 	if err != nil {
 		return target{}, usageError{err}
 	}
-	m := c.String("simulate")
-	if m != "" && !slices.Contains(sim.Machines(), m) {
-		return target{}, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", m, strings.Join(sim.Machines(), ", "))}
+	t := target{devices: devices, sim: c.String("simulate")}
+	if t.sim != "" && !slices.Contains(sim.Machines(), t.sim) {
+		return t, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", t.sim, strings.Join(sim.Machines(), ", "))}
 	}
-	return target{devices, m}, nil
+	for _, spec := range c.StringSlice("simulate-health") {
+		if t.sim == "" {
+			return t, usageError{fmt.Errorf("--simulate-health %s needs --simulate", spec)}
+		}
+		o, err := sim.ParseHealth(spec)
+		if err != nil {
+			return t, usageError{fmt.Errorf("--simulate-health: %w", err)}
+		}
+		t.health = append(t.health, o)
+	}
+	return t, nil
 }
 
 // session is an opened driver with its optional monitor and the selected
@@ -70,9 +83,9 @@ func (s *session) Close() {
 func (t target) open() (*session, error) {
 	s := &session{sim: t.sim}
 	if t.sim != "" {
-		d, err := sim.New(t.sim)
+		d, err := sim.New(t.sim, t.health...)
 		if err != nil {
-			return nil, err
+			return nil, usageError{err}
 		}
 		s.drv, s.mon = d, d.Monitor()
 	} else {

@@ -16,20 +16,21 @@ const (
 	exitError   = 1 // an error: I/O, an unreadable input, an internal failure
 	exitUsage   = 2 // bad command line: flags, values, arguments, commands
 	exitNoGPU   = 3 // no GPU or no driver: library missing, no device, a selected device absent
-	exitFailed  = 4 // figures failed, or nothing was measured or compared
+	exitFailed  = 4 // figures failed, nothing measured or compared, busy GPUs refused
 	exitVerdict = 5 // a regression (compare --fail-on-regression)
 )
 
 const exitStatusHelp = `Exit status:
-   0    everything measured and verified (a reader: its work done)
-   1    an error: I/O, an unreadable input, an internal failure
-   2    usage: a bad flag, value, argument or command; an output path that is
-        not a regular file (a device, FIFO, directory) or is also an input
-   3    no GPU or no driver: libcuda missing, no device, a selected device absent
-   4    figures failed (error or bad data), or nothing was measured or compared
-   5    a regression (compare --fail-on-regression)
+   0      everything measured and verified (a reader: its work done)
+   1      an error: I/O, an unreadable input, an internal failure
+   2      usage: a bad flag, value, argument or command; an output path that
+          is not a regular file (a device, FIFO, directory) or is an input
+   3      no GPU or no driver: libcuda missing, no device, a selected device absent
+   4      figures failed (error or bad data), nothing was measured or compared,
+          or other programs were on the GPUs (see --allow-busy)
+   5      a regression (compare --fail-on-regression)
    128+n  stopped by signal n: 129 SIGHUP, 130 SIGINT (Ctrl-C), 143 SIGTERM;
-        a measuring command saves what it measured first, marked partial`
+          a measuring command saves what it measured first, marked partial`
 
 // statusError gives an error its exit status.
 type statusError struct {

@@ -17,7 +17,7 @@ func topoCommand() *cli.Command {
 		Description: "Reads what the driver (and NVML, when present) says about every selected device and\n" +
 			"every ordered pair. --check also runs the documented error cases of the peer-access\n" +
 			"calls on the real devices and reports where the driver differs from its documentation.",
-		Flags: []cli.Flag{devicesFlag, simulateFlag, jsonFlag,
+		Flags: []cli.Flag{devicesFlag, simulateFlag, healthFlag, jsonFlag,
 			&cli.BoolFlag{Name: "check", Usage: "run the driver conformance cases (leaves peer access as found)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results file `FILE`"},
 		},
