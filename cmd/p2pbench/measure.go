@@ -59,11 +59,7 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := resultsPath(c)
-	if err != nil {
-		return err
-	}
-	m, err := startMeasuring(c, t, path, c.String("tuning"))
+	m, err := startMeasuring(c, t, resultsPath(c), c.String("tuning"))
 	if err != nil {
 		return err
 	}
@@ -112,9 +108,9 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 // resultsPath is the results file of bw, lat and atomic (-o, maybe none)
 // or of all (results.json in --dir or in a directory named for the host and
 // the time).
-func resultsPath(c *cli.Context) (string, error) {
+func resultsPath(c *cli.Context) string {
 	if c.Command.Name != "all" {
-		return c.String("output"), nil
+		return c.String("output")
 	}
 	dir := c.String("dir")
 	if dir == "" {
@@ -124,7 +120,7 @@ func resultsPath(c *cli.Context) (string, error) {
 		}
 		dir = fmt.Sprintf("p2pbench-%s-%s", host, time.Now().UTC().Format("20060102-150405"))
 	}
-	return filepath.Join(dir, "results.json"), nil
+	return filepath.Join(dir, "results.json")
 }
 
 // measureInProcess runs the engine's tests.
