@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -149,6 +150,9 @@ func Decode(name string, data []byte, opt Options) (*results.Run, error) {
 	if format == "" {
 		var ok bool
 		if format, ok = Detect(data); !ok {
+			if jsonKeys(data)["schema"] {
+				return nil, in.errorf(0, "already a p2pbench results file: there is nothing to import")
+			}
 			return nil, in.errorf(0, "not an output Import knows (nvbandwidth JSON or text, nccl-tests text)")
 		}
 	}
@@ -173,9 +177,8 @@ func Decode(name string, data []byte, opt Options) (*results.Run, error) {
 
 // Detect tells an input's format from its content.
 func Detect(data []byte) (Format, bool) {
-	trimmed := bytes.TrimSpace(data)
 	switch {
-	case bytes.HasPrefix(trimmed, []byte("{")) && bytes.Contains(trimmed, []byte(`"nvbandwidth"`)):
+	case jsonKeys(data)["nvbandwidth"]:
 		return NVBandwidthJSON, true
 	case bytes.Contains(data, []byte("nvbandwidth Version:")) || nvbRunning.Match(data):
 		return NVBandwidthText, true
@@ -183,4 +186,18 @@ func Detect(data []byte) (Format, bool) {
 		return NCCLTestsText, true
 	}
 	return "", false
+}
+
+// jsonKeys returns the top-level keys of a JSON object; none for anything
+// else.
+func jsonKeys(data []byte) map[string]bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) != nil {
+		return nil
+	}
+	keys := make(map[string]bool, len(probe))
+	for k := range probe {
+		keys[k] = true
+	}
+	return keys
 }

@@ -96,7 +96,7 @@ func TestMalformed(t *testing.T) {
 		want     string
 	}{
 		{"empty.txt", "", "", "empty.txt: not an output"},
-		{"p2pbench.json", `{"schema": 2, "figures": []}`, "", "p2pbench.json: not an output"},
+		{"p2pbench.json", `{"schema": 2, "figures": []}`, "", "p2pbench.json: already a p2pbench results file"},
 		{"cut.json", `{"nvbandwidth": {"version": "v0.8", "testcases": [`, ingest.NVBandwidthJSON, "cut.json:1:51: malformed JSON"},
 		{"type.json", `{"nvbandwidth": {"version": 8}}`, ingest.NVBandwidthJSON, "type.json:1:30: nvbandwidth.version is a JSON number, not a string"},
 		{"other.json", `{"nvbandwidthx": 1}`, ingest.NVBandwidthJSON, `other.json: no "nvbandwidth" object`},

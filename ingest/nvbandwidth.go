@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -239,6 +240,7 @@ const mib = 1 << 20
 type nvbMeta struct {
 	version, git string
 	cudaVersion  int // the driver's CUDA version, 13000
+	runtime      int // the CUDA runtime's version, where the output says
 	driver       string
 	host         string
 	devices      []results.Device
@@ -273,6 +275,9 @@ func convertNVB(meta nvbMeta, tcs []nvbTestcase, opt Options, in *input) (*resul
 	if meta.cudaVersion > 0 {
 		b.run.Environment.CUDAVersion = fmt.Sprintf("%d.%d", meta.cudaVersion/1000, meta.cudaVersion%1000/10)
 	}
+	if meta.runtime > 0 && meta.runtime != meta.cudaVersion {
+		b.run.Environment.Notes = append(b.run.Environment.Notes, fmt.Sprintf("nvbandwidth was built with CUDA runtime %d", meta.runtime))
+	}
 	size, err := nvbBufferSize(meta, opt, b, in)
 	if err != nil {
 		return nil, err
@@ -287,7 +292,7 @@ func convertNVB(meta nvbMeta, tcs []nvbTestcase, opt Options, in *input) (*resul
 		if err != nil {
 			return nil, err
 		}
-		if c != nil && !containsCase(used[c.figureTest()], c.name) {
+		if c != nil && !slices.ContainsFunc(used[c.figureTest()], func(u nvbCase) bool { return u.name == c.name }) {
 			used[c.figureTest()] = append(used[c.figureTest()], *c)
 		}
 	}
@@ -301,19 +306,9 @@ func convertNVB(meta nvbMeta, tcs []nvbTestcase, opt Options, in *input) (*resul
 	for _, e := range meta.errors {
 		b.note("nvbandwidth reported: %s", e)
 	}
-	b.run.Verify = false
 	b.unknown("whether the copied data was verified: nvbandwidth checks it unless run with -s, and stops at a mismatch")
 	b.unknown("the date, the topology (peer access, NVLinks) and the GPUs' state")
 	return b.finish("nvbandwidth"), nil
-}
-
-func containsCase(cases []nvbCase, name string) bool {
-	for _, c := range cases {
-		if c.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // nvbBufferSize is the bytes nvbandwidth's bandwidth testcases copied.

@@ -76,8 +76,10 @@ func (t *nvbText) line(i int) (int, error) {
 		t.meta.version = value
 	case key == "Built from Git version":
 		t.meta.git = value
-	case key == "CUDA Driver Version" || key == "CUDA Runtime Version":
+	case key == "CUDA Driver Version":
 		t.meta.cudaVersion, _ = strconv.Atoi(value)
+	case key == "CUDA Runtime Version": // before v0.5 the runtime's, since the driver's
+		t.meta.runtime, _ = strconv.Atoi(value)
 	case key == "Driver Version":
 		t.meta.driver = value
 	case strings.HasPrefix(s, "Device ") && cur == nil:
