@@ -254,3 +254,36 @@ func TestNVBandwidthJSONStatuses(t *testing.T) {
 		t.Errorf("notes %s; %d figures", notes, len(run.Figures))
 	}
 }
+
+// TestNVBandwidthTextStatuses checks the text's lines of testcases without
+// results: an error after "Running", a waived testcase (which prints no
+// "Running" line), and a fatal error that ends the output.
+func TestNVBandwidthTextStatuses(t *testing.T) {
+	in := `nvbandwidth Version: v0.8
+Waived: 
+Running device_to_device_memcpy_read_ce.
+Error: peer access failed
+Running device_local_copy.
+memcpy local GPU(column) bandwidth (GB/s)
+           0
+ 0   2103.45
+
+SUM device_local_copy 2103.45
+
+Running device_to_host_memcpy_ce.
+[CUDA_ERROR_ILLEGAL_ADDRESS] an illegal memory access was encountered in expression cuStreamSynchronize(stream)
+`
+	run, err := ingest.Decode("st.txt", []byte(in), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(run.Notes, "\n")
+	for _, want := range []string{"reported: Waived:", "device_to_device_memcpy_read_ce gave no results: Error: peer access failed", "CUDA_ERROR_ILLEGAL_ADDRESS"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if len(run.Figures) != 1 || run.Complete || !strings.Contains(run.Stopped, "stopped during testcase device_to_host_memcpy_ce: [CUDA_ERROR_ILLEGAL_ADDRESS]") {
+		t.Errorf("%d figures, complete %v, stopped %q", len(run.Figures), run.Complete, run.Stopped)
+	}
+}

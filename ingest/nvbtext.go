@@ -89,9 +89,14 @@ func (t *nvbText) line(i int) (int, error) {
 	case nvbRunning.MatchString(s):
 		name := nvbRunning.FindStringSubmatch(s)[1]
 		t.tcs = append(t.tcs, nvbTestcase{name: name, where: t.lineError(i + 1)})
-	case cur != nil && nvbStatus.MatchString(s) && len(cur.matrices) == 0:
-		m := nvbStatus.FindStringSubmatch(s)
-		cur.status, cur.msg = m[1], m[2]
+	case nvbStatus.MatchString(s):
+		// A status names no testcase: it is the pending one's, else a
+		// testcase's that printed no "Running" line (one waived or not found).
+		if m := nvbStatus.FindStringSubmatch(s); cur != nil && cur.status == "" && len(cur.matrices) == 0 {
+			cur.status, cur.msg = m[1], m[2]
+		} else {
+			t.meta.errors = append(t.meta.errors, s)
+		}
 	case strings.HasPrefix(s, "[CUDA_ERROR_") || strings.HasPrefix(s, "ASSERT in expression") || strings.HasPrefix(s, "NVML_ERROR"):
 		t.meta.errors = append(t.meta.errors, s)
 		if cur != nil && cur.status == "" && len(cur.matrices) == 0 {
