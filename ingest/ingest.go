@@ -175,10 +175,13 @@ func Decode(name string, data []byte, opt Options) (*results.Run, error) {
 	return run, nil
 }
 
-// Detect tells an input's format from its content.
+// Detect tells an input's format from its content. A JSON object whose
+// top-level key is "nvbandwidth", or malformed JSON that names it, is
+// nvbandwidth's (so that its decoder locates the flaw).
 func Detect(data []byte) (Format, bool) {
+	keys := jsonKeys(data)
 	switch {
-	case jsonKeys(data)["nvbandwidth"]:
+	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && bytes.Contains(data, []byte(`"nvbandwidth"`)) && (keys == nil || keys["nvbandwidth"]):
 		return NVBandwidthJSON, true
 	case bytes.Contains(data, []byte("nvbandwidth Version:")) || nvbRunning.Match(data):
 		return NVBandwidthText, true
@@ -188,7 +191,7 @@ func Detect(data []byte) (Format, bool) {
 	return "", false
 }
 
-// jsonKeys returns the top-level keys of a JSON object; none for anything
+// jsonKeys returns the top-level keys of a JSON object; nil for anything
 // else.
 func jsonKeys(data []byte) map[string]bool {
 	var probe map[string]json.RawMessage

@@ -97,7 +97,7 @@ func TestMalformed(t *testing.T) {
 	}{
 		{"empty.txt", "", "", "empty.txt: not an output"},
 		{"p2pbench.json", `{"schema": 2, "figures": []}`, "", "p2pbench.json: already a p2pbench results file"},
-		{"cut.json", `{"nvbandwidth": {"version": "v0.8", "testcases": [`, ingest.NVBandwidthJSON, "cut.json:1:51: malformed JSON"},
+		{"cut.json", `{"nvbandwidth": {"version": "v0.8", "testcases": [`, "", "cut.json:1:51: malformed JSON"},
 		{"type.json", `{"nvbandwidth": {"version": 8}}`, ingest.NVBandwidthJSON, "type.json:1:30: nvbandwidth.version is a JSON number, not a string"},
 		{"other.json", `{"nvbandwidthx": 1}`, ingest.NVBandwidthJSON, `other.json: no "nvbandwidth" object`},
 		{"cell.json", `{"nvbandwidth": {"testcases": [{"name": "device_local_copy", "status": "Passed", "bandwidth_matrix": [["fast"]]}]}}`, "",

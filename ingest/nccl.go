@@ -32,7 +32,7 @@ var ncclProgram = regexp.MustCompile(`([a-z_]+)_perf\b`)
 
 // ncclRank matches a rank's line: "#  Rank  0 Group  0 Pid  1234 on host
 // device  0 [0000:18:00] NVIDIA H100" (older: no Group, "[0x18]").
-var ncclRank = regexp.MustCompile(`^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$`)
+var ncclRank = regexp.MustCompile(`^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$`)
 
 // ncclDate matches the timestamp -S adds to a row.
 var ncclDate = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
@@ -49,10 +49,10 @@ type ncclTable struct {
 	ended       bool // its summary was read
 }
 
+// ncclRankLine is what a rank's line says.
 type ncclRankLine struct {
-	rank, device int
-	host, bus    string
-	name         string
+	host, bus, name string
+	device          int
 }
 
 // nccl is the state of reading an output.
@@ -111,7 +111,7 @@ func (n *nccl) comment(no int, s string) error {
 	switch {
 	case strings.HasPrefix(body, "nccl-tests version "):
 		f := strings.Fields(body)
-		n.b.run.Tool.Version = f[2]
+		n.b.run.Tool.Version = field(f, 2)
 		if len(f) > 3 {
 			n.b.run.Environment.Notes = appendOnce(n.b.run.Environment.Notes, "NCCL version codes: "+strings.Join(f[3:], ", "))
 		}
@@ -125,9 +125,8 @@ func (n *nccl) comment(no int, s string) error {
 		n.settings(body)
 	case ncclRank.MatchString(s):
 		m := ncclRank.FindStringSubmatch(s)
-		rank, _ := strconv.Atoi(m[1])
-		dev, _ := strconv.Atoi(m[3])
-		n.table.ranks = append(n.table.ranks, ncclRankLine{rank: rank, host: m[2], device: dev, bus: m[4], name: strings.TrimSpace(m[5])})
+		dev, _ := strconv.Atoi(m[2])
+		n.table.ranks = append(n.table.ranks, ncclRankLine{host: m[1], device: dev, bus: m[3], name: strings.TrimSpace(m[4])})
 	case ncclHeader.MatchString(s):
 		return n.header(no, body)
 	case strings.HasPrefix(body, "Out of bounds values") && strings.Contains(body, "FAILED"),
@@ -172,9 +171,9 @@ func (n *nccl) header(no int, body string) error {
 	if len(starts) != 2 || starts[0] != 5 || starts[1]-starts[0] < 4 {
 		return n.in.errorf(no, "a column line without nccl-tests' out-of-place and in-place groups (time algbw busbw #wrong)")
 	}
-	validation, ranks, threadsGPUs := n.table.validation, n.table.ranks, n.table.threadsGPUs
-	n.table = ncclTable{collective: n.program, line: no, group: starts[1] - starts[0], cputime: cols[5] == "cputime",
-		validation: validation, ranks: ranks, threadsGPUs: threadsGPUs}
+	prev := n.table
+	n.newTable(ncclTable{collective: n.program, line: no, group: starts[1] - starts[0], cputime: cols[5] == "cputime",
+		validation: prev.validation, ranks: prev.ranks, threadsGPUs: prev.threadsGPUs})
 	if n.table.collective == "" {
 		c, err := n.guessCollective(no)
 		if err != nil {
