@@ -24,10 +24,14 @@ type Run struct {
 	// Simulated is true when the figures come from the simulated driver, not a GPU.
 	Simulated bool `json:"simulated"`
 	// SimMachine names the simulated machine ("h200x2", "dgx-h100", ...).
-	SimMachine string    `json:"sim_machine,omitempty"`
-	Host       string    `json:"host"`
-	Start      time.Time `json:"start"`
-	End        time.Time `json:"end"`
+	SimMachine string `json:"sim_machine,omitempty"`
+	// Imported marks a run converted from another tool's output by
+	// `p2pbench import`; nil for a run p2pbench measured. Tool then names
+	// the other tool.
+	Imported *Imported `json:"imported,omitempty"`
+	Host     string    `json:"host"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
 	// Complete is false for a run cut short (Ctrl-C, a fatal error); Stopped says why.
 	Complete bool   `json:"complete"`
 	Stopped  string `json:"stopped,omitempty"`
@@ -52,6 +56,23 @@ type Tool struct {
 	Command []string `json:"command"`
 	GoOS    string   `json:"goos"`
 	GoArch  string   `json:"goarch"`
+}
+
+// Imported says where an imported run's figures come from and what its
+// input does not say.
+type Imported struct {
+	// Format is the input's format ("nvbandwidth-json", "nccl-tests-text", ...).
+	Format string `json:"format"`
+	// File is the input's file name (without its directory); SHA256 the
+	// hash of its content, in hex.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Importer is the program that converted it ("p2pbench v1.4"), when known.
+	Importer string `json:"importer,omitempty"`
+	// Unknown says, in words, what the input does not record that a
+	// p2pbench run does: raw samples (without them no significance test is
+	// possible), the date, the topology, ...
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // Environment is the software and hardware state around a run.
