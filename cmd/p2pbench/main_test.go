@@ -28,7 +28,11 @@ func TestMain(m *testing.M) {
 	// No test may reach a real driver.
 	os.Setenv("P2PBENCH_LIBCUDA", "/nonexistent/libcuda.so.1")
 	os.Setenv("P2PBENCH_LIBNVML", "/nonexistent/libnvidia-ml.so.1")
-	os.Exit(m.Run())
+	status := m.Run()
+	if sample.dir != "" {
+		os.RemoveAll(sample.dir)
+	}
+	os.Exit(status)
 }
 
 // p2pbench runs the command line in this process, as main does.
@@ -48,9 +52,9 @@ var small = []string{"--simulate", "h200x2", "--samples", "2", "--size", "4KiB"}
 // sample is one small simulated all run, made once and shared by the tests
 // of the readers: its results file, and what all printed.
 var sample struct {
-	once         sync.Once
-	path, stdout string
-	err          string
+	once              sync.Once
+	dir, path, stdout string
+	err               string
 }
 
 func sampleRun(t *testing.T) (path, stdout string) {
@@ -61,6 +65,7 @@ func sampleRun(t *testing.T) (path, stdout string) {
 			sample.err = err.Error()
 			return
 		}
+		sample.dir = dir
 		var o, e bytes.Buffer
 		args := append([]string{"p2pbench", "all", "--sizes", "4KiB:64KiB:4", "--dir", dir}, small...)
 		if status := run(args, &o, &e); status != exitOK {
