@@ -91,7 +91,7 @@ func (e *Engine) Notes() []string { return append([]string(nil), e.notes...) }
 func (e *Engine) note(format string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.notes = append(e.notes, fmt.Sprintf(format, args...))
+	e.notes = append(e.notes, results.ClipText(fmt.Sprintf(format, args...)))
 }
 
 // add appends a figure to the run.

@@ -157,7 +157,9 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	r.sizes = r.bufferSizes()
 	defer func() {
 		r.shutdown(ctx.Err() != nil)
-		run.Notes = append(run.Notes, r.notes...)
+		for _, n := range r.notes {
+			run.Notes = append(run.Notes, results.ClipText(n))
+		}
 	}()
 	if err := r.start(ctx, drv.Simulated()); err != nil {
 		return err

@@ -5,6 +5,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -104,8 +105,17 @@ func ParseSizes(s string) ([]uint64, error) {
 	return out, nil
 }
 
+// MaxDevices bounds device lists: indices run from 0 to MaxDevices-1, and a
+// list names at most MaxDevices devices. CUDA documents no limit of its own;
+// 1024 is far above any machine one operating system runs (the largest
+// hosts have 16 GPUs; a 72-GPU NVLink domain spans 18 hosts), and small
+// enough that a list is checked before it is expanded and costs nothing to
+// expand: "0-99999999" is refused, not spelled out.
+const MaxDevices = 1024
+
 // ParseDeviceList parses "0,2,3" or "0-3" or "0-1,4" into indices; "" and
-// "all" give nil (every device).
+// "all" give nil (every device). Indices above MaxDevices-1, and lists of
+// more than MaxDevices entries, are refused before anything is expanded.
 func ParseDeviceList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "all" {
@@ -115,20 +125,40 @@ func ParseDeviceList(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
-		}
+		a, err := deviceIndex(lo)
 		b := a
-		if isRange {
-			b, err = strconv.Atoi(strings.TrimSpace(hi))
-			if err != nil || b < a {
-				return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
+		if err == nil && isRange {
+			if b, err = deviceIndex(hi); err == nil && b < a {
+				err = errors.New("not a range")
 			}
+		}
+		switch {
+		case errors.Is(err, errIndexTooLarge):
+			return nil, fmt.Errorf("bad device list %q: %q: device indices go from 0 to %d", s, part, MaxDevices-1)
+		case err != nil && isRange:
+			return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
+		case err != nil:
+			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
+		case len(out)+b-a+1 > MaxDevices:
+			return nil, fmt.Errorf("bad device list %q: more than %d devices, so some are listed twice", s, MaxDevices)
 		}
 		for d := a; d <= b; d++ {
 			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+var errIndexTooLarge = errors.New("device index too large")
+
+// deviceIndex reads one device index, 0 to MaxDevices-1.
+func deviceIndex(s string) (int, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || err == nil && n >= MaxDevices:
+		return 0, errIndexTooLarge
+	case err != nil:
+		return 0, err
+	}
+	return int(n), nil
 }
