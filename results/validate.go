@@ -365,9 +365,7 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
-		// Not NaN, infinite or negative, in one comparison.
-		if !(x >= 0 && x <= math.MaxFloat64) {
-			v.add("%s: samples[%d] is %v", where, j, x)
+		if !v.value(where, fmt.Sprintf("samples[%d]", j), x) {
 			continue
 		}
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -393,6 +391,24 @@ func (v *validator) figureText(where fmt.Stringer, f *Figure) {
 	v.text(where, "verify_detail", f.VerifyDetail)
 }
 
+// value checks a measured value: not NaN, infinite or negative, and not
+// subnormal (no measurement is smaller than 2.2e-308 of any unit, and a
+// ratio of such a value, as compare makes, overflows).
+func (v *validator) value(where fmt.Stringer, field string, x float64) bool {
+	switch {
+	case !(x >= 0 && x <= math.MaxFloat64): // NaN, infinite or negative
+		v.add("%s: %s is %v", where, field, x)
+	case x != 0 && x < minNormal:
+		v.add("%s: %s is %v, a subnormal number: no measurement is that small", where, field, x)
+	default:
+		return true
+	}
+	return false
+}
+
+// minNormal is the smallest normal float64.
+const minNormal = 0x1p-1022
+
 // stats checks a figure's stats against themselves and against its n
 // samples, whose valid values range over [lo, hi].
 func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
@@ -402,8 +418,7 @@ func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
 		x    float64
 	}{{"median", s.Median}, {"mean", s.Mean}, {"stddev", s.Stddev}, {"cv", s.CV},
 		{"min", s.Min}, {"max", s.Max}, {"p5", s.P5}, {"p95", s.P95}, {"p99", s.P99}} {
-		if !(fv.x >= 0 && fv.x <= math.MaxFloat64) {
-			v.add("%s: stats.%s is %v", where, fv.name, fv.x)
+		if !v.value(where, "stats."+fv.name, fv.x) {
 			bad = true
 		}
 	}

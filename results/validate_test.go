@@ -30,6 +30,8 @@ func TestValidateInMemory(t *testing.T) {
 	}{
 		{"NaN sample", func(r *results.Run) { r.Figures[0].Samples[1] = math.NaN() }, "samples[1] is NaN"},
 		{"Inf stat", func(r *results.Run) { r.Figures[0].Stats.Mean = math.Inf(1) }, "stats.mean is +Inf"},
+		{"subnormal sample", func(r *results.Run) { r.Figures[0].Samples[2] = 5e-324 }, "samples[2] is 5e-324, a subnormal number"},
+		{"subnormal stat", func(r *results.Run) { r.Figures[0].Stats.P5 = 1e-310 }, "stats.p5 is 1e-310, a subnormal number"},
 		{"NaN power", func(r *results.Run) { r.Environment.StateEnd[0].PowerW = math.NaN() }, "power_w is NaN"},
 		{"NaN link", func(r *results.Run) { r.Topology.Pairs[0].LinkGBps = math.NaN() }, "link_gbps is NaN"},
 		{"self pair", func(r *results.Run) { r.Topology.Pairs[0].Dst = r.Topology.Pairs[0].Src }, "src and dst are both"},
