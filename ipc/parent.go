@@ -191,7 +191,7 @@ func (r *parent) bufferSizes() map[string]uint64 {
 		case results.IPCLatPingPong:
 			sizes[bufSmall] = measure.SmallBytes
 		default:
-			sizes[bufSend] = (r.opt.Size + 255) / 256 * 256
+			sizes[bufSend] = measure.BufferBytes(r.opt.Size)
 			sizes[bufRecv] = sizes[bufSend]
 		}
 	}

@@ -365,7 +365,8 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
-		if !v.value(where, fmt.Sprintf("samples[%d]", j), x) {
+		if bad, why := badValue(x); bad {
+			v.add("%s: samples[%d] is %v%s", where, j, x, why)
 			continue
 		}
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -391,19 +392,18 @@ func (v *validator) figureText(where fmt.Stringer, f *Figure) {
 	v.text(where, "verify_detail", f.VerifyDetail)
 }
 
-// value checks a measured value: not NaN, infinite or negative, and not
-// subnormal (no measurement is smaller than 2.2e-308 of any unit, and a
-// ratio of such a value, as compare makes, overflows).
-func (v *validator) value(where fmt.Stringer, field string, x float64) bool {
+// badValue reports whether x cannot be a measured value, and why beyond
+// the value itself: NaN, infinite, negative, or subnormal (no measurement
+// is smaller than 2.2e-308 of any unit, and a ratio of such a value, as
+// compare makes, overflows).
+func badValue(x float64) (bad bool, why string) {
 	switch {
 	case !(x >= 0 && x <= math.MaxFloat64): // NaN, infinite or negative
-		v.add("%s: %s is %v", where, field, x)
+		return true, ""
 	case x != 0 && x < minNormal:
-		v.add("%s: %s is %v, a subnormal number: no measurement is that small", where, field, x)
-	default:
-		return true
+		return true, ", a subnormal number: no measurement is that small"
 	}
-	return false
+	return false, ""
 }
 
 // minNormal is the smallest normal float64.
@@ -418,7 +418,8 @@ func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
 		x    float64
 	}{{"median", s.Median}, {"mean", s.Mean}, {"stddev", s.Stddev}, {"cv", s.CV},
 		{"min", s.Min}, {"max", s.Max}, {"p5", s.P5}, {"p95", s.P95}, {"p99", s.P99}} {
-		if !v.value(where, "stats."+fv.name, fv.x) {
+		if b, why := badValue(fv.x); b {
+			v.add("%s: stats.%s is %v%s", where, fv.name, fv.x, why)
 			bad = true
 		}
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"sort"
 	"unsafe"
 
@@ -164,6 +165,15 @@ func (c *devContext) access(p, n uint64, what string) (span, *asyncError) {
 	return sp, nil
 }
 
+// accessWords is access of words 4-byte words: a count whose bytes
+// overflow the address space reaches memory no allocation has.
+func (c *devContext) accessWords(p, words uint64, what string) (span, *asyncError) {
+	if words > math.MaxUint64/4 {
+		return span{}, illegalAddress("%s on device %d touched %d words from %#x, beyond the address space", what, c.dev, words, p)
+	}
+	return c.access(p, 4*words, what)
+}
+
 // readSegs returns the content of sp as segments at offsets 0..n, for a
 // copy: host memory comes as a reference to its bytes, snapshotted when the
 // run ends (hostmem.go).
@@ -248,8 +258,9 @@ func (c *devContext) MemAlloc(bytes uint64) (cuda.DevicePtr, error) {
 		if bytes >= largeAt {
 			align = largeAlign
 		}
+		// Overflow-safe: a size near 2^64 rounds up past zero.
 		n := alignUp(bytes, align)
-		if n < bytes || d.mem.used[c.dev]+n > c.totalMemory()-c.reserved {
+		if n < bytes || n > c.totalMemory()-c.reserved-d.mem.used[c.dev] {
 			return 0, cuda.NewError(cuda.ErrorOutOfMemory, call)
 		}
 		list := d.mem.devs[c.dev]

@@ -133,6 +133,8 @@ func ParseDeviceList(s string) ([]int, error) {
 			}
 		}
 		switch {
+		case errors.Is(err, errIndexTooLarge) && part == s:
+			return nil, fmt.Errorf("bad device list %q: device indices go from 0 to %d", s, MaxDevices-1)
 		case errors.Is(err, errIndexTooLarge):
 			return nil, fmt.Errorf("bad device list %q: %q: device indices go from 0 to %d", s, part, MaxDevices-1)
 		case err != nil && isRange:
