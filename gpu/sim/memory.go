@@ -30,7 +30,6 @@ type allocation struct {
 	mem    content
 	freed  bool
 	ipcTag uint64 // 0 until exported
-	spare  []byte // a snapshot array to reuse (hostmem.go)
 }
 
 // hostBuf is one HostAlloc: real Go memory.
@@ -181,9 +180,6 @@ func (d *Driver) readSegs(sp span) []segment {
 	if sp.a != nil {
 		segs := sp.a.mem.read(sp.off, sp.n)
 		for i := range segs {
-			if segs[i].blob != nil {
-				segs[i].blob.shared = true
-			}
 			segs[i] = segs[i].shift(-int64(sp.off))
 		}
 		return segs
@@ -201,13 +197,13 @@ func (d *Driver) writeSegs(sp span, segs []segment) {
 			refs = refs || segs[i].kind == segHostRef
 			segs[i] = segs[i].shift(int64(sp.off))
 		}
-		sp.a.keepSpare(sp.a.mem.write(sp.off, sp.n, segs))
+		sp.a.mem.write(sp.off, sp.n, segs)
 		if refs {
 			d.traffic.refs[sp.a] = true
 		}
 		return
 	}
-	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: hostSegments(segs)})
+	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: d.hostSegments(segs)})
 }
 
 // readBytes and writeBytes move real bytes in or out of sp.
@@ -372,6 +368,11 @@ func (c *devContext) HostFree(hb cuda.HostBuffer) error {
 			if h.ptr == ptr {
 				h.freed = true
 				d.mem.hosts = append(d.mem.hosts[:i], d.mem.hosts[i+1:]...)
+				if len(h.b) >= memoAt {
+					// The memo most likely holds this buffer's bytes: let
+					// them go with it (forgetting costs time, never truth).
+					d.traffic.memo = hostMemo{}
+				}
 				return nil
 			}
 		}
