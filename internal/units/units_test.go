@@ -106,6 +106,27 @@ func TestParseDeviceListRefusesBeforeExpanding(t *testing.T) {
 	}
 }
 
+// checkMessage fails t unless err is one short line, however long or odd
+// the input.
+func checkMessage(t *testing.T, err error) {
+	t.Helper()
+	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 400 {
+		t.Errorf("error of more than one short line: %q", msg)
+	}
+}
+
+func TestMessagesStayOneShortLine(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	for _, in := range []string{"1GiB \n:4B", long, "x\ny", "0-" + long} {
+		if _, err := ParseSizes(in); err != nil {
+			checkMessage(t, err)
+		}
+		if _, err := ParseDeviceList(in); err != nil {
+			checkMessage(t, err)
+		}
+	}
+}
+
 func FuzzParseDeviceList(f *testing.F) {
 	for _, s := range []string{"", "all", "0", "0-3", "0-1,4", "3-1", "-1", "0-99999999", "1,,2", " 2 - 5 , 7"} {
 		f.Add(s)
@@ -113,9 +134,7 @@ func FuzzParseDeviceList(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := ParseDeviceList(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error of more than one line: %q", err)
-			}
+			checkMessage(t, err)
 			return
 		}
 		if len(got) > MaxDevices {
@@ -136,9 +155,7 @@ func FuzzParseSize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		n, err := ParseSize(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error of more than one line: %q", err)
-			}
+			checkMessage(t, err)
 			return
 		}
 		if n == 0 {
@@ -151,15 +168,13 @@ func FuzzParseSize(f *testing.F) {
 }
 
 func FuzzParseSizes(f *testing.F) {
-	for _, s := range []string{"4B:1GiB", "4B:1GiB:4", "4KiB,1MiB,3MiB", "4KiB,18446744073709551612", "1:18446744073709551615:2", "1GiB:4B", "a:b", ",,"} {
+	for _, s := range []string{"4B:1GiB", "4B:1GiB:4", "4KiB,1MiB,3MiB", "4KiB,18446744073709551612", "1:18446744073709551615:2", "1GiB:4B", "a:b", ",,", "1GiB \n:4B"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := ParseSizes(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error of more than one line: %q", err)
-			}
+			checkMessage(t, err)
 			return
 		}
 		// Each part gives at most one size per power of two.
