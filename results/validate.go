@@ -386,7 +386,9 @@ func (v *validator) figureText(where fmt.Stringer, f *Figure) {
 	}
 	for k, p := range f.Params {
 		v.name(where, "params key", k)
-		v.name(where, "params["+quoteShort(k)+"]", p)
+		if len(p) > MaxNameBytes { // the field's name only for a problem
+			v.name(where, "params["+quoteShort(k)+"]", p)
+		}
 	}
 	v.text(where, "error", f.Error)
 	v.text(where, "verify_detail", f.VerifyDetail)
