@@ -168,7 +168,7 @@ func deviceIndex(s string) (int, error) {
 // quote shows what the user typed in an error: quoted, so that the message
 // stays one line, and cut to a few dozen bytes.
 func quote(s string) string {
-	const n = 64
+	const n = 32
 	if len(s) <= n {
 		return strconv.Quote(s)
 	}

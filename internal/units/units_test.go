@@ -110,7 +110,7 @@ func TestParseDeviceListRefusesBeforeExpanding(t *testing.T) {
 // the input.
 func checkMessage(t *testing.T, err error) {
 	t.Helper()
-	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 400 {
+	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 512 {
 		t.Errorf("error of more than one short line: %q", msg)
 	}
 }
