@@ -48,9 +48,13 @@ dist:
 test-arm64:
 	scripts/test-arm64.sh
 
-## fuzz: a minute of fuzzing the results reader
+## fuzz: a minute of fuzzing each parser of outside input (results files, sizes, device lists, imports)
+FUZZ_TARGETS := ./results:FuzzDecode ./internal/units:FuzzParseDeviceList ./internal/units:FuzzParseSize \
+	./internal/units:FuzzParseSizes
 fuzz:
-	$(GO) test -run=^$$ -fuzz=FuzzDecode -fuzztime=60s ./results/
+	for t in $(FUZZ_TARGETS) $$(cd ingest && grep -ho '^func Fuzz[A-Za-z]*' *_test.go | sed 's|^func |./ingest:|'); do \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=60s -fuzzminimizetime=2s "$${t%%:*}" || exit 1; \
+	done
 
 clean:
 	rm -rf p2pbench .gpu dist

@@ -108,7 +108,7 @@ func (e *Engine) Notes() []string { return append([]string(nil), e.notes...) }
 func (e *Engine) note(format string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.notes = append(e.notes, fmt.Sprintf(format, args...))
+	e.notes = append(e.notes, results.ClipText(fmt.Sprintf(format, args...)))
 }
 
 // add appends a figure to the run.
@@ -187,7 +187,10 @@ func (e *Engine) trace(step string, since time.Time) {
 
 // setup opens each device with its buffers.
 func (e *Engine) setup(ctx context.Context) error {
-	need := e.bufferBytes()
+	need, err := e.bufferBytes()
+	if err != nil {
+		return err
+	}
 	for _, d := range e.opt.Devices {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -214,16 +217,20 @@ func (e *Engine) devices() []*measure.Device {
 }
 
 // bufferBytes is the size of each device's send and receive buffers: the
-// largest transfer any selected test makes.
-func (e *Engine) bufferBytes() uint64 {
+// largest transfer any selected test makes. A size the tests cannot move
+// (measure.CheckTransferSize) is an error, before anything is allocated.
+func (e *Engine) bufferBytes() (uint64, error) {
 	if !e.needsBandwidthBuffers() {
-		return 0
+		return 0, nil
 	}
 	n := e.opt.Size
-	for _, s := range e.opt.Sweep {
+	for _, s := range append([]uint64{n}, e.opt.Sweep...) {
+		if err := measure.CheckTransferSize(s); err != nil {
+			return 0, err
+		}
 		n = max(n, s)
 	}
-	return roundUp(n, 256)
+	return measure.BufferBytes(n), nil
 }
 
 func roundUp(n, a uint64) uint64 { return (n + a - 1) / a * a }

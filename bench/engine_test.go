@@ -319,3 +319,23 @@ func TestAggregatesVerifyOnEightGPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeNearTwoToTheSixtyFour is issue 19's "--sizes
+// 4KiB,18446744073709551612": refused before anything is allocated, instead
+// of buffers rounded past zero and every figure ILLEGAL_ADDRESS.
+func TestSizeNearTwoToTheSixtyFour(t *testing.T) {
+	for _, o := range []bench.Options{
+		{Sweep: []uint64{4 << 10, 1<<64 - 4}},
+		{Settings: measure.Settings{Size: 1<<64 - 256}},
+		{Settings: measure.Settings{Size: measure.MaxTransferSize + 256}},
+	} {
+		o.Tests, o.Verify = []results.Test{results.CERead}, true
+		run, err := simRun(t, "h200x2", o)
+		if err == nil || !strings.Contains(err.Error(), "larger than any GPU's memory") {
+			t.Errorf("size %d, sweep %v: %v", o.Size, o.Sweep, err)
+		}
+		if len(run.Figures) != 0 {
+			t.Errorf("size %d, sweep %v: %d figures", o.Size, o.Sweep, len(run.Figures))
+		}
+	}
+}

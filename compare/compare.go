@@ -113,7 +113,8 @@ type Cell struct {
 
 // Change compares one run's cell with the baseline's.
 type Change struct {
-	// Valid is false when either side has no value.
+	// Valid is false when either side has no value, or the change is too
+	// large for a percentage (a ratio beyond the largest float).
 	Valid bool `json:"valid"`
 	// Pct is the change of the median in percent (new/base − 1).
 	Pct float64 `json:"pct"`
@@ -276,7 +277,10 @@ func spread(center, lo, hi float64) string {
 		return "?"
 	}
 	v := 100 * math.Max(hi/center-1, 1-lo/center)
-	if v < 10 {
+	switch {
+	case math.IsInf(v, 0):
+		return "∞"
+	case v < 10:
 		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
@@ -289,7 +293,13 @@ func change(row *Row, i int, base, other *benchmath.Sample, test *uTest, thresho
 	if !b.Present || !o.Present || b.Failed != "" || o.Failed != "" || b.Center == 0 {
 		return Change{}, nil
 	}
-	ch := Change{Valid: true, Pct: 100 * (o.Center/b.Center - 1)}
+	ratio := o.Center / b.Center
+	if math.IsInf(ratio, 0) {
+		// Beyond any percentage (a center near the smallest float): the
+		// cells show both medians, and no change is claimed.
+		return Change{}, nil
+	}
+	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
 	var warns []error
 	if base != nil && other != nil {
 		cmp := test.compare(base, other)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -447,5 +448,31 @@ func TestReadInputs(t *testing.T) {
 	in, err := compare.ReadInputs([]string{good, good})
 	if err != nil || len(in) != 2 || in[0].Name != good || in[1].Run == nil {
 		t.Errorf("ReadInputs = %v, %v", in, err)
+	}
+}
+
+// TestChangeBeyondAPercentage is issue 19's "compare --format json fails on
+// +Inf": a median so small that the other run's is more than the largest
+// float times it gives no change, and every format writes.
+func TestChangeBeyondAPercentage(t *testing.T) {
+	base := baseRun(t)
+	tiny := variant(base, 1e-309, pair(0, 1))
+	res := run(t, compare.Options{}, tiny, base)
+	seen := false
+	for _, row := range res.Rows {
+		if row.Src == 0 && row.Dst == 1 && row.Unit == results.UnitGBps && row.Cells[0].Failed == "" {
+			seen = true
+			if ch := row.Changes[0]; ch.Valid || math.IsInf(ch.Pct, 0) {
+				t.Fatalf("%s: change %+v from %v to %v", row.Key, ch, row.Cells[0].Center, row.Cells[1].Center)
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no figure of 0→1 compared")
+	}
+	for _, format := range compare.Formats() {
+		if err := compare.Write(io.Discard, res, format); err != nil {
+			t.Errorf("%s: %v", format, err)
+		}
 	}
 }

@@ -19,6 +19,9 @@ var (
 	// errChildExited: the child ended (crashed, was killed, or closed its
 	// channel) while the parent waited for it.
 	errChildExited = errors.New("the child process exited")
+	// errChannelBroken: the channel to the child broke and the process
+	// went on running; it is killed.
+	errChannelBroken = errors.New("the channel to the child process broke")
 	// errChildHung: the child did not answer in time and was killed.
 	errChildHung = errors.New("the child process did not answer in time")
 )
@@ -57,7 +60,10 @@ type childProc struct {
 	waitErr error
 
 	stderr *tailBuffer
-	trace  func(rank int, op string) // tests only
+	// exitGrace is how long a child whose channel broke may take to exit
+	// before it is killed.
+	exitGrace time.Duration
+	trace     func(rank int, op string) // tests only
 	// failed is set once the child is given up on; every later call returns it.
 	failed error
 	hello  helloReply
@@ -80,11 +86,12 @@ func startChild(argv []string, rank, dev int) (*childProc, error) {
 	cmd.SysProcAttr = childSysProcAttr()
 	k := &childProc{
 		rank: rank, dev: dev, cmd: cmd, conn: conn,
-		frames:   make(chan message, 4),
-		readDone: make(chan struct{}),
-		quit:     make(chan struct{}),
-		exited:   make(chan struct{}),
-		stderr:   &tailBuffer{max: 4 << 10},
+		frames:    make(chan message, 4),
+		readDone:  make(chan struct{}),
+		quit:      make(chan struct{}),
+		exited:    make(chan struct{}),
+		stderr:    &tailBuffer{max: 4 << 10},
+		exitGrace: 2 * time.Second,
 	}
 	cmd.Stderr = k.stderr
 	cmd.WaitDelay = time.Second
@@ -187,20 +194,22 @@ func (k *childProc) reply(op string, m message, resp any) error {
 }
 
 // goneReason explains a channel that broke with cause: the exit status once
-// the process is reaped, and the end of what it wrote to stderr.
+// the process is reaped, and the end of what it wrote to stderr; a process
+// still running exitGrace later is killed, and the reason says so.
 func (k *childProc) goneReason(cause error) error {
 	select {
 	case <-k.exited:
-	case <-time.After(2 * time.Second):
-		return fmt.Errorf("%w: its channel broke (%v) but the process still ran; killed", errChildExited, cause)
+	case <-time.After(k.exitGrace):
+		k.kill()
+		return fmt.Errorf("%w (%v) while the process was still running; it was killed", errChannelBroken, cause)
 	}
-	status := "exited"
+	status := "exit status 0"
 	if k.waitErr != nil {
 		status = k.waitErr.Error()
 	}
 	err := fmt.Errorf("%w (%s)", errChildExited, status)
 	if errors.Is(cause, errBadFrame) {
-		err = fmt.Errorf("%w after breaking the protocol (%v) (%s)", errChildExited, cause, status)
+		err = fmt.Errorf("%w (%s) after breaking the protocol (%v)", errChildExited, status, cause)
 	}
 	if tail := k.stderr.lastLines(3); tail != "" {
 		err = fmt.Errorf("%w; its last output: %q", err, tail)

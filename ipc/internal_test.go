@@ -122,8 +122,16 @@ func TestParseFaults(t *testing.T) {
 }
 
 // fakeChild is a parent-side childProc whose child is a goroutine on the other
-// end of a socketpair, answering with serve.
+// end of a socketpair, answering with serve; its process has exited.
 func fakeChild(t *testing.T, serve func(conn net.Conn)) *childProc {
+	t.Helper()
+	k := runningChild(t, serve)
+	close(k.exited) // no process: nothing to kill or reap
+	return k
+}
+
+// runningChild is fakeChild whose process never exits.
+func runningChild(t *testing.T, serve func(conn net.Conn)) *childProc {
 	t.Helper()
 	conn, childEnd, err := newChannel()
 	if err != nil {
@@ -135,8 +143,7 @@ func fakeChild(t *testing.T, serve func(conn net.Conn)) *childProc {
 		t.Fatal(err)
 	}
 	k := &childProc{rank: 1, dev: 1, conn: conn, frames: make(chan message, 4), readDone: make(chan struct{}),
-		quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 64}}
-	close(k.exited) // no process: nothing to kill or reap
+		quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 64}, exitGrace: 20 * time.Millisecond}
 	go k.readLoop()
 	go func() {
 		defer child.Close()
@@ -195,6 +202,29 @@ func TestChildCall(t *testing.T) {
 				if isChild := errors.As(err, &ce); isChild != (k.failed != nil) {
 					t.Errorf("call %d: the child failed=%v but the error is %v", i, k.failed != nil, err)
 				}
+			}
+		})
+	}
+}
+
+// TestChildGoneReason is issue 19's "exited … but the process still ran;
+// killed": the reason says what happened to the process, one thing.
+func TestChildGoneReason(t *testing.T) {
+	badFrame := func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}); time.Sleep(time.Second) }
+	for _, tc := range []struct {
+		name       string
+		k          *childProc
+		want       error
+		say, never string
+	}{
+		{"exited", fakeChild(t, func(c net.Conn) { readFrame(c) }), errChildExited, "the child process exited (exit status 0)", "running"},
+		{"exited after a bad frame", fakeChild(t, badFrame), errChildExited, "exited (exit status 0) after breaking the protocol", "running"},
+		{"still running", runningChild(t, badFrame), errChannelBroken, "while the process was still running; it was killed", "exited"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.k.call(context.Background(), opRelease, rankReq{Rank: 1}, nil, time.Second)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.say) || strings.Contains(err.Error(), tc.never) {
+				t.Errorf("%v; want a %q that says %q and never %q", err, tc.want, tc.say, tc.never)
 			}
 		})
 	}

@@ -586,3 +586,17 @@ func TestIPCFiguresCarryLinkTraffic(t *testing.T) {
 	}
 	h.checkNoChildren()
 }
+
+// TestIPCSizeNearTwoToTheSixtyFour is issue 19's "ipc --size" overflow:
+// refused before a child is started.
+func TestIPCSizeNearTwoToTheSixtyFour(t *testing.T) {
+	h := newIPCHarness(t, results.IPCCERead)
+	h.opt.Size = 1<<64 - 4
+	run, err := h.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "larger than any GPU's memory") {
+		t.Errorf("Run = %v, want the size refused", err)
+	}
+	if len(run.Figures) != 0 || len(h.kids) != 0 {
+		t.Errorf("%d figures, %d children started", len(run.Figures), len(h.kids))
+	}
+}

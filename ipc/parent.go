@@ -168,7 +168,9 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	}
 	defer func() {
 		r.shutdown(ctx.Err() != nil)
-		run.Notes = append(run.Notes, r.notes...)
+		for _, n := range r.notes {
+			run.Notes = append(run.Notes, results.ClipText(n))
+		}
 	}()
 	if err := r.start(ctx, drv.Simulated()); err != nil {
 		return err
@@ -212,7 +214,7 @@ func (r *parent) bufferSizes() map[string]uint64 {
 		case results.IPCLatPingPong:
 			sizes[bufSmall] = measure.SmallBytes
 		default:
-			sizes[bufSend] = (r.opt.Size + 255) / 256 * 256
+			sizes[bufSend] = measure.BufferBytes(r.opt.Size)
 			sizes[bufRecv] = sizes[bufSend]
 		}
 	}

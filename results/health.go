@@ -170,13 +170,18 @@ func (v *validator) health(e *Environment) {
 			for j, l := range h.Links {
 				v.finite(fmt.Sprintf("%s.links[%d]", where, j), "speed_gbps", l.SpeedGBps)
 			}
+			for _, u := range h.Unavailable {
+				v.text(where, "unavailable", u)
+			}
 		}
 	}
 	for i, w := range e.DuringRun {
 		v.device(fmt.Sprintf("environment.during_run[%d]", i), "device", w.Device, false)
 	}
 	for i, p := range e.OtherProcesses {
-		v.device(fmt.Sprintf("environment.other_processes[%d]", i), "device", p.Device, false)
+		where := fmt.Sprintf("environment.other_processes[%d]", i)
+		v.device(where, "device", p.Device, false)
+		v.name(where, "name", p.Name)
 	}
 }
 

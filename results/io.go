@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"time"
 )
 
 // VersionError reports a results file written with another schema version.
@@ -28,12 +30,15 @@ func (e *VersionError) Error() string {
 type SyntaxError struct {
 	File string
 	// Offset is the byte offset of the problem; Line and Column (1-based)
-	// locate it for people.
+	// locate it for people (all 0 when the problem has no one place).
 	Offset       int64
 	Line, Column int
 	// Truncated is true when the input ends in the middle of the JSON value.
 	Truncated bool
 	Err       error // the encoding/json error
+	// what says what is wrong in the file's terms (field names and JSON
+	// kinds, not Go types).
+	what string
 }
 
 func (e *SyntaxError) Error() string {
@@ -43,9 +48,11 @@ func (e *SyntaxError) Error() string {
 	case e.Truncated:
 		return fmt.Sprintf("%s is truncated: the JSON ends at line %d, column %d (byte offset %d) before it is complete",
 			subject(e.File), e.Line, e.Column, e.Offset)
+	case e.Line == 0:
+		return fmt.Sprintf("%s is malformed: %s", subject(e.File), e.what)
 	}
-	return fmt.Sprintf("%s is malformed at line %d, column %d (byte offset %d): %v",
-		subject(e.File), e.Line, e.Column, e.Offset, strings.TrimPrefix(e.Err.Error(), "json: "))
+	return fmt.Sprintf("%s is malformed at line %d, column %d (byte offset %d): %s",
+		subject(e.File), e.Line, e.Column, e.Offset, e.what)
 }
 
 func (e *SyntaxError) Unwrap() error { return e.Err }
@@ -125,17 +132,20 @@ func decode(file string, data []byte) (*Run, error) {
 // schemaVersion reads the schema version of a results file and nothing else.
 func schemaVersion(file string, data []byte) (int, error) {
 	var probe struct {
-		Schema *json.RawMessage `json:"schema"`
+		Schema json.RawMessage `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return 0, syntaxError(file, data, err)
 	}
-	if probe.Schema == nil {
+	switch string(probe.Schema) {
+	case "":
 		return 0, fmt.Errorf("%s has no schema version: it is not a p2pbench results file", subject(file))
+	case "null":
+		return 0, fmt.Errorf("%s has schema null, not a version number: it is not a p2pbench results file", subject(file))
 	}
 	var version int
-	if err := json.Unmarshal(*probe.Schema, &version); err != nil {
-		return 0, fmt.Errorf("%s has schema version %s, which is not an integer", subject(file), *probe.Schema)
+	if err := json.Unmarshal(probe.Schema, &version); err != nil {
+		return 0, fmt.Errorf("%s has schema version %s, which is not an integer", subject(file), brief(string(probe.Schema)))
 	}
 	return version, nil
 }
@@ -168,18 +178,21 @@ func convertV1(data []byte, run *Run) error {
 	return nil
 }
 
-// syntaxError locates an encoding/json error in data.
+// syntaxError locates an encoding/json error in data and says what it
+// means in the file's terms.
 func syntaxError(file string, data []byte, err error) error {
 	var offset int64
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var what string
 	switch {
 	case errors.As(err, &se):
-		offset = se.Offset
+		offset, what = se.Offset, se.Error()
 	case errors.As(err, &te):
-		offset = te.Offset
+		offset, what = te.Offset, typeProblem(te)
 	default:
-		return fmt.Errorf("%s: %w", subject(file), err)
+		// Only time.Time's own decoding fails otherwise: start or end.
+		return &SyntaxError{File: file, Err: err, what: timeProblem(data)}
 	}
 	if offset > int64(len(data)) {
 		offset = int64(len(data))
@@ -192,7 +205,72 @@ func syntaxError(file string, data []byte, err error) error {
 		offset = 0 // an empty file
 	}
 	line, col := position(data, offset)
-	return &SyntaxError{File: file, Offset: offset, Line: line, Column: col, Truncated: truncated, Err: err}
+	return &SyntaxError{File: file, Offset: offset, Line: line, Column: col, Truncated: truncated, Err: err, what: what}
+}
+
+// typeProblem says which field holds a value of the wrong JSON kind.
+func typeProblem(te *json.UnmarshalTypeError) string {
+	got := te.Value
+	switch {
+	case strings.HasPrefix(got, "number "):
+		got = "the " + got
+	case got == "array" || got == "object":
+		got = "an " + got
+	case got == "bool":
+		got = "a boolean"
+	default:
+		got = "a " + got
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("the input is %s, not a JSON object: it is not a p2pbench results file", got)
+	}
+	return fmt.Sprintf("%s is %s, want %s", te.Field, got, jsonKind(te.Type))
+}
+
+// jsonKind names the JSON values a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "a time (an RFC 3339 string)"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fmt.Sprintf("a whole number of at most %d bits", t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a whole number ≥ 0 of at most %d bits", t.Bits())
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another kind of value"
+}
+
+// timeProblem says which of the run's times (start, end) does not read.
+func timeProblem(data []byte) string {
+	var times struct {
+		Start json.RawMessage `json:"start"`
+		End   json.RawMessage `json:"end"`
+	}
+	_ = json.Unmarshal(data, &times)
+	for _, t := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"start", times.Start}, {"end", times.End}} {
+		var v time.Time
+		if len(t.raw) > 0 && v.UnmarshalJSON(t.raw) != nil {
+			return fmt.Sprintf("%s is %s, want a time as an RFC 3339 string such as \"2025-01-31T12:00:00Z\"", t.field, brief(string(t.raw)))
+		}
+	}
+	return "a time is not an RFC 3339 string"
 }
 
 // position converts a byte offset to a 1-based line and column.

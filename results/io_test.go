@@ -149,10 +149,10 @@ func TestEncodeStatesEveryKnownTestsConvention(t *testing.T) {
 func TestDecodeCompletesTheCatalogue(t *testing.T) {
 	data := []byte(`{"schema":2,"catalogue":{"ce_read":{"unit":"GB/s","convention":"as the file says"},"x":{"unit":"ns","title":"X"}},
 "figures":[
-{"test":"ce_read","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1]},
-{"test":"ce_write","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1]},
-{"test":"x","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1]},
-{"test":"y","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1]}
+{"test":"ce_read","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1],"verify":"passed"},
+{"test":"ce_write","engine":"copy_engine","src":0,"dst":1,"size_bytes":4,"unit":"GB/s","samples":[1],"verify":"passed"},
+{"test":"x","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1],"verify":"n/a"},
+{"test":"y","engine":"sm","src":0,"dst":1,"size_bytes":4,"unit":"ns","samples":[1],"verify":"n/a"}
 ]}`)
 	run, err := results.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -213,7 +213,9 @@ func TestReadRejects(t *testing.T) {
 		{"truncated at end", good[:len(good)-3], "is truncated", new(*results.SyntaxError)},
 		{"malformed", []byte("{\n  \"schema\": 1,\n  \"host\": x\n}"), "malformed at line 3, column 11", new(*results.SyntaxError)},
 		{"trailing garbage", append(append([]byte{}, good...), "}"...), "malformed", new(*results.SyntaxError)},
-		{"not an object", []byte("[1, 2]"), "malformed at line 1", new(*results.SyntaxError)},
+		{"not an object", []byte("[1, 2]"), "malformed at line 1, column 2 (byte offset 1): the input is an array, not a JSON object", new(*results.SyntaxError)},
+		{"a string", []byte(`"x"`), "the input is a string, not a JSON object", new(*results.SyntaxError)},
+		{"figures not an array", edit(func(m map[string]any) { m["figures"] = map[string]any{} }), "figures is an object, want an array", new(*results.SyntaxError)},
 		{"wrong type", bytes.Replace(good, []byte(`"size_bytes":536870912`), []byte(`"size_bytes":"big"`), 1), "size_bytes", new(*results.SyntaxError)},
 		{"no schema", []byte(`{"host": "x"}`), "no schema version", nil},
 		{"schema not a number", []byte(`{"schema": "1"}`), "not an integer", nil},
@@ -237,9 +239,23 @@ func TestReadRejects(t *testing.T) {
 		}), "neither samples nor an error", new(*results.InvalidError)},
 		{"end before start", edit(func(m map[string]any) { m["end"] = "2001-01-01T00:00:00Z" }), "is before start", new(*results.InvalidError)},
 		{"unit against the catalogue", edit(func(m map[string]any) { figure(m, 0)["unit"] = "MB/s" }), "unit is MB/s, but the catalogue gives GB/s for ce_read", new(*results.InvalidError)},
-		{"unit against the file's catalogue", edit(func(m map[string]any) {
+		{"a known test's unit in the file's catalogue", edit(func(m map[string]any) {
 			m["catalogue"].(map[string]any)["ce_read"].(map[string]any)["unit"] = "MB/s"
-		}), "unit is GB/s, but the catalogue gives MB/s for ce_read", new(*results.InvalidError)},
+		}), "catalogue entry ce_read: unit is MB/s, but ce_read is measured in GB/s", new(*results.InvalidError)},
+		{"no verify", edit(func(m map[string]any) { delete(figure(m, 0), "verify") }), "verify is missing", new(*results.InvalidError)},
+		{"bandwidth of 0 bytes", edit(func(m map[string]any) { figure(m, 0)["size_bytes"] = 0 }), "size_bytes is 0, but a bandwidth figure moves bytes", new(*results.InvalidError)},
+		{"schema null", edit(func(m map[string]any) { m["schema"] = nil }), "has schema null, not a version number", nil},
+		{"duplicate figure", edit(func(m map[string]any) {
+			figs := m["figures"].([]any)
+			m["figures"] = append(figs, figs[2])
+		}), "figures[2] (sm_read 0->1 512 MiB) and figures[195] (sm_read 0->1 512 MiB) are the same figure", new(*results.InvalidError)},
+		{"long host", edit(func(m map[string]any) { m["host"] = strings.Repeat("h", 1<<20) }),
+			"run: host is 1048576 bytes long, over the 256 bytes a results file allows for a name", new(*results.InvalidError)},
+		{"long note", edit(func(m map[string]any) { m["notes"] = []any{"ok", strings.Repeat("n", 5000)} }),
+			"run: notes[1] is 5000 bytes long, over the 4096", new(*results.InvalidError)},
+		{"long param", edit(func(m map[string]any) { figure(m, 0)["params"] = map[string]any{"variant": strings.Repeat("v", 300)} }),
+			`params["variant"] is 300 bytes long`, new(*results.InvalidError)},
+		{"a time that is no string", edit(func(m map[string]any) { m["start"] = 5 }), "start is 5, want a time", new(*results.SyntaxError)},
 		{"huge number", bytes.Replace(good, []byte(`"power_w":`), []byte(`"power_w":1e999,"x":`), 1), "malformed", new(*results.SyntaxError)},
 	}
 	for _, tt := range tests {

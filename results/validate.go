@@ -3,7 +3,9 @@ package results
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ValidationError lists every rule a Run breaks.
@@ -32,10 +34,12 @@ func (e *ValidationError) Error() string {
 }
 
 // Validate checks the rules of the schema that JSON decoding cannot: figures
-// name their test and unit, in the unit the run's catalogue gives their test
-// (Run.Info; a test no catalogue describes may have any unit), every value is
-// finite and not negative, stats agree with the samples, device indices refer
-// to devices of the run, verification states are known. It returns a
+// name their test and unit, a test this build knows in the unit its
+// catalogue gives (a test it does not know, in the unit of the run's
+// catalogue, if any), every value is finite and not negative, stats agree
+// with the samples, device indices refer to devices of the run,
+// verification states are known, no two figures have the same Key, and no
+// free text is longer than MaxNameBytes or MaxTextBytes. It returns a
 // *ValidationError listing every problem, or nil. SCHEMA.md lists the rules.
 func (r *Run) Validate() error {
 	v := validator{}
@@ -67,15 +71,14 @@ func (r *Run) Validate() error {
 		}
 	}
 	v.health(&r.Environment)
+	v.header(r)
 	if t := r.Topology; t != nil {
 		v.topology(t)
 	}
-	for i := range r.Figures {
-		f := &r.Figures[i]
-		v.figure(figureAt{i, f}, f, r.Info(f.Test).Unit)
-	}
+	v.figures(r)
 	for i, t := range r.Tuning {
 		where := fmt.Sprintf("tuning[%d]", i)
+		v.name(where, "direction", t.Direction)
 		v.device(where, "src", t.Src, false)
 		v.device(where, "dst", t.Dst, false)
 		for j, c := range append([]TuneCandidate{t.Winner}, t.Tried...) {
@@ -85,6 +88,8 @@ func (r *Run) Validate() error {
 			}
 			v.finite(w, "median_gbps", c.MedianGBps)
 			v.finite(w, "cv", c.CV)
+			v.name(w, "variant", c.Variant)
+			v.text(w, "error", c.Error)
 		}
 	}
 	if len(v.problems) == 0 {
@@ -114,6 +119,35 @@ func (r *Run) knownDevices() map[int]bool {
 	return set
 }
 
+// Limits of the free text a results file may carry, in bytes. Names are
+// host and device names, ids and versions, test, engine, unit and param
+// names and values; texts are sentences: command words, notes, conventions,
+// error texts. Files p2pbench writes stay far below them (a Linux host name
+// has at most 64 bytes, a path at most 4096, the longest convention about
+// 1000), and readers lay text out in time that grows faster than its
+// length (a 1 MB host name cost 30 s per plot), so a longer string is
+// refused on reading rather than paid for by every reader. Producers bound
+// what they record with ClipText.
+const (
+	MaxNameBytes = 256
+	MaxTextBytes = 4096
+)
+
+// ClipText returns s cut to at most MaxTextBytes, on a UTF-8 boundary, with
+// a marker saying how much was cut: for texts p2pbench records from
+// elsewhere (a child's output, errors joined over many devices).
+func ClipText(s string) string {
+	if len(s) <= MaxTextBytes {
+		return s
+	}
+	const marker = " … [%d bytes cut]"
+	n := MaxTextBytes - len(marker) - 8
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf(marker, len(s)-n)
+}
+
 type validator struct {
 	devices  map[int]bool
 	problems []string
@@ -135,6 +169,79 @@ func (v *validator) device(where any, field string, idx int, host bool) {
 	}
 }
 
+// name and text check the length of free text (see MaxNameBytes).
+func (v *validator) name(where any, field, s string) { v.length(where, field, s, MaxNameBytes, "name") }
+func (v *validator) text(where any, field, s string) { v.length(where, field, s, MaxTextBytes, "text") }
+
+func (v *validator) length(where any, field, s string, limit int, kind string) {
+	if len(s) > limit {
+		v.add("%s: %s is %d bytes long, over the %d bytes a results file allows for a %s", where, field, len(s), limit, kind)
+	}
+}
+
+// header checks the free text of everything but the figures and topology.
+func (v *validator) header(r *Run) {
+	for _, n := range []struct{ field, s string }{
+		{"tool.name", r.Tool.Name}, {"tool.version", r.Tool.Version}, {"tool.goos", r.Tool.GoOS},
+		{"tool.goarch", r.Tool.GoArch}, {"sim_machine", r.SimMachine}, {"host", r.Host},
+		{"environment.cuda_version", r.Environment.CUDAVersion}, {"environment.driver_release", r.Environment.DriverRelease},
+	} {
+		v.name("run", n.field, n.s)
+	}
+	v.text("run", "stopped", r.Stopped)
+	v.text("run", "environment.library", r.Environment.Library)
+	for _, list := range []struct {
+		field string
+		s     []string
+	}{{"tool.command", r.Tool.Command}, {"notes", r.Notes}, {"environment.notes", r.Environment.Notes}} {
+		for i, s := range list.s {
+			v.text("run", fmt.Sprintf("%s[%d]", list.field, i), s)
+		}
+	}
+	for i, d := range r.Environment.Devices {
+		where := fmt.Sprintf("environment.devices[%d]", i)
+		v.name(where, "name", d.Name)
+		v.name(where, "uuid", d.UUID)
+		v.name(where, "pci_bus_id", d.PCIBusID)
+		v.name(where, "compute_capability", d.ComputeCapability)
+	}
+	for t, info := range r.Catalogue {
+		where := "catalogue entry " + brief(string(t))
+		v.name(where, "test name", string(t))
+		v.name(where, "unit", string(info.Unit))
+		v.name(where, "title", info.Title)
+		v.name(where, "short", info.Short)
+		v.text(where, "convention", info.Convention)
+		if known, ok := Lookup(t); ok && info.Unit != known.Unit {
+			v.add("%s: unit is %s, but %s is measured in %s", where, brief(string(info.Unit)), t, known.Unit)
+		}
+	}
+}
+
+// brief shows s in a message: as it is when short, else quoted and cut to
+// a few dozen bytes.
+func brief(s string) string {
+	if len(s) <= briefBytes {
+		return s
+	}
+	return quoteShort(s)
+}
+
+const briefBytes = 40
+
+// quoteShort quotes s for a message, cut to a few dozen bytes.
+func quoteShort(s string) string {
+	const n = briefBytes
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
 func (v *validator) finite(where any, field string, x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		v.add("%s: %s is %v", where, field, x)
@@ -149,8 +256,12 @@ func (v *validator) topology(t *Topology) {
 		}
 		seen[d] = true
 	}
+	for i, n := range t.Notes {
+		v.text("topology", fmt.Sprintf("notes[%d]", i), n)
+	}
 	for i, p := range t.Pairs {
 		where := fmt.Sprintf("topology.pairs[%d]", i)
+		v.pairText(where, p)
 		v.device(where, "src", p.Src, false)
 		v.device(where, "dst", p.Dst, false)
 		if p.Src == p.Dst {
@@ -165,9 +276,34 @@ func (v *validator) topology(t *Topology) {
 		where := fmt.Sprintf("topology.links[%d]", i)
 		v.device(where, "device", dl.Device, false)
 		for j, l := range dl.Links {
-			v.finite(fmt.Sprintf("%s.links[%d]", where, j), "speed_gbps", l.SpeedGBps)
+			w := fmt.Sprintf("%s.links[%d]", where, j)
+			v.finite(w, "speed_gbps", l.SpeedGBps)
+			v.name(w, "remote_pci_bus_id", l.RemoteBus)
+			v.name(w, "speed_source", l.SpeedSource)
 		}
 	}
+	for i, c := range t.Conformance {
+		where := fmt.Sprintf("topology.conformance[%d]", i)
+		for _, n := range []struct{ field, s string }{{"name", c.Name}, {"call", c.Call}, {"documented", c.Documented}, {"observed", c.Observed}} {
+			v.name(where, n.field, n.s)
+		}
+		v.text(where, "note", c.Note)
+	}
+}
+
+// pairText checks the free text of a topology pair.
+func (v *validator) pairText(where string, p Pair) {
+	for k := range p.Attributes {
+		v.name(where, "attributes key", k)
+	}
+	for k, e := range p.AttributeErrors {
+		v.name(where, "attribute_errors key", k)
+		v.text(where, "attribute_errors["+quoteShort(k)+"]", e)
+	}
+	for k := range p.AtomicCaps {
+		v.name(where, "atomic_caps key", k)
+	}
+	v.text(where, "atomic_caps_error", p.AtomicCapsError)
 }
 
 // figureAt names a figure in problems the way people look for it. It is
@@ -179,10 +315,32 @@ type figureAt struct {
 }
 
 func (a figureAt) String() string {
-	return fmt.Sprintf("figures[%d] (%s %d->%d %s)", a.i, a.f.Test, a.f.Src, a.f.Dst, FormatBytes(a.f.Size))
+	return fmt.Sprintf("figures[%d] (%s %d->%d %s)", a.i, brief(string(a.f.Test)), a.f.Src, a.f.Dst, FormatBytes(a.f.Size))
+}
+
+// figures checks every figure, in the unit its test has (this build's
+// catalogue, else the run's), and that no two have the same Key.
+func (v *validator) figures(r *Run) {
+	first := make(map[string]int, len(r.Figures))
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		unit := r.Catalogue[f.Test].Unit
+		if info, known := Lookup(f.Test); known {
+			unit = info.Unit
+		}
+		v.figure(figureAt{i, f}, f, unit)
+		k := f.Key()
+		if j, dup := first[k]; dup {
+			v.add("%s and %s are the same figure: the same test, engine, direction, part, devices, size and params",
+				figureAt{j, &r.Figures[j]}, figureAt{i, f})
+			continue
+		}
+		first[k] = i
+	}
 }
 
 func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
+	v.figureText(where, f)
 	if f.Test == "" {
 		v.add("%s: test is empty", where)
 	}
@@ -190,23 +348,26 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	case f.Unit == "":
 		v.add("%s: unit is empty", where)
 	case unit != "" && f.Unit != unit:
-		v.add("%s: unit is %s, but the catalogue gives %s for %s", where, f.Unit, unit, f.Test)
+		v.add("%s: unit is %s, but the catalogue gives %s for %s", where, brief(string(f.Unit)), brief(string(unit)), brief(string(f.Test)))
+	case f.Unit == UnitGBps && f.Size == 0:
+		v.add("%s: size_bytes is 0, but a bandwidth figure moves bytes", where)
 	}
 	v.device(where, "src", f.Src, true)
 	v.device(where, "dst", f.Dst, true)
 	switch f.Verify {
-	case VerifyPassed, VerifyFailed, VerifySkipped, VerifyNA, "":
+	case VerifyPassed, VerifyFailed, VerifySkipped, VerifyNA:
+	case "":
+		v.add("%s: verify is missing: want passed, failed, skipped or n/a", where)
 	default:
-		v.add("%s: verify %q is not passed, failed, skipped or n/a", where, f.Verify)
+		v.add("%s: verify %s is not passed, failed, skipped or n/a", where, quoteShort(f.Verify))
 	}
 	if len(f.Samples) == 0 && f.Stats == nil && f.Error == "" {
 		v.add("%s: has neither samples nor an error", where)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
-		// Not NaN, infinite or negative, in one comparison.
-		if !(x >= 0 && x <= math.MaxFloat64) {
-			v.add("%s: samples[%d] is %v", where, j, x)
+		if bad, why := badValue(x); bad {
+			v.add("%s: samples[%d] is %v%s", where, j, x, why)
 			continue
 		}
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -215,6 +376,41 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 		v.stats(where, f.Stats, len(f.Samples), lo, hi)
 	}
 }
+
+// figureText checks the free text of a figure.
+func (v *validator) figureText(where fmt.Stringer, f *Figure) {
+	for _, n := range []struct{ field, s string }{
+		{"test", string(f.Test)}, {"engine", string(f.Engine)}, {"direction", string(f.Direction)},
+		{"part", string(f.Part)}, {"unit", string(f.Unit)}, {"error_name", f.ErrorName},
+	} {
+		v.name(where, n.field, n.s)
+	}
+	for k, p := range f.Params {
+		v.name(where, "params key", k)
+		if len(p) > MaxNameBytes { // the field's name only for a problem
+			v.name(where, "params["+quoteShort(k)+"]", p)
+		}
+	}
+	v.text(where, "error", f.Error)
+	v.text(where, "verify_detail", f.VerifyDetail)
+}
+
+// badValue reports whether x cannot be a measured value, and why beyond
+// the value itself: NaN, infinite, negative, or subnormal (no measurement
+// is smaller than 2.2e-308 of any unit, and a ratio of such a value, as
+// compare makes, overflows).
+func badValue(x float64) (bad bool, why string) {
+	switch {
+	case !(x >= 0 && x <= math.MaxFloat64): // NaN, infinite or negative
+		return true, ""
+	case x != 0 && x < minNormal:
+		return true, ", a subnormal number: no measurement is that small"
+	}
+	return false, ""
+}
+
+// minNormal is the smallest normal float64.
+const minNormal = 0x1p-1022
 
 // stats checks a figure's stats against themselves and against its n
 // samples, whose valid values range over [lo, hi].
@@ -225,8 +421,8 @@ func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
 		x    float64
 	}{{"median", s.Median}, {"mean", s.Mean}, {"stddev", s.Stddev}, {"cv", s.CV},
 		{"min", s.Min}, {"max", s.Max}, {"p5", s.P5}, {"p95", s.P95}, {"p99", s.P99}} {
-		if !(fv.x >= 0 && fv.x <= math.MaxFloat64) {
-			v.add("%s: stats.%s is %v", where, fv.name, fv.x)
+		if b, why := badValue(fv.x); b {
+			v.add("%s: stats.%s is %v%s", where, fv.name, fv.x, why)
 			bad = true
 		}
 	}

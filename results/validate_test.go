@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
@@ -29,6 +30,8 @@ func TestValidateInMemory(t *testing.T) {
 	}{
 		{"NaN sample", func(r *results.Run) { r.Figures[0].Samples[1] = math.NaN() }, "samples[1] is NaN"},
 		{"Inf stat", func(r *results.Run) { r.Figures[0].Stats.Mean = math.Inf(1) }, "stats.mean is +Inf"},
+		{"subnormal sample", func(r *results.Run) { r.Figures[0].Samples[2] = 5e-324 }, "samples[2] is 5e-324, a subnormal number"},
+		{"subnormal stat", func(r *results.Run) { r.Figures[0].Stats.P5 = 1e-310 }, "stats.p5 is 1e-310, a subnormal number"},
 		{"NaN power", func(r *results.Run) { r.Environment.StateEnd[0].PowerW = math.NaN() }, "power_w is NaN"},
 		{"NaN link", func(r *results.Run) { r.Topology.Pairs[0].LinkGBps = math.NaN() }, "link_gbps is NaN"},
 		{"self pair", func(r *results.Run) { r.Topology.Pairs[0].Dst = r.Topology.Pairs[0].Src }, "src and dst are both"},
@@ -88,7 +91,7 @@ func TestValidateUnitsAgainstTheCatalogue(t *testing.T) {
 		}, ""},
 		{"a known test in another unit", func(r *results.Run) { r.Figures[0].Unit = results.UnitNs },
 			"unit is ns, but the catalogue gives GB/s for ce_read"},
-		{"the run's catalogue over this build's", func(r *results.Run) {
+		{"a known test in another unit in the run's catalogue too", func(r *results.Run) {
 			info := r.Catalogue[results.CERead]
 			info.Unit = "MB/s"
 			r.Catalogue[results.CERead] = info
@@ -97,7 +100,7 @@ func TestValidateUnitsAgainstTheCatalogue(t *testing.T) {
 					r.Figures[i].Unit = "MB/s"
 				}
 			}
-		}, ""},
+		}, "catalogue entry ce_read: unit is MB/s, but ce_read is measured in GB/s"},
 		{"a test only the run's catalogue describes", func(r *results.Run) {
 			r.Catalogue["other_tool_test"] = results.TestInfo{Unit: "MB/s"}
 			r.Figures[0].Test = "other_tool_test"
@@ -115,5 +118,22 @@ func TestValidateUnitsAgainstTheCatalogue(t *testing.T) {
 				t.Errorf("Validate = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestClipText(t *testing.T) {
+	if s := "short"; results.ClipText(s) != s {
+		t.Errorf("ClipText changed %q", s)
+	}
+	long := strings.Repeat("é", results.MaxTextBytes) // 2 bytes a rune
+	got := results.ClipText(long)
+	if len(got) > results.MaxTextBytes || !utf8.ValidString(got) || !strings.HasSuffix(got, "bytes cut]") {
+		t.Errorf("ClipText gave %d bytes, valid UTF-8 %v, ending %q", len(got), utf8.ValidString(got), got[len(got)-20:])
+	}
+	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	r.Notes = []string{got}
+	r.Figures[0].Error = got
+	if err := r.Validate(); err != nil {
+		t.Errorf("a clipped text is refused: %v", err)
 	}
 }

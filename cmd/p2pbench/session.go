@@ -118,9 +118,15 @@ func (t target) open() (*session, error) {
 func newRun(c *cli.Context, s *session) *results.Run {
 	host, _ := os.Hostname()
 	args, _ := c.App.Metadata[argsKey].([]string)
+	// Each word within the results file's limit, so that the run can
+	// always be read back.
+	command := make([]string, len(args))
+	for i, a := range args {
+		command[i] = results.ClipText(a)
+	}
 	return &results.Run{
 		Schema: results.SchemaVersion,
-		Tool: results.Tool{Name: "p2pbench", Version: version, Command: args,
+		Tool: results.Tool{Name: "p2pbench", Version: version, Command: command,
 			GoOS: runtime.GOOS, GoArch: runtime.GOARCH},
 		Simulated:  s.drv.Simulated(),
 		SimMachine: s.sim,

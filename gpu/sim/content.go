@@ -34,13 +34,6 @@ const (
 	segHostRef
 )
 
-// blob is the backing array of a large bytes segment; one that was never
-// shared with another buffer can be reused once overwritten.
-type blob struct {
-	b      []byte
-	shared bool
-}
-
 // chaseDesc is one p2p_chase_build: a cycle through nodes at addr + k*stride.
 type chaseDesc struct {
 	addr   uint64 // the buffer address the kernel was given (node 0)
@@ -70,8 +63,7 @@ type segment struct {
 	seed   uint32 // pattern
 	origin int64  // pattern, repeat, chase, host reference: the buffer offset of index 0
 	unit   uint64 // repeat: 8 bytes, little-endian
-	data   []byte // bytes: data[0] is at off; never modified while in use
-	blob   *blob  // bytes: the whole array data is part of, when reusable
+	data   []byte // bytes: data[0] is at off; never modified (buffers share arrays)
 	chase  *chaseDesc
 	h      *hostBuf // host reference: buffer offset x is host byte x-origin
 }
@@ -121,15 +113,11 @@ func (c *content) read(off, n uint64) []segment {
 }
 
 // write replaces [off, off+n) with segs, which must cover exactly that range.
-// It returns the segments it removed whole.
-func (c *content) write(off, n uint64, segs []segment) (dropped []segment) {
+func (c *content) write(off, n uint64, segs []segment) {
 	end := off + n
 	i := c.find(off)
 	j := i
 	for j < len(c.segs) && c.segs[j].off < end {
-		if s := c.segs[j]; s.off >= off && s.off+s.n <= end {
-			dropped = append(dropped, s)
-		}
 		j++
 	}
 	var repl []segment
@@ -155,7 +143,6 @@ func (c *content) write(off, n uint64, segs []segment) (dropped []segment) {
 	}
 	repl = mergeSegments(repl)
 	c.segs = append(c.segs[:lo], append(repl, c.segs[hi:]...)...)
-	return dropped
 }
 
 func mergeSegments(in []segment) []segment {
@@ -198,7 +185,7 @@ func merge(a, b segment) (segment, bool) {
 			return a, false
 		}
 	case segBytes:
-		if a.n+b.n > maxMergedBytes || a.blob != nil || b.blob != nil {
+		if a.n+b.n > maxMergedBytes {
 			return a, false
 		}
 		data := make([]byte, 0, a.n+b.n)

@@ -47,7 +47,12 @@
 //     zeros between them, not what was there before.
 //   - A copy from pinned host memory snapshots the host bytes when the
 //     synchronising call that ran it returns (the host cannot touch them in
-//     between), and copies to host memory land then (hostmem.go).
+//     between), and copies to host memory land then (hostmem.go). A
+//     snapshot of the verification pattern or of one repeated value is held
+//     symbolically, after a byte-for-byte comparison, so a device holding
+//     a host copy costs the process no memory: a machine of any size needs
+//     its pinned host buffers and one remembered copy of the largest range
+//     (about 1 GiB in all at 512 MiB transfers).
 //   - cuMemcpyPeerAsync goes over the link when the issuing context has peer
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"sort"
 	"unsafe"
 
@@ -29,7 +30,6 @@ type allocation struct {
 	mem    content
 	freed  bool
 	ipcTag uint64 // 0 until exported
-	spare  []byte // a snapshot array to reuse (hostmem.go)
 }
 
 // hostBuf is one HostAlloc: real Go memory.
@@ -164,6 +164,15 @@ func (c *devContext) access(p, n uint64, what string) (span, *asyncError) {
 	return sp, nil
 }
 
+// accessWords is access of words 4-byte words: a count whose bytes
+// overflow the address space reaches memory no allocation has.
+func (c *devContext) accessWords(p, words uint64, what string) (span, *asyncError) {
+	if words > math.MaxUint64/4 {
+		return span{}, illegalAddress("%s on device %d touched %d words from %#x, beyond the address space", what, c.dev, words, p)
+	}
+	return c.access(p, 4*words, what)
+}
+
 // readSegs returns the content of sp as segments at offsets 0..n, for a
 // copy: host memory comes as a reference to its bytes, snapshotted when the
 // run ends (hostmem.go).
@@ -171,9 +180,6 @@ func (d *Driver) readSegs(sp span) []segment {
 	if sp.a != nil {
 		segs := sp.a.mem.read(sp.off, sp.n)
 		for i := range segs {
-			if segs[i].blob != nil {
-				segs[i].blob.shared = true
-			}
 			segs[i] = segs[i].shift(-int64(sp.off))
 		}
 		return segs
@@ -191,13 +197,13 @@ func (d *Driver) writeSegs(sp span, segs []segment) {
 			refs = refs || segs[i].kind == segHostRef
 			segs[i] = segs[i].shift(int64(sp.off))
 		}
-		sp.a.keepSpare(sp.a.mem.write(sp.off, sp.n, segs))
+		sp.a.mem.write(sp.off, sp.n, segs)
 		if refs {
 			d.traffic.refs[sp.a] = true
 		}
 		return
 	}
-	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: hostSegments(segs)})
+	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: d.hostSegments(segs)})
 }
 
 // readBytes and writeBytes move real bytes in or out of sp.
@@ -248,8 +254,9 @@ func (c *devContext) MemAlloc(bytes uint64) (cuda.DevicePtr, error) {
 		if bytes >= largeAt {
 			align = largeAlign
 		}
+		// Overflow-safe: a size near 2^64 rounds up past zero.
 		n := alignUp(bytes, align)
-		if n < bytes || d.mem.used[c.dev]+n > c.totalMemory()-c.reserved {
+		if n < bytes || n > c.totalMemory()-c.reserved-d.mem.used[c.dev] {
 			return 0, cuda.NewError(cuda.ErrorOutOfMemory, call)
 		}
 		list := d.mem.devs[c.dev]
@@ -361,6 +368,11 @@ func (c *devContext) HostFree(hb cuda.HostBuffer) error {
 			if h.ptr == ptr {
 				h.freed = true
 				d.mem.hosts = append(d.mem.hosts[:i], d.mem.hosts[i+1:]...)
+				if len(h.b) >= memoAt {
+					// The memo most likely holds this buffer's bytes: let
+					// them go with it (forgetting costs time, never truth).
+					d.traffic.memo = hostMemo{}
+				}
 				return nil
 			}
 		}

@@ -23,7 +23,7 @@ func (l *launch) fill() (*op, error) {
 	var sp span
 	o.prepare = func(o *op) *asyncError {
 		var f *asyncError
-		if sp, f = c.access(a.Buf, 4*a.Words, "p2p_fill"); f != nil {
+		if sp, f = c.accessWords(a.Buf, a.Words, "p2p_fill"); f != nil {
 			return f
 		}
 		if f := d.pairAsyncError(c.dev, sp.dev()); f != nil {
@@ -65,7 +65,7 @@ func (l *launch) check() (*op, error) {
 	var buf, res span
 	o.prepare = func(o *op) *asyncError {
 		var f *asyncError
-		if buf, f = c.access(a.Buf, 4*a.Words, "p2p_check"); f != nil {
+		if buf, f = c.accessWords(a.Buf, a.Words, "p2p_check"); f != nil {
 			return f
 		}
 		if res, f = c.access(a.Result, 16, "p2p_check (result)"); f != nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -198,4 +199,27 @@ func TestLaunchAndModuleErrors(t *testing.T) {
 	wantCode(t, "sm_90 module on 8.9", err, cuda.ErrorInvalidPTX)
 	_, err = c.LoadModule(".version 9.9\n.target sm_80\n.address_size 64\n.visible .entry x() { ret; }")
 	wantCode(t, "PTX too new", err, 222)
+}
+
+// TestSizesNearTwoToTheSixtyFour: allocations and word counts whose bytes
+// overflow fail as on a GPU (out of memory, an illegal address), never
+// rounded or multiplied past zero into a small size.
+func TestSizesNearTwoToTheSixtyFour(t *testing.T) {
+	r := newRig(t, "h200x2")
+	for _, n := range []uint64{1<<64 - 4, 1<<64 - 2<<20, 1 << 63} {
+		_, err := r.ctx[0].MemAlloc(n)
+		wantCode(t, fmt.Sprintf("MemAlloc(%d)", n), err, cuda.ErrorOutOfMemory)
+	}
+	p := r.alloc(0, 1<<20)
+	for _, k := range []kernels.Kernel{kernels.Fill, kernels.Check} {
+		var params []any
+		if k.Entry == kernels.Fill.Entry {
+			params = kernels.FillArgs{Buf: uint64(p), Words: 1<<62 + 1, Seed: 1}.Params()
+		} else {
+			params = kernels.CheckArgs{Buf: uint64(p), Words: 1<<62 + 1, Seed: 1, Result: uint64(p)}.Params()
+		}
+		r.must(r.launch(0, k, 1, 256, 0, params...))
+		err := r.ctx[0].StreamSynchronize(0)
+		wantCode(t, k.Entry+" of 2^62+1 words", err, cuda.ErrorIllegalAddress)
+	}
 }

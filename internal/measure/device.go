@@ -39,6 +39,10 @@ type Device struct {
 	small        cuda.DevicePtr
 }
 
+// bufferMargin is the device memory left free beside the two bandwidth
+// buffers, for the other allocations and the driver.
+const bufferMargin = 64 << 20
+
 // Open opens device dev's primary context and allocates what every test
 // needs: send and receive buffers of bufBytes each (none when 0), the latch,
 // the check kernel's result, and two streams. On failure it frees what it
@@ -67,7 +71,8 @@ func (dv *Device) allocate(bufBytes uint64) error {
 		if err != nil {
 			return fmt.Errorf("device %d: reading free memory: %w", d, err)
 		}
-		if 2*bufBytes+(64<<20) > free {
+		// Overflow-safe: neither side can wrap.
+		if bufBytes > MaxTransferSize || free < bufferMargin || bufBytes > (free-bufferMargin)/2 {
 			return fmt.Errorf("device %d: transfers of %s need 2 × %s of device memory, but only %s is free; choose a smaller --size/--sizes",
 				d, results.FormatBytes(bufBytes), results.FormatBytes(bufBytes), results.FormatBytes(free))
 		}

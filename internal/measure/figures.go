@@ -55,7 +55,8 @@ func Fail(f results.Figure, err error) results.Figure {
 }
 
 // Finish readies a figure for the results: its samples rounded and
-// summarised, and a verification state.
+// summarised, a verification state, and its error texts within what a
+// results file holds (results.ClipText).
 func Finish(f results.Figure) results.Figure {
 	if len(f.Samples) > 0 {
 		f.Samples = results.RoundSamples(f.Samples)
@@ -64,6 +65,7 @@ func Finish(f results.Figure) results.Figure {
 	if f.Verify == "" {
 		f.Verify = results.VerifyNA
 	}
+	f.Error, f.VerifyDetail = results.ClipText(f.Error), results.ClipText(f.VerifyDetail)
 	if f.Error != "" && f.Samples == nil {
 		f.Stats = nil
 	}

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -50,5 +51,25 @@ func TestPeersRecoverFromTooManyPeers(t *testing.T) {
 	}
 	if err := ctx(3).DisablePeerAccess(ctx(4)); err != nil {
 		t.Errorf("a pair enabled before Peers saw it was disabled by it: %v", err)
+	}
+}
+
+// TestOpenRefusesBuffersNoDeviceHolds: sizes near 2^64 (from a child's
+// request, say) are refused with the device's free memory, never rounded
+// or doubled past zero.
+func TestOpenRefusesBuffersNoDeviceHolds(t *testing.T) {
+	drv, err := sim.New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	for _, n := range []uint64{1<<64 - 256, 1 << 63, MaxTransferSize + 256, 200 << 30} {
+		dv, err := Open(drv, 0, n)
+		if err == nil {
+			dv.Close()
+			t.Errorf("Open with buffers of %d bytes succeeded", n)
+		} else if !strings.Contains(err.Error(), "choose a smaller --size") {
+			t.Errorf("Open with buffers of %d bytes: %v", n, err)
+		}
 	}
 }

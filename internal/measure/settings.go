@@ -54,14 +54,28 @@ type Settings struct {
 	Watch *Watch
 }
 
+// MaxTransferSize bounds the size of one transfer: 1 TiB, more than any
+// GPU's memory (the largest hold 288 GB), so a size no device could hold is
+// refused before anything is allocated, and every product of a size that
+// the tests form (two buffers and a margin, a buffer rounded up) stays far
+// inside 64 bits.
+const MaxTransferSize = 1 << 40
+
 // CheckTransferSize checks a size the copy tests can move and verify:
-// whole 4-byte words.
+// whole 4-byte words, at most MaxTransferSize.
 func CheckTransferSize(n uint64) error {
-	if n < 4 || n%4 != 0 {
+	switch {
+	case n > MaxTransferSize:
+		return fmt.Errorf("bad size %d bytes (%s): larger than any GPU's memory (at most %s)", n, results.FormatBytes(n), results.FormatBytes(MaxTransferSize))
+	case n < 4 || n%4 != 0:
 		return fmt.Errorf("bad size %s: transfers are verified in 4-byte words, so the size must be a multiple of 4 bytes", results.FormatBytes(n))
 	}
 	return nil
 }
+
+// BufferBytes is the size of a buffer that holds transfers of n bytes: n
+// rounded up to 256 bytes. n must have passed CheckTransferSize.
+func BufferBytes(n uint64) uint64 { return (n + 255) &^ 255 }
 
 // SetDefaults fills the settings left at zero.
 func (s *Settings) SetDefaults() {

@@ -8,9 +8,18 @@ import (
 )
 
 func TestCheckTransferSize(t *testing.T) {
-	for n, ok := range map[uint64]bool{4: true, 8: true, 6: false, 2: false, 1 << 30: true, 1<<20 + 2: false} {
+	for n, ok := range map[uint64]bool{4: true, 8: true, 6: false, 2: false, 1 << 30: true, 1<<20 + 2: false,
+		MaxTransferSize: true, MaxTransferSize + 4: false, 1<<64 - 4: false} {
 		if err := CheckTransferSize(n); (err == nil) != ok {
 			t.Errorf("CheckTransferSize(%d) = %v, want ok=%v", n, err, ok)
+		}
+	}
+}
+
+func TestBufferBytes(t *testing.T) {
+	for n, want := range map[uint64]uint64{4: 256, 256: 256, 260: 512, MaxTransferSize: MaxTransferSize} {
+		if got := BufferBytes(n); got != want {
+			t.Errorf("BufferBytes(%d) = %d, want %d", n, got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -34,14 +35,14 @@ func ParseSize(s string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(t, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("bad size %q: want a number with an optional unit (B, KiB, MiB, GiB), e.g. 512MiB", s)
+		return 0, fmt.Errorf("bad size %s: want a number with an optional unit (B, KiB, MiB, GiB), e.g. 512MiB", quote(s))
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("bad size %q: a transfer must move at least 4 bytes", s)
+		return 0, fmt.Errorf("bad size %s: a transfer must move at least 4 bytes", quote(s))
 	}
 	hi, v := bits.Mul64(n, mult)
 	if hi != 0 {
-		return 0, fmt.Errorf("bad size %q: too large", s)
+		return 0, fmt.Errorf("bad size %s: too large", quote(s))
 	}
 	return v, nil
 }
@@ -77,13 +78,13 @@ func ParseSizes(s string) ([]uint64, error) {
 				return nil, err
 			}
 			if hi < lo {
-				return nil, fmt.Errorf("bad size range %q: %s is smaller than %s", part, fields[1], fields[0])
+				return nil, fmt.Errorf("bad size range %s: %s is smaller than %s", quote(part), quote(strings.TrimSpace(fields[1])), quote(strings.TrimSpace(fields[0])))
 			}
 			step := uint64(2)
 			if len(fields) == 3 {
 				step, err = strconv.ParseUint(strings.TrimSpace(fields[2]), 10, 64)
 				if err != nil || step < 2 {
-					return nil, fmt.Errorf("bad size range %q: the factor must be a whole number ≥ 2", part)
+					return nil, fmt.Errorf("bad size range %s: the factor must be a whole number ≥ 2", quote(part))
 				}
 			}
 			for n := lo; n <= hi; n *= step {
@@ -95,17 +96,26 @@ func ParseSizes(s string) ([]uint64, error) {
 				}
 			}
 		default:
-			return nil, fmt.Errorf("bad size list %q: use e.g. 4B:1GiB or 4KiB,1MiB", s)
+			return nil, fmt.Errorf("bad size list %s: use e.g. 4B:1GiB or 4KiB,1MiB", quote(s))
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("bad size list %q: no sizes", s)
+		return nil, fmt.Errorf("bad size list %s: no sizes", quote(s))
 	}
 	return out, nil
 }
 
+// MaxDevices bounds device lists: indices run from 0 to MaxDevices-1, and a
+// list names at most MaxDevices devices. CUDA documents no limit of its own;
+// 1024 is far above any machine one operating system runs (the largest
+// hosts have 16 GPUs; a 72-GPU NVLink domain spans 18 hosts), and small
+// enough that a list is checked before it is expanded and costs nothing to
+// expand: "0-99999999" is refused, not spelled out.
+const MaxDevices = 1024
+
 // ParseDeviceList parses "0,2,3" or "0-3" or "0-1,4" into indices; "" and
-// "all" give nil (every device).
+// "all" give nil (every device). Indices above MaxDevices-1, and lists of
+// more than MaxDevices entries, are refused before anything is expanded.
 func ParseDeviceList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "all" {
@@ -115,20 +125,52 @@ func ParseDeviceList(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad device list %q: %q is not a device index (use e.g. 0,2 or 0-3)", s, part)
-		}
+		a, err := deviceIndex(lo)
 		b := a
-		if isRange {
-			b, err = strconv.Atoi(strings.TrimSpace(hi))
-			if err != nil || b < a {
-				return nil, fmt.Errorf("bad device list %q: %q is not a range like 0-3", s, part)
+		if err == nil && isRange {
+			if b, err = deviceIndex(hi); err == nil && b < a {
+				err = errors.New("not a range")
 			}
+		}
+		switch {
+		case errors.Is(err, errIndexTooLarge) && part == s:
+			return nil, fmt.Errorf("bad device list %s: device indices go from 0 to %d", quote(s), MaxDevices-1)
+		case errors.Is(err, errIndexTooLarge):
+			return nil, fmt.Errorf("bad device list %s: %s: device indices go from 0 to %d", quote(s), quote(part), MaxDevices-1)
+		case err != nil && isRange:
+			return nil, fmt.Errorf("bad device list %s: %s is not a range like 0-3", quote(s), quote(part))
+		case err != nil:
+			return nil, fmt.Errorf("bad device list %s: %s is not a device index (use e.g. 0,2 or 0-3)", quote(s), quote(part))
+		case len(out)+b-a+1 > MaxDevices:
+			return nil, fmt.Errorf("bad device list %s: more than %d devices, so some are listed twice", quote(s), MaxDevices)
 		}
 		for d := a; d <= b; d++ {
 			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+var errIndexTooLarge = errors.New("device index too large")
+
+// deviceIndex reads one device index, 0 to MaxDevices-1.
+func deviceIndex(s string) (int, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || err == nil && n >= MaxDevices:
+		return 0, errIndexTooLarge
+	case err != nil:
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// quote shows what the user typed in an error: quoted, so that the message
+// stays one line, and cut to a few dozen bytes.
+func quote(s string) string {
+	const n = 32
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:n], "")) + "…"
 }

@@ -2,8 +2,10 @@ package units
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -75,10 +77,116 @@ func TestParseDeviceList(t *testing.T) {
 		{"3-1", nil, true},
 		{"-1", nil, true},
 		{"1,,2", nil, true},
+		{"1023", []int{1023}, false},
+		{"1024", nil, true},
+		{"0-99999999", nil, true},
+		{"0-99999999999999999999999", nil, true},
+		{"0-1023,0", nil, true},
 	} {
 		got, err := ParseDeviceList(tc.in)
 		if (err != nil) != tc.bad || (!tc.bad && !reflect.DeepEqual(got, tc.want)) {
 			t.Errorf("ParseDeviceList(%q) = %v, %v", tc.in, got, err)
 		}
 	}
+}
+
+// TestParseDeviceListRefusesBeforeExpanding is issue 19's "--devices
+// 0-99999999": refused at once, in one line, without building the list.
+func TestParseDeviceListRefusesBeforeExpanding(t *testing.T) {
+	t0 := time.Now()
+	_, err := ParseDeviceList("0-99999999")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "0 to 1023") {
+		t.Errorf("error = %v, want one line naming the range of indices", err)
+	}
+	if d := time.Since(t0); d > 100*time.Millisecond {
+		t.Errorf("took %v", d)
+	}
+	if _, err := ParseDeviceList(strings.Repeat("0-1000,", 100) + "1"); err == nil || !strings.Contains(err.Error(), "more than 1024") {
+		t.Errorf("a list of 100 long ranges: %v", err)
+	}
+}
+
+// checkMessage fails t unless err is one short line, however long or odd
+// the input.
+func checkMessage(t *testing.T, err error) {
+	t.Helper()
+	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 512 {
+		t.Errorf("error of more than one short line: %q", msg)
+	}
+}
+
+func TestMessagesStayOneShortLine(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	for _, in := range []string{"1GiB \n:4B", long, "x\ny", "0-" + long} {
+		if _, err := ParseSizes(in); err != nil {
+			checkMessage(t, err)
+		}
+		if _, err := ParseDeviceList(in); err != nil {
+			checkMessage(t, err)
+		}
+	}
+}
+
+func FuzzParseDeviceList(f *testing.F) {
+	for _, s := range []string{"", "all", "0", "0-3", "0-1,4", "3-1", "-1", "0-99999999", "1,,2", " 2 - 5 , 7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseDeviceList(s)
+		if err != nil {
+			checkMessage(t, err)
+			return
+		}
+		if len(got) > MaxDevices {
+			t.Errorf("%d devices", len(got))
+		}
+		for _, d := range got {
+			if d < 0 || d >= MaxDevices {
+				t.Errorf("index %d", d)
+			}
+		}
+	})
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"4B", "4096", "512MiB", "1 gib", "2MB", "0", "-1", "18446744073709551612", "20000000000GiB", "KiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			checkMessage(t, err)
+			return
+		}
+		if n == 0 {
+			t.Errorf("ParseSize(%q) = 0", s)
+		}
+		if again, err := ParseSize(strconv.FormatUint(n, 10) + "B"); err != nil || again != n {
+			t.Errorf("ParseSize(%q) = %d, which reads back as %d, %v", s, n, again, err)
+		}
+	})
+}
+
+func FuzzParseSizes(f *testing.F) {
+	for _, s := range []string{"4B:1GiB", "4B:1GiB:4", "4KiB,1MiB,3MiB", "4KiB,18446744073709551612", "1:18446744073709551615:2", "1GiB:4B", "a:b", ",,", "1GiB \n:4B"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSizes(s)
+		if err != nil {
+			checkMessage(t, err)
+			return
+		}
+		// Each part gives at most one size per power of two.
+		if parts := strings.Count(s, ",") + 1; len(got) == 0 || len(got) > 64*parts {
+			t.Errorf("%d sizes from %d parts", len(got), parts)
+		}
+		seen := map[uint64]bool{}
+		for _, n := range got {
+			if n == 0 || seen[n] {
+				t.Errorf("size %d is zero or repeated in %v", n, got)
+			}
+			seen[n] = true
+		}
+	})
 }

@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/kernels"
+)
+
+func TestPatternSeed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		seed, i := rng.Uint32(), rng.Uint64()>>rng.IntN(64)
+		if got := patternSeed(kernels.Pattern(seed, i), i); got != seed {
+			t.Fatalf("patternSeed(Pattern(%#x, %d)) = %#x", seed, i, got)
+		}
+	}
+}
+
+// heldBytes is how many real bytes the device memory of the machine holds.
+func heldBytes(d *Driver) (n uint64) {
+	for _, list := range d.mem.devs {
+		for _, a := range list {
+			for _, s := range a.mem.segs {
+				if s.kind == segBytes {
+					n += s.n
+				}
+			}
+		}
+	}
+	return n
+}
+
+// fillHost writes the verification pattern of seed into b, as
+// measure.FillHost does.
+func fillHost(b []byte, seed uint32) {
+	for i := 0; i+4 <= len(b); i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], kernels.Pattern(seed, uint64(i/4)))
+	}
+}
+
+// TestHostCopiesHoldNoBytes is issue 19's "660 MB per device for host
+// copies": a pattern or a repeated value copied from host memory to every
+// device is held symbolically, and still verifies exactly, byte for byte.
+func TestHostCopiesHoldNoBytes(t *testing.T) {
+	const size = 8 << 20
+	r := newRig(t, "dgx-h100")
+	h, err := r.ctx[0].HostAlloc(size, true)
+	r.must(err)
+	fillHost(h.Host, 7)
+	dst := make([]cuda.DevicePtr, len(r.ctx))
+	for dev, c := range r.ctx {
+		dst[dev] = r.alloc(dev, size)
+		for range 3 { // the repetitions of a timed copy, each run snapshotting
+			r.must(c.MemcpyAsync(dst[dev], h.Device, size, 0))
+			r.must(c.StreamSynchronize(0))
+		}
+	}
+	if n := heldBytes(r.d); n > 0 {
+		t.Errorf("the devices hold %d bytes of the host's pattern", n)
+	}
+	for dev := range r.ctx {
+		if _, bad, err := r.check(dev, dst[dev], size, 7); bad != 0 || err != nil {
+			t.Errorf("device %d: %d bad words, %v", dev, bad, err)
+		}
+	}
+	// A repeated value (the poison a test writes) is symbolic too.
+	for i := 0; i < size; i += 4 {
+		binary.LittleEndian.PutUint32(h.Host[i:], 0xDEADBEEF)
+	}
+	r.must(r.ctx[1].MemcpyAsync(dst[1], h.Device, size, 0))
+	r.must(r.ctx[1].StreamSynchronize(0))
+	if n := heldBytes(r.d); n > 0 {
+		t.Errorf("the devices hold %d bytes of a repeated value", n)
+	}
+	if v, ok := r.d.mem.devs[1][0].mem.uniform(0, size, 4); !ok || v != 0xDEADBEEF {
+		t.Errorf("device 1 holds %#x (uniform %v), want 0xDEADBEEF", v, ok)
+	}
+}
+
+// TestHostCopiesOfOtherBytes: what is neither pattern nor a repeated value
+// is kept as bytes, exactly; one changed byte of a pattern costs only its
+// chunk; and the host changing its buffer after a copy changes nothing on
+// the device.
+func TestHostCopiesOfOtherBytes(t *testing.T) {
+	const size = 4<<20 + 12 // not a whole number of chunks
+	r := newRig(t, "h200x2")
+	c := r.ctx[0]
+	h, err := c.HostAlloc(size, true)
+	r.must(err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range h.Host {
+		h.Host[i] = byte(rng.Uint32())
+	}
+	want := append([]byte(nil), h.Host...)
+	p := r.alloc(0, size)
+	r.must(c.MemcpyAsync(p, h.Device, size, 0))
+	r.must(c.StreamSynchronize(0))
+	fillHost(h.Host, 9) // the host moves on; the device keeps what it got
+	got := make([]byte, size)
+	r.must(c.MemcpyDtoH(got, p))
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("byte %d is %#x, want %#x", i, got[i], want[i])
+		}
+	}
+	// The pattern with one word changed: only that word fails, and only
+	// its chunk is held as bytes.
+	h.Host[3<<20+5] ^= 0x10
+	r.must(c.MemcpyAsync(p, h.Device, size, 0))
+	r.must(c.StreamSynchronize(0))
+	if n := heldBytes(r.d); n > chunkBytes {
+		t.Errorf("%d bytes held for one changed byte", n)
+	}
+	if first, bad, _ := r.check(0, p, size&^3, 9); bad != 1 || first != (3<<20+4)/4 {
+		t.Errorf("first bad word %d, %d bad; want word %d alone", first, bad, (3<<20+4)/4)
+	}
+}
