@@ -41,10 +41,10 @@ const (
 	SMHostAllBidir Test = "sm_host_all_bidir"
 
 	LatChase      Test = "lat_chase"
-	LatHostChase  Test = "lat_host_chase"
 	LatPingPong   Test = "lat_pingpong"
 	LatCopyDevice Test = "lat_copy_device"
 	LatCopyHost   Test = "lat_copy_host"
+	LatHostChase  Test = "lat_host_chase"
 
 	AtomicTput    Test = "atomic_tput"
 	AtomicLatency Test = "atomic_latency"
@@ -262,14 +262,14 @@ var catalogue = []TestInfo{
 
 	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Convention: convChase, Command: CommandLat,
 		Doc: "pointer chase through local and peer memory, in and beyond L2"},
-	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
-		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},
 	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Convention: convPing, Command: CommandLat, NeedsPair: true,
 		Doc: "flag ping-pong between two GPUs (system-scope release/acquire)"},
 	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
 		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
 	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
 		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
+		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},
 
 	{Name: AtomicTput, Unit: UnitGOps, Title: "Atomic throughput", Short: "atomic tput", Convention: convAtomic, Command: CommandAtomic,
 		Doc: "atomic throughput per operation, distinct addresses and contended"},
