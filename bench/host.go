@@ -1,0 +1,241 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The tests between pinned host memory and the devices: copies to and from
+// one device (h2d, d2h and their SM twins), both ways at once on one
+// device, every device at once (each way and both), and the pointer chase
+// through host memory. They share one pinned, mapped host buffer, cut into
+// regions of the transfer size: device k of the selection copies from
+// region 2k and into region 2k+1 when every device copies at once, device
+// by device tests use regions 0 and 1, and the chase runs over the start.
+
+// hostWay says which way a host test copies: to the devices, from them, or both at once.
+type hostWay int
+
+const (
+	toDevice hostWay = 1 << iota
+	fromDevice
+	bothWays = toDevice | fromDevice
+)
+
+// hostShape is how a host bandwidth test copies: which way, and whether
+// every device copies at once (else one device at a time).
+type hostShape struct {
+	way hostWay
+	all bool
+}
+
+var hostShapes = map[results.Test]hostShape{
+	results.H2D: {toDevice, false}, results.SMH2D: {toDevice, false},
+	results.D2H: {fromDevice, false}, results.SMD2H: {fromDevice, false},
+	results.HostBidir: {bothWays, false}, results.SMHostBidir: {bothWays, false},
+	results.HostToAll: {toDevice, true}, results.SMHostToAll: {toDevice, true},
+	results.AllToHost: {fromDevice, true}, results.SMAllToHost: {fromDevice, true},
+	results.HostAllBidir: {bothWays, true}, results.SMHostAllBidir: {bothWays, true},
+}
+
+// hostChaseBytes is the working set of lat_host_chase, the buffer the
+// single-node suite's host_device_latency_sm chases through.
+const hostChaseBytes = 2 << 20
+
+// hostSMConfig is the SM copy configuration of the host tests: the variant
+// the settings name, else the default register-path kernel. The bulk-copy
+// path (the default on sm_90 for device memory) is left out on host memory:
+// PCIe needs far fewer bytes in flight than any variant keeps, and its
+// cp.async.bulk on mapped host memory has not been checked on hardware.
+func hostSMConfig(s measure.Settings, devs []cuda.DeviceInfo) measure.SMConfig {
+	if s.SM.Variant == "" {
+		s.SM.Variant = kernels.DefaultCopyVariant
+	}
+	s.ResolveSM(devs)
+	return s.SM
+}
+
+// hostSteps are the selected host tests of one device, in catalogue order.
+func (e *Engine) hostSteps(dv *measure.Device) []step {
+	var steps []step
+	for _, info := range results.Catalogue() {
+		if sh, ok := hostShapes[info.Name]; ok && !sh.all && e.opt.Selected(info.Name) {
+			steps = append(steps, step{fmt.Sprintf("%s device %d", info.Name, dv.Index), func(ctx context.Context) {
+				e.hostCopies(ctx, info.Name, []*measure.Device{dv})
+			}})
+		}
+	}
+	return steps
+}
+
+// hostAggregateSteps are the selected host tests of every device at once.
+func (e *Engine) hostAggregateSteps() []step {
+	var steps []step
+	for _, info := range results.Catalogue() {
+		if sh, ok := hostShapes[info.Name]; ok && sh.all && e.opt.Selected(info.Name) {
+			steps = append(steps, step{fmt.Sprintf("%s, every device at once", info.Name), func(ctx context.Context) {
+				e.hostCopies(ctx, info.Name, e.devices())
+			}})
+		}
+	}
+	return steps
+}
+
+// hostChaseSteps are the host memory chases, one per device.
+func (e *Engine) hostChaseSteps() []step {
+	if !e.opt.Selected(results.LatHostChase) {
+		return nil
+	}
+	var steps []step
+	for _, dv := range e.devices() {
+		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }})
+	}
+	return steps
+}
+
+// hostRegionBytes is the stride of the host buffer's regions: the transfer
+// size, aligned for the SM copy kernels.
+func (e *Engine) hostRegionBytes() uint64 { return roundUp(e.opt.Size, 256) }
+
+// hostBufferBytes is what the selected host tests need of the host buffer.
+func (e *Engine) hostBufferBytes() uint64 {
+	regions := 0
+	for t, sh := range hostShapes {
+		if e.opt.Selected(t) {
+			regions = max(regions, 2)
+			if sh.all {
+				regions = max(regions, 2*len(e.order))
+			}
+		}
+	}
+	n := uint64(regions) * e.hostRegionBytes()
+	if e.opt.Selected(results.LatHostChase) {
+		n = max(n, hostChaseBytes)
+	}
+	return n
+}
+
+// hostBuffer returns the pinned, mapped host buffer of the host tests,
+// allocating it on first use (portable, so every device can use it).
+func (e *Engine) hostBuffer() (cuda.HostBuffer, error) {
+	if e.host.Host != nil {
+		return e.host, nil
+	}
+	size := e.hostBufferBytes()
+	owner := e.devs[e.order[0]]
+	h, err := owner.Ctx.HostAlloc(size, true)
+	if err != nil {
+		return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
+	}
+	e.host, e.hostOwner = h, owner
+	return h, nil
+}
+
+// hostFlow is the flow of test on dv one way, but for its host end: into
+// dv's receive buffer (toDevice), or out of its send buffer.
+func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay) flow {
+	size := e.opt.Size
+	fl := flow{fig: results.Figure{Test: test, Engine: results.EngineCopy, Src: results.HostDevice, Dst: dv.Index, Size: size, Unit: results.UnitGBps},
+		issuer: dv, dst: dv, dstPtr: dv.Recv, size: size}
+	if way == fromDevice {
+		fl.fig.Src, fl.fig.Dst = dv.Index, results.HostDevice
+		fl.src, fl.dst, fl.srcPtr, fl.dstPtr = dv, nil, dv.Send, 0
+	}
+	if sm, _ := measure.CopyOf(test); sm {
+		fl.sm = e.hostSM
+		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
+	}
+	return fl
+}
+
+// hostCopies measures a host bandwidth test on devs at once: each device's
+// copies (forward and reverse, both filed under host → device, when both
+// ways) and their total.
+func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*measure.Device) {
+	sh := hostShapes[test]
+	host, err := e.hostBuffer()
+	var flows []flow
+	for i, dv := range devs {
+		for _, way := range []hostWay{toDevice, fromDevice} {
+			if sh.way&way == 0 {
+				continue
+			}
+			fl := e.hostFlow(test, dv, way)
+			if err == nil {
+				// Device i's regions: 2i to it, 2i+1 from it.
+				off := uint64(2*i) * e.hostRegionBytes()
+				if way == fromDevice {
+					off += e.hostRegionBytes()
+				}
+				b, p := host.Host[off:off+fl.size], host.Device+cuda.DevicePtr(off)
+				if way == toDevice {
+					fl.srcHost, fl.srcPtr = b, p
+				} else {
+					fl.dstHost, fl.dstPtr = b, p
+				}
+			}
+			switch {
+			case sh.way == bothWays && way == toDevice:
+				fl.fig.Part = results.PartForward
+			case sh.way == bothWays:
+				fl.fig.Part = results.PartReverse
+				fl.fig.Src, fl.fig.Dst = results.HostDevice, dv.Index
+			case sh.all:
+				fl.fig.Part = results.PartPair
+			}
+			flows = append(flows, fl)
+		}
+	}
+	var tot *results.Figure
+	if sh.all || sh.way == bothWays {
+		t := flows[0].fig
+		t.Part = results.PartTotal
+		if sh.all {
+			t.Src, t.Dst = results.HostDevice, results.HostDevice
+			t.Params = measure.WithParam(t.Params, "devices", strconv.Itoa(len(devs)))
+		}
+		tot = &t
+	}
+	if err != nil {
+		for _, fl := range flows {
+			e.add(measure.Fail(fl.fig, err))
+		}
+		if tot != nil {
+			e.add(measure.Fail(*tot, err))
+		}
+		return
+	}
+	e.measureFlows(ctx, flows, tot)
+}
+
+// hostChase follows a chain through the host buffer from dv: the latency
+// of one load from the GPU to pinned host memory and back.
+func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
+	f := results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: results.HostDevice, Dst: dv.Index, Size: hostChaseBytes,
+		Unit: results.UnitNs, Params: measure.ChaseParams(hostChaseBytes, "host", 0)}
+	err := func() error {
+		host, err := e.hostBuffer()
+		if err != nil {
+			return err
+		}
+		if err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next()); err != nil {
+			return err
+		}
+		f.Samples, err = dv.Chase(host.Device, hostChaseBytes)
+		return err
+	}()
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			e.add(measure.Fail(f, err))
+		}
+		return
+	}
+	e.add(f)
+}
