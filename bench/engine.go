@@ -78,6 +78,23 @@ func NewEngine(drv gpu.Driver, opt Options) *Engine {
 	return e
 }
 
+// buses maps each selected device to its PCI bus id, for the watch (none
+// without one).
+func (e *Engine) buses() (map[int]string, error) {
+	if e.opt.Watch == nil {
+		return nil, nil
+	}
+	out := map[int]string{}
+	for _, d := range e.opt.Devices {
+		info, err := e.drv.DeviceInfo(d)
+		if err != nil {
+			return nil, fmt.Errorf("describing device %d: %w", d, err)
+		}
+		out[d] = info.PCIBusID
+	}
+	return out, nil
+}
+
 // busID is the PCI bus id of an open device ("" for one not open).
 func (e *Engine) busID(dev int) string {
 	e.mu.Lock()
@@ -107,8 +124,10 @@ func (e *Engine) add(f results.Figure) {
 
 // Run measures every selected test and appends the figures to run as they
 // come, so an error or a cancelled ctx leaves everything measured so far in
-// run. It returns ctx.Err() when cancelled; failures of single tests and pairs
-// are recorded in the figures, not returned.
+// run. It returns ctx.Err() when cancelled, and the *measure.BusyError of
+// the settings' Watch when another program is on the GPUs before measuring
+// or after a test and busy GPUs are not allowed; failures of single tests
+// and pairs are recorded in the figures, not returned.
 func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	e.run = run
 	defer func() {
@@ -116,6 +135,14 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			e.note("cleanup: %v", cerr)
 		}
 	}()
+	buses, err := e.buses()
+	if err != nil {
+		return err
+	}
+	// Before any context of this run exists on the GPUs.
+	if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	if err := e.setup(ctx); err != nil {
 		return err
@@ -146,6 +173,9 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		t0 := time.Now()
 		st.run(ctx)
 		e.trace(st.name, t0)
+		if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+			return err
+		}
 	}
 	if e.opt.Progress != nil {
 		e.opt.Progress(len(steps), len(steps), "done")

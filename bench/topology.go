@@ -10,6 +10,16 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
+// ErrNoDevice matches the errors of SelectDevices that say the machine has
+// no CUDA device, or not one that the selection names.
+var ErrNoDevice = errors.New("no such CUDA device")
+
+// noDevice is an error of SelectDevices that matches ErrNoDevice.
+type noDevice string
+
+func (e noDevice) Error() string      { return string(e) }
+func (noDevice) Is(target error) bool { return target == ErrNoDevice }
+
 // SelectDevices checks a device selection against the machine; an empty
 // selection means every device.
 func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
@@ -18,7 +28,7 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 		return nil, fmt.Errorf("counting devices: %w", err)
 	}
 	if n == 0 {
-		return nil, errors.New("the driver reports no CUDA device")
+		return nil, noDevice("the driver reports no CUDA device")
 	}
 	if len(want) == 0 {
 		all := make([]int, n)
@@ -30,7 +40,7 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 	seen := map[int]bool{}
 	for _, d := range want {
 		if d < 0 || d >= n {
-			return nil, fmt.Errorf("device %d does not exist: this machine has %d device(s), numbered 0 to %d", d, n, n-1)
+			return nil, noDevice(fmt.Sprintf("device %d does not exist: this machine has %d device(s), numbered 0 to %d", d, n, n-1))
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("device %d is listed twice", d)
@@ -58,7 +68,8 @@ func deviceRecord(info cuda.DeviceInfo) results.Device {
 
 // Discover reads the environment and the topology of the selected devices:
 // each device, peer access, every P2P attribute and the atomic capabilities of
-// every ordered pair, and NVLink details when mon is not nil. Problems that
+// every ordered pair, and when mon is not nil NVLink details, the clocks and
+// the health before the run (Environment.StateStart, HealthBefore). Problems that
 // leave the picture incomplete but usable come back as notes in the result;
 // only a failure to describe a device is an error.
 func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment, *results.Topology, error) {
@@ -86,6 +97,7 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 			env.Notes = append(env.Notes, "NVML driver release: "+err.Error())
 		}
 		env.StateStart = ReadStates(mon, env.Devices)
+		env.HealthBefore = ReadHealth(mon, env.Devices)
 		readLinks(mon, env.Devices, topo)
 	} else {
 		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
@@ -240,6 +252,25 @@ func ReadStates(mon gpu.Monitor, devs []results.Device) []results.DeviceState {
 		}
 		st.Index = d.Index
 		out = append(out, st)
+	}
+	return out
+}
+
+// ReadHealth reads every device's health (NVLinks, ECC, row remapping,
+// throttle reasons); a device NVML cannot read at all gets a reading that
+// says why.
+func ReadHealth(mon gpu.Monitor, devs []results.Device) []results.Health {
+	if mon == nil {
+		return nil
+	}
+	var out []results.Health
+	for _, d := range devs {
+		h, err := mon.Health(d.Index, d.PCIBusID)
+		if err != nil {
+			h = results.Health{Unavailable: []string{"device: " + err.Error()}}
+		}
+		h.Device = d.Index
+		out = append(out, h)
 	}
 	return out
 }

@@ -5,6 +5,9 @@ package gpu_test
 import (
 	"errors"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -117,5 +120,88 @@ func TestNVMLMonitor(t *testing.T) {
 	}
 	if _, err := m.Links(0, "0000:99:00.0"); !errors.Is(err, nvml.ErrNotFound) {
 		t.Errorf("Links of an unknown bus id: %v, want not found", err)
+	}
+}
+
+func TestNVMLMonitorHealth(t *testing.T) {
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, ""))
+	m, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	h, err := m.Health(0, "0000:18:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantECC := map[results.ECCCounter]uint64{results.ECCVolatileCorrected: 3, results.ECCAggregateCorrected: 17,
+		results.ECCVolatileUncorrected: 0, results.ECCAggregateUncorrected: 1}
+	if h.Device != 0 || len(h.Links) != 18 || !reflect.DeepEqual(h.ECC, wantECC) || *h.RemappedRows != (results.RemappedRows{Correctable: 2}) ||
+		!slices.Equal(h.ThrottleReasons, []results.ThrottleReason{results.ThrottleSWPowerCap}) || h.Unavailable != nil {
+		t.Errorf("health of device 0: %+v", h)
+	}
+	wantLink := results.LinkHealth{Link: 16, Active: false, Errors: map[results.LinkCounter]uint64{
+		results.LinkReplay: 1600, results.LinkRecovery: 1601, results.LinkCRCFlit: 1602, results.LinkCRCData: 1603, results.LinkECCData: 1604}}
+	if !reflect.DeepEqual(h.Links[16], wantLink) || h.Links[3].SpeedGBps != 26.562 || !h.Links[3].Active {
+		t.Errorf("link 16 %+v, link 3 %+v", h.Links[16], h.Links[3])
+	}
+	// Device 1 has no ECC, row remapping or DL_ECC_DATA counter: each named
+	// once, the rest read.
+	h1, err := m.Health(1, "0000:2a:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h1.ECC != nil || h1.RemappedRows != nil || len(h1.Unavailable) != 3 || len(h1.Links) != 12 || len(h1.Links[0].Errors) != 4 ||
+		!strings.HasPrefix(h1.Unavailable[0], "link ecc_data counter: ") || !strings.Contains(h1.Unavailable[1], "Not Supported") {
+		t.Errorf("health of device 1: %+v", h1)
+	}
+	if r, err := m.Throttle(1, "0000:2a:00.0"); err != nil || !slices.Equal(r, []results.ThrottleReason{results.ThrottleIdle}) {
+		t.Errorf("Throttle(1) = %v, %v", r, err)
+	}
+	ps, err := m.Processes(0, "0000:18:00.0")
+	me, _ := os.ReadFile("/proc/self/comm")
+	want := []results.Process{{Device: 0, PID: os.Getpid(), Name: strings.TrimSpace(string(me)), UsedBytes: 600 << 20}}
+	if err != nil || !reflect.DeepEqual(ps, want) {
+		t.Errorf("Processes(0) = %+v, %v; want %+v", ps, err, want)
+	}
+}
+
+func TestNVMLMonitorHealthUnavailable(t *testing.T) {
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, "NO_HEALTH"))
+	m, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	h, err := m.Health(0, "0000:18:00.0")
+	if err != nil || len(h.Links) != 18 || h.Links[0].Errors != nil || len(h.Unavailable) != 4 {
+		t.Errorf("Health without the health calls: %+v, %v; want the links, and 4 readings named unavailable", h, err)
+	}
+	if _, err := m.Throttle(0, "0000:18:00.0"); !errors.Is(err, nvml.ErrUnavailable) {
+		t.Errorf("Throttle: %v", err)
+	}
+	if _, err := m.Processes(0, "0000:18:00.0"); !errors.Is(err, nvml.ErrUnavailable) {
+		t.Errorf("Processes: %v", err)
+	}
+}
+
+func TestNVMLMonitorOtherProcesses(t *testing.T) {
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, "BUSY"))
+	m, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ps, err := m.Processes(1, "0000:2a:00.0")
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("Processes(1) = %+v, %v", ps, err)
+	}
+	init, _ := os.ReadFile("/proc/1/comm")
+	if p := ps[1]; p.PID != 1 || p.Name != strings.TrimSpace(string(init)) || p.UsedBytes != 1<<30 {
+		t.Errorf("pid 1: %+v", p)
+	}
+	// A pid this process cannot see has no name, and unknown memory is 0.
+	if p := ps[2]; p.Name != "" || p.UsedBytes != 0 {
+		t.Errorf("pid %d: %+v", p.PID, p)
 	}
 }

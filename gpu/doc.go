@@ -5,7 +5,8 @@
 //     makes, device-level and in one device's primary context.
 //     CUDADriver (cuda.go) adapts package cuda to them.
 //   - Monitor (monitor.go): what NVML adds to the driver API (the driver
-//     release, NVLinks, clocks, temperature and power, link counters).
+//     release, NVLinks, clocks, temperature and power, link counters, the
+//     machine's health and the processes on its GPUs).
 //     OpenNVML (nvml.go) adapts package nvml to it.
 //
 // The simulated machines of gpu/sim implement the same interfaces:

@@ -10,8 +10,9 @@ import (
 var ErrNoCounters = errors.New("no NVLink counters")
 
 // Monitor is the optional source of what the driver API does not tell:
-// NVLink details, clocks, temperature and power (NVML on real machines, the
-// machine description on simulated ones). A nil Monitor means none.
+// NVLink details, clocks, temperature and power, the machine's health and
+// the processes on its GPUs (NVML on real machines, the machine description
+// on simulated ones). A nil Monitor means none.
 type Monitor interface {
 	// DriverRelease is the driver's release string, e.g. "580.159.04".
 	DriverRelease() (string, error)
@@ -23,5 +24,17 @@ type Monitor interface {
 	// Traffic reads the NVLink throughput counters of a device, summed over
 	// its links (bytes since the driver started: callers take differences).
 	Traffic(dev int, busID string) (results.LinkCounts, error)
+	// Health reads a device's NVLinks (state, speed, error counters), ECC
+	// counts, row remapping and throttle reasons. What cannot be read is
+	// named in Health.Unavailable; the error is for a device that cannot be
+	// read at all.
+	Health(dev int, busID string) (results.Health, error)
+	// Throttle reads why a device's clocks are below their maximum now: a
+	// cheap reading, taken between tests.
+	Throttle(dev int, busID string) ([]results.ThrottleReason, error)
+	// Processes lists the compute processes on a device, this one included
+	// when it holds a context there: Device, PID, Name (where it can be
+	// read) and UsedBytes of each.
+	Processes(dev int, busID string) ([]results.Process, error)
 	Close() error
 }

@@ -1,6 +1,11 @@
 package gpu
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/p2pbench/p2pbench/nvml"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -64,4 +69,122 @@ func (m nvmlMonitor) Traffic(dev int, busID string) (results.LinkCounts, error) 
 		return results.LinkCounts{}, err
 	}
 	return results.LinkCounts{TxData: t.TxData, TxRaw: t.TxRaw, RxData: t.RxData, RxRaw: t.RxRaw}, nil
+}
+
+// linkCounters names NVML's NVLink error counters in the results' words.
+var linkCounters = map[nvml.LinkErrorCounter]results.LinkCounter{
+	nvml.LinkReplay: results.LinkReplay, nvml.LinkRecovery: results.LinkRecovery,
+	nvml.LinkCRCFlit: results.LinkCRCFlit, nvml.LinkCRCData: results.LinkCRCData, nvml.LinkECCData: results.LinkECCData,
+}
+
+// eccCounts are the ECC counts Health reads, with NVML's type and counter.
+var eccCounts = []struct {
+	name    results.ECCCounter
+	typ     nvml.MemoryErrorType
+	counter nvml.ECCCounterType
+}{
+	{results.ECCVolatileCorrected, nvml.Corrected, nvml.Volatile},
+	{results.ECCVolatileUncorrected, nvml.Uncorrected, nvml.Volatile},
+	{results.ECCAggregateCorrected, nvml.Corrected, nvml.Aggregate},
+	{results.ECCAggregateUncorrected, nvml.Uncorrected, nvml.Aggregate},
+}
+
+func (m nvmlMonitor) Health(dev int, busID string) (results.Health, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return results.Health{}, err
+	}
+	h := results.Health{Device: dev}
+	// Each kind of reading NVML refuses is named once, with its first error.
+	missing := map[string]bool{}
+	miss := func(what string, err error) {
+		if !missing[what] {
+			missing[what] = true
+			h.Unavailable = append(h.Unavailable, what+": "+err.Error())
+		}
+	}
+	links, err := d.Links()
+	if err != nil {
+		miss("links", err)
+	}
+	for _, l := range links {
+		lh := results.LinkHealth{Link: l.Index, Active: l.Active, SpeedGBps: l.SpeedGBps}
+		for _, c := range nvml.LinkErrorCounters {
+			v, err := d.LinkErrors(l.Index, c)
+			if errors.Is(err, nvml.ErrUnavailable) {
+				miss("link error counters", err)
+				continue
+			}
+			if err != nil {
+				miss("link "+string(linkCounters[c])+" counter", err)
+				continue
+			}
+			if lh.Errors == nil {
+				lh.Errors = map[results.LinkCounter]uint64{}
+			}
+			lh.Errors[linkCounters[c]] = v
+		}
+		h.Links = append(h.Links, lh)
+	}
+	for _, e := range eccCounts {
+		v, err := d.ECCErrors(e.typ, e.counter)
+		if err != nil {
+			miss("ecc", err)
+			continue
+		}
+		if h.ECC == nil {
+			h.ECC = map[results.ECCCounter]uint64{}
+		}
+		h.ECC[e.name] = v
+	}
+	if r, err := d.RemappedRows(); err != nil {
+		miss("remapped rows", err)
+	} else {
+		h.RemappedRows = &results.RemappedRows{Correctable: r.Correctable, Uncorrectable: r.Uncorrectable, Pending: r.Pending, Failed: r.Failed}
+	}
+	if mask, err := d.ClocksEventReasons(); err != nil {
+		miss("throttle reasons", err)
+	} else {
+		h.ThrottleReasons = results.ThrottleReasons(mask)
+	}
+	return h, nil
+}
+
+func (m nvmlMonitor) Throttle(dev int, busID string) ([]results.ThrottleReason, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return nil, err
+	}
+	mask, err := d.ClocksEventReasons()
+	if err != nil {
+		return nil, err
+	}
+	return results.ThrottleReasons(mask), nil
+}
+
+func (m nvmlMonitor) Processes(dev int, busID string) ([]results.Process, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := d.ComputeProcesses()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]results.Process, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, results.Process{Device: dev, PID: p.PID, Name: processName(p.PID), UsedBytes: p.UsedBytes})
+	}
+	return out, nil
+}
+
+// processName is a process's command name as /proc gives it, "" when it
+// cannot be read: the process is gone, or NVML gave a pid of another pid
+// namespace (the host's, to a process in a container).
+func processName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

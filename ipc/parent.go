@@ -126,7 +126,10 @@ type pair struct {
 //
 // A child that crashes, hangs or breaks the protocol fails its pairs (the
 // figures say why) and the run goes on. When ctx is cancelled, every child is
-// stopped and Run returns ctx.Err() with what was measured so far in run.
+// stopped and Run returns ctx.Err() with what was measured so far in run;
+// likewise with the *measure.BusyError of the settings' Watch when another
+// program is on the GPUs before the children start or after a pair and busy
+// GPUs are not allowed.
 // No child outlives Run, nor a parent killed meanwhile (the children die
 // with the thread that started them: do not call Run from a goroutine
 // locked to its thread that ends before the run).
@@ -155,6 +158,14 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 		func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) })
 	r.opt.ResolveSM(infos)
 	r.sizes = r.bufferSizes()
+	buses := map[int]string{}
+	for d, info := range r.infos {
+		buses[d] = info.PCIBusID
+	}
+	// Before the children start (NVML lists them too, by their own pids).
+	if err := opt.Watch.Check(run, buses, nil); err != nil {
+		return err
+	}
 	defer func() {
 		r.shutdown(ctx.Err() != nil)
 		run.Notes = append(run.Notes, r.notes...)
@@ -171,11 +182,23 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 			opt.Progress(i, len(pairs), "ipc "+r.pairName(p))
 		}
 		r.pairTests(ctx, p)
+		if err := opt.Watch.Check(run, buses, r.childPIDs()); err != nil {
+			return err
+		}
 	}
 	if opt.Progress != nil {
 		opt.Progress(len(pairs), len(pairs), "done")
 	}
 	return ctx.Err()
+}
+
+// childPIDs are the pids of the children, which the watch leaves out.
+func (r *parent) childPIDs() []int {
+	pids := make([]int, len(r.kids))
+	for i, k := range r.kids {
+		pids[i] = k.pid
+	}
+	return pids
 }
 
 // bufferSizes are the buffers each child allocates and exports.

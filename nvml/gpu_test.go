@@ -8,7 +8,11 @@ package nvml_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/nvml"
@@ -158,5 +162,94 @@ func TestGPUTraffic(t *testing.T) {
 	}
 	if out.TxData > size+size/20 {
 		t.Logf("device 0 sent %d payload bytes for a %d-byte copy: other traffic on the links?", out.TxData, size)
+	}
+}
+
+// TestGPUHealth reads every health call on every device, after giving this
+// process a context on each, and checks that each answers or says why not
+// (not supported, or not in this library), never fails otherwise; that
+// this process is among the device's compute processes (outside a
+// container, whose pids NVML does not translate); and that no link error
+// counter moves over an idle second.
+func TestGPUHealth(t *testing.T) {
+	n, err := nvml.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer n.Close()
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatalf("cuda.Open: %v", err)
+	}
+	defer d.Close()
+	count, err := d.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	optional := func(what string, err error) {
+		t.Helper()
+		if err != nil && !errors.Is(err, nvml.ErrNotSupported) && !errors.Is(err, nvml.ErrUnavailable) {
+			t.Errorf("%s: %v", what, err)
+		} else if err != nil {
+			t.Logf("%s: %v", what, err)
+		}
+	}
+	for dev := range count {
+		info, err := d.DeviceInfo(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Context(dev); err != nil {
+			t.Fatal(err)
+		}
+		nd, err := n.DeviceByPCIBusID(info.PCIBusID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := nd.ComputeProcesses()
+		optional("processes", err)
+		t.Logf("device %d processes %+v", dev, ps)
+		if err == nil && !slices.ContainsFunc(ps, func(p nvml.Process) bool { return p.PID == os.Getpid() }) {
+			t.Logf("device %d: this process (pid %d) is not listed: a container's pid namespace?", dev, os.Getpid())
+		}
+		mask, err := nd.ClocksEventReasons()
+		optional("clocks event reasons", err)
+		t.Logf("device %d clocks event reasons %#x", dev, mask)
+		for _, typ := range []nvml.MemoryErrorType{nvml.Corrected, nvml.Uncorrected} {
+			for _, c := range []nvml.ECCCounterType{nvml.Volatile, nvml.Aggregate} {
+				v, err := nd.ECCErrors(typ, c)
+				optional("ECC", err)
+				t.Logf("device %d ECC type %d counter %d: %d", dev, typ, c, v)
+			}
+		}
+		rows, err := nd.RemappedRows()
+		optional("remapped rows", err)
+		t.Logf("device %d remapped rows %+v", dev, rows)
+		links, err := nd.Links()
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func() map[[2]int]uint64 {
+			out := map[[2]int]uint64{}
+			for _, l := range links {
+				for _, c := range nvml.LinkErrorCounters {
+					v, err := nd.LinkErrors(l.Index, c)
+					optional(fmt.Sprintf("link %d counter %d", l.Index, c), err)
+					if err == nil {
+						out[[2]int{l.Index, int(c)}] = v
+					}
+				}
+			}
+			return out
+		}
+		before := read()
+		time.Sleep(time.Second)
+		after := read()
+		t.Logf("device %d: %d link error counters read: %v", dev, len(after), after)
+		for k, v := range after {
+			if v != before[k] {
+				t.Errorf("device %d link %d counter %d moved while idle: %d → %d", dev, k[0], k[1], before[k], v)
+			}
+		}
 	}
 }

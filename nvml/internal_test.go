@@ -28,3 +28,14 @@ func TestNVLinkMajor(t *testing.T) {
 		}
 	}
 }
+
+func TestProcessInfoLayout(t *testing.T) {
+	// nvmlProcessInfo_v2_t: pid, 4 bytes of padding, usedGpuMemory, the two
+	// MIG instance ids.
+	if s := unsafe.Sizeof(processInfo{}); s != 24 {
+		t.Errorf("processInfo is %d bytes, want 24", s)
+	}
+	if o := unsafe.Offsetof(processInfo{}.UsedGPUMemory); o != 8 {
+		t.Errorf("processInfo.UsedGPUMemory at %d, want 8", o)
+	}
+}

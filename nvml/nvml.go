@@ -1,7 +1,9 @@
 // Package nvml reads the NVIDIA Management Library (libnvidia-ml.so.1) for
 // what p2pbench records about a machine besides CUDA: the driver version,
-// the NVLink links of each GPU and where they lead, and clocks, temperature
-// and power around a run.
+// the NVLink links of each GPU and where they lead, clocks, temperature
+// and power around a run, and the machine's health and hygiene (NVLink
+// error counters, ECC counts, remapped rows, why clocks are held down, the
+// processes using each GPU; health.go).
 //
 // It loads the library at run time on the loader package cuda uses
 // (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
@@ -96,6 +98,12 @@ type api struct {
 	nvmlDeviceGetTemperature         func(dev uintptr, sensor int32, celsius *uint32) Return
 	nvmlDeviceGetPowerUsage          func(dev uintptr, milliwatts *uint32) Return
 
+	nvmlDeviceGetNvLinkErrorCounter        func(dev uintptr, link uint32, counter LinkErrorCounter, value *uint64) Return
+	nvmlDeviceGetTotalEccErrors            func(dev uintptr, errorType MemoryErrorType, counterType ECCCounterType, count *uint64) Return
+	nvmlDeviceGetRemappedRows              func(dev uintptr, corrRows, uncRows, isPending, failureOccurred *uint32) Return
+	nvmlDeviceGetCurrentClocksEventReasons func(dev uintptr, reasons *uint64) Return
+	nvmlDeviceGetComputeRunningProcesses   func(dev uintptr, count *uint32, infos *processInfo) Return
+
 	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
@@ -127,6 +135,18 @@ func (a *api) entries() []dl.Entry {
 		// due to go in CUDA 14: without it the temperature stays zero.
 		{Fn: &a.nvmlDeviceGetTemperature, Name: "nvmlDeviceGetTemperature", Optional: true},
 		{Fn: &a.nvmlDeviceGetPowerUsage, Name: "nvmlDeviceGetPowerUsage"},
+		// Health and hygiene (health.go): all optional, as any of them may
+		// be missing from an old or a future library.
+		{Fn: &a.nvmlDeviceGetNvLinkErrorCounter, Name: "nvmlDeviceGetNvLinkErrorCounter", Optional: true},
+		{Fn: &a.nvmlDeviceGetTotalEccErrors, Name: "nvmlDeviceGetTotalEccErrors", Optional: true},
+		{Fn: &a.nvmlDeviceGetRemappedRows, Name: "nvmlDeviceGetRemappedRows", Optional: true},
+		// The same call under its former name (deprecated in CUDA 13).
+		{Fn: &a.nvmlDeviceGetCurrentClocksEventReasons, Name: "nvmlDeviceGetCurrentClocksEventReasons", Optional: true,
+			Symbols: []string{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}},
+		// _v3 and _v2 fill nvmlProcessInfo_v2_t; the unversioned first
+		// version fills a smaller struct and is not bound.
+		{Fn: &a.nvmlDeviceGetComputeRunningProcesses, Name: "nvmlDeviceGetComputeRunningProcesses", Optional: true,
+			Symbols: []string{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}},
 	}
 }
 

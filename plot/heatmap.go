@@ -255,7 +255,7 @@ func (m *heatmap) draw(c draw.Canvas) {
 		Min: vg.Point{X: dc.Max.X + vg.Points(18), Y: dc.Min.Y},
 		Max: vg.Point{X: dc.Max.X + vg.Points(32), Y: dc.Max.Y},
 	}
-	drawColorScale(c, bar, m.lo, m.hi, string(m.unit))
+	drawColorScale(c, bar, m.lo, m.hi, string(m.unit), viridis)
 }
 
 // bigMatrix is the device count beyond which cells are too small for text:
@@ -400,14 +400,15 @@ func hatchRect(c draw.Canvas, r vg.Rectangle, sty draw.LineStyle, step vg.Length
 	}
 }
 
-// drawColorScale draws a vertical colour bar in rect with ticks and the unit.
-func drawColorScale(c draw.Canvas, rect vg.Rectangle, lo, hi float64, unit string) {
+// drawColorScale draws a vertical colour bar in rect with ticks and the
+// unit; colors maps [0, 1] (lo to hi) to a colour.
+func drawColorScale(c draw.Canvas, rect vg.Rectangle, lo, hi float64, unit string, colors func(float64) color.RGBA) {
 	const steps = 64
 	h := rect.Max.Y - rect.Min.Y
 	for i := 0; i < steps; i++ {
 		y0 := rect.Min.Y + h*vg.Length(i)/steps
 		y1 := rect.Min.Y + h*vg.Length(i+1)/steps
-		c.SetColor(viridis((float64(i) + 0.5) / steps))
+		c.SetColor(colors((float64(i) + 0.5) / steps))
 		// Overlap slightly so no hairline gaps show between steps.
 		c.Fill(vg.Rectangle{Min: vg.Point{X: rect.Min.X, Y: y0}, Max: vg.Point{X: rect.Max.X, Y: y1 + vg.Points(0.3)}}.Path())
 	}

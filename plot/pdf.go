@@ -1,7 +1,9 @@
 package plot
 
 import (
+	"fmt"
 	"image/color"
+	"io"
 	"strings"
 
 	xfont "golang.org/x/image/font"
@@ -26,13 +28,18 @@ import (
 //     PDFCanvas encodes them in cp1252, with ASCII stand-ins for the few
 //     characters outside it (arrows, ≥);
 //   - it passes premultiplied colour components on as straight ones, so a
-//     translucent colour comes out too dark: PDFCanvas un-premultiplies.
+//     translucent colour comes out too dark: PDFCanvas un-premultiplies;
+//   - it panics when it cannot generate its font (which it does through a
+//     temporary directory in os.TempDir, so an unusable TMPDIR is enough):
+//     PDFCanvas stops drawing text then, and WriteTo returns the error.
 //
 // Text meant for a PDF should therefore use the sans face: other faces are
 // measured as themselves but drawn as it.
 type PDFCanvas struct {
 	*vgpdf.Canvas
 	face font.Face
+	// fontErr is why vgpdf could not make the font, once it could not.
+	fontErr *error
 }
 
 // pdfFontSize is the one size PDFCanvas asks vgpdf for.
@@ -43,7 +50,35 @@ const pdfFontSize = 10
 func NewPDFCanvas(w, h vg.Length) PDFCanvas {
 	c := vgpdf.New(w, h)
 	c.EmbedFonts(true)
-	return PDFCanvas{Canvas: c, face: font.DefaultCache.Lookup(sans, pdfFontSize)}
+	return PDFCanvas{Canvas: c, face: font.DefaultCache.Lookup(sans, pdfFontSize), fontErr: new(error)}
+}
+
+// WriteTo writes the PDF to w, or returns why its font could not be made.
+func (c PDFCanvas) WriteTo(w io.Writer) (int64, error) {
+	if err := *c.fontErr; err != nil {
+		return 0, err
+	}
+	return c.Canvas.WriteTo(w)
+}
+
+// fillString draws s with vgpdf and turns its panic over the font into
+// c.fontErr, after which it draws no more text; any other panic goes on.
+func (c PDFCanvas) fillString(pt vg.Point, s string) {
+	if *c.fontErr != nil {
+		return
+	}
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if msg, ok := r.(string); ok && strings.HasPrefix(msg, "vgpdf:") {
+			*c.fontErr = fmt.Errorf("%s (the PDF's font is made in a temporary directory: is TMPDIR writable?)", msg)
+			return
+		}
+		panic(r)
+	}()
+	c.Canvas.FillString(c.face, pt, s)
 }
 
 // FillString implements vg.Canvas.
@@ -57,7 +92,7 @@ func (c PDFCanvas) FillString(f font.Face, pt vg.Point, s string) {
 		c.Push()
 		c.Translate(vg.Point{X: pt.X + dx, Y: pt.Y})
 		c.Scale(k, k)
-		c.Canvas.FillString(c.face, vg.Point{}, s)
+		c.fillString(vg.Point{}, s)
 		c.Pop()
 	}
 	draw(0)

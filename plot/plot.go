@@ -12,6 +12,7 @@
 package plot
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -24,6 +25,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -172,10 +174,11 @@ func watermark(c draw.Canvas) {
 	c.FillText(sty, c.Center(), word)
 }
 
-// WriteAll writes every figure of the run into dir in each format (png, svg,
-// pdf) and returns the paths written. Figures the run has no data for are
-// skipped; a run with none at all writes nothing.
-func WriteAll(run *results.Run, dir string, formats []string) ([]string, error) {
+// WriteAll writes figs into dir (made when missing) in each format (png,
+// svg, pdf), each to the file its FileName says, and returns the paths
+// written. Every file is written atomically by the policy of
+// internal/outfile; ctx is checked before each, and its error returned.
+func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) ([]string, error) {
 	for _, f := range formats {
 		if _, err := canvasFor(f, vg.Inch, vg.Inch); err != nil {
 			return nil, err
@@ -185,9 +188,12 @@ func WriteAll(run *results.Run, dir string, formats []string) ([]string, error) 
 		return nil, fmt.Errorf("plot: %w", err)
 	}
 	var paths []string
-	for _, fig := range Figures(run) {
+	for _, fig := range figs {
 		for _, format := range formats {
-			path := filepath.Join(dir, fig.Name+"."+strings.ToLower(format))
+			if err := ctx.Err(); err != nil {
+				return paths, context.Cause(ctx)
+			}
+			path := filepath.Join(dir, fig.FileName(format))
 			if err := fig.WriteFile(path, format); err != nil {
 				return paths, err
 			}
@@ -197,21 +203,15 @@ func WriteAll(run *results.Run, dir string, formats []string) ([]string, error) 
 	return paths, nil
 }
 
+// FileName is the name of the figure's file in a format: its Name and the
+// format as the extension.
+func (f Figure) FileName(format string) string { return f.Name + "." + strings.ToLower(format) }
+
 // WriteFile draws the figure at its natural size into a file of the given
-// format (png, svg or pdf).
+// format (png, svg or pdf), written atomically by the policy of
+// internal/outfile (a device, FIFO or directory at path is refused).
 func (f Figure) WriteFile(path, format string) error {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if err := f.WriteTo(file, format); err != nil {
-		file.Close()
-		return fmt.Errorf("plot: writing %s: %w", path, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("plot: writing %s: %w", path, err)
-	}
-	return nil
+	return outfile.Write(path, func(w io.Writer) error { return f.WriteTo(w, format) })
 }
 
 // WriteTo draws the figure at its natural size and writes it in the given

@@ -1,12 +1,18 @@
 package plot_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
@@ -30,7 +36,7 @@ func TestWriteAll(t *testing.T) {
 			if out := os.Getenv("P2PBENCH_PLOT_DIR"); out != "" {
 				dir = filepath.Join(out, strings.ReplaceAll(tt.name, " ", "_"))
 			}
-			paths, err := plot.WriteAll(tt.run, dir, tt.formats)
+			paths, err := plot.WriteAll(context.Background(), plot.Figures(tt.run), dir, tt.formats)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,11 +73,51 @@ func TestWireChart(t *testing.T) {
 	if !has(run) {
 		t.Fatal("no wire chart for the reference run, which has NVLink counters")
 	}
-	paths, err := plot.WriteAll(run, t.TempDir(), []string{"png"})
+	figs := slices.DeleteFunc(plot.Figures(run), func(f plot.Figure) bool { return f.Name != "wire" })
+	paths, err := plot.WriteAll(context.Background(), figs, t.TempDir(), []string{"png"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(paths, func(p string) bool { return filepath.Base(p) == "wire.png" }) {
-		t.Errorf("wire.png not among %v", paths)
+	if len(paths) != 1 || filepath.Base(paths[0]) != "wire.png" {
+		t.Errorf("wrote %v, want wire.png", paths)
+	}
+}
+
+// WriteAll writes through internal/outfile, and stops when its context is
+// cancelled.
+func TestWriteAllRefusesAndStops(t *testing.T) {
+	figs := plot.Figures(synth.New(synth.Options{GPUs: 2, NoSweep: true}))[:2]
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, figs[1].FileName("svg")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := plot.WriteAll(context.Background(), figs, dir, []string{"svg"})
+	if !errors.Is(err, outfile.ErrNotRegular) || len(paths) != 1 {
+		t.Errorf("WriteAll over a FIFO: %v, %v; want ErrNotRegular after one figure", paths, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	paths, err = plot.WriteAll(ctx, figs, t.TempDir(), []string{"svg"})
+	if !errors.Is(err, context.Canceled) || len(paths) != 0 {
+		t.Errorf("WriteAll cancelled: %v, %v", paths, err)
+	}
+}
+
+// A PDF whose font cannot be made (vgpdf makes it in TMPDIR) is an error,
+// not a panic. vgpdf keeps a font once made, so this runs in a process of
+// its own.
+func TestPDFWithoutTempDir(t *testing.T) {
+	if os.Getenv("PLOT_TEST_NO_TMPDIR") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPDFWithoutTempDir$")
+		cmd.Env = append(os.Environ(), "PLOT_TEST_NO_TMPDIR=1", "TMPDIR=/nonexistent")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	fig := plot.Figures(synth.New(synth.Options{GPUs: 2, NoSweep: true}))[0]
+	var buf bytes.Buffer
+	if err := fig.WriteTo(&buf, "pdf"); err == nil || !strings.Contains(err.Error(), "TMPDIR") || buf.Len() > 0 {
+		t.Errorf("WriteTo: %v, %d bytes; want an error naming TMPDIR and nothing written", err, buf.Len())
 	}
 }

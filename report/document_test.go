@@ -50,3 +50,22 @@ func TestAtomicCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltDocument: a document built block by block renders like the
+// run documents, and a simulated one says so in its tables' titles.
+func TestBuiltDocument(t *testing.T) {
+	d := NewDocument("Fleet", "12 nodes")
+	d.Simulated("SIMULATED FLEET")
+	d.Heading(2, "Nodes")
+	d.Para("one\ntwo")
+	d.Table("Verdicts", []string{"node", "verdict"}, [][]string{{"n1", "OK"}}, "ll", "a note")
+	d.Table("Empty", []string{"x"}, nil, "l")
+	var b strings.Builder
+	if err := d.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "\n==== Fleet ====\n\nSIMULATED FLEET\n\n--- Nodes ---\n\none\ntwo\n\nSIMULATED: Verdicts\n  node  verdict\n  n1    OK\na note\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}

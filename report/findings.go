@@ -33,7 +33,8 @@ func (s Severity) String() string {
 type Finding struct {
 	Severity Severity
 	// Check names the check: failed, bad_data, slow_pair, ipc_slower,
-	// clock_change, temperature_rise, noisy, conformance, incomplete.
+	// clock_change, temperature_rise, noisy, conformance, incomplete, and
+	// the health checks of results.HealthCheck (link_errors, link_down, ...).
 	Check string
 	// Subject is what the finding is about: "ce_read 7→0", "GPU 3".
 	Subject string
@@ -76,6 +77,7 @@ func Findings(run *results.Run) []Finding {
 	out = append(out, slowPairs(run, ix)...)
 	out = append(out, ipcSlower(run)...)
 	out = append(out, stateChanges(run)...)
+	out = append(out, health(run)...)
 	out = append(out, noisy(run)...)
 	out = append(out, conformance(run)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity < out[j].Severity })
@@ -489,6 +491,21 @@ func stateChanges(run *results.Run) []Finding {
 				Message: fmt.Sprintf("%d °C at the start, %d °C at the end (+%d °C, threshold %d °C): check cooling before trusting long runs",
 					s.TempC, e.TempC, rise, TemperatureRiseC)})
 		}
+	}
+	return out
+}
+
+// health reports what the run's health readings say (Run.HealthFindings):
+// a link or memory that failed during the run is a problem; clocks held down
+// and other programs on the GPUs are warnings.
+func health(run *results.Run) []Finding {
+	var out []Finding
+	for _, h := range run.HealthFindings() {
+		sev := Problem
+		if h.Check == results.HealthThrottle || h.Check == results.HealthOtherProcess {
+			sev = Warning
+		}
+		out = append(out, Finding{Severity: sev, Check: string(h.Check), Subject: h.Subject(), Message: h.Message})
 	}
 	return out
 }

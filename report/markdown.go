@@ -4,20 +4,19 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/plot"
 )
 
 // WriteMarkdown writes the document as Markdown (GitHub-flavoured: pipe
-// tables) to w, and its figures as PNG files into figDir, which it creates
-// when there are any. The Markdown links each figure as figLink/NAME.png,
-// so figLink is figDir as seen from where the Markdown file will be (for
-// example "report_files").
-func (d *Document) WriteMarkdown(w io.Writer, figDir, figLink string) error {
+// tables) to w, linking each figure as figLink/FILE.png, where FILE.png is
+// the figure's plot.Figure.FileName: figLink is the directory of the
+// figures (see Figures) as seen from the Markdown file, for example
+// "report_files".
+func (d *Document) WriteMarkdown(w io.Writer, figLink string) error {
 	bw := bufio.NewWriter(w)
-	madeDir := false
 	for _, b := range d.blocks {
 		switch b.kind {
 		case headingBlock:
@@ -29,20 +28,22 @@ func (d *Document) WriteMarkdown(w io.Writer, figDir, figLink string) error {
 		case tableBlock:
 			writeMDTable(bw, b.table)
 		case figureBlock:
-			if !madeDir {
-				if err := os.MkdirAll(figDir, 0o755); err != nil {
-					return fmt.Errorf("report: %w", err)
-				}
-				madeDir = true
-			}
-			name := b.figure.Name + ".png"
-			if err := b.figure.WriteFile(filepath.Join(figDir, name), "png"); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			fmt.Fprintf(bw, "![%s](%s)\n\n", mdEscape(b.figure.Title), path.Join(figLink, name))
+			fmt.Fprintf(bw, "![%s](%s)\n\n", mdEscape(b.figure.Title), path.Join(figLink, b.figure.FileName("png")))
 		}
 	}
 	return bw.Flush()
+}
+
+// Figures returns the document's figures, which its Markdown links to as
+// PNG files (plot.WriteAll writes them).
+func (d *Document) Figures() []plot.Figure {
+	var figs []plot.Figure
+	for _, b := range d.blocks {
+		if b.kind == figureBlock {
+			figs = append(figs, b.figure)
+		}
+	}
+	return figs
 }
 
 // mdLines keeps a paragraph's line breaks (Markdown's hard break is two

@@ -2,12 +2,14 @@ package report_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
@@ -87,6 +89,25 @@ func TestFindingsStateAndIncomplete(t *testing.T) {
 	}
 }
 
+func TestFindingsHealth(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	e := &run.Environment
+	link := func(replay uint64) []results.LinkHealth {
+		return []results.LinkHealth{{Link: 4, Active: true, Errors: map[results.LinkCounter]uint64{results.LinkReplay: replay}}}
+	}
+	e.HealthBefore = []results.Health{{Device: 1, Links: link(2)}}
+	e.HealthAfter = []results.Health{{Device: 1, Links: link(9)}}
+	e.OtherProcesses = []results.Process{{Device: 0, PID: 4242, Name: "python"}}
+	got := checks(report.Findings(run))
+	if f := got["link_errors"]; len(f) != 1 || f[0].Severity != report.Problem || f[0].Subject != "GPU 1 NVLink 4" ||
+		f[0].Message != "replay errors rose during the run, 2 → 9 (+7)" {
+		t.Errorf("link error findings: %v", f)
+	}
+	if f := got["other_process"]; len(f) != 1 || f[0].Severity != report.Warning || !strings.Contains(f[0].Message, "pid 4242 (python)") {
+		t.Errorf("other process findings: %v", f)
+	}
+}
+
 func TestHeadlines(t *testing.T) {
 	hs := report.Headlines(synth.New(synth.Options{GPUs: 2, NoSweep: true}))
 	// 9 headline figures for each of the 2 ordered pairs.
@@ -127,7 +148,11 @@ func TestWriteMarkdown(t *testing.T) {
 	dir := t.TempDir()
 	run := synth.New(synth.Options{GPUs: 2, Faults: true})
 	var buf bytes.Buffer
-	if err := report.Report(run).WriteMarkdown(&buf, filepath.Join(dir, "report_files"), "report_files"); err != nil {
+	doc := report.Report(run)
+	if err := doc.WriteMarkdown(&buf, "report_files"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plot.WriteAll(context.Background(), doc.Figures(), filepath.Join(dir, "report_files"), []string{"png"}); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -138,7 +163,7 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report_files", "heatmap_ce_read.png")); err != nil {
-		t.Errorf("figure not written: %v", err)
+		t.Errorf("the figure linked is not among the document's: %v", err)
 	}
 }
 

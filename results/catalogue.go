@@ -310,11 +310,13 @@ func Catalogue() []TestInfo { return append([]TestInfo(nil), catalogue...) }
 
 // Lookup returns the catalogue's entry of a test.
 func Lookup(t Test) (TestInfo, bool) {
-	i, ok := catalogueIndex[t]
-	if !ok {
-		return TestInfo{Name: t, Select: string(t)}, false
+	if i, ok := catalogueIndex[t]; ok {
+		return catalogue[i], true
 	}
-	return catalogue[i], true
+	if info, ok := importedIndex[t]; ok {
+		return info, true
+	}
+	return TestInfo{Name: t, Select: string(t)}, false
 }
 
 // Info is Lookup without the flag: an unknown test gets an entry that

@@ -24,10 +24,14 @@ type Run struct {
 	// Simulated is true when the figures come from the simulated driver, not a GPU.
 	Simulated bool `json:"simulated"`
 	// SimMachine names the simulated machine ("h200x2", "dgx-h100", ...).
-	SimMachine string    `json:"sim_machine,omitempty"`
-	Host       string    `json:"host"`
-	Start      time.Time `json:"start"`
-	End        time.Time `json:"end"`
+	SimMachine string `json:"sim_machine,omitempty"`
+	// Imported marks a run converted from another tool's output by
+	// `p2pbench import`; nil for a run p2pbench measured. Tool then names
+	// the other tool.
+	Imported *Imported `json:"imported,omitempty"`
+	Host     string    `json:"host"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
 	// Complete is false for a run cut short (Ctrl-C, a fatal error); Stopped says why.
 	Complete bool   `json:"complete"`
 	Stopped  string `json:"stopped,omitempty"`
@@ -54,6 +58,23 @@ type Tool struct {
 	GoArch  string   `json:"goarch"`
 }
 
+// Imported says where an imported run's figures come from and what its
+// input does not say.
+type Imported struct {
+	// Format is the input's format ("nvbandwidth-json", "nccl-tests-text", ...).
+	Format string `json:"format"`
+	// File is the input's file name (without its directory); SHA256 the
+	// hash of its content, in hex.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Importer is the program that converted it ("p2pbench v1.4"), when known.
+	Importer string `json:"importer,omitempty"`
+	// Unknown says, in words, what the input does not record that a
+	// p2pbench run does: raw samples (without them no significance test is
+	// possible), the date, the topology, ...
+	Unknown []string `json:"unknown,omitempty"`
+}
+
 // Environment is the software and hardware state around a run.
 type Environment struct {
 	DriverVersion int      `json:"driver_version"`           // cuDriverGetVersion, e.g. 13000
@@ -66,7 +87,17 @@ type Environment struct {
 	// the start and end of the run; empty without NVML.
 	StateStart []DeviceState `json:"state_start,omitempty"`
 	StateEnd   []DeviceState `json:"state_end,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
+	// HealthBefore and HealthAfter are NVML's health readings (NVLinks,
+	// ECC, row remapping, throttle reasons) before the first test and
+	// after the last; empty without NVML. See health.go.
+	HealthBefore []Health `json:"health_before,omitempty"`
+	HealthAfter  []Health `json:"health_after,omitempty"`
+	// DuringRun is what the readings between tests saw, per GPU.
+	DuringRun []DeviceWatch `json:"during_run,omitempty"`
+	// OtherProcesses are the compute processes of other programs seen on
+	// the selected GPUs before or during the run.
+	OtherProcesses []Process `json:"other_processes,omitempty"`
+	Notes          []string  `json:"notes,omitempty"`
 }
 
 // Device is one GPU as the driver describes it.
@@ -194,6 +225,11 @@ type Figure struct {
 	// figure was measured (bandwidth figures between two devices of ≥ 1 MiB,
 	// where NVML has the counters).
 	Traffic *LinkTraffic `json:"link_traffic,omitempty"`
+	// OtherProcesses are the pids of other programs' compute processes
+	// (Environment.OtherProcesses) seen on the figure's GPUs just before or
+	// just after it was measured: the figure may be lower than the link
+	// allows. A field, not a param, so that it stays out of the figure's key.
+	OtherProcesses []int `json:"other_processes,omitempty"`
 }
 
 // Stats summarises a figure's samples.

@@ -66,6 +66,7 @@ func (r *Run) Validate() error {
 			v.finite(where, "power_w", s.PowerW)
 		}
 	}
+	v.health(&r.Environment)
 	if t := r.Topology; t != nil {
 		v.topology(t)
 	}

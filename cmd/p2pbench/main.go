@@ -1,15 +1,18 @@
 // Command p2pbench measures GPU-to-GPU (P2P) links: topology and driver
 // attributes, copy-engine and SM bandwidth, latency, atomics and IPC, into a
-// versioned results file that it can plot, report on and compare.
+// versioned results file that it can show, plot, report on and compare.
+//
+// This package is the command line only: it reads flags into the option
+// structs of the packages that do the work, checks them before any work,
+// and wires those packages together. Every command writes to the writers of
+// its cli.App, so that run, which main calls, is also what the tests call.
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -17,46 +20,71 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// commands is filled by the init functions of the cmd_*.go files, one file per
-// subcommand, so each command's wiring stands on its own.
-var commands []*cli.Command
-
 func main() {
-	os.Exit(run(os.Args))
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// run runs the command line args with its output on stdout and its errors
+// on stderr, and returns the exit status (see exitStatusHelp). SIGINT,
+// SIGTERM and SIGHUP cancel the command's context while it runs.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signalContext()
 	defer stop()
-	app := &cli.App{
-		Name:     "p2pbench",
-		Usage:    "benchmark GPU-to-GPU links: topology, bandwidth, latency, atomics, IPC",
-		Version:  version,
-		Commands: commands,
-		// Errors are printed once, by run, without usage noise.
-		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return usageError{err}
-		},
-		HideHelpCommand: true,
+	app := newApp(stdout, stderr)
+	app.Metadata = map[string]any{argsKey: args}
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
 	}
-	if err := app.RunContext(ctx, args); err != nil {
-		fmt.Fprintf(os.Stderr, "p2pbench: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) && ec.ExitCode() != 0 {
-			return ec.ExitCode()
-		}
-		return 1
-	}
-	return 0
+	fmt.Fprintf(stderr, "p2pbench: %v\n", err)
+	return exitStatus(ctx, err)
 }
 
-// usageError marks bad flags or arguments (exit status 2).
-type usageError struct{ err error }
+// argsKey is the key of the command line in the app's Metadata, which the
+// results record.
+const argsKey = "args"
 
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
+// newApp is the command line, its commands in the README's order.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	commands := []*cli.Command{
+		topoCommand(),
+		measureCommand("bw", "measure bandwidth of every ordered pair: copy engine and SM, read, write, both ways, aggregates"),
+		measureCommand("lat", "measure latency: pointer chase, ping-pong, small-copy completion"),
+		measureCommand("atomic", "measure atomics over each link and locally: throughput, contention and latency, results checked exactly"),
+		ipcCommand(),
+		measureCommand("all", "topo + every test into a results directory, with a summary"),
+		showCommand(),
+		plotCommand(),
+		reportCommand(),
+		compareCommand(),
+		ipcChildCommand(),
+	}
+	var names []string
+	for _, c := range commands {
+		// A bad flag value or an unknown flag is one line and exit status
+		// 2, never the help page.
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return &cli.App{
+		Name:        "p2pbench",
+		Usage:       "benchmark GPU-to-GPU links: topology, bandwidth, latency, atomics, IPC",
+		Description: exitStatusHelp,
+		Version:     version,
+		Commands:    commands,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		// Errors are printed once, by run, without usage noise.
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError:    func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		HideHelpCommand: true,
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return usageError{fmt.Errorf("unknown command %q; the commands are %s (help: p2pbench --help, p2pbench COMMAND --help)", c.Args().First(), strings.Join(names, ", "))}
+		},
+	}
+}

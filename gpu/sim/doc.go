@@ -13,7 +13,10 @@
 // bandwidth.go) calibrated to hardware.md. Jitter is seeded (WithSeed);
 // faults are injected on request (WithFault). (*Driver).Monitor is the
 // machine's gpu.Monitor: NVLinks, clocks, temperature and power from the
-// model (monitor.go).
+// model (monitor.go), and a healthy machine's health and processes, with
+// link errors, downed links and other programs' processes injected on
+// request (WithLinkErrors, WithLinkDown, WithProcess, ParseHealth;
+// health.go).
 //
 // Every simulated call starts the same way (call.go): the driver locked,
 // then the checks every call of its kind makes first (a closed driver, a bad
@@ -67,5 +70,12 @@
 //   - Host-side timings (results.LatCopyHost) measure the simulator itself.
 //   - The Monitor's clocks are constant; temperature and power follow the
 //     device's utilisation over about a second of virtual time; there are no
-//     NVLink counters.
+//     NVLink throughput counters. An NVSwitch machine's links lead to
+//     switches at made-up bus ids (ffff:ff:0s.0).
+//   - Injected health conditions change only what the Monitor reads: a
+//     downed link, a rising error counter or another program's process do
+//     not slow the model's transfers. Their times are virtual time since
+//     the machine was built, which runs only while the GPUs work. The
+//     Monitor lists this process on each GPU where it holds a context, but
+//     not the processes of other simulated machines (an IPC run's children).
 package sim

@@ -10,8 +10,9 @@ import (
 
 // Monitor returns the machine's gpu.Monitor, what NVML would read on it:
 // its NVLinks from the machine description, clocks at their application
-// values, and temperature and power that follow each device's recent
-// utilisation. It has no NVLink counters.
+// values, temperature and power that follow each device's recent
+// utilisation, and its health and the processes on its GPUs (health.go).
+// It has no NVLink throughput counters.
 func (d *Driver) Monitor() gpu.Monitor { return monitor{d} }
 
 type monitor struct{ d *Driver }
@@ -22,9 +23,11 @@ func (m monitor) DriverRelease() (string, error) { return "simulated", nil }
 // Close does nothing: the monitor reads the driver's own state.
 func (m monitor) Close() error { return nil }
 
-// Links reports, for each other device, the model's NVLinks to it: 18 per
-// pair on the NVLink machines (through the switch on the NVSwitch ones),
-// none on PCIe. A bad ordinal has none.
+// Links reports the model's NVLinks of a device: on a machine of direct
+// links, 18 to each other device; on an NVSwitch machine, 18 to the
+// switches, at made-up bus ids (ffff:ff:0s.0) that match no GPU; none on
+// PCIe. A link injected down (WithLinkDown) is inactive. A bad ordinal has
+// none.
 func (m monitor) Links(dev int, busID string) ([]results.Link, error) {
 	d := m.d
 	d.mu.Lock()
@@ -35,17 +38,51 @@ func (m monitor) Links(dev int, busID string) ([]results.Link, error) {
 	if dev < 0 || dev >= d.m.n {
 		return nil, nil
 	}
-	var out []results.Link
-	for peer := range d.m.n {
-		if peer == dev {
-			continue
+	return d.links(dev), nil
+}
+
+// links lists the NVLinks of a valid device as they are now.
+func (d *Driver) links(dev int) []results.Link {
+	out := make([]results.Link, 0, d.m.linkCount())
+	add := func(remote string) {
+		l := results.Link{Link: len(out), Active: true, RemoteBus: remote, RemoteDev: -1,
+			SpeedGBps: d.m.linkGBps, SpeedSource: "simulated", PayloadGBps: d.m.linkGBps}
+		if !d.linkUp(dev, l.Link) {
+			l.Active, l.RemoteBus, l.SpeedGBps, l.SpeedSource = false, "", 0, ""
 		}
-		for range d.m.links {
-			out = append(out, results.Link{Link: len(out), Active: true, RemoteBus: d.m.busIDs[peer], RemoteDev: -1,
-				SpeedGBps: d.m.linkGBps, SpeedSource: "simulated", PayloadGBps: d.m.linkGBps})
+		out = append(out, l)
+	}
+	switch d.m.topo {
+	case topoDirect:
+		for peer := range d.m.n {
+			if peer == dev {
+				continue
+			}
+			for range d.m.links {
+				add(d.m.busIDs[peer])
+			}
+		}
+	case topoSwitch:
+		for i := range d.m.links {
+			add(fmt.Sprintf("ffff:ff:%02x.0", i%nvSwitches))
 		}
 	}
-	return out, nil
+	return out
+}
+
+// nvSwitches is how many switches an NVSwitch machine's links spread over
+// (four on an HGX H100 board).
+const nvSwitches = 4
+
+// linkCount is how many NVLinks each GPU of the machine has.
+func (m *machine) linkCount() int {
+	switch m.topo {
+	case topoDirect:
+		return m.links * (m.n - 1)
+	case topoSwitch:
+		return m.links
+	}
+	return 0
 }
 
 // State reads the device's clocks at their application values, and a

@@ -51,6 +51,8 @@ type Driver struct {
 	version atomic.Int64
 	// load is each device's recent utilisation (0..1), for the Monitor's State.
 	load []float64
+	// health holds the injected health conditions (health.go).
+	health health
 }
 
 // Option configures New.

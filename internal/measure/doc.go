@@ -11,6 +11,8 @@
 //   - verification of the data that moved (Fill, Poison, Check, Mismatch);
 //   - peer-access bookkeeping (Peers);
 //   - the traffic window (Meter): NVLink counters read around a figure;
+//   - the watch (Watch): other programs on the GPUs and throttle reasons,
+//     read before measuring and after every test;
 //   - the settings both kinds of run share (Settings, SMConfig, TuneKey)
 //     and the figure arithmetic (GBps, TotalGBps, Fail, Finish).
 //

@@ -48,6 +48,10 @@ type Settings struct {
 	// Monitor, when set, gives the NVLink counters that bandwidth figures
 	// between two devices record (results.Figure.Traffic).
 	Monitor gpu.Monitor
+	// Watch, when set, looks for other programs on the GPUs and reads
+	// their throttle reasons before measuring and after every test (see
+	// Watch); one Watch serves the in-process and the IPC tests of a run.
+	Watch *Watch
 }
 
 // CheckTransferSize checks a size the copy tests can move and verify:

@@ -57,7 +57,7 @@ func Check(path string, inputs ...string) error {
 		return nil
 	}
 	if strings.HasSuffix(path, string(filepath.Separator)) {
-		return &Error{path, fmt.Errorf("names a directory; give a file name")}
+		return &Error{path, fmt.Errorf("%w: it names a directory; give a file name", ErrNotRegular)}
 	}
 	target, err := resolve(path)
 	if err != nil {
@@ -105,6 +105,10 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	if err = write(tmp); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == tmp.Name() {
+			err = pe.Err // the temporary file's name would only confuse
+		}
 		return &Error{path, err}
 	}
 	for _, step := range []func() error{
@@ -206,7 +210,7 @@ func resolve(path string) (string, error) {
 			}
 			target = link
 		case mode.IsDir():
-			return "", fmt.Errorf("is a directory; give a file name")
+			return "", fmt.Errorf("%w: it is a directory; give a file name", ErrNotRegular)
 		default:
 			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, kind(mode))
 		}

@@ -55,6 +55,13 @@ func TestWriteReplacesAtomically(t *testing.T) {
 	if e := entries(t, dir); len(e) != 1 {
 		t.Errorf("files left: %v", e)
 	}
+	// A full disk is said without the temporary file's name.
+	full := func(w io.Writer) error {
+		return &os.PathError{Op: "write", Path: w.(*os.File).Name(), Err: syscall.ENOSPC}
+	}
+	if err := outfile.Write(p, full); err == nil || err.Error() != "output "+p+": no space left on device" {
+		t.Errorf("a full disk: %v", err)
+	}
 }
 
 func TestRefusesSpecialFiles(t *testing.T) {

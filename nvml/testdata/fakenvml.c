@@ -13,11 +13,31 @@
  * The unversioned forms of the _v2 entry points fail, so tests notice a
  * binding that picks them.
  *
+ * Health: device 0's NVLink error counters hold 100 * link + counter; it
+ * has ECC (3 and 17 corrected errors, volatile and aggregate, 0 and 1
+ * uncorrected), 2 rows remapped for correctable errors, its clocks held by
+ * the software power cap (0x4), and the calling process on it with 600 MiB.
+ * Device 1 has no DL_ECC_DATA counter, ECC or row remapping (NOT_SUPPORTED),
+ * is idle (0x1) and has no process. The deprecated
+ * nvmlDeviceGetCurrentClocksThrottleReasons and the _v2 and unversioned
+ * process lists fail, so tests notice a binding that picks them.
+ *
  * Build flags:
  *   -DNO_FIELD_VALUES   leave out nvmlDeviceGetFieldValues (optional)
+ *   -DNO_HEALTH         leave out every health entry point (all optional)
+ *   -DOLD_NVML          name them as older drivers do: only the throttle
+ *                       reasons and the _v2 process list answer
+ *   -DLINK_ERRORS       device 0: link 3's CRC flit counter grows by 5 at
+ *                       every reading; link 15 is down after its first
+ *                       state reading
+ *   -DBUSY              device 1 holds the caller, pid 1 (1 GiB) and a pid
+ *                       no system has (memory not available); the first
+ *                       call that counts them finds one fewer, as if a
+ *                       process started between the two calls
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int nvmlReturn_t;
 typedef struct fake_device *nvmlDevice_t;
@@ -135,6 +155,11 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *ac
 	if (link >= d->links)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*active = link < d->active;
+#ifdef LINK_ERRORS
+	static unsigned link15_reads;
+	if (d == &devs[0] && link == 15 && link15_reads++ > 0)
+		*active = 0;
+#endif
 	return NVML_SUCCESS;
 }
 
@@ -235,6 +260,104 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 	*mw = d == &devs[0] ? 123456 : 98000;
 	return NVML_SUCCESS;
 }
+
+#ifndef NO_HEALTH
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, int counter, unsigned long long *value)
+{
+	if (!valid(d) || link >= d->links || counter < 0 || counter > 4 || !value)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (counter == 4 && d == &devs[1])
+		return NVML_ERROR_NOT_SUPPORTED;
+	*value = 100ULL * link + counter;
+#ifdef LINK_ERRORS
+	static unsigned long long crc_flit_reads;
+	if (d == &devs[0] && link == 3 && counter == 2)
+		*value += 5 * crc_flit_reads++;
+#endif
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *count)
+{
+	static const unsigned long long ecc[2][2] = {{3, 17}, {0, 1}}; /* [type][counter] */
+	if (!valid(d) || type < 0 || type > 1 || counter < 0 || counter > 1 || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d == &devs[1])
+		return NVML_ERROR_NOT_SUPPORTED;
+	*count = ecc[type][counter];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *corr, unsigned int *unc, unsigned int *pending, unsigned int *failed)
+{
+	if (!valid(d) || !corr || !unc || !pending || !failed)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d == &devs[1])
+		return NVML_ERROR_NOT_SUPPORTED;
+	*corr = 2;
+	*unc = 0;
+	*pending = 0;
+	*failed = 0;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t clocks_event_reasons(nvmlDevice_t d, unsigned long long *reasons)
+{
+	if (!valid(d) || !reasons)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*reasons = d == &devs[0] ? 0x4 : 0x1;
+	return NVML_SUCCESS;
+}
+
+/* nvmlProcessInfo_v2_t, which the _v2 and _v3 lists fill. */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+static nvmlReturn_t processes(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos)
+{
+	nvmlProcessInfo_t procs[3];
+	unsigned n = 0;
+	if (!valid(d) || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d == &devs[0])
+		procs[n++] = (nvmlProcessInfo_t){getpid(), 600ULL << 20, ~0u, ~0u};
+#ifdef BUSY
+	static unsigned counted;
+	if (d == &devs[1]) {
+		procs[n++] = (nvmlProcessInfo_t){getpid(), 300ULL << 20, ~0u, ~0u};
+		procs[n++] = (nvmlProcessInfo_t){1, 1ULL << 30, ~0u, ~0u};
+		procs[n++] = (nvmlProcessInfo_t){(1u << 22) + 7, ~0ULL, ~0u, ~0u};
+		if (*count == 0 && counted++ == 0)
+			n--; /* the third starts after this call */
+	}
+#endif
+	if (*count < n) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	if (n > 0 && !infos)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memcpy(infos, procs, n * sizeof procs[0]);
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+#ifdef OLD_NVML
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *r) { return clocks_event_reasons(d, r); }
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos) { return processes(d, count, infos); }
+#else
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *r) { return clocks_event_reasons(d, r); }
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *r) { return NVML_ERROR_FUNCTION_NOT_FOUND; }
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos) { return processes(d, count, infos); }
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos) { return NVML_ERROR_FUNCTION_NOT_FOUND; }
+#endif
+/* The first version fills a 16-byte struct: a binding that picks it fails. */
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *count, void *infos) { return NVML_ERROR_FUNCTION_NOT_FOUND; }
+#endif /* NO_HEALTH */
 
 /* fake_inits is the number of nvmlInit_v2 calls not yet shut down. */
 int fake_inits(void) { return inits; }

@@ -9,10 +9,12 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -55,6 +57,23 @@ type Options struct {
 	// noisy large figure. Without it the run is healthy (but for the driver's
 	// documented-behaviour mismatch that real H200 machines show).
 	Faults bool
+	// Tests, when set, are the only tests the run has figures of (and it has
+	// no tuning), as a run of a few selected tests would.
+	Tests []results.Test
+	// Host names the machine (default "sim-<machine>").
+	Host string
+	// SlowPairs are weak links: pairs whose bandwidth, both ways, is lower.
+	SlowPairs []SlowPair
+	// Slowdown makes the whole machine slower by this many percent: every
+	// rate lower by it, every time longer by the same factor.
+	Slowdown float64
+}
+
+// SlowPair is a weak link: the bandwidth between devices A and B, in both
+// directions and on every bandwidth test, Percent lower than the model's.
+type SlowPair struct {
+	A, B    int
+	Percent float64
 }
 
 // MatrixSize is the transfer size of the pairwise bandwidth matrices.
@@ -183,11 +202,14 @@ type gen struct {
 	// Shared params maps: figures only read them.
 	smParams map[string]string
 	faults   faults
+	// slow maps each ordered pair of a weak link (Options.SlowPairs and the
+	// slow pair Faults plants) to its bandwidth factor.
+	slow map[[2]int]float64
 }
 
-// faults are the problems Options.Faults plants.
+// faults are the problems Options.Faults plants (besides a pair 15% slower
+// on every bandwidth test).
 type faults struct {
-	slow       [2]int  // a pair 15% slower on every bandwidth test
 	failed     [2]int  // sm_read of this pair errors
 	verifyFail [2]int  // ce_write of this pair fails verification
 	noisy      [2]int  // ce_read of this pair has a CV of 3%
@@ -224,28 +246,57 @@ func New(o Options) *results.Run {
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
 		smParams: map[string]string{"variant": smVariant, "blocks_per_sm": "4", "block_size": "512"},
 		faults:   faults{ipcSlow: 0.995},
+		slow:     map[[2]int]float64{},
 	}
+	slow := o.SlowPairs
 	if o.Faults {
 		last := o.GPUs - 1
-		g.faults = faults{slow: [2]int{last, 0}, failed: [2]int{0, last}, verifyFail: [2]int{1, 0},
-			noisy: [2]int{0, 1}, ipcSlow: 0.95}
+		slow = append(slices.Clone(slow), SlowPair{A: last, B: 0, Percent: 15})
+		g.faults = faults{failed: [2]int{0, last}, verifyFail: [2]int{1, 0}, noisy: [2]int{0, 1}, ipcSlow: 0.95}
 	} else {
-		g.faults.slow, g.faults.failed, g.faults.verifyFail, g.faults.noisy = [2]int{-9, -9}, [2]int{-9, -9}, [2]int{-9, -9}, [2]int{-9, -9}
+		g.faults.failed, g.faults.verifyFail, g.faults.noisy = [2]int{-9, -9}, [2]int{-9, -9}, [2]int{-9, -9}
+	}
+	for _, p := range slow {
+		g.slow[[2]int{p.A, p.B}] = 1 - p.Percent/100
+		g.slow[[2]int{p.B, p.A}] = 1 - p.Percent/100
 	}
 	g.header()
 	g.topology()
-	g.bandwidth()
+	// Each part of the run is made when it has a test the options want.
+	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
+		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
+	var swept []results.Test
 	if !o.NoSweep {
-		g.sweep()
+		swept = o.SweepTests
 	}
-	g.aggregates()
-	g.host()
-	g.latency()
-	g.atomics()
-	g.ipc()
-	g.tuning()
+	parts := []struct {
+		make  func()
+		tests []results.Test
+	}{
+		{g.bandwidth, bandwidth},
+		{g.sweep, swept},
+		{g.aggregates, []results.Test{results.AllPairs, results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll}},
+		{g.host, []results.Test{results.SMH2D, results.SMD2H, results.HostBidir, results.SMHostBidir, results.HostToAll, results.AllToHost,
+			results.HostAllBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir, results.LatHostChase}},
+		{g.latency, []results.Test{results.LatChase, results.LatPingPong, results.LatCopyDevice, results.LatCopyHost}},
+		{g.atomics, []results.Test{results.AtomicTput, results.AtomicLatency}},
+		{g.ipc, []results.Test{results.IPCCERead, results.IPCCEWrite}},
+	}
+	for _, p := range parts {
+		if slices.ContainsFunc(p.tests, g.wants) {
+			p.make()
+		}
+	}
+	if len(o.Tests) == 0 {
+		g.tuning()
+	}
 	g.run.CompleteCatalogue()
 	return g.run
+}
+
+// wants reports whether the run is to have figures of test.
+func (g *gen) wants(test results.Test) bool {
+	return len(g.o.Tests) == 0 || slices.Contains(g.o.Tests, test)
 }
 
 func (g *gen) header() {
@@ -258,7 +309,7 @@ func (g *gen) header() {
 			GoOS:    "linux", GoArch: "amd64"},
 		Simulated:  true,
 		SimMachine: g.m.name,
-		Host:       "sim-" + g.m.name,
+		Host:       cmp.Or(g.o.Host, "sim-"+g.m.name),
 		Start:      start,
 		End:        start.Add(time.Duration(20+n*n/4) * time.Second),
 		Complete:   true,
@@ -381,13 +432,28 @@ func (g *gen) latSamples(median float64, n int) []float64 {
 }
 
 // add completes a figure as the engine does (its unit from the catalogue,
-// samples rounded, stats computed; none for an error) and adds it to the run.
+// samples rounded, stats computed; none for an error), slows it down as
+// Options.Slowdown says, and adds it to the run if its test is wanted.
 func (g *gen) add(f results.Figure) {
+	if !g.wants(f.Test) {
+		return
+	}
 	f.Unit = f.Test.Info().Unit
 	if f.Verify == "" {
 		f.Verify = results.VerifyNA
 	}
 	if f.Error == "" {
+		if g.o.Slowdown != 0 {
+			factor := 1 - g.o.Slowdown/100
+			if f.Unit.LowerIsBetter() {
+				factor = 1 / factor
+			}
+			scaled := make([]float64, len(f.Samples))
+			for i, x := range f.Samples {
+				scaled[i] = x * factor
+			}
+			f.Samples = scaled
+		}
 		f.Samples = results.RoundSamples(f.Samples)
 		f.Stats = results.ComputeStats(f.Samples)
 	} else {
@@ -398,8 +464,8 @@ func (g *gen) add(f results.Figure) {
 
 // pairFactor is the planted slowdown of a pair (1 when healthy).
 func (g *gen) pairFactor(s, d int) float64 {
-	if [2]int{s, d} == g.faults.slow || [2]int{d, s} == g.faults.slow {
-		return 0.85
+	if f, ok := g.slow[[2]int{s, d}]; ok {
+		return f
 	}
 	return 1
 }

@@ -89,3 +89,64 @@ func TestFaults(t *testing.T) {
 		t.Errorf("faults planted %d errors and %d failed verifications, want some of each", errored, badData)
 	}
 }
+
+// TestSelectedTestsAndSlowdowns: Options.Tests keeps only those tests;
+// a weak link lowers its pair's bandwidth both ways and nothing else; a
+// slow node lowers rates and raises times by the same factor.
+func TestSelectedTestsAndSlowdowns(t *testing.T) {
+	tests := []results.Test{results.CEWrite, results.H2D, results.LatPingPong}
+	base := synth.Options{GPUs: 4, NoSweep: true, Tests: tests, Host: "n1"}
+	run := synth.New(base)
+	if got := run.Tests(); !slices.Equal(got, tests) || len(run.Tuning) > 0 || run.Host != "n1" {
+		t.Fatalf("tests %v, %d tunings, host %q; want %v, none, n1", got, len(run.Tuning), run.Host, tests)
+	}
+	value := func(run *results.Run, test results.Test, src, dst int) float64 {
+		for _, f := range run.Figures {
+			if f.Test == test && f.Src == src && f.Dst == dst && (f.Params["measure"] == "" || f.Params["measure"] == "round_trip") {
+				return f.Stats.Median
+			}
+		}
+		t.Fatalf("no %s figure %d→%d", test, src, dst)
+		return 0
+	}
+	weak := base
+	weak.SlowPairs = []synth.SlowPair{{A: 1, B: 2, Percent: 20}}
+	slow := base
+	slow.Slowdown = 10
+	weakRun, slowRun := synth.New(weak), synth.New(slow)
+	for _, c := range []struct {
+		run             *results.Run
+		test            results.Test
+		src, dst        int
+		lowest, highest float64
+	}{
+		{weakRun, results.CEWrite, 1, 2, 0.78, 0.82},
+		{weakRun, results.CEWrite, 2, 1, 0.78, 0.82},
+		{weakRun, results.CEWrite, 0, 1, 0.99, 1.01},
+		{slowRun, results.CEWrite, 0, 1, 0.89, 0.91},
+		{slowRun, results.H2D, -1, 0, 0.89, 0.91},
+		{slowRun, results.LatPingPong, 0, 1, 1.10, 1.12},
+	} {
+		r := value(c.run, c.test, c.src, c.dst) / value(run, c.test, c.src, c.dst)
+		if r < c.lowest || r > c.highest {
+			t.Errorf("%s %d→%d of %s: %.3f of the healthy run's, want %.2f to %.2f", c.test, c.src, c.dst, c.run.Host, r, c.lowest, c.highest)
+		}
+	}
+}
+
+func TestFleet(t *testing.T) {
+	f := synth.Fleet{Nodes: 3, Node: synth.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}},
+		Prefix: "gpu", WeakLinks: []synth.WeakLink{{Node: 1, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 30}}},
+		SlowNodes: []synth.SlowNode{{Node: 2, Percent: 50}}}
+	var medians []float64
+	for i := range f.Nodes {
+		run := f.Run(i)
+		if want := f.Host(i); run.Host != want {
+			t.Errorf("node %d is host %q, want %q", i, run.Host, want)
+		}
+		medians = append(medians, run.Figures[0].Stats.Median)
+	}
+	if !(medians[1] < 0.75*medians[0] && medians[2] < 0.55*medians[0]) {
+		t.Errorf("ce_read medians %v: want node 1 30%% and node 2 50%% below node 0", medians)
+	}
+}

@@ -1,0 +1,136 @@
+//go:build gpu
+
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// busyHelperEnv makes the test binary hold a context and 1 GiB on device 1
+// (TestGPUBusyHelper) until it is killed: another program on a GPU.
+const busyHelperEnv = "P2PBENCH_BUSY_HELPER"
+
+func TestGPUBusyHelper(t *testing.T) {
+	if os.Getenv(busyHelperEnv) != "1" {
+		t.Skip("another program on GPU 1 for TestGPUWatch; runs only when it starts it")
+	}
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Context(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.MemAlloc(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Minute)
+}
+
+// watchedGPURun measures ce_read on devices 0 and 1 of the real machine
+// under a Watch of NVML, with the health read before and after.
+func watchedGPURun(t *testing.T, drv gpu.Driver, mon gpu.Monitor, allowBusy bool) (*results.Run, error) {
+	t.Helper()
+	opt := options(results.CERead, results.H2D)
+	opt.Devices, opt.Size, opt.Samples = []int{0, 1}, 64<<20, 5
+	opt.Watch = measure.NewWatch(mon, allowBusy)
+	run := &results.Run{Schema: results.SchemaVersion, Verify: true}
+	var err error
+	if run.Environment, run.Topology, err = bench.Discover(drv, mon, opt.Devices); err != nil {
+		t.Fatal(err)
+	}
+	err = bench.NewEngine(drv, opt).Run(context.Background(), run)
+	run.Environment.HealthAfter = bench.ReadHealth(mon, run.Environment.Devices)
+	if verr := run.Validate(); verr != nil {
+		t.Errorf("the run does not validate: %v", verr)
+	}
+	return run, err
+}
+
+// TestGPUWatch runs under the watch on an idle machine (this process must
+// not count as another program, and the health must show no failing link
+// or memory), then with another program on GPU 1: refused by default, and with
+// busy GPUs allowed, every figure touching GPU 1 marked.
+func TestGPUWatch(t *testing.T) {
+	drv := openGPUs(t)
+	mon, err := gpu.OpenNVML()
+	if err != nil {
+		t.Skipf("no NVML: %v", err)
+	}
+	defer mon.Close()
+	run, err := watchedGPURun(t, drv, mon, false)
+	if err != nil {
+		t.Fatalf("an idle machine: %v (another program on the GPUs? see nvidia-smi)", err)
+	}
+	for _, h := range run.Environment.HealthBefore {
+		t.Logf("health before, GPU %d: %d links, ECC %v, remapped rows %+v, throttle %v, unavailable %q",
+			h.Device, len(h.Links), h.ECC, h.RemappedRows, h.ThrottleReasons, h.Unavailable)
+	}
+	t.Logf("during the run: %+v; notes %q", run.Environment.DuringRun, run.Environment.Notes)
+	for _, f := range run.HealthFindings() {
+		// Clocks held down are the machine's policy, not a fault.
+		if f.Check == results.HealthThrottle {
+			t.Logf("health finding: %s", f)
+			continue
+		}
+		t.Errorf("health finding on an idle machine: %s", f)
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := exec.Command(exe, "-test.run=^TestGPUBusyHelper$")
+	helper.Env = append(os.Environ(), busyHelperEnv+"=1")
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { helper.Process.Kill(); helper.Wait() }()
+	info, _ := drv.DeviceInfo(1)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		ps, err := mon.Processes(1, info.PCIBusID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) > 0 && slices.ContainsFunc(ps, func(p results.Process) bool { return p.PID != os.Getpid() }) {
+			t.Logf("GPU 1 processes: %+v (helper pid %d)", ps, helper.Process.Pid)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("NVML never listed the helper on GPU 1")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err = watchedGPURun(t, drv, mon, false)
+	var busy *measure.BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("with another program on GPU 1: %v, want a BusyError", err)
+	}
+	t.Logf("refused: %v", err)
+	if !slices.ContainsFunc(busy.Processes, func(p results.Process) bool { return p.PID == helper.Process.Pid && p.Device == 1 }) {
+		t.Logf("the helper's pid %d is not among them: NVML's pids are another namespace's (a container)", helper.Process.Pid)
+	}
+	run, err = watchedGPURun(t, drv, mon, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range run.Figures {
+		if marked := len(f.OtherProcesses) > 0; marked != (f.Src == 1 || f.Dst == 1) {
+			t.Errorf("%s %d→%d: other processes %v", f.Test, f.Src, f.Dst, f.OtherProcesses)
+		}
+	}
+	t.Logf("other processes: %+v", run.Environment.OtherProcesses)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare results files figure by figure, benchstat-style, against the first",
+		ArgsUsage: "BASE.json NEW.json [MORE.json...]",
+		Description: "For every figure the baseline shares with another run: each run's median with its\n" +
+			"confidence interval, the change against the baseline, and whether it is significant\n" +
+			"(Mann-Whitney U test over the raw samples, golang.org/x/perf/benchmath). A regression is\n" +
+			"a significant change of at least the threshold in the bad direction: lower GB/s or\n" +
+			"Gop/s, higher ns. Runs of different machines are compared on the figures they share;\n" +
+			"a run that shares none with the baseline is an error (exit status 4).",
+		Flags: []cli.Flag{
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
+			&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "smallest change that counts as a regression or improvement, e.g. 5% or 2.5"},
+			&cli.BoolFlag{Name: "fail-on-regression", Usage: "exit with status 5 when any figure regressed"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats(), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the comparison to `FILE` instead of standard output"},
+			&cli.StringFlag{Name: "plot", Usage: "also draw the changes into `FILE` (.png, .svg or .pdf)"},
+		},
+		Action: compareAction,
+	}
+}
+
+// comparison is what the flags of compare ask for.
+type comparison struct {
+	inputs     []string
+	opt        compare.Options
+	format     string
+	output     string
+	plot       string
+	plotFormat string
+}
+
+// comparisonOf reads compare's arguments and flags.
+func comparisonOf(c *cli.Context) (comparison, error) {
+	var cmp comparison
+	var err error
+	if cmp.inputs, err = positionalArgs(c); err != nil {
+		return cmp, err
+	}
+	if len(cmp.inputs) < 2 {
+		return cmp, usageError{fmt.Errorf("compare needs a baseline and at least one other results file, got %d", len(cmp.inputs))}
+	}
+	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
+		return cmp, usageError{err}
+	}
+	if cmp.opt.Alpha = c.Float64("alpha"); !(cmp.opt.Alpha > 0 && cmp.opt.Alpha < 1) {
+		return cmp, usageError{fmt.Errorf("--alpha %v is not between 0 and 1", cmp.opt.Alpha)}
+	}
+	if cmp.format = c.String("format"); !slices.Contains(compare.Formats(), cmp.format) && cmp.format != "md" {
+		return cmp, usageError{fmt.Errorf("unknown format %q; the formats are %s", cmp.format, strings.Join(compare.Formats(), ", "))}
+	}
+	cmp.output, cmp.plot = c.String("output"), c.String("plot")
+	if cmp.plot != "" {
+		cmp.plotFormat = strings.TrimPrefix(strings.ToLower(filepath.Ext(cmp.plot)), ".")
+		if cmp.plotFormat != "png" && cmp.plotFormat != "svg" && cmp.plotFormat != "pdf" {
+			return cmp, usageError{fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", cmp.plot)}
+		}
+	}
+	return cmp, nil
+}
+
+func compareAction(c *cli.Context) error {
+	cmp, err := comparisonOf(c)
+	if err != nil {
+		return err
+	}
+	for _, out := range []string{cmp.output, cmp.plot} {
+		if err := outfile.Check(out, cmp.inputs...); err != nil {
+			return err
+		}
+	}
+	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadInputs(cmp.inputs) })
+	if err != nil {
+		return err
+	}
+	res, err := interruptible(c.Context, func() (*compare.Result, error) { return compare.Compare(inputs, cmp.opt) })
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return compare.Write(w, res, cmp.format) }
+	if cmp.output != "" {
+		err = writeRendered(c.Context, cmp.output, write)
+	} else {
+		err = write(c.App.Writer)
+	}
+	if err != nil {
+		return err
+	}
+	if cmp.plot != "" {
+		if cmp.plotFormat == "pdf" {
+			pdfTempDir(filepath.Dir(cmp.plot))
+		}
+		if err := writeRendered(c.Context, cmp.plot, func(w io.Writer) error { return changeChart(inputs, res).WriteTo(w, cmp.plotFormat) }); err != nil {
+			return err
+		}
+	}
+	if err := nothingCompared(res); err != nil {
+		return err
+	}
+	if regs := res.Regressions(); c.Bool("fail-on-regression") && len(regs) > 0 {
+		return statusError{exitVerdict, fmt.Errorf("%d figure%s regressed by %g%% or more (first: %s)",
+			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], 100*cmp.opt.Threshold, rowLabel(regs[0]))}
+	}
+	return nil
+}
+
+// nothingCompared fails (exit status 4) when a run shares no figure with
+// the baseline that both have a value for: a comparison that says nothing
+// must not pass for one that found no regression.
+func nothingCompared(res *compare.Result) error {
+	for i := 1; i < len(res.Names); i++ {
+		if !slices.ContainsFunc(res.Rows, func(r compare.Row) bool { return r.Changes[i-1].Valid }) {
+			return failedFigures(fmt.Errorf("nothing was compared: %s shares no figure with the baseline %s", res.Names[i], res.Names[0]))
+		}
+	}
+	return nil
+}
+
+// rowLabel names a row of a comparison in one line.
+func rowLabel(r compare.Row) string {
+	return strings.Join(strings.Fields(strings.Join([]string{string(r.Test), string(r.Engine), string(r.Direction), string(r.Part),
+		pairLabel(r.Src, r.Dst), results.FormatBytes(r.Size), r.Params}, " ")), " ")
+}
+
+// changeChart turns the comparison into a chart of every run's changes
+// against the baseline.
+func changeChart(inputs []compare.Input, res *compare.Result) plot.Figure {
+	var changes []plot.Change
+	for i := 1; i < len(inputs); i++ {
+		for _, row := range res.Rows {
+			ch := row.Changes[i-1]
+			if !ch.Valid {
+				continue
+			}
+			group := string(row.Test)
+			if len(inputs) > 2 {
+				group += " (" + filepath.Base(inputs[i].Name) + ")"
+			}
+			label := fmt.Sprintf("%s %s", pairLabel(row.Src, row.Dst), results.FormatBytes(row.Size))
+			if row.Direction != "" && !strings.HasSuffix(string(row.Test), string(row.Direction)) {
+				label = string(row.Direction) + " " + label
+			}
+			if row.Part != "" {
+				label = string(row.Part) + " " + label
+			}
+			changes = append(changes, plot.Change{Group: group, Label: label, Pct: ch.Pct,
+				Significant: ch.Significant, Regression: ch.Regression, Improvement: ch.Improvement})
+		}
+	}
+	var caption []string
+	simulated := false
+	for i, in := range inputs {
+		role := "new"
+		if i == 0 {
+			role = "base"
+		}
+		caption = append(caption, fmt.Sprintf("%s %s: %s", role, filepath.Base(in.Name), plot.CaptionLines(in.Run)[0]))
+		simulated = simulated || in.Run.Simulated
+	}
+	names := make([]string, len(inputs)-1)
+	for i := range names {
+		names[i] = filepath.Base(inputs[i+1].Name)
+	}
+	title := fmt.Sprintf("Changes of %s against %s", strings.Join(names, ", "), filepath.Base(inputs[0].Name))
+	sub := fmt.Sprintf("change of each figure's median in percent; Mann–Whitney U test at alpha %g; dashed lines: ±%g%% threshold", res.Alpha, 100*res.Threshold)
+	return plot.ChangeChart(title, sub, changes, 100*res.Threshold, caption, simulated)
+}
+
+func pairLabel(src, dst int) string {
+	end := func(d int) string {
+		if d < 0 {
+			return "*"
+		}
+		return fmt.Sprint(d)
+	}
+	return end(src) + "→" + end(dst)
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// measuringFlags are the flags of every measuring command (bw, lat, atomic,
+// ipc, all): the machine, the tests (named in the help), the samples and
+// their checks, and where the results go.
+func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
+	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, jsonFlag,
+		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
+		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
+		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
+		&cli.BoolFlag{Name: "allow-busy", Usage: "measure even while other programs' compute processes are on the selected GPUs (their figures are marked); without it the run refuses, exit status 4"},
+		output,
+	}
+}
+
+// outputFlag is -o of bw, lat, atomic and ipc.
+var outputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the results file `FILE` (JSON; saved now and then, and kept on Ctrl-C, SIGTERM and SIGHUP)"}
+
+// copyFlags are the flags of the copy tests (bw, ipc, all); size is the
+// default of --size's help.
+func copyFlags(sizeUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "size", Value: "512MiB", Usage: sizeUsage},
+		&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
+		&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM (default: the variant's own)"},
+		&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 (default: the variant's own)"},
+		&cli.StringFlag{Name: "tuning", Usage: "use the SM copy configurations tuned in results file `FILE` (from bw --tune)"},
+	}
+}
+
+func copyVariants() []string {
+	var out []string
+	for _, k := range kernels.CopyKernels {
+		out = append(out, k.Variant)
+	}
+	return out
+}
+
+// readSettings reads the flags that bw, lat, atomic, all and ipc share into
+// settings for the given tests; copies says whether the command has the
+// flags of the copy tests. The devices, the monitor and the watch are the
+// session's (see measuring.settle); the tuned configurations come from
+// readTuning.
+func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Settings, error) {
+	o := measure.Settings{Tests: tests, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
+	if o.Samples < 1 || o.Samples > 100000 {
+		return o, usageError{fmt.Errorf("--samples must be between 1 and 100000 (got %d)", o.Samples)}
+	}
+	if o.LatchTimeout <= 0 {
+		return o, usageError{errors.New("--latch-timeout must be positive")}
+	}
+	if !copies {
+		return o, nil
+	}
+	var err error
+	if o.Size, err = transferSize(c.String("size")); err != nil {
+		return o, usageError{fmt.Errorf("--size: %w", err)}
+	}
+	if o.SM, err = smConfig(c); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// readTuning reads the SM copy configurations of the --tuning file, if
+// any; it is an input, read once the outputs are checked against it.
+func readTuning(c *cli.Context) (map[measure.TuneKey]measure.SMConfig, error) {
+	f := c.String("tuning")
+	if f == "" {
+		return nil, nil
+	}
+	prev, err := readRun(c.Context, f)
+	if err != nil {
+		return nil, fmt.Errorf("--tuning: %w", err)
+	}
+	if len(prev.Tuning) == 0 {
+		return nil, fmt.Errorf("--tuning: %s holds no tuning results (make them with p2pbench bw --tune -o FILE)", f)
+	}
+	return measure.TunedFrom(prev.Tuning), nil
+}
+
+// transferSize reads one transfer size and checks it can be measured.
+func transferSize(s string) (uint64, error) {
+	n, err := units.ParseSize(s)
+	if err == nil {
+		err = measure.CheckTransferSize(n)
+	}
+	return n, err
+}
+
+// smConfig reads the SM copy kernel's flags.
+func smConfig(c *cli.Context) (measure.SMConfig, error) {
+	sm := measure.SMConfig{Variant: c.String("variant"), BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size")}
+	if _, ok := kernels.CopyKernelByVariant(sm.Variant); sm.Variant != "" && !ok {
+		return sm, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", sm.Variant, strings.Join(copyVariants(), ", "))}
+	}
+	if c.IsSet("blocks-per-sm") && (sm.BlocksPerSM < 1 || sm.BlocksPerSM > 32) {
+		return sm, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", sm.BlocksPerSM)}
+	}
+	if c.IsSet("block-size") && (sm.BlockSize < 32 || sm.BlockSize > 1024 || sm.BlockSize%32 != 0) {
+		return sm, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", sm.BlockSize)}
+	}
+	return sm, nil
+}
+
+// readSweep reads --sizes: the sizes of the sweep, none for "" or "none".
+func readSweep(c *cli.Context) ([]uint64, error) {
+	sw := c.String("sizes")
+	if sw == "" || sw == "none" {
+		return nil, nil
+	}
+	sizes, err := units.ParseSizes(sw)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--sizes: %w", err)}
+	}
+	for _, z := range sizes {
+		if err := measure.CheckTransferSize(z); err != nil {
+			return nil, usageError{fmt.Errorf("--sizes: %w", err)}
+		}
+	}
+	return sizes, nil
+}
+
+// checkPairs fails when every test needs two devices and one is selected,
+// and notes on w the tests left out when some do.
+func checkPairs(w io.Writer, tests []results.Test, devices []int) error {
+	if len(devices) != 1 {
+		return nil
+	}
+	var skipped []string
+	selected := map[string]bool{}
+	for _, t := range tests {
+		info := t.Info()
+		selected[info.Select] = true
+		if info.NeedsPair && !slices.Contains(skipped, info.Select) {
+			skipped = append(skipped, info.Select)
+		}
+	}
+	need := "need"
+	if len(skipped) == 1 {
+		need = "needs"
+	}
+	if len(skipped) == len(selected) {
+		return usageError{fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
+			strings.Join(skipped, ", "), need, devices[0])}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "p2pbench: note: only device %d is selected; skipping %s, which %s two devices\n",
+			devices[0], strings.Join(skipped, ", "), need)
+	}
+	return nil
+}
+
+// noArgs refuses positional arguments to a command that takes none.
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments (got %q)", c.Command.Name, c.Args().First())}
+	}
+	return nil
+}
+
+// readRun reads a results file; a signal stops the wait, even one for a
+// FIFO that no process writes.
+func readRun(ctx context.Context, path string) (*results.Run, error) {
+	return interruptible(ctx, func() (*results.Run, error) { return results.Read(path) })
+}

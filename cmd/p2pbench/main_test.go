@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// asMain makes the test binary run as p2pbench itself: for the tests that
+// need a p2pbench process of their own (one they kill).
+const asMain = "P2PBENCH_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	// The test binary is also p2pbench's IPC child (the ipc package starts
+	// os.Executable with the hidden command) and, on request, p2pbench.
+	if os.Getenv(asMain) != "" || (len(os.Args) > 1 && os.Args[1] == ipcChildName) {
+		os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	}
+	// The signal tests signal this process: keep their signals caught even
+	// between two runs, so that a late one cannot end the tests.
+	signal.Notify(make(chan os.Signal, 1), stopSignals...)
+	// No test may reach a real driver.
+	os.Setenv("P2PBENCH_LIBCUDA", "/nonexistent/libcuda.so.1")
+	os.Setenv("P2PBENCH_LIBNVML", "/nonexistent/libnvidia-ml.so.1")
+	status := m.Run()
+	if sample.dir != "" {
+		os.RemoveAll(sample.dir)
+	}
+	os.Exit(status)
+}
+
+// p2pbench runs the command line in this process, as main does.
+func p2pbench(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	status = run(append([]string{"p2pbench"}, args...), &o, &e)
+	if strings.Contains(e.String(), "goroutine ") || strings.Contains(e.String(), "panic:") {
+		t.Errorf("p2pbench %s: a Go panic or stack trace:\n%s", strings.Join(args, " "), e.String())
+	}
+	return o.String(), e.String(), status
+}
+
+// small is a quick simulated measurement.
+var small = []string{"--simulate", "h200x2", "--samples", "2", "--size", "4KiB"}
+
+// sample is one small simulated all run, made once and shared by the tests
+// of the readers: its results file, and what all printed.
+var sample struct {
+	once              sync.Once
+	dir, path, stdout string
+	err               string
+}
+
+func sampleRun(t *testing.T) (path, stdout string) {
+	t.Helper()
+	sample.once.Do(func() {
+		dir, err := os.MkdirTemp("", "p2pbench-sample-")
+		if err != nil {
+			sample.err = err.Error()
+			return
+		}
+		sample.dir = dir
+		var o, e bytes.Buffer
+		args := append([]string{"p2pbench", "all", "--sizes", "4KiB:64KiB:4", "--dir", dir}, small...)
+		if status := run(args, &o, &e); status != exitOK {
+			sample.err = e.String()
+			return
+		}
+		sample.path, sample.stdout = filepath.Join(dir, "results.json"), o.String()
+	})
+	if sample.err != "" {
+		t.Fatalf("the sample run failed: %s", sample.err)
+	}
+	return sample.path, sample.stdout
+}
+
+// copyOf copies a file into dir under name.
+func copyOf(t *testing.T, src, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, name)
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func readResults(t *testing.T, path string) *results.Run {
+	t.Helper()
+	run, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// leftovers lists the temporary and lock files p2pbench may leave in dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var left []string
+	for _, pattern := range []string{".*.tmp-*", ".p2pbench-check-*", ".*.lock", "gofpdf-*", "p2pbench-*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		left = append(left, m...)
+	}
+	return left
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/ipc"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// measureCommand is bw, lat, atomic or all: the tests of one process (all:
+// and then those across processes).
+func measureCommand(name, usage string) *cli.Command {
+	output := cli.Flag(outputFlag)
+	if name == "all" {
+		output = &cli.StringFlag{Name: "dir", Usage: "results directory `DIR` (default: p2pbench-<host>-<time>)"}
+	}
+	flags := measuringFlags(testCommand(name), output)
+	if name == "bw" || name == "all" {
+		sizes := ""
+		if name == "all" {
+			sizes = "4B:1GiB"
+		}
+		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
+		flags = append(flags,
+			&cli.StringFlag{Name: "sizes", Value: sizes, Usage: "size sweep for CE and SM read/write, e.g. 4B:1GiB (powers of two) or 4KiB,1MiB; \"none\" for no sweep"},
+			&cli.BoolFlag{Name: "tune", Usage: "first search SM copy variant and grid per pair and direction; the winners are recorded and used"},
+		)
+	}
+	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
+}
+
+// testCommand is the catalogue's command of a measuring command: every
+// test for all.
+func testCommand(name string) results.Command {
+	if name == "all" {
+		return ""
+	}
+	return results.Command(name)
+}
+
+// measureAction runs bw, lat, atomic or all.
+func measureAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	t, err := targetOf(c)
+	if err != nil {
+		return err
+	}
+	opt, err := benchOptions(c)
+	if err != nil {
+		return err
+	}
+	m, err := startMeasuring(c, t, resultsPath(c), c.String("tuning"))
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	if err := checkPairs(c.App.ErrWriter, opt.Tests, m.s.devices); err != nil {
+		return err
+	}
+	if opt.Tuned, err = readTuning(c); err != nil {
+		return err
+	}
+	m.settle(&opt.Settings)
+	runErr := m.measureInProcess(opt)
+	if c.Command.Name == "all" && runErr == nil {
+		runErr = m.measureAcrossProcesses(opt)
+	}
+	return m.finish(runErr, func(run *results.Run) []*report.Document {
+		docs := []*report.Document{report.Tables(run, nil)}
+		if c.Command.Name == "all" {
+			docs = append(docs, report.Summary(run))
+		}
+		return docs
+	})
+}
+
+// benchOptions reads the flags of bw, lat, atomic and all.
+func benchOptions(c *cli.Context) (bench.Options, error) {
+	var o bench.Options
+	tests, err := results.ParseTests(c.String("tests"), testCommand(c.Command.Name))
+	if err != nil {
+		return o, usageError{err}
+	}
+	copies := c.Command.Name == "bw" || c.Command.Name == "all"
+	if copies && c.Bool("tune") && c.String("tuning") != "" {
+		return o, usageError{fmt.Errorf("--tune and --tuning exclude each other")}
+	}
+	if copies {
+		if o.Sweep, err = readSweep(c); err != nil {
+			return o, err
+		}
+		o.Tune = c.Bool("tune")
+	}
+	o.Settings, err = readSettings(c, tests, copies)
+	return o, err
+}
+
+// resultsPath is the results file of bw, lat and atomic (-o, maybe none)
+// or of all (results.json in --dir or in a directory named for the host and
+// the time).
+func resultsPath(c *cli.Context) string {
+	if c.Command.Name != "all" {
+		return c.String("output")
+	}
+	dir := c.String("dir")
+	if dir == "" {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "host"
+		}
+		dir = fmt.Sprintf("p2pbench-%s-%s", host, time.Now().UTC().Format("20060102-150405"))
+	}
+	return filepath.Join(dir, "results.json")
+}
+
+// measureInProcess runs the engine's tests.
+func (m *measuring) measureInProcess(opt bench.Options) error {
+	if os.Getenv("P2PBENCH_TRACE") != "" {
+		// Where the time goes, step by step, for tuning p2pbench itself.
+		opt.Trace = func(step string, took time.Duration) {
+			fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
+		}
+	}
+	opt.WarmUp = 200 * time.Millisecond
+	opt.AfterWarmUp = func() { m.clocksAfterWarmUp(opt.WarmUp) }
+	eng := bench.NewEngine(m.s.drv, opt)
+	err := eng.Run(m.c.Context, m.run)
+	m.run.Notes = append(m.run.Notes, eng.Notes()...)
+	return err
+}
+
+// clocksAfterWarmUp records the clocks as the measurements find them; the
+// idle reading before the warm-up stays in the notes.
+func (m *measuring) clocksAfterWarmUp(warmUp time.Duration) {
+	env := &m.run.Environment
+	st := bench.ReadStates(m.s.mon, env.Devices)
+	if len(st) == 0 {
+		return
+	}
+	for _, x := range env.StateStart {
+		env.Notes = append(env.Notes, fmt.Sprintf("device %d before the %v warm-up: SM clock %d MHz, memory clock %d MHz, %d °C, %.0f W",
+			x.Index, warmUp, x.SMClockMHz, x.MemClockMHz, x.TempC, x.PowerW))
+	}
+	env.StateStart = st
+}
+
+// measureAcrossProcesses adds the IPC tests to an all run, with the
+// engine's settings.
+func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
+	io := ipc.Options{Settings: opt.Settings}
+	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
+	if len(io.Tests) == 0 {
+		return nil
+	}
+	var err error
+	if io.Child, err = ipcChildArgs(m.s.sim); err != nil {
+		return err
+	}
+	io.Progress = func(done, total int, step string) { m.progress(done, total, "ipc: "+step) }
+	m.stopNote = "every child process was stopped"
+	return ipc.Run(m.c.Context, m.s.drv, io, m.run)
+}

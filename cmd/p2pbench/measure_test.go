@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+func TestSimulatedTopo(t *testing.T) {
+	out, _, status := p2pbench(t, "topo", "--simulate", "h200x2", "--check")
+	if status != exitOK {
+		t.Fatalf("exit status %d", status)
+	}
+	for _, want := range []string{"SIMULATED", "NVIDIA H200", "perf rank", "450", "NO: ", "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("topo output lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, status := p2pbench(t, "topo", "--simulate", "h200x2", "--json")
+	if status != exitOK {
+		t.Fatalf("--json: exit status %d", status)
+	}
+	run, err := results.Decode(strings.NewReader(js))
+	if err != nil || !run.Simulated || run.Topology == nil || len(run.Topology.Pairs) != 2 {
+		t.Fatalf("topo --json: %v, %+v", err, run)
+	}
+}
+
+// topo -o says where the results went, as the other commands do (issue 19,
+// #24).
+func TestTopoNamesItsResultsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "topo.json")
+	_, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", file)
+	if status != exitOK || stderr != "results: "+file+"\n" {
+		t.Fatalf("exit status %d, stderr %q; want 0 and the results line", status, stderr)
+	}
+	if run := readResults(t, file); run.Topology == nil || !run.Complete {
+		t.Errorf("%s: no complete topology", file)
+	}
+}
+
+func TestAllSimulated(t *testing.T) {
+	path, out := sampleRun(t)
+	for _, want := range []string{"SIMULATED", "==== Summary ====", "CE read", "pointer chase", "ping-pong", "cuMemcpyPeerAsync", "Atomics", "IPC CE read"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	run := readResults(t, path)
+	if !run.Complete || !run.Simulated || run.SimMachine != "h200x2" || len(run.Figures) < 100 {
+		t.Errorf("complete %v, simulated %v (%q), %d figures", run.Complete, run.Simulated, run.SimMachine, len(run.Figures))
+	}
+	if len(run.Tool.Command) < 2 || run.Tool.Command[1] != "all" {
+		t.Errorf("the results record the command line %q", run.Tool.Command)
+	}
+	if left := leftovers(t, filepath.Dir(path)); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// Failed figures are exit status 4, not 0 (issue 19, #3).
+func TestFailedFiguresExitStatus(t *testing.T) {
+	out, stderr, status := p2pbench(t, append([]string{"bw", "--tests", "ce_read", "--latch-timeout", "1ns"}, small...)...)
+	if status != exitFailed || !strings.Contains(stderr, "2 of 2 figures failed") {
+		t.Errorf("exit status %d, stderr %q; want %d and the count of failed figures", status, stderr, exitFailed)
+	}
+	if !strings.Contains(out, "latch timed out") {
+		t.Errorf("the failures are not listed:\n%s", out)
+	}
+	err := figuresFailed(&results.Run{})
+	var se statusError
+	if !errors.As(err, &se) || se.status != exitFailed || !strings.Contains(err.Error(), "nothing was measured") {
+		t.Errorf("a run without figures: %v, want exit status %d and \"nothing was measured\"", err, exitFailed)
+	}
+}
+
+// Another program on a selected GPU: the run refuses (exit status 4) unless
+// --allow-busy, and then marks the figures it shared the GPU with.
+func TestBusyGPUs(t *testing.T) {
+	busy := append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "--simulate-health", "process:1:4242:python"}, small...)
+	_, stderr, status := p2pbench(t, busy...)
+	if status != exitFailed || !strings.Contains(stderr, "pid 4242 (python") || !strings.Contains(stderr, "--allow-busy") {
+		t.Errorf("exit status %d, stderr %q; want %d naming the process and --allow-busy", status, stderr, exitFailed)
+	}
+	js, stderr, status := p2pbench(t, append(busy, "--allow-busy", "--json")...)
+	if status != exitOK {
+		t.Fatalf("--allow-busy: exit status %d: %s", status, stderr)
+	}
+	run, err := results.Decode(strings.NewReader(js))
+	if err != nil || len(run.Figures) != 2 {
+		t.Fatalf("--allow-busy: %v, %+v", err, run)
+	}
+	for _, f := range run.Figures {
+		if len(f.OtherProcesses) != 1 || f.OtherProcesses[0] != 4242 {
+			t.Errorf("%s %d→%d: other processes %v, want [4242]", f.Test, f.Src, f.Dst, f.OtherProcesses)
+		}
+	}
+	if len(run.Environment.HealthBefore) != 2 || len(run.Environment.HealthAfter) != 2 {
+		t.Errorf("health before %d, after %d GPUs; want 2 and 2", len(run.Environment.HealthBefore), len(run.Environment.HealthAfter))
+	}
+}
+
+// On one device the pair tests are named as skipped and the rest run.
+func TestOneDeviceSkipsPairTestsAloud(t *testing.T) {
+	out, stderr, status := p2pbench(t, append([]string{"bw", "--devices", "1", "--tests", "local_copy,ce_read"}, small...)...)
+	if status != exitOK {
+		t.Fatalf("exit status %d: %s", status, stderr)
+	}
+	if !strings.Contains(stderr, "skipping ce_read, which needs two devices") {
+		t.Errorf("stderr does not name the skipped test: %q", stderr)
+	}
+	if !strings.Contains(out, "local copy") {
+		t.Errorf("local_copy did not run:\n%s", out)
+	}
+}
+
+// slow is a simulated measurement of eight steps that takes half a second,
+// for the tests that stop runs half-way: its results file has figures after
+// the first step.
+var slow = []string{"bw", "--simulate", "h200x2", "--tests", "h2d,d2h,local_copy,ce_read", "--size", "4MiB", "--sizes", "none", "--samples", "60"}
+
+// runUntil runs p2pbench in the background until its results file holds a
+// figure, then calls then; it returns what p2pbench printed and its status.
+func runUntil(t *testing.T, file string, args []string, then func()) (stdout, stderr string, status int) {
+	t.Helper()
+	type result struct {
+		stdout, stderr string
+		status         int
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, e, s := p2pbench(t, args...)
+		done <- result{o, e, s}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if run, err := results.Read(file); err == nil && len(run.Figures) > 0 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("p2pbench ended (status %d) before its results file appeared: %s", r.status, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no results file appeared")
+		}
+	}
+	then()
+	r := <-done
+	return r.stdout, r.stderr, r.status
+}
+
+// SIGINT, SIGTERM and SIGHUP each stop a run the same way: what was
+// measured is saved, marked partial, and the exit status is 128 + the
+// signal (issue 19, #9, #11, #20).
+func TestSignalsKeepPartialResults(t *testing.T) {
+	for _, tc := range []struct {
+		sig    syscall.Signal
+		status int
+		says   string
+	}{
+		{syscall.SIGINT, 130, "interrupted (SIGINT)"},
+		{syscall.SIGTERM, 143, "stopped (SIGTERM)"},
+		{syscall.SIGHUP, 129, "hung up (SIGHUP)"},
+	} {
+		file := filepath.Join(t.TempDir(), "partial.json")
+		start := time.Now()
+		var sent time.Time
+		out, stderr, status := runUntil(t, file, append(slow, "-o", file), func() {
+			sent = time.Now()
+			syscall.Kill(os.Getpid(), tc.sig)
+		})
+		if status != tc.status {
+			t.Errorf("%v: exit status %d, want %d; stderr: %s", tc.sig, status, tc.status, stderr)
+		}
+		t.Logf("%v: signalled after %v, stopped %v later", tc.sig, sent.Sub(start), time.Since(sent))
+		if took := time.Since(sent); took > 2*time.Second {
+			t.Errorf("%v: took %v to stop (the run had run %v)", tc.sig, took, sent.Sub(start))
+		}
+		if !strings.Contains(stderr, "p2pbench: "+tc.says+"; the run is partial (") || !strings.Contains(stderr, "saved to "+file) ||
+			strings.Contains(stderr, "p2pbench: p2pbench") {
+			t.Errorf("%v: stderr does not say the run is partial and where it is:\n%s", tc.sig, stderr)
+		}
+		if !strings.Contains(out, "INCOMPLETE RUN: the run stopped early: "+tc.says) {
+			t.Errorf("%v: the tables do not say the run is partial:\n%s", tc.sig, out)
+		}
+		run := readResults(t, file)
+		if run.Complete || run.Stopped != tc.says || len(run.Figures) == 0 {
+			t.Errorf("%v: complete %v, stopped %q, %d figures", tc.sig, run.Complete, run.Stopped, len(run.Figures))
+		}
+		if left := leftovers(t, filepath.Dir(file)); len(left) > 0 {
+			t.Errorf("%v: left behind: %v", tc.sig, left)
+		}
+	}
+}
+
+// A run whose results file cannot be written at the end is saved elsewhere,
+// and the error says where; when nowhere works, it says that.
+func TestRescueResults(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	run := &results.Run{Schema: results.SchemaVersion, Figures: make([]results.Figure, 0)}
+	err := rescueResults(run, "/gone/x.json", os.ErrNotExist)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	saved, _ := filepath.Glob(filepath.Join(tmp, "p2pbench-unsaved-*.json"))
+	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) {
+		t.Fatalf("saved %v; error %q", saved, err)
+	}
+	readResults(t, saved[0])
+
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	gone := filepath.Join(tmp, "cwd")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	err = rescueResults(run, "/gone/x.json", os.ErrNotExist)
+	if err == nil || !strings.Contains(err.Error(), "only in the tables above") {
+		t.Fatalf("error %v, want one saying nothing was saved", err)
+	}
+}
+
+// The results directory vanishing during a run loses nothing: the run ends,
+// its tables are printed, and the figures go to a file that the error names.
+func TestResultsRescuedWhenTheDirectoryGoes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	file := filepath.Join(out, "r.json")
+	rescue := t.TempDir()
+	t.Setenv("TMPDIR", rescue)
+	stdout, stderr, status := runUntil(t, file, append(slow, "-o", file), func() {
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if status != exitError {
+		t.Fatalf("exit status %d, want %d; stderr: %s", status, exitError, stderr)
+	}
+	saved, _ := filepath.Glob(filepath.Join(rescue, "p2pbench-unsaved-*.json"))
+	if len(saved) != 1 || !strings.Contains(stderr, saved[0]) {
+		t.Fatalf("rescued files %v; stderr: %s", saved, stderr)
+	}
+	if run := readResults(t, saved[0]); !run.Complete || len(run.Figures) == 0 {
+		t.Fatalf("the rescued run is not the complete run")
+	}
+	if !strings.Contains(stdout, "GB/s") {
+		t.Errorf("the tables were not printed:\n%s", stdout)
+	}
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// measuring is the run of a measuring command (bw, lat, atomic, ipc, all):
+// its session, its record, its results file and its progress bar.
+type measuring struct {
+	c    *cli.Context
+	s    *session
+	run  *results.Run
+	file *resultsFile // nil without one
+	bar  *progress
+	// stopNote is said when the run is interrupted (what was cleaned up).
+	stopNote string
+}
+
+// startMeasuring claims the results file at path (none when ""), which must
+// not be one of inputs, opens the session of t and starts the record with
+// the machine's environment and topology.
+func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*measuring, error) {
+	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
+	var err error
+	if path != "" {
+		if m.file, err = claimResults(path, inputs...); err != nil {
+			return nil, err
+		}
+	}
+	if m.s, err = t.open(); err != nil {
+		m.close()
+		return nil, err
+	}
+	m.run = newRun(c, m.s)
+	if err := m.s.discover(m.run); err != nil {
+		m.close()
+		return nil, err
+	}
+	if m.file != nil {
+		m.file.run = m.run
+	}
+	return m, nil
+}
+
+func (m *measuring) close() {
+	if m.s != nil {
+		m.s.Close()
+	}
+	if m.file != nil {
+		m.file.unlock()
+	}
+}
+
+// settle gives settings what the session decides: the devices, the
+// monitor, the watch for other programs on the GPUs (--allow-busy), and the
+// progress of the run.
+func (m *measuring) settle(s *measure.Settings) {
+	s.Devices, s.Monitor, s.Progress = m.s.devices, m.s.mon, m.progress
+	s.Watch = measure.NewWatch(m.s.mon, m.c.Bool("allow-busy"))
+	m.run.Verify = s.Verify
+}
+
+// progress is told of every step: it moves the bar and saves the results
+// now and then.
+func (m *measuring) progress(done, total int, step string) {
+	m.bar.update(done, total, step)
+	if m.file != nil {
+		m.file.save(false)
+	}
+}
+
+// finish closes the record of a run that ended with runErr, writes the
+// results file for the last time (or, when that fails, a file elsewhere,
+// which the error names), prints the results (as JSON, or the documents
+// that docs makes of them) and returns the command's error: interrupted,
+// runErr, failed figures or nothing measured.
+func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Document) error {
+	m.bar.finish()
+	run := m.run
+	run.End = time.Now().UTC()
+	run.Environment.StateEnd = bench.ReadStates(m.s.mon, run.Environment.Devices)
+	run.Environment.HealthAfter = bench.ReadHealth(m.s.mon, run.Environment.Devices)
+	sig, stopped := interrupted(m.c.Context)
+	run.Complete = runErr == nil && !stopped
+	switch {
+	case stopped:
+		run.Stopped = sig.Error()
+	case runErr != nil:
+		run.Stopped = runErr.Error()
+	}
+	var saveErr error
+	if m.file != nil {
+		if err := m.file.save(true); err != nil {
+			saveErr = rescueResults(run, m.file.path, err)
+		}
+	}
+	if err := m.print(docs); err != nil {
+		return err
+	}
+	if saveErr != nil {
+		return saveErr
+	}
+	where := "not saved (no -o given)"
+	if m.file != nil {
+		where = "saved to " + m.file.path
+		fmt.Fprintf(m.c.App.ErrWriter, "results: %s\n", m.file.path)
+	}
+	switch {
+	case stopped:
+		msg := sig.Error()
+		if m.stopNote != "" {
+			msg += "; " + m.stopNote
+		}
+		return fmt.Errorf("%s; the run is partial (%s), %s", msg, figures(len(run.Figures)), where)
+	case errors.As(runErr, new(*measure.BusyError)):
+		return failedFigures(fmt.Errorf("%w (give --allow-busy to measure anyway)", runErr))
+	case runErr != nil:
+		return runErr
+	}
+	return figuresFailed(run)
+}
+
+// print writes the run on the command's standard output.
+func (m *measuring) print(docs func(*results.Run) []*report.Document) error {
+	w := m.c.App.Writer
+	if m.c.Bool("json") {
+		return m.run.Encode(w)
+	}
+	for _, d := range docs(m.run) {
+		if err := d.WriteText(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// figuresFailed is the error of a run with failed figures or none at all
+// (exit status 4), nil for a run whose every figure was measured (and, where
+// verification was on, verified).
+func figuresFailed(run *results.Run) error {
+	if len(run.Figures) == 0 {
+		return failedFigures(errors.New("nothing was measured"))
+	}
+	failed, bad := 0, 0
+	for _, f := range run.Figures {
+		switch {
+		case f.Error != "":
+			failed++
+		case f.Verify == results.VerifyFailed:
+			bad++
+		}
+	}
+	if failed+bad == 0 {
+		return nil
+	}
+	return failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
+		failed+bad, len(run.Figures), failed, bad))
+}
+
+// resultsFile is the results file of a run: locked against a second run
+// for the run's whole length, written now and then while it runs (so that a
+// crash or a kill loses little) and at its end.
+type resultsFile struct {
+	path   string
+	unlock func()
+	run    *results.Run
+	mu     sync.Mutex
+	last   time.Time
+	// saved is the number of figures written last time.
+	saved int
+}
+
+// claimResults checks that path can be written and is none of inputs, and
+// takes its lock.
+func claimResults(path string, inputs ...string) (*resultsFile, error) {
+	if err := outfile.Check(path, inputs...); err != nil {
+		return nil, err
+	}
+	unlock, err := outfile.Lock(path)
+	if err != nil {
+		return nil, err
+	}
+	return &resultsFile{path: path, unlock: unlock}, nil
+}
+
+// save writes the results: at the end of the run when final, else as a run
+// still in progress, when the first figure is there to save or the last
+// write is 2 s old.
+func (f *resultsFile) save(final bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !final && (f.saved > 0 || len(f.run.Figures) == 0) && time.Since(f.last) < 2*time.Second {
+		return nil
+	}
+	f.last, f.saved = time.Now(), len(f.run.Figures)
+	run := f.run
+	if !final {
+		snap := *f.run
+		snap.End = time.Now().UTC()
+		snap.Complete = false
+		snap.Stopped = "in progress (the run had not finished when this was written)"
+		snap.Figures = append([]results.Figure(nil), f.run.Figures...)
+		run = &snap
+	}
+	return outfile.Write(f.path, run.Encode)
+}
+
+// rescueResults writes run somewhere else when its results file could not be
+// written at the end of a run, so the figures measured are not lost, and
+// returns the error to report: where they went, or that they went nowhere.
+func rescueResults(run *results.Run, path string, writeErr error) error {
+	name := fmt.Sprintf("p2pbench-unsaved-%s.json", time.Now().UTC().Format("20060102-150405"))
+	var tried []string
+	for _, dir := range []string{os.TempDir(), "."} {
+		p := filepath.Join(dir, name)
+		if err := outfile.Write(p, run.Encode); err != nil {
+			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
+			continue
+		}
+		return fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
+			writeErr, figures(len(run.Figures)), p)
+	}
+	return fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the run (%s) is only in the tables above",
+		writeErr, strings.Join(tried, " and "), figures(len(run.Figures)))
+}
+
+// figures counts figures in words.
+func figures(n int) string {
+	if n == 1 {
+		return "1 figure"
+	}
+	return fmt.Sprintf("%d figures", n)
+}
+
+// progress draws a bar on a terminal that can show one.
+type progress struct{ bar *progressbar.ProgressBar }
+
+// newProgress draws on w when it is a terminal and TERM is not "dumb".
+func newProgress(w io.Writer, termName string) *progress {
+	f, ok := w.(*os.File)
+	if !ok || termName == "dumb" || !term.IsTerminal(int(f.Fd())) {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions(1,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond))}
+}
+
+func (p *progress) update(done, total int, step string) {
+	if p.bar == nil {
+		return
+	}
+	p.bar.ChangeMax(total)
+	p.bar.Describe(step)
+	_ = p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

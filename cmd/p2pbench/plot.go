@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/plot"
+)
+
+func plotCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plot",
+		Usage:     "draw the figures of a results file: heatmaps, size curves, rank scatter, latency, atomics",
+		ArgsUsage: "RESULTS.json",
+		Description: "Writes one file per figure the results have data for (figures of tests the run did\n" +
+			"not make are skipped) and prints their paths. Every figure is captioned with the host,\n" +
+			"GPUs, driver, CUDA and p2pbench versions and the date; a simulated run is watermarked.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "directory `DIR` for the figures (default: RESULTS-plots beside the results file)"},
+			&cli.StringFlag{Name: "format", Value: "png", Usage: "image formats, comma-separated: png, svg, pdf"},
+		},
+		Action: plotAction,
+	}
+}
+
+func plotAction(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("plot takes one results file, got %d arguments", len(args))}
+	}
+	in := args[0]
+	formats, err := imageFormats(c.String("format"))
+	if err != nil {
+		return err
+	}
+	run, err := readRun(c.Context, in)
+	if err != nil {
+		return err
+	}
+	dir := c.String("output")
+	if dir == "" {
+		dir = strings.TrimSuffix(in, filepath.Ext(in)) + "-plots"
+	}
+	figs := plot.Figures(run)
+	for _, f := range figs {
+		for _, format := range formats {
+			if err := outfile.Check(filepath.Join(dir, f.FileName(format)), in); err != nil {
+				return err
+			}
+		}
+	}
+	if slices.Contains(formats, "pdf") {
+		pdfTempDir(dir)
+	}
+	paths, err := plot.WriteAll(c.Context, figs, dir, formats)
+	for _, p := range paths {
+		fmt.Fprintln(c.App.Writer, p)
+	}
+	if err == nil && len(figs) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%s has no figures to plot\n", in)
+	}
+	return err
+}
+
+// imageFormats reads --format of plot.
+func imageFormats(list string) ([]string, error) {
+	var formats []string
+	for _, f := range strings.Split(list, ",") {
+		switch f = strings.ToLower(strings.TrimSpace(f)); f {
+		case "png", "svg", "pdf":
+			formats = append(formats, f)
+		case "":
+		default:
+			return nil, usageError{fmt.Errorf("unknown image format %q; the formats are png, svg and pdf", f)}
+		}
+	}
+	if len(formats) == 0 {
+		return nil, usageError{fmt.Errorf("--format names no image format")}
+	}
+	return formats, nil
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+// show prints what all printed, through the same documents.
+func TestShow(t *testing.T) {
+	path, printed := sampleRun(t)
+	out, _, status := p2pbench(t, "show", path)
+	if status != exitOK {
+		t.Fatalf("exit status %d", status)
+	}
+	if strip := func(s string) string { return s[:strings.Index(s, "figures in")] }; strip(out) != strip(printed) {
+		t.Errorf("show prints other tables than all did:\n%s\n---- all printed:\n%s", out, printed)
+	}
+	topo := filepath.Join(t.TempDir(), "topo.json")
+	if _, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", topo); status != exitOK {
+		t.Fatalf("topo: exit status %d: %s", status, stderr)
+	}
+	if out, _, _ := p2pbench(t, "show", topo); !strings.Contains(out, "Topology and driver attributes") || strings.Contains(out, "Summary") {
+		t.Errorf("show of a topo file does not show the topology alone:\n%s", out)
+	}
+}
+
+// show says when a run is partial, and why (issue 19, #9).
+func TestShowSaysPartial(t *testing.T) {
+	path, _ := sampleRun(t)
+	run := readResults(t, path)
+	run.Complete, run.Stopped = false, "interrupted (SIGINT)"
+	partial := filepath.Join(t.TempDir(), "partial.json")
+	if err := outfile.Write(partial, run.Encode); err != nil {
+		t.Fatal(err)
+	}
+	out, _, status := p2pbench(t, "show", partial)
+	if status != exitOK {
+		t.Fatalf("exit status %d", status)
+	}
+	banner := "INCOMPLETE RUN: the run stopped early: interrupted (SIGINT)."
+	if i := strings.Index(out, "==== Summary ===="); i < 0 || strings.Count(out[:i], banner) != 1 || strings.Count(out[i:], banner) != 1 {
+		t.Errorf("the tables and the summary do not both say the run is partial:\n%s", out)
+	}
+}
+
+func TestPlotAndReport(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "run.json")
+	if _, stderr, status := p2pbench(t, append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "-o", in}, small...)...); status != exitOK {
+		t.Fatalf("bw: exit status %d: %s", status, stderr)
+	}
+	out, stderr, status := p2pbench(t, "plot", in, "--format", "png,svg")
+	if status != exitOK {
+		t.Fatalf("plot: exit status %d: %s", status, stderr)
+	}
+	paths := strings.Fields(out)
+	if len(paths) < 2 || !strings.HasPrefix(paths[0], filepath.Join(dir, "run-plots")+"/") {
+		t.Errorf("plot wrote %v", paths)
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: missing or empty", p)
+		}
+	}
+
+	out, stderr, status = p2pbench(t, "report", in, "--format", "md")
+	if status != exitOK || !strings.Contains(out, filepath.Join(dir, "run-report.md")+" written;") {
+		t.Fatalf("report: exit status %d, stdout %q: %s", status, out, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "run-report.md"))
+	if err != nil || !bytes.Contains(md, []byte("](run-report_files/heatmap_ce_read.png)")) {
+		t.Errorf("the Markdown report does not link its figures: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run-report_files", "heatmap_ce_read.png")); err != nil {
+		t.Errorf("the Markdown report's figure is missing: %v", err)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "run-plots"), filepath.Join(dir, "run-report_files")} {
+		if left := leftovers(t, d); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
+}
+
+// PDFs are written when TMPDIR is missing or not writable: no panic, no
+// empty file, no temporary file (issue 19, #2).
+func TestPDFWithoutTMPDIR(t *testing.T) {
+	path, _ := sampleRun(t)
+	dir := t.TempDir()
+	in := copyOf(t, path, dir, "run.json")
+	t.Setenv("TMPDIR", filepath.Join(dir, "nonexistent"))
+	for _, args := range [][]string{
+		{"report", in, "-o", filepath.Join(dir, "r.pdf")},
+		{"plot", in, "--format", "pdf", "-o", filepath.Join(dir, "plots")},
+		{"compare", in, in, "--plot", filepath.Join(dir, "c.pdf")},
+	} {
+		if _, stderr, status := p2pbench(t, args...); status != exitOK {
+			t.Errorf("%s: exit status %d: %s", args[0], status, stderr)
+		}
+	}
+	for _, f := range []string{"r.pdf", "plots/heatmap_ce_read.pdf", "c.pdf"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
+			t.Errorf("%s: not a PDF (%v)", f, err)
+		}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "plots")} {
+		if left := leftovers(t, d); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
+
+	t.Setenv("TMPDIR", "/nonexistent")
+	pdfTempDir(dir)
+	if got := os.Getenv("TMPDIR"); got != dir {
+		t.Errorf("TMPDIR is %q after pdfTempDir(%q)", got, dir)
+	}
+}
+
+// writeRun writes run as a results file in dir.
+func writeRun(t *testing.T, dir, name string, run *results.Run) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := outfile.Write(p, run.Encode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// compare fails when it compared nothing (4) and, with
+// --fail-on-regression, when a figure regressed (5) (issue 19, #13).
+func TestCompareVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	base := writeRun(t, dir, "base.json", synth.New(synth.Options{GPUs: 2, NoSweep: true}))
+	worse := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	for i := range worse.Figures {
+		f := &worse.Figures[i]
+		if f.Test == results.CERead {
+			for j := range f.Samples {
+				f.Samples[j] *= 0.5
+			}
+			f.Stats = results.ComputeStats(f.Samples)
+		}
+	}
+	slower := writeRun(t, dir, "worse.json", worse)
+	topo := writeRun(t, dir, "topo.json", &results.Run{Schema: results.SchemaVersion, Complete: true,
+		Topology: &results.Topology{Devices: []int{0}}})
+	for _, tc := range []struct {
+		args   []string
+		status int
+		says   string
+	}{
+		{[]string{base, base, "--fail-on-regression"}, exitOK, ""},
+		{[]string{base, slower}, exitOK, ""},
+		{[]string{base, slower, "--fail-on-regression"}, exitVerdict, "regressed by 5% or more (first: ce_read"},
+		{[]string{base, topo, "--fail-on-regression"}, exitFailed, "nothing was compared: " + topo + " shares no figure with the baseline"},
+		{[]string{base, base, topo}, exitFailed, "nothing was compared"},
+	} {
+		_, stderr, status := p2pbench(t, append([]string{"compare"}, tc.args...)...)
+		if status != tc.status || !strings.Contains(stderr, tc.says) {
+			t.Errorf("compare %s: exit status %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), status, stderr, tc.status, tc.says)
+		}
+	}
+	out := filepath.Join(dir, "cmp.csv")
+	if _, stderr, status := p2pbench(t, "compare", base, slower, "--format", "csv", "-o", out, "--plot", filepath.Join(dir, "cmp.png")); status != exitOK {
+		t.Fatalf("compare -o: exit status %d: %s", status, stderr)
+	}
+	for _, f := range []string{out, filepath.Join(dir, "cmp.png")} {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: missing or empty", f)
+		}
+	}
+}
+
+// fifo makes a named pipe that no process writes, and lets whatever
+// still waits on it go at the end of the test.
+func fifo(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("no FIFO: %v", err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	return p
+}
+
+// Every reader stops at a signal, even while it waits for a FIFO that no
+// process writes, and leaves no file behind (issue 19, #4).
+func TestReadersStopAtSignals(t *testing.T) {
+	dir := t.TempDir()
+	in := fifo(t, dir)
+	for _, tc := range []struct {
+		args   []string
+		sig    syscall.Signal
+		status int
+	}{
+		{[]string{"show", in}, syscall.SIGTERM, 143},
+		{[]string{"plot", in, "-o", filepath.Join(dir, "plots")}, syscall.SIGINT, 130},
+		{[]string{"report", in, "-o", filepath.Join(dir, "r.pdf")}, syscall.SIGHUP, 129},
+		{[]string{"compare", in, in, "-o", filepath.Join(dir, "c.txt")}, syscall.SIGTERM, 143},
+		{[]string{"bw", "--simulate", "h200x2", "--tuning", in, "-o", filepath.Join(dir, "bw.json")}, syscall.SIGINT, 130},
+	} {
+		type result struct {
+			stderr string
+			status int
+		}
+		done := make(chan result, 1)
+		go func() {
+			_, stderr, status := p2pbench(t, tc.args...)
+			done <- result{stderr, status}
+		}()
+		time.Sleep(50 * time.Millisecond)
+		syscall.Kill(os.Getpid(), tc.sig)
+		select {
+		case r := <-done:
+			if r.status != tc.status || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("%s: exit status %d, stderr %q; want %d and one line", tc.args[0], r.status, r.stderr, tc.status)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not stop at %v", tc.args[0], tc.sig)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left in %s: %v", dir, entries)
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/report"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "write a report of a results file: system, topology, headline figures, plots, findings",
+		ArgsUsage: "RESULTS.json",
+		Description: "Writes a multi-page PDF (or Markdown with PNG figures in DIR_files beside it) that a\n" +
+			"buyer can read, and prints the findings of the automatic checks: failed or unverified\n" +
+			"figures, slow pairs, IPC slower than in one process, clocks or temperatures that moved,\n" +
+			"noisy large transfers, driver behaviour that differs from its documentation.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "report `FILE`, .pdf or .md (default: RESULTS-report.pdf beside the results file)"},
+			&cli.StringFlag{Name: "format", Usage: "pdf or md (default: from the output file's extension)"},
+		},
+		Action: reportAction,
+	}
+}
+
+func reportAction(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("report takes one results file, got %d arguments", len(args))}
+	}
+	in := args[0]
+	out, format, err := reportOutput(in, c.String("output"), strings.ToLower(c.String("format")))
+	if err != nil {
+		return err
+	}
+	if err := outfile.Check(out, in); err != nil {
+		return err
+	}
+	run, err := readRun(c.Context, in)
+	if err != nil {
+		return err
+	}
+	doc := report.Report(run)
+	if format == "pdf" {
+		pdfTempDir(filepath.Dir(out))
+		err = writeRendered(c.Context, out, doc.WritePDF)
+	} else {
+		err = writeMarkdown(c, doc, out, in)
+	}
+	if err != nil {
+		return err
+	}
+	findings := report.Findings(run)
+	fmt.Fprintf(c.App.Writer, "%s written; %d finding%s\n", out, len(findings), map[bool]string{true: "", false: "s"}[len(findings) == 1])
+	for _, f := range findings {
+		fmt.Fprintf(c.App.Writer, "  %s\n", f)
+	}
+	return nil
+}
+
+// reportOutput is the report's file and format ("pdf" or "md") from -o and
+// --format: a PDF beside the input by default, the format from the file's
+// extension unless given.
+func reportOutput(in, out, format string) (string, string, error) {
+	if format == "markdown" {
+		format = "md"
+	}
+	if out == "" {
+		ext := ".pdf"
+		if format == "md" {
+			ext = ".md"
+		}
+		out = strings.TrimSuffix(in, filepath.Ext(in)) + "-report" + ext
+	}
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".pdf":
+			format = "pdf"
+		case ".md", ".markdown":
+			format = "md"
+		default:
+			return "", "", usageError{fmt.Errorf("cannot tell the report format from %q: name a .pdf or .md file, or give --format pdf|md", out)}
+		}
+	}
+	if format != "pdf" && format != "md" {
+		return "", "", usageError{fmt.Errorf("unknown report format %q; the formats are pdf and md", format)}
+	}
+	return out, format, nil
+}
+
+// writeMarkdown writes the report as Markdown to out and its figures as PNG
+// files into a directory beside it, linked relatively so that the two can
+// be moved together (into a wiki, say). No figure file may be the input.
+func writeMarkdown(c *cli.Context, doc *report.Document, out, in string) error {
+	figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
+	figs := doc.Figures()
+	for _, f := range figs {
+		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), in); err != nil {
+			return err
+		}
+	}
+	if _, err := plot.WriteAll(c.Context, figs, figDir, []string{"png"}); err != nil {
+		return err
+	}
+	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(w, filepath.Base(figDir)) })
+}

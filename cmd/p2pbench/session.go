@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Flags of every command that opens the GPUs.
+var (
+	devicesFlag  = &cli.StringFlag{Name: "devices", Aliases: []string{"d"}, Usage: "devices to use, e.g. 0,2 or 0-3 (default: all)"}
+	simulateFlag = &cli.StringFlag{Name: "simulate", Usage: "run on a simulated machine instead of the GPUs: " + strings.Join(sim.Machines(), ", ") + " (every figure is labelled SIMULATED)"}
+	jsonFlag     = &cli.BoolFlag{Name: "json", Usage: "print the results as JSON instead of tables"}
+	healthFlag   = &cli.StringSliceFlag{Name: "simulate-health", Usage: "with --simulate, inject a health condition `SPEC` (repeatable): link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]"}
+)
+
+// target is the machine a command asks for: a device selection (nil: all)
+// on the GPUs or on a simulated machine, with its injected health.
+type target struct {
+	devices []int
+	sim     string
+	health  []sim.Option
+}
+
+// targetOf reads --devices, --simulate and --simulate-health; it opens
+// nothing.
+func targetOf(c *cli.Context) (target, error) {
+	devices, err := units.ParseDeviceList(c.String("devices"))
+	if err != nil {
+		return target{}, usageError{err}
+	}
+	t := target{devices: devices, sim: c.String("simulate")}
+	if t.sim != "" && !slices.Contains(sim.Machines(), t.sim) {
+		return t, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", t.sim, strings.Join(sim.Machines(), ", "))}
+	}
+	for _, spec := range c.StringSlice("simulate-health") {
+		if t.sim == "" {
+			return t, usageError{fmt.Errorf("--simulate-health %s needs --simulate", spec)}
+		}
+		o, err := sim.ParseHealth(spec)
+		if err != nil {
+			return t, usageError{fmt.Errorf("--simulate-health: %w", err)}
+		}
+		t.health = append(t.health, o)
+	}
+	return t, nil
+}
+
+// session is an opened driver with its optional monitor and the selected
+// devices.
+type session struct {
+	drv     gpu.Driver
+	mon     gpu.Monitor
+	devices []int
+	sim     string
+}
+
+func (s *session) Close() {
+	if s.mon != nil {
+		_ = s.mon.Close()
+	}
+	if s.drv != nil {
+		_ = s.drv.Close()
+	}
+}
+
+// open opens the real driver (and NVML if present) or the simulated
+// machine, and checks the device selection against it. No driver, no device
+// or a selected device that is absent is exit status 3.
+func (t target) open() (*session, error) {
+	s := &session{sim: t.sim}
+	if t.sim != "" {
+		d, err := sim.New(t.sim, t.health...)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		s.drv, s.mon = d, d.Monitor()
+	} else {
+		d, err := cuda.Open()
+		if err != nil {
+			if errors.Is(err, cuda.ErrNoLibrary) {
+				err = fmt.Errorf("%w (or run with --simulate %s to try p2pbench without a GPU)", err, sim.Machines()[0])
+			}
+			return nil, noGPU(err)
+		}
+		s.drv = gpu.NewCUDADriver(d)
+		if m, err := gpu.OpenNVML(); err == nil {
+			s.mon = m
+		}
+	}
+	var err error
+	s.devices, err = bench.SelectDevices(s.drv, t.devices)
+	if err != nil {
+		s.Close()
+		var ce *cuda.Error
+		if errors.Is(err, bench.ErrNoDevice) || errors.As(err, &ce) {
+			return nil, noGPU(err)
+		}
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// newRun starts the results record of command c.
+func newRun(c *cli.Context, s *session) *results.Run {
+	host, _ := os.Hostname()
+	args, _ := c.App.Metadata[argsKey].([]string)
+	return &results.Run{
+		Schema: results.SchemaVersion,
+		Tool: results.Tool{Name: "p2pbench", Version: version, Command: args,
+			GoOS: runtime.GOOS, GoArch: runtime.GOARCH},
+		Simulated:  s.drv.Simulated(),
+		SimMachine: s.sim,
+		Host:       host,
+		Start:      time.Now().UTC(),
+		Verify:     true,
+	}
+}
+
+// discover records the environment and topology of the session's devices
+// in run.
+func (s *session) discover(run *results.Run) error {
+	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
+	if err != nil {
+		return err
+	}
+	run.Environment, run.Topology = env, topo
+	return nil
+}

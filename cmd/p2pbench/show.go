@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/report"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print the tables and summary of a results file",
+		ArgsUsage: "RESULTS.json",
+		Action:    showAction,
+	}
+}
+
+func showAction(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError{errors.New("show takes one results file")}
+	}
+	run, err := readRun(c.Context, args[0])
+	if err != nil {
+		return err
+	}
+	docs, err := interruptible(c.Context, func() ([]*report.Document, error) {
+		if run.Topology != nil && len(run.Figures) == 0 {
+			return []*report.Document{report.Topology(run)}, nil
+		}
+		return []*report.Document{report.Tables(run, nil), report.Summary(run)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := d.WriteText(c.App.Writer); err != nil {
+			return err
+		}
+	}
+	return nil
+}

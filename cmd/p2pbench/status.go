@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
+)
+
+// Exit statuses; exitStatusHelp (in --help) and the README say the same.
+const (
+	exitOK      = 0 // everything measured (and verified), or the reader's work done
+	exitError   = 1 // an error: I/O, an unreadable input, an internal failure
+	exitUsage   = 2 // bad command line: flags, values, arguments, commands
+	exitNoGPU   = 3 // no GPU or no driver: library missing, no device, a selected device absent
+	exitFailed  = 4 // figures failed, nothing measured or compared, busy GPUs refused
+	exitVerdict = 5 // a regression (compare --fail-on-regression)
+)
+
+const exitStatusHelp = `Exit status:
+   0      everything measured and verified (a reader: its work done)
+   1      an error: I/O, an unreadable input, an internal failure
+   2      usage: a bad flag, value, argument or command; an output path that
+          is not a regular file (a device, FIFO, directory) or is an input
+   3      no GPU or no driver: libcuda missing, no device, a selected device absent
+   4      figures failed (error or bad data), nothing was measured or compared,
+          or other programs were on the GPUs (see --allow-busy)
+   5      a regression (compare --fail-on-regression)
+   128+n  stopped by signal n: 129 SIGHUP, 130 SIGINT (Ctrl-C), 143 SIGTERM;
+          a measuring command saves what it measured first, marked partial`
+
+// statusError gives an error its exit status.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
+
+// usageError marks a bad command line (exit status 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func noGPU(err error) error         { return statusError{exitNoGPU, err} }
+func failedFigures(err error) error { return statusError{exitFailed, err} }
+
+// exitStatus is the status of a command that failed with err; ctx is the
+// command's context, cancelled by a signal when one came.
+func exitStatus(ctx context.Context, err error) int {
+	if sig, ok := interrupted(ctx); ok {
+		return 128 + int(sig.sig)
+	}
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) {
+		// An output path that p2pbench refuses is a bad flag value.
+		return exitUsage
+	}
+	var se statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
+	return exitError
+}
+
+// stopSignal is the cause of a context cancelled by a signal.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s stopSignal) Error() string {
+	switch s.sig {
+	case syscall.SIGINT:
+		return "interrupted (SIGINT)"
+	case syscall.SIGHUP:
+		return "hung up (SIGHUP)"
+	case syscall.SIGTERM:
+		return "stopped (SIGTERM)"
+	}
+	return "stopped by " + s.sig.String()
+}
+
+// stopSignals all end a command the same way: its context is cancelled, a
+// measuring command saves what it measured, a reader stops.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalContext returns a context that the first of stopSignals cancels,
+// with a stopSignal as its cause; stop restores the signals' default.
+func signalContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(stopSignal{s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// interrupted reports whether ctx was cancelled by a signal, and which.
+func interrupted(ctx context.Context) (stopSignal, bool) {
+	var sig stopSignal
+	ok := errors.As(context.Cause(ctx), &sig)
+	return sig, ok
+}
+
+// interruptible runs f and returns what it returns, or ctx's error as soon
+// as ctx is cancelled; f is then left running, and p2pbench exits. It is for
+// work that writes no file: reading inputs (a FIFO with no writer blocks in
+// open) and computing or rendering into memory.
+func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/report"
+)
+
+func topoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "topo",
+		Usage: "show devices, peer access, P2P attributes, atomic capabilities and NVLinks",
+		Description: "Reads what the driver (and NVML, when present) says about every selected device and\n" +
+			"every ordered pair. --check also runs the documented error cases of the peer-access\n" +
+			"calls on the real devices and reports where the driver differs from its documentation.",
+		Flags: []cli.Flag{devicesFlag, simulateFlag, healthFlag, jsonFlag,
+			&cli.BoolFlag{Name: "check", Usage: "run the driver conformance cases (leaves peer access as found)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results file `FILE`"},
+		},
+		Action: topoAction,
+	}
+}
+
+func topoAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	t, err := targetOf(c)
+	if err != nil {
+		return err
+	}
+	out := c.String("output")
+	if err := outfile.Check(out); err != nil {
+		return err
+	}
+	s, err := t.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	run := newRun(c, s)
+	if err := s.discover(run); err != nil {
+		return err
+	}
+	if c.Bool("check") {
+		cases, err := bench.Conformance(s.drv, s.devices)
+		run.Topology.Conformance = cases
+		if err != nil {
+			run.Notes = append(run.Notes, "conformance check stopped: "+err.Error())
+		}
+	}
+	run.End = run.Start
+	run.Complete = true
+	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
+	if out != "" {
+		if err := outfile.Write(out, run.Encode); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		err = run.Encode(c.App.Writer)
+	} else {
+		err = report.Topology(run).WriteText(c.App.Writer)
+	}
+	if err == nil && out != "" {
+		fmt.Fprintf(c.App.ErrWriter, "results: %s\n", out)
+	}
+	return err
+}

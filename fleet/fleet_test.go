@@ -1,0 +1,223 @@
+package fleet_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/fleet"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+// planted is a synthetic fleet of two machine types with the problems
+// planted in it: nine nodes in ten are 8× H100 NVL (PCIe switches, NVLink
+// bridges), the rest 4× GB200 on NVSwitches, which must never be compared
+// with them; three weak links of different link classes and one slow node
+// among the first, one weak link among the second.
+type planted struct {
+	fleets []synth.Fleet
+	// nodes and links are what an analysis must name, and nothing else.
+	nodes []string
+	links []string
+}
+
+func plantedFleet(nodes int, tests ...results.Test) planted {
+	small := max(nodes/10, 5)
+	big := nodes - small
+	h100 := synth.Fleet{Nodes: big, Prefix: "h100n", Seed: 1,
+		Node: synth.Options{GPUs: 8, Layout: synth.PCIeBridged, NoSweep: true, Samples: 10, Tests: tests},
+		WeakLinks: []synth.WeakLink{
+			{Node: 3, SlowPair: synth.SlowPair{A: 2, B: 5, Percent: 15}},       // across the CPU (rank 2)
+			{Node: big / 5, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 20}}, // an NVLink bridge
+			{Node: big / 2, SlowPair: synth.SlowPair{A: 6, B: 4, Percent: 10}}, // under one switch (rank 1)
+		},
+		SlowNodes: []synth.SlowNode{{Node: big - 7, Percent: 10}},
+	}
+	gb200 := synth.Fleet{Nodes: small, Prefix: "gb200n", Seed: 1 << 20,
+		Node:      synth.Options{GPUs: 4, Layout: synth.NVSwitch, NoSweep: true, Samples: 10, Tests: tests},
+		WeakLinks: []synth.WeakLink{{Node: 2, SlowPair: synth.SlowPair{A: 1, B: 3, Percent: 12}}},
+	}
+	p := planted{fleets: []synth.Fleet{h100, gb200}}
+	for _, f := range p.fleets {
+		for _, w := range f.WeakLinks {
+			p.links = append(p.links, fmt.Sprintf("%s %d↔%d", f.Host(w.Node), min(w.A, w.B), max(w.A, w.B)))
+		}
+		for _, s := range f.SlowNodes {
+			p.nodes = append(p.nodes, f.Host(s.Node))
+		}
+	}
+	slices.Sort(p.links)
+	return p
+}
+
+// check holds an analysis to what was planted: exactly the planted nodes
+// and links named, no other outlier, every other node OK, two types.
+func (p planted) check(t testing.TB, f *fleet.Fleet) {
+	t.Helper()
+	var nodes, links []string
+	for _, n := range f.OutlierNodes {
+		nodes = append(nodes, n.Node)
+	}
+	for _, l := range f.OutlierLinks {
+		links = append(links, fmt.Sprintf("%s %d↔%d", l.Node, l.A, l.B))
+	}
+	if !slices.Equal(nodes, p.nodes) {
+		t.Errorf("outlier nodes %v, want %v", nodes, p.nodes)
+	}
+	if !slices.Equal(links, p.links) {
+		t.Errorf("outlier links %v, want %v", links, p.links)
+	}
+	named := map[string]bool{}
+	for _, l := range f.OutlierLinks {
+		named[l.Node] = true
+	}
+	for _, n := range f.OutlierNodes {
+		named[n.Node] = true
+	}
+	for _, o := range f.Outliers {
+		if !named[o.Node] {
+			t.Errorf("outlier figure %+v of a node that is neither an outlier node nor has an outlier link", o)
+		}
+	}
+	total := 0
+	for _, fl := range p.fleets {
+		total += fl.Nodes
+	}
+	if len(f.Nodes) != total || len(f.Unreadable) != 0 {
+		t.Errorf("%d nodes and %d unreadable files, want %d and none", len(f.Nodes), len(f.Unreadable), total)
+	}
+	for _, n := range f.Nodes {
+		if want := map[bool]fleet.Verdict{true: fleet.Outlier, false: fleet.OK}[named[n.Name]]; n.Verdict != want {
+			t.Errorf("node %s: verdict %s (%v), want %s", n.Name, n.Verdict, n.Reasons, want)
+		}
+	}
+	if len(f.Types) != 2 || f.Types[0].Nodes != p.fleets[0].Nodes || f.Types[1].Nodes != p.fleets[1].Nodes {
+		t.Errorf("machine types %+v, want the two planted", f.Types)
+	}
+}
+
+// TestPlanted analyses 100 synthetic nodes in memory.
+func TestPlanted(t *testing.T) {
+	p := plantedFleet(100, results.CERead, results.CEWrite, results.SMWrite, results.H2D, results.LatPingPong)
+	b := fleet.NewBuilder(fleet.Options{})
+	for _, f := range p.fleets {
+		for i := range f.Nodes {
+			b.Add(f.Host(i), f.Run(i))
+		}
+	}
+	f := b.Fleet()
+	p.check(t, f)
+	if f.Simulated != len(f.Nodes) {
+		t.Errorf("%d of %d nodes simulated", f.Simulated, len(f.Nodes))
+	}
+}
+
+// build analyses the runs in memory.
+func build(o fleet.Options, runs ...*results.Run) *fleet.Fleet {
+	b := fleet.NewBuilder(o)
+	for _, r := range runs {
+		b.Add(r.Host, r)
+	}
+	return b.Fleet()
+}
+
+// TestRule: a deviation far beyond the MAD but under the least deviation
+// is not an outlier; a node faster than its peers is one, as better; the
+// options move both bars; a class of fewer than five figures is not judged.
+func TestRule(t *testing.T) {
+	f := synth.Fleet{Nodes: 20, Node: synth.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}},
+		WeakLinks: []synth.WeakLink{
+			{Node: 3, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 3}},   // 3% slower: noise to the default rule
+			{Node: 7, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: -20}}, // 20% faster
+		}}
+	var runs []*results.Run
+	for i := range f.Nodes {
+		runs = append(runs, f.Run(i))
+	}
+	outlierNodes := func(fl *fleet.Fleet) []string {
+		var out []string
+		for _, l := range fl.OutlierNodes {
+			out = append(out, l.Node)
+		}
+		return out
+	}
+	// On two GPUs a weak link is the whole node's pair figures.
+	got := build(fleet.Options{}, runs...)
+	if nodes := outlierNodes(got); !slices.Equal(nodes, []string{"node0007"}) || got.OutlierNodes[0].PerfPct < 19 {
+		t.Errorf("outlier nodes %v (%+v), want node0007 about 20%% better", nodes, got.OutlierNodes)
+	}
+	if nodes := outlierNodes(build(fleet.Options{Threshold: 0.02}, runs...)); !slices.Equal(nodes, []string{"node0003", "node0007"}) {
+		t.Errorf("with a least deviation of 2%%: outlier nodes %v, want node0003 and node0007", nodes)
+	}
+	if nodes := outlierNodes(build(fleet.Options{Z: 1e9}, runs...)); len(nodes) > 0 {
+		t.Errorf("with an unreachable threshold: outlier nodes %v", nodes)
+	}
+	small := build(fleet.Options{}, runs[6], runs[7])
+	if c := small.Types[0].Classes[0]; c.Judged || len(small.Outliers) > 0 {
+		t.Errorf("a class of %d figures judged (%d outliers)", c.Figures, len(small.Outliers))
+	}
+}
+
+// TestTopology: a node with a link down forms a type of its own, named as
+// the GPUs of the majority with another topology, and is an outlier for it.
+func TestTopology(t *testing.T) {
+	f := synth.Fleet{Nodes: 6, Node: synth.Options{GPUs: 4, Layout: synth.PCIeBridged, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}}}
+	var runs []*results.Run
+	for i := range f.Nodes {
+		runs = append(runs, f.Run(i))
+	}
+	for i, p := range runs[2].Topology.Pairs {
+		if p.NVLinks > 0 {
+			runs[2].Topology.Pairs[i].NVLinks--
+			break
+		}
+	}
+	got := build(fleet.Options{}, runs...)
+	if len(got.Types) != 2 || got.Types[1].Nodes != 1 || !strings.Contains(got.Types[1].Note, "T1") {
+		t.Fatalf("types %+v, want T1 of 5 nodes and T2 of 1 with a note", got.Types)
+	}
+	for _, n := range got.Nodes {
+		want := fleet.OK
+		if n.Name == "node0002" {
+			want = fleet.Outlier
+		}
+		if n.Verdict != want || want == fleet.Outlier && !strings.Contains(n.Reasons[0], "topology") {
+			t.Errorf("%s: %s %v, want %s", n.Name, n.Verdict, n.Reasons, want)
+		}
+	}
+}
+
+// TestOrder: the analysis does not depend on the order the nodes come in
+// (nor on the order of a file's figures), and analysing twice gives the
+// same answer.
+func TestOrder(t *testing.T) {
+	p := plantedFleet(30, results.CEWrite, results.LatPingPong)
+	var runs []*results.Run
+	for _, f := range p.fleets {
+		for i := range f.Nodes {
+			runs = append(runs, f.Run(i))
+		}
+	}
+	slices.Reverse(runs[0].Figures)
+	encode := func(f *fleet.Fleet) string {
+		var b strings.Builder
+		if err := f.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	b := fleet.NewBuilder(fleet.Options{})
+	for _, r := range runs {
+		b.Add(r.Host, r)
+	}
+	first := encode(b.Fleet())
+	if again := encode(b.Fleet()); again != first {
+		t.Error("a second analysis differs from the first")
+	}
+	slices.Reverse(runs)
+	if reversed := encode(build(fleet.Options{}, runs...)); reversed != first {
+		t.Error("the analysis of the nodes in reverse order differs")
+	}
+}

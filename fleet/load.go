@@ -1,0 +1,172 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Builder gathers nodes' runs for a Fleet. Add and AddError may be called
+// from several goroutines at once.
+type Builder struct {
+	opt        Options
+	mu         sync.Mutex
+	files      int
+	unreadable []FileError
+	types      map[string]*Type
+}
+
+// NewBuilder starts a fleet; zero options take their defaults.
+func NewBuilder(o Options) *Builder {
+	if o.Z <= 0 {
+		o.Z = DefaultZ
+	}
+	if o.Threshold <= 0 {
+		o.Threshold = DefaultThreshold
+	}
+	return &Builder{opt: o, types: map[string]*Type{}}
+}
+
+// Add adds the run of one node, read from source (its file, or any name
+// that identifies it). Only the medians of its figures are kept.
+func (b *Builder) Add(source string, run *results.Run) {
+	r := read(source, run)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.files++
+	key := r.gpus + "\x00" + r.topology
+	t := b.types[key]
+	if t == nil {
+		t = &Type{GPUs: r.gpus, Links: r.links, topology: r.topology, classOf: map[kind]int32{}}
+		b.types[key] = t
+	}
+	n := r.node
+	n.points = make([]point, len(r.figures))
+	for i, f := range r.figures {
+		c, ok := t.classOf[f.kind]
+		if !ok {
+			c = int32(len(t.Classes))
+			t.classOf[f.kind] = c
+			t.Classes = append(t.Classes, &Class{Test: f.kind.test, Engine: f.kind.engine,
+				Direction: f.kind.direction, Part: f.kind.part, Size: f.kind.size, Params: f.kind.params,
+				Link: f.kind.link, Unit: f.kind.unit, kind: f.kind})
+		}
+		n.points[i] = point{class: c, src: int32(f.src), dst: int32(f.dst), value: f.value}
+	}
+	t.nodes = append(t.nodes, n)
+	t.Simulated = t.Simulated || n.Simulated
+}
+
+// AddError records an input that could not be read.
+func (b *Builder) AddError(source string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.files++
+	b.unreadable = append(b.unreadable, FileError{Path: source, Error: err.Error()})
+}
+
+// Load reads the results files that paths name — files, directories (every
+// *.json file under them) and glob patterns — several at once, and
+// analyses them. Inputs that cannot be read are listed in the fleet's
+// Unreadable, and the rest analysed; the error is for no paths at all.
+func Load(paths []string, o Options) (*Fleet, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("fleet: no results files given")
+	}
+	b := NewBuilder(o)
+	files := expand(paths, b)
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for path := range work {
+				run, err := results.Read(path)
+				if err != nil {
+					b.AddError(path, err)
+					continue
+				}
+				b.Add(path, run)
+			}
+		}()
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	return b.Fleet(), nil
+}
+
+// expand lists the files that paths name, each once, in order; a path that
+// names nothing readable is recorded in b as unreadable.
+func expand(paths []string, b *Builder) []string {
+	var files []string
+	seen := map[string]bool{}
+	add := func(path string) {
+		if clean := filepath.Clean(path); !seen[clean] {
+			seen[clean] = true
+			files = append(files, clean)
+		}
+	}
+	for _, p := range paths {
+		matches := []string{p}
+		if strings.ContainsAny(p, "*?[") {
+			m, err := filepath.Glob(p)
+			switch {
+			case err != nil:
+				b.AddError(p, fmt.Errorf("bad pattern: %w", err))
+			case len(m) == 0:
+				b.AddError(p, errors.New("no file matches the pattern"))
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			fi, err := os.Stat(m)
+			switch {
+			case err != nil:
+				b.AddError(m, err)
+			case fi.IsDir():
+				walk(m, add, b)
+			default:
+				add(m)
+			}
+		}
+	}
+	return files
+}
+
+// walk adds every *.json file under dir, in lexical order.
+func walk(dir string, add func(string), b *Builder) {
+	var found []string
+	// The function never fails the walk: an entry it cannot read is
+	// recorded and the walk goes on.
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			b.AddError(path, err)
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+		case !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".json"):
+			found = append(found, path)
+		}
+		return nil
+	})
+	if len(found) == 0 {
+		b.AddError(dir, errors.New("the directory has no .json files"))
+	}
+	slices.Sort(found)
+	for _, f := range found {
+		add(f)
+	}
+}

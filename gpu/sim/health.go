@@ -1,0 +1,283 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The health the Monitor reports. A simulated machine is healthy: every
+// NVLink up at its speed with error counters at zero, ECC on and clean, no
+// row remapped, nothing but idling holding the clocks down, and no compute
+// process on a GPU but this one (on each GPU where it holds a context).
+// Options inject what a sick or shared machine shows: an NVLink error
+// counter that rises as the GPUs work (WithLinkErrors), a link that is down
+// or goes down (WithLinkDown), another program's process on a GPU
+// (WithProcess). They change what the Monitor reads, not the timing model:
+// a downed link or a busy GPU copies as fast as a healthy one.
+//
+// Time here is the simulator's virtual time since the machine was built,
+// which runs only while the GPUs work.
+
+// LinkErrors makes one NVLink error counter rise during the run.
+type LinkErrors struct {
+	Device, Link int
+	Counter      results.LinkCounter
+	// PerSecond is how many errors the counter gains per second of virtual
+	// time.
+	PerSecond float64
+}
+
+// WithLinkErrors makes an NVLink error counter rise (see LinkErrors).
+func WithLinkErrors(e LinkErrors) Option {
+	return func(d *Driver) error {
+		if err := e.validate(); err != nil {
+			return err
+		}
+		if err := d.checkLink(e.Device, e.Link); err != nil {
+			return err
+		}
+		d.health.errors = append(d.health.errors, e)
+		return nil
+	}
+}
+
+// validate checks what does not depend on the machine.
+func (e LinkErrors) validate() error {
+	if !slices.Contains(linkCounters, e.Counter) {
+		return fmt.Errorf("sim: unknown NVLink error counter %q (have %s)", e.Counter, joinNames(linkCounters))
+	}
+	if !(e.PerSecond > 0 && e.PerSecond <= 1e12) {
+		return fmt.Errorf("sim: NVLink errors per second must be above 0 and at most 1e12 (got %v)", e.PerSecond)
+	}
+	return nil
+}
+
+// WithLinkDown takes one NVLink of a device down once at of virtual time
+// has passed (0: down from the start).
+func WithLinkDown(dev, link int, at time.Duration) Option {
+	return func(d *Driver) error {
+		if at < 0 {
+			return fmt.Errorf("sim: link down at %v: before the start", at)
+		}
+		if err := d.checkLink(dev, link); err != nil {
+			return err
+		}
+		d.health.down = append(d.health.down, linkDown{dev, link, at})
+		return nil
+	}
+}
+
+// Process is another program's compute process on a simulated GPU.
+type Process struct {
+	Device int
+	PID    int
+	Name   string
+	// UsedBytes is the device memory it uses.
+	UsedBytes uint64
+	// At is the virtual time it starts at (0: there from the start).
+	At time.Duration
+}
+
+// WithProcess puts another program's process on a GPU (see Process).
+func WithProcess(p Process) Option {
+	return func(d *Driver) error {
+		if err := p.validate(); err != nil {
+			return err
+		}
+		if p.Device < 0 || p.Device >= d.m.n {
+			return fmt.Errorf("sim: process on device %d; the machine has %d", p.Device, d.m.n)
+		}
+		d.health.procs = append(d.health.procs, p)
+		return nil
+	}
+}
+
+// validate checks what does not depend on the machine.
+func (p Process) validate() error {
+	if p.PID <= 0 || p.PID == os.Getpid() {
+		return fmt.Errorf("sim: process pid %d: want another program's, above 0", p.PID)
+	}
+	if p.At < 0 {
+		return fmt.Errorf("sim: process starting at %v: before the start", p.At)
+	}
+	return nil
+}
+
+// ParseHealth reads an injected health condition as the command line
+// names it, for --simulate runs:
+//
+//	link-errors:DEV:LINK:COUNTER[:PER_SECOND]   (default 1000 per second)
+//	link-down:DEV:LINK[:AT]                     (AT: virtual time, like 5ms; default 0)
+//	process:DEV[:PID[:NAME]]                    (default pid 424242, "other-job", 2 GiB)
+//
+// COUNTER is one of replay, recovery, crc_flit, crc_data, ecc_data.
+func ParseHealth(spec string) (Option, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	f := strings.Split(rest, ":")
+	fail := func(why string) (Option, error) {
+		return nil, fmt.Errorf("health condition %q: %s", spec, strings.TrimPrefix(why, "sim: "))
+	}
+	var nums []int // the leading fields, as numbers
+	for _, x := range f {
+		n, err := strconv.Atoi(x)
+		if err != nil {
+			break
+		}
+		nums = append(nums, n)
+	}
+	switch {
+	case kind == "link-errors" && len(f) >= 3 && len(f) <= 4 && len(nums) >= 2:
+		e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), PerSecond: 1000}
+		if len(f) == 4 {
+			v, err := strconv.ParseFloat(f[3], 64)
+			if err != nil {
+				return fail(fmt.Sprintf("errors per second %q is not a number", f[3]))
+			}
+			e.PerSecond = v
+		}
+		if err := e.validate(); err != nil {
+			return fail(err.Error())
+		}
+		return WithLinkErrors(e), nil
+	case kind == "link-down" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
+		var at time.Duration
+		if len(f) == 3 {
+			var err error
+			if at, err = time.ParseDuration(f[2]); err != nil || at < 0 {
+				return fail(fmt.Sprintf("%q is not a duration from the start", f[2]))
+			}
+		}
+		return WithLinkDown(nums[0], nums[1], at), nil
+	case kind == "process" && rest != "" && len(f) <= 3 && len(nums) >= min(len(f), 2):
+		p := Process{Device: nums[0], PID: 424242, Name: "other-job", UsedBytes: 2 << 30}
+		if len(f) >= 2 {
+			p.PID = nums[1]
+		}
+		if len(f) == 3 {
+			p.Name = f[2]
+		}
+		if err := p.validate(); err != nil {
+			return fail(err.Error())
+		}
+		return WithProcess(p), nil
+	}
+	return fail("not understood; want link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]")
+}
+
+// linkCounters are the counters a simulated link has.
+var linkCounters = []results.LinkCounter{results.LinkReplay, results.LinkRecovery, results.LinkCRCFlit, results.LinkCRCData, results.LinkECCData}
+
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// health holds the conditions injected into a machine's health.
+type health struct {
+	errors []LinkErrors
+	down   []linkDown
+	procs  []Process
+}
+
+type linkDown struct {
+	dev, link int
+	at        time.Duration
+}
+
+// checkLink checks that dev has a link numbered link.
+func (d *Driver) checkLink(dev, link int) error {
+	if dev < 0 || dev >= d.m.n {
+		return fmt.Errorf("sim: device %d; the machine has %d", dev, d.m.n)
+	}
+	if n := d.m.linkCount(); link < 0 || link >= n {
+		return fmt.Errorf("sim: link %d of device %d; it has %d NVLinks", link, dev, n)
+	}
+	return nil
+}
+
+// elapsed is the virtual time since the machine was built: the later of
+// the GPU's and the host's clocks.
+func (d *Driver) elapsed() time.Duration {
+	return time.Duration(math.Max(d.sched.now, d.sched.host) - simStart)
+}
+
+// linkUp reports whether a link of dev is up now.
+func (d *Driver) linkUp(dev, link int) bool {
+	for _, l := range d.health.down {
+		if l.dev == dev && l.link == link && d.elapsed() >= l.at {
+			return false
+		}
+	}
+	return true
+}
+
+// Health reads a device's links with their error counters, clean ECC
+// counts, no remapped row, and its throttle reasons.
+func (m monitor) Health(dev int, busID string) (results.Health, error) {
+	return query(m.d, "nvmlDeviceGetHandleByPciBusId", []int{dev}, func() (results.Health, error) {
+		d := m.d
+		h := results.Health{Device: dev, ECC: map[results.ECCCounter]uint64{
+			results.ECCVolatileCorrected: 0, results.ECCVolatileUncorrected: 0,
+			results.ECCAggregateCorrected: 0, results.ECCAggregateUncorrected: 0,
+		}, RemappedRows: &results.RemappedRows{}, ThrottleReasons: d.throttle(dev)}
+		for _, l := range d.links(dev) {
+			lh := results.LinkHealth{Link: l.Link, Active: l.Active, SpeedGBps: l.SpeedGBps, Errors: map[results.LinkCounter]uint64{}}
+			for _, c := range linkCounters {
+				lh.Errors[c] = 0
+			}
+			for _, e := range d.health.errors {
+				if e.Device == dev && e.Link == l.Link {
+					lh.Errors[e.Counter] += uint64(e.PerSecond * d.elapsed().Seconds())
+				}
+			}
+			h.Links = append(h.Links, lh)
+		}
+		return h, nil
+	})
+}
+
+// Throttle is gpu_idle while the device runs nothing, and nothing while it
+// works: simulated clocks are never held down.
+func (m monitor) Throttle(dev int, busID string) ([]results.ThrottleReason, error) {
+	return query(m.d, "nvmlDeviceGetHandleByPciBusId", []int{dev}, func() ([]results.ThrottleReason, error) {
+		return m.d.throttle(dev), nil
+	})
+}
+
+func (d *Driver) throttle(dev int) []results.ThrottleReason {
+	if d.sched.busy[dev] > 0 {
+		return nil
+	}
+	return []results.ThrottleReason{results.ThrottleIdle}
+}
+
+// Processes lists this process on a device where it holds a context (with
+// the memory its context and allocations take), and the injected processes
+// started by now.
+func (m monitor) Processes(dev int, busID string) ([]results.Process, error) {
+	return query(m.d, "nvmlDeviceGetHandleByPciBusId", []int{dev}, func() ([]results.Process, error) {
+		d := m.d
+		var out []results.Process
+		if c := d.ctxs[dev]; c != nil {
+			out = append(out, results.Process{Device: dev, PID: os.Getpid(), Name: filepath.Base(os.Args[0]),
+				UsedBytes: c.reserved + d.mem.used[dev]})
+		}
+		for _, p := range d.health.procs {
+			if p.Device == dev && d.elapsed() >= p.At {
+				out = append(out, results.Process{Device: dev, PID: p.PID, Name: p.Name, UsedBytes: p.UsedBytes})
+			}
+		}
+		return out, nil
+	})
+}

@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// work copies within device 0 for about 0.1 s of virtual time.
+func (r *rig) work() {
+	r.t.Helper()
+	const size = 1 << 30
+	a := r.alloc(0, 2*size)
+	for range 200 {
+		r.must(r.ctx[0].MemcpyAsync(a+size, a, size, 0))
+	}
+	r.must(r.ctx[0].Synchronize())
+}
+
+func (r *rig) health(dev int) results.Health {
+	r.t.Helper()
+	h, err := r.d.Monitor().Health(dev, "")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return h
+}
+
+func TestHealthyMachine(t *testing.T) {
+	d, err := New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	mon := d.Monitor()
+	if ps, err := mon.Processes(0, ""); ps != nil || err != nil {
+		t.Errorf("processes before any context: %+v, %v", ps, err)
+	}
+	r := newRig(t, "h200x2")
+	h := r.health(1)
+	if len(h.Links) != 18 || h.RemappedRows == nil || *h.RemappedRows != (results.RemappedRows{}) || len(h.ECC) != 4 ||
+		!slices.Equal(h.ThrottleReasons, []results.ThrottleReason{results.ThrottleIdle}) || h.Unavailable != nil {
+		t.Errorf("health of device 1: %+v", h)
+	}
+	for _, l := range h.Links {
+		if !l.Active || l.SpeedGBps != 25 || len(l.Errors) != 5 || l.Errors[results.LinkReplay] != 0 {
+			t.Errorf("link %+v", l)
+		}
+	}
+	for c, n := range h.ECC {
+		if n != 0 {
+			t.Errorf("ECC %s = %d", c, n)
+		}
+	}
+	ps, err := r.d.Monitor().Processes(0, "")
+	if err != nil || len(ps) != 1 || ps[0].PID != os.Getpid() || ps[0].Device != 0 || ps[0].UsedBytes < h200.reservedBytes {
+		t.Errorf("processes with a context: %+v, %v; want this one", ps, err)
+	}
+	if _, err := r.d.Monitor().Health(2, ""); err == nil {
+		t.Error("Health of device 2 of 2 succeeded")
+	}
+}
+
+func TestSwitchLinks(t *testing.T) {
+	r := newRig(t, "dgx-h100")
+	links, err := r.d.Monitor().Links(3, "")
+	if err != nil || len(links) != 18 {
+		t.Fatalf("Links = %d, %v; want 18 links to the switches", len(links), err)
+	}
+	for _, l := range links {
+		if !strings.HasPrefix(l.RemoteBus, "ffff:ff:") || !l.Active || l.SpeedGBps != 25 {
+			t.Errorf("link %+v: want an active link to a switch", l)
+		}
+	}
+}
+
+func TestInjectedHealth(t *testing.T) {
+	r := newRig(t, "h200x2",
+		WithLinkErrors(LinkErrors{Device: 0, Link: 3, Counter: results.LinkCRCFlit, PerSecond: 1000}),
+		WithLinkDown(1, 5, 0), WithLinkDown(0, 7, time.Millisecond),
+		WithProcess(Process{Device: 1, PID: 4242, Name: "python", UsedBytes: 1 << 30}),
+		WithProcess(Process{Device: 0, PID: 4343, Name: "late", At: time.Millisecond}))
+	before0, before1 := r.health(0), r.health(1)
+	if n := before0.Links[3].Errors[results.LinkCRCFlit]; n != 0 {
+		t.Errorf("CRC flit errors before any work: %d", n)
+	}
+	if !before0.Links[7].Active || before1.Links[5].Active {
+		t.Errorf("before the run: link 0/7 active %v (want true), link 1/5 active %v (want false)", before0.Links[7].Active, before1.Links[5].Active)
+	}
+	if l, _ := r.d.Monitor().Links(1, ""); l[5].Active || l[4].Active != true {
+		t.Errorf("Links of device 1: link 5 %+v, link 4 %+v", l[5], l[4])
+	}
+	pids := func(dev int) []int {
+		ps, err := r.d.Monitor().Processes(dev, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, p := range ps {
+			out = append(out, p.PID)
+		}
+		return out
+	}
+	if got := pids(0); !slices.Equal(got, []int{os.Getpid()}) {
+		t.Errorf("device 0 before the late process starts: %v", got)
+	}
+	if got := pids(1); !slices.Equal(got, []int{os.Getpid(), 4242}) {
+		t.Errorf("device 1: %v", got)
+	}
+	r.work()
+	after0 := r.health(0)
+	if n := after0.Links[3].Errors[results.LinkCRCFlit]; n < 50 {
+		t.Errorf("CRC flit errors after about 0.1 s of work: %d, want about 100", n)
+	}
+	if after0.Links[2].Errors[results.LinkCRCFlit] != 0 || after0.Links[3].Errors[results.LinkReplay] != 0 {
+		t.Error("errors on another link or counter")
+	}
+	if after0.Links[7].Active {
+		t.Error("link 0/7 still active after its time")
+	}
+	if got := pids(0); !slices.Equal(got, []int{os.Getpid(), 4343}) {
+		t.Errorf("device 0 after the late process started: %v", got)
+	}
+}
+
+func TestParseHealth(t *testing.T) {
+	for _, spec := range []string{
+		"link-errors:0:3:crc_flit", "link-errors:1:17:replay:5.5",
+		"link-down:0:2", "link-down:1:0:3ms",
+		"process:1", "process:0:999", "process:0:999:trainer",
+	} {
+		opt, err := ParseHealth(spec)
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		d, err := New("h200x2", opt)
+		if err != nil {
+			t.Errorf("%s: New: %v", spec, err)
+			continue
+		}
+		d.Close()
+	}
+	for spec, want := range map[string]string{
+		"":                         "not understood",
+		"link-errors:0:3":          "not understood",
+		"link-errors:0:3:crc":      `unknown NVLink error counter "crc"`,
+		"link-errors:0:3:replay:0": "must be above 0",
+		"link-errors:0:3:replay:x": `"x" is not a number`,
+		"link-down:0":              "not understood",
+		"link-down:0:1:soon":       `"soon" is not a duration`,
+		"link-down:0:1:-1s":        `"-1s" is not a duration`,
+		"process:":                 "not understood",
+		"process:a":                "not understood",
+		"process:0:0":              "pid 0",
+		"process:0:1:x:y":          "not understood",
+		"fire:0":                   "not understood",
+	} {
+		_, err := ParseHealth(spec)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseHealth(%q) = %v, want one line with %q", spec, err, want)
+		}
+	}
+	// What the machine decides is checked when it is built.
+	for spec, want := range map[string]string{
+		"link-errors:2:0:replay": "device 2; the machine has 2",
+		"link-down:0:18":         "link 18 of device 0; it has 18 NVLinks",
+		"process:5":              "process on device 5",
+	} {
+		opt, err := ParseHealth(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if _, err := New("h200x2", opt); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New with %s: %v, want %q", spec, err, want)
+		}
+	}
+	if _, err := New("pcie-4gpu", WithLinkDown(0, 0, 0)); err == nil || !strings.Contains(err.Error(), "it has 0 NVLinks") {
+		t.Errorf("a link down on a PCIe machine: %v", err)
+	}
+}

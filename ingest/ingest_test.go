@@ -1,0 +1,139 @@
+package ingest_test
+
+import (
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// TestCompareWithReference compares the nvbandwidth fixture (figures the
+// 2× H200 gave nvbandwidth, hardware.md) with p2pbench's reference run of
+// that machine: the tests both measure the same way pair up, each with the
+// imported value, no interval and no test, and a change of a few tenths of
+// a percent.
+func TestCompareWithReference(t *testing.T) {
+	ref, err := results.Read("../testdata/reference/h200x2/all.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := importFile(t, nvbJSONFixture, ingest.Options{})
+	res, err := compare.Compare([]compare.Input{{Name: "all.json", Run: ref}, {Name: "nvbandwidth.json", Run: imported}}, compare.Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []results.Test
+	for _, row := range res.Rows {
+		if !slices.Contains(tests, row.Test) {
+			tests = append(tests, row.Test)
+		}
+		base, other, ch := row.Cells[0], row.Cells[1], row.Changes[0]
+		switch {
+		case base.N < 2 || other.N != 1 || other.Spread != "?" || other.Lo != other.Center || other.Hi != other.Center:
+			t.Errorf("%s: cells %+v, %+v", row.Key, base, other)
+		case !ch.Valid || ch.Tested || ch.Significant || ch.Regression || ch.Improvement:
+			t.Errorf("%s: change %+v, want a valid, untested change", row.Key, ch)
+		case math.Abs(ch.Pct) > 1:
+			t.Errorf("%s: %+.2f%% between nvbandwidth's figure and p2pbench's", row.Key, ch.Pct)
+		}
+	}
+	want := []results.Test{results.H2D, results.D2H, results.LocalCopy, results.CERead, results.CEWrite, results.CEBidir, results.AllToOne, results.OneToAll}
+	if !slices.Equal(tests, want) || len(res.Rows) != 26 {
+		t.Errorf("compared %d figures of %v, want 26 of %v", len(res.Rows), tests, want)
+	}
+	var out strings.Builder
+	if err := compare.WriteText(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(untested)") {
+		t.Errorf("the table does not say the changes are untested:\n%s", out.String())
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for path, want := range map[string]ingest.Format{
+		nvbJSONFixture:   ingest.NVBandwidthJSON,
+		nvbTextFixture:   ingest.NVBandwidthText,
+		sendrecvFixture:  ingest.NCCLTestsText,
+		allReduceFixture: ingest.NCCLTestsText,
+	} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := ingest.Detect(data); !ok || got != want {
+			t.Errorf("%s: %s, %v", path, got, ok)
+		}
+	}
+	for _, junk := range []string{"", "{}", `{"schema": 2}`, "hello\n"} {
+		if f, ok := ingest.Detect([]byte(junk)); ok {
+			t.Errorf("%q detected as %s", junk, f)
+		}
+	}
+	if _, err := ingest.ParseFormat("nvbandwidth"); err == nil || !strings.Contains(err.Error(), "nvbandwidth-json") {
+		t.Errorf("ParseFormat of an unknown name: %v", err)
+	}
+	if f, err := ingest.ParseFormat("auto"); f != "" || err != nil {
+		t.Errorf("auto: %q, %v", f, err)
+	}
+	if len(ingest.Formats()) != 3 {
+		t.Errorf("formats: %v", ingest.Formats())
+	}
+}
+
+// TestMalformed checks that bad inputs give one-line errors that name the
+// file and the line or field.
+func TestMalformed(t *testing.T) {
+	const nvbHead = "nvbandwidth Version: v0.8\n\nRunning device_to_device_memcpy_read_ce.\nmemcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
+	for _, tc := range []struct {
+		name, in string
+		format   ingest.Format
+		want     string
+	}{
+		{"empty.txt", "", "", "empty.txt: not an output"},
+		{"p2pbench.json", `{"schema": 2, "figures": []}`, "", "p2pbench.json: already a p2pbench results file"},
+		{"cut.json", `{"nvbandwidth": {"version": "v0.8", "testcases": [`, "", "cut.json:1:51: malformed JSON"},
+		{"type.json", `{"nvbandwidth": {"version": 8}}`, ingest.NVBandwidthJSON, "type.json:1:30: nvbandwidth.version is a JSON number, not a string"},
+		{"other.json", `{"nvbandwidthx": 1}`, ingest.NVBandwidthJSON, `other.json: no "nvbandwidth" object`},
+		{"cell.json", `{"nvbandwidth": {"testcases": [{"name": "device_local_copy", "status": "Passed", "bandwidth_matrix": [["fast"]]}]}}`, "",
+			`cell.json: nvbandwidth.testcases[0] (device_local_copy).bandwidth_matrix[0][0]: "fast" is not a value`},
+		{"neg.json", `{"nvbandwidth": {"testcases": [{"name": "device_local_copy", "status": "Passed", "bandwidth_matrix": [["-3"]]}]}}`, "", `"-3" is not a value`},
+		{"shape.json", `{"nvbandwidth": {"testcases": [{"name": "device_to_device_memcpy_read_ce", "status": "Passed", "bandwidth_matrix": [["1", "2"]]}]}}`, "",
+			"shape.json: nvbandwidth.testcases[0] (device_to_device_memcpy_read_ce).bandwidth_matrix: 1 rows of 2 values: device_to_device_memcpy_read_ce has a square matrix"},
+		{"devs.json", `{"nvbandwidth": {"GPU Device list": ["0: A (0:1:2): (h)"], "testcases": [{"name": "device_local_copy", "status": "Passed", "bandwidth_matrix": [["1", "2"]]}]}}`, "",
+			"2 columns, where the output lists 1 devices"},
+		{"dev.json", `{"nvbandwidth": {"GPU Device list": ["zero"]}}`, "", `dev.json: nvbandwidth.GPU Device list[0]: "zero" is not device 0's entry`},
+		{"noname.json", `{"nvbandwidth": {"testcases": [{"status": "Passed"}]}}`, "", "noname.json: nvbandwidth.testcases[0]: a testcase without a name"},
+		{"cols.txt", nvbHead + "  0 2\n", "", "cols.txt:5: \"0 2\" is not a matrix's line of column numbers"},
+		{"row.txt", nvbHead + "  0 1\n 0 N/A 1.5\n 1 1.5\n", "", "row.txt:7: row 1 has 1 values; the matrix has 2 columns"},
+		{"value.txt", nvbHead + "  0 1\n 0 N/A 1,5\n", "", `value.txt:6: row 0, column 1: "1,5" is not a value`},
+		{"order.txt", nvbHead + "  0 1\n 1 N/A 1.5\n", "", `order.txt:6: "1 N/A 1.5" is not row 0 of the matrix`},
+		{"norows.txt", nvbHead + "  0 1\n\n", "", "norows.txt:6: a matrix without rows"},
+		{"device.txt", "nvbandwidth Version: v0.8\nDevice 1: X\n", "", `device.txt:2: "Device 1: X" is not the line of device 0`},
+		{"none.txt", "nvbandwidth Version: v0.8\n", "", "none.txt: no testcase"},
+		{"header.nccl", "# Collective test starting: sendrecv_perf\n#       size         count      type   redop    root     time   algbw   busbw  #wrong\n", "",
+			"header.nccl:2: a column line without nccl-tests' out-of-place and in-place groups"},
+		{"short.nccl", "# Collective test starting: sendrecv_perf\n" + ncclColumns + "8 2 float sum -1 9.8 0.00 0.00 0 9.75 0.00\n", "",
+			"short.nccl:3: 6 values after size, count, type, redop and root, where the table's columns give 8"},
+		{"nan.nccl", "# Collective test starting: sendrecv_perf\n" + ncclColumns + "8 2 float sum -1 9.8 NaN 0.00 0 9.75 0.00 0.00 N/A\n", "",
+			`nan.nccl:3: out-of-place algbw: "NaN" is not a value`},
+		{"wrong.nccl", "# Collective test starting: sendrecv_perf\n" + ncclColumns + "8 2 float sum -1 9.8 0 0.00 x 9.75 0.00 0.00 N/A\n", "",
+			`wrong.nccl:3: out-of-place #wrong: "x" is not a value`},
+		{"norows.nccl", "# Collective test starting: sendrecv_perf\n" + ncclColumns, "", "norows.nccl: no table rows"},
+	} {
+		_, err := ingest.Decode(tc.name, []byte(tc.in), ingest.Options{Format: tc.format})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := ingest.Import("testdata/no-such-file", ingest.Options{}); err == nil || !strings.Contains(err.Error(), "no-such-file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+const ncclColumns = "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
