@@ -55,11 +55,10 @@ type Engine struct {
 	devs  map[int]*measure.Device
 	order []int
 
-	// host is the pinned buffer of the host tests, allocated on first use;
-	// hostSM is their SM copy configuration (hostSMConfig).
-	host      cuda.HostBuffer
-	hostOwner *measure.Device
-	hostSM    measure.SMConfig
+	// hostRegions are the pinned buffers of the host tests, allocated on
+	// first use; hostSM is their SM copy configuration (hostSMConfig).
+	hostRegions []hostRegion
+	hostSM      measure.SMConfig
 
 	mu  sync.Mutex
 	run *results.Run
@@ -241,12 +240,7 @@ func (e *Engine) teardown() error {
 			errs = append(errs, err)
 		}
 	}
-	if e.hostOwner != nil {
-		if err := e.hostOwner.Ctx.HostFree(e.host); err != nil {
-			errs = append(errs, fmt.Errorf("freeing pinned host memory: %w", err))
-		}
-		e.host, e.hostOwner = cuda.HostBuffer{}, nil
-	}
+	errs = append(errs, e.freeHostRegions()...)
 	e.mu.Lock()
 	e.devs = map[int]*measure.Device{}
 	e.mu.Unlock()

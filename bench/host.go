@@ -15,10 +15,11 @@ import (
 // The tests between pinned host memory and the devices: copies to and from
 // one device (h2d, d2h and their SM twins), both ways at once on one
 // device, every device at once (each way and both), and the pointer chase
-// through host memory. They share one pinned, mapped host buffer, cut into
-// regions of the transfer size: device k of the selection copies from
-// region 2k and into region 2k+1 when every device copies at once, device
-// by device tests use regions 0 and 1, and the chase runs over the start.
+// through host memory. Their copies go to and from regions of pinned,
+// mapped, portable host memory of the transfer size, each its own
+// allocation (as the suite's host buffers are): device k of the selection
+// copies from region 2k and into region 2k+1 when every device copies at
+// once; device by device, every device uses regions 0 and 1.
 
 // hostWay says which way a host test copies: to the devices, from them, or both at once.
 type hostWay int
@@ -100,59 +101,64 @@ func (e *Engine) hostChaseSteps() []step {
 	return steps
 }
 
-// hostRegionBytes is the stride of the host buffer's regions: the transfer
-// size, aligned for the SM copy kernels.
-func (e *Engine) hostRegionBytes() uint64 { return roundUp(e.opt.Size, 256) }
+// hostRegion is one region of host memory and the device whose context
+// allocated it.
+type hostRegion struct {
+	buf   cuda.HostBuffer
+	owner *measure.Device
+}
 
-// hostBufferBytes is what the selected host tests need of the host buffer.
-func (e *Engine) hostBufferBytes() uint64 {
-	regions := 0
-	for t, sh := range hostShapes {
-		if e.opt.Selected(t) {
-			regions = max(regions, 2)
-			if sh.all {
-				regions = max(regions, 2*len(e.order))
-			}
+// hostRegion returns region r of host memory, of the transfer size,
+// allocating it (and the regions before it) in dv's context on first use.
+func (e *Engine) hostRegion(r int, dv *measure.Device) (cuda.HostBuffer, error) {
+	size := e.opt.Size
+	for len(e.hostRegions) <= r {
+		h, err := dv.Ctx.HostAlloc(size, true)
+		if err != nil {
+			return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
+		}
+		e.hostRegions = append(e.hostRegions, hostRegion{h, dv})
+	}
+	return e.hostRegions[r].buf, nil
+}
+
+// freeHostRegions frees the host regions, whatever happened before.
+func (e *Engine) freeHostRegions() []error {
+	var errs []error
+	for _, r := range e.hostRegions {
+		if err := r.owner.Ctx.HostFree(r.buf); err != nil {
+			errs = append(errs, fmt.Errorf("freeing pinned host memory: %w", err))
 		}
 	}
-	n := uint64(regions) * e.hostRegionBytes()
-	if e.opt.Selected(results.LatHostChase) {
-		n = max(n, hostChaseBytes)
-	}
-	return n
+	e.hostRegions = nil
+	return errs
 }
 
-// hostBuffer returns the pinned, mapped host buffer of the host tests,
-// allocating it on first use (portable, so every device can use it).
-func (e *Engine) hostBuffer() (cuda.HostBuffer, error) {
-	if e.host.Host != nil {
-		return e.host, nil
-	}
-	size := e.hostBufferBytes()
-	owner := e.devs[e.order[0]]
-	h, err := owner.Ctx.HostAlloc(size, true)
-	if err != nil {
-		return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
-	}
-	e.host, e.hostOwner = h, owner
-	return h, nil
-}
-
-// hostFlow is the flow of test on dv one way, but for its host end: into
-// dv's receive buffer (toDevice), or out of its send buffer.
-func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay) flow {
+// hostFlow is the flow of test on dv one way through host region r: into
+// dv's receive buffer (toDevice), or out of its send buffer. Without the
+// region (an error) it has its figure only.
+func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay, r int) (flow, error) {
 	size := e.opt.Size
 	fl := flow{fig: results.Figure{Test: test, Engine: results.EngineCopy, Src: results.HostDevice, Dst: dv.Index, Size: size, Unit: results.UnitGBps},
 		issuer: dv, dst: dv, dstPtr: dv.Recv, size: size}
 	if way == fromDevice {
 		fl.fig.Src, fl.fig.Dst = dv.Index, results.HostDevice
-		fl.src, fl.dst, fl.srcPtr, fl.dstPtr = dv, nil, dv.Send, 0
+		fl.src, fl.dst, fl.srcPtr = dv, nil, dv.Send
 	}
 	if sm, _ := measure.CopyOf(test); sm {
 		fl.sm = e.hostSM
 		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
 	}
-	return fl
+	host, err := e.hostRegion(r, dv)
+	if err != nil {
+		return fl, err
+	}
+	if way == toDevice {
+		fl.srcHost, fl.srcPtr = host.Host[:size], host.Device
+	} else {
+		fl.dstHost, fl.dstPtr = host.Host[:size], host.Device
+	}
+	return fl, nil
 }
 
 // hostCopies measures a host bandwidth test on devs at once: each device's
@@ -160,26 +166,21 @@ func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay) fl
 // ways) and their total.
 func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*measure.Device) {
 	sh := hostShapes[test]
-	host, err := e.hostBuffer()
 	var flows []flow
+	var err error
 	for i, dv := range devs {
 		for _, way := range []hostWay{toDevice, fromDevice} {
 			if sh.way&way == 0 {
 				continue
 			}
-			fl := e.hostFlow(test, dv, way)
+			// Device i's regions: 2i to it, 2i+1 from it.
+			r := 2 * i
+			if way == fromDevice {
+				r++
+			}
+			fl, ferr := e.hostFlow(test, dv, way, r)
 			if err == nil {
-				// Device i's regions: 2i to it, 2i+1 from it.
-				off := uint64(2*i) * e.hostRegionBytes()
-				if way == fromDevice {
-					off += e.hostRegionBytes()
-				}
-				b, p := host.Host[off:off+fl.size], host.Device+cuda.DevicePtr(off)
-				if way == toDevice {
-					fl.srcHost, fl.srcPtr = b, p
-				} else {
-					fl.dstHost, fl.dstPtr = b, p
-				}
+				err = ferr
 			}
 			switch {
 			case sh.way == bothWays && way == toDevice:
@@ -215,16 +216,21 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 	e.measureFlows(ctx, flows, tot)
 }
 
-// hostChase follows a chain through the host buffer from dv: the latency
-// of one load from the GPU to pinned host memory and back.
+// hostChase follows a chain through pinned host memory of its own from dv:
+// the latency of one load from the GPU to host memory and back.
 func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
 	f := results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: results.HostDevice, Dst: dv.Index, Size: hostChaseBytes,
 		Unit: results.UnitNs, Params: measure.ChaseParams(hostChaseBytes, "host", 0)}
 	err := func() error {
-		host, err := e.hostBuffer()
+		host, err := dv.Ctx.HostAlloc(hostChaseBytes, true)
 		if err != nil {
-			return err
+			return fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(hostChaseBytes), err)
 		}
+		defer func() {
+			if err := dv.Ctx.HostFree(host); err != nil {
+				e.note("freeing the host chase's memory: %v", err)
+			}
+		}()
 		if err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next()); err != nil {
 			return err
 		}
