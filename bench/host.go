@@ -63,27 +63,14 @@ func hostSMConfig(s measure.Settings, devs []cuda.DeviceInfo) measure.SMConfig {
 	return s.SM
 }
 
-// hostSteps are the selected host tests of one device, in catalogue order.
-func (e *Engine) hostSteps(dv *measure.Device) []step {
+// hostSteps are the selected host bandwidth tests of devs, in catalogue
+// order: those of one device (all false) or of every device at once; where
+// names the devices for the steps' names.
+func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []step {
 	var steps []step
 	for _, info := range results.Catalogue() {
-		if sh, ok := hostShapes[info.Name]; ok && !sh.all && e.opt.Selected(info.Name) {
-			steps = append(steps, step{fmt.Sprintf("%s device %d", info.Name, dv.Index), func(ctx context.Context) {
-				e.hostCopies(ctx, info.Name, []*measure.Device{dv})
-			}})
-		}
-	}
-	return steps
-}
-
-// hostAggregateSteps are the selected host tests of every device at once.
-func (e *Engine) hostAggregateSteps() []step {
-	var steps []step
-	for _, info := range results.Catalogue() {
-		if sh, ok := hostShapes[info.Name]; ok && sh.all && e.opt.Selected(info.Name) {
-			steps = append(steps, step{fmt.Sprintf("%s, every device at once", info.Name), func(ctx context.Context) {
-				e.hostCopies(ctx, info.Name, e.devices())
-			}})
+		if sh, ok := hostShapes[info.Name]; ok && sh.all == all && e.opt.Selected(info.Name) {
+			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }})
 		}
 	}
 	return steps

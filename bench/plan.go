@@ -32,7 +32,7 @@ func (e *Engine) plan() []step {
 	steps = append(steps, e.deviceSteps()...)
 	steps = append(steps, e.pairSteps()...)
 	steps = append(steps, e.aggregateSteps()...)
-	steps = append(steps, e.hostAggregateSteps()...)
+	steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
 	steps = append(steps, e.latencySteps()...)
 	steps = append(steps, e.hostChaseSteps()...)
 	return append(steps, e.atomicSteps()...)
@@ -57,7 +57,7 @@ func (e *Engine) deviceSteps() []step {
 	var steps []step
 	size := e.opt.Size
 	for _, dv := range e.devices() {
-		steps = append(steps, e.hostSteps(dv)...)
+		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
 		if e.opt.Selected(results.LocalCopy) {
 			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }})
 		}
