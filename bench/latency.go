@@ -201,7 +201,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 			e.add(dev)
 		}
 		var herr error
-		if host.Samples, herr = hostCopyLatency(s, d, dst, src, z); herr != nil {
+		if host.Samples, herr = hostCopyLatency(e.drv.HostClock, s, d, dst, src, z); herr != nil {
 			e.add(measure.Fail(host, herr))
 		} else {
 			e.add(host)
@@ -211,7 +211,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 
 // hostCopyLatency times copyLatSamples copies of size bytes from src on s
 // to dst on d from the host: enqueue and wait, each, after five untimed.
-func hostCopyLatency(s, d *measure.Device, dst, src cuda.DevicePtr, size uint64) ([]float64, error) {
+func hostCopyLatency(clock func() time.Duration, s, d *measure.Device, dst, src cuda.DevicePtr, size uint64) ([]float64, error) {
 	st, err := d.Stream(0)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func hostCopyLatency(s, d *measure.Device, dst, src cuda.DevicePtr, size uint64)
 	var out []float64
 	err = d.Ctx.Do(func(c gpu.Context) error {
 		for i := range copyLatSamples + 5 {
-			t0 := time.Now()
+			t0 := clock()
 			if err := c.MemcpyPeerAsync(dst, d.Ctx, src, s.Ctx, size, st); err != nil {
 				return fmt.Errorf("cuMemcpyPeerAsync on device %d: %w", d.Index, err)
 			}
@@ -227,7 +227,7 @@ func hostCopyLatency(s, d *measure.Device, dst, src cuda.DevicePtr, size uint64)
 				return fmt.Errorf("device %d: %w", d.Index, err)
 			}
 			if i >= 5 {
-				out = append(out, float64(time.Since(t0).Nanoseconds()))
+				out = append(out, float64((clock() - t0).Nanoseconds()))
 			}
 		}
 		return nil

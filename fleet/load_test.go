@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/fleet"
+	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
 )
@@ -139,7 +141,7 @@ func TestLoad(t *testing.T) {
 	if err := f.Document(true).WritePDF(&pdf); err != nil || !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) {
 		t.Errorf("the fleet report as PDF: %d bytes, %v", pdf.Len(), err)
 	}
-	paths, err := f.WritePlots(t.TempDir(), []string{"png"})
+	paths, err := plot.WriteAll(context.Background(), f.Figures(), t.TempDir(), []string{"png"})
 	if err != nil || len(paths) != 2 {
 		t.Errorf("plots %v (%v), want a heatmap and a spread", paths, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,25 +27,6 @@ func (f *Fleet) Figures() []plot.Figure {
 		out = append(out, f.figuresOf(t)...)
 	}
 	return out
-}
-
-// WritePlots writes every figure into dir, creating it, in each format
-// (png, svg, pdf), and returns the paths written.
-func (f *Fleet) WritePlots(dir string, formats []string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("fleet plots: %w", err)
-	}
-	var paths []string
-	for _, fig := range f.Figures() {
-		for _, format := range formats {
-			path := filepath.Join(dir, fig.Name+"."+strings.ToLower(format))
-			if err := fig.WriteFile(path, format); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
-		}
-	}
-	return paths, nil
 }
 
 // cellOf is one node's figures of one class, as a heatmap cell shows them.

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"sync"
+	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 )
@@ -30,6 +31,12 @@ func (c *CUDADriver) Simulated() bool { return false }
 
 // Describe names the driver library that was loaded.
 func (c *CUDADriver) Describe() string { return c.Path() }
+
+// processStart is the origin of HostClock on GPUs.
+var processStart = time.Now()
+
+// HostClock is the time since the process started, on the monotonic clock.
+func (c *CUDADriver) HostClock() time.Duration { return time.Since(processStart) }
 
 // Context returns the adapter of the device's primary context; one per device,
 // so peer calls can unwrap the other side.

@@ -1,6 +1,10 @@
 package gpu
 
-import "github.com/p2pbench/p2pbench/cuda"
+import (
+	"time"
+
+	"github.com/p2pbench/p2pbench/cuda"
+)
 
 // Driver is what measuring needs of the CUDA driver. The real binding
 // (through CUDADriver) and the simulator in gpu/sim implement it.
@@ -12,6 +16,10 @@ type Driver interface {
 	Simulated() bool
 	// Describe names the driver: the library path, or the simulated machine.
 	Describe() string
+	// HostClock is the host's monotonic clock: real time on GPUs, the
+	// simulator's virtual host clock (what the calls it models cost) under
+	// simulation. Host-timed figures read it, never the wall clock.
+	HostClock() time.Duration
 	DriverVersion() (int, error)
 	DeviceCount() (int, error)
 	DeviceInfo(dev int) (cuda.DeviceInfo, error)

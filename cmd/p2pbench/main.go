@@ -57,6 +57,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		plotCommand(),
 		reportCommand(),
 		compareCommand(),
+		fleetCommand(),
+		importCommand(),
 		ipcChildCommand(),
 	}
 	var names []string

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -20,7 +21,7 @@ import (
 func measureCommand(name, usage string) *cli.Command {
 	output := cli.Flag(outputFlag)
 	if name == "all" {
-		output = &cli.StringFlag{Name: "dir", Usage: "results directory `DIR` (default: p2pbench-<host>-<time>)"}
+		output = &cli.StringFlag{Name: "dir", Usage: "results directory `DIR`, a pattern: %h host, %r rank (Slurm, Open MPI, PMIx, Kubernetes indexed Job), %j job id, %t time, %% (default: p2pbench-%h-%t, under a launcher p2pbench-%h-%r-%t)"}
 	}
 	flags := measuringFlags(testCommand(name), output)
 	if name == "bw" || name == "all" {
@@ -59,7 +60,11 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := startMeasuring(c, t, resultsPath(c), c.String("tuning"))
+	path, err := resultsPath(c)
+	if err != nil {
+		return err
+	}
+	m, err := startMeasuring(c, t, path, c.String("tuning"))
 	if err != nil {
 		return err
 	}
@@ -106,21 +111,33 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 }
 
 // resultsPath is the results file of bw, lat and atomic (-o, maybe none)
-// or of all (results.json in --dir or in a directory named for the host and
-// the time).
-func resultsPath(c *cli.Context) string {
+// or of all: results.json in --dir, whose pattern is filled from the
+// launcher's environment (%h host, %r rank, %j job id, %t time; see
+// internal/launch), by default p2pbench-%h-%t, and p2pbench-%h-%r-%t
+// under a launcher.
+func resultsPath(c *cli.Context) (string, error) {
 	if c.Command.Name != "all" {
-		return c.String("output")
+		return c.String("output"), nil
 	}
-	dir := c.String("dir")
-	if dir == "" {
-		host, _ := os.Hostname()
-		if host == "" {
-			host = "host"
+	env, err := launch.Detect(os.Getenv, os.Hostname)
+	if err != nil {
+		return "", usageError{err}
+	}
+	pattern := c.String("dir")
+	if pattern == "" {
+		pattern = "p2pbench-%h-%t"
+		if env.Launcher != "" {
+			pattern = "p2pbench-%h-%r-%t"
 		}
-		dir = fmt.Sprintf("p2pbench-%s-%s", host, time.Now().UTC().Format("20060102-150405"))
 	}
-	return filepath.Join(dir, "results.json")
+	dir, warning, err := env.Expand(pattern, time.Now().UTC())
+	if err != nil {
+		return "", usageError{fmt.Errorf("--dir %q: %w", pattern, err)}
+	}
+	if warning != "" {
+		fmt.Fprintf(c.App.ErrWriter, "p2pbench: warning: %s\n", warning)
+	}
+	return filepath.Join(dir, "results.json"), nil
 }
 
 // measureInProcess runs the engine's tests.

@@ -101,11 +101,11 @@ func reportOutput(in, out, format string) (string, string, error) {
 // writeMarkdown writes the report as Markdown to out and its figures as PNG
 // files into a directory beside it, linked relatively so that the two can
 // be moved together (into a wiki, say). No figure file may be the input.
-func writeMarkdown(c *cli.Context, doc *report.Document, out, in string) error {
+func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...string) error {
 	figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
 	figs := doc.Figures()
 	for _, f := range figs {
-		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), in); err != nil {
+		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), inputs...); err != nil {
 			return err
 		}
 	}

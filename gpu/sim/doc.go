@@ -67,7 +67,9 @@
 //     decoded with the kernels package; a kernel the simulator has no model
 //     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node
 //     count and p2p_pingpong a non-zero chunk (INVALID_VALUE at launch).
-//   - Host-side timings (results.LatCopyHost) measure the simulator itself.
+//   - Host-side timings (results.LatCopyHost) read HostClock, the virtual
+//     host clock: fixed costs per call (timing.go), not an operating
+//     system's scheduling, so they are repeatable where a real host's vary.
 //   - The Monitor's clocks are constant; temperature and power follow the
 //     device's utilisation over about a second of virtual time; there are no
 //     NVLink throughput counters. An NVSwitch machine's links lead to

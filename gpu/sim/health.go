@@ -206,6 +206,14 @@ func (d *Driver) checkLink(dev, link int) error {
 	return nil
 }
 
+// HostClock is the virtual host clock: what the calls made so far cost a
+// CPU thread, and the waits for the work they queued (see timing.go).
+func (d *Driver) HostClock() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return time.Duration(d.sched.host - simStart)
+}
+
 // elapsed is the virtual time since the machine was built: the later of
 // the GPU's and the host's clocks.
 func (d *Driver) elapsed() time.Duration {

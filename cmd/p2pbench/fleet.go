@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/fleet"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/plot"
+)
+
+func fleetCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fleet",
+		Usage:     "one view of many nodes' results: machine types, each figure's spread, outlier nodes and links",
+		ArgsUsage: "PATH...",
+		Description: "PATH is a results file, a directory (every *.json under it) or a glob pattern. Nodes\n" +
+			"are grouped by machine type (GPUs and the link of every ordered pair); within a type,\n" +
+			"a figure is an outlier when it is at least --z robust z-scores (|x - median| /\n" +
+			"(1.4826 MAD)) and at least --threshold from the median of the same figure on the same\n" +
+			"link class across the type's nodes. Unreadable inputs are listed, never dropped.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(fleet.Formats(), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the view to `FILE` instead of standard output"},
+			&cli.Float64Flag{Name: "z", Value: fleet.DefaultZ, Usage: "robust z-score at or beyond which a figure may be an outlier"},
+			&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "least distance from the class median for an outlier, e.g. 5% or 2.5"},
+			&cli.StringFlag{Name: "plot", Usage: "also draw each machine type's heatmap and spreads into directory `DIR`"},
+			&cli.StringFlag{Name: "plot-format", Value: "png", Usage: "image formats of --plot, comma-separated: png, svg, pdf"},
+			&cli.StringFlag{Name: "report", Usage: "also write the fleet report to `FILE` (.pdf or .md)"},
+			&cli.BoolFlag{Name: "fail-on-outlier", Usage: "exit with status 5 when a node is not OK or an input is unreadable"},
+		},
+		Action: fleetAction,
+	}
+}
+
+func fleetAction(c *cli.Context) error {
+	paths, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usageError{fmt.Errorf("fleet needs at least one results file, directory or pattern")}
+	}
+	var opt fleet.Options
+	if opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
+		return usageError{err}
+	}
+	if opt.Z = c.Float64("z"); !(opt.Z > 0) {
+		return usageError{fmt.Errorf("--z %v is not a positive number", opt.Z)}
+	}
+	format := c.String("format")
+	if !slices.Contains(fleet.Formats(), format) {
+		return usageError{fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(fleet.Formats(), ", "))}
+	}
+	formats, err := imageFormats(c.String("plot-format"))
+	if err != nil {
+		return err
+	}
+	reportOut, reportFormat := c.String("report"), ""
+	if reportOut != "" {
+		if reportOut, reportFormat, err = reportOutput("", reportOut, ""); err != nil {
+			return err
+		}
+	}
+	for _, out := range []string{c.String("output"), reportOut} {
+		if err := outfile.Check(out, paths...); err != nil {
+			return err
+		}
+	}
+	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, opt) })
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return f.Write(w, format) }
+	if out := c.String("output"); out != "" {
+		err = writeRendered(c.Context, out, write)
+	} else {
+		err = write(c.App.Writer)
+	}
+	if err != nil {
+		return err
+	}
+	if dir := c.String("plot"); dir != "" {
+		if slices.Contains(formats, "pdf") {
+			pdfTempDir(dir)
+		}
+		written, err := plot.WriteAll(c.Context, f.Figures(), dir, formats)
+		for _, p := range written {
+			fmt.Fprintln(c.App.ErrWriter, "plot:", p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if reportOut != "" {
+		doc := f.Document(true)
+		if reportFormat == "pdf" {
+			pdfTempDir(filepath.Dir(reportOut))
+			err = writeRendered(c.Context, reportOut, doc.WritePDF)
+		} else {
+			err = writeMarkdown(c, doc, reportOut, paths...)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.ErrWriter, "report:", reportOut)
+	}
+	return fleetAttention(c, f)
+}
+
+// fleetAttention fails with status 5 under --fail-on-outlier when a node
+// is not OK or an input could not be read.
+func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
+	if !c.Bool("fail-on-outlier") {
+		return nil
+	}
+	var first string
+	bad := 0
+	for _, n := range f.Nodes {
+		if n.Verdict != fleet.OK {
+			if bad == 0 {
+				first = fmt.Sprintf(" (first: %s %s)", n.Name, n.Verdict)
+			}
+			bad++
+		}
+	}
+	if bad == 0 && len(f.Unreadable) == 0 {
+		return nil
+	}
+	return statusError{exitVerdict, fmt.Errorf("%d node%s need%s attention%s, %d input%s unreadable",
+		bad, plural(bad), map[bool]string{true: "s", false: ""}[bad == 1], first, len(f.Unreadable), plural(len(f.Unreadable)))}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAllDirPattern runs all as four Slurm ranks would start it, with a
+// --dir pattern, and fleet over the four directories: one type, four nodes,
+// all OK (the simulator's figures, host-timed ones included, repeat).
+func TestAllDirPattern(t *testing.T) {
+	dir := t.TempDir()
+	for rank, node := range []string{"n0", "n1", "n2", "n3"} {
+		t.Setenv("SLURM_PROCID", string(rune('0'+rank)))
+		t.Setenv("SLURM_NTASKS", "4")
+		t.Setenv("SLURM_JOB_ID", "77")
+		t.Setenv("SLURMD_NODENAME", node)
+		_, stderr, status := p2pbench(t, append([]string{"all", "--tests", "ce_read,lat_copy", "--dir", filepath.Join(dir, "%j", "%h-%r")}, small...)...)
+		if status != exitOK {
+			t.Fatalf("rank %d: status %d: %s", rank, status, stderr)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "77"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "n0-0 n1-1 n2-2 n3-3" {
+		t.Fatalf("directories %v, want n0-0 … n3-3", names)
+	}
+	stdout, stderr, status := p2pbench(t, "fleet", "--fail-on-outlier", dir)
+	if status != exitOK || !strings.Contains(stdout, "4 nodes of 1 machine type") || !strings.Contains(stdout, "4 OK") {
+		t.Errorf("fleet: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	if _, stderr, status := p2pbench(t, append([]string{"all", "--dir", "x-%q"}, small...)...); status != exitUsage || !strings.Contains(stderr, "%q") {
+		t.Errorf("an unknown pattern: status %d, %q; want a usage error naming it", status, stderr)
+	}
+}
+
+func TestFleetErrors(t *testing.T) {
+	path, _ := sampleRun(t)
+	for _, tc := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"fleet"}, exitUsage, "at least one"},
+		{[]string{"fleet", "--format", "yaml", path}, exitUsage, "unknown format"},
+		{[]string{"fleet", "--z", "0", path}, exitUsage, "--z"},
+		{[]string{"fleet", "--threshold", "x", path}, exitUsage, "threshold"},
+		{[]string{"fleet", "-o", path, path}, exitUsage, "input"},
+		// An unreadable input is listed; with --fail-on-outlier it fails.
+		{[]string{"fleet", "--fail-on-outlier", path, filepath.Join(t.TempDir(), "missing.json")}, exitVerdict, "1 input unreadable"},
+	} {
+		_, stderr, status := p2pbench(t, tc.args...)
+		if status != tc.status || !strings.Contains(stderr, tc.want) {
+			t.Errorf("p2pbench %s: status %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), status, stderr, tc.status, tc.want)
+		}
+	}
+}
+
+func TestImport(t *testing.T) {
+	src, err := filepath.Glob("../../ingest/testdata/*nvbandwidth*.json")
+	if err != nil || len(src) == 0 {
+		t.Fatalf("no nvbandwidth fixture: %v", err)
+	}
+	dir := t.TempDir()
+	stdout, stderr, status := p2pbench(t, "import", "--dir", dir, src[0])
+	if status != exitOK || !strings.Contains(stdout, "nvbandwidth") {
+		t.Fatalf("import: status %d, stderr %q, stdout %q", status, stderr, stdout)
+	}
+	out, _ := filepath.Glob(filepath.Join(dir, "*.p2pbench.json"))
+	if len(out) != 1 {
+		t.Fatalf("outputs %v, want one", out)
+	}
+	if stdout, stderr, status := p2pbench(t, "show", out[0]); status != exitOK || !strings.Contains(stdout, "393.8") {
+		t.Errorf("show of the imported run: status %d, stderr %q", status, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import"}, "at least one"},
+		{[]string{"import", "--format", "csv", src[0]}, "unknown import format"},
+		{[]string{"import", "--collective", "gossip", src[0]}, "unknown collective"},
+		{[]string{"import", "--buffer-size", "lots", src[0]}, "--buffer-size"},
+		{[]string{"import", "-o", filepath.Join(dir, "a.json"), src[0], src[0]}, "one results file"},
+		{[]string{"import", "-o", src[0], src[0]}, "input"},
+	} {
+		if _, stderr, status := p2pbench(t, tc.args...); status != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("p2pbench %s: status %d, stderr %q; want usage and %q", strings.Join(tc.args, " "), status, stderr, tc.want)
+		}
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"testcases": [`), 0o644)
+	if _, stderr, status := p2pbench(t, "import", "--format", "nvbandwidth-json", "--dir", dir, bad); status != exitError || !strings.Contains(stderr, "bad.json") {
+		t.Errorf("a malformed input: status %d, stderr %q; want 1 and the file named", status, stderr)
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+func importCommand() *cli.Command {
+	var formats []string
+	for _, f := range ingest.Formats() {
+		formats = append(formats, fmt.Sprintf("   %-18s %s", f[0], f[1]))
+	}
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "convert other tools' results (nvbandwidth, nccl-tests) into p2pbench results files",
+		ArgsUsage: "FILE...",
+		Description: "Each input becomes one results file marked as imported: what the tool printed, one\n" +
+			"value per figure (no samples, so compare cannot test significance: it says so), with\n" +
+			"what the input does not tell listed in the file. Formats (--format, default auto):\n" +
+			strings.Join(formats, "\n"),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format (see above)"},
+			&cli.StringFlag{Name: "buffer-size", Usage: "the buffer nvbandwidth copied (its -b), when not its default"},
+			&cli.StringFlag{Name: "collective", Usage: "the nccl-tests collective of output that does not name it: " + strings.Join(results.NCCLCollectives(), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "results `FILE` (one input only)"},
+			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory `DIR` for INPUT.p2pbench.json files"},
+		},
+		Action: importAction,
+	}
+}
+
+func importAction(c *cli.Context) error {
+	inputs, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return usageError{fmt.Errorf("import needs at least one file")}
+	}
+	opt := ingest.Options{Importer: "p2pbench " + version, Collective: c.String("collective")}
+	if opt.Format, err = ingest.ParseFormat(c.String("format")); err != nil {
+		return usageError{err}
+	}
+	if s := c.String("buffer-size"); s != "" {
+		if opt.BufferSize, err = units.ParseSize(s); err != nil {
+			return usageError{fmt.Errorf("--buffer-size: %w", err)}
+		}
+	}
+	if opt.Collective != "" && !slices.Contains(results.NCCLCollectives(), opt.Collective) {
+		return usageError{fmt.Errorf("unknown collective %q; the collectives are %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))}
+	}
+	outs, err := importOutputs(inputs, c.String("output"), c.String("dir"))
+	if err != nil {
+		return err
+	}
+	// Convert everything before writing anything: one bad input writes no file.
+	runs := make([]*results.Run, len(inputs))
+	for i, in := range inputs {
+		if runs[i], err = interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) }); err != nil {
+			return err
+		}
+	}
+	for i, run := range runs {
+		if err := outfile.Write(outs[i], run.Encode); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "%s: %s (%s): %d figures of %d tests → %s\n", inputs[i], run.Imported.Format,
+			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), len(run.Figures), len(run.Tests()), outs[i])
+		for _, n := range run.Notes {
+			fmt.Fprintf(c.App.Writer, "  note: %s\n", n)
+		}
+	}
+	return nil
+}
+
+// importOutputs names each input's results file: -o for a single input,
+// else DIR/<input name without extension>.p2pbench.json; each checked
+// against every input.
+func importOutputs(inputs []string, out, dir string) ([]string, error) {
+	if out != "" && len(inputs) > 1 {
+		return nil, usageError{fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs))}
+	}
+	outs := make([]string, len(inputs))
+	for i, in := range inputs {
+		outs[i] = out
+		if out == "" {
+			base := filepath.Base(in)
+			outs[i] = filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".p2pbench.json")
+		}
+		if slices.Contains(outs[:i], outs[i]) {
+			return nil, usageError{fmt.Errorf("inputs %s and another have the same name, so both would be written to %s; import them separately", in, outs[i])}
+		}
+		if err := outfile.Check(outs[i], inputs...); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
