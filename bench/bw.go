@@ -12,25 +12,40 @@ import (
 )
 
 // flow is one directed copy of a test: its figure template and its transfer.
+// An end in pinned host memory has no device (src or dst nil): its bytes
+// are srcHost or dstHost, mapped at srcPtr or dstPtr.
 type flow struct {
-	fig    results.Figure
-	issuer *measure.Device
-	src    *measure.Device
-	dst    *measure.Device
-	srcPtr cuda.DevicePtr
-	dstPtr cuda.DevicePtr
-	size   uint64
-	seed   uint32
-	sm     measure.SMConfig
+	fig              results.Figure
+	issuer           *measure.Device
+	src              *measure.Device
+	dst              *measure.Device
+	srcPtr           cuda.DevicePtr
+	dstPtr           cuda.DevicePtr
+	srcHost, dstHost []byte
+	size             uint64
+	seed             uint32
+	sm               measure.SMConfig
 }
 
-// op is the operation the flow's transfer repeats: a copy-engine peer copy
-// issued in the issuer's context, or the SM copy kernel launched on it.
+// op is the operation the flow's transfer repeats: the SM copy kernel
+// launched on the issuer, or a copy-engine copy issued in its context (a
+// peer copy between two devices, a copy by address to or from the host).
 func (fl flow) op() (func(cuda.Stream) error, error) {
-	if fl.fig.Engine.IsSM() {
+	switch {
+	case fl.fig.Engine.IsSM():
 		return fl.issuer.SMCopy(fl.sm, fl.dstPtr, fl.srcPtr, fl.size)
+	case fl.src == nil || fl.dst == nil:
+		return fl.issuer.Copy(fl.dstPtr, fl.srcPtr, fl.size), nil
 	}
 	return fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Ctx, fl.srcPtr, fl.src.Ctx, fl.size), nil
+}
+
+// check verifies the data the flow moved against its seed.
+func (fl flow) check() error {
+	if fl.dst == nil {
+		return measure.CheckHost(fl.dstHost, fl.seed)
+	}
+	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }
 
 // measureFlows runs flows concurrently and records their figures.
@@ -61,8 +76,14 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	if err != nil {
 		return fail(err)
 	}
+	target := measure.SampleTarget
+	for _, fl := range flows {
+		if fl.src == nil || fl.dst == nil {
+			target = measure.HostSampleTarget
+		}
+	}
 	win := e.traffic.Begin(linkPair(flows))
-	tm, err := e.timer.Calibrate(ctx, ts, measure.SampleTarget)
+	tm, err := e.timer.Calibrate(ctx, ts, target)
 	if err != nil {
 		return fail(err)
 	}
@@ -109,15 +130,21 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		p  cuda.DevicePtr
 	}
 	span := map[source]uint64{}
+	host := map[source][]byte{}
 	for _, fl := range flows {
 		k := source{fl.src, fl.srcPtr}
 		span[k] = max(span[k], fl.size)
+		if len(fl.srcHost) > len(host[k]) {
+			host[k] = fl.srcHost
+		}
 	}
 	seeds := map[source]uint32{}
 	if e.opt.Verify {
 		for k, n := range span {
 			seeds[k] = e.seeds.Next()
-			if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
+			if k.dv == nil {
+				measure.FillHost(host[k], seeds[k])
+			} else if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -133,7 +160,9 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		ts[i] = measure.Transfer{Dev: fl.issuer, Op: op, Unlatched: fl.fig.Engine == results.EngineStaged}
 		if e.opt.Verify {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
-			if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
+			if fl.dst == nil {
+				measure.PoisonHost(fl.dstHost)
+			} else if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
 				return nil, err
 			}
 		}
@@ -152,7 +181,7 @@ func (e *Engine) checkFlows(flows []flow, ms [][]float64, reps int) []results.Fi
 		f.Verify = results.VerifySkipped
 		if e.opt.Verify {
 			f.Verify = results.VerifyPassed
-			if err := fl.dst.Check(fl.dstPtr, fl.size, fl.seed); err != nil {
+			if err := fl.check(); err != nil {
 				f.Verify = results.VerifyFailed
 				f.VerifyDetail = err.Error()
 				var mm *measure.Mismatch
@@ -231,39 +260,6 @@ func (e *Engine) bidirPair(ctx context.Context, test results.Test, dir results.D
 	e.measureFlows(ctx, []flow{fwd, rev}, &tot)
 }
 
-// hostCopy measures host→device (h2d) or device→host (d2h) on dv.
-func (e *Engine) hostCopy(ctx context.Context, test results.Test, dv *measure.Device, host cuda.HostBuffer, size uint64) {
-	f := hostFigure(test, dv.Index, size)
-	buf := host.Host[:size]
-	var dst, src cuda.DevicePtr = dv.Recv, host.Device
-	if test == results.D2H {
-		dst, src = host.Device, dv.Send
-	}
-	var seed uint32
-	if e.opt.Verify {
-		seed = e.seeds.Next()
-		var err error
-		if test == results.H2D {
-			measure.FillHost(buf, seed)
-			err = dv.Poison(dst, size)
-		} else {
-			if err = dv.Fill(src, size, seed); err == nil {
-				measure.PoisonHost(buf)
-			}
-		}
-		if err != nil {
-			e.add(measure.Fail(f, err))
-			return
-		}
-	}
-	e.timeOne(ctx, f, measure.Transfer{Dev: dv, Op: dv.Copy(dst, src, size)}, measure.HostSampleTarget, func() error {
-		if test == results.H2D {
-			return dv.Check(dst, size, seed)
-		}
-		return measure.CheckHost(buf, seed)
-	})
-}
-
 // localCopy measures a device-to-device copy within dv.
 func (e *Engine) localCopy(ctx context.Context, dv *measure.Device, size uint64) {
 	f := results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: dv.Index, Dst: dv.Index, Size: size, Unit: results.UnitGBps}
@@ -312,10 +308,10 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 	e.add(f)
 }
 
-// aggregate measures concurrent copy-engine pushes over the given pairs; test
-// is all_to_one, one_to_all or all_pairs. Each destination receives into its
-// own slot of the receive buffer.
-func (e *Engine) aggregate(ctx context.Context, test results.Test, pairs [][2]int, size uint64) {
+// aggregate measures concurrent copies over the given pairs in direction
+// dir; test is all_to_one, one_to_all, all_pairs or an SM twin. Each
+// destination receives into its own slot of the receive buffer.
+func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.Direction, pairs [][2]int, size uint64) {
 	n := len(e.order)
 	slot := roundDown(e.devs[e.order[0]].BufBytes/uint64(max(1, n-1)), 256)
 	size = min(size, slot)
@@ -323,6 +319,7 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, pairs [][2]in
 	for i, d := range e.order {
 		index[d] = i
 	}
+	sm, _ := measure.CopyOf(test)
 	var flows []flow
 	for _, p := range pairs {
 		s, d := e.devs[p[0]], e.devs[p[1]]
@@ -331,16 +328,17 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, pairs [][2]in
 		if k > index[d.Index] {
 			k--
 		}
-		fl := e.pairFlow(results.CEWrite, results.DirWrite, s, d, size, s.Send, d.Recv+cuda.DevicePtr(uint64(k)*slot))
+		fl := e.pairFlow(oneWayTest(sm, dir), dir, s, d, size, s.Send, d.Recv+cuda.DevicePtr(uint64(k)*slot))
 		fl.fig.Test, fl.fig.Part = test, results.PartPair
 		flows = append(flows, fl)
 	}
-	tot := results.Figure{Test: test, Engine: results.EngineCopy, Direction: results.DirWrite, Part: results.PartTotal,
-		Src: results.HostDevice, Dst: results.HostDevice, Size: size, Unit: results.UnitGBps, Params: map[string]string{"pairs": strconv.Itoa(len(pairs))}}
+	tot := flows[0].fig
+	tot.Part, tot.Src, tot.Dst = results.PartTotal, results.HostDevice, results.HostDevice
+	tot.Params = measure.WithParam(tot.Params, "pairs", strconv.Itoa(len(pairs)))
 	switch test {
-	case results.AllToOne:
+	case results.AllToOne, results.SMAllToOne:
 		tot.Dst = pairs[0][1]
-	case results.OneToAll:
+	case results.OneToAll, results.SMOneToAll:
 		tot.Src = pairs[0][0]
 	}
 	// Peer access for every pair (both ways: the copy engine may need either).
@@ -361,6 +359,19 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, pairs [][2]in
 		e.releasePair(fl.src, fl.dst)
 	}
 	e.disableIdle()
+}
+
+// oneWayTest is the one-way pair test that copies as sm and dir say.
+func oneWayTest(sm bool, dir results.Direction) results.Test {
+	switch {
+	case sm && dir == results.DirRead:
+		return results.SMRead
+	case sm:
+		return results.SMWrite
+	case dir == results.DirRead:
+		return results.CERead
+	}
+	return results.CEWrite
 }
 
 func roundDown(n, a uint64) uint64 { return n / a * a }

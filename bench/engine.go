@@ -1,10 +1,11 @@
 // Package bench measures GPU-to-GPU links within one process: it discovers
 // the topology (Discover), plans the selected tests over the devices and
-// pairs, and measures bandwidth (copy engine and SM kernels, one way, both
-// ways, aggregates, host copies), latency (pointer chase, ping-pong,
-// small-copy completion) and atomics, with an optional search of the SM
-// copy configurations (tuning), appending figures to a results.Run as they
-// come. Conformance checks the driver's documented peer-access errors.
+// pairs, and measures bandwidth (copy engine and SM kernels: between devices
+// one way, both ways and in groups; between pinned host memory and the
+// devices one way, both ways and every device at once), latency (pointer
+// chase through device and host memory, ping-pong, small-copy completion)
+// and atomics, with an optional search of the SM copy configurations
+// (tuning), appending figures to a results.Run as they come. Conformance checks the driver's documented peer-access errors.
 //
 // It imports cuda, nvml (bus ids), gpu, kernels, results and
 // internal/measure, where the devices' resources, timing, verification and
@@ -54,9 +55,10 @@ type Engine struct {
 	devs  map[int]*measure.Device
 	order []int
 
-	// host is the pinned buffer of h2d and d2h, allocated on first use.
-	host      cuda.HostBuffer
-	hostOwner *measure.Device
+	// hostRegions are the pinned buffers of the host tests, allocated on
+	// first use; hostSM is their SM copy configuration (hostSMConfig).
+	hostRegions []hostRegion
+	hostSM      measure.SMConfig
 
 	mu  sync.Mutex
 	run *results.Run
@@ -157,6 +159,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	for _, dv := range e.devices() {
 		infos = append(infos, dv.Info)
 	}
+	e.hostSM = hostSMConfig(e.opt.Settings, infos)
 	e.opt.ResolveSM(infos)
 	steps := e.plan()
 	for i, st := range steps {
@@ -244,12 +247,7 @@ func (e *Engine) teardown() error {
 			errs = append(errs, err)
 		}
 	}
-	if e.hostOwner != nil {
-		if err := e.hostOwner.Ctx.HostFree(e.host); err != nil {
-			errs = append(errs, fmt.Errorf("freeing pinned host memory: %w", err))
-		}
-		e.host, e.hostOwner = cuda.HostBuffer{}, nil
-	}
+	errs = append(errs, e.freeHostRegions()...)
 	e.mu.Lock()
 	e.devs = map[int]*measure.Device{}
 	e.mu.Unlock()

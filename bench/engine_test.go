@@ -302,21 +302,33 @@ func TestTuneRecordsAStableWinner(t *testing.T) {
 }
 
 // Flows that share a source buffer must share its pattern: one_to_all and
-// all_pairs on more than two GPUs verify every destination.
+// all_pairs on more than two GPUs verify every destination, pushed and
+// pulled, by the copy engine and by SM kernels.
 func TestAggregatesVerifyOnEightGPUs(t *testing.T) {
-	opt := options(results.AllToOne, results.OneToAll, results.AllPairs)
+	opt := options(results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll, results.AllPairs)
 	opt.Size = 8 << 20
 	run, err := simRun(t, "dgx-h100", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Figures) < 3*8 {
-		t.Fatalf("only %d figures", len(run.Figures))
-	}
+	totals := map[string]int{}
 	for _, f := range run.Figures {
 		if f.Verify != results.VerifyPassed || f.Error != "" {
 			t.Errorf("%s %s %d→%d: verify %s %s %s", f.Test, f.Part, f.Src, f.Dst, f.Verify, f.VerifyDetail, f.Error)
 		}
+		if f.Part == results.PartTotal {
+			totals[string(f.Test)+" "+string(f.Direction)]++
+		}
+	}
+	for _, test := range []results.Test{results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll} {
+		for _, dir := range []results.Direction{results.DirWrite, results.DirRead} {
+			if n := totals[string(test)+" "+string(dir)]; n != 8 {
+				t.Errorf("%s %s: %d totals, want one per GPU", test, dir, n)
+			}
+		}
+	}
+	if n := totals["all_pairs write"]; n != 1 || len(totals) != 9 {
+		t.Errorf("totals %v: want all_pairs pushed once and nothing else", totals)
 	}
 }
 

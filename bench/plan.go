@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -33,7 +32,9 @@ func (e *Engine) plan() []step {
 	steps = append(steps, e.deviceSteps()...)
 	steps = append(steps, e.pairSteps()...)
 	steps = append(steps, e.aggregateSteps()...)
+	steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
 	steps = append(steps, e.latencySteps()...)
+	steps = append(steps, e.hostChaseSteps()...)
 	return append(steps, e.atomicSteps()...)
 }
 
@@ -56,18 +57,7 @@ func (e *Engine) deviceSteps() []step {
 	var steps []step
 	size := e.opt.Size
 	for _, dv := range e.devices() {
-		for _, t := range []results.Test{results.H2D, results.D2H} {
-			if e.opt.Selected(t) {
-				steps = append(steps, step{fmt.Sprintf("%s device %d", t, dv.Index), func(ctx context.Context) {
-					host, err := e.hostBuffer(size)
-					if err != nil {
-						e.add(measure.Fail(hostFigure(t, dv.Index, size), err))
-						return
-					}
-					e.hostCopy(ctx, t, dv, host, size)
-				}})
-			}
-		}
+		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
 		if e.opt.Selected(results.LocalCopy) {
 			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }})
 		}
@@ -95,44 +85,47 @@ func (e *Engine) pairSteps() []step {
 }
 
 // aggregateSteps are the tests of many pairs copying at once: into each
-// device from every other, out of each device to every other, and every
-// ordered pair together.
+// device from every other and out of each device to every other, pushed
+// and pulled, by the copy engine and by SM kernels; and every ordered pair
+// together, pushed.
 func (e *Engine) aggregateSteps() []step {
 	if len(e.order) < 2 {
 		return nil
 	}
 	var steps []step
-	add := func(test results.Test, name string, keep func(s, d int) bool) {
+	add := func(test results.Test, name string, keep func(s, d int) bool, dirs ...results.Direction) {
 		var pairs [][2]int
 		for _, p := range e.orderedPairs() {
 			if keep(p[0].Index, p[1].Index) {
 				pairs = append(pairs, [2]int{p[0].Index, p[1].Index})
 			}
 		}
-		steps = append(steps, step{name, func(ctx context.Context) { e.aggregate(ctx, test, pairs, e.opt.Size) }})
+		steps = append(steps, step{name, func(ctx context.Context) {
+			for _, dir := range dirs {
+				e.aggregate(ctx, test, dir, pairs, e.opt.Size)
+			}
+		}})
 	}
-	if e.opt.Selected(results.AllToOne) {
-		for _, x := range e.order {
-			add(results.AllToOne, fmt.Sprintf("all to %d", x), func(_, d int) bool { return d == x })
-		}
-	}
-	if e.opt.Selected(results.OneToAll) {
-		for _, x := range e.order {
-			add(results.OneToAll, fmt.Sprintf("%d to all", x), func(s, _ int) bool { return s == x })
+	for _, g := range []struct {
+		test results.Test
+		name string
+		keep func(x, s, d int) bool
+	}{
+		{results.AllToOne, "all to %d", func(x, _, d int) bool { return d == x }},
+		{results.OneToAll, "%d to all", func(x, s, _ int) bool { return s == x }},
+		{results.SMAllToOne, "SM all to %d", func(x, _, d int) bool { return d == x }},
+		{results.SMOneToAll, "SM %d to all", func(x, s, _ int) bool { return s == x }},
+	} {
+		if e.opt.Selected(g.test) {
+			for _, x := range e.order {
+				add(g.test, fmt.Sprintf(g.name, x), func(s, d int) bool { return g.keep(x, s, d) }, results.DirWrite, results.DirRead)
+			}
 		}
 	}
 	if e.opt.Selected(results.AllPairs) {
-		add(results.AllPairs, "all pairs at once", func(int, int) bool { return true })
+		add(results.AllPairs, "all pairs at once", func(int, int) bool { return true }, results.DirWrite)
 	}
 	return steps
-}
-
-func hostFigure(test results.Test, d int, size uint64) results.Figure {
-	f := results.Figure{Test: test, Engine: results.EngineCopy, Src: results.HostDevice, Dst: d, Size: size, Unit: results.UnitGBps}
-	if test == results.D2H {
-		f.Src, f.Dst = d, results.HostDevice
-	}
-	return f
 }
 
 // pairPeerTests are the tests that need peer access between the pair.
@@ -202,21 +195,6 @@ func (e *Engine) pairTemplates(test results.Test, s, d *measure.Device) []result
 		}
 	}
 	return out
-}
-
-// hostBuffer returns the shared pinned, mapped host buffer for h2d/d2h,
-// allocating it on first use (portable, so every device can use it).
-func (e *Engine) hostBuffer(size uint64) (cuda.HostBuffer, error) {
-	if e.host.Host != nil {
-		return e.host, nil
-	}
-	owner := e.devs[e.order[0]]
-	h, err := owner.Ctx.HostAlloc(size, true)
-	if err != nil {
-		return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
-	}
-	e.host, e.hostOwner = h, owner
-	return h, nil
 }
 
 // repsParam records a figure's repetitions per sample.

@@ -70,10 +70,10 @@ var nvbCases = []nvbCase{
 		how: "host → device, pinned memory, cuMemcpyAsync"},
 	{name: "device_to_host_memcpy_ce", test: results.D2H, engine: results.EngineCopy, cells: fromColumn,
 		how: "device → host, pinned memory, cuMemcpyAsync"},
-	{name: "host_to_device_bidirectional_memcpy_ce", why: noBothWaysHost, engine: results.EngineCopy, cells: toColumn,
-		how: "host → device while a device → host copy (of twice the size) runs; only host → device reported"},
-	{name: "device_to_host_bidirectional_memcpy_ce", why: noBothWaysHost, engine: results.EngineCopy, cells: fromColumn,
-		how: "device → host while a host → device copy (of twice the size) runs; only device → host reported"},
+	{name: "host_to_device_bidirectional_memcpy_ce", test: results.HostBidir, engine: results.EngineCopy, part: results.PartForward, cells: toColumn,
+		how: "host → device while a device → host copy (of twice the size) runs; only host → device reported (p2pbench's copies both ways are of one size)"},
+	{name: "device_to_host_bidirectional_memcpy_ce", test: results.HostBidir, engine: results.EngineCopy, part: results.PartReverse, cells: toColumn,
+		how: "device → host while a host → device copy (of twice the size) runs; only device → host reported, filed as p2pbench's reverse part under host → device"},
 	{name: "device_to_device_memcpy_read_ce", test: results.CERead, engine: results.EngineCopy, dir: results.DirRead, cells: columnToRow,
 		how: "cuMemcpyAsync in the destination's context (nvbandwidth's row is the destination)"},
 	{name: "device_to_device_memcpy_write_ce", test: results.CEWrite, engine: results.EngineCopy, dir: results.DirWrite, cells: rowToColumn,
@@ -82,13 +82,13 @@ var nvbCases = []nvbCase{
 		how: "both copies at once, each in its destination's context; read1 = forward, read2 = reverse, total = their sum (each direction's bytes over its own time, where p2pbench divides both directions' bytes by the longer time); nvbandwidth's row is the pair's destination; before v0.6 one matrix, the forward copy"},
 	{name: "device_to_device_bidirectional_memcpy_write_ce", test: results.CEBidir, engine: results.EngineCopy, dir: results.DirWrite, cells: columnToRow,
 		how: "both copies at once, each in its source's context; write1 = forward, write2 = reverse, total = their sum (as for read); nvbandwidth's row is the pair's destination; before v0.6 one matrix, the forward copy"},
-	{name: "all_to_host_memcpy_ce", why: noHostAggregate, engine: results.EngineCopy, cells: fromColumn,
-		how: "device → host while every other device copies to the host; that device's bandwidth"},
-	{name: "all_to_host_bidirectional_memcpy_ce", why: noHostAggregate, engine: results.EngineCopy, cells: fromColumn,
-		how: "device → host while the host copies to it and every other device copies both ways with the host"},
-	{name: "host_to_all_memcpy_ce", why: noHostAggregate, engine: results.EngineCopy, cells: toColumn,
-		how: "host → device while the host copies to every other device; that device's bandwidth"},
-	{name: "host_to_all_bidirectional_memcpy_ce", why: noHostAggregate, engine: results.EngineCopy, cells: toColumn,
+	{name: "all_to_host_memcpy_ce", test: results.AllToHost, engine: results.EngineCopy, part: results.PartPair, cells: fromColumn,
+		how: "device → host while every other device copies (twice as much) to the host; that device's bandwidth"},
+	{name: "all_to_host_bidirectional_memcpy_ce", test: results.HostAllBidir, engine: results.EngineCopy, part: results.PartReverse, cells: toColumn,
+		how: "device → host while the host copies to it and every other device copies both ways with the host; filed as the reverse part under host → device"},
+	{name: "host_to_all_memcpy_ce", test: results.HostToAll, engine: results.EngineCopy, part: results.PartPair, cells: toColumn,
+		how: "host → device while the host copies (twice as much) to every other device; that device's bandwidth"},
+	{name: "host_to_all_bidirectional_memcpy_ce", test: results.HostAllBidir, engine: results.EngineCopy, part: results.PartForward, cells: toColumn,
 		how: "host → device while it copies to the host and every other device copies both ways with the host"},
 	{name: "all_to_one_write_ce", test: results.AllToOne, engine: results.EngineCopy, dir: results.DirWrite, part: results.PartTotal, cells: toColumn,
 		how: "every peer copies into the device at once, each in its own (the source's) context; total = all bytes over the time until the last copy ends"},
@@ -98,14 +98,14 @@ var nvbCases = []nvbCase{
 		how: "the device copies to every peer at once, in its own (the source's) context; total as above"},
 	{name: "one_to_all_read_ce", test: results.AllToOne, engine: results.EngineCopy, dir: results.DirRead, part: results.PartTotal, cells: toColumn,
 		how: "the device pulls from every peer at once (copies into it, in its context): data moves all → one, which p2pbench calls all_to_one; total as above"},
-	{name: "host_to_device_memcpy_sm", test: results.H2D, engine: engineNVB, cells: toColumn,
+	{name: "host_to_device_memcpy_sm", test: results.SMH2D, engine: engineNVB, cells: toColumn,
 		how: "host → device, nvbandwidth's copy kernel on the device reading pinned host memory"},
-	{name: "device_to_host_memcpy_sm", test: results.D2H, engine: engineNVB, cells: fromColumn,
+	{name: "device_to_host_memcpy_sm", test: results.SMD2H, engine: engineNVB, cells: fromColumn,
 		how: "device → host, nvbandwidth's copy kernel on the device writing pinned host memory"},
-	{name: "host_to_device_bidirectional_memcpy_sm", why: noBothWaysHost, engine: engineNVB, cells: toColumn,
-		how: "one kernel whose alternate warps copy host → device and device → host; half the kernel's bandwidth"},
-	{name: "device_to_host_bidirectional_memcpy_sm", why: noBothWaysHost, engine: engineNVB, cells: fromColumn,
-		how: "one kernel whose alternate warps copy device → host and host → device; half the kernel's bandwidth"},
+	{name: "host_to_device_bidirectional_memcpy_sm", test: results.SMHostBidir, engine: engineNVB, part: results.PartForward, cells: toColumn,
+		how: "one kernel whose alternate warps copy host → device and device → host; half the kernel's bandwidth (p2pbench runs a kernel per direction)"},
+	{name: "device_to_host_bidirectional_memcpy_sm", test: results.SMHostBidir, engine: engineNVB, part: results.PartReverse, cells: toColumn,
+		how: "one kernel whose alternate warps copy device → host and host → device; half the kernel's bandwidth, filed as the reverse part under host → device"},
 	{name: "device_to_device_memcpy_read_sm", test: results.SMRead, engine: engineNVB, dir: results.DirRead, cells: columnToRow,
 		how: "the copy kernel on the destination reading the peer (nvbandwidth's row is the destination)"},
 	{name: "device_to_device_memcpy_write_sm", test: results.SMWrite, engine: engineNVB, dir: results.DirWrite, cells: rowToColumn,
@@ -114,23 +114,23 @@ var nvbCases = []nvbCase{
 		how: "two kernels at once, each on its copy's destination; read1 = forward, read2 = reverse, total = their sum (as for the copy engine); before v0.6 one matrix, both copies' bytes over the time until both ended (total)"},
 	{name: "device_to_device_bidirectional_memcpy_write_sm", test: results.SMBidir, engine: engineNVB, dir: results.DirWrite, cells: columnToRow,
 		how: "two kernels at once, each on its copy's source; write1 = forward, write2 = reverse, total = their sum; before v0.6 one matrix, both copies' bytes over the time until both ended (total)"},
-	{name: "all_to_host_memcpy_sm", why: noHostAggregate, engine: engineNVB, cells: fromColumn,
+	{name: "all_to_host_memcpy_sm", test: results.SMAllToHost, engine: engineNVB, part: results.PartPair, cells: fromColumn,
 		how: "device → host by the copy kernel while every other device does the same; that device's bandwidth"},
-	{name: "all_to_host_bidirectional_memcpy_sm", why: noHostAggregate, engine: engineNVB, cells: fromColumn,
-		how: "split-warp kernels copying both ways with the host on every device; that device's bandwidth"},
-	{name: "host_to_all_memcpy_sm", why: noHostAggregate, engine: engineNVB, cells: toColumn,
+	{name: "all_to_host_bidirectional_memcpy_sm", test: results.SMHostAllBidir, engine: engineNVB, part: results.PartReverse, cells: toColumn,
+		how: "split-warp kernels copying both ways with the host on every device; half that device's kernel's bandwidth, filed as the reverse part under host → device"},
+	{name: "host_to_all_memcpy_sm", test: results.SMHostToAll, engine: engineNVB, part: results.PartPair, cells: toColumn,
 		how: "host → device by the copy kernel while every other device does the same; that device's bandwidth"},
-	{name: "host_to_all_bidirectional_memcpy_sm", why: noHostAggregate, engine: engineNVB, cells: toColumn,
-		how: "split-warp kernels copying both ways with the host on every device; that device's bandwidth"},
-	{name: "all_to_one_write_sm", test: results.AllToOne, engine: engineNVB, dir: results.DirWrite, part: results.PartTotal, cells: toColumn,
+	{name: "host_to_all_bidirectional_memcpy_sm", test: results.SMHostAllBidir, engine: engineNVB, part: results.PartForward, cells: toColumn,
+		how: "split-warp kernels copying both ways with the host on every device; half that device's kernel's bandwidth"},
+	{name: "all_to_one_write_sm", test: results.SMAllToOne, engine: engineNVB, dir: results.DirWrite, part: results.PartTotal, cells: toColumn,
 		how: "every peer's copy kernel writes into the device at once; total = all bytes over the time until the last copy ends"},
 	{name: "all_to_one_read_sm", why: smAggregateRead, engine: engineNVB, cells: fromColumn,
 		how: "copies from the device to every peer at once, the copy kernels launched on the device (nvbandwidth v0.8 places them in the source's context); total bandwidth"},
-	{name: "one_to_all_write_sm", test: results.OneToAll, engine: engineNVB, dir: results.DirWrite, part: results.PartTotal, cells: fromColumn,
+	{name: "one_to_all_write_sm", test: results.SMOneToAll, engine: engineNVB, dir: results.DirWrite, part: results.PartTotal, cells: fromColumn,
 		how: "the device's copy kernels write to every peer at once; total as above"},
 	{name: "one_to_all_read_sm", why: smAggregateRead, engine: engineNVB, cells: toColumn,
 		how: "copies from every peer into the device at once, the copy kernels launched on the peers (nvbandwidth v0.8 places them in the source's context); total bandwidth"},
-	{name: "host_device_latency_sm", test: results.LatChase, engine: results.EngineSM, cells: toColumn,
+	{name: "host_device_latency_sm", test: results.LatHostChase, engine: results.EngineSM, cells: toColumn,
 		how: "a chain in pinned host memory (src -1) followed by one thread on the device"},
 	{name: "device_to_device_latency_sm", test: results.LatChase, engine: results.EngineSM, cells: columnToRow,
 		how: "a chain in the peer's memory (src, nvbandwidth's column) followed by one thread on the device of the row (dst); before v0.8 it chased host memory instead (its changelog), so older outputs of it are left out"},
@@ -139,11 +139,7 @@ var nvbCases = []nvbCase{
 }
 
 // Why a testcase keeps a test of its own.
-const (
-	noBothWaysHost  = "p2pbench has no test copying both ways with the host"
-	noHostAggregate = "p2pbench has no test of every device copying with the host at once"
-	smAggregateRead = "nvbandwidth launches these reads' kernels on the side that holds the data, so they push rather than pull; they are kept apart from p2pbench's aggregates"
-)
+const smAggregateRead = "nvbandwidth launches these reads' kernels on the side that holds the data, so they push rather than pull; they are kept apart from p2pbench's aggregates"
 
 // nvbCaseOf returns the mapping of a testcase.
 func nvbCaseOf(name string) (nvbCase, bool) {
@@ -175,7 +171,7 @@ func (c nvbCase) unit() results.Unit {
 // parts names the figures' part of each of a both-ways case's matrices.
 func (c nvbCase) parts(n int) ([]results.Part, bool) {
 	switch {
-	case !c.test.Info().BothWays && n == 1:
+	case n == 1 && (c.part != "" || !c.test.Info().BothWays):
 		return []results.Part{c.part}, true
 	case !c.test.Info().BothWays:
 		return nil, false
@@ -376,7 +372,7 @@ func nvbAdd(b *builder, tc nvbTestcase, meta nvbMeta, size uint64, peers []int) 
 	parts, ok := c.parts(len(tc.matrices))
 	if !ok {
 		want := "1"
-		if c.test.Info().BothWays {
+		if c.test.Info().BothWays && c.part == "" {
 			want = "3 (or 1 before v0.6)"
 		}
 		return nil, tc.where("%d matrices, where %s has %s", len(tc.matrices), tc.name, want)
@@ -422,7 +418,7 @@ func nvbAddMatrix(b *builder, c nvbCase, part results.Part, m nvbMatrix, devices
 			src, dst := c.cells.pair(r, col)
 			f := results.Figure{Test: c.figureTest(), Engine: c.engine, Direction: c.dir, Part: part,
 				Src: src, Dst: dst, Size: size, Unit: c.unit(), Verify: results.VerifyNA}
-			if part == results.PartTotal && (c.test == results.AllToOne || c.test == results.OneToAll) {
+			if part == results.PartTotal && slices.Contains([]results.Test{results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll}, c.test) {
 				n := cols - 1
 				if peers != nil && col < len(peers) {
 					n = peers[col]

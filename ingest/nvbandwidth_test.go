@@ -88,23 +88,30 @@ func TestNVBandwidthFixtures(t *testing.T) {
 				{results.CEBidir, results.EngineCopy, results.DirRead, results.PartReverse, 1, 0, 389.372},
 				{results.CEBidir, results.EngineCopy, results.DirWrite, results.PartTotal, 0, 1, 783.625},
 				{results.H2D, results.EngineCopy, "", "", -1, 1, 55.4198},
-				{results.D2H, nvb, "", "", 0, -1, 52.6033},
+				{results.SMD2H, nvb, "", "", 0, -1, 52.6033},
 				{results.SMRead, nvb, results.DirRead, "", 0, 1, 376.182},
 				{results.SMBidir, nvb, results.DirWrite, results.PartTotal, 1, 0, 735.001},
 				{results.AllToOne, results.EngineCopy, results.DirWrite, results.PartTotal, -1, 0, 396.503},
 				{results.OneToAll, results.EngineCopy, results.DirRead, results.PartTotal, 1, -1, 393.779},
 				{results.AllToOne, results.EngineCopy, results.DirRead, results.PartTotal, -1, 1, 393.812},
 				{results.LocalCopy, results.EngineCopy, "", "", 1, 1, 2102.87},
-				{results.LatChase, results.EngineSM, "", "", -1, 0, 1189.62},
+				{results.LatHostChase, results.EngineSM, "", "", -1, 0, 1189.62},
 				{results.LatChase, results.EngineSM, "", "", 0, 1, 741.952},
-				{"nvbandwidth_host_to_all_memcpy_ce", results.EngineCopy, "", "", -1, 0, 55.4103},
+				{results.HostToAll, results.EngineCopy, "", results.PartPair, -1, 0, 55.4103},
+				// Both ways with the host: the device → host copy is the
+				// reverse part, filed under host → device.
+				{results.HostBidir, results.EngineCopy, "", results.PartForward, -1, 0, 48.9123},
+				{results.HostBidir, results.EngineCopy, "", results.PartReverse, -1, 0, 49.1203},
+				{results.HostAllBidir, results.EngineCopy, "", results.PartReverse, -1, 0, 48.7034},
+				{results.SMH2D, nvb, "", "", -1, 0, 51.2104},
+				{results.SMAllToOne, nvb, results.DirWrite, results.PartTotal, -1, 0, 372.103},
 			} {
 				f := figure(t, run, want.test, want.engine, want.dir, want.part, want.src, want.dst)
 				if v, ok := f.Value(); !ok || math.Abs(v-want.value) > tc.tol || f.Stats.N != 1 || len(f.Samples) != 0 || f.Verify != results.VerifyNA {
 					t.Errorf("%s: %v (%v), stats %+v, %d samples, verify %s; want %v", f.Key(), v, ok, f.Stats, len(f.Samples), f.Verify, want.value)
 				}
 				wantSize := uint64(512 << 20)
-				if want.test == results.LatChase {
+				if want.test == results.LatChase || want.test == results.LatHostChase {
 					wantSize = 2 << 20
 				}
 				if f.Size != wantSize {

@@ -114,8 +114,12 @@ func (ix *pairIndex) rank(src, dst int) (int, bool) {
 func pairName(src, dst int) string { return fmt.Sprintf("%d→%d", src, dst) }
 
 // transferName names a figure's transfer: "0→1", "host→2", "all→3" (the
-// ends of aggregates are all devices).
+// ends of aggregates are all devices), "host, all GPUs" (the total of a
+// host test of every device at once).
 func transferName(f *results.Figure) string {
+	if f.Src < 0 && f.Dst < 0 && !f.Test.Info().NeedsPair {
+		return "host, all GPUs"
+	}
 	end := func(d int) string {
 		switch {
 		case d >= 0:

@@ -120,6 +120,7 @@ func latencySummary(run *results.Run) *table {
 	add("pointer chase, peer memory beyond L2", results.LatChase, 1, "ns", peer, param("cache", "beyond_l2"))
 	add("pointer chase, local memory beyond L2 (baseline)", results.LatChase, 1, "ns",
 		func(f *results.Figure) bool { return f.Src == f.Dst }, param("cache", "beyond_l2"))
+	add("pointer chase, pinned host memory (host-device latency)", results.LatHostChase, 1, "ns")
 	add("ping-pong one way, release/acquire flags", results.LatPingPong, 1, "ns", param("measure", "one_way"), param("ordering", "release_acquire"))
 	add("ping-pong one way, relaxed flags", results.LatPingPong, 1, "ns", param("measure", "one_way"), param("ordering", "relaxed"))
 	smallest := func(f *results.Figure) bool { return f.Size == 4 }

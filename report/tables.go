@@ -90,18 +90,23 @@ func testMatrices(d *Document, devs []int, info results.TestInfo, figs []*result
 			title := fmt.Sprintf("%s, %s, total %s of both directions, %s, median; row and column = the pair",
 				info.Title, map[results.Direction]string{results.DirRead: "both pulling", results.DirWrite: "both pushing"}[dir],
 				info.Unit, results.FormatBytes(size))
-			matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool {
+			matrixTable(d, devs, devs, title, where(figs, func(f *results.Figure) bool {
 				return f.Direction == dir && f.Part == results.PartTotal && f.Size == size
 			}), false)
 		}
 	case kind.Matrix:
 		title := fmt.Sprintf("%s, %s, %s, median of samples; row = source, column = destination", info.Title, info.Unit, results.FormatBytes(size))
-		matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == size }), true)
+		matrixTable(d, devs, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == size }), true)
 	case kind.Name == results.LatChase:
 		for _, ws := range sizesOf(figs) {
 			title := fmt.Sprintf("%s, working set %s: ns per dependent load, median; row = memory holding the chain, column = GPU running the thread",
 				info.Title, results.FormatBytes(ws))
-			matrixTable(d, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == ws }), false)
+			matrixTable(d, devs, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == ws }), false)
+		}
+	case kind.Name == results.LatHostChase:
+		for _, ws := range sizesOf(figs) {
+			title := fmt.Sprintf("%s, working set %s: ns per dependent load, median; column = GPU running the thread", info.Title, results.FormatBytes(ws))
+			matrixTable(d, []int{results.HostDevice}, devs, title, where(figs, func(f *results.Figure) bool { return f.Size == ws }), false)
 		}
 	case kind.Name == results.LatPingPong:
 		oneWay := where(figs, func(f *results.Figure) bool { return f.Params["measure"] == "one_way" })
@@ -117,7 +122,7 @@ func testMatrices(d *Document, devs []int, info results.TestInfo, figs []*result
 				flags = " (" + o + " flags)"
 			}
 			title := fmt.Sprintf("%s%s, one-way latency (half a round trip), ns, median; row = initiator, column = responder", info.Title, flags)
-			matrixTable(d, devs, title, where(oneWay, func(f *results.Figure) bool { return f.Params["ordering"] == o }), false)
+			matrixTable(d, devs, devs, title, where(oneWay, func(f *results.Figure) bool { return f.Params["ordering"] == o }), false)
 		}
 	}
 }
@@ -134,9 +139,9 @@ func sizesOf(figs []*results.Figure) []uint64 {
 	return out
 }
 
-// matrixTable adds a source × destination table of figs; with sum, a note
-// gives the sum of the cells' medians.
-func matrixTable(d *Document, devs []int, title string, figs []*results.Figure, sum bool) {
+// matrixTable adds a source (rows) × destination (cols) table of figs, -1
+// being the host; with sum, a note gives the sum of the cells' medians.
+func matrixTable(d *Document, rows, cols []int, title string, figs []*results.Figure, sum bool) {
 	cell := map[[2]int]*results.Figure{}
 	for _, f := range figs {
 		cell[[2]int{f.Src, f.Dst}] = f
@@ -144,14 +149,17 @@ func matrixTable(d *Document, devs []int, title string, figs []*results.Figure, 
 	if len(cell) == 0 {
 		return
 	}
-	t := &table{title: title, header: []string{`src\dst`}, align: strings.Repeat("r", len(devs)+1)}
-	for _, dv := range devs {
+	t := &table{title: title, header: []string{`src\dst`}, align: strings.Repeat("r", len(cols)+1)}
+	for _, dv := range cols {
 		t.header = append(t.header, strconv.Itoa(dv))
 	}
 	total := 0.0
-	for _, s := range devs {
+	for _, s := range rows {
 		row := []string{strconv.Itoa(s)}
-		for _, dv := range devs {
+		if s < 0 {
+			row[0] = "host"
+		}
+		for _, dv := range cols {
 			f, ok := cell[[2]int{s, dv}]
 			if !ok {
 				row = append(row, "-")
@@ -205,18 +213,39 @@ func cvText(f *results.Figure) string {
 	return fmt.Sprintf("%.2f%%", 100*f.Stats.CV)
 }
 
-// singlesTable lists the bandwidth figures that are no matrix: host to
-// device and back, copies within a device, and the totals of aggregates.
+// singlesTable lists the bandwidth figures that are no matrix: copies
+// between host and devices (every part), copies within a device, and the
+// totals of the aggregates between devices, each named with its direction
+// and part where it has them.
 func singlesTable(d *Document, run *results.Run) {
 	t := &table{title: "Host, local and aggregate copies, decimal GB/s, median", header: []string{"test", "transfer", "size", "GB/s", "CV", "verify"},
 		align: "llrrrl"}
+	dirs := map[results.Test]map[results.Direction]bool{} // the directions of each test
+	for _, f := range run.Figures {
+		if dirs[f.Test] == nil {
+			dirs[f.Test] = map[results.Direction]bool{}
+		}
+		dirs[f.Test][f.Direction] = true
+	}
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		info := f.Test.Info()
-		if info.Unit != results.UnitGBps || info.Matrix || info.SameProcess != "" || f.Part != results.PartNone && f.Part != results.PartTotal {
+		parts := !info.NeedsPair // the host tests show every part
+		if info.Unit != results.UnitGBps || info.Matrix || info.SameProcess != "" || !parts && f.Part != results.PartNone && f.Part != results.PartTotal {
 			continue
 		}
-		t.rows = append(t.rows, []string{info.Short, transferName(f), results.FormatBytes(f.Size), cellText(f), cvText(f), f.Verify})
+		name := info.Short
+		if len(dirs[f.Test]) > 1 {
+			name += ", " + string(f.Direction)
+		}
+		g := *f
+		if parts && f.Part != results.PartNone {
+			name += ", " + string(f.Part)
+			if f.Part == results.PartReverse {
+				g.Src, g.Dst = f.Dst, f.Src // the way its data moves
+			}
+		}
+		t.rows = append(t.rows, []string{name, transferName(&g), results.FormatBytes(f.Size), cellText(f), cvText(f), f.Verify})
 	}
 	d.table(t)
 }

@@ -13,24 +13,38 @@ type Test string
 
 // The tests, in the order a run makes them.
 const (
-	H2D       Test = "h2d"
-	D2H       Test = "d2h"
-	LocalCopy Test = "local_copy"
-	CERead    Test = "ce_read"
-	CEWrite   Test = "ce_write"
-	CEBidir   Test = "ce_bidir"
-	SMRead    Test = "sm_read"
-	SMWrite   Test = "sm_write"
-	SMBidir   Test = "sm_bidir"
-	NoP2PCopy Test = "nop2p_copy"
-	AllToOne  Test = "all_to_one"
-	OneToAll  Test = "one_to_all"
-	AllPairs  Test = "all_pairs"
+	H2D         Test = "h2d"
+	D2H         Test = "d2h"
+	SMH2D       Test = "sm_h2d"
+	SMD2H       Test = "sm_d2h"
+	HostBidir   Test = "host_bidir"
+	SMHostBidir Test = "sm_host_bidir"
+	LocalCopy   Test = "local_copy"
+	CERead      Test = "ce_read"
+	CEWrite     Test = "ce_write"
+	CEBidir     Test = "ce_bidir"
+	SMRead      Test = "sm_read"
+	SMWrite     Test = "sm_write"
+	SMBidir     Test = "sm_bidir"
+	NoP2PCopy   Test = "nop2p_copy"
+	AllToOne    Test = "all_to_one"
+	OneToAll    Test = "one_to_all"
+	SMAllToOne  Test = "sm_all_to_one"
+	SMOneToAll  Test = "sm_one_to_all"
+	AllPairs    Test = "all_pairs"
+
+	HostToAll      Test = "host_to_all"
+	AllToHost      Test = "all_to_host"
+	HostAllBidir   Test = "host_all_bidir"
+	SMHostToAll    Test = "sm_host_to_all"
+	SMAllToHost    Test = "sm_all_to_host"
+	SMHostAllBidir Test = "sm_host_all_bidir"
 
 	LatChase      Test = "lat_chase"
 	LatPingPong   Test = "lat_pingpong"
 	LatCopyDevice Test = "lat_copy_device"
 	LatCopyHost   Test = "lat_copy_host"
+	LatHostChase  Test = "lat_host_chase"
 
 	AtomicTput    Test = "atomic_tput"
 	AtomicLatency Test = "atomic_latency"
@@ -169,7 +183,17 @@ const (
 	convHost    = convGBps + "pinned host memory, cuMemcpyAsync; -1 = host"
 	convLocal   = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
 	convAggr    = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
+	convGroup   = "decimal GB/s; every listed pair copying at once, each pair timed with its own events (write = push, issued by the source; read = pull, issued by the destination); total = all bytes over the longest pair's time"
+	convHostSM  = convGBps + "the SM copy kernel on the device loads from (sm_h2d) or stores to (sm_d2h) pinned, mapped host memory through its device address" + convHostK + "; -1 = host"
+	convHostBi  = "decimal GB/s; host→device and device→host at once on two streams of the device, between its memory and two regions of pinned host memory, each timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = both directions' bytes over the longer of the two times"
+	convHostAll = "decimal GB/s; every selected device copying at once between its memory and its own region of pinned host memory, each copy timed with its own events; pair = one device's copy (-1 = host), total = all bytes over the longest copy's time (src = dst = -1)"
+	convHostAlB = "decimal GB/s; every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = all bytes over the longest copy's time (src = dst = -1)"
+	convByCE    = "; copy engine (cuMemcpyAsync)"
+	convByCEP2P = "; copy engine (cuMemcpyPeerAsync)"
+	convBySM    = "; SM copy kernels, one per copy, on the issuing device"
+	convHostK   = " (on host memory the default register-path copy kernel, unless --variant names another)"
 	convChase   = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
+	convHostLat = "ns per dependent load (one thread on the GPU following a random cyclic chain through 2 MiB of pinned, mapped host memory, 128-byte stride, L1 bypassed): host-device latency; each sample is one timed chunk of 512 loads (%globaltimer); src = -1 (host memory holding the chain), dst = the GPU running the thread"
 	convPing    = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
 	convCopyDev = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
 	convCopyHst = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
@@ -189,6 +213,14 @@ var catalogue = []TestInfo{
 		Doc: "host → device copy, pinned memory"},
 	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Convention: convHost, Command: CommandBW,
 		Doc: "device → host copy, pinned memory"},
+	{Name: SMH2D, Unit: UnitGBps, Title: "Host to device, SM kernel", Short: "SM host→device", Convention: convHostSM, Command: CommandBW,
+		Doc: "host → device by an SM copy kernel reading pinned, mapped host memory"},
+	{Name: SMD2H, Unit: UnitGBps, Title: "Device to host, SM kernel", Short: "SM device→host", Convention: convHostSM, Command: CommandBW,
+		Doc: "device → host by an SM copy kernel writing pinned, mapped host memory"},
+	{Name: HostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once", Short: "host both ways", Convention: convHostBi + convByCE, Command: CommandBW, BothWays: true,
+		Doc: "host → device and device → host at once, copy engine"},
+	{Name: SMHostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once, SM kernels", Short: "SM host both ways", Convention: convHostBi + convBySM + convHostK, Command: CommandBW, BothWays: true,
+		Doc: "host → device and device → host at once, SM copy kernels"},
 	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Convention: convLocal, Command: CommandBW,
 		Doc: "copy within one device's memory"},
 	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Convention: convRead, Command: CommandBW, NeedsPair: true, Matrix: true,
@@ -205,12 +237,28 @@ var catalogue = []TestInfo{
 		Doc: "SM copy kernels, both directions at once (read and write variants)"},
 	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged, Command: CommandBW, NeedsPair: true, Matrix: true,
 		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
-	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device pushing to one", Short: "all to one", Convention: convAggr, Command: CommandBW, NeedsPair: true,
-		Doc: "every other device pushing to one device at once"},
-	{Name: OneToAll, Unit: UnitGBps, Title: "One device pushing to every other", Short: "one to all", Convention: convAggr, Command: CommandBW, NeedsPair: true,
-		Doc: "one device pushing to every other at once"},
+	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Convention: convGroup + convByCEP2P, Command: CommandBW, NeedsPair: true,
+		Doc: "every other device copying to one device at once (pushed and pulled), copy engine"},
+	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Convention: convGroup + convByCEP2P, Command: CommandBW, NeedsPair: true,
+		Doc: "one device copying to every other at once (pushed and pulled), copy engine"},
+	{Name: SMAllToOne, Unit: UnitGBps, Title: "Every other device copying to one, SM kernels", Short: "SM all to one", Convention: convGroup + convBySM, Command: CommandBW, NeedsPair: true,
+		Doc: "every other device copying to one device at once (pushed and pulled), SM copy kernels"},
+	{Name: SMOneToAll, Unit: UnitGBps, Title: "One device copying to every other, SM kernels", Short: "SM one to all", Convention: convGroup + convBySM, Command: CommandBW, NeedsPair: true,
+		Doc: "one device copying to every other at once (pushed and pulled), SM copy kernels"},
 	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Convention: convAggr, Command: CommandBW, NeedsPair: true,
 		Doc: "every ordered pair copying at once"},
+	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Convention: convHostAll + convByCE, Command: CommandBW,
+		Doc: "host → every device at once, copy engine"},
+	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Convention: convHostAll + convByCE, Command: CommandBW,
+		Doc: "every device → host at once, copy engine"},
+	{Name: HostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once", Short: "all host both ways", Convention: convHostAlB + convByCE, Command: CommandBW, BothWays: true,
+		Doc: "every device to and from the host at once, copy engine"},
+	{Name: SMHostToAll, Unit: UnitGBps, Title: "Host to every device at once, SM kernels", Short: "SM host to all", Convention: convHostAll + convBySM + convHostK, Command: CommandBW,
+		Doc: "host → every device at once, SM copy kernels"},
+	{Name: SMAllToHost, Unit: UnitGBps, Title: "Every device to host at once, SM kernels", Short: "SM all to host", Convention: convHostAll + convBySM + convHostK, Command: CommandBW,
+		Doc: "every device → host at once, SM copy kernels"},
+	{Name: SMHostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once, SM kernels", Short: "SM all host both ways", Convention: convHostAlB + convBySM + convHostK, Command: CommandBW, BothWays: true,
+		Doc: "every device to and from the host at once, SM copy kernels"},
 
 	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Convention: convChase, Command: CommandLat,
 		Doc: "pointer chase through local and peer memory, in and beyond L2"},
@@ -220,6 +268,8 @@ var catalogue = []TestInfo{
 		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
 	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
 		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
+		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},
 
 	{Name: AtomicTput, Unit: UnitGOps, Title: "Atomic throughput", Short: "atomic tput", Convention: convAtomic, Command: CommandAtomic,
 		Doc: "atomic throughput per operation, distinct addresses and contended"},

@@ -194,15 +194,15 @@ func (b *usesBuilder) leg(from, to location, p, hp profile) {
 func (s *sched) transferUses(src, dst location, actor int, e engineKind, readScale, writeScale float64) []use {
 	mm := s.d.m.m
 	b := usesBuilder{s: s}
-	var rd, wr, host profile
+	var rd, wr, hostRd, hostWr profile
 	var localEff float64
 	switch e {
 	case engCE:
-		rd, wr, host, localEff = mm.ceRead, mm.ceWrite, mm.hostCE, mm.ceLocalEff
+		rd, wr, hostRd, hostWr, localEff = mm.ceRead, mm.ceWrite, mm.hostCE, mm.hostCE, mm.ceLocalEff
 	case engSM:
-		rd, wr, host, localEff = mm.smRead, mm.smWrite, mm.hostSM, mm.smLocalEff
+		rd, wr, hostRd, hostWr, localEff = mm.smRead, mm.smWrite, mm.hostSM, mm.hostSMWrite, mm.smLocalEff
 	default:
-		rd, wr, host, localEff = mm.smRead, mm.smWrite, mm.hostSM, mm.fillEff
+		rd, wr, hostRd, hostWr, localEff = mm.smRead, mm.smWrite, mm.hostSM, mm.hostSM, mm.fillEff
 	}
 	rd.eff *= readScale
 	wr.eff *= writeScale
@@ -219,10 +219,10 @@ func (s *sched) transferUses(src, dst location, actor int, e engineKind, readSca
 		b.add(resKey{resMem, int(dst), 0}, memW)
 	}
 	if src != locCore && src != a {
-		b.leg(src, a, rd, host)
+		b.leg(src, a, rd, hostRd)
 	}
 	if dst != locCore && dst != a {
-		b.leg(a, dst, wr, host)
+		b.leg(a, dst, wr, hostWr)
 	}
 	if e == engCE {
 		b.add(resKey{resCE, actor, 0}, 1)

@@ -95,7 +95,8 @@ type model struct {
 	smRead        profile // SM loads from a peer
 	smWrite       profile // SM stores to a peer
 	hostCE        profile // copy engine to or from host memory (PCIe)
-	hostSM        profile // SM loads and stores to mapped host memory
+	hostSM        profile // SM loads from mapped host memory (and fill kernels' stores)
+	hostSMWrite   profile // SM copy kernels' stores to mapped host memory
 	ceLocalEff    float64 // fraction of memory bandwidth a local CE copy reaches
 	smLocalEff    float64 // ... a local SM copy
 	fillEff       float64 // ... fill, check and memset kernels
@@ -137,7 +138,9 @@ type model struct {
 // per direction between a pair. The efficiencies come from the 2× H200
 // measurements of hardware.md (on 450 GB/s): copy engine 394 one way, 783
 // both ways pushing, 778 pulling; SM 374 pulling, 371 pushing, 672 both
-// pulling, 731 both pushing.
+// pulling, 731 both pushing; to and from the host (on 57.3 GB/s of PCIe)
+// 55.4 by the copy engine, 51.2 by SM loads and 52.6 by SM stores, and
+// 1.19 µs per load of a chase through host memory.
 func nvlinkModel(port float64, engines int) model {
 	const raw = 450.0
 	return model{
@@ -151,8 +154,9 @@ func nvlinkModel(port float64, engines int) model {
 		ceWrite:       calibrate(raw, 394, 783),
 		smRead:        calibrate(raw, 374, 672),
 		smWrite:       calibrate(raw, 371, 731),
-		hostCE:        profile{eff: 0.96, rev: 0.01},
-		hostSM:        profile{eff: 0.90, rev: 0.05},
+		hostCE:        profile{eff: 0.967, rev: 0.01},
+		hostSM:        profile{eff: 0.894, rev: 0.05},
+		hostSMWrite:   profile{eff: 0.918, rev: 0.02},
 		ceLocalEff:    0.98,
 		smLocalEff:    0.95,
 		fillEff:       0.90,
@@ -173,7 +177,7 @@ func nvlinkModel(port float64, engines int) model {
 		chaseLocalMem:  600,
 		chaseRemoteL2:  900,
 		chaseRemoteMem: 1300,
-		chaseHost:      1600,
+		chaseHost:      1190,
 		storeLocal:     400,
 		storeRemote:    800,
 		relaxedStore:   0.8,
@@ -207,6 +211,7 @@ func pcieModel() model {
 		smWrite:       profile{eff: 0.92, rev: 0.01}, // posted writes: ~24 GB/s
 		hostCE:        profile{eff: 0.96, rev: 0.01},
 		hostSM:        profile{eff: 0.88, rev: 0.05},
+		hostSMWrite:   profile{eff: 0.88, rev: 0.05},
 		ceLocalEff:    0.95,
 		smLocalEff:    0.92,
 		fillEff:       0.90,

@@ -127,16 +127,17 @@ func (s *Settings) SMFor(src, dst int, direction string) SMConfig {
 	return s.SM
 }
 
-// CopyOf says how a bandwidth test between two devices copies: sm is true
-// for the SM copy kernel (else the copy engine), dir is the issuing side of
-// a one-way test ("" for both ways at once). A test across processes copies
-// as the test it repeats.
+// CopyOf says how a bandwidth test copies: sm is true for the SM copy
+// kernel (else the copy engine); for a test between two devices, dir is the
+// issuing side of a one-way test ("" for both ways at once). A test across
+// processes copies as the test it repeats.
 func CopyOf(t results.Test) (sm bool, dir results.Direction) {
 	if twin := t.Info().SameProcess; twin != "" {
 		t = twin
 	}
 	switch t {
-	case results.SMRead, results.SMBidir:
+	case results.SMRead, results.SMBidir, results.SMAllToOne, results.SMOneToAll,
+		results.SMH2D, results.SMD2H, results.SMHostBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir:
 		sm = true
 	case results.SMWrite:
 		sm, dir = true, results.DirWrite

@@ -11,6 +11,7 @@ package synth
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -274,7 +275,9 @@ func New(o Options) *results.Run {
 	}{
 		{g.bandwidth, bandwidth},
 		{g.sweep, swept},
-		{g.aggregates, []results.Test{results.AllPairs, results.AllToOne, results.OneToAll}},
+		{g.aggregates, []results.Test{results.AllPairs, results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll}},
+		{g.host, []results.Test{results.SMH2D, results.SMD2H, results.HostBidir, results.SMHostBidir, results.HostToAll, results.AllToHost,
+			results.HostAllBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir, results.LatHostChase}},
 		{g.latency, []results.Test{results.LatChase, results.LatPingPong, results.LatCopyDevice, results.LatCopyHost}},
 		{g.atomics, []results.Test{results.AtomicTput, results.AtomicLatency}},
 		{g.ipc, []results.Test{results.IPCCERead, results.IPCCEWrite}},
@@ -545,18 +548,8 @@ func (g *gen) bandwidth() {
 				if b.engine != results.EngineCopy {
 					lat = smLatency
 				}
-				fwd := g.bwFigure(b.test, b.engine, b.dir, results.PartForward, s, d, size, b.each, lat, b.params)
-				rev := g.bwFigure(b.test, b.engine, b.dir, results.PartReverse, s, d, size, b.each*0.999, lat, b.params)
-				tot := fwd
-				tot.Part = results.PartTotal
-				tot.Samples = make([]float64, len(fwd.Samples))
-				for i := range tot.Samples {
-					// Both directions' bytes over the longer time.
-					tot.Samples[i] = 2 * math.Min(fwd.Samples[i], rev.Samples[i])
-				}
-				g.add(fwd)
-				g.add(rev)
-				g.add(tot)
+				g.bothWays(g.bwFigure(b.test, b.engine, b.dir, results.PartForward, s, d, size, b.each, lat, b.params),
+					g.bwFigure(b.test, b.engine, b.dir, results.PartReverse, s, d, size, b.each*0.999, lat, b.params))
 			}
 		}
 	}
@@ -646,7 +639,32 @@ func (g *gen) aggregates() {
 	}
 	g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartTotal, -1, -1, size, total*0.98, ceLatency,
 		map[string]string{"pairs": strconv.Itoa(n * (n - 1))}))
+	for _, k := range []struct {
+		toOne, oneToAll results.Test
+		engine          results.Engine
+		dir             results.Direction
+		speed           float64
+		params          map[string]string
+	}{
+		{results.AllToOne, results.OneToAll, results.EngineCopy, results.DirWrite, 1, nil},
+		{results.AllToOne, results.OneToAll, results.EngineCopy, results.DirRead, 0.995, nil},
+		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirWrite, 0.94, g.smParams},
+		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirRead, 0.95, g.smParams},
+	} {
+		g.groups(k.toOne, k.oneToAll, k.engine, k.dir, k.speed, size, k.params)
+	}
+}
+
+// groups adds the figures of all_to_one and one_to_all (or their SM twins)
+// in one direction, at speed relative to the copy engine pushing.
+func (g *gen) groups(toOne, oneToAll results.Test, engine results.Engine, dir results.Direction, speed float64, size uint64, params map[string]string) {
+	n := g.o.GPUs
+	lat := ceLatency
+	if engine != results.EngineCopy {
+		lat = smLatency
+	}
 	group := map[string]string{"pairs": strconv.Itoa(n - 1)}
+	maps.Copy(group, params)
 	for x := 0; x < n; x++ {
 		var in, out float64
 		for y := 0; y < n; y++ {
@@ -655,19 +673,19 @@ func (g *gen) aggregates() {
 				out += g.m.peerGBps(x, y)
 			}
 		}
-		in, out = math.Min(in, g.gpuGBps(x)), math.Min(out, g.gpuGBps(x))
+		in, out = speed*math.Min(in, g.gpuGBps(x)), speed*math.Min(out, g.gpuGBps(x))
 		for y := 0; y < n; y++ {
 			if y != x {
-				g.add(g.bwFigure(results.AllToOne, results.EngineCopy, results.DirWrite, results.PartPair, y, x, size, in/float64(n-1), ceLatency, nil))
+				g.add(g.bwFigure(toOne, engine, dir, results.PartPair, y, x, size, in/float64(n-1), lat, params))
 			}
 		}
-		g.add(g.bwFigure(results.AllToOne, results.EngineCopy, results.DirWrite, results.PartTotal, -1, x, size, in, ceLatency, group))
+		g.add(g.bwFigure(toOne, engine, dir, results.PartTotal, -1, x, size, in, lat, group))
 		for y := 0; y < n; y++ {
 			if y != x {
-				g.add(g.bwFigure(results.OneToAll, results.EngineCopy, results.DirWrite, results.PartPair, x, y, size, out/float64(n-1), ceLatency, nil))
+				g.add(g.bwFigure(oneToAll, engine, dir, results.PartPair, x, y, size, out/float64(n-1), lat, params))
 			}
 		}
-		g.add(g.bwFigure(results.OneToAll, results.EngineCopy, results.DirWrite, results.PartTotal, x, -1, size, out, ceLatency, group))
+		g.add(g.bwFigure(oneToAll, engine, dir, results.PartTotal, x, -1, size, out, lat, group))
 	}
 }
 

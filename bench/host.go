@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The tests between pinned host memory and the devices: copies to and from
+// one device (h2d, d2h and their SM twins), both ways at once on one
+// device, every device at once (each way and both), and the pointer chase
+// through host memory. Their copies go to and from regions of pinned,
+// mapped, portable host memory of the transfer size, each its own
+// allocation (as the suite's host buffers are): device k of the selection
+// copies from region 2k and into region 2k+1 when every device copies at
+// once; device by device, every device uses regions 0 and 1.
+
+// hostWay says which way a host test copies: to the devices, from them, or both at once.
+type hostWay int
+
+const (
+	toDevice hostWay = 1 << iota
+	fromDevice
+	bothWays = toDevice | fromDevice
+)
+
+// hostShape is how a host bandwidth test copies: which way, and whether
+// every device copies at once (else one device at a time).
+type hostShape struct {
+	way hostWay
+	all bool
+}
+
+var hostShapes = map[results.Test]hostShape{
+	results.H2D: {toDevice, false}, results.SMH2D: {toDevice, false},
+	results.D2H: {fromDevice, false}, results.SMD2H: {fromDevice, false},
+	results.HostBidir: {bothWays, false}, results.SMHostBidir: {bothWays, false},
+	results.HostToAll: {toDevice, true}, results.SMHostToAll: {toDevice, true},
+	results.AllToHost: {fromDevice, true}, results.SMAllToHost: {fromDevice, true},
+	results.HostAllBidir: {bothWays, true}, results.SMHostAllBidir: {bothWays, true},
+}
+
+// hostChaseBytes is the working set of lat_host_chase, the buffer the
+// single-node suite's host_device_latency_sm chases through.
+const hostChaseBytes = 2 << 20
+
+// hostSMConfig is the SM copy configuration of the host tests: the variant
+// the settings name, else the default register-path kernel. The bulk-copy
+// path (the default on sm_90 for device memory) is left out on host memory:
+// PCIe needs far fewer bytes in flight than any variant keeps, and its
+// cp.async.bulk on mapped host memory has not been checked on hardware.
+func hostSMConfig(s measure.Settings, devs []cuda.DeviceInfo) measure.SMConfig {
+	if s.SM.Variant == "" {
+		s.SM.Variant = kernels.DefaultCopyVariant
+	}
+	s.ResolveSM(devs)
+	return s.SM
+}
+
+// hostSteps are the selected host bandwidth tests of devs, in catalogue
+// order: those of one device (all false) or of every device at once; where
+// names the devices for the steps' names.
+func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []step {
+	var steps []step
+	for _, info := range results.Catalogue() {
+		if sh, ok := hostShapes[info.Name]; ok && sh.all == all && e.opt.Selected(info.Name) {
+			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }})
+		}
+	}
+	return steps
+}
+
+// hostChaseSteps are the host memory chases, one per device.
+func (e *Engine) hostChaseSteps() []step {
+	if !e.opt.Selected(results.LatHostChase) {
+		return nil
+	}
+	var steps []step
+	for _, dv := range e.devices() {
+		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }})
+	}
+	return steps
+}
+
+// hostRegion is one region of host memory and the device whose context
+// allocated it.
+type hostRegion struct {
+	buf   cuda.HostBuffer
+	owner *measure.Device
+}
+
+// hostRegion returns region r of host memory, of the transfer size,
+// allocating it (and the regions before it) in dv's context on first use.
+func (e *Engine) hostRegion(r int, dv *measure.Device) (cuda.HostBuffer, error) {
+	size := e.opt.Size
+	for len(e.hostRegions) <= r {
+		h, err := dv.Ctx.HostAlloc(size, true)
+		if err != nil {
+			return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
+		}
+		e.hostRegions = append(e.hostRegions, hostRegion{h, dv})
+	}
+	return e.hostRegions[r].buf, nil
+}
+
+// freeHostRegions frees the host regions, whatever happened before.
+func (e *Engine) freeHostRegions() []error {
+	var errs []error
+	for _, r := range e.hostRegions {
+		if err := r.owner.Ctx.HostFree(r.buf); err != nil {
+			errs = append(errs, fmt.Errorf("freeing pinned host memory: %w", err))
+		}
+	}
+	e.hostRegions = nil
+	return errs
+}
+
+// hostFlow is the flow of test on dv one way through host region r: into
+// dv's receive buffer (toDevice), or out of its send buffer. Without the
+// region (an error) it has its figure only.
+func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay, r int) (flow, error) {
+	size := e.opt.Size
+	fl := flow{fig: results.Figure{Test: test, Engine: results.EngineCopy, Src: results.HostDevice, Dst: dv.Index, Size: size, Unit: results.UnitGBps},
+		issuer: dv, dst: dv, dstPtr: dv.Recv, size: size}
+	if way == fromDevice {
+		fl.fig.Src, fl.fig.Dst = dv.Index, results.HostDevice
+		fl.src, fl.dst, fl.srcPtr = dv, nil, dv.Send
+	}
+	if sm, _ := measure.CopyOf(test); sm {
+		fl.sm = e.hostSM
+		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
+	}
+	host, err := e.hostRegion(r, dv)
+	if err != nil {
+		return fl, err
+	}
+	if way == toDevice {
+		fl.srcHost, fl.srcPtr = host.Host[:size], host.Device
+	} else {
+		fl.dstHost, fl.dstPtr = host.Host[:size], host.Device
+	}
+	return fl, nil
+}
+
+// hostCopies measures a host bandwidth test on devs at once: each device's
+// copies (forward and reverse, both filed under host → device, when both
+// ways) and their total.
+func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*measure.Device) {
+	sh := hostShapes[test]
+	var flows []flow
+	var err error
+	for i, dv := range devs {
+		for _, way := range []hostWay{toDevice, fromDevice} {
+			if sh.way&way == 0 {
+				continue
+			}
+			// Device i's regions: 2i to it, 2i+1 from it.
+			r := 2 * i
+			if way == fromDevice {
+				r++
+			}
+			fl, ferr := e.hostFlow(test, dv, way, r)
+			if err == nil {
+				err = ferr
+			}
+			switch {
+			case sh.way == bothWays && way == toDevice:
+				fl.fig.Part = results.PartForward
+			case sh.way == bothWays:
+				fl.fig.Part = results.PartReverse
+				fl.fig.Src, fl.fig.Dst = results.HostDevice, dv.Index
+			case sh.all:
+				fl.fig.Part = results.PartPair
+			}
+			flows = append(flows, fl)
+		}
+	}
+	var tot *results.Figure
+	if sh.all || sh.way == bothWays {
+		t := flows[0].fig
+		t.Part = results.PartTotal
+		if sh.all {
+			t.Src, t.Dst = results.HostDevice, results.HostDevice
+			t.Params = measure.WithParam(t.Params, "devices", strconv.Itoa(len(devs)))
+		}
+		tot = &t
+	}
+	if err != nil {
+		for _, fl := range flows {
+			e.add(measure.Fail(fl.fig, err))
+		}
+		if tot != nil {
+			e.add(measure.Fail(*tot, err))
+		}
+		return
+	}
+	e.measureFlows(ctx, flows, tot)
+}
+
+// hostChase follows a chain through pinned host memory of its own from dv:
+// the latency of one load from the GPU to host memory and back.
+func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
+	f := results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: results.HostDevice, Dst: dv.Index, Size: hostChaseBytes,
+		Unit: results.UnitNs, Params: measure.ChaseParams(hostChaseBytes, "host", 0)}
+	err := func() error {
+		host, err := dv.Ctx.HostAlloc(hostChaseBytes, true)
+		if err != nil {
+			return fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(hostChaseBytes), err)
+		}
+		defer func() {
+			if err := dv.Ctx.HostFree(host); err != nil {
+				e.note("freeing the host chase's memory: %v", err)
+			}
+		}()
+		if err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next()); err != nil {
+			return err
+		}
+		f.Samples, err = dv.Chase(host.Device, hostChaseBytes)
+		return err
+	}()
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			e.add(measure.Fail(f, err))
+		}
+		return
+	}
+	e.add(f)
+}
