@@ -91,6 +91,8 @@ type Device struct {
 	UnifiedAddressing bool   `json:"unified_addressing"`
 	AsyncEngines      int    `json:"async_engine_count"`
 	L2CacheBytes      int    `json:"l2_cache_bytes,omitempty"`
+	// PCIe is the GPU's PCIe link from NVML; nil without it.
+	PCIe *PCIeLink `json:"pcie,omitempty"`
 }
 
 // DeviceState is an NVML snapshot of one GPU.

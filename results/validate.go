@@ -55,6 +55,9 @@ func (r *Run) Validate() error {
 			v.add("environment.devices[%d]: index %d appears twice", i, d.Index)
 		}
 		seen[d.Index] = true
+		if l := d.PCIe; l != nil && (l.Gen < 0 || l.Width < 0 || l.MaxGen < 0 || l.MaxWidth < 0) {
+			v.add("environment.devices[%d]: a PCIe generation or width is negative", i)
+		}
 	}
 	for _, states := range []struct {
 		name string
