@@ -72,9 +72,28 @@ func TestSwitchLinks(t *testing.T) {
 		t.Fatalf("Links = %d, %v; want 18 links to the switches", len(links), err)
 	}
 	for _, l := range links {
-		if !strings.HasPrefix(l.RemoteBus, "ffff:ff:") || !l.Active || l.SpeedGBps != 25 {
-			t.Errorf("link %+v: want an active link to a switch", l)
+		if !strings.HasPrefix(l.RemoteBus, "ffff:ff:") || !l.Active || l.SpeedGBps != 25 || l.Version != 4 {
+			t.Errorf("link %+v: want an active NVLink 4 link to a switch", l)
 		}
+	}
+}
+
+func TestPCIeLinks(t *testing.T) {
+	for machine, want := range map[string]results.PCIeLink{
+		"h200x2":    {Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+		"pcie-4gpu": {Gen: 4, Width: 16, MaxGen: 4, MaxWidth: 16},
+	} {
+		d, err := New(machine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, err := d.Monitor().PCIe(1, ""); l != want || err != nil {
+			t.Errorf("%s: PCIe(1) = %+v, %v; want %+v", machine, l, err, want)
+		}
+		if _, err := d.Monitor().PCIe(9, ""); err == nil {
+			t.Errorf("%s: PCIe of device 9 succeeded", machine)
+		}
+		d.Close()
 	}
 }
 
