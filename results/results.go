@@ -43,6 +43,9 @@ type Run struct {
 	Figures   []Figure          `json:"figures"`
 	Tuning    []Tuning          `json:"tuning,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
+	// Verdict judges the run against expectations (verdict.go); nil until
+	// a run is judged (p2pbench check, or all with --expect or --baseline).
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Tool identifies the program and how it was invoked.

@@ -90,6 +90,13 @@ func (r *Run) Validate() error {
 			v.finite(w, "cv", c.CV)
 		}
 	}
+	if r.Verdict != nil {
+		keys := make(map[string]bool, len(r.Figures))
+		for i := range r.Figures {
+			keys[r.Figures[i].Key()] = true
+		}
+		v.verdict(r.Verdict, keys)
+	}
 	if len(v.problems) == 0 {
 		return nil
 	}
