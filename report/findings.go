@@ -138,8 +138,9 @@ func transferName(f *results.Figure) string {
 	return end(f.Src) + "→" + end(f.Dst)
 }
 
-// figureName names a figure for people: "ce_bidir write total 0→1 512 MiB".
-func figureName(f *results.Figure) string {
+// FigureName names a figure for people: "ce_bidir write total 0→1 512 MiB",
+// with the params that tell it from its neighbours.
+func FigureName(f *results.Figure) string {
 	parts := []string{string(f.Test)}
 	for _, x := range []string{string(f.Direction), string(f.Part)} {
 		if x != "" {
@@ -205,7 +206,7 @@ func failures(run *results.Run) []Finding {
 		}
 		g.n++
 		if len(g.examples) < maxListed {
-			ex := figureName(f)
+			ex := FigureName(f)
 			if detail != "" && len(g.examples) == 0 {
 				ex += ": " + detail
 			}
@@ -269,7 +270,7 @@ func slowPairs(run *results.Run, ix *pairIndex) []Finding {
 			group = fmt.Sprintf("the %d pairs of performance rank %d", w.peers, r)
 		}
 		msg := fmt.Sprintf("%s GB/s is %.1f%% below the median of %s (%s GB/s) on %s",
-			fmtGBps(w.v), 100*w.deficit, group, fmtGBps(w.med), figureName(w.f))
+			fmtGBps(w.v), 100*w.deficit, group, fmtGBps(w.med), FigureName(w.f))
 		if w.cases > 1 {
 			msg += fmt.Sprintf("; %d more of its figures of this test are %.0f%% or more below too", w.cases-1, 100*SlowPairFraction)
 		}
@@ -424,7 +425,7 @@ func ipcSlower(run *results.Run) []Finding {
 		if explained {
 			sev = Note
 		}
-		out = append(out, Finding{Severity: sev, Check: "ipc_slower", Subject: figureName(f), Message: msg})
+		out = append(out, Finding{Severity: sev, Check: "ipc_slower", Subject: FigureName(f), Message: msg})
 	}
 	return out
 }
@@ -567,7 +568,7 @@ func noisy(run *results.Run) []Finding {
 		}
 		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: string(t),
 			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
-				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, figureName(g.worst), 100*g.worst.Stats.CV,
+				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, FigureName(g.worst), 100*g.worst.Stats.CV,
 				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
 	}
 	return out
