@@ -42,6 +42,7 @@ const (
 	bannerBlock // a warning that must not be missed (simulated, incomplete)
 	tableBlock
 	figureBlock
+	verdictBlock // the verdict, in large: text is its status's label, line what it rests on
 )
 
 type block struct {
@@ -54,16 +55,23 @@ type block struct {
 	text   string
 	table  *table
 	figure plot.Figure
+	// status is a verdict block's (results.StatusNotJudged for none); line
+	// the sentence under it.
+	status results.Status
+	line   string
 }
 
 // table is a table with an optional title above it and notes below it;
-// align holds 'l' or 'r' per column.
+// align holds 'l' or 'r' per column. shade colours cells (row, column) by
+// a verdict's status, in formats with colour; the cells' text says the
+// same in words.
 type table struct {
 	title  string
 	header []string
 	rows   [][]string
 	align  string
 	notes  []string
+	shade  map[[2]int]results.Status
 }
 
 // newDocument starts a document about run with its title as the first
@@ -124,6 +132,11 @@ func (d *Document) table(t *table) {
 		t.title = "SIMULATED: " + t.title
 	}
 	d.blocks = append(d.blocks, block{kind: tableBlock, table: t})
+}
+
+// verdict adds the verdict in large: its status and the line under it.
+func (d *Document) verdict(status results.Status, line string) {
+	d.blocks = append(d.blocks, block{kind: verdictBlock, status: status, text: status.Label(), line: line})
 }
 
 func (d *Document) figure(f plot.Figure) {
