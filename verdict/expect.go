@@ -40,9 +40,9 @@ func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
 	if b.lower {
 		worse = func(x, y float64) bool { return x > y }
 	}
-	least := "at least"
+	least, short, fails := "at least", "short of", "below"
 	if b.lower {
-		least = "at most"
+		least, short, fails = "at most", "over", "above"
 	}
 	got := fmt.Sprintf("%s %s", fmtValue(v), f.Unit)
 	of := ""
@@ -55,11 +55,18 @@ func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
 		out.Reason = fmt.Sprintf("%s%s, %s %s to pass; %s", got, of, least, fmtValue(b.pass), b.basis)
 	case !worse(v, b.fail):
 		out.Status = results.StatusWarn
-		out.Reason = fmt.Sprintf("%s%s is short of the %s to pass but within the margin to %s: rerun, and look at it if it stays; %s",
-			got, of, fmtValue(b.pass), fmtValue(b.fail), b.basis)
+		out.Reason = fmt.Sprintf("%s%s, %s the %s to pass but not %s %s, where it would fail: rerun, and look at it if it stays; %s",
+			got, of, short, fmtValue(b.pass), fails, fmtValue(b.fail), b.basis)
+	case b.pass == b.fail:
+		out.Status = results.StatusFail
+		must := "it must reach"
+		if b.lower {
+			must = "it may take"
+		}
+		out.Reason = fmt.Sprintf("%s%s, %s the %s %s; %s", got, of, short, fmtValue(b.pass), must, b.basis)
 	default:
 		out.Status = results.StatusFail
-		out.Reason = fmt.Sprintf("%s%s, where %s %s passes and beyond %s fails; %s", got, of, least, fmtValue(b.pass), fmtValue(b.fail), b.basis)
+		out.Reason = fmt.Sprintf("%s%s, %s %s, where it fails (%s %s to pass); %s", got, of, fails, fmtValue(b.fail), least, fmtValue(b.pass), b.basis)
 	}
 	return out
 }

@@ -96,7 +96,7 @@ func TestSpecDemandingMoreFails(t *testing.T) {
 		t.Fatalf("status %s, want FAIL", v.Status)
 	}
 	for _, pair := range []string{"ce_read read 0→1", "ce_read read 1→0"} {
-		if it := item(v, "bandwidth", results.StatusFail, pair); it == nil || !strings.Contains(it.Message, "at least 400") {
+		if it := item(v, "bandwidth", results.StatusFail, pair); it == nil || !strings.Contains(it.Message, "short of the 400 it must reach") {
 			t.Errorf("no failure naming %s: %s", pair, worst(v))
 		}
 	}
