@@ -4,16 +4,21 @@
 // (WriteMarkdown) or PDF (WritePDF), so the formats cannot say different
 // things:
 //
-//   - Report: the whole report a buyer reads: system, topology, headline
-//     bandwidth against the links, the NVLink counters, every figure of
-//     package plot, and the findings of the automatic checks;
+//   - Report: the whole report a buyer reads, opening with the answer (the
+//     run's verdict: PASS, WARN or FAIL in large, one line per check, the
+//     headline matrix against expectation, what failed and what to do
+//     next; verdict.go), then system, topology, headline bandwidth against
+//     the links, the NVLink counters, the verdict in detail, the findings
+//     of the automatic checks and every figure of package plot;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
 //   - Summary: the one screen that ends all and show.
 //
 // The rules that judge figures are written here once: Headlines (figures
-// against the links' limits) and Findings (the automatic checks). A
-// simulated run says SIMULATED at the top of every document.
+// against the links' limits) and Findings (the automatic checks: problems,
+// warnings, and notes of behaviour known and explained), which package
+// verdict turns into a verdict. A simulated run says SIMULATED at the top
+// of every document.
 //
 // The package reads results only, and draws through plot: it never imports
 // cuda, gpu, bench or ipc.

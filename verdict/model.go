@@ -138,12 +138,24 @@ func Model(run *results.Run) Expectations {
 	m := &model{pairs: map[[2]int]pathModel{}, host: map[int]pathModel{}, local: map[int]pathModel{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's model: efficiency factors measured on the 2× H200 (NV18, NVLink 4, PCIe Gen5 x16, driver 580.159.04)"}}
-	var notes []string
-	note := func(format string, args ...any) {
-		if s := fmt.Sprintf(format, args...); !slices.Contains(notes, s) {
-			notes = append(notes, s)
-		}
+	m.deviceModels(run)
+	m.pairModels(run)
+	m.note(false, "Aggregates (all to one, one to all, all pairs), latency and atomics have no model: they are judged with --expect or --baseline.")
+	m.note(false, "Transfers below %s are not judged by the model: their start and end costs, not the path, set their rate.", results.FormatBytes(ModelMinSize))
+	return m
+}
+
+// note adds a note to the source once; conservative marks the source so.
+func (m *model) note(conservative bool, format string, args ...any) {
+	m.src.Conservative = m.src.Conservative || conservative
+	if s := fmt.Sprintf(format, args...); !slices.Contains(m.src.Notes, s) {
+		m.src.Notes = append(m.src.Notes, s)
 	}
+}
+
+// deviceModels models each GPU's PCIe link (from the run, or else from its
+// model) and memory.
+func (m *model) deviceModels(run *results.Run) {
 	for _, d := range run.Environment.Devices {
 		g, known := gpuModels[d.Name]
 		link, assumed := results.PCIeLink{}, false
@@ -158,43 +170,29 @@ func Model(run *results.Run) Expectations {
 				about: fmt.Sprintf("GPU %d's PCIe link, Gen%d x%d (%s GB/s each way)", d.Index, link.MaxGen, link.MaxWidth, fmtValue(link.GBps()))}
 			if assumed {
 				p.about += ", assumed from the GPU model"
-				note("GPU %d's PCIe link is assumed from its model (%s): the run has no PCIe reading.", d.Index, d.Name)
+				m.note(false, "GPU %d's PCIe link is assumed from its model (%s): the run has no PCIe reading.", d.Index, d.Name)
 			}
 			if !p.calibrated {
-				note("PCIe Gen%d: host and staged copies were measured on Gen5 only; held to lower floors.", link.MaxGen)
+				m.note(true, "PCIe Gen%d: host and staged copies were measured on Gen5 only; held to lower floors.", link.MaxGen)
 			}
 			m.host[d.Index] = p
 		} else {
-			note("GPU %d (%s): its PCIe link is unknown; host and staged copies are not judged.", d.Index, d.Name)
+			m.note(false, "GPU %d (%s): its PCIe link is unknown; host and staged copies are not judged.", d.Index, d.Name)
 		}
-		if known {
-			p := pathModel{limit: g.memGBps / 2, calibrated: g.calibrated,
-				about: fmt.Sprintf("half the %s's %s GB/s of memory bandwidth", d.Name, fmtValue(g.memGBps))}
-			if !g.calibrated {
-				note("%s: copies within the GPU were measured on the H200 only; held to lower floors.", d.Name)
-			}
-			m.local[d.Index] = p
-		} else {
-			note("%s is not a GPU the model knows: copies within it are not judged.", d.Name)
+		if !known {
+			m.note(false, "%s is not a GPU the model knows: copies within it are not judged.", d.Name)
+			continue
 		}
-	}
-	m.pairModels(run, note)
-	note("Aggregates (all to one, one to all, all pairs), latency and atomics have no model: they are judged with --expect or --baseline.")
-	note("Transfers below %s are not judged by the model: their start and end costs, not the path, set their rate.", results.FormatBytes(ModelMinSize))
-	m.src.Notes = notes
-	for _, p := range m.pairs {
-		m.src.Conservative = m.src.Conservative || p.peer && !p.calibrated
-	}
-	for _, ps := range []map[int]pathModel{m.host, m.local} {
-		for _, p := range ps {
-			m.src.Conservative = m.src.Conservative || !p.calibrated
+		if !g.calibrated {
+			m.note(true, "%s: copies within the GPU were measured on the H200 only; held to lower floors.", d.Name)
 		}
+		m.local[d.Index] = pathModel{limit: g.memGBps / 2, calibrated: g.calibrated,
+			about: fmt.Sprintf("half the %s's %s GB/s of memory bandwidth", d.Name, fmtValue(g.memGBps))}
 	}
-	return m
 }
 
 // pairModels models every pair of the run's topology.
-func (m *model) pairModels(run *results.Run, note func(string, ...any)) {
+func (m *model) pairModels(run *results.Run) {
 	if run.Topology == nil {
 		return
 	}
@@ -202,24 +200,24 @@ func (m *model) pairModels(run *results.Run, note func(string, ...any)) {
 		pm := pathModel{peer: p.CanAccessPeer}
 		switch {
 		case !p.CanAccessPeer:
-			note("Pairs without peer access (%d→%d): their peer tests cannot run; their staged copies are judged.", p.Src, p.Dst)
+			m.note(false, "Pairs without peer access (%d→%d): their peer tests cannot run; their staged copies are judged.", p.Src, p.Dst)
 		case p.LinkGBps > 0:
 			v := nvlinkVersion(run.Topology, p.Src, p.Dst)
 			pm.nvlink, pm.limit, pm.calibrated = true, p.LinkGBps, v == calibratedNVLink
 			pm.about = fmt.Sprintf("%d NVLink %s links, %s GB/s each way", p.NVLinks, versionName(v), fmtValue(p.LinkGBps))
 			if !pm.calibrated {
-				note("NVLink %s pairs: the factors were measured on NVLink 4; held to lower floors.", versionName(v))
+				m.note(true, "NVLink %s pairs: the factors were measured on NVLink 4; held to lower floors.", versionName(v))
 			}
 		default:
 			s, okS := m.host[p.Src]
 			d, okD := m.host[p.Dst]
 			if !okS || !okD {
-				note("Pair %d→%d: neither NVLink nor a known PCIe link; its copies are not judged.", p.Src, p.Dst)
+				m.note(false, "Pair %d→%d: neither NVLink nor a known PCIe link; its copies are not judged.", p.Src, p.Dst)
 				continue
 			}
 			pm.limit = min(s.limit, d.limit)
 			pm.about = fmt.Sprintf("PCIe between the GPUs, %s GB/s each way at most", fmtValue(pm.limit))
-			note("Pairs over PCIe: held to %.0f%% of the PCIe link and to the other pairs of their performance rank.", 100*pciePeerFloor)
+			m.note(true, "Pairs over PCIe: held to %.0f%% of the PCIe link and to the other pairs of their performance rank.", 100*pciePeerFloor)
 		}
 		m.pairs[[2]int{p.Src, p.Dst}] = pm
 	}

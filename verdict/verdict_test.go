@@ -287,3 +287,31 @@ func TestSimulatedOtherProcessWarns(t *testing.T) {
 		t.Error("a warning fails automation only with strict")
 	}
 }
+
+func TestLinkFacts(t *testing.T) {
+	run := read(t, reference+"all.json")
+	run.Environment.Devices[1].PCIe = &results.PCIeLink{Gen: 5, Width: 8, MaxGen: 5, MaxWidth: 16}
+	run.Topology.Links[0].Links[5].Active = false
+	v := judge(t, run, verdict.Model(run))
+	if it := item(v, "links", results.StatusFail, "GPU 0"); it == nil || !strings.Contains(it.Message, "17 of the NVIDIA H200's 18 NVLinks are up (down: [5])") {
+		t.Errorf("a link down before the run:\n%s", worst(v))
+	}
+	if it := item(v, "links", results.StatusWarn, "GPU 1"); it == nil || !strings.Contains(it.Message, "runs on 8 of its 16 lanes (Gen5 x8 (of Gen5 x16))") {
+		t.Errorf("a narrow PCIe link:\n%s", worst(v))
+	}
+	// The recorded link, not the GPU model's, sets what host copies should reach.
+	for _, fv := range v.Figures {
+		if strings.HasPrefix(fv.Key, "h2d|") && strings.Contains(fv.Reason, "assumed") == strings.HasSuffix(fv.Key, "|-1|1|536870912|") {
+			t.Errorf("%s: %s", fv.Key, fv.Reason)
+		}
+	}
+}
+
+func TestUnknownPathsAreConservative(t *testing.T) {
+	run := simRun(t, "nvl72", []results.Test{results.CERead}, false)
+	v := judge(t, run, verdict.Model(run))
+	if v.Status != results.StatusPass || !v.Expectations.Conservative ||
+		!strings.Contains(strings.Join(v.Expectations.Notes, "\n"), "NVLink 5 pairs: the factors were measured on NVLink 4; held to lower floors") {
+		t.Errorf("nvl72: %s, conservative %v, notes %q", v.Status, v.Expectations.Conservative, v.Expectations.Notes)
+	}
+}
