@@ -84,8 +84,8 @@ const (
 // Check is one line of a verdict: what was checked, its outcome in a
 // sentence, and the entries that did not pass.
 type Check struct {
-	// Name identifies the check: bandwidth, latency, nvlink, memory,
-	// processes, clocks, measurements, pairs, ipc, noise, driver, run.
+	// Name identifies the check: bandwidth, latency, links, memory,
+	// processes, clocks, measurements, pairs, ipc, driver.
 	Name string `json:"name"`
 	// Title names it for people: "Bandwidth against the model".
 	Title  string `json:"title"`
