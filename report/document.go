@@ -10,6 +10,7 @@
 //     next; verdict.go), then system, topology, headline bandwidth against
 //     the links, the NVLink counters, the verdict in detail, the findings
 //     of the automatic checks and every figure of package plot;
+//   - Verdict: the report's first page alone, for p2pbench check;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
 //   - Summary: the one screen that ends all and show.

@@ -16,6 +16,14 @@ const maxPairColumns = 6
 // maxFailedLines bounds what the first page lists under "What failed".
 const maxFailedLines = 8
 
+// Verdict returns the report's first page alone, the answer, for p2pbench
+// check and the end of all to print (see verdictPage).
+func Verdict(run *results.Run) *Document {
+	d := newDocument(run, "Verdict")
+	verdictPage(d, run, Headlines(run))
+	return d
+}
+
 // verdictPage is the report's first page, the answer: the verdict in
 // large, the machine, date and driver, one line per check, the headline
 // matrix against expectation, what failed and what to do next. It reads

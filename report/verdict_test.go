@@ -75,6 +75,11 @@ func TestReportOpensWithTheVerdict(t *testing.T) {
 	if strings.Index(md, "# System and environment") < strings.Index(md, "## Verdict") {
 		t.Error("the details come before the verdict")
 	}
+	// The first page alone, as p2pbench check prints it.
+	if page, _ := formats(t, report.Verdict(run), false); !strings.HasPrefix(page, "\n==== Verdict ====\n\n#################\n# VERDICT: PASS #") ||
+		!strings.Contains(page, "Headline bandwidth") || strings.Contains(page, "System and environment") {
+		t.Errorf("the verdict alone:\n%s", page)
+	}
 }
 
 func TestReportNamesWhatFailed(t *testing.T) {
