@@ -68,8 +68,8 @@ func deviceRecord(info cuda.DeviceInfo) results.Device {
 
 // Discover reads the environment and the topology of the selected devices:
 // each device, peer access, every P2P attribute and the atomic capabilities of
-// every ordered pair, and when mon is not nil NVLink details, the clocks and
-// the health before the run (Environment.StateStart, HealthBefore). Problems that
+// every ordered pair, and when mon is not nil each device's PCIe link, NVLink
+// details, the clocks and the health before the run (Environment.StateStart, HealthBefore). Problems that
 // leave the picture incomplete but usable come back as notes in the result;
 // only a failure to describe a device is an error.
 func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment, *results.Topology, error) {
@@ -95,6 +95,14 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 			env.DriverRelease = rel
 		} else {
 			env.Notes = append(env.Notes, "NVML driver release: "+err.Error())
+		}
+		for i := range env.Devices {
+			d := &env.Devices[i]
+			if l, err := mon.PCIe(d.Index, d.PCIBusID); err == nil {
+				d.PCIe = &l
+			} else {
+				env.Notes = append(env.Notes, fmt.Sprintf("PCIe link of device %d unavailable: %v", d.Index, err))
+			}
 		}
 		env.StateStart = ReadStates(mon, env.Devices)
 		env.HealthBefore = ReadHealth(mon, env.Devices)

@@ -205,3 +205,29 @@ func TestNVMLMonitorOtherProcesses(t *testing.T) {
 		t.Errorf("pid %d: %+v", p.PID, p)
 	}
 }
+
+func TestNVMLMonitorPCIe(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		dev  int
+		bus  string
+		want results.PCIeLink
+		err  error
+	}{
+		{"", 0, "0000:18:00.0", results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16}, nil},
+		// What the device gave is kept; the rest stays 0.
+		{"NO_PCIE_WIDTH", 1, "0000:2a:00.0", results.PCIeLink{Gen: 1, MaxGen: 4, MaxWidth: 16}, nil},
+		{"NO_PCIE", 0, "0000:18:00.0", results.PCIeLink{}, nvml.ErrUnavailable},
+	} {
+		t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, tc.flag))
+		m, err := gpu.OpenNVML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := m.PCIe(tc.dev, tc.bus)
+		if l != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("%s: PCIe(%d) = %+v, %v; want %+v, %v", tc.flag, tc.dev, l, err, tc.want, tc.err)
+		}
+		m.Close()
+	}
+}

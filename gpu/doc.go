@@ -6,7 +6,7 @@
 //     CUDADriver (cuda.go) adapts package cuda to them.
 //   - Monitor (monitor.go): what NVML adds to the driver API (the driver
 //     release, NVLinks, clocks, temperature and power, link counters, the
-//     machine's health and the processes on its GPUs).
+//     machine's health, the processes on its GPUs and their PCIe links).
 //     OpenNVML (nvml.go) adapts package nvml to it.
 //
 // The simulated machines of gpu/sim implement the same interfaces:

@@ -10,8 +10,8 @@ import (
 var ErrNoCounters = errors.New("no NVLink counters")
 
 // Monitor is the optional source of what the driver API does not tell:
-// NVLink details, clocks, temperature and power, the machine's health and
-// the processes on its GPUs (NVML on real machines, the machine description
+// NVLink details, clocks, temperature and power, the machine's health, the
+// processes on its GPUs and their PCIe links (NVML on real machines, the machine description
 // on simulated ones). A nil Monitor means none.
 type Monitor interface {
 	// DriverRelease is the driver's release string, e.g. "580.159.04".
@@ -36,5 +36,9 @@ type Monitor interface {
 	// when it holds a context there: Device, PID, Name (where it can be
 	// read) and UsedBytes of each.
 	Processes(dev int, busID string) ([]results.Process, error)
+	// PCIe reads a device's PCIe link: generation and width now and the
+	// most the device and system allow. What NVML did not give is 0; the
+	// error is for a reading that gave nothing.
+	PCIe(dev int, busID string) (results.PCIeLink, error)
 	Close() error
 }

@@ -188,3 +188,17 @@ func processName(pid int) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+func (m nvmlMonitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return results.PCIeLink{}, err
+	}
+	// PCIeLink returns what it could read along with an error for the
+	// rest; a partial reading is still worth recording.
+	l, err := d.PCIeLink()
+	if err != nil && l == (nvml.PCIeLink{}) {
+		return results.PCIeLink{}, err
+	}
+	return results.PCIeLink{Gen: l.Gen, Width: l.Width, MaxGen: l.MaxGen, MaxWidth: l.MaxWidth}, nil
+}

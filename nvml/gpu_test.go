@@ -170,7 +170,7 @@ func TestGPUTraffic(t *testing.T) {
 // (not supported, or not in this library), never fails otherwise; that
 // this process is among the device's compute processes (outside a
 // container, whose pids NVML does not translate); and that no link error
-// counter moves over an idle second.
+// counter moves over an idle second. It reads the PCIe link too.
 func TestGPUHealth(t *testing.T) {
 	n, err := nvml.Open()
 	if err != nil {
@@ -225,6 +225,9 @@ func TestGPUHealth(t *testing.T) {
 		rows, err := nd.RemappedRows()
 		optional("remapped rows", err)
 		t.Logf("device %d remapped rows %+v", dev, rows)
+		pcie, err := nd.PCIeLink()
+		optional("PCIe link", err)
+		t.Logf("device %d PCIe link %+v", dev, pcie)
 		links, err := nd.Links()
 		if err != nil {
 			t.Fatal(err)

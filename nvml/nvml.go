@@ -3,7 +3,7 @@
 // the NVLink links of each GPU and where they lead, clocks, temperature
 // and power around a run, and the machine's health and hygiene (NVLink
 // error counters, ECC counts, remapped rows, why clocks are held down, the
-// processes using each GPU; health.go).
+// processes using each GPU; health.go) and each GPU's PCIe link (pcie.go).
 //
 // It loads the library at run time on the loader package cuda uses
 // (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
@@ -104,6 +104,11 @@ type api struct {
 	nvmlDeviceGetCurrentClocksEventReasons func(dev uintptr, reasons *uint64) Return
 	nvmlDeviceGetComputeRunningProcesses   func(dev uintptr, count *uint32, infos *processInfo) Return
 
+	nvmlDeviceGetCurrPcieLinkGeneration func(dev uintptr, gen *uint32) Return
+	nvmlDeviceGetCurrPcieLinkWidth      func(dev uintptr, width *uint32) Return
+	nvmlDeviceGetMaxPcieLinkGeneration  func(dev uintptr, gen *uint32) Return
+	nvmlDeviceGetMaxPcieLinkWidth       func(dev uintptr, width *uint32) Return
+
 	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
@@ -147,6 +152,11 @@ func (a *api) entries() []dl.Entry {
 		// version fills a smaller struct and is not bound.
 		{Fn: &a.nvmlDeviceGetComputeRunningProcesses, Name: "nvmlDeviceGetComputeRunningProcesses", Optional: true,
 			Symbols: []string{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}},
+		// The PCIe link (pcie.go): optional too.
+		{Fn: &a.nvmlDeviceGetCurrPcieLinkGeneration, Name: "nvmlDeviceGetCurrPcieLinkGeneration", Optional: true},
+		{Fn: &a.nvmlDeviceGetCurrPcieLinkWidth, Name: "nvmlDeviceGetCurrPcieLinkWidth", Optional: true},
+		{Fn: &a.nvmlDeviceGetMaxPcieLinkGeneration, Name: "nvmlDeviceGetMaxPcieLinkGeneration", Optional: true},
+		{Fn: &a.nvmlDeviceGetMaxPcieLinkWidth, Name: "nvmlDeviceGetMaxPcieLinkWidth", Optional: true},
 	}
 }
 

@@ -4,16 +4,22 @@
 // (WriteMarkdown) or PDF (WritePDF), so the formats cannot say different
 // things:
 //
-//   - Report: the whole report a buyer reads: system, topology, headline
-//     bandwidth against the links, the NVLink counters, every figure of
-//     package plot, and the findings of the automatic checks;
+//   - Report: the whole report a buyer reads, opening with the answer (the
+//     run's verdict: PASS, WARN or FAIL in large, one line per check, the
+//     headline matrix against expectation, what failed and what to do
+//     next; verdict.go), then system, topology, headline bandwidth against
+//     the links, the NVLink counters, the verdict in detail, the findings
+//     of the automatic checks and every figure of package plot;
+//   - Verdict: the report's first page alone, for p2pbench check;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
 //   - Summary: the one screen that ends all and show.
 //
 // The rules that judge figures are written here once: Headlines (figures
-// against the links' limits) and Findings (the automatic checks). A
-// simulated run says SIMULATED at the top of every document.
+// against the links' limits) and Findings (the automatic checks: problems,
+// warnings, and notes of behaviour known and explained), which package
+// verdict turns into a verdict. A simulated run says SIMULATED at the top
+// of every document.
 //
 // The package reads results only, and draws through plot: it never imports
 // cuda, gpu, bench or ipc.
@@ -42,6 +48,7 @@ const (
 	bannerBlock // a warning that must not be missed (simulated, incomplete)
 	tableBlock
 	figureBlock
+	verdictBlock // the verdict, in large: text is its status's label, line what it rests on
 )
 
 type block struct {
@@ -54,16 +61,23 @@ type block struct {
 	text   string
 	table  *table
 	figure plot.Figure
+	// status is a verdict block's (results.StatusNotJudged for none); line
+	// the sentence under it.
+	status results.Status
+	line   string
 }
 
 // table is a table with an optional title above it and notes below it;
-// align holds 'l' or 'r' per column.
+// align holds 'l' or 'r' per column. shade colours cells (row, column) by
+// a verdict's status, in formats with colour; the cells' text says the
+// same in words.
 type table struct {
 	title  string
 	header []string
 	rows   [][]string
 	align  string
 	notes  []string
+	shade  map[[2]int]results.Status
 }
 
 // newDocument starts a document about run with its title as the first
@@ -124,6 +138,11 @@ func (d *Document) table(t *table) {
 		t.title = "SIMULATED: " + t.title
 	}
 	d.blocks = append(d.blocks, block{kind: tableBlock, table: t})
+}
+
+// verdict adds the verdict in large: its status and the line under it.
+func (d *Document) verdict(status results.Status, line string) {
+	d.blocks = append(d.blocks, block{kind: verdictBlock, status: status, text: status.Label(), line: line})
 }
 
 func (d *Document) figure(f plot.Figure) {

@@ -17,16 +17,26 @@ const (
 	// Problem is a result that is wrong or a machine that is unhealthy:
 	// failed measurements, data that did not verify, a slow link.
 	Problem Severity = iota
-	// Warning is a result to trust less or a behaviour to know about: noisy
-	// figures, clocks that moved, a driver that differs from its documentation.
+	// Warning is a result to trust less: noisy figures, clocks that moved,
+	// another program on the GPUs, IPC slower than in one process for no
+	// reason the counters show.
 	Warning
+	// Note is behaviour that is known and explained, never a reason to
+	// doubt the machine: a pair without peer access whose P2P tests could
+	// not run, atomics that are not atomic over a link without native
+	// atomics, IPC copies that cost more on the wire as the NVLink counters
+	// show, a driver that differs from its documentation.
+	Note
 )
 
 func (s Severity) String() string {
-	if s == Problem {
+	switch s {
+	case Problem:
 		return "problem"
+	case Warning:
+		return "warning"
 	}
-	return "warning"
+	return "note"
 }
 
 // Finding is the result of one automatic check.
@@ -68,7 +78,7 @@ const (
 )
 
 // Findings runs every check on the run and returns what they found,
-// problems first. It never prints: the caller decides how to show them.
+// problems first, then warnings, then notes. It never prints: the caller decides how to show them.
 func Findings(run *results.Run) []Finding {
 	ix := newPairIndex(run)
 	var out []Finding
@@ -132,8 +142,9 @@ func transferName(f *results.Figure) string {
 	return end(f.Src) + "→" + end(f.Dst)
 }
 
-// figureName names a figure for people: "ce_bidir write total 0→1 512 MiB".
-func figureName(f *results.Figure) string {
+// FigureName names a figure for people: "ce_bidir write total 0→1 512 MiB",
+// with the params that tell it from its neighbours.
+func FigureName(f *results.Figure) string {
 	parts := []string{string(f.Test)}
 	for _, x := range []string{string(f.Direction), string(f.Part)} {
 		if x != "" {
@@ -168,8 +179,10 @@ const maxListed = 4
 func failures(run *results.Run) []Finding {
 	type group struct {
 		check, test, cause string
-		examples           []string
-		n                  int
+		// why explains the failures (Run.ExplainedFailure): a note.
+		why      string
+		examples []string
+		n        int
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -187,16 +200,17 @@ func failures(run *results.Run) []Finding {
 		default:
 			continue
 		}
-		k := check + "\x00" + string(f.Test) + "\x00" + cause
+		why := run.ExplainedFailure(f)
+		k := check + "\x00" + string(f.Test) + "\x00" + cause + "\x00" + why
 		g := groups[k]
 		if g == nil {
-			g = &group{check: check, test: string(f.Test), cause: cause}
+			g = &group{check: check, test: string(f.Test), cause: cause, why: why}
 			groups[k] = g
 			order = append(order, k)
 		}
 		g.n++
 		if len(g.examples) < maxListed {
-			ex := figureName(f)
+			ex := FigureName(f)
 			if detail != "" && len(g.examples) == 0 {
 				ex += ": " + detail
 			}
@@ -216,7 +230,11 @@ func failures(run *results.Run) []Finding {
 		if g.n > len(g.examples) {
 			msg += fmt.Sprintf("; and %d more", g.n-len(g.examples))
 		}
-		out = append(out, Finding{Severity: Problem, Check: g.check, Subject: g.test, Message: msg})
+		sev := Problem
+		if g.why != "" {
+			sev, msg = Note, msg+". Known and explained: "+g.why
+		}
+		out = append(out, Finding{Severity: sev, Check: g.check, Subject: g.test, Message: msg})
 	}
 	return out
 }
@@ -256,7 +274,7 @@ func slowPairs(run *results.Run, ix *pairIndex) []Finding {
 			group = fmt.Sprintf("the %d pairs of performance rank %d", w.peers, r)
 		}
 		msg := fmt.Sprintf("%s GB/s is %.1f%% below the median of %s (%s GB/s) on %s",
-			fmtGBps(w.v), 100*w.deficit, group, fmtGBps(w.med), figureName(w.f))
+			fmtGBps(w.v), 100*w.deficit, group, fmtGBps(w.med), FigureName(w.f))
 		if w.cases > 1 {
 			msg += fmt.Sprintf("; %d more of its figures of this test are %.0f%% or more below too", w.cases-1, 100*SlowPairFraction)
 		}
@@ -399,33 +417,42 @@ func ipcSlower(run *results.Run) []Finding {
 		}
 		msg := fmt.Sprintf("across processes %s %s, in one process %s %s: %.1f%% worse (threshold %.0f%%)",
 			fmtGBps(v), f.Unit, fmtGBps(w), g.Unit, 100*worse, 100*IPCSlowerFraction)
-		msg += wireCompared(f, g)
+		wire, explained := wireCompared(f, g)
+		msg += wire
 		if alt := onPeer[twin.Key()]; alt != nil && !f.OpenedOnPeerGPU() {
 			if a, ok := alt.Value(); ok {
 				msg += fmt.Sprintf(". With the peer's buffer opened in the process's context on the peer's GPU (cuMemcpyPeerAsync between the two contexts), "+
 					"the same copy moved %s %s (%.1f%% of one process)", fmtGBps(a), alt.Unit, 100*a/w)
 			}
 		}
-		out = append(out, Finding{Severity: Warning, Check: "ipc_slower", Subject: figureName(f), Message: msg})
+		sev := Warning
+		if explained {
+			sev = Note
+		}
+		out = append(out, Finding{Severity: sev, Check: "ipc_slower", Subject: FigureName(f), Message: msg})
 	}
 	return out
 }
 
 // wireCompared says what the NVLink counters saw of an IPC bandwidth
-// figure f and its same-process twin g, when both have counters.
-func wireCompared(f, g *results.Figure) string {
+// figure f and its same-process twin g, when both have counters, and
+// whether they explain the difference: the links carried as many raw bytes
+// per second (within IPCSlowerFraction), each payload byte costing more on
+// the wire, as copy-engine copies across processes are known to.
+func wireCompared(f, g *results.Figure) (string, bool) {
 	a, ok1 := f.Wire()
 	b, ok2 := g.Wire()
 	if !ok1 || !ok2 || f.Unit != results.UnitGBps {
-		return ""
+		return "", false
 	}
 	v, w := f.Stats.Median, g.Stats.Median
 	s := fmt.Sprintf(". NVLink counters: %.3f raw bytes per payload byte across processes against %.3f in one process, "+
 		"at %.0f and %.0f GB/s of raw bytes", a, b, v*a/partsOf(f), w*b/partsOf(g))
-	if math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction {
+	explained := math.Abs(v*a/(w*b)-1) <= IPCSlowerFraction && a > b
+	if explained {
 		s += ": the links were as busy, each payload byte cost more on the wire"
 	}
-	return s
+	return s, explained
 }
 
 // sameProcessIndex indexes by Key the usable figures of runs (the first
@@ -545,13 +572,14 @@ func noisy(run *results.Run) []Finding {
 		}
 		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: string(t),
 			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
-				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, figureName(g.worst), 100*g.worst.Stats.CV,
+				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, FigureName(g.worst), 100*g.worst.Stats.CV,
 				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
 	}
 	return out
 }
 
-// conformance reports driver behaviour that differs from the documentation.
+// conformance notes driver behaviour that differs from the documentation:
+// it is the driver's, recorded as it is, and says nothing of the machine.
 func conformance(run *results.Run) []Finding {
 	if run.Topology == nil {
 		return nil
@@ -565,7 +593,7 @@ func conformance(run *results.Run) []Finding {
 		if c.Note != "" {
 			msg += " (" + c.Note + ")"
 		}
-		out = append(out, Finding{Severity: Warning, Check: "conformance", Subject: c.Name, Message: msg})
+		out = append(out, Finding{Severity: Note, Check: "conformance", Subject: c.Name, Message: msg})
 	}
 	return out
 }

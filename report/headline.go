@@ -14,8 +14,10 @@ type Headline struct {
 	Direction results.Direction
 	Part      results.Part
 	Engine    results.Engine
-	Src, Dst  int
-	Size      uint64
+	// Key is the figure's key (results.Figure.Key), to find its verdict.
+	Key      string
+	Src, Dst int
+	Size     uint64
 	// Stats of the figure; nil when it failed (Failed says why, as
 	// Figure.FailureLabel does).
 	Stats  *results.Stats
@@ -69,7 +71,7 @@ func Headlines(run *results.Run) []Headline {
 		if !info.Matrix || f.Part != whole || f.Size != size || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
 			continue
 		}
-		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Src: f.Src, Dst: f.Dst, Size: f.Size,
+		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Key: f.Key(), Src: f.Src, Dst: f.Dst, Size: f.Size,
 			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkLimit(f), Failed: f.FailureLabel()}
 		if h.Failed == "" {
 			h.Stats = f.Stats

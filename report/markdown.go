@@ -25,6 +25,8 @@ func (d *Document) WriteMarkdown(w io.Writer, figLink string) error {
 			fmt.Fprintf(bw, "%s\n\n", mdLines(b.text))
 		case bannerBlock:
 			fmt.Fprintf(bw, "> **%s**\n\n", mdEscape(b.text))
+		case verdictBlock:
+			fmt.Fprintf(bw, "## Verdict: **%s**\n\n%s\n\n", mdEscape(strings.ToUpper(b.text)), mdLines(b.line))
 		case tableBlock:
 			writeMDTable(bw, b.table)
 		case figureBlock:

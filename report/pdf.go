@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // A4 landscape: wide tables and figures fit better across than down.
@@ -32,6 +33,16 @@ var (
 	alertRed  = color.RGBA{R: 190, G: 25, B: 25, A: 255}
 	bannerRed = color.RGBA{R: 255, G: 232, B: 232, A: 255}
 )
+
+// statusColors are a verdict status's colours: a light one for table cells
+// and a strong one for the verdict in large.
+var statusColors = map[results.Status][2]color.Color{
+	results.StatusPass:      {color.RGBA{R: 214, G: 240, B: 214, A: 255}, color.RGBA{R: 30, G: 125, B: 50, A: 255}},
+	results.StatusWarn:      {color.RGBA{R: 255, G: 236, B: 179, A: 255}, color.RGBA{R: 190, G: 120, B: 0, A: 255}},
+	results.StatusFail:      {color.RGBA{R: 255, G: 205, B: 205, A: 255}, alertRed},
+	results.StatusNote:      {color.RGBA{R: 222, G: 234, B: 250, A: 255}, color.RGBA{R: 40, G: 80, B: 150, A: 255}},
+	results.StatusNotJudged: {color.Gray{235}, darkGrey},
+}
 
 func style(variant font.Variant, size float64, bold bool, clr color.Color) text.Style {
 	f := font.Font{Typeface: "Liberation", Variant: variant, Size: font.Length(size)}
@@ -145,6 +156,9 @@ func (p *pdfPages) render(b block) {
 	case bannerBlock:
 		p.banner(b.text)
 		p.fresh = false
+	case verdictBlock:
+		p.verdict(b)
+		p.fresh = false
 	case tableBlock:
 		if b.table.title != "" {
 			s := style("Sans", 10, true, black)
@@ -193,6 +207,34 @@ func (p *pdfPages) banner(txt string) {
 		y -= lineH
 	}
 	p.y -= h + 10
+}
+
+// verdict draws the verdict in large: its status in a box of the status's
+// colour, the line beside it on the light colour.
+func (p *pdfPages) verdict(b block) {
+	big := style("Sans", 28, true, color.White)
+	line := style("Sans", 12, true, black)
+	boxW := max(big.Width("WARN"), big.Width(b.text)) + 48
+	lines := wrap(b.line, pageW-2*margin-boxW-16, line)
+	lineH := line.Height("Mg") * 1.3
+	h := max(big.Height("M")+16, lineH*vg.Length(len(lines))+16)
+	p.need(h)
+	c := p.canvas()
+	cols := statusColors[b.status]
+	r := vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + boxW, Y: p.y}}
+	c.SetColor(cols[1])
+	c.Fill(r.Path())
+	big.XAlign, big.YAlign = draw.XCenter, draw.YCenter
+	c.FillText(big, vg.Point{X: margin + boxW/2, Y: p.y - h/2}, b.text)
+	rest := vg.Rectangle{Min: vg.Point{X: margin + boxW, Y: p.y - h}, Max: vg.Point{X: pageW - margin, Y: p.y}}
+	c.SetColor(cols[0])
+	c.Fill(rest.Path())
+	y := p.y - (h-lineH*vg.Length(len(lines)))/2
+	for _, l := range lines {
+		c.FillText(line, vg.Point{X: margin + boxW + 12, Y: y}, l)
+		y -= lineH
+	}
+	p.y -= h + 12
 }
 
 // wrap breaks txt into lines no wider than w.
@@ -292,8 +334,9 @@ func (lt *pdfTable) cells(row []string, s text.Style) ([][]string, int) {
 	return out, n
 }
 
-// drawRow draws one row at the top of the free space, on fill if not nil.
-func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.Color) {
+// drawRow draws one row at the top of the free space, on fill if not nil,
+// the cells of shade (by column) on their status's colour.
+func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.Color, shade map[int]results.Status) {
 	lines, n := lt.cells(row, s)
 	h := lt.lineH*vg.Length(n) + 3
 	c := p.canvas()
@@ -302,6 +345,14 @@ func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.
 		c.Fill(vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + sum(lt.widths), Y: p.y}}.Path())
 	}
 	x := vg.Length(margin)
+	for i, w := range lt.widths {
+		if st, ok := shade[i]; ok {
+			c.SetColor(statusColors[st][0])
+			c.Fill(vg.Rectangle{Min: vg.Point{X: x + 1, Y: p.y - h + 1}, Max: vg.Point{X: x + w - 1, Y: p.y - 1}}.Path())
+		}
+		x += w
+	}
+	x = vg.Length(margin)
 	for i, w := range lt.widths {
 		for j, l := range lines[i] {
 			ts := s
@@ -321,7 +372,7 @@ func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.
 func (p *pdfPages) table(t *table) {
 	lt := layoutTable(t)
 	header := func() {
-		p.drawRow(lt, t.header, lt.head, headGrey)
+		p.drawRow(lt, t.header, lt.head, headGrey, nil)
 		p.line(draw.LineStyle{Color: ruleGrey, Width: 0.6}, margin, p.y, margin+sum(lt.widths), p.y)
 	}
 	_, hn := lt.cells(t.header, lt.head)
@@ -338,7 +389,16 @@ func (p *pdfPages) table(t *table) {
 		if i%2 == 1 {
 			fill = stripe
 		}
-		p.drawRow(lt, row, lt.body, fill)
+		var shade map[int]results.Status
+		for k, st := range t.shade {
+			if k[0] == i {
+				if shade == nil {
+					shade = map[int]results.Status{}
+				}
+				shade[k[1]] = st
+			}
+		}
+		p.drawRow(lt, row, lt.body, fill, shade)
 	}
 	p.y -= 12
 }

@@ -15,10 +15,12 @@ import (
 // maxPairRows is the most pairs listed one per row; more are summarised.
 const maxPairRows = 12
 
-// Report returns the whole report of run: the system and its environment,
-// the topology and driver attributes, headline bandwidth against the links'
-// theoretical limits, what the NVLink counters saw, every figure of package
-// plot, and the findings of the automatic checks.
+// Report returns the whole report of run. It opens with the answer (the
+// run's verdict, see verdictPage), then the details: the system and its
+// environment, the topology and driver attributes, headline bandwidth
+// against the links' theoretical limits, what the NVLink counters saw, the
+// verdict in detail, the findings of the automatic checks and every figure
+// of package plot; then, as an appendix, how the figures are computed.
 func Report(run *results.Run) *Document {
 	host := run.Host
 	if host == "" {
@@ -39,22 +41,15 @@ func Report(run *results.Run) *Document {
 	go func() { defer wg.Done(); headlines = Headlines(run) }()
 	go func() { defer wg.Done(); figs = plot.Figures(run) }()
 	wg.Wait()
-	problems, warnings := 0, 0
-	for _, f := range findings {
-		if f.Severity == Problem {
-			problems++
-		} else {
-			warnings++
-		}
-	}
-	d.para("%s, %d figures. Automatic checks: %d problem%s, %d warning%s (see Findings at the end).",
-		run.GPUSummary(), len(run.Figures), problems, plural(problems), warnings, plural(warnings))
+	verdictPage(d, run, headlines)
 	systemSection(d, run)
 	topologySection(d, run)
 	headlineSection(d, run, headlines)
 	if len(headlines) > 0 {
 		wireSection(d, run, headlines[0].Size)
 	}
+	verdictDetails(d, run)
+	findingsSection(d, findings)
 	if len(figs) > 0 {
 		d.section("Figures")
 		for _, f := range figs {
@@ -62,7 +57,6 @@ func Report(run *results.Run) *Document {
 		}
 	}
 	conventionsSection(d, run)
-	findingsSection(d, findings)
 	return d
 }
 
@@ -73,7 +67,7 @@ func conventionsSection(d *Document, run *results.Run) {
 	if len(tests) == 0 {
 		return
 	}
-	d.section("How the figures are computed")
+	d.section("Appendix: how the figures are computed")
 	for _, t := range tests {
 		if c := run.Convention(t); c != "" {
 			d.para("%s — %s, %s: %s.", t.Title(), t, t.Info().Unit, c)
@@ -83,7 +77,7 @@ func conventionsSection(d *Document, run *results.Run) {
 
 func systemSection(d *Document, run *results.Run) {
 	env := run.Environment
-	d.heading(1, "System and environment")
+	d.section("System and environment")
 	kv := &table{header: []string{"item", "value"}, align: "ll"}
 	add := func(k, v string) {
 		if v != "" {
@@ -352,7 +346,7 @@ func findingsSection(d *Document, findings []Finding) {
 		d.para("The automatic checks found nothing to report.")
 		return
 	}
-	d.para("Automatic checks: failed or unverified figures; pairs %.0f%% or more below the median of pairs of the same performance rank (transfers of %s or more); IPC figures more than %.0f%% worse than in one process; SM clocks moving more than %.0f%% or temperatures rising more than %d °C during the run; large-transfer (%s or more) figures with a coefficient of variation above %.0f%%; driver behaviour that differs from its documentation.",
+	d.para("Automatic checks (a problem fails the verdict, a warning warns, a note is behaviour known and explained): failed or unverified figures; pairs %.0f%% or more below the median of pairs of the same performance rank (transfers of %s or more); IPC figures more than %.0f%% worse than in one process; SM clocks moving more than %.0f%% or temperatures rising more than %d °C during the run; large-transfer (%s or more) figures with a coefficient of variation above %.0f%%; driver behaviour that differs from its documentation.",
 		100*SlowPairFraction, results.FormatBytes(slowPairMinSize), 100*IPCSlowerFraction, 100*ClockChangeFraction, TemperatureRiseC,
 		results.FormatBytes(LargeTransfer), 100*NoisyCV)
 	t := &table{header: []string{"severity", "check", "subject", "finding"}, align: "llll"}

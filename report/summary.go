@@ -42,7 +42,7 @@ func Summary(run *results.Run) *Document {
 	}
 	lines[0] += fmt.Sprintf("; %d failed, %d with bad data", failed, badData)
 	if noisiest != nil {
-		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(LargeTransfer), 100*noisiest.Stats.CV, figureName(noisiest))
+		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(LargeTransfer), 100*noisiest.Stats.CV, FigureName(noisiest))
 	}
 	if !run.Verify {
 		lines = append(lines, "Data verification was OFF (--no-verify).")

@@ -414,7 +414,7 @@ func failuresTable(d *Document, run *results.Run) {
 		if why == "" {
 			why = f.VerifyDetail
 		}
-		t.rows = append(t.rows, []string{figureName(f), f.FailureLabel(), why})
+		t.rows = append(t.rows, []string{FigureName(f), f.FailureLabel(), why})
 	}
 	if len(bad) > maxFailuresListed {
 		t.notes = []string{fmt.Sprintf("… and %d more (see the results file)", len(bad)-maxFailuresListed)}

@@ -9,7 +9,7 @@ import (
 
 // WriteText writes the document as plain text for a terminal: every block
 // after a blank line; level-1 headings as "==== Title ====", others as
-// "--- Title ---"; a table's title on the line above it, its columns
+// "--- Title ---"; the verdict framed in #; a table's title on the line above it, its columns
 // aligned and indented by two spaces, its notes on the lines below; a
 // figure named by its title (package plot draws it).
 func (d *Document) WriteText(w io.Writer) error {
@@ -25,6 +25,10 @@ func (d *Document) WriteText(w io.Writer) error {
 			bw.WriteString(mark + " " + b.text + " " + mark + "\n")
 		case paraBlock, bannerBlock:
 			bw.WriteString(b.text + "\n")
+		case verdictBlock:
+			head := "VERDICT: " + strings.ToUpper(b.text)
+			rule := strings.Repeat("#", utf8.RuneCountInString(head)+4)
+			bw.WriteString(rule + "\n# " + head + " #\n" + rule + "\n" + b.line + "\n")
 		case tableBlock:
 			writeTextTable(bw, b.table)
 		case figureBlock:

@@ -282,7 +282,8 @@ func position(data []byte, offset int64) (line, col int) {
 }
 
 // Encode writes r as compact JSON with one figure per line: the run's other
-// fields on the first line, then each figure, then tuning and notes. The
+// fields on the first line, then each figure, then tuning and notes, then
+// the verdict: its other fields on a line, then each figure verdict. The
 // catalogue it writes is r's completed (see Run.CompleteCatalogue), so that
 // the file states the convention of every test this build knows; r itself
 // is not changed. The file is built in memory and written with one Write,
@@ -291,7 +292,7 @@ func (r *Run) Encode(w io.Writer) error {
 	head := *r
 	head.Catalogue = r.completedCatalogue()
 	var buf bytes.Buffer
-	if len(r.Figures) == 0 {
+	if len(r.Figures) == 0 && r.Verdict == nil {
 		// No figures to put on lines of their own: the run is one line.
 		if err := encodeJSON(&buf, &head); err != nil {
 			return err
@@ -299,29 +300,14 @@ func (r *Run) Encode(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}
-	head.Figures, head.Tuning, head.Notes = nil, nil, nil
-	if err := encodeJSON(&buf, &head); err != nil {
+	head.Figures, head.Tuning, head.Notes, head.Verdict = nil, nil, nil, nil
+	// Figures is the last field of Run that is always written.
+	if err := encodeOpen(&buf, &head, "figures"); err != nil {
 		return err
 	}
-	// head ends with "figures":null} (Run's last field that is always
-	// written); the figures, tuning and notes follow.
-	tail := []byte(`"figures":null}` + "\n")
-	if !bytes.HasSuffix(buf.Bytes(), tail) {
-		return errors.New("encoding results: figures must be the last field of Run that is always written")
+	if err := encodeLines(&buf, r.Figures); err != nil {
+		return err
 	}
-	buf.Truncate(buf.Len() - len(tail))
-	buf.WriteString("\n\"figures\":[")
-	for i := range r.Figures {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.WriteByte('\n')
-		if err := encodeJSON(&buf, &r.Figures[i]); err != nil {
-			return err
-		}
-		buf.Truncate(buf.Len() - 1) // the encoder's newline
-	}
-	buf.WriteString("\n]")
 	for _, part := range []struct {
 		key string
 		v   any
@@ -336,9 +322,56 @@ func (r *Run) Encode(w io.Writer) error {
 		}
 		buf.Truncate(buf.Len() - 1)
 	}
+	if v := r.Verdict; v != nil {
+		buf.WriteString(",\n\"verdict\":")
+		vh := *v
+		vh.Figures = nil
+		// Figures is the last field of Verdict, always written.
+		if err := encodeOpen(&buf, &vh, "figures"); err != nil {
+			return err
+		}
+		if err := encodeLines(&buf, v.Figures); err != nil {
+			return err
+		}
+		buf.WriteString("}")
+	}
 	buf.WriteString("}\n")
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// encodeOpen appends v's compact JSON up to its last field, named last,
+// which must be null in v: the JSON ends in "<last>":, for the caller to
+// write its value and close the object.
+func encodeOpen(b *bytes.Buffer, v any, last string) error {
+	start := b.Len()
+	if err := encodeJSON(b, v); err != nil {
+		return err
+	}
+	tail := fmt.Sprintf("%q:null}\n", last)
+	if !bytes.HasSuffix(b.Bytes()[start:], []byte(tail)) {
+		return fmt.Errorf("encoding results: %s must be the last field of %T that is always written", last, v)
+	}
+	b.Truncate(b.Len() - len(tail))
+	fmt.Fprintf(b, "\n%q:", last)
+	return nil
+}
+
+// encodeLines appends items as a JSON array with one item per line.
+func encodeLines[T any](b *bytes.Buffer, items []T) error {
+	b.WriteByte('[')
+	for i := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+		if err := encodeJSON(b, &items[i]); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // the encoder's newline
+	}
+	b.WriteString("\n]")
+	return nil
 }
 
 // encodeJSON appends v's compact JSON and a newline to b, keeping <, > and &

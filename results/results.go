@@ -47,6 +47,9 @@ type Run struct {
 	Figures   []Figure          `json:"figures"`
 	Tuning    []Tuning          `json:"tuning,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
+	// Verdict judges the run against expectations (verdict.go); nil until
+	// a run is judged (p2pbench check, or all with --expect or --baseline).
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Tool identifies the program and how it was invoked.
@@ -112,6 +115,8 @@ type Device struct {
 	UnifiedAddressing bool   `json:"unified_addressing"`
 	AsyncEngines      int    `json:"async_engine_count"`
 	L2CacheBytes      int    `json:"l2_cache_bytes,omitempty"`
+	// PCIe is the GPU's PCIe link from NVML; nil without it.
+	PCIe *PCIeLink `json:"pcie,omitempty"`
 }
 
 // DeviceState is an NVML snapshot of one GPU.

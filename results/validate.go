@@ -59,6 +59,9 @@ func (r *Run) Validate() error {
 			v.add("environment.devices[%d]: index %d appears twice", i, d.Index)
 		}
 		seen[d.Index] = true
+		if l := d.PCIe; l != nil && (l.Gen < 0 || l.Width < 0 || l.MaxGen < 0 || l.MaxWidth < 0) {
+			v.add("environment.devices[%d]: a PCIe generation or width is negative", i)
+		}
 	}
 	for _, states := range []struct {
 		name string
@@ -91,6 +94,13 @@ func (r *Run) Validate() error {
 			v.name(w, "variant", c.Variant)
 			v.text(w, "error", c.Error)
 		}
+	}
+	if r.Verdict != nil {
+		keys := make(map[string]bool, len(r.Figures))
+		for i := range r.Figures {
+			keys[r.Figures[i].Key()] = true
+		}
+		v.verdict(r.Verdict, keys)
 	}
 	if len(v.problems) == 0 {
 		return nil

@@ -180,7 +180,7 @@ func (b *usesBuilder) leg(from, to location, p, hp profile) {
 		b.path(m.fromHost(int(from)), hp.rev)
 		b.add(resKey{kind: resHostMem}, 1)
 	case from >= 0 && to >= 0:
-		b.path(m.linkPath(int(from), int(to)), 1/p.eff)
+		b.path(m.linkPath(int(from), int(to)), 1/(p.eff*b.s.d.linkScale(int(from), int(to))))
 		b.path(m.linkPath(int(to), int(from)), p.rev)
 	case from == locHost && to == locHost:
 		b.add(resKey{kind: resHostMem}, 2)

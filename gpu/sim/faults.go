@@ -31,18 +31,26 @@ const (
 	// FaultAtomicCount makes atomic kernels launched on Src on Dst's memory
 	// lose one update: the element(s) they leave are off by one.
 	FaultAtomicCount
+	// FaultSlowLink makes data moving from Src's memory to Dst's memory
+	// over their link (copy engine or SM, not staged through the host)
+	// take 1/Scale of the link's capacity per payload byte, as on a link
+	// that replays or trained on fewer lanes: alone on the link, such a
+	// copy runs at Scale of its rate.
+	FaultSlowLink
 )
 
 // AnyDevice in a Fault's Src or Dst matches every device.
 const AnyDevice = -1
 
 // Fault is one injected failure. Src and Dst name devices (or AnyDevice);
-// Offset is used by FaultCorrupt and Code by FaultError and FaultAsyncError.
+// Offset is used by FaultCorrupt, Code by FaultError and FaultAsyncError,
+// and Scale by FaultSlowLink.
 type Fault struct {
 	Kind     FaultKind
 	Src, Dst int
 	Offset   uint64
 	Code     cuda.Result
+	Scale    float64
 }
 
 func (k FaultKind) String() string {
@@ -57,12 +65,14 @@ func (k FaultKind) String() string {
 		return "latch-stuck"
 	case FaultAtomicCount:
 		return "atomic-count"
+	case FaultSlowLink:
+		return "slow-link"
 	}
 	return fmt.Sprintf("FaultKind(%d)", int(k))
 }
 
 func (f Fault) validate(devices int) error {
-	if f.Kind < FaultCorrupt || f.Kind > FaultAtomicCount {
+	if f.Kind < FaultCorrupt || f.Kind > FaultSlowLink {
 		return fmt.Errorf("sim: unknown fault kind %d", int(f.Kind))
 	}
 	for _, d := range []int{f.Src, f.Dst} {
@@ -72,6 +82,9 @@ func (f Fault) validate(devices int) error {
 	}
 	if (f.Kind == FaultError || f.Kind == FaultAsyncError) && f.Code == cuda.Success {
 		return fmt.Errorf("sim: fault %v needs a non-zero Code", f.Kind)
+	}
+	if f.Kind == FaultSlowLink && !(f.Scale > 0 && f.Scale < 1) {
+		return fmt.Errorf("sim: fault %v needs a Scale above 0 and below 1 (got %v)", f.Kind, f.Scale)
 	}
 	return nil
 }
@@ -108,6 +121,15 @@ func (d *Driver) pairAsyncError(src, dst int) *asyncError {
 		return &asyncError{code: f.Code, detail: fmt.Sprintf("injected fault on %d→%d", src, dst)}
 	}
 	return nil
+}
+
+// linkScale is the share of its rate that data from src's memory to dst's
+// gets over their link: a FaultSlowLink's Scale, else 1.
+func (d *Driver) linkScale(src, dst int) float64 {
+	if f, ok := d.fault(FaultSlowLink, src, dst); ok {
+		return f.Scale
+	}
+	return 1
 }
 
 // latchStuck reports whether latches on dev ignore their flag.

@@ -117,6 +117,7 @@ func (p Process) validate() error {
 //	link-errors:DEV:LINK:COUNTER[:PER_SECOND]   (default 1000 per second)
 //	link-down:DEV:LINK[:AT]                     (AT: virtual time, like 5ms; default 0)
 //	process:DEV[:PID[:NAME]]                    (default pid 424242, "other-job", 2 GiB)
+//	slow-link:A:B[:SCALE]                       (both ways at SCALE of the rate, default 0.5)
 //
 // COUNTER is one of replay, recovery, crc_flit, crc_data, ecc_data.
 func ParseHealth(spec string) (Option, error) {
@@ -168,8 +169,25 @@ func ParseHealth(spec string) (Option, error) {
 			return fail(err.Error())
 		}
 		return WithProcess(p), nil
+	case kind == "slow-link" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
+		scale := 0.5
+		if len(f) == 3 {
+			v, err := strconv.ParseFloat(f[2], 64)
+			if err != nil || !(v > 0 && v < 1) {
+				return fail(fmt.Sprintf("scale %q is not a number above 0 and below 1", f[2]))
+			}
+			scale = v
+		}
+		return func(d *Driver) error {
+			for _, p := range [][2]int{{nums[0], nums[1]}, {nums[1], nums[0]}} {
+				if err := WithFault(Fault{Kind: FaultSlowLink, Src: p[0], Dst: p[1], Scale: scale})(d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
 	}
-	return fail("not understood; want link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]")
+	return fail("not understood; want link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT], process:DEV[:PID[:NAME]] or slow-link:A:B[:SCALE]")
 }
 
 // linkCounters are the counters a simulated link has.

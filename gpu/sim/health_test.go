@@ -72,9 +72,28 @@ func TestSwitchLinks(t *testing.T) {
 		t.Fatalf("Links = %d, %v; want 18 links to the switches", len(links), err)
 	}
 	for _, l := range links {
-		if !strings.HasPrefix(l.RemoteBus, "ffff:ff:") || !l.Active || l.SpeedGBps != 25 {
-			t.Errorf("link %+v: want an active link to a switch", l)
+		if !strings.HasPrefix(l.RemoteBus, "ffff:ff:") || !l.Active || l.SpeedGBps != 25 || l.Version != 4 {
+			t.Errorf("link %+v: want an active NVLink 4 link to a switch", l)
 		}
+	}
+}
+
+func TestPCIeLinks(t *testing.T) {
+	for machine, want := range map[string]results.PCIeLink{
+		"h200x2":    {Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+		"pcie-4gpu": {Gen: 4, Width: 16, MaxGen: 4, MaxWidth: 16},
+	} {
+		d, err := New(machine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, err := d.Monitor().PCIe(1, ""); l != want || err != nil {
+			t.Errorf("%s: PCIe(1) = %+v, %v; want %+v", machine, l, err, want)
+		}
+		if _, err := d.Monitor().PCIe(9, ""); err == nil {
+			t.Errorf("%s: PCIe of device 9 succeeded", machine)
+		}
+		d.Close()
 	}
 }
 
@@ -132,6 +151,7 @@ func TestParseHealth(t *testing.T) {
 		"link-errors:0:3:crc_flit", "link-errors:1:17:replay:5.5",
 		"link-down:0:2", "link-down:1:0:3ms",
 		"process:1", "process:0:999", "process:0:999:trainer",
+		"slow-link:0:1", "slow-link:1:0:0.25",
 	} {
 		opt, err := ParseHealth(spec)
 		if err != nil {
@@ -159,6 +179,8 @@ func TestParseHealth(t *testing.T) {
 		"process:0:0":              "pid 0",
 		"process:0:1:x:y":          "not understood",
 		"fire:0":                   "not understood",
+		"slow-link:0":              "not understood",
+		"slow-link:0:1:1":          `scale "1" is not a number above 0 and below 1`,
 	} {
 		_, err := ParseHealth(spec)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
@@ -170,6 +192,7 @@ func TestParseHealth(t *testing.T) {
 		"link-errors:2:0:replay": "device 2; the machine has 2",
 		"link-down:0:18":         "link 18 of device 0; it has 18 NVLinks",
 		"process:5":              "process on device 5",
+		"slow-link:0:2":          "names device 2; the machine has 2",
 	} {
 		opt, err := ParseHealth(spec)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // gpuSpec is one GPU model as the driver describes it, plus the figures the
@@ -54,10 +56,14 @@ type machine struct {
 	n       int
 	busIDs  []string
 	topo    topology
-	// NVLinks per pair (direct) or per GPU port (switch), and payload GB/s per
-	// link per direction. Zero on PCIe machines.
-	links    int
-	linkGBps float64
+	// NVLinks per pair (direct) or per GPU port (switch), their NVLink
+	// version, and payload GB/s per link per direction. Zero on PCIe machines.
+	links         int
+	nvlinkVersion int
+	linkGBps      float64
+	// pcie is every GPU's PCIe link as NVML reads it (running at its
+	// maximum); the model's pcieGBps is what it carries.
+	pcie results.PCIeLink
 	// PCIe machines: the switch of each GPU, and the pairs without P2P.
 	switchOf []int
 	noPeer   map[[2]int]bool
@@ -148,7 +154,7 @@ func nvlinkModel(port float64, engines int) model {
 		pcieGBps:      57.3, // Gen5 x16: ~55 GB/s of payload at 96 %
 		hostMemGBps:   300,
 		ceGBps:        float64(engines) * 1000,
-		stagedGBps:    25,
+		stagedGBps:    38, // hardware.md: 38.4, 69 % of a host copy
 		pageableGBps:  20,
 		ceRead:        calibrate(raw, 394, 778),
 		ceWrite:       calibrate(raw, 394, 783),
@@ -203,7 +209,7 @@ func pcieModel() model {
 		rootP2PGBps:   12.5,
 		hostMemGBps:   150,
 		ceGBps:        2 * 400,
-		stagedGBps:    10,
+		stagedGBps:    17, // the H200's share of a host copy (69 %), as nothing was measured
 		pageableGBps:  12,
 		ceRead:        profile{eff: 25 / raw, rev: 0.02},
 		ceWrite:       profile{eff: 25 / raw, rev: 0.01},
@@ -284,8 +290,9 @@ var machines = map[string]func() *machine{
 			summary: "2× NVIDIA H200 SXM, NVLink 4 NV18 between them (the validation machine of hardware.md)",
 			gpu:     h200, n: 2,
 			busIDs: []string{"0000:18:00.0", "0000:2A:00.0"},
-			topo:   topoDirect, links: 18, linkGBps: 25,
-			m: nvlinkModel(450, h200.asyncEngines),
+			topo:   topoDirect, links: 18, nvlinkVersion: 4, linkGBps: 25,
+			pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+			m:    nvlinkModel(450, h200.asyncEngines),
 		}
 	},
 	"dgx-h100": func() *machine {
@@ -295,8 +302,9 @@ var machines = map[string]func() *machine{
 			gpu:     h100, n: 8,
 			busIDs: []string{"0000:18:00.0", "0000:2A:00.0", "0000:3A:00.0", "0000:5D:00.0",
 				"0000:9A:00.0", "0000:AB:00.0", "0000:BA:00.0", "0000:DB:00.0"},
-			topo: topoSwitch, links: 18, linkGBps: 25,
-			m: nvlinkModel(450, h100.asyncEngines),
+			topo: topoSwitch, links: 18, nvlinkVersion: 4, linkGBps: 25,
+			pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+			m:    nvlinkModel(450, h100.asyncEngines),
 		}
 	},
 	"pcie-4gpu": func() *machine {
@@ -308,6 +316,7 @@ var machines = map[string]func() *machine{
 			topo:     topoPCIe,
 			switchOf: []int{0, 0, 1, 1},
 			noPeer:   map[[2]int]bool{{1, 2}: true, {2, 1}: true},
+			pcie:     results.PCIeLink{Gen: 4, Width: 16, MaxGen: 4, MaxWidth: 16},
 			m:        pcieModel(),
 		}
 	},
@@ -322,8 +331,9 @@ var machines = map[string]func() *machine{
 			summary: "72× NVIDIA GB200 (NVLink 5) through the NVL72 switch trays, NV18 between every pair",
 			gpu:     gb200, n: 72,
 			busIDs: ids,
-			topo:   topoSwitch, links: 18, linkGBps: 50,
-			m: nvlinkModel(900, gb200.asyncEngines),
+			topo:   topoSwitch, links: 18, nvlinkVersion: 5, linkGBps: 50,
+			pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+			m:    nvlinkModel(900, gb200.asyncEngines),
 		}
 	},
 }

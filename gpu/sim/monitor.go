@@ -11,7 +11,8 @@ import (
 // Monitor returns the machine's gpu.Monitor, what NVML would read on it:
 // its NVLinks from the machine description, clocks at their application
 // values, temperature and power that follow each device's recent
-// utilisation, and its health and the processes on its GPUs (health.go).
+// utilisation, its PCIe links, and its health and the processes on its GPUs
+// (health.go).
 // It has no NVLink throughput counters.
 func (d *Driver) Monitor() gpu.Monitor { return monitor{d} }
 
@@ -46,7 +47,7 @@ func (d *Driver) links(dev int) []results.Link {
 	out := make([]results.Link, 0, d.m.linkCount())
 	add := func(remote string) {
 		l := results.Link{Link: len(out), Active: true, RemoteBus: remote, RemoteDev: -1,
-			SpeedGBps: d.m.linkGBps, SpeedSource: "simulated", PayloadGBps: d.m.linkGBps}
+			SpeedGBps: d.m.linkGBps, SpeedSource: "simulated", Version: d.m.nvlinkVersion, PayloadGBps: d.m.linkGBps}
 		if !d.linkUp(dev, l.Link) {
 			l.Active, l.RemoteBus, l.SpeedGBps, l.SpeedSource = false, "", 0, ""
 		}
@@ -103,6 +104,13 @@ func (m monitor) State(dev int, busID string) (results.DeviceState, error) {
 	st.TempC = g.idleC + int(math.Round(u*float64(g.loadC-g.idleC)))
 	st.PowerW = math.Round((g.idleW+u*0.8*(g.tdpW-g.idleW))*10) / 10
 	return st, nil
+}
+
+// PCIe reads the machine's PCIe link of a device.
+func (m monitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
+	return query(m.d, "nvmlDeviceGetHandleByPciBusId", []int{dev}, func() (results.PCIeLink, error) {
+		return m.d.m.pcie, nil
+	})
 }
 
 // Traffic: the simulator models no NVLink counters.

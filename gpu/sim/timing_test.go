@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestBandwidthModel(t *testing.T) {
 		{"h200 ce pull", "h200x2", func(r *rig, a, b cuda.DevicePtr) job { return r.ceJob(1, 0, 1, a, b, size) }, [2]int{1, 0}, 394, 0.015},
 		{"h200 sm read", "h200x2", func(r *rig, a, b cuda.DevicePtr) job { return r.smJob(1, "v4_u4", b, a, size) }, [2]int{1, 0}, 373, 0.015},
 		{"h200 sm write", "h200x2", func(r *rig, a, b cuda.DevicePtr) job { return r.smJob(0, "v4_u4", b, a, size) }, [2]int{0, 1}, 370, 0.015},
-		{"h200 staged", "h200x2", func(r *rig, a, b cuda.DevicePtr) job { return r.ceJob(1, 0, 1, a, b, size) }, [2]int{-1, -1}, 25, 0.03},
+		{"h200 staged", "h200x2", func(r *rig, a, b cuda.DevicePtr) job { return r.ceJob(1, 0, 1, a, b, size) }, [2]int{-1, -1}, 38, 0.03},
 		{"h200 local ce", "h200x2", func(r *rig, a, b cuda.DevicePtr) job {
 			return job{0, func(s cuda.Stream) error { return r.ctx[0].MemcpyAsync(a+size, a, size, s) }}
 		}, [2]int{-1, -1}, 2000, 0.03},
@@ -61,6 +62,34 @@ func TestBandwidthModel(t *testing.T) {
 				t.Errorf("%.1f GB/s, want %.0f ± %.1f%%", got, tc.want, 100*tc.tol)
 			}
 		})
+	}
+}
+
+// TestSlowLink: a slow link carries data one way at its scale of the rate;
+// the other way and other pairs are as fast as before.
+func TestSlowLink(t *testing.T) {
+	const size = 256 << 20
+	r := newRig(t, "pcie-4gpu", WithFault(Fault{Kind: FaultSlowLink, Src: 0, Dst: 1, Scale: 0.5}))
+	a, b, c := r.alloc(0, 2*size), r.alloc(1, size), r.alloc(2, size)
+	r.enable(0, 1)
+	r.enable(1, 0)
+	for _, tc := range []struct {
+		name string
+		job  job
+		want float64
+	}{
+		{"0→1 pushed", r.ceJob(0, 0, 1, a, b, size), 12.5},
+		{"0→1 pulled", r.ceJob(1, 0, 1, a, b, size), 12.5},
+		{"1→0", r.ceJob(1, 1, 0, b, a, size), 25},
+		{"staged 0→2", r.ceJob(0, 0, 2, a, c, size), 17},
+	} {
+		ms, _ := r.timeJobs(3, tc.job)
+		if got := gbps(size, ms[0]); !near(got, tc.want, 0.03) {
+			t.Errorf("%s: %.1f GB/s, want %.1f", tc.name, got, tc.want)
+		}
+	}
+	if _, err := New("h200x2", WithFault(Fault{Kind: FaultSlowLink, Src: 0, Dst: 1, Scale: 1})); err == nil || !strings.Contains(err.Error(), "Scale above 0 and below 1") {
+		t.Errorf("a slow link at scale 1: %v", err)
 	}
 }
 

@@ -22,8 +22,13 @@
  * nvmlDeviceGetCurrentClocksThrottleReasons and the _v2 and unversioned
  * process lists fail, so tests notice a binding that picks them.
  *
+ * PCIe: device 0 runs at Gen5 x16 of Gen5 x16; device 1 at Gen1 x8 of
+ * Gen4 x16 (idling at Gen1, trained on 8 lanes), and has no current
+ * width when built with -DNO_PCIE_WIDTH.
+ *
  * Build flags:
  *   -DNO_FIELD_VALUES   leave out nvmlDeviceGetFieldValues (optional)
+ *   -DNO_PCIE           leave out the four PCIe link entry points (optional)
  *   -DNO_HEALTH         leave out every health entry point (all optional)
  *   -DOLD_NVML          name them as older drivers do: only the throttle
  *                       reasons and the _v2 process list answer
@@ -358,6 +363,28 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned in
 /* The first version fills a 16-byte struct: a binding that picks it fails. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *count, void *infos) { return NVML_ERROR_FUNCTION_NOT_FOUND; }
 #endif /* NO_HEALTH */
+
+#ifndef NO_PCIE
+static nvmlReturn_t pcie(nvmlDevice_t d, unsigned int *v, unsigned dev0, unsigned dev1)
+{
+	if (!valid(d) || !v)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*v = d == &devs[0] ? dev0 : dev1;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *gen) { return pcie(d, gen, 5, 1); }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *width)
+{
+#ifdef NO_PCIE_WIDTH
+	if (d == &devs[1])
+		return NVML_ERROR_NOT_SUPPORTED;
+#endif
+	return pcie(d, width, 16, 8);
+}
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *gen) { return pcie(d, gen, 5, 4); }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *width) { return pcie(d, width, 16, 16); }
+#endif /* NO_PCIE */
 
 /* fake_inits is the number of nvmlInit_v2 calls not yet shut down. */
 int fake_inits(void) { return inits; }

@@ -1,0 +1,361 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// maxPairColumns is the most pairs the first page's matrix shows one per
+// column; more are summarised per kind of figure.
+const maxPairColumns = 6
+
+// maxFailedLines bounds what the first page lists under "What failed".
+const maxFailedLines = 8
+
+// Verdict returns the report's first page alone, the answer, for p2pbench
+// check and the end of all to print (see verdictPage).
+func Verdict(run *results.Run) *Document {
+	d := newDocument(run, "Verdict")
+	verdictPage(d, run, Headlines(run))
+	return d
+}
+
+// verdictPage is the report's first page, the answer: the verdict in
+// large, the machine, date and driver, one line per check, the headline
+// matrix against expectation, what failed and what to do next. It reads
+// the run's verdict (results.Run.Verdict); a run without one says so.
+func verdictPage(d *Document, run *results.Run, hs []Headline) {
+	v := run.Verdict
+	if v == nil {
+		d.verdict(results.StatusNotJudged, "This results file has no verdict: p2pbench check judges it against p2pbench's model of the machine, "+
+			"a spec of least figures (--expect) or a known-good run (--baseline).")
+	} else {
+		d.verdict(v.Status, verdictLine(v))
+	}
+	env := run.Environment
+	machine := "Machine: " + run.GPUSummary()
+	if run.Host != "" {
+		machine += " (host " + run.Host + ")"
+	}
+	if !run.Start.IsZero() {
+		machine += " · date: " + run.Start.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	machine += " · driver: " + strings.TrimSpace(env.DriverRelease+" (CUDA "+env.CUDAVersion+")")
+	facts := []string{machine}
+	if v != nil {
+		judged := "Judged against: " + v.Expectations.Name
+		if v.Expectations.Conservative {
+			judged += "; conservative where the machine differs from what the model was measured on"
+		}
+		facts = append(facts, judged)
+	}
+	d.para("%s", strings.Join(facts, "\n"))
+	if v == nil {
+		return
+	}
+	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
+	for i, c := range v.Checks {
+		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, c.Summary})
+		checks.shade[[2]int{i, 0}] = c.Status
+	}
+	d.table(checks)
+	failedLines(d, v)
+	if t := headlineMatrix(hs, v); t != nil {
+		d.table(t)
+	}
+}
+
+// verdictLine says what the verdict rests on, in a sentence.
+func verdictLine(v *results.Verdict) string {
+	count := map[results.Status]int{}
+	for _, c := range v.Checks {
+		count[c.Status]++
+	}
+	checks := func(n int) string {
+		if n == 1 {
+			return "1 check"
+		}
+		return fmt.Sprintf("%d checks", n)
+	}
+	switch v.Status {
+	case results.StatusFail:
+		return fmt.Sprintf("%s failed: this machine is not as good as it should be.", checks(count[results.StatusFail]))
+	case results.StatusWarn:
+		return fmt.Sprintf("Nothing failed, but %s warned: look at them before relying on the figures.", checks(count[results.StatusWarn]))
+	}
+	return "Every check passed: this machine is as good as it should be."
+}
+
+// headlineMatrix is the headline figures against their verdicts: a row
+// per kind of figure, a column per pair (or, for many pairs, the lowest
+// and the median), each cell marked and shaded by its figure's status.
+func headlineMatrix(hs []Headline, v *results.Verdict) *table {
+	if len(hs) == 0 {
+		return nil
+	}
+	verdicts := make(map[string]results.FigureVerdict, len(v.Figures))
+	for _, fv := range v.Figures {
+		verdicts[fv.Key] = fv
+	}
+	var kinds []string
+	rows := map[string][]Headline{}
+	var pairs [][2]int
+	for _, h := range hs {
+		l := h.Label()
+		if rows[l] == nil {
+			kinds = append(kinds, l)
+		}
+		rows[l] = append(rows[l], h)
+		if p := [2]int{h.Src, h.Dst}; !slices.Contains(pairs, p) {
+			pairs = append(pairs, p)
+		}
+	}
+	slices.SortFunc(pairs, func(a, b [2]int) int { return (a[0]-b[0])*1000 + a[1] - b[1] })
+	t := &table{title: fmt.Sprintf("Headline bandwidth at %s against expectation, median GB/s", results.FormatBytes(hs[0].Size)),
+		shade: map[[2]int]results.Status{},
+		notes: []string{"(WARN) and (FAIL) mark figures short of expectation (in the PDF: green pass, amber warn, red fail, grey not judged); " +
+			"expected = what such a figure typically reaches, pass at = the least it must reach."}}
+	perPair := len(pairs) <= maxPairColumns
+	if perPair {
+		t.header = []string{"figure"}
+		for _, p := range pairs {
+			t.header = append(t.header, pairName(p[0], p[1]))
+		}
+	} else {
+		t.header = []string{"figure", "pairs", "lowest (pair)", "median", "not passing"}
+	}
+	t.header = append(t.header, "expected", "pass at")
+	t.align = "l" + strings.Repeat("r", len(t.header)-1)
+	for r, k := range kinds {
+		row := []string{k}
+		var vs []results.FigureVerdict
+		if perPair {
+			byPair := map[[2]int]Headline{}
+			for _, h := range rows[k] {
+				byPair[[2]int{h.Src, h.Dst}] = h
+			}
+			for c, p := range pairs {
+				h, ok := byPair[p]
+				if !ok {
+					row = append(row, "-")
+					continue
+				}
+				fv, judged := verdicts[h.Key]
+				row = append(row, headlineCell(h, fv, judged))
+				t.shade[[2]int{r, c + 1}] = cellStatus(fv, judged)
+				if judged {
+					vs = append(vs, fv)
+				}
+			}
+		} else {
+			row, vs = headlineSummaryRow(row, rows[k], verdicts)
+			t.shade[[2]int{r, 2}] = worstOf(vs)
+		}
+		row = append(row, sameValue(vs, func(fv results.FigureVerdict) float64 { return fv.Expected }),
+			sameValue(vs, func(fv results.FigureVerdict) float64 { return fv.Bound }))
+		t.rows = append(t.rows, row)
+	}
+	return t
+}
+
+// headlineSummaryRow adds to row the pairs, the lowest with its pair, the
+// median and how many did not pass, for many pairs; it returns the row and
+// the verdicts of the kind.
+func headlineSummaryRow(row []string, hs []Headline, verdicts map[string]results.FigureVerdict) ([]string, []results.FigureVerdict) {
+	var vs []results.FigureVerdict
+	var values []float64
+	var lowest *Headline
+	count := map[results.Status]int{}
+	for i := range hs {
+		h := &hs[i]
+		if fv, ok := verdicts[h.Key]; ok {
+			vs = append(vs, fv)
+			count[fv.Status]++
+		}
+		if h.Stats == nil {
+			continue
+		}
+		values = append(values, h.Stats.Median)
+		if lowest == nil || h.Stats.Median < lowest.Stats.Median {
+			lowest = h
+		}
+	}
+	var bad []string
+	for _, s := range []results.Status{results.StatusFail, results.StatusWarn} {
+		if count[s] > 0 {
+			bad = append(bad, fmt.Sprintf("%d %s", count[s], s.Label()))
+		}
+	}
+	if len(bad) == 0 {
+		bad = []string{"none"}
+	}
+	low, med := "-", "-"
+	if lowest != nil {
+		fv, judged := verdicts[lowest.Key]
+		low = headlineCell(*lowest, fv, judged) + " (" + pairName(lowest.Src, lowest.Dst) + ")"
+		slices.Sort(values)
+		med = fmtGBps(medianSorted(values))
+	}
+	return append(row, fmt.Sprint(len(hs)), low, med, strings.Join(bad, ", ")), vs
+}
+
+// headlineCell is a headline's median, or its failure, marked when its
+// verdict did not pass.
+func headlineCell(h Headline, fv results.FigureVerdict, judged bool) string {
+	cell := h.Failed
+	if h.Stats != nil {
+		cell = fmtGBps(h.Stats.Median)
+	}
+	if judged && (fv.Status == results.StatusWarn || fv.Status == results.StatusFail) {
+		cell += " (" + fv.Status.Label() + ")"
+	}
+	return cell
+}
+
+func cellStatus(fv results.FigureVerdict, judged bool) results.Status {
+	if !judged {
+		return results.StatusNotJudged
+	}
+	return fv.Status
+}
+
+// worstOf is the worst status of vs; not judged when vs is empty.
+func worstOf(vs []results.FigureVerdict) results.Status {
+	if len(vs) == 0 {
+		return results.StatusNotJudged
+	}
+	w := results.StatusPass
+	for _, fv := range vs {
+		if fv.Status.Worse(w) {
+			w = fv.Status
+		}
+	}
+	return w
+}
+
+// sameValue is the value all verdicts share (within 0.5%), "varies" when
+// they differ, "" when there is none.
+func sameValue(vs []results.FigureVerdict, get func(results.FigureVerdict) float64) string {
+	first := 0.0
+	for _, fv := range vs {
+		x := get(fv)
+		if x == 0 {
+			continue
+		}
+		if first == 0 {
+			first = x
+		} else if math.Abs(x/first-1) > 0.005 {
+			return "varies"
+		}
+	}
+	if first == 0 {
+		return ""
+	}
+	return fmtGBps(first)
+}
+
+// failedLines lists what failed and warned, what to do next, and how many
+// notes the verdict holds.
+func failedLines(d *Document, v *results.Verdict) {
+	var fails, warns, notes []string
+	for _, c := range v.Checks {
+		for _, it := range c.Items {
+			line := it.Status.Label() + " — " + it.Subject + ": " + it.Message
+			switch it.Status {
+			case results.StatusFail:
+				fails = append(fails, line)
+			case results.StatusWarn:
+				warns = append(warns, line)
+			case results.StatusNote:
+				notes = append(notes, it.Subject)
+			}
+		}
+	}
+	bad := append(fails, warns...)
+	noted := ""
+	if len(notes) > 0 {
+		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, in The verdict in detail.",
+			len(notes), plural(len(notes)))
+	}
+	if len(bad) == 0 {
+		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)
+		return
+	}
+	d.heading(2, "What failed")
+	if n := len(bad); n > maxFailedLines {
+		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (The verdict in detail)", n-maxFailedLines))
+	}
+	d.para("%s", strings.Join(bad, "\n"))
+	d.heading(2, "What to do next")
+	d.para("%s", strings.Join(v.NextSteps, "\n"))
+	if noted != "" {
+		d.para("%s", strings.TrimSpace(noted))
+	}
+}
+
+// verdictDetails is the section that spells the verdict out: what the
+// figures were held against, every check with its items, and the judged
+// figures (all of them for a small machine; those that did not pass
+// otherwise).
+func verdictDetails(d *Document, run *results.Run) {
+	v := run.Verdict
+	if v == nil {
+		return
+	}
+	d.section("The verdict in detail")
+	src := v.Expectations
+	about := fmt.Sprintf("The figures were held against %s", src.Name)
+	if src.File != "" && !strings.Contains(src.Name, src.File) {
+		about += " (" + src.File + ")"
+	}
+	d.para("%s.%s", about, strings.Join(append([]string{""}, src.Notes...), "\n"))
+	items := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
+	add := func(st results.Status, row ...string) {
+		items.shade[[2]int{len(items.rows), 0}] = st
+		items.rows = append(items.rows, append([]string{st.Label()}, row...))
+	}
+	for _, c := range v.Checks {
+		if len(c.Items) == 0 {
+			add(c.Status, c.Title, "", c.Summary)
+		}
+		for _, it := range c.Items {
+			add(it.Status, c.Title, it.Subject, it.Message)
+		}
+	}
+	d.table(items)
+	figs := &table{header: []string{"", "figure", "median", "expected", "pass at", "why"}, align: "llrrrl", shade: map[[2]int]results.Status{}}
+	byKey := make(map[string]*results.Figure, len(run.Figures))
+	for i := range run.Figures {
+		byKey[run.Figures[i].Key()] = &run.Figures[i]
+	}
+	all := len(v.Figures) <= 2*maxFigureRows
+	passed := 0
+	for _, fv := range v.Figures {
+		f := byKey[fv.Key]
+		if f == nil {
+			continue
+		}
+		if !all && (fv.Status == results.StatusPass || fv.Status == results.StatusNote) {
+			passed++
+			continue
+		}
+		expected := ""
+		if fv.Expected > 0 {
+			expected = fmtGBps(fv.Expected)
+		}
+		figs.shade[[2]int{len(figs.rows), 0}] = fv.Status
+		figs.rows = append(figs.rows, []string{fv.Status.Label(), FigureName(f), fmtGBps(fv.Value), expected, fmtGBps(fv.Bound), fv.Reason})
+	}
+	figs.title = fmt.Sprintf("The %d judged figures", len(v.Figures))
+	if passed > 0 {
+		figs.title = fmt.Sprintf("The judged figures that did not pass (%d more passed or are notes; the results file lists every one)", passed)
+	}
+	d.table(figs)
+}
+
+// maxFigureRows is half the most judged figures the details list one by one.
+const maxFigureRows = 60

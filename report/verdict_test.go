@@ -1,0 +1,114 @@
+package report_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// judged reads a reference run and judges it against exp (the model when nil).
+func judged(t *testing.T, name string, spec string) *results.Run {
+	t.Helper()
+	run := readReference(t, name)
+	var exp verdict.Expectations = verdict.Model(run)
+	if spec != "" {
+		s, err := verdict.ParseSpec("contract.json", []byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp = s
+	}
+	v, err := verdict.Judge(run, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	return run
+}
+
+// formats renders a document as text and, with all, Markdown and PDF (its
+// figures take a second).
+func formats(t *testing.T, d *report.Document, all bool) (txt, md string) {
+	t.Helper()
+	var a, b, c bytes.Buffer
+	if err := d.WriteText(&a); err != nil {
+		t.Fatal(err)
+	}
+	if !all {
+		return a.String(), ""
+	}
+	if err := d.WriteMarkdown(&b, "figs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WritePDF(&c); err != nil || !bytes.HasPrefix(c.Bytes(), []byte("%PDF")) {
+		t.Fatalf("PDF: %v", err)
+	}
+	return a.String(), b.String()
+}
+
+func TestReportOpensWithTheVerdict(t *testing.T) {
+	run := judged(t, "all.json", "")
+	txt, md := formats(t, report.Report(run), true)
+	first := txt[:strings.Index(txt, "==== System and environment")]
+	for _, want := range []string{"# VERDICT: PASS #", "Machine: 2× NVIDIA H200 (host vm) · date: 2026-11-22 08:33 UTC · driver: 580.159.04 (CUDA 13.0)",
+		"PASS        Bandwidth against the model", "Nothing failed and nothing warned", "Headline bandwidth at 512 MiB against expectation",
+		"CE read                         393   393       393      354"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first page lacks %q:\n%s", want, first)
+		}
+	}
+	if page := strings.ReplaceAll(first, "(WARN) and (FAIL) mark", ""); strings.Contains(page, "WARN") || strings.Contains(page, "FAIL") {
+		t.Errorf("a healthy machine's first page warns:\n%s", first)
+	}
+	for _, want := range []string{"## Verdict: **PASS**", "| PASS | Bandwidth against the model | 120 figures judged: 120 PASS |",
+		"| CE read | 393 | 393 | 393 | 354 |", "# The verdict in detail", "# Appendix: how the figures are computed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q", want)
+		}
+	}
+	if strings.Index(md, "# System and environment") < strings.Index(md, "## Verdict") {
+		t.Error("the details come before the verdict")
+	}
+	// The first page alone, as p2pbench check prints it.
+	if page, _ := formats(t, report.Verdict(run), false); !strings.HasPrefix(page, "\n==== Verdict ====\n\n#################\n# VERDICT: PASS #") ||
+		!strings.Contains(page, "Headline bandwidth") || strings.Contains(page, "System and environment") {
+		t.Errorf("the verdict alone:\n%s", page)
+	}
+}
+
+func TestReportNamesWhatFailed(t *testing.T) {
+	run := judged(t, "all.json", `{"name": "copy engine 400", "figures": [{"test": "ce_read", "min": 400}, {"test": "ce_write", "min": 400}]}`)
+	txt, _ := formats(t, report.Report(run), false)
+	for _, want := range []string{"# VERDICT: FAIL #", "--- What failed ---", "FAIL — ce_read read 0→1 512 MiB: 393 GB/s, short of the 400 it must reach",
+		"FAIL — ce_write write 1→0 512 MiB", "--- What to do next ---", "393 (FAIL)  393 (FAIL)"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("the text lacks %q", want)
+		}
+	}
+}
+
+func TestReportWithoutVerdict(t *testing.T) {
+	txt, _ := formats(t, report.Report(readReference(t, "all.json")), false)
+	if !strings.Contains(txt, "# VERDICT: NOT JUDGED #") || !strings.Contains(txt, "has no verdict: p2pbench check judges it") {
+		t.Errorf("a run without a verdict:\n%s", txt[:min(len(txt), 800)])
+	}
+}
+
+func TestReportManyPairsSummarised(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 8, Layout: synth.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead, results.CEWrite},
+		SlowPairs: []synth.SlowPair{{A: 2, B: 5, Percent: 40}}})
+	v, err := verdict.Judge(run, verdict.Model(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	txt, _ := formats(t, report.Report(run), false)
+	if v.Status != results.StatusFail || !strings.Contains(txt, "lowest (pair)  median  not passing") || !strings.Contains(txt, "472 (WARN) (2→5)") || !strings.Contains(txt, "--- What failed ---\n\nFAIL — ce_read 2→5: 472 GB/s is 39.9% below") {
+		t.Errorf("%s; the first page:\n%s", v.Status, txt[:strings.Index(txt, "==== System")])
+	}
+}

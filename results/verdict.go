@@ -1,0 +1,152 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A verdict answers whether the machine of a run is as good as it should
+// be: every judged figure against what it should reach, and every check of
+// the run (its health, hygiene and measurements), each PASS, WARN, FAIL or
+// NOTE, with an overall status, the expectations it was judged by and what
+// to do next. Package verdict makes them; Run.Verdict keeps one in the
+// results file.
+
+// Status is the outcome of a judgement.
+type Status string
+
+// The statuses, from best to worst. A note is behaviour that is known and
+// explained: it never makes a verdict worse than PASS. NotJudged is a check
+// that had nothing to judge by (no expectation for its figures).
+const (
+	StatusPass      Status = "pass"
+	StatusNote      Status = "note"
+	StatusNotJudged Status = "not_judged"
+	StatusWarn      Status = "warn"
+	StatusFail      Status = "fail"
+)
+
+// rank orders the statuses that count: a verdict is its worst entry's.
+var statusRank = map[Status]int{StatusPass: 0, StatusNote: 0, StatusNotJudged: 0, StatusWarn: 1, StatusFail: 2}
+
+// Worse reports whether s is worse than t: FAIL is worse than WARN, which
+// is worse than the rest (pass, note, not judged).
+func (s Status) Worse(t Status) bool { return statusRank[s] > statusRank[t] }
+
+// Label is the status as a report shows it: PASS, WARN, FAIL, NOTE, "not judged".
+func (s Status) Label() string {
+	if s == StatusNotJudged {
+		return "not judged"
+	}
+	return strings.ToUpper(string(s))
+}
+
+// Verdict is a judgement of a run.
+type Verdict struct {
+	// Status is the overall outcome: fail when anything failed, else warn
+	// when anything warned, else pass.
+	Status Status `json:"status"`
+	// Expectations says what the figures were held against.
+	Expectations ExpectationSource `json:"expectations"`
+	// Checks are the verdict's lines, in the order a report lists them.
+	Checks []Check `json:"checks"`
+	// NextSteps say what to do about what failed or warned.
+	NextSteps []string `json:"next_steps,omitempty"`
+	// Figures are the judged figures, in the run's order. Encode writes
+	// them one per line, after the rest of the verdict.
+	Figures []FigureVerdict `json:"figures"`
+}
+
+// ExpectationSource says what a verdict held the figures against.
+type ExpectationSource struct {
+	// Kind is model (p2pbench's model of the machine), spec (a file of
+	// least and most figures) or baseline (a known-good results file).
+	Kind string `json:"kind"`
+	// Name names it for people: the model and what it was calibrated on,
+	// the spec's name, the baseline's host and date.
+	Name string `json:"name"`
+	// File is the spec or baseline file, as given.
+	File string `json:"file,omitempty"`
+	// Conservative is true when part of the machine is unknown to the
+	// model, which then holds those figures to lower floors.
+	Conservative bool `json:"conservative,omitempty"`
+	// Notes say what the expectations leave out or assume.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// The kinds of expectations.
+const (
+	ExpectModel    = "model"
+	ExpectSpec     = "spec"
+	ExpectBaseline = "baseline"
+)
+
+// Check is one line of a verdict: what was checked, its outcome in a
+// sentence, and the entries that did not pass.
+type Check struct {
+	// Name identifies the check: bandwidth, latency, links, memory,
+	// processes, clocks, measurements, pairs, ipc, driver.
+	Name string `json:"name"`
+	// Title names it for people: "Bandwidth against the model".
+	Title  string `json:"title"`
+	Status Status `json:"status"`
+	// Summary says the outcome in one line.
+	Summary string `json:"summary"`
+	// Items are what failed, warned or is noted, each about one subject.
+	Items []CheckItem `json:"items,omitempty"`
+}
+
+// CheckItem is one thing a check found: its status, what it is about
+// ("GPU 0 NVLink 3", "ce_read 0→1") and what it is.
+type CheckItem struct {
+	Status  Status `json:"status"`
+	Subject string `json:"subject"`
+	Message string `json:"message"`
+}
+
+// FigureVerdict is the judgement of one figure.
+type FigureVerdict struct {
+	// Key is the figure's Figure.Key.
+	Key    string `json:"key"`
+	Status Status `json:"status"`
+	// Value is the figure's median (0 for a figure that failed).
+	Value float64 `json:"value"`
+	// Expected is what the figure typically reaches (0 when the
+	// expectation has only a bound); Bound is the least it must reach to
+	// pass, for rates, or the most it may take, for times.
+	Expected float64 `json:"expected,omitempty"`
+	Bound    float64 `json:"bound"`
+	// Reason says why, with the expectation's basis.
+	Reason string `json:"reason"`
+}
+
+// validate checks a verdict's statuses, values and keys.
+func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
+	ok := func(where string, s Status, allowed ...Status) {
+		for _, a := range allowed {
+			if s == a {
+				return
+			}
+		}
+		v.add("%s: status %q is not one of %v", where, s, allowed)
+	}
+	ok("verdict", vd.Status, StatusPass, StatusWarn, StatusFail)
+	judged := []Status{StatusPass, StatusNote, StatusNotJudged, StatusWarn, StatusFail}
+	for i, c := range vd.Checks {
+		where := fmt.Sprintf("verdict.checks[%d]", i)
+		ok(where, c.Status, judged...)
+		for j, it := range c.Items {
+			ok(fmt.Sprintf("%s.items[%d]", where, j), it.Status, judged...)
+		}
+	}
+	for i, f := range vd.Figures {
+		where := fmt.Sprintf("verdict.figures[%d]", i)
+		ok(where, f.Status, StatusPass, StatusNote, StatusWarn, StatusFail)
+		v.finite(where, "value", f.Value)
+		v.finite(where, "expected", f.Expected)
+		v.finite(where, "bound", f.Bound)
+		if keys != nil && !keys[f.Key] {
+			v.add("%s: key %q names no figure of the run", where, f.Key)
+		}
+	}
+}

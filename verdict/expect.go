@@ -1,0 +1,83 @@
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Expectations say what the figures of a run should reach. Model,
+// LoadSpec and FromBaseline make them; Judge holds a run to them.
+type Expectations interface {
+	// Source describes them, as the verdict records it.
+	Source() results.ExpectationSource
+	// forRun prepares them for run: a judge of its figures, or an error
+	// (a *SpecError) when they cannot judge it.
+	forRun(run *results.Run) (figureJudge, error)
+}
+
+// figureJudge judges one figure that did not fail; ok is false when the
+// expectations say nothing of it.
+type figureJudge func(f *results.Figure) (v results.FigureVerdict, ok bool)
+
+// bound is what one figure is held against: rates pass at or above pass
+// and fail below fail, times pass at or below pass and fail above fail;
+// between the two they warn.
+type bound struct {
+	// typical is what the figure usually reaches; 0 when only the bounds
+	// are known.
+	typical    float64
+	pass, fail float64
+	lower      bool // a time: lower is better
+	// basis says where the numbers come from, for the reason.
+	basis string
+}
+
+// judge holds the median v of a figure to b.
+func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
+	out := results.FigureVerdict{Key: f.Key(), Value: v, Expected: b.typical, Bound: b.pass}
+	worse := func(x, y float64) bool { return x < y }
+	if b.lower {
+		worse = func(x, y float64) bool { return x > y }
+	}
+	least, short, fails := "at least", "short of", "below"
+	if b.lower {
+		least, short, fails = "at most", "over", "above"
+	}
+	got := fmt.Sprintf("%s %s", fmtValue(v), f.Unit)
+	of := ""
+	if b.typical > 0 {
+		of = fmt.Sprintf(" (%.0f%% of the %s expected)", 100*v/b.typical, fmtValue(b.typical))
+	}
+	switch {
+	case !worse(v, b.pass):
+		out.Status = results.StatusPass
+		out.Reason = fmt.Sprintf("%s%s, %s %s to pass; %s", got, of, least, fmtValue(b.pass), b.basis)
+	case !worse(v, b.fail):
+		out.Status = results.StatusWarn
+		out.Reason = fmt.Sprintf("%s%s, %s the %s to pass but not %s %s, where it would fail: rerun, and look at it if it stays; %s",
+			got, of, short, fmtValue(b.pass), fails, fmtValue(b.fail), b.basis)
+	case b.pass == b.fail:
+		out.Status = results.StatusFail
+		must := "it must reach"
+		if b.lower {
+			must = "it may take"
+		}
+		out.Reason = fmt.Sprintf("%s%s, %s the %s %s; %s", got, of, short, fmtValue(b.pass), must, b.basis)
+	default:
+		out.Status = results.StatusFail
+		out.Reason = fmt.Sprintf("%s%s, %s %s, where it fails (%s %s to pass); %s", got, of, fails, fmtValue(b.fail), least, fmtValue(b.pass), b.basis)
+	}
+	return out
+}
+
+// fmtValue writes a figure's value with three significant digits or more.
+func fmtValue(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}

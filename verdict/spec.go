@@ -1,0 +1,341 @@
+package verdict
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Spec is an --expect file: the least figures (for rates) or the most (for
+// times) a machine must reach, per test, link class and size, as a purchase
+// contract or a vendor's test plan states them. It is JSON:
+//
+//	{
+//	  "name": "2× H200 SXM (NV18): acceptance floors",
+//	  "figures": [
+//	    {"test": "ce_read", "link": "nvlink", "size": "512MiB", "min": 370},
+//	    {"test": "ce_bidir", "direction": "write", "link": "nvlink", "min": 740},
+//	    {"test": "h2d", "link": "host", "min": 50},
+//	    {"test": "lat_pingpong", "params": {"measure": "one_way", "ordering": "release_acquire"}, "max": 3000}
+//	  ]
+//	}
+//
+// Each entry holds every figure it matches: of its test; of its direction
+// and part where it names them (a test both ways without a part: the total;
+// an aggregate: the total); of its link class where it names one (see
+// LinkClass); of its size where it names one (without: the run's matrix
+// size for the pairwise matrices, every size for other tests); with the
+// params it names. A figure below its min (above its max) FAILs. Several
+// entries may hold one figure; the worst outcome counts. Figures no entry
+// matches are not judged.
+//
+// JSON rather than YAML: encoding/json reads it with no new dependency,
+// rejects unknown fields and says where a malformed file breaks; a YAML
+// spec converts to it with any YAML tool.
+type Spec struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description,omitempty"`
+	Figures     []SpecEntry `json:"figures"`
+	file        string
+}
+
+// SpecEntry is one line of a spec.
+type SpecEntry struct {
+	Test      results.Test      `json:"test"`
+	Direction results.Direction `json:"direction,omitempty"`
+	Part      results.Part      `json:"part,omitempty"`
+	Link      LinkClass         `json:"link,omitempty"`
+	// Size is a transfer size as the command line takes it ("512MiB").
+	Size   string            `json:"size,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+	// Min is the least a rate must reach; Max the most a time may take.
+	// An entry has one of them, above 0.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+
+	size uint64
+}
+
+// LinkClass names what a figure's data crosses, as a spec entry selects it.
+type LinkClass string
+
+// The link classes.
+const (
+	LinkNVLink LinkClass = "nvlink" // between two GPUs joined by NVLink
+	LinkPCIe   LinkClass = "pcie"   // between two GPUs with peer access over PCIe
+	LinkNoP2P  LinkClass = "nop2p"  // between two GPUs without peer access
+	LinkHost   LinkClass = "host"   // between a GPU and host memory
+	LinkLocal  LinkClass = "local"  // within one GPU
+	LinkAll    LinkClass = "all"    // every GPU at once (an aggregate's total)
+)
+
+var linkClasses = []LinkClass{LinkNVLink, LinkPCIe, LinkNoP2P, LinkHost, LinkLocal, LinkAll}
+
+// SpecError is a spec that cannot be used: a malformed file, a bad entry,
+// or an entry that does not fit the run. Its message is one line; the
+// command line exits 2 for it.
+type SpecError struct {
+	File string
+	// Entry is the index of the entry at fault, -1 for the file as a whole.
+	Entry int
+	Err   error
+}
+
+func (e *SpecError) Error() string {
+	where := "expectations file " + e.File
+	if e.Entry >= 0 {
+		where += fmt.Sprintf(": figures[%d]", e.Entry)
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// LoadSpec reads and checks a spec file (see Spec); every problem is a
+// *SpecError.
+func LoadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &SpecError{File: path, Entry: -1, Err: err}
+	}
+	return ParseSpec(path, data)
+}
+
+// ParseSpec reads a spec from data, naming it file in errors.
+func ParseSpec(file string, data []byte) (*Spec, error) {
+	fail := func(entry int, format string, args ...any) error {
+		return &SpecError{File: file, Entry: entry, Err: fmt.Errorf(format, args...)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, fail(-1, "%s", jsonProblem(data, dec, err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail(-1, "more than one JSON value")
+	}
+	if len(s.Figures) == 0 {
+		return nil, fail(-1, "no figures: a spec lists at least one")
+	}
+	s.file = file
+	for i := range s.Figures {
+		if err := s.Figures[i].check(); err != nil {
+			return nil, fail(i, "%v", err)
+		}
+	}
+	return &s, nil
+}
+
+// jsonProblem says where data stops being the JSON a spec is.
+func jsonProblem(data []byte, dec *json.Decoder, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := dec.InputOffset()
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset - 1 // encoding/json counts the offending byte as read
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "empty or truncated JSON"
+	}
+	off = min(max(off, 0), int64(len(data)))
+	line := bytes.Count(data[:off], []byte("\n")) + 1
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Sprintf("malformed at line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// check checks an entry on its own.
+func (e *SpecEntry) check() error {
+	info, known := results.Lookup(e.Test)
+	switch {
+	case e.Test == "":
+		return errors.New("no test")
+	case !known:
+		names := make([]string, 0)
+		for _, t := range results.Catalogue() {
+			names = append(names, string(t.Name))
+		}
+		return fmt.Errorf("unknown test %q; the tests are: %s", e.Test, strings.Join(names, ", "))
+	case e.Direction != "" && e.Direction != results.DirRead && e.Direction != results.DirWrite:
+		return fmt.Errorf("direction %q is not read or write", e.Direction)
+	case e.Part != "" && !slices.Contains([]results.Part{results.PartForward, results.PartReverse, results.PartPair, results.PartTotal}, e.Part):
+		return fmt.Errorf("part %q is not forward, reverse, pair or total", e.Part)
+	case e.Link != "" && !slices.Contains(linkClasses, e.Link):
+		return fmt.Errorf("link class %q is not one of %s", e.Link, joinClasses(linkClasses))
+	case (e.Min == nil) == (e.Max == nil):
+		return fmt.Errorf("%s: give either min (least rate) or max (most time)", e.Test)
+	case e.Min != nil && info.LowerIsBetter():
+		return fmt.Errorf("%s is a time (%s): give max, the most it may take", e.Test, info.Unit)
+	case e.Max != nil && !info.LowerIsBetter():
+		return fmt.Errorf("%s is a rate (%s): give min, the least it must reach", e.Test, info.Unit)
+	}
+	if v := e.limit(); !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s: %v is not a %s above 0", e.Test, v, e.limitName())
+	}
+	if e.Size != "" {
+		n, err := units.ParseSize(e.Size)
+		if err != nil {
+			return err
+		}
+		e.size = n
+	}
+	return nil
+}
+
+// limit is the entry's min or max.
+func (e *SpecEntry) limit() float64 {
+	if e.Min != nil {
+		return *e.Min
+	}
+	return *e.Max
+}
+
+func (e *SpecEntry) limitName() string {
+	if e.Min != nil {
+		return "min"
+	}
+	return "max"
+}
+
+func joinClasses(cs []LinkClass) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Source names the spec.
+func (s *Spec) Source() results.ExpectationSource {
+	name := s.Name
+	if name == "" {
+		name = s.file
+	}
+	src := results.ExpectationSource{Kind: results.ExpectSpec, Name: name, File: s.file}
+	if s.Description != "" {
+		src.Notes = []string{s.Description}
+	}
+	return src
+}
+
+// Fits checks the spec against a run: every link class it names must be
+// one that some pair (or figure) of the run has. The error is a *SpecError;
+// the command line may call Fits as soon as it knows the topology, before
+// measuring.
+func (s *Spec) Fits(run *results.Run) error {
+	have := map[LinkClass]bool{}
+	if run.Topology != nil {
+		for _, p := range run.Topology.Pairs {
+			have[pairClass(p)] = true
+		}
+		if len(run.Topology.Pairs) > 0 {
+			have[LinkAll] = true
+		}
+	}
+	if len(run.Environment.Devices) > 0 || len(run.DeviceIndices()) > 0 {
+		have[LinkHost], have[LinkLocal] = true, true
+	}
+	for i := range run.Figures {
+		have[classOf(run, &run.Figures[i])] = true
+	}
+	for i, e := range s.Figures {
+		if e.Link != "" && !have[e.Link] {
+			return &SpecError{File: s.file, Entry: i, Err: fmt.Errorf("%s: no pair of this run has link class %s (it has %s)",
+				e.Test, e.Link, joinClasses(slices.Sorted(maps.Keys(have))))}
+		}
+	}
+	return nil
+}
+
+// pairClass is the link class of a pair of GPUs.
+func pairClass(p results.Pair) LinkClass {
+	switch {
+	case !p.CanAccessPeer:
+		return LinkNoP2P
+	case p.NVLinks > 0 || p.LinkGBps > 0:
+		return LinkNVLink
+	}
+	return LinkPCIe
+}
+
+// classOf is the link class of a figure of run.
+func classOf(run *results.Run, f *results.Figure) LinkClass {
+	switch {
+	case f.Src == f.Dst:
+		return LinkLocal
+	case f.Src >= 0 && f.Dst >= 0:
+		if p, ok := run.Topology.Pair(f.Src, f.Dst); ok {
+			return pairClass(p)
+		}
+		return ""
+	case f.Test.Info().NeedsPair:
+		return LinkAll
+	}
+	return LinkHost
+}
+
+func (s *Spec) forRun(run *results.Run) (figureJudge, error) {
+	if err := s.Fits(run); err != nil {
+		return nil, err
+	}
+	matrix := run.MatrixSize()
+	classes := run.Topology.PairIndex()
+	class := func(f *results.Figure) LinkClass {
+		if f.Src >= 0 && f.Dst >= 0 && f.Src != f.Dst {
+			if p, ok := classes[[2]int{f.Src, f.Dst}]; ok {
+				return pairClass(p)
+			}
+		}
+		return classOf(run, f)
+	}
+	return func(f *results.Figure) (results.FigureVerdict, bool) {
+		var out results.FigureVerdict
+		found := false
+		for i := range s.Figures {
+			e := &s.Figures[i]
+			if !e.matches(f, matrix, class) {
+				continue
+			}
+			b := bound{pass: e.limit(), fail: e.limit(), lower: e.Max != nil,
+				basis: fmt.Sprintf("%s, figures[%d]: %s %s", s.Source().Name, i, e.limitName(), fmtValue(e.limit()))}
+			v, _ := f.Value()
+			fv := b.judge(f, v)
+			if !found || fv.Status.Worse(out.Status) {
+				out, found = fv, true
+			}
+		}
+		return out, found
+	}, nil
+}
+
+// matches reports whether the entry holds figure f (see Spec).
+func (e *SpecEntry) matches(f *results.Figure, matrixSize uint64, class func(*results.Figure) LinkClass) bool {
+	// Without a part, an entry holds the whole: figures of no part, or the
+	// total of those that have parts.
+	part := f.Part == e.Part || e.Part == "" && f.Part == results.PartTotal
+	size := e.size
+	if size == 0 && f.Test.Info().Matrix {
+		size = matrixSize
+	}
+	if f.Test != e.Test || e.Direction != "" && f.Direction != e.Direction || !part || size != 0 && f.Size != size {
+		return false
+	}
+	for k, v := range e.Params {
+		if f.Params[k] != v {
+			return false
+		}
+	}
+	return e.Link == "" || class(f) == e.Link
+}

@@ -1,0 +1,317 @@
+package verdict_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+const reference = "../testdata/reference/h200x2/"
+
+func read(t *testing.T, path string) *results.Run {
+	t.Helper()
+	run, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func judge(t *testing.T, run *results.Run, exp verdict.Expectations) *results.Verdict {
+	t.Helper()
+	v, err := verdict.Judge(run, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The verdict is kept in the run and must validate with it.
+	run.Verdict = v
+	if err := run.Validate(); err != nil {
+		t.Fatalf("the judged run does not validate: %v", err)
+	}
+	return v
+}
+
+// worst lists the checks and items that warned or failed.
+func worst(v *results.Verdict) string {
+	var b strings.Builder
+	for _, c := range v.Checks {
+		if c.Status == results.StatusWarn || c.Status == results.StatusFail {
+			b.WriteString(c.Status.Label() + " " + c.Name + ": " + c.Summary + "\n")
+		}
+	}
+	return b.String()
+}
+
+// item finds a check's item of status st whose subject contains subject.
+func item(v *results.Verdict, check string, st results.Status, subject string) *results.CheckItem {
+	for _, c := range v.Checks {
+		for i, it := range c.Items {
+			if c.Name == check && it.Status == st && strings.Contains(it.Subject, subject) {
+				return &c.Items[i]
+			}
+		}
+	}
+	return nil
+}
+
+func TestHealthyH200Passes(t *testing.T) {
+	run := read(t, reference+"all.json")
+	v := judge(t, run, verdict.Model(run))
+	if v.Status != results.StatusPass || worst(v) != "" {
+		t.Fatalf("the reference 2× H200: %s, want PASS with no warning:\n%s", v.Status, worst(v))
+	}
+	if v.Expectations.Conservative || len(v.Figures) < 100 {
+		t.Errorf("the model: conservative %v, %d figures judged", v.Expectations.Conservative, len(v.Figures))
+	}
+	// The IPC copy-engine arrangement, explained by the counters, is noted.
+	if it := item(v, "ipc", results.StatusNote, "ipc_ce_bidir read total 0→1"); it == nil || !strings.Contains(it.Message, "each payload byte cost more on the wire") {
+		t.Errorf("no note of the IPC arrangement: %+v", v.Checks)
+	}
+	for _, c := range v.Checks {
+		if c.Name == "latency" && c.Status != results.StatusNotJudged {
+			t.Errorf("latency judged by the model: %+v", c)
+		}
+	}
+}
+
+func TestSpecDemandingMoreFails(t *testing.T) {
+	run := read(t, reference+"all.json")
+	spec, err := verdict.ParseSpec("contract.json", []byte(`{"name": "contract", "figures": [
+		{"test": "ce_read", "link": "nvlink", "min": 400}, {"test": "ce_write", "link": "nvlink", "min": 390}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := judge(t, run, spec)
+	if v.Status != results.StatusFail || !verdict.Failing(v, false) {
+		t.Fatalf("status %s, want FAIL", v.Status)
+	}
+	for _, pair := range []string{"ce_read read 0→1", "ce_read read 1→0"} {
+		if it := item(v, "bandwidth", results.StatusFail, pair); it == nil || !strings.Contains(it.Message, "short of the 400 it must reach") {
+			t.Errorf("no failure naming %s: %s", pair, worst(v))
+		}
+	}
+	if len(v.Figures) != 4 || v.Expectations.Kind != results.ExpectSpec || v.Expectations.File != "contract.json" {
+		t.Errorf("%d figures judged, source %+v; want the four of the matrices", len(v.Figures), v.Expectations)
+	}
+}
+
+func TestShippedSpecsPassTheMachinesTheyDescribe(t *testing.T) {
+	run := read(t, reference+"all.json")
+	spec, err := verdict.LoadSpec("../examples/expect/h200x2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := judge(t, run, spec); v.Status != results.StatusPass {
+		t.Errorf("h200x2.json on the reference: %s\n%s", v.Status, worst(v))
+	}
+	for _, machine := range []string{"dgx-h100", "pcie-4gpu"} {
+		spec, err := verdict.LoadSpec("../examples/expect/" + machine + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := simRun(t, machine, simTests, false)
+		if v := judge(t, run, spec); v.Status != results.StatusPass {
+			t.Errorf("%s.json on the simulated %s: %s\n%s", machine, machine, v.Status, worst(v))
+		}
+	}
+}
+
+func TestBaselineOfARepeatPasses(t *testing.T) {
+	run, base := read(t, reference+"all-repeat.json"), read(t, reference+"all.json")
+	v := judge(t, run, verdict.FromBaseline(base, "all.json", 0))
+	if v.Status != results.StatusPass || worst(v) != "" {
+		t.Fatalf("all-repeat.json against all.json: %s\n%s", v.Status, worst(v))
+	}
+	var lat bool
+	for _, c := range v.Checks {
+		lat = lat || c.Name == "latency" && c.Status == results.StatusPass
+	}
+	if !lat || len(v.Figures) < 400 {
+		t.Errorf("%d figures judged, latency judged %v; want nearly all", len(v.Figures), lat)
+	}
+	// A run 10% slower at large transfers fails against it.
+	slow := read(t, reference+"all-repeat.json")
+	for i := range slow.Figures {
+		f := &slow.Figures[i]
+		if f.Test == results.CEWrite && f.Size == 512<<20 {
+			for j := range f.Samples {
+				f.Samples[j] *= 0.9
+			}
+			f.Stats = results.ComputeStats(f.Samples)
+		}
+	}
+	v = judge(t, slow, verdict.FromBaseline(base, "all.json", 0))
+	if v.Status != results.StatusFail || item(v, "bandwidth", results.StatusFail, "ce_write write 0→1 512 MiB") == nil {
+		t.Errorf("ce_write 10%% slower: %s\n%s", v.Status, worst(v))
+	}
+}
+
+func TestBadSpecs(t *testing.T) {
+	for name, tc := range map[string]struct{ spec, want string }{
+		"unknown test":  {`{"figures": [{"test": "ce_reed", "min": 1}]}`, `figures[0]: unknown test "ce_reed"; the tests are: h2d, d2h`},
+		"negative":      {`{"figures": [{"test": "ce_read", "min": 1}, {"test": "ce_write", "min": -5}]}`, "figures[1]: ce_write: -5 is not a min above 0"},
+		"malformed":     {"{\"figures\": [\n{\"test\": \"ce_read\" \"min\": 1}]}", "malformed at line 2, column 20"},
+		"truncated":     {`{"figures": [`, "empty or truncated JSON"},
+		"unknown field": {`{"figures": [{"test": "ce_read", "floor": 1}]}`, `unknown field "floor"`},
+		"max of a rate": {`{"figures": [{"test": "ce_read", "max": 1}]}`, "ce_read is a rate (GB/s): give min"},
+		"min of a time": {`{"figures": [{"test": "lat_chase", "min": 1}]}`, "lat_chase is a time (ns): give max"},
+		"both":          {`{"figures": [{"test": "ce_read", "min": 1, "max": 2}]}`, "give either min"},
+		"class":         {`{"figures": [{"test": "ce_read", "link": "infiniband", "min": 1}]}`, `link class "infiniband" is not one of nvlink`},
+		"size":          {`{"figures": [{"test": "ce_read", "size": "big", "min": 1}]}`, `bad size "big"`},
+		"empty":         {`{"name": "x"}`, "no figures"},
+	} {
+		_, err := verdict.ParseSpec("spec.json", []byte(tc.spec))
+		var se *verdict.SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") ||
+			!strings.HasPrefix(err.Error(), "expectations file spec.json: ") {
+			t.Errorf("%s: %v, want a one-line *SpecError with %q", name, err, tc.want)
+		}
+	}
+	// A link class no pair of the run has: refused when judging (and by Fits).
+	spec, err := verdict.ParseSpec("spec.json", []byte(`{"figures": [{"test": "ce_read", "link": "pcie", "min": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := read(t, reference+"all.json")
+	_, err = verdict.Judge(run, spec)
+	var se *verdict.SpecError
+	if !errors.As(err, &se) || se.Entry != 0 || !strings.Contains(err.Error(), "no pair of this run has link class pcie (it has all, host, local, nvlink)") {
+		t.Errorf("a class no pair has: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "missing.json")
+	if _, err := verdict.LoadSpec(path); !errors.As(err, &se) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// simTests are the tests of the simulated checks: the pairwise matrices,
+// local and staged copies. Host copies move real host memory in the
+// simulator, seconds at 512 MiB: the reference run judges them.
+var simTests = []results.Test{results.LocalCopy, results.CERead, results.CEWrite, results.CEBidir,
+	results.SMRead, results.SMWrite, results.NoP2PCopy}
+
+// simRun measures tests at 512 MiB on a simulated machine, watched and with
+// its health read before and after, as p2pbench all does.
+func simRun(t *testing.T, machine string, tests []results.Test, allowBusy bool, opts ...sim.Option) *results.Run {
+	t.Helper()
+	drv, err := sim.New(machine, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	mon := drv.Monitor()
+	var opt bench.Options
+	opt.Tests, opt.Verify, opt.Size, opt.Samples = tests, true, 512<<20, 3
+	if opt.Devices, err = bench.SelectDevices(drv, nil); err != nil {
+		t.Fatal(err)
+	}
+	opt.Watch = measure.NewWatch(mon, allowBusy)
+	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, SimMachine: machine, Start: time.Now().UTC(), Verify: true}
+	if run.Environment, run.Topology, err = bench.Discover(drv, mon, opt.Devices); err != nil {
+		t.Fatal(err)
+	}
+	if err := bench.NewEngine(drv, opt).Run(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	run.Environment.HealthAfter = bench.ReadHealth(mon, run.Environment.Devices)
+	run.End, run.Complete = time.Now().UTC(), true
+	return run
+}
+
+func TestSimulatedHealthyMachinesPass(t *testing.T) {
+	for _, machine := range []string{"dgx-h100", "pcie-4gpu"} {
+		run := simRun(t, machine, simTests, false)
+		v := judge(t, run, verdict.Model(run))
+		if v.Status != results.StatusPass || worst(v) != "" {
+			t.Errorf("healthy %s: %s\n%s", machine, v.Status, worst(v))
+		}
+		// Neither machine is the one the factors were measured on: the H100's
+		// memory and the L40S's PCIe links get lower floors, and say so.
+		if !v.Expectations.Conservative {
+			t.Errorf("%s: not conservative; notes %q", machine, v.Expectations.Notes)
+		}
+	}
+}
+
+func TestSimulatedWeakLinkFails(t *testing.T) {
+	weak, err := sim.ParseHealth("slow-link:0:1:0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := simRun(t, "pcie-4gpu", simTests, false, weak)
+	v := judge(t, run, verdict.Model(run))
+	if v.Status != results.StatusFail || !verdict.Failing(v, false) {
+		t.Fatalf("a weak link 0↔1: %s, want FAIL", v.Status)
+	}
+	for _, pair := range []string{"0→1", "1→0"} {
+		if item(v, "pairs", results.StatusFail, "ce_read "+pair) == nil {
+			t.Errorf("no failure naming ce_read %s:\n%s", pair, worst(v))
+		}
+	}
+	if item(v, "pairs", results.StatusFail, "2→3") != nil {
+		t.Errorf("a healthy pair named:\n%s", worst(v))
+	}
+}
+
+func TestSimulatedLinkErrorsFail(t *testing.T) {
+	run := simRun(t, "h200x2", []results.Test{results.CERead}, false,
+		sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 7, Counter: results.LinkCRCFlit, PerSecond: 1000}))
+	v := judge(t, run, verdict.Model(run))
+	it := item(v, "links", results.StatusFail, "GPU 1 NVLink 7")
+	if v.Status != results.StatusFail || it == nil || !strings.Contains(it.Message, "crc_flit errors rose") {
+		t.Errorf("a rising CRC counter: %s\n%s", v.Status, worst(v))
+	}
+	if len(v.NextSteps) == 0 || !strings.Contains(v.NextSteps[0], "ticket") {
+		t.Errorf("next steps %q", v.NextSteps)
+	}
+}
+
+func TestSimulatedOtherProcessWarns(t *testing.T) {
+	run := simRun(t, "h200x2", []results.Test{results.CERead, results.LocalCopy}, true,
+		sim.WithProcess(sim.Process{Device: 1, PID: 4242, Name: "python", UsedBytes: 2 << 30}))
+	v := judge(t, run, verdict.Model(run))
+	if v.Status != results.StatusWarn || item(v, "processes", results.StatusWarn, "GPU 1") == nil {
+		t.Errorf("another program on GPU 1: %s\n%s", v.Status, worst(v))
+	}
+	if verdict.Failing(v, false) || !verdict.Failing(v, true) {
+		t.Error("a warning fails automation only with strict")
+	}
+}
+
+func TestLinkFacts(t *testing.T) {
+	run := read(t, reference+"all.json")
+	run.Environment.Devices[1].PCIe = &results.PCIeLink{Gen: 5, Width: 8, MaxGen: 5, MaxWidth: 16}
+	run.Topology.Links[0].Links[5].Active = false
+	v := judge(t, run, verdict.Model(run))
+	if it := item(v, "links", results.StatusFail, "GPU 0"); it == nil || !strings.Contains(it.Message, "17 of the NVIDIA H200's 18 NVLinks are up (down: [5])") {
+		t.Errorf("a link down before the run:\n%s", worst(v))
+	}
+	if it := item(v, "links", results.StatusWarn, "GPU 1"); it == nil || !strings.Contains(it.Message, "runs on 8 of its 16 lanes (Gen5 x8 (of Gen5 x16))") {
+		t.Errorf("a narrow PCIe link:\n%s", worst(v))
+	}
+	// The recorded link, not the GPU model's, sets what host copies should reach.
+	for _, fv := range v.Figures {
+		if strings.HasPrefix(fv.Key, "h2d|") && strings.Contains(fv.Reason, "assumed") == strings.HasSuffix(fv.Key, "|-1|1|536870912|") {
+			t.Errorf("%s: %s", fv.Key, fv.Reason)
+		}
+	}
+}
+
+func TestUnknownPathsAreConservative(t *testing.T) {
+	run := simRun(t, "nvl72", []results.Test{results.CERead}, false)
+	v := judge(t, run, verdict.Model(run))
+	if v.Status != results.StatusPass || !v.Expectations.Conservative ||
+		!strings.Contains(strings.Join(v.Expectations.Notes, "\n"), "NVLink 5 pairs: the factors were measured on NVLink 4; held to lower floors") {
+		t.Errorf("nvl72: %s, conservative %v, notes %q", v.Status, v.Expectations.Conservative, v.Expectations.Notes)
+	}
+}
