@@ -109,6 +109,12 @@ type parent struct {
 	seeds   *measure.Seeds
 	notes   []string
 	traffic *measure.Meter
+	coll    *measure.Collector
+	// round is the round being measured (from 0), of opt.Rounds; timings
+	// holds the timing each figure's first round found, by the key of its
+	// first figure, so that every round's samples are alike.
+	round   int
+	timings map[string]measure.Timing
 }
 
 // pair is an ordered pair of ranks: data moves a → b (b reads, a writes).
@@ -138,7 +144,7 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 		return err
 	}
 	r := &parent{opt: opt, run: run, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
-		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed)}
+		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), coll: measure.NewCollector(run), timings: map[string]measure.Timing{}}
 	var infos []cuda.DeviceInfo
 	for _, d := range opt.Devices {
 		info, err := drv.DeviceInfo(d)
@@ -175,24 +181,39 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	if err := r.start(ctx, drv.Simulated()); err != nil {
 		return err
 	}
+	// Round after round over every pair, in the same children: the rounds
+	// spread each figure's samples over the run.
 	pairs := r.pairs()
-	for i, p := range pairs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if opt.Progress != nil {
-			opt.Progress(i, len(pairs), "ipc "+r.pairName(p))
-		}
-		r.pairTests(ctx, p)
-		if err := opt.Watch.Check(run, buses, r.childPIDs()); err != nil {
-			return err
+	total := r.opt.Rounds * len(pairs)
+	for r.round = range r.opt.Rounds {
+		for i, p := range pairs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if opt.Progress != nil {
+				step := "ipc " + r.pairName(p)
+				if r.opt.Rounds > 1 {
+					step += fmt.Sprintf(" (round %d of %d)", r.round+1, r.opt.Rounds)
+				}
+				opt.Progress(r.round*len(pairs)+i, total, step)
+			}
+			r.pairTests(ctx, p)
+			if err := opt.Watch.Check(run, buses, r.childPIDs()); err != nil {
+				return err
+			}
 		}
 	}
 	if opt.Progress != nil {
-		opt.Progress(len(pairs), len(pairs), "done")
+		opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
 }
+
+// share is this round's part of n samples.
+func (r *parent) share(n int) int { return results.SplitSamples(n, r.opt.Rounds)[r.round] }
+
+// verifying says whether this round verifies the data it moves (the first).
+func (r *parent) verifying() bool { return r.opt.Verify && r.round == 0 }
 
 // childPIDs are the pids of the children, which the watch leaves out.
 func (r *parent) childPIDs() []int {
@@ -490,8 +511,9 @@ func (r *parent) drop(ctx context.Context, gone *childProc) {
 	})
 }
 
-// record adds the figures of one test of pair p, or fails them all with err.
-// Nothing is recorded for a test cut short by cancellation.
+// record adds the figures of one test of pair p in this round, or fails
+// them all with err. Nothing is recorded for a test cut short by
+// cancellation.
 func (r *parent) record(ctx context.Context, p pair, figs []results.Figure, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
@@ -503,6 +525,6 @@ func (r *parent) record(ctx context.Context, p pair, figs []results.Figure, err 
 		}
 	}
 	for _, f := range figs {
-		r.run.Figures = append(r.run.Figures, measure.Finish(f))
+		r.coll.Add(f, r.round)
 	}
 }

@@ -219,14 +219,20 @@ type xfer struct {
 	PeerContext bool `json:"peer_context,omitempty"`
 }
 
+// timeReq asks for samples of a transfer alone, with the timing of Reps
+// repetitions after Warmup (a Reps of 0: calibrated by the child, as the
+// first round of a figure asks).
 type timeReq struct {
 	X       xfer `json:"xfer"`
 	Samples int  `json:"samples"`
+	Reps    int  `json:"reps,omitempty"`
+	Warmup  int  `json:"warmup,omitempty"`
 }
 
 type timeReply struct {
-	Reps int       `json:"reps"`
-	Ms   []float64 `json:"ms"`
+	Reps   int       `json:"reps"`
+	Warmup int       `json:"warmup"`
+	Ms     []float64 `json:"ms"`
 }
 
 // sampleReq arms (leader) or queues behind the leader's start event
@@ -253,6 +259,8 @@ type chaseReq struct {
 	Runner int    `json:"runner"`
 	Bytes  uint64 `json:"bytes"`
 	Seed   uint32 `json:"seed"`
+	// Chunks is the number of timed chunks (samples).
+	Chunks int `json:"chunks"`
 }
 
 type samplesReply struct {
