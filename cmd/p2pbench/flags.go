@@ -24,7 +24,7 @@ func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, seedFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
 		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
-		&cli.IntFlag{Name: "rounds", Value: measure.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"},
+		&cli.IntFlag{Name: "rounds", Value: measure.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"},
 		&cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
 			"offset (the buffers moved to other pages), alloc (the buffers allocated afresh), streams, events (the timing events and the latch)"},
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
@@ -70,7 +70,12 @@ func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Se
 	if o.LatchTimeout <= 0 {
 		return o, usageError{errors.New("--latch-timeout must be positive")}
 	}
-	if o.Rounds = c.Int("rounds"); o.Rounds < 1 || o.Rounds > o.Samples {
+	// Without --rounds, fewer samples than the default rounds make one
+	// round per sample.
+	if o.Rounds = c.Int("rounds"); !c.IsSet("rounds") {
+		o.Rounds = min(o.Rounds, o.Samples)
+	}
+	if o.Rounds < 1 || o.Rounds > o.Samples {
 		return o, usageError{fmt.Errorf("--rounds must be between 1 and --samples (%d), got %d", o.Samples, o.Rounds)}
 	}
 	var err error
