@@ -175,6 +175,7 @@ func (l *launch) smCopy() (*op, error) {
 		remote := src.dev() != c.dev || dst.dev() != c.dev
 		p := d.placement(o, bytes, dst, src)
 		o.setup = l.kernelSetup(o, remote) * p
+		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
 		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
 		return nil
