@@ -1,13 +1,16 @@
 // Package compare compares p2pbench results runs figure by figure, the way
-// benchstat compares benchmark runs. For every figure that a baseline run
-// shares with another run (the same results.Figure.Key: test, engine,
-// direction, part, pair, size and identifying params) it gives each run's
-// median with its confidence interval, the change against the baseline, and
-// whether the change is significant, and significant and large enough to
-// call a regression or an improvement. The statistics are
-// golang.org/x/perf/benchmath's non-parametric ones over the raw samples:
-// medians, order-statistic confidence intervals and the Mann–Whitney U test.
-// Write renders a comparison as text, Markdown, CSV or JSON.
+// benchstat compares benchmark runs. For every figure that a baseline shares
+// with another side (the same results.Figure.Key: test, engine, direction,
+// part, pair, size and identifying params) it gives each side's median with
+// its interval, the change against the baseline, whether the change is
+// significant, and whether it is a regression or an improvement: significant
+// and at least the figure's noise floor. A side is one run or several runs
+// of the same configuration. The statistics are golang.org/x/perf/benchmath's
+// non-parametric ones — medians, order-statistic intervals and the
+// Mann–Whitney U test — over independent units: the medians of the rounds
+// each figure was measured in, and of the runs of a side; runs without
+// rounds are tested on their samples (noise.go says the model). Write
+// renders a comparison as text, Markdown, CSV or JSON.
 //
 // compare reads results only: it imports results and the statistics
 // library, never the packages that measure (cuda, gpu, bench, ipc).
