@@ -318,36 +318,13 @@ func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence floa
 		lo, hi, conf := results.MedianInterval(units)
 		c.Lo, c.Hi, c.Confidence, warns = math.Min(lo, c.Center), math.Max(hi, c.Center), conf, nil
 	}
-	c.Spread = spread(c.Center, c.Lo, c.Hi)
+	c.Spread = results.SpreadText(c.Center, c.Lo, c.Hi)
 	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
 		// Too few samples for an interval (Spread says ∞); JSON has no
 		// infinities, so the bounds collapse to the center.
 		c.Lo, c.Hi = c.Center, c.Center
 	}
 	return c, sd, warns
-}
-
-// spread is the confidence interval's half-width relative to the center,
-// as benchmath's Summary.PctRangeString defines it, with one decimal below
-// 10%: bandwidth intervals are often a few tenths of a percent, which
-// whole percents would all show as 0%.
-func spread(center, lo, hi float64) string {
-	switch {
-	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
-		return "∞"
-	case center == 0:
-		return "0%"
-	case (center > 0) != (lo > 0) || (center > 0) != (hi > 0):
-		return "?"
-	}
-	v := 100 * math.Max(hi/center-1, 1-lo/center)
-	switch {
-	case math.IsInf(v, 0):
-		return "∞"
-	case v < 10:
-		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
 }
 
 // change compares side i's cell of a row with the baseline's, testing on

@@ -129,6 +129,38 @@ func MedianInterval(values []float64) (lo, hi, confidence float64) {
 	return xs.Xs[ci.LoOrder-1], xs.Xs[ci.HiOrder-1], ci.Confidence
 }
 
+// SpreadText is an interval's half-width relative to its center, as
+// benchstat prints it after a "±" ("1%"), with one decimal below 10%
+// ("0.3%": bandwidth intervals are often a few tenths of a percent); "∞"
+// for an infinite bound, "?" for bounds on the other side of zero.
+func SpreadText(center, lo, hi float64) string {
+	switch {
+	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return "∞"
+	case center == 0:
+		return "0%"
+	case (center > 0) != (lo > 0) || (center > 0) != (hi > 0):
+		return "?"
+	}
+	v := 100 * math.Max(hi/center-1, 1-lo/center)
+	switch {
+	case math.IsInf(v, 0):
+		return "∞"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
+}
+
+// RoundSpread is SpreadText of the interval of the median that the
+// figure's rounds give ("" without rounds).
+func (s *Stats) RoundSpread() string {
+	if s == nil || s.Rounds == nil {
+		return ""
+	}
+	return SpreadText(s.Median, s.Rounds.MedianLo, s.Rounds.MedianHi)
+}
+
 // SampleDigits is how many significant digits a stored sample keeps. CUDA
 // events resolve about half a microsecond and %globaltimer tens of
 // nanoseconds, so no measurement carries more than five or six; nine keep
