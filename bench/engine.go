@@ -147,7 +147,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		return err
 	}
 	// Before any context of this run exists on the GPUs.
-	if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+	if err := e.opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -184,7 +184,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			st.run(ctx)
 			e.trace(st.name+suffix, t0)
 			done++
-			if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+			if err := e.opt.Watch.Check(run, buses, nil, e.coll.Grown()); err != nil {
 				return err
 			}
 		}

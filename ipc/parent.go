@@ -169,7 +169,7 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 		buses[d] = info.PCIBusID
 	}
 	// Before the children start (NVML lists them too, by their own pids).
-	if err := opt.Watch.Check(run, buses, nil); err != nil {
+	if err := opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
 	}
 	defer func() {
@@ -198,7 +198,7 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 				opt.Progress(r.round*len(pairs)+i, total, step)
 			}
 			r.pairTests(ctx, p)
-			if err := opt.Watch.Check(run, buses, r.childPIDs()); err != nil {
+			if err := opt.Watch.Check(run, buses, r.childPIDs(), r.coll.Grown()); err != nil {
 				return err
 			}
 		}

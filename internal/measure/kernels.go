@@ -73,7 +73,12 @@ const (
 	ChaseStride     = 128 // bytes between chase nodes: one node per cache line
 	chaseHops       = 512 // dependent loads per timed chunk
 	ChaseChunks     = 100 // timed chunks per chase figure, over all its rounds
-	chaseWarmupHops = 16384
+	// The untimed pass before every round's chase (each round builds a new
+	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
+	// so one that fits in L2 is there; chaseTLBHops of a longer one, 32
+	// loads on each 2 MiB page of 256 MiB, enough to warm the TLB.
+	chaseWholeHops = 8192
+	chaseTLBHops   = 4096
 	PingChunks      = 100 // timed chunks per ping-pong figure, over all its rounds
 	PingChunk       = 100 // round trips per timed chunk
 	PingTimeout     = 2 * time.Second
@@ -144,7 +149,11 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64, chunks int) ([]float64
 		}
 		return dv.readU64(small+smallTimes, int(chunks)+1)
 	}
-	if _, err := run(uint64(buf), 1, uint32(min(bytes/ChaseStride, chaseWarmupHops))); err != nil {
+	warm := bytes / ChaseStride
+	if warm > chaseWholeHops {
+		warm = chaseTLBHops
+	}
+	if _, err := run(uint64(buf), 1, uint32(warm)); err != nil {
 		return nil, err
 	}
 	next, err := dv.readU64(small+smallSink, 1)

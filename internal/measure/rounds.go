@@ -199,6 +199,9 @@ type Collector struct {
 	mu  sync.Mutex
 	run *results.Run
 	at  map[string]int
+	// grown are the figures that took another round since Grown was last
+	// called.
+	grown []int
 }
 
 // NewCollector collects into run.
@@ -230,6 +233,7 @@ func (c *Collector) Add(f results.Figure, round int) {
 	if g.Error != "" {
 		return
 	}
+	c.grown = append(c.grown, i)
 	if f.Error != "" {
 		g.Error, g.ErrorName = results.ClipText(fmt.Sprintf("round %d: %s", round+1, f.Error)), f.ErrorName
 	} else {
@@ -250,4 +254,14 @@ func (c *Collector) Add(f results.Figure, round int) {
 	if len(g.Samples) > 0 {
 		g.Stats = results.ComputeRoundStats(g.Samples, g.Rounds)
 	}
+}
+
+// Grown returns the indices in the run of the figures that took another
+// round since the last call (for Watch.Check), and forgets them.
+func (c *Collector) Grown() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.grown
+	c.grown = nil
+	return out
 }
