@@ -70,18 +70,18 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 
 // Latency test settings.
 const (
-	ChaseStride     = 128 // bytes between chase nodes: one node per cache line
-	chaseHops       = 512 // dependent loads per timed chunk
-	ChaseChunks     = 100 // timed chunks per chase figure, over all its rounds
+	ChaseStride = 128 // bytes between chase nodes: one node per cache line
+	chaseHops   = 512 // dependent loads per timed chunk
+	ChaseChunks = 100 // timed chunks per chase figure, over all its rounds
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
 	// so one that fits in L2 is there; chaseTLBHops of a longer one, 32
 	// loads on each 2 MiB page of 256 MiB, enough to warm the TLB.
 	chaseWholeHops = 8192
 	chaseTLBHops   = 4096
-	PingChunks      = 100 // timed chunks per ping-pong figure, over all its rounds
-	PingChunk       = 100 // round trips per timed chunk
-	PingTimeout     = 2 * time.Second
+	PingChunks     = 100 // timed chunks per ping-pong figure, over all its rounds
+	PingChunk      = 100 // round trips per timed chunk
+	PingTimeout    = 2 * time.Second
 )
 
 // ChaseWorkingSets are the chase's working sets: inside L2 and well beyond it.
