@@ -21,6 +21,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -245,6 +246,7 @@ func wantFigures() []string {
 func TestIPCSimulatedRun(t *testing.T) {
 	h := newIPCHarness(t)
 	h.opt.Rounds = 3 // one sample of each bandwidth figure per round
+	h.opt.Renew = measure.DefaultRenewal
 	start := time.Now()
 	run, err := h.run(context.Background())
 	if err != nil {
@@ -284,6 +286,18 @@ func TestIPCSimulatedRun(t *testing.T) {
 	run.Environment.Devices = []results.Device{{Index: 0}, {Index: 1}}
 	if err := run.Validate(); err != nil {
 		t.Errorf("the run does not validate: %v", err)
+	}
+	// Before the second and the third round, every child renews.
+	h.mu.Lock()
+	renewed := 0
+	for _, op := range h.ops {
+		if strings.HasSuffix(op, ":renew") {
+			renewed++
+		}
+	}
+	h.mu.Unlock()
+	if renewed != 2*3 {
+		t.Errorf("%d renewals, want 2 rounds × 3 children", renewed)
 	}
 	h.checkNoChildren()
 	h.checkShutdownOrder(3)

@@ -186,6 +186,9 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	pairs := r.pairs()
 	total := r.opt.Rounds * len(pairs)
 	for r.round = range r.opt.Rounds {
+		if r.round > 0 {
+			r.renew(ctx)
+		}
 		for i, p := range pairs {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -207,6 +210,22 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 		opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
+}
+
+// renew asks every live child to renew what the settings say before this
+// round; what fails goes to the notes, and the round goes on.
+func (r *parent) renew(ctx context.Context) {
+	if r.opt.Renew&renewable == 0 {
+		return
+	}
+	for _, k := range r.live() {
+		if err := k.call(ctx, opRenew, renewReq{What: r.opt.Renew, Round: r.round}, nil, r.opt.Timeout); err != nil && ctx.Err() == nil {
+			r.notes = append(r.notes, fmt.Sprintf("ipc: round %d: rank %d (device %d) renewing %s: %v", r.round+1, k.rank, k.dev, r.opt.Renew&renewable, err))
+			if !k.alive() {
+				r.drop(ctx, k)
+			}
+		}
+	}
 }
 
 // share is this round's part of n samples.

@@ -32,6 +32,10 @@ import (
 //	fill, poison, check, time, arm, follow, release, collect, chase,
 //	pingpong, pingpong_wait
 //	         the measurements, any number, in the order the parent plans.
+//	renew    parent → child, between two rounds: the child makes afresh
+//	         the streams and timing events (and the latch) of each rank it
+//	         hosts, as the request names; never the buffers, which the
+//	         other processes have mapped.
 //	unmap    parent → child: close what was opened of the listed ranks (all
 //	         when none are listed): cuIpcCloseMemHandle on every mapping,
 //	         cuEventDestroy on every opened event. Sent to every child
@@ -53,6 +57,7 @@ const (
 	opChase        = "chase"
 	opPingPong     = "pingpong"
 	opPingPongWait = "pingpong_wait"
+	opRenew        = "renew"
 	opUnmap        = "unmap"
 	opExit         = "exit"
 )
@@ -279,6 +284,13 @@ type pingPongReq struct {
 type pingPongReply struct {
 	Status uint32   `json:"status"`
 	Times  []uint64 `json:"times,omitempty"`
+}
+
+// renewReq asks a child to renew what What names (of RenewStreams and
+// RenewEvents) on every rank it hosts, before round Round (from 0).
+type renewReq struct {
+	What  measure.Renewal `json:"what"`
+	Round int             `json:"round"`
 }
 
 type unmapReq struct {

@@ -336,3 +336,17 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 	}
 	return out, nil
 }
+
+// renewable is what a child renews between rounds: not the buffers, which
+// other processes have mapped at their addresses.
+const renewable = measure.RenewStreams | measure.RenewEvents
+
+// renew makes afresh, on every rank this process hosts, what req names of
+// renewable.
+func (c *server) renew(req renewReq) error {
+	var errs []error
+	for _, h := range c.hosted {
+		errs = append(errs, h.dv.Renew(req.What&renewable, req.Round))
+	}
+	return errors.Join(errs...)
+}
