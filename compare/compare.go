@@ -119,10 +119,11 @@ type Cell struct {
 	N     int `json:"n"`
 	Units int `json:"units"`
 	// Center is the median of every sample of the side; Lo and Hi its
-	// interval, of confidence Confidence: from the units' medians where
-	// there are two or more (results.MedianInterval), else from the samples
-	// (benchmath, at Options.Confidence; equal to Center when there are too
-	// few samples for one: Spread is then "∞").
+	// interval, of confidence Confidence: where there are two units or
+	// more, where the median of another run of as many units would fall
+	// (results.RoundInterval), else the median's confidence interval from
+	// the samples (benchmath, at Options.Confidence; equal to Center when
+	// there are too few samples for one: Spread is then "∞").
 	Center     float64 `json:"center"`
 	Lo         float64 `json:"lo"`
 	Hi         float64 `json:"hi"`
@@ -315,8 +316,8 @@ func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence floa
 	c := Cell{Present: true, N: len(all), Units: len(units), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: confidence}
 	warns := sum.Warnings
 	if len(units) >= 2 {
-		lo, hi, conf := results.MedianInterval(units)
-		c.Lo, c.Hi, c.Confidence, warns = math.Min(lo, c.Center), math.Max(hi, c.Center), conf, nil
+		lo, hi := results.RoundInterval(c.Center, units)
+		c.Lo, c.Hi, c.Confidence, warns = math.Max(lo, 0), hi, results.IntervalConfidence, nil
 	}
 	c.Spread = results.SpreadText(c.Center, c.Lo, c.Hi)
 	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {

@@ -263,8 +263,8 @@ type Stats struct {
 type RoundStats struct {
 	// N is the number of rounds.
 	N int `json:"n"`
-	// MedianLo and MedianHi bound the median of the round medians with
-	// probability Confidence (MedianInterval).
+	// MedianLo and MedianHi bound, with probability Confidence, the
+	// median another run of as many rounds would give (RoundInterval).
 	MedianLo   float64 `json:"median_lo"`
 	MedianHi   float64 `json:"median_hi"`
 	Confidence float64 `json:"confidence"`

@@ -52,8 +52,8 @@ func ComputeRoundStats(samples []float64, rounds []int) *Stats {
 	if s == nil || len(meds) < 2 {
 		return s
 	}
-	lo, hi, conf := MedianInterval(meds)
-	rs := &RoundStats{N: len(meds), MedianLo: math.Min(lo, s.Median), MedianHi: math.Max(hi, s.Median), Confidence: conf}
+	lo, hi := RoundInterval(s.Median, meds)
+	rs := &RoundStats{N: len(meds), MedianLo: math.Max(lo, 0), MedianHi: hi, Confidence: IntervalConfidence}
 	mean, _ := stats.Mean(meds)
 	if sd, _ := stats.StandardDeviationSample(meds); mean != 0 {
 		rs.RunCV = math.Abs(sd / mean)
@@ -103,30 +103,34 @@ func RoundMedians(samples []float64, rounds []int) []float64 {
 	return out
 }
 
-// IntervalConfidence is the confidence MedianInterval aims for.
+// IntervalConfidence is the probability with which RoundInterval covers
+// the median of another run.
 const IntervalConfidence = 0.95
 
-// MedianInterval returns a distribution-free confidence interval of the
-// median of the distribution values are drawn from (independent draws:
-// the medians of a figure's rounds, or of several runs), and its
-// confidence. It is the narrowest interval between two order statistics
-// whose confidence reaches IntervalConfidence (go-moremath's QuantileCI,
-// from the binomial distribution, as benchmath's intervals are); fewer than
-// six values have none, and get the range of the values, whose confidence
-// is 1 − 2^(1−n): 93.75% for 5 values, 87.5% for 4, 75% for 3, 50% for 2.
-// One value gives itself, with confidence 0.
-func MedianInterval(values []float64) (lo, hi, confidence float64) {
-	n := len(values)
-	if n == 0 {
-		return 0, 0, 0
+// medianVariance is how much more a median of n values varies than their
+// mean, for normal values and large n (π/2; 1.44 for five, so the interval
+// errs wide).
+const medianVariance = math.Pi / 2
+
+// RoundInterval returns the interval around a figure's median in which the
+// median of another run of as many rounds falls with probability
+// IntervalConfidence, from the spread of this run's round medians meds (two
+// or more): median ± t × s × √(2κ/n), s their sample standard deviation, n
+// their number, κ = π/2 how much more a median varies than a mean, t the
+// Student quantile of n−1 degrees of freedom. It is a prediction interval:
+// both runs' medians vary, each by about s × √(κ/n), and s is estimated
+// from n rounds. It assumes round medians that scatter roughly normally;
+// rounds that fall in groups (two modes) make s, and the interval, wide.
+// Fewer than two medians give the median itself.
+func RoundInterval(median float64, meds []float64) (lo, hi float64) {
+	n := len(meds)
+	if n < 2 {
+		return median, median
 	}
-	xs := moremath.Sample{Xs: append([]float64(nil), values...)}
-	xs.Sort()
-	ci := moremath.QuantileCI(n, 0.5, IntervalConfidence)
-	if ci.LoOrder < 1 || ci.HiOrder > n {
-		return xs.Xs[0], xs.Xs[n-1], 1 - math.Pow(2, float64(1-n))
-	}
-	return xs.Xs[ci.LoOrder-1], xs.Xs[ci.HiOrder-1], ci.Confidence
+	s, _ := stats.StandardDeviationSample(meds)
+	t := moremath.InvCDF(moremath.TDist{V: float64(n - 1)})(1 - (1-IntervalConfidence)/2)
+	h := t * s * math.Sqrt(2*medianVariance/float64(n))
+	return median - h, median + h
 }
 
 // SpreadText is an interval's half-width relative to its center, as

@@ -12,11 +12,13 @@ import (
 )
 
 // DefaultRounds is how many rounds a run takes each figure's samples in:
-// five rounds of four make the default twenty samples. Five is the fewest
-// whose range bounds the median with more than 90% confidence (93.75%,
-// results.MedianInterval) and whose medians give the U test of compare a
-// p-value below 0.05 (0.008 at best for five against five; four against
-// four cannot go below 0.029, three against three not below 0.1).
+// five rounds of four make the default twenty samples, so a run measures
+// what it did before. Five rounds give the U test of compare on round
+// medians a p-value down to 0.008 (four against four cannot go below 0.029,
+// three against three not below 0.1), and an interval over rounds from
+// four degrees of freedom (results.RoundInterval); more rounds of fewer
+// samples each would make the round medians noisier and every round's
+// fixed costs (warm-ups, renewals) more.
 const DefaultRounds = 5
 
 // Renewal is a set of what a run makes afresh on every device between two
