@@ -5,7 +5,11 @@
 // devices one way, both ways and every device at once), latency (pointer
 // chase through device and host memory, ping-pong, small-copy completion)
 // and atomics, with an optional search of the SM copy configurations
-// (tuning), appending figures to a results.Run as they come. Conformance checks the driver's documented peer-access errors.
+// (tuning), appending figures to a results.Run as they come. Each figure's
+// samples are taken in rounds (Settings.Rounds): every round is a pass over
+// the whole plan, and between rounds the devices renew what Settings.Renew
+// names, so the rounds vary as separate runs do. Conformance checks the
+// driver's documented peer-access errors.
 //
 // It imports cuda, nvml (bus ids), gpu, kernels, results and
 // internal/measure, where the devices' resources, timing, verification and
