@@ -32,7 +32,7 @@ gpu:
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .gpu/p2pbench ./cmd/p2pbench
 	$(GO) test -c -tags gpu -ldflags "-s -w" -o .gpu/ $(GPU_TEST_PKGS)
 	cp kernels/*.ptx kernels/check_ptx.sh .gpu/ 2>/dev/null || true
-	cp scripts/gpu-run.sh .gpu/ 2>/dev/null || true
+	cp scripts/gpu-run.sh scripts/gpu-onedev.sh .gpu/ 2>/dev/null || true
 
 ## dist: static release binaries for linux/amd64 and linux/arm64 in dist/, version stamped, with SHA-256 sums
 DIST_ARCHS ?= amd64 arm64
