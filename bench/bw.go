@@ -48,6 +48,30 @@ func (fl flow) check() error {
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }
 
+// shareSMs splits a device's SMs between the SM copies that run on it at
+// once (measured on an H200: two full grids, host→device and device→host,
+// ran one after the other, so each direction's figure swung by ±20% from
+// sample to sample while their total was one direction's), and says so in
+// their figures and the total's.
+func shareSMs(flows []flow, total *results.Figure) {
+	on := map[*measure.Device]int{}
+	for _, fl := range flows {
+		if fl.fig.Engine.IsSM() {
+			on[fl.issuer]++
+		}
+	}
+	for i := range flows {
+		fl := &flows[i]
+		if n := on[fl.issuer]; fl.fig.Engine.IsSM() && n > 1 {
+			fl.sm.Share = n
+			fl.fig.Params = measure.WithParam(fl.fig.Params, measure.ParamSMShare, fl.sm.Params()[measure.ParamSMShare])
+			if total != nil {
+				total.Params = measure.WithParam(total.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+			}
+		}
+	}
+}
+
 // measureFlows runs flows concurrently and records their figures.
 func (e *Engine) measureFlows(ctx context.Context, flows []flow, total *results.Figure) {
 	for _, f := range e.flowFigures(ctx, flows, total, e.opt.Samples) {
@@ -59,6 +83,7 @@ func (e *Engine) measureFlows(ctx context.Context, flows []flow, total *results.
 // times them, and returns one figure per flow, plus a total when total is not
 // nil. A failure fails every figure of the group; a cancelled run returns none.
 func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.Figure, samples int) []results.Figure {
+	shareSMs(flows, total)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
 			return nil
