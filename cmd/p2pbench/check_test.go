@@ -73,3 +73,17 @@ func TestAllVerdict(t *testing.T) {
 		t.Errorf("the saved run: %v, verdict %+v", err, run.Verdict)
 	}
 }
+
+func TestManAndCompletion(t *testing.T) {
+	if stdout, _, status := p2pbench(t, "man"); status != exitOK || !strings.Contains(stdout, ".TH p2pbench 1") || !strings.Contains(stdout, "fleet") {
+		t.Errorf("man: status %d, %.200q", status, stdout)
+	}
+	for _, shell := range []string{"bash", "fish"} {
+		if stdout, _, status := p2pbench(t, "completion", shell); status != exitOK || !strings.Contains(stdout, "p2pbench") {
+			t.Errorf("completion %s: status %d, %.200q", shell, status, stdout)
+		}
+	}
+	if _, stderr, status := p2pbench(t, "completion", "zsh"); status != exitUsage || !strings.Contains(stderr, "zsh") {
+		t.Errorf("completion zsh: status %d, %q", status, stderr)
+	}
+}
