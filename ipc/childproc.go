@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,9 +109,10 @@ func startChild(argv []string, rank, dev int) (*childProc, error) {
 
 func (k *childProc) readLoop() {
 	defer close(k.readDone)
-	r := bufio.NewReader(k.conn)
+	r := newFrameReader(k.conn)
+	defer r.close()
 	for {
-		m, err := readFrame(r)
+		m, err := r.read()
 		if err != nil {
 			k.readErr = err
 			return
@@ -120,6 +120,7 @@ func (k *childProc) readLoop() {
 		select {
 		case k.frames <- m:
 		case <-k.quit:
+			closeFDs(m.files)
 			return
 		}
 	}
@@ -143,8 +144,12 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 	}
 	k.seq++
 	seq := k.seq
+	msg := message{Seq: seq, Op: op, Body: body}
+	if d, ok := req.(interface{ descriptors() []int }); ok {
+		msg.files = d.descriptors()
+	}
 	_ = k.conn.SetWriteDeadline(time.Now().Add(timeout))
-	if err := writeFrame(k.conn, message{Seq: seq, Op: op, Body: body}); err != nil {
+	if err := writeFrame(k.conn, msg); err != nil {
 		return k.giveUp(op, k.goneReason(err))
 	}
 	timer := time.NewTimer(timeout)
@@ -155,6 +160,7 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 			if m.Seq == seq {
 				return k.reply(op, m, resp)
 			}
+			closeFDs(m.files) // the late reply to an abandoned request
 		case <-k.readDone:
 			// A reply read just before the channel closed is still good.
 			for {
@@ -163,6 +169,7 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 					if m.Seq == seq {
 						return k.reply(op, m, resp)
 					}
+					closeFDs(m.files)
 				default:
 					return k.giveUp(op, k.goneReason(k.readErr))
 				}
@@ -176,6 +183,11 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 }
 
 func (k *childProc) reply(op string, m message, resp any) error {
+	if r, ok := resp.(interface{ keep([]int) }); ok && m.Err == "" && m.Op == op {
+		r.keep(m.files)
+	} else {
+		closeFDs(m.files)
+	}
 	if m.Op != op {
 		return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s says %q", op, m.Op))
 	}

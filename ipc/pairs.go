@@ -64,6 +64,9 @@ func (r *parent) figure(p pair, test results.Test, engine results.Engine, size u
 	if r.sim {
 		f.Params["ipc_mapping"] = "simulated"
 	}
+	if r.handles == HandlesVMM {
+		f.Params[results.ParamIPCHandle] = results.IPCHandleVMM
+	}
 	return f
 }
 
