@@ -4,12 +4,14 @@ package cuda_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"syscall"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/kernels"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -169,4 +171,36 @@ func TestVMMFabric(t *testing.T) {
 	unmapped(t, c1, q, g, imported)
 	unmapped(t, c0, p, g, h)
 	k.checkNoVMM(t)
+}
+
+// The fake runs the verification kernels, so that tests across processes
+// on it verify real data.
+func TestFakeRunsVerification(t *testing.T) {
+	d, _ := openFake(t, variantDefault)
+	c, _ := contexts(t, d)
+	ptx := must(kernels.PTX(kernels.Fill.Module))(t)
+	m := must(c.LoadModule(ptx))(t)
+	fill := must(c.Function(m, kernels.Fill.Entry))(t)
+	check := must(c.Function(m, kernels.Check.Entry))(t)
+	const words = 1024
+	buf := must(c.MemAlloc(4 * words))(t)
+	res := must(c.MemAlloc(16))(t)
+	grid := [3]uint32{1, 1, 1}
+	ok(t, c.Launch(fill, grid, grid, 0, 0, uint64(buf), uint64(words), uint32(9)))
+	got := make([]byte, 4*words)
+	ok(t, c.MemcpyDtoH(got, buf))
+	for i := range uint64(words) {
+		if w := binary.LittleEndian.Uint32(got[4*i:]); w != kernels.Pattern(9, i) {
+			t.Fatalf("word %d = %#x, want %#x", i, w, kernels.Pattern(9, i))
+		}
+	}
+	ok(t, c.MemcpyHtoD(buf+4*100, []byte{1, 2, 3, 4}))
+	ok(t, c.MemsetD32Async(res, 0xFFFFFFFF, 2, 0))
+	ok(t, c.MemsetD32Async(res+8, 0, 2, 0))
+	ok(t, c.Launch(check, grid, grid, 0, 0, uint64(buf), uint64(words), uint32(9), uint64(res)))
+	var r [16]byte
+	ok(t, c.MemcpyDtoH(r[:], res))
+	if first, bad := binary.LittleEndian.Uint64(r[:]), binary.LittleEndian.Uint64(r[8:]); first != 100 || bad != 1 {
+		t.Errorf("check found %d bad words from %d, want 1 from 100", bad, first)
+	}
 }

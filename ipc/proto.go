@@ -156,18 +156,20 @@ type helloReq struct {
 	// Buffers to allocate and export, by name, in bytes.
 	Buffers        map[string]uint64 `json:"buffers"`
 	LatchTimeoutNs int64             `json:"latch_timeout_ns"`
-	// Handles is how the buffers are shared (legacy when empty).
+	// Handles is how the buffers are shared: legacy (when empty), vmm or
+	// fabric.
 	Handles Handles `json:"handles,omitempty"`
 }
 
-// export is one buffer as its owner shares it: a legacy IPC handle, or
-// (VMM) a file descriptor that travels with the frame, in the order of the
-// exports, for Span bytes of VMM memory.
+// export is one buffer as its owner shares it: a legacy IPC handle, or Span
+// bytes of VMM memory, as a fabric handle or a file descriptor that travels
+// with the frame (in the order of the exports).
 type export struct {
-	Name   string            `json:"name"`
-	Bytes  uint64            `json:"bytes"`
-	Handle cuda.IpcMemHandle `json:"handle"`
-	Span   uint64            `json:"span,omitempty"`
+	Name   string             `json:"name"`
+	Bytes  uint64             `json:"bytes"`
+	Handle cuda.IpcMemHandle  `json:"handle"`
+	Span   uint64             `json:"span,omitempty"`
+	Fabric *cuda.FabricHandle `json:"fabric,omitempty"`
 }
 
 type helloReply struct {
@@ -207,8 +209,8 @@ type mapResult struct {
 	Err  string      `json:"err,omitempty"`
 	CUDA *cuda.Error `json:"cuda,omitempty"`
 	// Mode is "ipc" (cuIpcOpenMemHandle_v2), "vmm" (imported file
-	// descriptors) or "simulated" (stand-in allocations in the child's own
-	// simulated machine).
+	// descriptors), "fabric" (imported fabric handles) or "simulated"
+	// (stand-in allocations in the child's own simulated machine).
 	Mode string `json:"mode"`
 	// Reopened counts the handles opened a second time whose second open
 	// returned the first pointer (the reference-counting rule, checked).

@@ -282,8 +282,8 @@ func (c *server) hello(req helloReq) (helloReply, error) {
 	if err := c.handles.checkDevice(info); err != nil {
 		return helloReply{}, err
 	}
-	if c.handles == HandlesVMM {
-		c.drv = newVMMDriver(c.drv)
+	if t, ok := c.handles.vmm(); ok {
+		c.drv = newVMMDriver(c.drv, t)
 	}
 	h, err := c.host(req.Rank, req.Device, req.Buffers)
 	if err != nil {
@@ -355,9 +355,9 @@ func (h *hostedRank) export(handles Handles) ([]export, []int, cuda.IpcEventHand
 	for _, n := range slices.Sorted(maps.Keys(h.bufs)) {
 		x := export{Name: n, Bytes: h.sizes[n]}
 		var err error
-		if handles == HandlesVMM {
+		if _, ok := handles.vmm(); ok {
 			var fd int
-			if x.Span, fd, err = h.exportVMM(n); err == nil {
+			if fd, err = h.exportVMM(&x); err == nil && fd >= 0 {
 				fds = append(fds, fd)
 			}
 		} else {
@@ -466,7 +466,7 @@ func (c *server) standIn(p peerHandles) (*hostedRank, error) {
 			_ = st.release()
 			return nil, err
 		}
-		if c.handles == HandlesVMM {
+		if _, ok := c.handles.vmm(); ok {
 			if err := own.grantVMM(p.Device); err != nil {
 				_ = st.release()
 				return nil, err
@@ -491,8 +491,12 @@ func (c *server) importRank(p peerHandles, exports []export, fds []int, event cu
 	}
 	reopened := 0
 	for i, x := range exports {
-		if c.handles == HandlesVMM {
-			if err := imp.importVMM(ctx, x, fds[i]); err != nil {
+		if _, ok := c.handles.vmm(); ok {
+			fd := -1
+			if i < len(fds) {
+				fd = fds[i]
+			}
+			if err := imp.importVMM(ctx, x, fd); err != nil {
 				return fail(fmt.Errorf("importing rank %d's %s buffer (device %d): %w", p.Rank, x.Name, p.Device, err))
 			}
 			continue
@@ -514,6 +518,9 @@ func (c *server) importRank(p peerHandles, exports []export, fds []int, event cu
 			return fail(fmt.Errorf("closing the second open of rank %d's %s buffer: %w", p.Rank, x.Name, cerr))
 		}
 		reopened++
+	}
+	if c.handles == HandlesFabric {
+		return imp, reopened, nil // an IPC event does not cross nodes
 	}
 	ev, err := ctx.IpcOpenEventHandle(event)
 	if err != nil {

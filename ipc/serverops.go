@@ -120,7 +120,7 @@ func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.Dev
 		if err == nil {
 			err = h.enableBothWays(st.dv.Ctx)
 		}
-		if err == nil && c.handles == HandlesVMM {
+		if _, ok := c.handles.vmm(); ok && err == nil {
 			err = st.grantVMM(h.dv.Index)
 		}
 		return p, st.dv.Ctx, err

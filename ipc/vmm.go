@@ -30,10 +30,25 @@ const (
 	// documented order: unmap, free the addresses, release. The start events
 	// stay legacy IPC events: VMM shares memory only.
 	HandlesVMM Handles = "vmm"
+	// HandlesFabric: VMM memory exported as fabric handles (64 bytes, in
+	// the messages), for ranks on several nodes of one NVLink domain
+	// (RunFabric).
+	HandlesFabric Handles = "fabric"
 )
 
-// AllHandles are the kinds of handles a run can measure with, in order.
+// AllHandles are the kinds of handles Run can measure with, in order.
 var AllHandles = []Handles{HandlesLegacy, HandlesVMM}
+
+// vmm reports whether h shares VMM memory, and as which handle type.
+func (h Handles) vmm() (cuda.MemHandleType, bool) {
+	switch h {
+	case HandlesVMM:
+		return cuda.HandleTypePOSIXFD, true
+	case HandlesFabric:
+		return cuda.HandleTypeFabric, true
+	}
+	return 0, false
+}
 
 // ParseHandles reads a comma-separated list of kinds; "all" is every kind.
 func ParseHandles(s string) ([]Handles, error) {
@@ -55,16 +70,19 @@ func ParseHandles(s string) ([]Handles, error) {
 
 // passed says how the handles travel, for the run's notes.
 func (h Handles) passed() string {
-	if h == HandlesVMM {
+	switch h {
+	case HandlesVMM:
 		return "VMM memory (cuMemCreate) exported as POSIX file descriptors, passed with SCM_RIGHTS"
+	case HandlesFabric:
+		return "VMM memory (cuMemCreate) exported as fabric handles, passed"
 	}
 	return "handles passed"
 }
 
 // mode is how a child maps its peers with handles h (mapResult.Mode).
 func (h Handles) mode() string {
-	if h == HandlesVMM {
-		return "vmm"
+	if _, ok := h.vmm(); ok {
+		return string(h)
 	}
 	return "ipc"
 }
@@ -88,8 +106,11 @@ func (h Handles) descriptorsByPeer(peers []peerHandles, fds []int) ([][]int, err
 
 // label names the arrangement in progress and notes.
 func (r *parent) label() string {
-	if r.handles == HandlesVMM {
+	switch r.handles {
+	case HandlesVMM:
 		return "ipc (VMM handles)"
+	case HandlesFabric:
+		return "mnnvl (fabric handles)"
 	}
 	return "ipc"
 }
@@ -105,24 +126,31 @@ func (r *parent) closeExports() {
 
 // checkDevice says why info's device cannot share memory with handles h.
 func (h Handles) checkDevice(info cuda.DeviceInfo) error {
-	if h == HandlesVMM && !(info.VMMSupported && info.POSIXFDHandles) {
+	switch {
+	case h == HandlesVMM && !(info.VMMSupported && info.POSIXFDHandles):
 		return fmt.Errorf("device %d cannot export VMM memory as POSIX file descriptors (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED %v, _HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED %v): leave vmm out of the handles",
 			info.Index, info.VMMSupported, info.POSIXFDHandles)
+	case h == HandlesFabric && !(info.VMMSupported && info.FabricHandles):
+		return fmt.Errorf("device %d does not support fabric handles (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED is 0): it is not part of a multi-node NVLink domain, or its driver is older than CUDA 12.3", info.Index)
 	}
 	return nil
 }
 
 // vmmDriver is the driver of a child that shares VMM memory: every device
 // allocation it makes (the measuring core's MemAlloc: bandwidth buffers,
-// scratch, the small buffer, the check result) is VMM memory mapped in this
-// process, which vmmMemory can export. Everything else passes through.
+// scratch, the small buffer, the check result) is VMM memory exportable as
+// the handle type t, mapped in this process, which vmmMemory can export.
+// Everything else passes through.
 type vmmDriver struct {
 	gpu.Driver
+	t    cuda.MemHandleType
 	mu   sync.Mutex
 	ctxs map[int]*vmmContext
 }
 
-func newVMMDriver(d gpu.Driver) *vmmDriver { return &vmmDriver{Driver: d, ctxs: map[int]*vmmContext{}} }
+func newVMMDriver(d gpu.Driver, t cuda.MemHandleType) *vmmDriver {
+	return &vmmDriver{Driver: d, t: t, ctxs: map[int]*vmmContext{}}
+}
 
 // Context returns the device's context, allocating VMM memory.
 func (d *vmmDriver) Context(dev int) (gpu.Context, error) {
@@ -135,7 +163,7 @@ func (d *vmmDriver) Context(dev int) (gpu.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &vmmContext{Context: inner, mem: &vmmMemory{allocs: map[cuda.DevicePtr]vmmAlloc{}}}
+	c := &vmmContext{Context: inner, mem: &vmmMemory{t: d.t, allocs: map[cuda.DevicePtr]vmmAlloc{}}}
 	d.ctxs[dev] = c
 	return c, nil
 }
@@ -148,8 +176,10 @@ type vmmContext struct {
 	mem *vmmMemory
 }
 
-// vmmMemory is the VMM memory of one device in this process, by address.
+// vmmMemory is the VMM memory of one device in this process, by address,
+// exportable as t.
 type vmmMemory struct {
+	t           cuda.MemHandleType
 	granularity uint64
 	allocs      map[cuda.DevicePtr]vmmAlloc
 }
@@ -170,11 +200,10 @@ func unwrapVMM(c gpu.Context) gpu.Context {
 }
 
 // MemAlloc creates bytes (rounded up to the granularity) on this device,
-// exportable as a POSIX file descriptor, and maps it readable and writable
-// by this device.
+// exportable, and maps it readable and writable by this device.
 func (c *vmmContext) MemAlloc(bytes uint64) (cuda.DevicePtr, error) {
 	if c.mem.granularity == 0 {
-		g, err := c.Context.MemAllocationGranularity(cuda.HandleTypePOSIXFD, false)
+		g, err := c.Context.MemAllocationGranularity(c.mem.t, false)
 		if err != nil {
 			return 0, err
 		}
@@ -185,7 +214,7 @@ func (c *vmmContext) MemAlloc(bytes uint64) (cuda.DevicePtr, error) {
 		return 0, cuda.NewError(cuda.ErrorInvalidValue, "cuMemCreate")
 	}
 	span := (bytes + g - 1) / g * g
-	h, err := c.Context.MemCreate(span, cuda.HandleTypePOSIXFD)
+	h, err := c.Context.MemCreate(span, c.mem.t)
 	if err != nil {
 		return 0, err
 	}
@@ -252,16 +281,22 @@ func unmapVMM(c gpu.Context, a vmmAlloc) error {
 	return c.MemRelease(a.h)
 }
 
-// exportVMM exports h's buffer name as a new POSIX file descriptor, which
-// the caller sends and closes, and returns the bytes of VMM memory behind
-// it.
-func (h *hostedRank) exportVMM(name string) (uint64, int, error) {
-	a, ok := h.dv.Ctx.(*vmmContext).mem.allocs[h.bufs[name]]
+// exportVMM exports h's buffer name into x: as a new POSIX file descriptor,
+// which the caller sends and closes (-1 for a fabric handle, which goes in
+// x), and the bytes of VMM memory behind it.
+func (h *hostedRank) exportVMM(x *export) (int, error) {
+	mem := h.dv.Ctx.(*vmmContext).mem
+	a, ok := mem.allocs[h.bufs[x.Name]]
 	if !ok {
-		return 0, -1, errors.New("ipc-child: not VMM memory")
+		return -1, errors.New("ipc-child: not VMM memory")
 	}
-	fd, err := h.dv.Ctx.MemExportFD(a.h)
-	return a.span, fd, err
+	x.Span = a.span
+	if mem.t == cuda.HandleTypeFabric {
+		fh, err := h.dv.Ctx.MemExportFabric(a.h)
+		x.Fabric = &fh
+		return -1, err
+	}
+	return h.dv.Ctx.MemExportFD(a.h)
 }
 
 // grantVMM lets dev reach h's buffers where this process mapped them (a
@@ -277,13 +312,20 @@ func (h *hostedRank) grantVMM(dev int) error {
 	return nil
 }
 
-// importVMM imports a peer's buffer from the descriptor fd (left open for
-// the caller) and maps it for this process's device.
+// importVMM imports a peer's buffer from its fabric handle or else from
+// the descriptor fd (left open for the caller), and maps it for this
+// process's device.
 func (imp *importedRank) importVMM(ctx gpu.Context, x export, fd int) error {
 	if x.Span < x.Bytes {
 		return fmt.Errorf("ipc-child: rank %d's %s buffer of %d bytes comes as %d bytes of VMM memory", imp.rank, x.Name, x.Bytes, x.Span)
 	}
-	h, err := ctx.MemImportFD(fd)
+	var h cuda.MemHandle
+	var err error
+	if x.Fabric != nil {
+		h, err = ctx.MemImportFabric(*x.Fabric)
+	} else {
+		h, err = ctx.MemImportFD(fd)
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,9 @@
  *     value against what cuIpcGetMemHandle produced;
  *   - the legacy (unversioned) symbols fail with CUDA_ERROR_NOT_SUPPORTED,
  *     so a binding that picks them instead of the _v2 ones fails its tests;
+ *   - the p2pbench kernels that tests across processes need run (the
+ *     latch holds nothing, fill and check write and check the pattern, SM
+ *     copies are memmove); any other p2p_ kernel is NOT_SUPPORTED;
  *   - VMM memory (cuMemCreate) is shared for real between processes: it is
  *     a file, exported as a duplicate descriptor or, as a fabric handle, by
  *     name in the directory $FAKECUDA_FABRIC_DIR (the fake's IMEX: without
@@ -72,6 +75,7 @@ enum {
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
+	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
 	CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
 	CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
 	CUDA_ERROR_NOT_PERMITTED = 800,
@@ -217,6 +221,7 @@ static const struct {
 	{CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "fake: invalid resource handle"},
 	{CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "fake: named symbol not found"},
 	{CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "fake: device not ready"},
+	{CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "fake: an illegal memory access was encountered"},
 	{CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "fake: peer access is already enabled"},
 	{CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "fake: peer access has not been enabled"},
 	{CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "fake: operation not permitted"},
@@ -672,6 +677,7 @@ struct fake_module {
 };
 
 struct fake_func {
+	char name[64];
 	int nparams;
 	int sizes[MAX_PARAMS];
 };
@@ -703,7 +709,15 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned nopt, int *
 		}
 		return CUDA_ERROR_INVALID_PTX;
 	}
-	if (strncmp(ptx, ".version", 8) != 0)
+	/* PTX opens with .version, after comments. */
+	const char *v = ptx;
+	for (;;) {
+		v += strspn(v, " \t\r\n");
+		if (strncmp(v, "//", 2) != 0)
+			break;
+		v += strcspn(v, "\n");
+	}
+	if (strncmp(v, ".version", 8) != 0)
 		return CUDA_ERROR_INVALID_PTX;
 	struct fake_module *mod = calloc(1, sizeof *mod);
 	mod->ptx = strdup(ptx);
@@ -740,6 +754,7 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 	p += strlen(pat);
 	const char *end = strchr(p, ')');
 	struct fake_func *fn = calloc(1, sizeof *fn);
+	snprintf(fn->name, sizeof fn->name, "%s", name);
 	while ((p = strstr(p, ".param")) != NULL && p < end && fn->nparams < MAX_PARAMS) {
 		p += 6;
 		while (*p == ' ')
@@ -763,6 +778,64 @@ CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
 }
 
 #ifndef NO_LAUNCH
+/* pattern is kernels.Pattern: the verification word at index i. */
+static unsigned pattern(unsigned seed, unsigned long long i)
+{
+	unsigned x = (unsigned)i ^ ((unsigned)(i >> 32) * 0x85ebca6bu) ^ seed;
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+#define PARAM(i, type) (*(type *)params[i])
+
+/* run_kernel runs the p2pbench kernels a test of several processes needs
+ * on this host-memory "GPU", at launch: streams run as work is enqueued, so
+ * the latch holds nothing; p2p_fill and p2p_check write and check the
+ * verification pattern; every SM copy is a memmove. Any other p2p_ kernel
+ * is NOT_SUPPORTED, so that no figure comes from work the fake did not do;
+ * the kernels of the binding's own tests are only recorded. */
+static CUresult run_kernel(struct fake_func *f, void **params)
+{
+	if (strncmp(f->name, "p2p_", 4) != 0 || strcmp(f->name, "p2p_latch") == 0)
+		return CUDA_SUCCESS;
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (strcmp(f->name, "p2p_fill") == 0 || strcmp(f->name, "p2p_check") == 0) {
+		unsigned *w = (unsigned *)(uintptr_t)PARAM(0, unsigned long long);
+		unsigned long long words = PARAM(1, unsigned long long);
+		unsigned seed = PARAM(2, unsigned);
+		if (!checked((uintptr_t)w, words * 4))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		if (f->name[4] == 'f') {
+			for (unsigned long long i = 0; i < words; i++)
+				w[i] = pattern(seed, i);
+			return CUDA_SUCCESS;
+		}
+		unsigned long long *res = (unsigned long long *)(uintptr_t)PARAM(3, unsigned long long);
+		if (!checked((uintptr_t)res, 16))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (unsigned long long i = 0; i < words; i++)
+			if (w[i] != pattern(seed, i)) {
+				if (i < res[0])
+					res[0] = i;
+				res[1]++;
+			}
+		return CUDA_SUCCESS;
+	}
+	if (strncmp(f->name, "p2p_copy", 8) == 0) {
+		unsigned long long dst = PARAM(0, unsigned long long), src = PARAM(1, unsigned long long), n = PARAM(2, unsigned long long);
+		if (!checked(dst, n) || !checked(src, n))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 			unsigned bx, unsigned by, unsigned bz, unsigned shared,
 			CUstream s, void **params, void **extra)
@@ -786,7 +859,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 	}
 	launch_dev = current->dev;
 	UNLOCK();
-	return CUDA_SUCCESS;
+	return run_kernel(f, params);
 }
 #endif
 
