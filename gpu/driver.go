@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // Driver is what measuring needs of the CUDA driver. The real binding
@@ -118,4 +120,21 @@ type Context interface {
 	// threads, so a sequence of calls (for example a host-timed copy) costs no
 	// extra switches.
 	Do(fn func(c Context) error) error
+}
+
+// DeviceRecord is the driver's description of a device in the form a
+// results file records it.
+func DeviceRecord(info cuda.DeviceInfo) results.Device {
+	return results.Device{
+		Index:             info.Index,
+		Name:              info.Name,
+		UUID:              info.UUID,
+		PCIBusID:          info.PCIBusID,
+		ComputeCapability: fmt.Sprintf("%d.%d", info.ComputeMajor, info.ComputeMinor),
+		SMCount:           info.SMCount,
+		MemoryBytes:       info.TotalMemory,
+		UnifiedAddressing: info.UnifiedAddressing,
+		AsyncEngines:      info.AsyncEngineCount,
+		L2CacheBytes:      info.L2CacheBytes,
+	}
 }
