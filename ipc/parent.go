@@ -49,6 +49,10 @@ type Options struct {
 	// that does not answer in time is killed and its pairs fail.
 	Timeout time.Duration
 
+	// fabric, set by RunFabric, is how the ranks of a run across nodes are
+	// reached.
+	fabric *fabricRanks
+
 	// afterMap, set by tests, sees the children once they have mapped each
 	// other; trace sees every request a child answered, as it is answered.
 	afterMap func([]childInfo)
@@ -92,7 +96,7 @@ func (o *Options) prepare() error {
 		o.Handles = []Handles{HandlesLegacy}
 	}
 	for _, h := range o.Handles {
-		if !slices.Contains(AllHandles, h) {
+		if !h.valid() {
 			return fmt.Errorf("ipc: unknown handles %q", h)
 		}
 	}
@@ -271,7 +275,7 @@ func (r *parent) devices() []int {
 // start starts the children, says hello to each and lets them map each other.
 func (r *parent) start(ctx context.Context, simulated bool) error {
 	for rank, dev := range r.devices() {
-		k, err := startChild(r.opt.Child, rank, dev)
+		k, err := r.startRank(rank, dev)
 		if err != nil {
 			return err
 		}
@@ -279,7 +283,7 @@ func (r *parent) start(ctx context.Context, simulated bool) error {
 		r.kids = append(r.kids, k)
 	}
 	r.each(func(k *childProc) {
-		req := helloReq{Rank: k.rank, Device: k.dev, Buffers: r.sizes, LatchTimeoutNs: r.opt.LatchTimeout.Nanoseconds(), Handles: r.handles}
+		req := helloReq{Rank: k.rank, Device: k.local, Buffers: r.sizes, LatchTimeoutNs: r.opt.LatchTimeout.Nanoseconds(), Handles: r.handles}
 		if err := k.call(ctx, opHello, req, &k.hello, r.opt.Timeout); err != nil && ctx.Err() == nil {
 			// A child that could not set up has exported nothing: end it.
 			k.giveUp(opHello, err)
@@ -367,13 +371,13 @@ func (r *parent) mapAll(ctx context.Context) {
 func (r *parent) noteStart() {
 	var pids []string
 	for _, k := range r.kids {
-		pids = append(pids, fmt.Sprintf("rank %d = device %d (pid %d)", k.rank, k.dev, k.pid))
+		pids = append(pids, k.describe())
 	}
-	how := "one child process per device"
+	how := r.processes()
 	if !r.opt.SkipSameGPU {
 		how += fmt.Sprintf(", and a second on device %d for the same-GPU baseline", r.opt.Devices[0])
 	}
-	r.notes = append(r.notes, r.label()+": "+how+"; "+r.handles.passed()+" over a private socketpair per child: "+strings.Join(pids, ", "))
+	r.notes = append(r.notes, r.label()+": "+how+"; "+r.handles.passed()+": "+strings.Join(pids, ", "))
 	if !r.opt.SkipSameGPU && (r.opt.Selected(results.IPCCEBidir) || r.opt.Selected(results.IPCSMBidir)) {
 		// Measured on an H200: each "direction" ran at the full local-copy
 		// rate, one after the other, so a total would count the time twice.

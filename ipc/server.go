@@ -269,7 +269,7 @@ func (c *server) hello(req helloReq) (helloReply, error) {
 	c.rank = req.Rank
 	c.timer = measure.Timer{LatchTimeout: time.Duration(req.LatchTimeoutNs)}
 	c.handles = cmp.Or(req.Handles, HandlesLegacy)
-	if !slices.Contains(AllHandles, c.handles) {
+	if !c.handles.valid() {
 		return helloReply{}, fmt.Errorf("ipc-child: unknown handles %q", c.handles)
 	}
 	info, err := c.drv.DeviceInfo(req.Device)

@@ -39,6 +39,12 @@ const (
 // AllHandles are the kinds of handles Run can measure with, in order.
 var AllHandles = []Handles{HandlesLegacy, HandlesVMM}
 
+// valid reports whether h is a kind of handles.
+func (h Handles) valid() bool {
+	_, isVMM := h.vmm()
+	return h == HandlesLegacy || isVMM
+}
+
 // vmm reports whether h shares VMM memory, and as which handle type.
 func (h Handles) vmm() (cuda.MemHandleType, bool) {
 	switch h {
@@ -72,11 +78,11 @@ func ParseHandles(s string) ([]Handles, error) {
 func (h Handles) passed() string {
 	switch h {
 	case HandlesVMM:
-		return "VMM memory (cuMemCreate) exported as POSIX file descriptors, passed with SCM_RIGHTS"
+		return "VMM memory (cuMemCreate) exported as POSIX file descriptors, passed with SCM_RIGHTS over a private socketpair per child"
 	case HandlesFabric:
-		return "VMM memory (cuMemCreate) exported as fabric handles, passed"
+		return "VMM memory (cuMemCreate) exported as fabric handles, passed over the rendezvous connections (to rank 0's child over its socketpair)"
 	}
-	return "handles passed"
+	return "handles passed over a private socketpair per child"
 }
 
 // mode is how a child maps its peers with handles h (mapResult.Mode).

@@ -11,9 +11,12 @@ import (
 // sameGPU reports whether f is of the baseline of two processes on one GPU.
 func sameGPU(f *results.Figure) bool { return f.Params["same_gpu"] == "true" }
 
-// vmmHandles reports whether f was measured with memory shared through the
-// VMM API rather than legacy IPC handles.
-func vmmHandles(f *results.Figure) bool { return f.Params[results.ParamIPCHandle] != "" }
+// vmmHandles reports whether f was measured beside legacy IPC handles with
+// memory shared through the VMM API as a file descriptor. (A run across
+// nodes has fabric handles only: its figures are the run's matrices.)
+func vmmHandles(f *results.Figure) bool {
+	return f.Params[results.ParamIPCHandle] == results.IPCHandleVMM
+}
 
 // ipcSize is the transfer size of a run's bandwidth figures across
 // processes, 0 when it has none.
