@@ -6,12 +6,17 @@
 // ping-pong on each other's memory. Memory is shared with legacy cuIpc*
 // handles or through the VMM API as POSIX file descriptors (vmm.go; the
 // descriptors travel on the same socketpairs, descriptors.go), each kind
-// with children of its own. The wire protocol is documented in proto.go;
-// the process hygiene (process groups, death with the parent, the shutdown
-// order the IPC rules need, test faults) in childproc.go and fault.go.
+// with children of its own. RunFabric (fabric.go) runs the same tests
+// across the nodes of a multi-node NVLink domain: one process per GPU under
+// a launcher, memory shared as fabric handles, the ranks met at a TCP
+// rendezvous and checked before anything is measured. The wire protocol is
+// documented in proto.go; the process hygiene (process groups, death with
+// the parent, the shutdown order the IPC rules need, test faults) in
+// childproc.go and fault.go.
 //
-// It imports cuda, gpu, kernels, results and internal/measure, the measuring
-// core it shares with bench; it does not import bench.
+// It imports cuda, gpu, kernels, results, internal/measure (the measuring
+// core it shares with bench) and internal/rendezvous; it does not import
+// bench.
 package ipc
 
 import (
