@@ -325,7 +325,14 @@ func descriptorHolding(b []byte) (int, error) {
 	if _, err := f.Write(b); err != nil {
 		return -1, err
 	}
-	return syscall.Dup(int(f.Fd()))
+	// Close-on-exec, as the driver's are: no child process inherits it.
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	return fd, err
 }
 
 // MemImportFD is cuMemImportFromShareableHandle of a descriptor from
