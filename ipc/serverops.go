@@ -153,11 +153,12 @@ func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.Dev
 	if p := imp.onPeer[ref.Name]; p != 0 {
 		return p, imp.peerCtx, nil
 	}
-	p, err := a.p, error(nil)
+	var p cuda.DevicePtr
+	var err error
 	if isVMM {
 		// VMM memory is mapped once in the process: the peer's device is
 		// granted access to that mapping too.
-		err = h.dv.Ctx.MemSetAccess(a.p, a.span, h.dv.Index, imp.dev)
+		p, err = a.p, h.dv.Ctx.MemSetAccess(a.p, a.span, h.dv.Index, imp.dev)
 	} else {
 		p, err = imp.peerCtx.IpcOpenMemHandle(hd, lazyEnablePeerAccess)
 	}
