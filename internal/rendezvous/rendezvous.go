@@ -108,49 +108,10 @@ func lead(ctx context.Context, cfg Config, report []byte, judge func([][]byte) e
 	defer ln.Close()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	deadline := time.Now().Add(cfg.Wait)
-	_ = ln.(*net.TCPListener).SetDeadline(deadline)
 	g := &Group{Peers: make([]net.Conn, cfg.Size)}
 	reports := make([][]byte, cfg.Size)
 	reports[0] = report
-	var failure error
-	for arrived := 1; arrived < cfg.Size && failure == nil; {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				failure = ctx.Err()
-			} else {
-				failure = &Error{missing(cfg, g.Peers)}
-			}
-			break
-		}
-		// A rank says hello as it connects; a silent stranger must not hold
-		// up the others.
-		_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
-		h, err := readHello(c)
-		switch {
-		case err != nil || h.job != cfg.Job:
-			// A stranger, or a process of another launch: not one of ours.
-			if err == nil {
-				_ = writeAnswer(c, fmt.Sprintf("this is the rendezvous of job %q, not %q", cfg.Job, h.job))
-			}
-			c.Close()
-			continue
-		case h.size != cfg.Size:
-			failure = &Error{fmt.Sprintf("rank %d says the launch has %d processes, rank 0 says %d", h.rank, h.size, cfg.Size)}
-		case h.rank < 1 || h.rank >= cfg.Size:
-			failure = &Error{fmt.Sprintf("a process from %s says it is rank %d of %d", c.RemoteAddr(), h.rank, cfg.Size)}
-		case g.Peers[h.rank] != nil:
-			failure = &Error{fmt.Sprintf("two processes say they are rank %d (from %s and %s)", h.rank, g.Peers[h.rank].RemoteAddr(), c.RemoteAddr())}
-		default:
-			_ = c.SetDeadline(deadline)
-			g.Peers[h.rank], reports[h.rank] = c, h.report
-			arrived++
-			continue
-		}
-		_ = writeAnswer(c, failure.Error())
-		c.Close()
-	}
+	failure := accept(ctx, ln.(*net.TCPListener), cfg, g.Peers, reports)
 	if failure == nil && judge != nil {
 		if err := judge(reports); err != nil {
 			failure = &Error{err.Error()}
@@ -177,6 +138,52 @@ func lead(ctx context.Context, cfg Config, report []byte, judge func([][]byte) e
 		_ = c.SetDeadline(time.Time{})
 	}
 	return g, nil
+}
+
+// accept takes the other ranks' connections and reports, by rank, until
+// all arrived or cfg.Wait has passed; it returns why the group cannot go
+// on, or nil. Processes of another job are turned away.
+func accept(ctx context.Context, ln *net.TCPListener, cfg Config, peers []net.Conn, reports [][]byte) error {
+	deadline := time.Now().Add(cfg.Wait)
+	_ = ln.SetDeadline(deadline)
+	for arrived := 1; arrived < cfg.Size; {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &Error{missing(cfg, peers)}
+		}
+		// A rank says hello as it connects; a silent stranger must not hold
+		// up the others.
+		_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
+		h, err := readHello(c)
+		var failure error
+		switch {
+		case err != nil || h.job != cfg.Job:
+			// A stranger, or a process of another launch: not one of ours.
+			if err == nil {
+				_ = writeAnswer(c, fmt.Sprintf("this is the rendezvous of job %q, not %q", cfg.Job, h.job))
+			}
+			c.Close()
+			continue
+		case h.size != cfg.Size:
+			failure = &Error{fmt.Sprintf("rank %d says the launch has %d processes, rank 0 says %d", h.rank, h.size, cfg.Size)}
+		case h.rank < 1 || h.rank >= cfg.Size:
+			failure = &Error{fmt.Sprintf("a process from %s says it is rank %d of %d", c.RemoteAddr(), h.rank, cfg.Size)}
+		case peers[h.rank] != nil:
+			failure = &Error{fmt.Sprintf("two processes say they are rank %d (from %s and %s)", h.rank, peers[h.rank].RemoteAddr(), c.RemoteAddr())}
+		default:
+			_ = c.SetDeadline(deadline)
+			peers[h.rank], reports[h.rank] = c, h.report
+			arrived++
+			continue
+		}
+		_ = writeAnswer(c, failure.Error())
+		c.Close()
+		return failure
+	}
+	return nil
 }
 
 // missing names the ranks that never arrived.
