@@ -52,6 +52,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		measureCommand("lat", "measure latency: pointer chase, ping-pong, small-copy completion"),
 		measureCommand("atomic", "measure atomics over each link and locally: throughput, contention and latency, results checked exactly"),
 		ipcCommand(),
+		mnnvlCommand(),
 		measureCommand("all", "topo + every test into a results directory, with a summary and a verdict"),
 		checkCommand(),
 		showCommand(),

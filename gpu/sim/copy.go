@@ -24,6 +24,11 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		if freed(dst) || freed(src) {
 			return illegalAddress("%s: memory freed while the copy was queued", what)
 		}
+		for _, sp := range []span{dst, src} {
+			if sp.vmm != nil && !sp.vmm.access[c.dev] {
+				return illegalAddress("%s on device %d: a VMM mapping at %#x that device %d was not granted access to", what, c.dev, sp.vmm.base, c.dev)
+			}
+		}
 		sd, dd := src.dev(), dst.dev()
 		if f := d.pairAsyncError(sd, dd); f != nil {
 			return f
@@ -33,7 +38,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		limit := float64(noCap)
 		switch {
 		case sd >= 0 && dd >= 0 && sd != dd:
-			direct := (c.dev == dd && c.peers[sd]) || (c.dev == sd && c.peers[dd])
+			direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
 			if direct {
 				o.setup = mm.ceSetupPeer
 				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
@@ -118,6 +123,13 @@ func (c *devContext) queueCopy(st *stream, dst cuda.DevicePtr, dc *devContext, s
 	}
 	d.enqueue(st, c.ceCopy(ds, ss, call, false))
 	return nil
+}
+
+// reaches reports whether c reaches sp, another device's memory, over the
+// link: with peer access to that device, or through a VMM mapping its
+// device was granted access to.
+func (c *devContext) reaches(sp span) bool {
+	return c.peers[sp.dev()] || (sp.vmm != nil && sp.vmm.access[c.dev])
 }
 
 // belongs reports whether sp is device memory of context c (its own, or an

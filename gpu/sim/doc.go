@@ -68,6 +68,12 @@
 //   - IPC works within one process and one driver instance: opening a handle
 //     maps the same memory at a new address of the opening context (flags 0
 //     or 1 accepted); opening memory that was freed is INVALID_HANDLE.
+//   - VMM memory (vmm.go) is mapped and released only whole (no offset into
+//     a handle); the granularity is 2 MiB; a file descriptor it exports is
+//     real (an unlinked temporary file) but names memory of its own driver
+//     instance only; fabric handles are NOT_SUPPORTED (no IMEX); access for
+//     a device that cannot reach the memory is INVALID_DEVICE, a guess at
+//     the real driver's answer.
 //   - Launches are checked against the parameter sizes the PTX declares and
 //     decoded with the kernels package; a kernel the simulator has no model
 //     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node

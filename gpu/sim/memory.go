@@ -71,11 +71,13 @@ func (s *addressSpace) drop() {
 }
 
 // span is a resolved range of memory: part of an allocation (possibly
-// reached through an IPC mapping) or of a pinned host buffer.
+// reached through an IPC mapping or a VMM mapping) or of a pinned host
+// buffer.
 type span struct {
 	a   *allocation
 	h   *hostBuf
 	via *ipcMapping
+	vmm *vmmMapping
 	off uint64
 	n   uint64
 }
@@ -115,6 +117,8 @@ func (d *Driver) resolve(p, n uint64) (span, bool) {
 			return span{}, false
 		}
 		return span{a: list[i], off: p - list[i].base, n: n}, true
+	case p >= vmmSpaceBase && p < vmmSpaceBase+vmmSpaceSize:
+		return d.resolveVMM(p, n)
 	case p >= ipcSpaceBase && p < ipcSpaceBase+uint64(len(s.devs))*devSpaceSize:
 		c := d.ctxs[(p-ipcSpaceBase)/devSpaceSize]
 		if c == nil {
@@ -138,11 +142,15 @@ func (d *Driver) resolve(p, n uint64) (span, bool) {
 }
 
 // accessible reports whether a kernel of context c may touch sp: its own
-// device's memory, pinned host memory, or a peer's memory with peer access
-// enabled from c (for an IPC mapping, opened in c or in a context c can reach).
+// device's memory, pinned host memory, a peer's memory with peer access
+// enabled from c (for an IPC mapping, opened in c or in a context c can
+// reach), or a VMM mapping c's device was granted access to.
 func (c *devContext) accessible(sp span) bool {
 	if sp.h != nil {
 		return true
+	}
+	if sp.vmm != nil {
+		return sp.vmm.access[c.dev]
 	}
 	if sp.via != nil && sp.via.ctx != c && !c.peers[sp.via.ctx.dev] && sp.via.ctx.dev != c.dev {
 		return false
@@ -292,7 +300,7 @@ func (c *devContext) MemFree(p cuda.DevicePtr) error {
 	const call = "cuMemFree"
 	return c.locked(call, func(d *Driver) error {
 		sp, ok := d.resolve(uint64(p), 0)
-		if !ok || sp.a == nil || sp.via != nil || sp.off != 0 {
+		if !ok || sp.a == nil || sp.via != nil || sp.vmm != nil || sp.off != 0 {
 			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
 		owner := d.ctxs[sp.a.dev]

@@ -44,6 +44,7 @@ type Driver struct {
 
 	memExports   map[uint64]*allocation // IPC tag → allocation
 	eventExports map[uint64]*eventState // IPC tag → event
+	vmm          vmmState
 	nextSerial   uint64
 
 	// version counts enqueued operations; a scheduler waiting for another
@@ -132,6 +133,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 	}
 	d.sched.init(d)
 	d.mem.init(m.n)
+	d.vmm.init()
 	d.traffic.init()
 	for _, o := range opts {
 		if err := o(d); err != nil {
@@ -196,6 +198,8 @@ func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
 			MemoryBusWidth:    g.busWidthBits,
 			IPCEventSupported: true,
 			MaxThreadsPerSM:   g.maxThreadsPerSM,
+			VMMSupported:      true,
+			POSIXFDHandles:    true,
 		}, nil
 	})
 }
@@ -226,6 +230,10 @@ func (d *Driver) Close() error {
 	d.traffic = hostTraffic{}
 	d.streams, d.events, d.modules, d.funcs = nil, nil, nil, nil
 	d.memExports, d.eventExports = nil, nil
+	for a := range d.vmm.live {
+		a.freed = true
+	}
+	d.vmm = vmmState{}
 	return nil
 }
 
