@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 )
 
@@ -33,12 +34,13 @@ func heldBytes(d *Driver) (n uint64) {
 	return n
 }
 
-// fillHost writes the verification pattern of seed into b, as
-// measure.FillHost does.
-func fillHost(b []byte, seed uint32) {
+// fillHost writes the verification pattern of seed into b and tells c, as
+// measure's FillHost does.
+func fillHost(c gpu.Context, b []byte, seed uint32) {
 	for i := 0; i+4 <= len(b); i += 4 {
 		binary.LittleEndian.PutUint32(b[i:], kernels.Pattern(seed, uint64(i/4)))
 	}
+	c.HostWritten(b)
 }
 
 // TestHostCopiesHoldNoBytes is issue 19's "660 MB per device for host
@@ -49,7 +51,7 @@ func TestHostCopiesHoldNoBytes(t *testing.T) {
 	r := newRig(t, "dgx-h100")
 	h, err := r.ctx[0].HostAlloc(size, true)
 	r.must(err)
-	fillHost(h.Host, 7)
+	fillHost(r.ctx[0], h.Host, 7)
 	dst := make([]cuda.DevicePtr, len(r.ctx))
 	for dev, c := range r.ctx {
 		dst[dev] = r.alloc(dev, size)
@@ -70,6 +72,7 @@ func TestHostCopiesHoldNoBytes(t *testing.T) {
 	for i := 0; i < size; i += 4 {
 		binary.LittleEndian.PutUint32(h.Host[i:], 0xDEADBEEF)
 	}
+	r.ctx[0].HostWritten(h.Host)
 	r.must(r.ctx[1].MemcpyAsync(dst[1], h.Device, size, 0))
 	r.must(r.ctx[1].StreamSynchronize(0))
 	if n := heldBytes(r.d); n > 0 {
@@ -95,10 +98,11 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 		h.Host[i] = byte(rng.Uint32())
 	}
 	want := append([]byte(nil), h.Host...)
+	c.HostWritten(h.Host)
 	p := r.alloc(0, size)
 	r.must(c.MemcpyAsync(p, h.Device, size, 0))
 	r.must(c.StreamSynchronize(0))
-	fillHost(h.Host, 9) // the host moves on; the device keeps what it got
+	fillHost(c, h.Host, 9) // the host moves on; the device keeps what it got
 	got := make([]byte, size)
 	r.must(c.MemcpyDtoH(got, p))
 	for i := range got {
@@ -108,7 +112,9 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 	}
 	// The pattern with one word changed: only that word fails, and only
 	// its chunk is held as bytes.
+	c.HostRead(h.Host)
 	h.Host[3<<20+5] ^= 0x10
+	c.HostWritten(h.Host)
 	r.must(c.MemcpyAsync(p, h.Device, size, 0))
 	r.must(c.StreamSynchronize(0))
 	if n := heldBytes(r.d); n > chunkBytes {
