@@ -124,3 +124,38 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 		t.Errorf("first bad word %d, %d bad; want word %d alone", first, bad, (3<<20+4)/4)
 	}
 }
+
+// TestHostCorruptionFault: a corruption fault on copies into host memory
+// shows in the bytes the CPU reads after HostRead, and one on copies out
+// of host memory in the device's check; other ends stay clean.
+func TestHostCorruptionFault(t *testing.T) {
+	const size = 8 << 20
+	const word = 100000
+	r := newRig(t, "h200x2",
+		WithFault(Fault{Kind: FaultCorrupt, Src: 0, Dst: HostMemory, Offset: 4 * word}),
+		WithFault(Fault{Kind: FaultCorrupt, Src: HostMemory, Dst: 1, Offset: 4 * word}))
+	in, err := r.ctx[0].HostAlloc(size, true)
+	r.must(err)
+	out, err := r.ctx[0].HostAlloc(size, true)
+	r.must(err)
+	fillHost(r.ctx[0], in.Host, 3)
+	dev0, dev1 := r.alloc(0, size), r.alloc(1, size)
+	r.fill(0, dev0, size, 3)
+	r.must(r.ctx[0].MemcpyAsync(out.Device, dev0, size, 0))
+	r.must(r.ctx[1].MemcpyAsync(dev1, in.Device, size, 0))
+	r.must(r.ctx[0].MemcpyAsync(dev0, in.Device, size, 0))
+	r.must(r.ctx[0].Synchronize())
+	r.must(r.ctx[1].Synchronize())
+	r.ctx[0].HostRead(out.Host)
+	for i := uint64(0); i < size/4; i++ {
+		if got, want := binary.LittleEndian.Uint32(out.Host[4*i:]), kernels.Pattern(3, i); (got != want) != (i == word) {
+			t.Fatalf("0→host, word %d: %#x, pattern %#x", i, got, want)
+		}
+	}
+	if first, bad, _ := r.check(1, dev1, size, 3); first != word || bad != 1 {
+		t.Errorf("host→1: first bad %d, count %d; want %d, 1", first, bad, word)
+	}
+	if _, bad, _ := r.check(0, dev0, size, 3); bad != 0 {
+		t.Errorf("host→0: %d bad words, want none", bad)
+	}
+}
