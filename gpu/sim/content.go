@@ -221,8 +221,8 @@ func (s *segment) bytesAt(dst []byte, off uint64) {
 			dst[i] = byte(w >> (8 * ((rel + uint64(i)) % 4)))
 			i++
 		}
-		for ; i+4 <= len(dst); i += 4 {
-			binary.LittleEndian.PutUint32(dst[i:], kernels.Pattern(s.seed, (rel+uint64(i))/4))
+		for w := (rel + uint64(i)) / 4; i+4 <= len(dst); i, w = i+4, w+1 {
+			binary.LittleEndian.PutUint32(dst[i:i+4], kernels.Pattern(s.seed, w))
 		}
 		for ; i < len(dst); i++ {
 			w := kernels.Pattern(s.seed, (rel+uint64(i))/4)

@@ -102,7 +102,7 @@ func parallelWords(words uint64, fn func(lo, hi uint64)) {
 func (dv *Device) FillHost(b []byte, seed uint32) {
 	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
 		for i := lo; i < hi; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], kernels.Pattern(seed, i))
+			binary.LittleEndian.PutUint32(b[4*i:4*i+4], kernels.Pattern(seed, i))
 		}
 	})
 	dv.Ctx.HostWritten(b)
@@ -110,11 +110,13 @@ func (dv *Device) FillHost(b []byte, seed uint32) {
 
 // PoisonHost is Poison for pinned host memory.
 func (dv *Device) PoisonHost(b []byte) {
-	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
-		for i := lo; i < hi; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], poison)
+	b = b[:len(b)&^3]
+	if len(b) > 0 {
+		binary.LittleEndian.PutUint32(b, poison)
+		for n := 4; n < len(b); n *= 2 {
+			copy(b[n:], b[:n])
 		}
-	})
+	}
 	dv.Ctx.HostWritten(b)
 }
 
@@ -128,7 +130,7 @@ func (dv *Device) CheckHost(b []byte, seed uint32) error {
 	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
 		var f, n uint64 = ^uint64(0), 0
 		for i := lo; i < hi; i++ {
-			if binary.LittleEndian.Uint32(b[4*i:]) != kernels.Pattern(seed, i) {
+			if binary.LittleEndian.Uint32(b[4*i:4*i+4]) != kernels.Pattern(seed, i) {
 				f = min(f, i)
 				n++
 			}
