@@ -158,9 +158,12 @@ func (c *devContext) hostCopy(dev cuda.DevicePtr, host []byte, toDevice bool, ca
 		if !pinned {
 			hs = span{h: newHostBuf(host, false), n: uint64(len(host))}
 		}
+		// The caller hands over host's bytes, or reads them on return: no
+		// HostWritten or HostRead for them.
 		to, from := hs, ds
 		if toDevice {
 			to, from = ds, hs
+			hs.h.overwrite(hs.off, hs.n)
 		}
 		o := c.ceCopy(to, from, call, !pinned)
 		d.enqueue(c.legacy, o)
@@ -168,7 +171,7 @@ func (c *devContext) hostCopy(dev cuda.DevicePtr, host []byte, toDevice bool, ca
 			return err
 		}
 		if !toDevice {
-			hs.h.settle(hs.off, hs.n) // the caller reads host at once
+			hs.h.settle(hs.off, hs.n)
 		}
 		return c.takeError(call)
 	})

@@ -47,18 +47,18 @@
 //     zeros between them, not what was there before.
 //   - The CPU's accesses to pinned host memory are announced through
 //     gpu.Context: HostRead before it reads a range, HostWritten after it
-//     wrote every byte of one (the real driver needs neither). Copies,
-//     fills and memsets into pinned memory are held symbolically until a
-//     HostRead of their range (hostmem.go): a program that reads a pinned
-//     buffer without it sees stale bytes. A range the CPU wrote is
-//     described (the verification pattern, one repeated value, else a copy
-//     of the bytes, checked byte for byte) when a copy first reads it; a
-//     change the CPU makes later without HostWritten is not seen by later
-//     copies. Blocking copies (cuMemcpyDtoH) land at once, and kernels'
-//     word-sized accesses (a latch's flag and status, atomics, a check's
-//     result, a chase's pointers) use the buffer's bytes directly. So a
-//     device holding a host copy costs no memory, and a run holds about
-//     the pinned memory the program touches, as a real one does.
+//     wrote every byte of one (the real driver needs neither). Copies, fills
+//     and memsets into pinned memory are held symbolically until a HostRead of
+//     their range (hostmem.go): a program that reads a pinned buffer without
+//     it sees stale bytes. A range the CPU wrote is described (the
+//     verification pattern, one repeated value, else a copy of the bytes,
+//     checked byte for byte) when a copy first reads it; a change the CPU
+//     makes later without HostWritten is not seen by later copies. Blocking
+//     copies (cuMemcpyHtoD, cuMemcpyDtoH) take and leave the bytes at once,
+//     and kernels' word-sized accesses (a latch's flag and status, atomics, a
+//     check's result, a chase's pointers) use the buffer's bytes directly. So
+//     a device holding a host copy costs no memory, and a run holds about the
+//     pinned memory the program touches, as a real one does.
 //   - cuMemcpyPeerAsync goes over the link when the issuing context has peer
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do

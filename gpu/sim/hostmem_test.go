@@ -159,3 +159,28 @@ func TestHostCorruptionFault(t *testing.T) {
 		t.Errorf("host→0: %d bad words, want none", bad)
 	}
 }
+
+// TestBlockingCopiesOfPinnedBytes: cuMemcpyHtoD and cuMemcpyDtoH take and
+// leave pinned bytes at once, with no HostWritten or HostRead, even over a
+// range a copy had left symbolic.
+func TestBlockingCopiesOfPinnedBytes(t *testing.T) {
+	const size = 2 << 20
+	r := newRig(t, "h200x2")
+	c := r.ctx[0]
+	h, err := c.HostAlloc(2*size, true)
+	r.must(err)
+	p := r.alloc(0, size)
+	r.fill(0, p, size, 4)
+	r.must(c.MemcpyAsync(h.Device, p, size, 0)) // the pattern, held symbolically
+	r.must(c.StreamSynchronize(0))
+	for i := range size {
+		h.Host[i] = byte(i / 3)
+	}
+	r.must(c.MemcpyHtoD(p, h.Host[:size]))
+	r.must(c.MemcpyDtoH(h.Host[size:], p))
+	for i := range size {
+		if got := h.Host[size+i]; got != byte(i/3) {
+			t.Fatalf("byte %d came back as %#x, want %#x", i, got, byte(i/3))
+		}
+	}
+}
