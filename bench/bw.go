@@ -43,7 +43,7 @@ func (fl flow) op() (func(cuda.Stream) error, error) {
 // check verifies the data the flow moved against its seed.
 func (fl flow) check() error {
 	if fl.dst == nil {
-		return measure.CheckHost(fl.dstHost, fl.seed)
+		return fl.issuer.CheckHost(fl.dstHost, fl.seed)
 	}
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }
@@ -155,12 +155,12 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		p  cuda.DevicePtr
 	}
 	span := map[source]uint64{}
-	host := map[source][]byte{}
+	host := map[source]flow{} // of a source in host memory, the flow that reads most of it
 	for _, fl := range flows {
 		k := source{fl.src, fl.srcPtr}
 		span[k] = max(span[k], fl.size)
-		if len(fl.srcHost) > len(host[k]) {
-			host[k] = fl.srcHost
+		if len(fl.srcHost) > len(host[k].srcHost) {
+			host[k] = fl
 		}
 	}
 	seeds := map[source]uint32{}
@@ -168,7 +168,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		for k, n := range span {
 			seeds[k] = e.seeds.Next()
 			if k.dv == nil {
-				measure.FillHost(host[k], seeds[k])
+				host[k].issuer.FillHost(host[k].srcHost, seeds[k])
 			} else if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
 				return nil, err
 			}
@@ -186,7 +186,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		if e.opt.Verify {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
 			if fl.dst == nil {
-				measure.PoisonHost(fl.dstHost)
+				fl.issuer.PoisonHost(fl.dstHost)
 			} else if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
 				return nil, err
 			}

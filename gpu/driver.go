@@ -56,6 +56,15 @@ type Context interface {
 	// CU_MEMHOSTALLOC_DEVICEMAP|PORTABLE) when mapped is true.
 	HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, error)
 	HostFree(h cuda.HostBuffer) error
+	// HostRead says the CPU is about to read b, bytes of pinned host memory
+	// (from HostAlloc of any context), and HostWritten that it has written
+	// every byte of b. The GPUs and the CPU share that memory, so the CUDA
+	// driver needs neither; the simulator holds what the GPUs copy to and
+	// from it symbolically, and moves the bytes only here (a CPU that reads
+	// pinned memory without HostRead may see stale bytes there). Bytes
+	// outside pinned memory need nothing.
+	HostRead(b []byte)
+	HostWritten(b []byte)
 	MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64, s cuda.Stream) error
 	MemcpyHtoD(dst cuda.DevicePtr, src []byte) error
 	MemcpyDtoH(dst []byte, src cuda.DevicePtr) error

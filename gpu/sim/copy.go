@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -167,15 +166,24 @@ func (c *devContext) hostCopy(dev cuda.DevicePtr, host []byte, toDevice bool, ca
 		if !ok {
 			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-		hs := span{h: &hostBuf{b: host}, n: uint64(len(host))}
+		hs, pinned := d.pinned(host)
+		if !pinned {
+			hs = span{h: newHostBuf(host, false), n: uint64(len(host))}
+		}
+		// The caller hands over host's bytes, or reads them on return: no
+		// HostWritten or HostRead for them.
 		to, from := hs, ds
 		if toDevice {
 			to, from = ds, hs
+			hs.h.overwrite(hs.off, hs.n)
 		}
-		o := c.ceCopy(to, from, call, !d.hostRegistered(host))
+		o := c.ceCopy(to, from, call, !pinned)
 		d.enqueue(c.legacy, o)
 		if err := d.run(opDone(o), true); err != nil {
 			return err
+		}
+		if !toDevice {
+			hs.h.settle(hs.off, hs.n)
 		}
 		return c.takeError(call)
 	})
@@ -223,13 +231,5 @@ func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64
 
 // fillWords writes value to every u32 of sp.
 func (d *Driver) fillWords(sp span, value uint32) {
-	if sp.a != nil {
-		sp.a.mem.fillRepeat(sp.off, sp.n, uint64(value)|uint64(value)<<32)
-		return
-	}
-	d.hostWrite(sp.h)
-	b := sp.h.b[sp.off : sp.off+sp.n]
-	for i := 0; i+4 <= len(b); i += 4 {
-		binary.LittleEndian.PutUint32(b[i:], value)
-	}
+	d.writeSegs(sp, []segment{{n: sp.n, kind: segRepeat, unit: uint64(value) | uint64(value)<<32}})
 }

@@ -33,8 +33,7 @@ type Driver struct {
 	ctxs []*devContext // by device; nil until Context is first called
 
 	sched
-	mem     addressSpace
-	traffic hostTraffic
+	mem addressSpace
 
 	nextHandle uintptr
 	streams    map[cuda.Stream]*stream
@@ -134,7 +133,6 @@ func New(machine string, opts ...Option) (*Driver, error) {
 	d.sched.init(d)
 	d.mem.init(m.n)
 	d.vmm.init()
-	d.traffic.init()
 	for _, o := range opts {
 		if err := o(d); err != nil {
 			return nil, err
@@ -227,7 +225,6 @@ func (d *Driver) Close() error {
 	d.closed = true
 	d.sched.drop()
 	d.mem.drop()
-	d.traffic = hostTraffic{}
 	d.streams, d.events, d.modules, d.funcs = nil, nil, nil, nil
 	d.memExports, d.eventExports = nil, nil
 	for a := range d.vmm.live {
