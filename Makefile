@@ -32,16 +32,21 @@ gpu:
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .gpu/p2pbench ./cmd/p2pbench
 	$(GO) test -c -tags gpu -ldflags "-s -w" -o .gpu/ $(GPU_TEST_PKGS)
 	cp kernels/*.ptx kernels/check_ptx.sh .gpu/ 2>/dev/null || true
-	cp scripts/gpu-run.sh .gpu/ 2>/dev/null || true
+	cp scripts/gpu-run.sh scripts/gpu-onedev.sh .gpu/ 2>/dev/null || true
 
-## dist: static release binaries for linux/amd64 and linux/arm64 in dist/, version stamped, with SHA-256 sums
+## dist: release binaries for linux/amd64 and linux/arm64 in dist/ (no cgo; they need only the C library,
+## whose loader opens libcuda), version stamped, the man
+## page and the bash and fish completions, with SHA-256 sums
 DIST_ARCHS ?= amd64 arm64
 dist:
 	rm -rf dist && mkdir -p dist
 	for a in $(DIST_ARCHS); do \
 		GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/p2pbench-$(VERSION)-linux-$$a ./cmd/p2pbench || exit 1; \
 	done
-	cd dist && sha256sum p2pbench-* > SHA256SUMS && cat SHA256SUMS
+	$(GO) run ./cmd/p2pbench man > dist/p2pbench.1
+	$(GO) run ./cmd/p2pbench completion bash > dist/p2pbench.bash
+	$(GO) run ./cmd/p2pbench completion fish > dist/p2pbench.fish
+	cd dist && sha256sum p2pbench* > SHA256SUMS && cat SHA256SUMS
 
 ## test-arm64: the binding's tests (fake libcuda and libnvidia-ml through the real loader) built for
 ## linux/arm64 and run under qemu-user, so purego's calling convention is tested on both architectures

@@ -43,9 +43,33 @@ func (fl flow) op() (func(cuda.Stream) error, error) {
 // check verifies the data the flow moved against its seed.
 func (fl flow) check() error {
 	if fl.dst == nil {
-		return measure.CheckHost(fl.dstHost, fl.seed)
+		return fl.issuer.CheckHost(fl.dstHost, fl.seed)
 	}
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
+}
+
+// shareSMs splits a device's SMs between the SM copies that run on it at
+// once (measured on an H200: two full grids, host→device and device→host,
+// ran one after the other, so each direction's figure swung by ±20% from
+// sample to sample while their total was one direction's), and says so in
+// their figures and the total's.
+func shareSMs(flows []flow, total *results.Figure) {
+	on := map[*measure.Device]int{}
+	for _, fl := range flows {
+		if fl.fig.Engine.IsSM() {
+			on[fl.issuer]++
+		}
+	}
+	for i := range flows {
+		fl := &flows[i]
+		if n := on[fl.issuer]; fl.fig.Engine.IsSM() && n > 1 {
+			fl.sm.Share = n
+			fl.fig.Params = measure.WithParam(fl.fig.Params, measure.ParamSMShare, fl.sm.Params()[measure.ParamSMShare])
+			if total != nil {
+				total.Params = measure.WithParam(total.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+			}
+		}
+	}
 }
 
 // measureFlows runs flows concurrently and records their figures.
@@ -63,6 +87,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	if samples == 0 {
 		return nil
 	}
+	shareSMs(flows, total)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
 			return nil
@@ -137,12 +162,12 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		p  cuda.DevicePtr
 	}
 	span := map[source]uint64{}
-	host := map[source][]byte{}
+	host := map[source]flow{} // of a source in host memory, the flow that reads most of it
 	for _, fl := range flows {
 		k := source{fl.src, fl.srcPtr}
 		span[k] = max(span[k], fl.size)
-		if len(fl.srcHost) > len(host[k]) {
-			host[k] = fl.srcHost
+		if len(fl.srcHost) > len(host[k].srcHost) {
+			host[k] = fl
 		}
 	}
 	seeds := map[source]uint32{}
@@ -150,7 +175,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		for k, n := range span {
 			seeds[k] = e.seeds.Next()
 			if k.dv == nil {
-				measure.FillHost(host[k], seeds[k])
+				host[k].issuer.FillHost(host[k].srcHost, seeds[k])
 			} else if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
 				return nil, err
 			}
@@ -168,7 +193,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		if e.verifying() {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
 			if fl.dst == nil {
-				measure.PoisonHost(fl.dstHost)
+				fl.issuer.PoisonHost(fl.dstHost)
 			} else if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
 				return nil, err
 			}

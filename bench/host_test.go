@@ -126,3 +126,25 @@ func TestHostFiguresOfAStuckDeviceFail(t *testing.T) {
 		}
 	}
 }
+
+// TestHostCopiesVerified: a copy into host memory that delivers a wrong
+// word fails the check the CPU makes, and one out of host memory the
+// device's check; the other figures pass.
+func TestHostCopiesVerified(t *testing.T) {
+	run, err := simRun(t, "h200x2", options(results.H2D, results.D2H, results.SMD2H),
+		sim.WithFault(sim.Fault{Kind: sim.FaultCorrupt, Src: 0, Dst: sim.HostMemory, Offset: 4096}),
+		sim.WithFault(sim.Fault{Kind: sim.FaultCorrupt, Src: sim.HostMemory, Dst: 1, Offset: 4096}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range run.Figures {
+		corrupt := (f.Src == 0 && f.Dst == results.HostDevice) || (f.Src == results.HostDevice && f.Dst == 1)
+		want := results.VerifyPassed
+		if corrupt {
+			want = results.VerifyFailed
+		}
+		if f.Verify != want || (corrupt && !strings.Contains(f.VerifyDetail, "first bad byte at offset 4096, 1 bad")) {
+			t.Errorf("%s %d→%d: verify %s %q, want %s", f.Test, f.Src, f.Dst, f.Verify, f.VerifyDetail, want)
+		}
+	}
+}

@@ -50,22 +50,6 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 	return append([]int(nil), want...), nil
 }
 
-// deviceRecord converts the driver's description to the results form.
-func deviceRecord(info cuda.DeviceInfo) results.Device {
-	return results.Device{
-		Index:             info.Index,
-		Name:              info.Name,
-		UUID:              info.UUID,
-		PCIBusID:          info.PCIBusID,
-		ComputeCapability: fmt.Sprintf("%d.%d", info.ComputeMajor, info.ComputeMinor),
-		SMCount:           info.SMCount,
-		MemoryBytes:       info.TotalMemory,
-		UnifiedAddressing: info.UnifiedAddressing,
-		AsyncEngines:      info.AsyncEngineCount,
-		L2CacheBytes:      info.L2CacheBytes,
-	}
-}
-
 // Discover reads the environment and the topology of the selected devices:
 // each device, peer access, every P2P attribute and the atomic capabilities of
 // every ordered pair, and when mon is not nil each device's PCIe link, NVLink
@@ -86,7 +70,7 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 		if err != nil {
 			return env, nil, fmt.Errorf("describing device %d: %w", d, err)
 		}
-		env.Devices = append(env.Devices, deviceRecord(info))
+		env.Devices = append(env.Devices, gpu.DeviceRecord(info))
 	}
 	topo := &results.Topology{Devices: append([]int(nil), devs...)}
 	if mon != nil {

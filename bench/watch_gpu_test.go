@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,19 +19,21 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// busyHelperEnv makes the test binary hold a context and 1 GiB on device 1
-// (TestGPUBusyHelper) until it is killed: another program on a GPU.
+// busyHelperEnv makes the test binary hold a context and 1 GiB on the
+// device it names (TestGPUBusyHelper) until it is killed: another program
+// on a GPU.
 const busyHelperEnv = "P2PBENCH_BUSY_HELPER"
 
 func TestGPUBusyHelper(t *testing.T) {
-	if os.Getenv(busyHelperEnv) != "1" {
-		t.Skip("another program on GPU 1 for TestGPUWatch; runs only when it starts it")
+	dev, err := strconv.Atoi(os.Getenv(busyHelperEnv))
+	if err != nil {
+		t.Skip("another program on a GPU for TestGPUWatch; runs only when it starts it")
 	}
 	d, err := cuda.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := d.Context(1)
+	c, err := d.Context(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +43,15 @@ func TestGPUBusyHelper(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
-// watchedGPURun measures ce_read on devices 0 and 1 of the real machine
-// under a Watch of NVML, with the health read before and after.
-func watchedGPURun(t *testing.T, drv gpu.Driver, mon gpu.Monitor, allowBusy bool) (*results.Run, error) {
+// watchedGPURun measures ce_read and h2d on devs of the real machine under a
+// Watch of NVML, with the health read before and after.
+func watchedGPURun(t *testing.T, drv gpu.Driver, mon gpu.Monitor, devs []int, allowBusy bool) (*results.Run, error) {
 	t.Helper()
-	opt := options(results.CERead, results.H2D)
-	opt.Devices, opt.Size, opt.Samples = []int{0, 1}, 64<<20, 5
+	opt := options(results.H2D)
+	if len(devs) > 1 {
+		opt.Tests = append(opt.Tests, results.CERead)
+	}
+	opt.Devices, opt.Size, opt.Samples = devs, 64<<20, 5
 	opt.Watch = measure.NewWatch(mon, allowBusy)
 	run := &results.Run{Schema: results.SchemaVersion, Verify: true}
 	var err error
@@ -62,16 +68,22 @@ func watchedGPURun(t *testing.T, drv gpu.Driver, mon gpu.Monitor, allowBusy bool
 
 // TestGPUWatch runs under the watch on an idle machine (this process must
 // not count as another program, and the health must show no failing link
-// or memory), then with another program on GPU 1: refused by default, and with
-// busy GPUs allowed, every figure touching GPU 1 marked.
+// or memory), then with another program on the last GPU of the first two
+// (GPU 1, or GPU 0 on a machine of one): refused by default, and with busy
+// GPUs allowed, every figure touching that GPU marked.
 func TestGPUWatch(t *testing.T) {
-	drv := openGPUs(t)
+	drv := openAtLeast(t, 1)
+	devs := []int{0}
+	if n, _ := drv.DeviceCount(); n > 1 {
+		devs = []int{0, 1}
+	}
+	busyDev := devs[len(devs)-1]
 	mon, err := gpu.OpenNVML()
 	if err != nil {
 		t.Skipf("no NVML: %v", err)
 	}
 	defer mon.Close()
-	run, err := watchedGPURun(t, drv, mon, false)
+	run, err := watchedGPURun(t, drv, mon, devs, false)
 	if err != nil {
 		t.Fatalf("an idle machine: %v (another program on the GPUs? see nvidia-smi)", err)
 	}
@@ -94,41 +106,41 @@ func TestGPUWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	helper := exec.Command(exe, "-test.run=^TestGPUBusyHelper$")
-	helper.Env = append(os.Environ(), busyHelperEnv+"=1")
+	helper.Env = append(os.Environ(), busyHelperEnv+"="+strconv.Itoa(busyDev))
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { helper.Process.Kill(); helper.Wait() }()
-	info, _ := drv.DeviceInfo(1)
+	info, _ := drv.DeviceInfo(busyDev)
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		ps, err := mon.Processes(1, info.PCIBusID)
+		ps, err := mon.Processes(busyDev, info.PCIBusID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ps) > 0 && slices.ContainsFunc(ps, func(p results.Process) bool { return p.PID != os.Getpid() }) {
-			t.Logf("GPU 1 processes: %+v (helper pid %d)", ps, helper.Process.Pid)
+			t.Logf("GPU %d processes: %+v (helper pid %d)", busyDev, ps, helper.Process.Pid)
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("NVML never listed the helper on GPU 1")
+			t.Fatalf("NVML never listed the helper on GPU %d", busyDev)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_, err = watchedGPURun(t, drv, mon, false)
+	_, err = watchedGPURun(t, drv, mon, devs, false)
 	var busy *measure.BusyError
 	if !errors.As(err, &busy) {
-		t.Fatalf("with another program on GPU 1: %v, want a BusyError", err)
+		t.Fatalf("with another program on GPU %d: %v, want a BusyError", busyDev, err)
 	}
 	t.Logf("refused: %v", err)
-	if !slices.ContainsFunc(busy.Processes, func(p results.Process) bool { return p.PID == helper.Process.Pid && p.Device == 1 }) {
+	if !slices.ContainsFunc(busy.Processes, func(p results.Process) bool { return p.PID == helper.Process.Pid && p.Device == busyDev }) {
 		t.Logf("the helper's pid %d is not among them: NVML's pids are another namespace's (a container)", helper.Process.Pid)
 	}
-	run, err = watchedGPURun(t, drv, mon, true)
+	run, err = watchedGPURun(t, drv, mon, devs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range run.Figures {
-		if marked := len(f.OtherProcesses) > 0; marked != (f.Src == 1 || f.Dst == 1) {
+		if marked := len(f.OtherProcesses) > 0; marked != (f.Src == busyDev || f.Dst == busyDev) {
 			t.Errorf("%s %d→%d: other processes %v", f.Test, f.Src, f.Dst, f.OtherProcesses)
 		}
 	}

@@ -131,7 +131,10 @@ const (
 	attrUnifiedAddressing           = 41
 	attrComputeCapabilityMajor      = 75
 	attrComputeCapabilityMinor      = 76
+	attrVMMSupported                = 102
+	attrPOSIXFDHandles              = 103
 	attrIPCEventSupported           = 125
+	attrFabricHandles               = 128 // CUDA 12.3
 )
 
 // DeviceInfo describes device dev: name, UUID, PCI bus id, memory and the
@@ -194,6 +197,23 @@ func (d *Driver) DeviceInfo(dev int) (DeviceInfo, error) {
 	}
 	info.UnifiedAddressing = unified != 0
 	info.IPCEventSupported = ipcEvents != 0
+	// Attributes newer than some drivers p2pbench runs on: an attribute the
+	// driver does not know (INVALID_VALUE) means the feature is not there.
+	for _, a := range []struct {
+		attr int32
+		dst  *bool
+	}{
+		{attrVMMSupported, &info.VMMSupported},
+		{attrPOSIXFDHandles, &info.POSIXFDHandles},
+		{attrFabricHandles, &info.FabricHandles},
+	} {
+		var v int32
+		err := d.check(d.api.cuDeviceGetAttribute(&v, a.attr, cu), "cuDeviceGetAttribute")
+		if err != nil && CodeOf(err) != ErrorInvalidValue {
+			return info, fmt.Errorf("device %d attribute %d: %w", dev, a.attr, err)
+		}
+		*a.dst = err == nil && v != 0
+	}
 	return info, nil
 }
 

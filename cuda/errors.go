@@ -34,6 +34,7 @@ const (
 	ErrorLaunchFailed          Result = 719
 	ErrorTooManyPeers          Result = 711
 	ErrorPeerAccessUnsupported Result = 217
+	ErrorNotPermitted          Result = 800
 	ErrorNotSupported          Result = 801
 	ErrorUnknown               Result = 999
 )
@@ -65,6 +66,7 @@ var knownNames = map[Result][2]string{
 	ErrorLaunchFailed:          {"CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 	ErrorTooManyPeers:          {"CUDA_ERROR_TOO_MANY_PEERS", "peer mapping resources exhausted"},
 	ErrorPeerAccessUnsupported: {"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these devices"},
+	ErrorNotPermitted:          {"CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
 	ErrorNotSupported:          {"CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
 	ErrorUnknown:               {"CUDA_ERROR_UNKNOWN", "unknown error"},
 }
@@ -132,6 +134,7 @@ var (
 	ErrPeerAccessNotEnabled  = NewError(ErrorPeerAccessNotEnabled, "")
 	ErrTooManyPeers          = NewError(ErrorTooManyPeers, "")
 	ErrPeerAccessUnsupported = NewError(ErrorPeerAccessUnsupported, "")
+	ErrNotPermitted          = NewError(ErrorNotPermitted, "")
 	ErrNotSupported          = NewError(ErrorNotSupported, "")
 )
 

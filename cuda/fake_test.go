@@ -60,6 +60,9 @@ type hooks struct {
 	lastHostAllocFlags  func() uint32
 	streamFlags         func(s cuda.Stream) uint32
 	eventFlags          func(e cuda.Event) uint32
+	vmmLive             func(handles, ranges, maps *int32)
+	lastProp            func(out *[5]int32)
+	lastAccess          func(out *[12]int32) int32
 
 	cuMemAlloc func(p *uint64, bytes uint64) int32
 }
@@ -85,6 +88,9 @@ func loadHooks(t *testing.T, path string) *hooks {
 		{Fn: &k.lastHostAllocFlags, Name: "fake_last_hostalloc_flags"},
 		{Fn: &k.streamFlags, Name: "fake_stream_flags"},
 		{Fn: &k.eventFlags, Name: "fake_event_flags"},
+		{Fn: &k.vmmLive, Name: "fake_vmm_live"},
+		{Fn: &k.lastProp, Name: "fake_last_prop"},
+		{Fn: &k.lastAccess, Name: "fake_last_access"},
 		{Fn: &k.cuMemAlloc, Name: "cuMemAlloc_v2"},
 	}); err != nil {
 		t.Fatalf("binding the fake's hooks: %v", err)

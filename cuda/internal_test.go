@@ -13,6 +13,18 @@ func TestIPCHandleLayout(t *testing.T) {
 	}
 }
 
+func TestVMMStructLayout(t *testing.T) {
+	// The driver reads these through pointers with the C layouts of cuda.h.
+	var p allocationProp
+	if s, off := unsafe.Sizeof(p), unsafe.Offsetof(p.Win32HandleMetaData); s != 32 || off != 16 {
+		t.Errorf("allocationProp: size %d, win32HandleMetaData at %d; want 32 and 16 like CUmemAllocationProp", s, off)
+	}
+	var descs [2]accessDesc
+	if s := unsafe.Sizeof(descs); s != 24 {
+		t.Errorf("two accessDesc take %d bytes, want 24 like CUmemAccessDesc[2]", s)
+	}
+}
+
 func TestCUDAVersionString(t *testing.T) {
 	for _, tc := range []struct {
 		v    int

@@ -83,6 +83,20 @@ type api struct {
 	cuIpcGetEventHandle  func(h *IpcEventHandle, e Event) Result
 	cuIpcOpenEventHandle func(e *Event, h ipcHandle) Result
 
+	cuMemGetAllocationGranularity func(g *uint64, prop *allocationProp, option int32) Result
+	cuMemCreate                   func(h *MemHandle, bytes uint64, prop *allocationProp, flags uint64) Result
+	cuMemRelease                  func(h MemHandle) Result
+	cuMemAddressReserve           func(p *DevicePtr, bytes, alignment uint64, addr DevicePtr, flags uint64) Result
+	cuMemAddressFree              func(p DevicePtr, bytes uint64) Result
+	cuMemMap                      func(p DevicePtr, bytes, offset uint64, h MemHandle, flags uint64) Result
+	cuMemUnmap                    func(p DevicePtr, bytes uint64) Result
+	cuMemSetAccess                func(p DevicePtr, bytes uint64, desc *accessDesc, count uint64) Result
+	// The shareable handle is written through out: an int for a file
+	// descriptor, 64 bytes for a fabric handle. osHandle is the descriptor's
+	// value, or the address of the fabric handle.
+	cuMemExportToShareableHandle   func(out unsafe.Pointer, h MemHandle, t MemHandleType, flags uint64) Result
+	cuMemImportFromShareableHandle func(h *MemHandle, osHandle uintptr, t MemHandleType) Result
+
 	cuGetErrorName   func(code Result, s **byte) Result
 	cuGetErrorString func(code Result, s **byte) Result
 
@@ -166,6 +180,18 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuIpcCloseMemHandle, Name: "cuIpcCloseMemHandle"},
 		{Fn: &a.cuIpcGetEventHandle, Name: "cuIpcGetEventHandle"},
 		{Fn: &a.cuIpcOpenEventHandle, Name: "cuIpcOpenEventHandle", ByValue: true},
+
+		// Virtual memory management (vmm.go), in every driver since CUDA 10.2.
+		{Fn: &a.cuMemGetAllocationGranularity, Name: "cuMemGetAllocationGranularity"},
+		{Fn: &a.cuMemCreate, Name: "cuMemCreate"},
+		{Fn: &a.cuMemRelease, Name: "cuMemRelease"},
+		{Fn: &a.cuMemAddressReserve, Name: "cuMemAddressReserve"},
+		{Fn: &a.cuMemAddressFree, Name: "cuMemAddressFree"},
+		{Fn: &a.cuMemMap, Name: "cuMemMap"},
+		{Fn: &a.cuMemUnmap, Name: "cuMemUnmap"},
+		{Fn: &a.cuMemSetAccess, Name: "cuMemSetAccess"},
+		{Fn: &a.cuMemExportToShareableHandle, Name: "cuMemExportToShareableHandle"},
+		{Fn: &a.cuMemImportFromShareableHandle, Name: "cuMemImportFromShareableHandle"},
 
 		// Without these, errors are named from NewError's table.
 		{Fn: &a.cuGetErrorName, Name: "cuGetErrorName", Optional: true},

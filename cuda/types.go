@@ -114,4 +114,11 @@ type DeviceInfo struct {
 	MemoryBusWidth    int    `json:"memory_bus_width_bits"`
 	IPCEventSupported bool   `json:"ipc_event_supported"`
 	MaxThreadsPerSM   int    `json:"max_threads_per_sm"`
+	// VMMSupported: the virtual memory management calls (vmm.go) work on
+	// the device; POSIXFDHandles and FabricHandles: its memory can be
+	// exported as that handle type. False where the driver does not know
+	// the attribute.
+	VMMSupported   bool `json:"vmm_supported"`
+	POSIXFDHandles bool `json:"posix_fd_handles"`
+	FabricHandles  bool `json:"fabric_handles"`
 }

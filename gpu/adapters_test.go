@@ -121,6 +121,12 @@ func TestNVMLMonitor(t *testing.T) {
 	if _, err := m.Links(0, "0000:99:00.0"); !errors.Is(err, nvml.ErrNotFound) {
 		t.Errorf("Links of an unknown bus id: %v, want not found", err)
 	}
+	if f, err := m.Fabric(0, "0000:18:00.0"); err != nil || f != (gpu.Fabric{ClusterUUID: "00112233-4455-6677-8899-aabbccddeeff", CliqueID: 7}) {
+		t.Errorf("Fabric(0) = %+v, %v", f, err)
+	}
+	if _, err := m.Fabric(1, "0000:2a:00.0"); !errors.Is(err, nvml.ErrNotSupported) {
+		t.Errorf("Fabric of a GPU in no fabric: %v, want not supported", err)
+	}
 }
 
 func TestNVMLMonitorHealth(t *testing.T) {

@@ -70,6 +70,12 @@ func unwrap(c Context) *cuda.Context {
 	return nil
 }
 
+// HostRead needs nothing: the CPU reads pinned memory as the GPUs left it.
+func (c *cudaContext) HostRead([]byte) {}
+
+// HostWritten needs nothing: the GPUs read pinned memory as the CPU left it.
+func (c *cudaContext) HostWritten([]byte) {}
+
 func (c *cudaContext) EnablePeerAccess(peer Context, flags uint32) error {
 	return c.Context.EnablePeerAccess(unwrap(peer), flags)
 }

@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // Driver is what measuring needs of the CUDA driver. The real binding
@@ -54,6 +56,15 @@ type Context interface {
 	// CU_MEMHOSTALLOC_DEVICEMAP|PORTABLE) when mapped is true.
 	HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, error)
 	HostFree(h cuda.HostBuffer) error
+	// HostRead says the CPU is about to read b, bytes of pinned host memory
+	// (from HostAlloc of any context), and HostWritten that it has written
+	// every byte of b. The GPUs and the CPU share that memory, so the CUDA
+	// driver needs neither; the simulator holds what the GPUs copy to and
+	// from it symbolically, and moves the bytes only here (a CPU that reads
+	// pinned memory without HostRead may see stale bytes there). Bytes
+	// outside pinned memory need nothing.
+	HostRead(b []byte)
+	HostWritten(b []byte)
 	MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64, s cuda.Stream) error
 	MemcpyHtoD(dst cuda.DevicePtr, src []byte) error
 	MemcpyDtoH(dst []byte, src cuda.DevicePtr) error
@@ -95,8 +106,44 @@ type Context interface {
 	IpcGetEventHandle(e cuda.Event) (cuda.IpcEventHandle, error)
 	IpcOpenEventHandle(h cuda.IpcEventHandle) (cuda.Event, error)
 
+	// Virtual memory management (package cuda's vmm.go): physical memory on
+	// this context's device exportable as a handle type, mapped into
+	// reserved addresses, readable and writable by the devices granted
+	// access, shared as a POSIX file descriptor (owned by the caller) or a
+	// fabric handle. Released in the order unmap, free the addresses,
+	// release the handle.
+	MemAllocationGranularity(t cuda.MemHandleType, recommended bool) (uint64, error)
+	MemCreate(bytes uint64, t cuda.MemHandleType) (cuda.MemHandle, error)
+	MemRelease(h cuda.MemHandle) error
+	MemAddressReserve(bytes, alignment uint64) (cuda.DevicePtr, error)
+	MemAddressFree(p cuda.DevicePtr, bytes uint64) error
+	MemMap(p cuda.DevicePtr, bytes uint64, h cuda.MemHandle) error
+	MemUnmap(p cuda.DevicePtr, bytes uint64) error
+	MemSetAccess(p cuda.DevicePtr, bytes uint64, devs ...int) error
+	MemExportFD(h cuda.MemHandle) (int, error)
+	MemExportFabric(h cuda.MemHandle) (cuda.FabricHandle, error)
+	MemImportFD(fd int) (cuda.MemHandle, error)
+	MemImportFabric(f cuda.FabricHandle) (cuda.MemHandle, error)
+
 	// Do runs fn on this context's thread; inside fn, calls on c do not hop
 	// threads, so a sequence of calls (for example a host-timed copy) costs no
 	// extra switches.
 	Do(fn func(c Context) error) error
+}
+
+// DeviceRecord is the driver's description of a device in the form a
+// results file records it.
+func DeviceRecord(info cuda.DeviceInfo) results.Device {
+	return results.Device{
+		Index:             info.Index,
+		Name:              info.Name,
+		UUID:              info.UUID,
+		PCIBusID:          info.PCIBusID,
+		ComputeCapability: fmt.Sprintf("%d.%d", info.ComputeMajor, info.ComputeMinor),
+		SMCount:           info.SMCount,
+		MemoryBytes:       info.TotalMemory,
+		UnifiedAddressing: info.UnifiedAddressing,
+		AsyncEngines:      info.AsyncEngineCount,
+		L2CacheBytes:      info.L2CacheBytes,
+	}
 }

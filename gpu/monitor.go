@@ -9,6 +9,21 @@ import (
 // ErrNoCounters is the answer of a Monitor without NVLink counters.
 var ErrNoCounters = errors.New("no NVLink counters")
 
+// ErrNoFabric is the answer of a Monitor that knows of no NVLink fabric.
+var ErrNoFabric = errors.New("no GPU fabric")
+
+// Fabric is the multi-node NVLink domain a GPU belongs to, as NVML's GPU
+// fabric info gives it: the GPUs of one domain share ClusterUUID and
+// CliqueID.
+type Fabric struct {
+	ClusterUUID string `json:"cluster_uuid"`
+	CliqueID    uint32 `json:"clique_id"`
+	// Unregistered says why the GPU is not registered with the fabric
+	// manager ("registration in progress", "registration failed: ..."); ""
+	// when it is.
+	Unregistered string `json:"unregistered,omitempty"`
+}
+
 // Monitor is the optional source of what the driver API does not tell:
 // NVLink details, clocks, temperature and power, the machine's health, the
 // processes on its GPUs and their PCIe links (NVML on real machines, the machine description
@@ -40,5 +55,8 @@ type Monitor interface {
 	// most the device and system allow. What NVML did not give is 0; the
 	// error is for a reading that gave nothing.
 	PCIe(dev int, busID string) (results.PCIeLink, error)
+	// Fabric reads which multi-node NVLink domain a device belongs to; an
+	// error for a GPU in none, or where it cannot be read.
+	Fabric(dev int, busID string) (Fabric, error)
 	Close() error
 }

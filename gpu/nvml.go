@@ -202,3 +202,22 @@ func (m nvmlMonitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	}
 	return results.PCIeLink{Gen: l.Gen, Width: l.Width, MaxGen: l.MaxGen, MaxWidth: l.MaxWidth}, nil
 }
+
+func (m nvmlMonitor) Fabric(dev int, busID string) (Fabric, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return Fabric{}, err
+	}
+	fi, err := d.FabricInfo()
+	if err != nil {
+		return Fabric{}, err
+	}
+	f := Fabric{ClusterUUID: fi.ClusterUUID, CliqueID: fi.CliqueID}
+	switch {
+	case fi.State != nvml.FabricCompleted:
+		f.Unregistered = "registration " + fi.State.String()
+	case fi.Status != nil:
+		f.Unregistered = "registration failed: " + fi.Status.Error()
+	}
+	return f, nil
+}

@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +42,9 @@ func (e *childError) Error() string {
 func (e *childError) Unwrap() error { return e.Err }
 
 // childProc is one child process as the parent sees it. Its methods are called
-// from one goroutine at a time.
+// from one goroutine at a time. A child may also be a process of another
+// node, reached over a connection only (remoteChild): it has no command, no
+// pid of this host, and it "exits" when its connection closes.
 type childProc struct {
 	rank, dev int
 	pid       int
@@ -67,6 +68,13 @@ type childProc struct {
 	// failed is set once the child is given up on; every later call returns it.
 	failed error
 	hello  helloReply
+
+	// local is the device the child opens, on its own machine (dev, but
+	// for a rank of another node); where, for a child of a run across
+	// nodes, names its GPU and host; remote marks a child of another node.
+	local  int
+	where  string
+	remote bool
 }
 
 // startChild starts argv as the child of the given rank, with its end of a
@@ -84,15 +92,8 @@ func startChild(argv []string, rank, dev int) (*childProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{childEnd} // descriptor 3 == childFD
 	cmd.SysProcAttr = childSysProcAttr()
-	k := &childProc{
-		rank: rank, dev: dev, cmd: cmd, conn: conn,
-		frames:    make(chan message, 4),
-		readDone:  make(chan struct{}),
-		quit:      make(chan struct{}),
-		exited:    make(chan struct{}),
-		stderr:    &tailBuffer{max: 4 << 10},
-		exitGrace: 2 * time.Second,
-	}
+	k := newChildProc(rank, dev, conn)
+	k.cmd = cmd
 	cmd.Stderr = k.stderr
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
@@ -108,11 +109,46 @@ func startChild(argv []string, rank, dev int) (*childProc, error) {
 	return k, nil
 }
 
+func newChildProc(rank, dev int, conn net.Conn) *childProc {
+	return &childProc{
+		rank: rank, dev: dev, local: dev, conn: conn,
+		frames:    make(chan message, 4),
+		readDone:  make(chan struct{}),
+		quit:      make(chan struct{}),
+		exited:    make(chan struct{}),
+		stderr:    &tailBuffer{max: 4 << 10},
+		exitGrace: 2 * time.Second,
+	}
+}
+
+// remoteChild is the child of the given rank that serves on conn from
+// another node, on its device local (where names it). Its connection's end
+// is its exit; killing it closes the connection.
+func remoteChild(conn net.Conn, rank, dev, local int, where string) *childProc {
+	k := newChildProc(rank, dev, conn)
+	k.local, k.where, k.remote = local, where, true
+	go k.readLoop()
+	go func() {
+		<-k.readDone
+		close(k.exited)
+	}()
+	return k
+}
+
+// describe names the child in the run's notes.
+func (k *childProc) describe() string {
+	if k.where != "" {
+		return fmt.Sprintf("rank %d = %s (pid %d)", k.rank, k.where, k.hello.Pid)
+	}
+	return fmt.Sprintf("rank %d = device %d (pid %d)", k.rank, k.dev, k.pid)
+}
+
 func (k *childProc) readLoop() {
 	defer close(k.readDone)
-	r := bufio.NewReader(k.conn)
+	r := newFrameReader(k.conn)
+	defer r.close()
 	for {
-		m, err := readFrame(r)
+		m, err := r.read()
 		if err != nil {
 			k.readErr = err
 			return
@@ -120,6 +156,7 @@ func (k *childProc) readLoop() {
 		select {
 		case k.frames <- m:
 		case <-k.quit:
+			closeFDs(m.files)
 			return
 		}
 	}
@@ -143,8 +180,12 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 	}
 	k.seq++
 	seq := k.seq
+	msg := message{Seq: seq, Op: op, Body: body}
+	if d, ok := req.(interface{ descriptors() []int }); ok {
+		msg.files = d.descriptors()
+	}
 	_ = k.conn.SetWriteDeadline(time.Now().Add(timeout))
-	if err := writeFrame(k.conn, message{Seq: seq, Op: op, Body: body}); err != nil {
+	if err := writeFrame(k.conn, msg); err != nil {
 		return k.giveUp(op, k.goneReason(err))
 	}
 	timer := time.NewTimer(timeout)
@@ -155,6 +196,7 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 			if m.Seq == seq {
 				return k.reply(op, m, resp)
 			}
+			closeFDs(m.files) // the late reply to an abandoned request
 		case <-k.readDone:
 			// A reply read just before the channel closed is still good.
 			for {
@@ -163,6 +205,7 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 					if m.Seq == seq {
 						return k.reply(op, m, resp)
 					}
+					closeFDs(m.files)
 				default:
 					return k.giveUp(op, k.goneReason(k.readErr))
 				}
@@ -176,6 +219,11 @@ func (k *childProc) call(ctx context.Context, op string, req, resp any, timeout 
 }
 
 func (k *childProc) reply(op string, m message, resp any) error {
+	if r, ok := resp.(interface{ keep([]int) }); ok && m.Err == "" && m.Op == op {
+		r.keep(m.files)
+	} else {
+		closeFDs(m.files)
+	}
 	if m.Op != op {
 		return k.giveUp(op, fmt.Errorf("protocol error: the reply to %s says %q", op, m.Op))
 	}
@@ -204,7 +252,10 @@ func (k *childProc) goneReason(cause error) error {
 		return fmt.Errorf("%w (%v) while the process was still running; it was killed", errChannelBroken, cause)
 	}
 	status := "exit status 0"
-	if k.waitErr != nil {
+	switch {
+	case k.remote:
+		status = "its connection closed"
+	case k.waitErr != nil:
 		status = k.waitErr.Error()
 	}
 	err := fmt.Errorf("%w (%s)", errChildExited, status)
@@ -231,12 +282,16 @@ func (k *childProc) giveUp(op string, why error) error {
 func (k *childProc) alive() bool { return k.failed == nil }
 
 // kill ends the child's process group unless the child is already reaped
-// (its group id could then belong to another process).
+// (its group id could then belong to another process); a child on another
+// node loses its connection, which ends its serving.
 func (k *childProc) kill() {
 	select {
 	case <-k.exited:
 	default:
-		if k.pid > 0 { // never -0: that is the parent's own group
+		switch {
+		case k.remote:
+			k.close()
+		case k.pid > 0: // never -0: that is the parent's own group
 			_ = killGroup(k.pid)
 		}
 	}

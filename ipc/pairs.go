@@ -43,14 +43,14 @@ func (r *parent) pairTests(ctx context.Context, p pair) {
 		}
 		sm, dir := measure.CopyOf(t)
 		opens := []bool{false}
-		if !sm && !p.sameGPU {
+		if !sm && !p.sameGPU && r.handles != HandlesFabric {
 			opens = append(opens, true)
 		}
 		for _, o := range opens {
 			switch {
 			case dir != "":
 				r.uni(ctx, p, t, dir, o)
-			case !p.sameGPU: // see the note of noteStart
+			case !p.sameGPU && r.handles != HandlesFabric: // see the notes of noteStart
 				r.bidir(ctx, p, t, results.DirRead, o)
 				r.bidir(ctx, p, t, results.DirWrite, o)
 			}
@@ -64,6 +64,12 @@ func (r *parent) figure(p pair, test results.Test, engine results.Engine, size u
 		Params: map[string]string{"processes": "2", "same_gpu": strconv.FormatBool(p.sameGPU)}}
 	if r.sim {
 		f.Params["ipc_mapping"] = "simulated"
+	}
+	switch r.handles {
+	case HandlesVMM:
+		f.Params[results.ParamIPCHandle] = results.IPCHandleVMM
+	case HandlesFabric:
+		f.Params[results.ParamIPCHandle] = results.IPCHandleFabric
 	}
 	return f
 }

@@ -3,13 +3,20 @@
 // second on the first device for a same-GPU baseline), the children serve
 // it (Serve) over a private socketpair each, exchange memory and event
 // handles, and measure copies, SM copy kernels, the pointer chase and the
-// ping-pong on each other's memory. The wire protocol is documented in
-// proto.go; the process hygiene (process groups, death with the parent,
-// the shutdown order the IPC rules need, test faults) in childproc.go and
-// fault.go.
+// ping-pong on each other's memory. Memory is shared with legacy cuIpc*
+// handles or through the VMM API as POSIX file descriptors (vmm.go; the
+// descriptors travel on the same socketpairs, descriptors.go), each kind
+// with children of its own. RunFabric (fabric.go) runs the same tests
+// across the nodes of a multi-node NVLink domain: one process per GPU under
+// a launcher, memory shared as fabric handles, the ranks met at a TCP
+// rendezvous and checked before anything is measured. The wire protocol is
+// documented in proto.go; the process hygiene (process groups, death with
+// the parent, the shutdown order the IPC rules need, test faults) in
+// childproc.go and fault.go.
 //
-// It imports cuda, gpu, kernels, results and internal/measure, the measuring
-// core it shares with bench; it does not import bench.
+// It imports cuda, gpu, kernels, results, internal/measure (the measuring
+// core it shares with bench) and internal/rendezvous; it does not import
+// bench.
 package ipc
 
 import (
@@ -35,6 +42,9 @@ type Options struct {
 	measure.Settings
 	// SkipSameGPU leaves out the baseline of two processes on Devices[0].
 	SkipSameGPU bool
+	// Handles are the ways the children share memory, each measured in
+	// turn with children of its own (default: legacy only).
+	Handles []Handles
 	// Child is the command line that starts one child: the program and its
 	// arguments, for example the running binary with "ipc-child" (and
 	// "--simulate <machine>" on a simulated run). The child finds its channel
@@ -43,6 +53,10 @@ type Options struct {
 	// Timeout bounds every wait for a child's reply (default 60 s); a child
 	// that does not answer in time is killed and its pairs fail.
 	Timeout time.Duration
+
+	// fabric, set by RunFabric, is how the ranks of a run across nodes are
+	// reached.
+	fabric *fabricRanks
 
 	// afterMap, set by tests, sees the children once they have mapped each
 	// other; trace sees every request a child answered, as it is answered.
@@ -83,6 +97,14 @@ func (o *Options) prepare() error {
 	if o.Timeout <= 0 {
 		o.Timeout = defaultTimeout
 	}
+	if len(o.Handles) == 0 {
+		o.Handles = []Handles{HandlesLegacy}
+	}
+	for _, h := range o.Handles {
+		if !h.valid() {
+			return fmt.Errorf("ipc: unknown handles %q", h)
+		}
+	}
 	switch {
 	case len(o.Child) == 0:
 		return errors.New("ipc: no command to start the children with")
@@ -115,6 +137,8 @@ type parent struct {
 	// first figure, so that every round's samples are alike.
 	round   int
 	timings map[string]measure.Timing
+	// handles is how this arrangement's children share memory.
+	handles Handles
 }
 
 // pair is an ordered pair of ranks: data moves a → b (b reads, a writes).
@@ -126,9 +150,11 @@ type pair struct {
 // Run measures P2P across processes: it starts one child process per
 // selected device (and a second one on the first device for the same-GPU
 // baseline) with opt.Child, lets them exchange CUDA IPC handles over private
-// socketpairs, and drives the ipc_* tests on every ordered pair. Figures are
-// appended to run as they come. drv serves only to describe the devices: the
-// parent opens no context.
+// socketpairs, and drives the ipc_* tests on every ordered pair; then again
+// with fresh children for each further kind of opt.Handles (the figures of
+// VMM handles carry results.ParamIPCHandle). Figures are appended to run as
+// they come. drv serves only to describe the devices: the parent opens no
+// context.
 //
 // A child that crashes, hangs or breaks the protocol fails its pairs (the
 // figures say why) and the run goes on. When ctx is cancelled, every child is
@@ -143,8 +169,6 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	if err := opt.prepare(); err != nil {
 		return err
 	}
-	r := &parent{opt: opt, run: run, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
-		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), coll: measure.NewCollector(run), timings: map[string]measure.Timing{}}
 	var infos []cuda.DeviceInfo
 	for _, d := range opt.Devices {
 		info, err := drv.DeviceInfo(d)
@@ -157,8 +181,28 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 		if !info.IPCEventSupported {
 			return fmt.Errorf("ipc: device %d does not support IPC events (CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED is 0)", d)
 		}
-		r.infos[d] = info
+		for _, h := range opt.Handles {
+			if err := h.checkDevice(info); err != nil {
+				return fmt.Errorf("ipc: %w", err)
+			}
+		}
 		infos = append(infos, info)
+	}
+	for _, h := range opt.Handles {
+		if err := runHandles(ctx, drv, opt, h, infos, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runHandles is one arrangement of Run: its children share memory with
+// handles h.
+func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, infos []cuda.DeviceInfo, run *results.Run) error {
+	r := &parent{opt: opt, handles: h, run: run, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
+		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), coll: measure.NewCollector(run), timings: map[string]measure.Timing{}}
+	for _, info := range infos {
+		r.infos[info.Index] = info
 	}
 	r.traffic = measure.NewMeter(opt.Monitor, func(dev int) string { return r.infos[dev].PCIBusID },
 		func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) })
@@ -175,7 +219,10 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	defer func() {
 		r.shutdown(ctx.Err() != nil)
 		for _, n := range r.notes {
-			run.Notes = append(run.Notes, results.ClipText(n))
+			// Each arrangement notes what the last one may have noted.
+			if n = results.ClipText(n); !slices.Contains(run.Notes, n) {
+				run.Notes = append(run.Notes, n)
+			}
 		}
 	}()
 	if err := r.start(ctx, drv.Simulated()); err != nil {
@@ -194,7 +241,7 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 				return err
 			}
 			if opt.Progress != nil {
-				step := "ipc " + r.pairName(p)
+				step := r.label() + " " + r.pairName(p)
 				if r.opt.Rounds > 1 {
 					step += fmt.Sprintf(" (round %d of %d)", r.round+1, r.opt.Rounds)
 				}
@@ -273,7 +320,7 @@ func (r *parent) devices() []int {
 // start starts the children, says hello to each and lets them map each other.
 func (r *parent) start(ctx context.Context, simulated bool) error {
 	for rank, dev := range r.devices() {
-		k, err := startChild(r.opt.Child, rank, dev)
+		k, err := r.startRank(rank, dev)
 		if err != nil {
 			return err
 		}
@@ -281,7 +328,7 @@ func (r *parent) start(ctx context.Context, simulated bool) error {
 		r.kids = append(r.kids, k)
 	}
 	r.each(func(k *childProc) {
-		req := helloReq{Rank: k.rank, Device: k.dev, Buffers: r.sizes, LatchTimeoutNs: r.opt.LatchTimeout.Nanoseconds()}
+		req := helloReq{Rank: k.rank, Device: k.local, Buffers: r.sizes, LatchTimeoutNs: r.opt.LatchTimeout.Nanoseconds(), Handles: r.handles}
 		if err := k.call(ctx, opHello, req, &k.hello, r.opt.Timeout); err != nil && ctx.Err() == nil {
 			// A child that could not set up has exported nothing: end it.
 			k.giveUp(opHello, err)
@@ -295,6 +342,7 @@ func (r *parent) start(ctx context.Context, simulated bool) error {
 	}
 	r.noteStart()
 	r.mapAll(ctx)
+	r.closeExports()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -341,6 +389,7 @@ func (r *parent) mapAll(ctx context.Context) {
 		for _, o := range live {
 			if o != k {
 				req.Peers = append(req.Peers, peerHandles{Rank: o.rank, Device: o.dev, Exports: o.hello.Exports, Event: o.hello.Event})
+				req.files = append(req.files, o.hello.files...)
 			}
 		}
 		var rep mapReply
@@ -367,13 +416,13 @@ func (r *parent) mapAll(ctx context.Context) {
 func (r *parent) noteStart() {
 	var pids []string
 	for _, k := range r.kids {
-		pids = append(pids, fmt.Sprintf("rank %d = device %d (pid %d)", k.rank, k.dev, k.pid))
+		pids = append(pids, k.describe())
 	}
-	how := "one child process per device"
+	how := r.processes()
 	if !r.opt.SkipSameGPU {
 		how += fmt.Sprintf(", and a second on device %d for the same-GPU baseline", r.opt.Devices[0])
 	}
-	r.notes = append(r.notes, "ipc: "+how+"; handles passed over a private socketpair per child: "+strings.Join(pids, ", "))
+	r.notes = append(r.notes, r.label()+": "+how+"; "+r.handles.passed()+": "+strings.Join(pids, ", "))
 	if !r.opt.SkipSameGPU && (r.opt.Selected(results.IPCCEBidir) || r.opt.Selected(results.IPCSMBidir)) {
 		// Measured on an H200: each "direction" ran at the full local-copy
 		// rate, one after the other, so a total would count the time twice.
@@ -425,6 +474,7 @@ func (r *parent) shutdown(cancelled bool) {
 	if cancelled {
 		grace = min(grace, cancelGrace)
 	}
+	r.closeExports()
 	bg := context.Background()
 	r.each(func(k *childProc) {
 		if err := k.call(bg, opUnmap, unmapReq{}, nil, grace); err != nil {

@@ -16,19 +16,28 @@ import (
 // The channel is one end of a socketpair per child, inherited as file
 // descriptor 3 and nothing else: no handle is ever put in an argument, the
 // environment or a file. Each message is a frame: a 4-byte big-endian length,
-// then that many bytes of JSON (a message). The parent sends requests; the
+// then that many bytes of JSON (a message), with the file descriptors it
+// announces (VMM handles) passed alongside (descriptors.go). The parent sends requests; the
 // child answers each with one reply carrying the request's sequence number,
 // so a reply that arrives after its request was abandoned is recognised and
 // dropped. In order:
 //
-//	hello    parent → child: rank, device, buffers to allocate, settings.
+//	hello    parent → child: rank, device, buffers to allocate, settings,
+//	         and the kind of handles (legacy or vmm).
 //	         child: opens its device, allocates and exports its buffers
-//	         (cuIpcGetMemHandle) and its start event (cuIpcGetEventHandle);
-//	         replies with its pid, whether it is simulated, and the handles.
-//	map      parent → child: every other live rank's handles. The child opens
-//	         each memory handle twice (cuIpcOpenMemHandle_v2, lazy peer
+//	         (cuIpcGetMemHandle; with VMM handles, cuMemCreate memory
+//	         exported as file descriptors, which come with the reply and
+//	         which the child then closes) and its start event
+//	         (cuIpcGetEventHandle); replies with its pid, whether it is
+//	         simulated, and the handles.
+//	map      parent → child: every other live rank's handles (with VMM
+//	         handles, their descriptors come with the request; the parent
+//	         closes its own once every child has them). The child opens
+//	         each legacy memory handle twice (cuIpcOpenMemHandle_v2, lazy peer
 //	         enable), checks both opens returned the same pointer, closes the
-//	         second one, and opens the start event; one result per peer.
+//	         second one; or imports, maps and grants its device access to
+//	         each descriptor's memory, and closes the descriptor; then it
+//	         opens the start event; one result per peer.
 //	fill, poison, check, time, arm, follow, release, collect, chase,
 //	pingpong, pingpong_wait
 //	         the measurements, any number, in the order the parent plans.
@@ -37,8 +46,9 @@ import (
 //	         hosts, as the request names; never the buffers, which the
 //	         other processes have mapped.
 //	unmap    parent → child: close what was opened of the listed ranks (all
-//	         when none are listed): cuIpcCloseMemHandle on every mapping,
-//	         cuEventDestroy on every opened event. Sent to every child
+//	         when none are listed): cuIpcCloseMemHandle on every mapping (VMM:
+//	         cuMemUnmap, cuMemAddressFree, cuMemRelease), cuEventDestroy on
+//	         every opened event. Sent to every child
 //	         before any is told to exit, and when a rank dies.
 //	exit     parent → child, only once every importer of the child's memory
 //	         has acknowledged its unmap or is gone: the child frees its
@@ -78,10 +88,15 @@ type message struct {
 	// Err is the failure of a request; CUDA the driver error in it, if any.
 	Err  string      `json:"err,omitempty"`
 	CUDA *cuda.Error `json:"cuda,omitempty"`
+	// FDs counts the file descriptors that travel with the frame
+	// (descriptors.go); files are they, in this process.
+	FDs   int   `json:"fds,omitempty"`
+	files []int `json:"-"`
 }
 
 // writeFrame sends one message.
 func writeFrame(w io.Writer, m message) error {
+	m.FDs = len(m.files)
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -92,6 +107,9 @@ func writeFrame(w io.Writer, m message) error {
 	buf := make([]byte, 4+len(b))
 	binary.BigEndian.PutUint32(buf, uint32(len(b)))
 	copy(buf[4:], b)
+	if len(m.files) > 0 {
+		return writeWithDescriptors(w, buf, m.files)
+	}
 	_, err = w.Write(buf)
 	return err
 }
@@ -143,12 +161,20 @@ type helloReq struct {
 	// Buffers to allocate and export, by name, in bytes.
 	Buffers        map[string]uint64 `json:"buffers"`
 	LatchTimeoutNs int64             `json:"latch_timeout_ns"`
+	// Handles is how the buffers are shared: legacy (when empty), vmm or
+	// fabric.
+	Handles Handles `json:"handles,omitempty"`
 }
 
+// export is one buffer as its owner shares it: a legacy IPC handle, or Span
+// bytes of VMM memory, as a fabric handle or a file descriptor that travels
+// with the frame (in the order of the exports).
 type export struct {
-	Name   string            `json:"name"`
-	Bytes  uint64            `json:"bytes"`
-	Handle cuda.IpcMemHandle `json:"handle"`
+	Name   string             `json:"name"`
+	Bytes  uint64             `json:"bytes"`
+	Handle cuda.IpcMemHandle  `json:"handle"`
+	Span   uint64             `json:"span,omitempty"`
+	Fabric *cuda.FabricHandle `json:"fabric,omitempty"`
 }
 
 type helloReply struct {
@@ -158,7 +184,12 @@ type helloReply struct {
 	Simulated bool                `json:"simulated"`
 	Exports   []export            `json:"exports"`
 	Event     cuda.IpcEventHandle `json:"event"`
+	// files are the descriptors of the exports (VMM), the parent's to close.
+	files []int
 }
+
+// keep takes the descriptors that came with the reply.
+func (h *helloReply) keep(fds []int) { h.files = fds }
 
 // peerHandles is what a child needs to import another rank.
 type peerHandles struct {
@@ -170,15 +201,21 @@ type peerHandles struct {
 
 type mapReq struct {
 	Peers []peerHandles `json:"peers"`
+	// files are the descriptors of the peers' exports (VMM), peer by peer,
+	// export by export; they travel with the frame.
+	files []int
 }
+
+func (m mapReq) descriptors() []int { return m.files }
 
 // mapResult says how one peer was imported.
 type mapResult struct {
 	Rank int         `json:"rank"`
 	Err  string      `json:"err,omitempty"`
 	CUDA *cuda.Error `json:"cuda,omitempty"`
-	// Mode is "ipc" (cuIpcOpenMemHandle_v2) or "simulated" (stand-in
-	// allocations in the child's own simulated machine).
+	// Mode is "ipc" (cuIpcOpenMemHandle_v2), "vmm" (imported file
+	// descriptors), "fabric" (imported fabric handles) or "simulated"
+	// (stand-in allocations in the child's own simulated machine).
 	Mode string `json:"mode"`
 	// Reopened counts the handles opened a second time whose second open
 	// returned the first pointer (the reference-counting rule, checked).

@@ -1,7 +1,7 @@
 package ipc
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,9 +58,10 @@ func Serve(ctx context.Context, drv gpu.Driver, conn net.Conn) error {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	defer conn.Close()
-	r := bufio.NewReader(conn)
+	r := newFrameReader(conn)
+	defer r.close()
 	for {
-		m, err := readFrame(r)
+		m, err := r.read()
 		if err != nil {
 			c.abandon()
 			switch {
@@ -72,12 +73,20 @@ func Serve(ctx context.Context, drv gpu.Driver, conn net.Conn) error {
 			return fmt.Errorf("ipc-child: reading from the parent: %w", err)
 		}
 		body, herr := c.handle(ctx, m)
-		reply := message{Seq: m.Seq, Op: m.Op, Body: body}
+		// Descriptors received are imported by now (the driver keeps its
+		// own reference); those to send are the parent's once sent.
+		closeFDs(m.files)
+		reply := message{Seq: m.Seq, Op: m.Op, Body: body, files: c.send}
+		c.send = nil
 		if herr != nil {
 			reply.Body = nil
 			reply.Err, reply.CUDA = errorFields(herr)
+			closeFDs(reply.files)
+			reply.files = nil
 		}
-		if err := writeFrame(conn, reply); err != nil {
+		err = writeFrame(conn, reply)
+		closeFDs(reply.files)
+		if err != nil {
 			c.abandon()
 			return fmt.Errorf("ipc-child: writing to the parent: %w", err)
 		}
@@ -104,6 +113,10 @@ type server struct {
 	pending map[int]*queuedSample
 	// pings are the ping-pong kernels launched, by rank.
 	pings map[int]pingPongReq
+	// handles is how this process shares memory; send are descriptors to
+	// pass with the next reply.
+	handles Handles
+	send    []int
 }
 
 // hostedRank is a rank whose memory and streams live in this process.
@@ -123,8 +136,10 @@ type importedRank struct {
 	bufs      map[string]cuda.DevicePtr
 	sizes     map[string]uint64
 	start     cuda.Event
-	// handles are the rank's memory handles, for opening again elsewhere.
+	// handles are the rank's memory handles, for opening again elsewhere;
+	// vmm its VMM memory as imported and mapped here.
 	handles map[string]cuda.IpcMemHandle
+	vmm     map[string]vmmAlloc
 	// onPeer are the rank's buffers opened in this process's context on
 	// the rank's own device (peerCtx), for PeerContext copies; opened on
 	// first use, each once, closed with the rest.
@@ -176,9 +191,13 @@ type none struct{}
 
 // handlers answer every request after hello, by op.
 var handlers = map[string]handler{
-	opMap: answer(func(c *server, _ context.Context, _ string, req mapReq) (mapReply, error) {
-		return c.mapPeers(req), nil
-	}),
+	opMap: func(c *server, _ context.Context, m message) (json.RawMessage, error) {
+		req, err := decodeBody[mapReq](m)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(c.mapPeers(req, m.files))
+	},
 	opFill:   answer(func(c *server, _ context.Context, op string, req dataReq) (checkReply, error) { return c.data(op, req) }),
 	opPoison: answer(func(c *server, _ context.Context, op string, req dataReq) (checkReply, error) { return c.data(op, req) }),
 	opCheck:  answer(func(c *server, _ context.Context, op string, req dataReq) (checkReply, error) { return c.data(op, req) }),
@@ -252,6 +271,10 @@ func (c *server) hello(req helloReq) (helloReply, error) {
 	}
 	c.rank = req.Rank
 	c.timer = measure.Timer{LatchTimeout: time.Duration(req.LatchTimeoutNs)}
+	c.handles = cmp.Or(req.Handles, HandlesLegacy)
+	if !c.handles.valid() {
+		return helloReply{}, fmt.Errorf("ipc-child: unknown handles %q", c.handles)
+	}
 	info, err := c.drv.DeviceInfo(req.Device)
 	if err != nil {
 		return helloReply{}, fmt.Errorf("device %d: %w", req.Device, err)
@@ -259,15 +282,22 @@ func (c *server) hello(req helloReq) (helloReply, error) {
 	if !info.UnifiedAddressing {
 		return helloReply{}, fmt.Errorf("device %d: CUDA IPC needs unified addressing, which this device does not have", req.Device)
 	}
+	if err := c.handles.checkDevice(info); err != nil {
+		return helloReply{}, err
+	}
+	if t, ok := c.handles.vmm(); ok {
+		c.drv = newVMMDriver(c.drv, t)
+	}
 	h, err := c.host(req.Rank, req.Device, req.Buffers)
 	if err != nil {
 		return helloReply{}, err
 	}
 	c.hosted[req.Rank] = h
-	exports, ev, err := h.export()
+	exports, fds, ev, err := h.export(c.handles)
 	if err != nil {
 		return helloReply{}, err
 	}
+	c.send = fds
 	return helloReply{Pid: os.Getpid(), Device: req.Device, Name: info.Name, Simulated: c.sim, Exports: exports, Event: ev}, nil
 }
 
@@ -319,22 +349,35 @@ func (h *hostedRank) allocate(sizes map[string]uint64) error {
 	return nil
 }
 
-// export returns the IPC handles of h's buffers and start event.
-func (h *hostedRank) export() ([]export, cuda.IpcEventHandle, error) {
+// export returns the IPC handles of h's buffers (with VMM handles, their
+// file descriptors, which the caller closes) and its start event.
+func (h *hostedRank) export(handles Handles) ([]export, []int, cuda.IpcEventHandle, error) {
 	var out []export
+	var fds []int
 	var ev cuda.IpcEventHandle
 	for _, n := range slices.Sorted(maps.Keys(h.bufs)) {
-		hd, err := h.dv.Ctx.IpcGetMemHandle(h.bufs[n])
-		if err != nil {
-			return nil, ev, fmt.Errorf("device %d: exporting the %s buffer: %w", h.dv.Index, n, err)
+		x := export{Name: n, Bytes: h.sizes[n]}
+		var err error
+		if _, ok := handles.vmm(); ok {
+			var fd int
+			if fd, err = h.exportVMM(&x); err == nil && fd >= 0 {
+				fds = append(fds, fd)
+			}
+		} else {
+			x.Handle, err = h.dv.Ctx.IpcGetMemHandle(h.bufs[n])
 		}
-		out = append(out, export{Name: n, Bytes: h.sizes[n], Handle: hd})
+		if err != nil {
+			closeFDs(fds)
+			return nil, nil, ev, fmt.Errorf("device %d: exporting the %s buffer: %w", h.dv.Index, n, err)
+		}
+		out = append(out, x)
 	}
 	ev, err := h.dv.Ctx.IpcGetEventHandle(h.start)
 	if err != nil {
-		return nil, ev, fmt.Errorf("device %d: exporting the start event: %w", h.dv.Index, err)
+		closeFDs(fds)
+		return nil, nil, ev, fmt.Errorf("device %d: exporting the start event: %w", h.dv.Index, err)
 	}
-	return out, ev, nil
+	return out, fds, ev, nil
 }
 
 // release frees what h holds. For the child's own rank it is called only
@@ -352,12 +395,17 @@ func (h *hostedRank) release() error {
 	return errors.Join(errs...)
 }
 
-// mapPeers imports every listed peer; each gets its own result.
-func (c *server) mapPeers(req mapReq) mapReply {
+// mapPeers imports every listed peer; each gets its own result. With VMM
+// handles, fds are the descriptors of the peers' exports, in order.
+func (c *server) mapPeers(req mapReq, fds []int) mapReply {
 	var out mapReply
-	for _, p := range req.Peers {
-		res := mapResult{Rank: p.Rank, Mode: "ipc"}
-		err := c.mapPeer(p, &res)
+	perPeer, ferr := c.handles.descriptorsByPeer(req.Peers, fds)
+	for i, p := range req.Peers {
+		res := mapResult{Rank: p.Rank, Mode: c.handles.mode()}
+		err := ferr
+		if err == nil {
+			err = c.mapPeer(p, perPeer[i], &res)
+		}
 		if err != nil {
 			res.Err, res.CUDA = errorFields(err)
 		}
@@ -366,7 +414,7 @@ func (c *server) mapPeers(req mapReq) mapReply {
 	return out
 }
 
-func (c *server) mapPeer(p peerHandles, res *mapResult) error {
+func (c *server) mapPeer(p peerHandles, fds []int, res *mapResult) error {
 	if p.Rank == c.rank || c.imports[p.Rank] != nil || c.hosted[p.Rank] != nil {
 		return fmt.Errorf("ipc-child: rank %d mapped twice", p.Rank)
 	}
@@ -382,13 +430,14 @@ func (c *server) mapPeer(p peerHandles, res *mapResult) error {
 		if err != nil {
 			return err
 		}
-		if exports, event, err = st.export(); err != nil {
+		if exports, fds, event, err = st.export(c.handles); err != nil {
 			_ = st.release()
 			return err
 		}
+		defer closeFDs(fds)
 		c.hosted[p.Rank] = st
 	}
-	imp, reopened, err := c.importRank(p, exports, event)
+	imp, reopened, err := c.importRank(p, exports, fds, event)
 	res.Reopened = reopened
 	if err != nil {
 		if st := c.hosted[p.Rank]; st != nil && st.standIn {
@@ -420,24 +469,41 @@ func (c *server) standIn(p peerHandles) (*hostedRank, error) {
 			_ = st.release()
 			return nil, err
 		}
+		if _, ok := c.handles.vmm(); ok {
+			if err := own.grantVMM(p.Device); err != nil {
+				_ = st.release()
+				return nil, err
+			}
+		}
 	}
 	return st, nil
 }
 
 // importRank opens a peer's buffers and start event in this process's
-// context. Each memory handle is opened twice to check the documented
-// reference counting (the second open maps nothing new and returns the same
-// pointer); the second reference is closed at once, the first at unmap.
-func (c *server) importRank(p peerHandles, exports []export, event cuda.IpcEventHandle) (*importedRank, int, error) {
+// context. Each legacy memory handle is opened twice to check the
+// documented reference counting (the second open maps nothing new and
+// returns the same pointer); the second reference is closed at once, the
+// first at unmap. VMM memory is imported from fds, one per export.
+func (c *server) importRank(p peerHandles, exports []export, fds []int, event cuda.IpcEventHandle) (*importedRank, int, error) {
 	ctx := c.own().dv.Ctx
 	imp := &importedRank{rank: p.Rank, dev: p.Device, bufs: map[string]cuda.DevicePtr{}, sizes: map[string]uint64{},
-		handles: map[string]cuda.IpcMemHandle{}, onPeer: map[string]cuda.DevicePtr{}}
+		handles: map[string]cuda.IpcMemHandle{}, vmm: map[string]vmmAlloc{}, onPeer: map[string]cuda.DevicePtr{}}
 	fail := func(err error) (*importedRank, int, error) {
 		_, _ = imp.close(ctx)
 		return nil, 0, err
 	}
 	reopened := 0
-	for _, x := range exports {
+	for i, x := range exports {
+		if _, ok := c.handles.vmm(); ok {
+			fd := -1
+			if i < len(fds) {
+				fd = fds[i]
+			}
+			if err := imp.importVMM(ctx, x, fd); err != nil {
+				return fail(fmt.Errorf("importing rank %d's %s buffer (device %d): %w", p.Rank, x.Name, p.Device, err))
+			}
+			continue
+		}
 		ptr, err := ctx.IpcOpenMemHandle(x.Handle, lazyEnablePeerAccess)
 		if err != nil {
 			return fail(fmt.Errorf("opening rank %d's %s buffer (device %d): %w", p.Rank, x.Name, p.Device, err))
@@ -456,6 +522,9 @@ func (c *server) importRank(p peerHandles, exports []export, event cuda.IpcEvent
 		}
 		reopened++
 	}
+	if c.handles == HandlesFabric {
+		return imp, reopened, nil // an IPC event does not cross nodes
+	}
 	ev, err := ctx.IpcOpenEventHandle(event)
 	if err != nil {
 		return fail(fmt.Errorf("opening rank %d's start event: %w", p.Rank, err))
@@ -470,7 +539,7 @@ func (imp *importedRank) close(ctx gpu.Context) (int, error) {
 	var errs []error
 	n := 0
 	for name, p := range imp.bufs {
-		if err := ctx.IpcCloseMemHandle(p); err != nil {
+		if err := imp.closeBuffer(ctx, name, p); err != nil {
 			errs = append(errs, fmt.Errorf("closing rank %d's %s buffer: %w", imp.rank, name, err))
 		} else {
 			n++
@@ -478,6 +547,10 @@ func (imp *importedRank) close(ctx gpu.Context) (int, error) {
 		delete(imp.bufs, name)
 	}
 	for name, p := range imp.onPeer {
+		if _, ok := imp.vmm[name]; ok {
+			delete(imp.onPeer, name) // VMM memory is mapped once, for both devices
+			continue
+		}
 		if err := imp.peerCtx.IpcCloseMemHandle(p); err != nil {
 			errs = append(errs, fmt.Errorf("closing rank %d's %s buffer opened on device %d: %w", imp.rank, name, imp.dev, err))
 		} else {

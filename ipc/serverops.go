@@ -109,14 +109,19 @@ func (c *server) peerContextOp(h *hostedRank, x xfer) (func(cuda.Stream) error, 
 // its own device, and that context. The context is the device's primary
 // context (retained by the driver binding, released when the process ends
 // its driver); peer access is enabled both ways between it and the issuer's,
-// and the handle is opened there once. On a simulated driver the other
+// and the handle is opened there once (VMM memory, mapped once per process,
+// is made accessible to that device). On a simulated driver the other
 // rank is hosted in this process (a stand-in, or this process's own rank
-// when a stand-in issues): its buffer is used as it is.
+// when a stand-in issues): its buffer is used as it is (VMM memory made
+// accessible to the issuer's device).
 func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.DevicePtr, gpu.Context, error) {
 	if st := c.hosted[ref.Rank]; c.sim && st != nil {
 		p, err := c.ptr(ref.Rank, ref, bytes)
 		if err == nil {
 			err = h.enableBothWays(st.dv.Ctx)
+		}
+		if _, ok := c.handles.vmm(); ok && err == nil {
+			err = st.grantVMM(h.dv.Index)
 		}
 		return p, st.dv.Ctx, err
 	}
@@ -125,7 +130,8 @@ func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.Dev
 		return 0, nil, fmt.Errorf("ipc-child: rank %d has not mapped rank %d's memory", h.rank, ref.Rank)
 	}
 	hd, ok := imp.handles[ref.Name]
-	if !ok {
+	a, isVMM := imp.vmm[ref.Name]
+	if !ok && !isVMM {
 		return 0, nil, fmt.Errorf("ipc-child: rank %d has no %s buffer", ref.Rank, ref.Name)
 	}
 	if bytes > imp.sizes[ref.Name] {
@@ -147,7 +153,15 @@ func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.Dev
 	if p := imp.onPeer[ref.Name]; p != 0 {
 		return p, imp.peerCtx, nil
 	}
-	p, err := imp.peerCtx.IpcOpenMemHandle(hd, lazyEnablePeerAccess)
+	var p cuda.DevicePtr
+	var err error
+	if isVMM {
+		// VMM memory is mapped once in the process: the peer's device is
+		// granted access to that mapping too.
+		p, err = a.p, h.dv.Ctx.MemSetAccess(a.p, a.span, h.dv.Index, imp.dev)
+	} else {
+		p, err = imp.peerCtx.IpcOpenMemHandle(hd, lazyEnablePeerAccess)
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("opening rank %d's %s buffer in a context on its own device %d: %w", ref.Rank, ref.Name, imp.dev, err)
 	}

@@ -3,7 +3,8 @@
 // the NVLink links of each GPU and where they lead, clocks, temperature
 // and power around a run, and the machine's health and hygiene (NVLink
 // error counters, ECC counts, remapped rows, why clocks are held down, the
-// processes using each GPU; health.go) and each GPU's PCIe link (pcie.go).
+// processes using each GPU; health.go), each GPU's PCIe link (pcie.go) and
+// the multi-node NVLink domain it belongs to (fabric.go).
 //
 // It loads the library at run time on the loader package cuda uses
 // (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
@@ -109,6 +110,9 @@ type api struct {
 	nvmlDeviceGetMaxPcieLinkGeneration  func(dev uintptr, gen *uint32) Return
 	nvmlDeviceGetMaxPcieLinkWidth       func(dev uintptr, width *uint32) Return
 
+	nvmlDeviceGetGpuFabricInfoV func(dev uintptr, info *fabricInfoV2) Return
+	nvmlDeviceGetGpuFabricInfo  func(dev uintptr, info *fabricInfoV1) Return
+
 	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
@@ -157,6 +161,10 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.nvmlDeviceGetCurrPcieLinkWidth, Name: "nvmlDeviceGetCurrPcieLinkWidth", Optional: true},
 		{Fn: &a.nvmlDeviceGetMaxPcieLinkGeneration, Name: "nvmlDeviceGetMaxPcieLinkGeneration", Optional: true},
 		{Fn: &a.nvmlDeviceGetMaxPcieLinkWidth, Name: "nvmlDeviceGetMaxPcieLinkWidth", Optional: true},
+		// The NVLink domain of the GPU (fabric.go): optional, newer than
+		// some drivers (the V form since CUDA 12.4, the other since 12.2).
+		{Fn: &a.nvmlDeviceGetGpuFabricInfoV, Name: "nvmlDeviceGetGpuFabricInfoV", Optional: true},
+		{Fn: &a.nvmlDeviceGetGpuFabricInfo, Name: "nvmlDeviceGetGpuFabricInfo", Optional: true},
 	}
 }
 

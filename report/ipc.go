@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -9,6 +10,13 @@ import (
 
 // sameGPU reports whether f is of the baseline of two processes on one GPU.
 func sameGPU(f *results.Figure) bool { return f.Params["same_gpu"] == "true" }
+
+// vmmHandles reports whether f was measured beside legacy IPC handles with
+// memory shared through the VMM API as a file descriptor. (A run across
+// nodes has fabric handles only: its figures are the run's matrices.)
+func vmmHandles(f *results.Figure) bool {
+	return f.Params[results.ParamIPCHandle] == results.IPCHandleVMM
+}
 
 // ipcSize is the transfer size of a run's bandwidth figures across
 // processes, 0 when it has none.
@@ -37,11 +45,14 @@ func ipcTables(d *Document, run, ref *results.Run, devs []int) {
 	size := ipcSize(run)
 	for _, info := range results.Catalogue() {
 		if info.SameProcess != "" {
-			testMatrices(d, devs, info, figuresOf(run, info.Name, func(f *results.Figure) bool { return !sameGPU(f) && !f.OpenedOnPeerGPU() }), size)
+			testMatrices(d, devs, info, figuresOf(run, info.Name, func(f *results.Figure) bool {
+				return !sameGPU(f) && !f.OpenedOnPeerGPU() && !vmmHandles(f)
+			}), size)
 		}
 	}
 	sameGPUTable(d, run)
 	ipcComparison(d, run, ref)
+	vmmComparison(d, run)
 }
 
 // figureLabel names a figure in a row: its kind (results.KindLabel), then
@@ -52,6 +63,9 @@ func figureLabel(f *results.Figure) string {
 		if v := f.Params[k]; v != "" {
 			l += ", " + strings.ReplaceAll(v, "_", " ")
 		}
+	}
+	if vmmHandles(f) {
+		l += ", VMM handles"
 	}
 	return l
 }
@@ -101,6 +115,40 @@ func ipcComparison(d *Document, run, ref *results.Run) {
 	}
 	if len(t.rows) == 0 && ref == nil {
 		d.para("No figures within one process to compare those across processes with: run `p2pbench all`, or give --reference with a bw or lat results file of this machine.")
+	}
+	d.table(t)
+}
+
+// vmmComparison sets every figure measured with VMM handles beside the same
+// figure with legacy IPC handles in run.
+func vmmComparison(d *Document, run *results.Run) {
+	legacy := map[string]*results.Figure{}
+	var vmm []*results.Figure
+	for i := range run.Figures {
+		switch f := &run.Figures[i]; {
+		case !f.Test.IsIPC():
+		case vmmHandles(f):
+			vmm = append(vmm, f)
+		default:
+			legacy[f.Key()] = f
+		}
+	}
+	if len(vmm) == 0 {
+		return
+	}
+	t := &table{title: "VMM handles against legacy handles, median: the same figure with the memory shared as a POSIX file descriptor of cuMemCreate memory, and as a cuIpcMemHandle",
+		header: []string{"figure", "pair", "VMM", "legacy", "unit", "change"}, align: "lrrrlr"}
+	for _, f := range vmm {
+		twin := *f
+		twin.Params = maps.Clone(f.Params)
+		delete(twin.Params, results.ParamIPCHandle)
+		g := legacy[twin.Key()]
+		v, ok := f.Value()
+		if g == nil || !ok || g.Stats == nil || g.Stats.Median == 0 {
+			continue
+		}
+		t.rows = append(t.rows, []string{figureLabel(&twin), pairName(f.Src, f.Dst), cellText(f), cellText(g), string(f.Unit),
+			fmt.Sprintf("%+.1f%%", 100*(v-g.Stats.Median)/g.Stats.Median)})
 	}
 	d.table(t)
 }

@@ -14,10 +14,12 @@ type Efficiency struct {
 	Direction Direction
 	Part      Part
 	// Open is the IPC figures' ParamIPCOpen: IPCOpenPeerDevice for
-	// copies with the peer's buffer opened on the peer's device.
-	Open  string
-	Size  uint64
-	Pairs int
+	// copies with the peer's buffer opened on the peer's device; Handle
+	// their ParamIPCHandle (VMM handles).
+	Open   string
+	Handle string
+	Size   uint64
+	Pairs  int
 	// GBps is the median over pairs of the figures' medians.
 	GBps float64
 	// Wire is the median over pairs of the raw bytes the links carried per
@@ -43,6 +45,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 		dir    Direction
 		part   Part
 		open   string
+		handle string
 	}
 	type acc struct {
 		gbps, wire, back []float64
@@ -62,7 +65,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 		if c.TxData == 0 {
 			continue
 		}
-		k := key{f.Test, f.Engine, f.Direction, f.Part, f.Params[ParamIPCOpen]}
+		k := key{f.Test, f.Engine, f.Direction, f.Part, f.Params[ParamIPCOpen], f.Params[ParamIPCHandle]}
 		a := accs[k]
 		if a == nil {
 			a = &acc{}
@@ -78,7 +81,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	out := make([]Efficiency, 0, len(order))
 	for _, k := range order {
 		a := accs[k]
-		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Open: k.open, Size: size, Pairs: len(a.gbps),
+		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Open: k.open, Handle: k.handle, Size: size, Pairs: len(a.gbps),
 			GBps: medianOf(a.gbps), Wire: medianOf(a.wire), Back: medianOf(a.back)}
 		e.WireGBps = e.GBps * e.Wire
 		out = append(out, e)
@@ -86,8 +89,13 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	return out
 }
 
-// Label names the row for a reader (KindLabel).
-func (e Efficiency) Label() string { return KindLabel(e.Test, e.Direction, e.Part, e.Open) }
+// Label names the row for a reader (KindLabel, marked for VMM handles).
+func (e Efficiency) Label() string {
+	if e.Handle != "" {
+		return KindLabel(e.Test, e.Direction, e.Part, e.Open) + " [VMM handles]"
+	}
+	return KindLabel(e.Test, e.Direction, e.Part, e.Open)
+}
 
 // KindLabel names a kind of figure for a reader: the test's short name, for
 // a test both ways the direction and part, and a mark for IPC copies with

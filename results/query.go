@@ -326,12 +326,22 @@ const (
 	IPCOpenPeerDevice = "peer_device_context"
 )
 
+// ParamIPCHandle is the param of IPC figures measured with memory shared
+// through the VMM API instead of cuIpc* handles: IPCHandleVMM for a POSIX
+// file descriptor, IPCHandleFabric for a fabric handle (across the nodes of
+// an NVLink domain); absent for legacy IPC handles.
+const (
+	ParamIPCHandle  = "ipc_handle"
+	IPCHandleVMM    = "vmm_posix_fd"
+	IPCHandleFabric = "vmm_fabric"
+)
+
 // OpenedOnPeerGPU reports whether f is an IPC copy with the peer's buffer
 // opened in the issuing process's context on the peer's GPU.
 func (f Figure) OpenedOnPeerGPU() bool { return f.Params[ParamIPCOpen] == IPCOpenPeerDevice }
 
 // ipcOnlyParams are the params that only figures across processes carry.
-var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping", ParamIPCOpen}
+var ipcOnlyParams = []string{"processes", "same_gpu", "copy_call", "ipc_mapping", ParamIPCOpen, ParamIPCHandle}
 
 // SameProcessTwin returns the identity of the figure an IPC figure (test
 // ipc_*) repeats within one process: the test without its prefix, the params

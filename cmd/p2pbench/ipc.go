@@ -26,6 +26,7 @@ func ipcCommand() *cli.Command {
 	flags = append(flags, copyFlags("transfer size of the bandwidth tests")...)
 	flags = append(flags,
 		&cli.BoolFlag{Name: "no-same-gpu", Usage: "leave out the baseline of two processes on the first device"},
+		&cli.StringFlag{Name: "handles", Value: "legacy", Usage: "how the processes share memory, comma-separated, each with processes of its own: legacy (cuIpcGetMemHandle), vmm (cuMemCreate memory exported as POSIX file descriptors, passed with SCM_RIGHTS; figures labelled ipc_handle=vmm_posix_fd), all"},
 		&cli.DurationFlag{Name: "child-timeout", Value: time.Minute, Usage: "longest to wait for any answer of a child process before it counts as hung and is killed"},
 		&cli.StringFlag{Name: "reference", Usage: "results files `FILES` of bw, lat or all on this machine (comma-separated), to compare the IPC figures with the same-process ones"},
 	)
@@ -95,6 +96,10 @@ func ipcOptions(c *cli.Context) (ipc.Options, error) {
 	o := ipc.Options{SkipSameGPU: c.Bool("no-same-gpu"), Timeout: c.Duration("child-timeout")}
 	if o.Timeout <= 0 {
 		return o, usageError{errors.New("--child-timeout must be positive")}
+	}
+	var err error
+	if o.Handles, err = ipc.ParseHandles(c.String("handles")); err != nil {
+		return o, usageError{fmt.Errorf("--handles: %w", err)}
 	}
 	tests, err := results.ParseTests(c.String("tests"), results.CommandIPC)
 	if err != nil {

@@ -44,6 +44,32 @@ func TestIPCSimulatedRun(t *testing.T) {
 	}
 }
 
+// ipc --handles legacy,vmm measures each figure twice, the second time with
+// VMM handles, and sets the two beside each other; an unknown kind is a
+// usage error.
+func TestIPCHandles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ipc.json")
+	out, stderr, status := p2pbench(t, append(ipcSmall, "--tests", "ipc_ce_read", "--handles", "legacy,vmm", "-o", file)...)
+	if status != exitOK {
+		t.Fatalf("exit status %d: %s", status, stderr)
+	}
+	if !strings.Contains(out, "VMM handles against legacy handles") {
+		t.Errorf("no table of VMM against legacy handles:\n%s", out)
+	}
+	vmm := 0
+	for _, f := range readResults(t, file).Figures {
+		if f.Params["ipc_handle"] == "vmm_posix_fd" {
+			vmm++
+		}
+	}
+	if vmm != 5 {
+		t.Errorf("%d figures with VMM handles, want 5 (two pairs, each twice, and the same-GPU baseline)", vmm)
+	}
+	if _, stderr, status := p2pbench(t, append(ipcSmall, "--handles", "cuda")...); status != exitUsage || !strings.Contains(stderr, "--handles") {
+		t.Errorf("--handles cuda: exit status %d, %q; want %d naming the flag", status, stderr, exitUsage)
+	}
+}
+
 // ipc --reference sets each figure beside the same one within one process.
 func TestIPCAgainstOneProcess(t *testing.T) {
 	ref := filepath.Join(t.TempDir(), "bw.json")

@@ -52,15 +52,18 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		measureCommand("lat", "measure latency: pointer chase, ping-pong, small-copy completion"),
 		measureCommand("atomic", "measure atomics over each link and locally: throughput, contention and latency, results checked exactly"),
 		ipcCommand(),
-		measureCommand("all", "topo + every test into a results directory, with a summary"),
+		mnnvlCommand(),
+		measureCommand("all", "topo + every test into a results directory, with a summary and a verdict"),
+		checkCommand(),
 		showCommand(),
 		plotCommand(),
 		reportCommand(),
 		compareCommand(),
 		fleetCommand(),
 		importCommand(),
-		ipcChildCommand(),
 	}
+	commands = append(commands, docsCommands()...)
+	commands = append(commands, ipcChildCommand())
 	var names []string
 	for _, c := range commands {
 		// A bad flag value or an unknown flag is one line and exit status
@@ -79,9 +82,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		// Errors are printed once, by run, without usage noise.
-		ExitErrHandler:  func(*cli.Context, error) {},
-		OnUsageError:    func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
-		HideHelpCommand: true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cli.ShowAppHelp(c)

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 	if sample.dir != "" {
 		os.RemoveAll(sample.dir)
 	}
+	fakeCUDA.Remove()
+	fakeNVML.Remove()
 	os.Exit(status)
 }
 

@@ -35,6 +35,9 @@ func measureCommand(name, usage string) *cli.Command {
 			&cli.BoolFlag{Name: "tune", Usage: "first search SM copy variant and grid per pair and direction; the winners are recorded and used"},
 		)
 	}
+	if name == "all" {
+		flags = append(flags, verdictFlags()...)
+	}
 	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
 }
 
@@ -64,11 +67,16 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := startMeasuring(c, t, path, c.String("tuning"))
+	m, err := startMeasuring(c, t, path, c.String("tuning"), c.String("expect"), c.String("baseline"))
 	if err != nil {
 		return err
 	}
 	defer m.close()
+	if c.Command.Name == "all" {
+		if m.judge, err = judgeAfterwards(c, m.run); err != nil {
+			return err
+		}
+	}
 	if err := checkPairs(c.App.ErrWriter, opt.Tests, m.s.devices); err != nil {
 		return err
 	}
@@ -83,7 +91,7 @@ func measureAction(c *cli.Context) error {
 	return m.finish(runErr, func(run *results.Run) []*report.Document {
 		docs := []*report.Document{report.Tables(run, nil)}
 		if c.Command.Name == "all" {
-			docs = append(docs, report.Summary(run))
+			docs = append(docs, report.Summary(run), report.Verdict(run))
 		}
 		return docs
 	})

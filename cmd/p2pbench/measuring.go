@@ -31,6 +31,8 @@ type measuring struct {
 	bar  *progress
 	// stopNote is said when the run is interrupted (what was cleaned up).
 	stopNote string
+	// judge, when set, gives a complete run its verdict before it is saved.
+	judge func(*results.Run) error
 }
 
 // startMeasuring claims the results file at path (none when ""), which must
@@ -105,6 +107,10 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	case runErr != nil:
 		run.Stopped = runErr.Error()
 	}
+	var judgeErr error
+	if m.judge != nil && run.Complete {
+		judgeErr = m.judge(run)
+	}
 	var saveErr error
 	if m.file != nil {
 		if err := m.file.save(true); err != nil {
@@ -133,8 +139,13 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 		return failedFigures(fmt.Errorf("%w (give --allow-busy to measure anyway)", runErr))
 	case runErr != nil:
 		return runErr
+	case judgeErr != nil:
+		return judgeErr
 	}
-	return figuresFailed(run)
+	if err := figuresFailed(run); err != nil {
+		return err
+	}
+	return verdictStatus(m.c, run.Verdict)
 }
 
 // print writes the run on the command's standard output.

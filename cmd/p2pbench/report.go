@@ -50,6 +50,13 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if run.Verdict == nil {
+		// A run measured before verdicts existed (or by bw, lat, atomic):
+		// judged by the model for the report, the file left as it is.
+		if err := judge(run, nil); err != nil {
+			return err
+		}
+	}
 	doc := report.Report(run)
 	if format == "pdf" {
 		pdfTempDir(filepath.Dir(out))

@@ -16,7 +16,7 @@ func TestExitStatusOfBadCommandLines(t *testing.T) {
 		{[]string{"bw", "--samples", "abc"}, exitUsage, `invalid value "abc" for flag -samples`},
 		{[]string{"bw", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
-		{[]string{"nosuchcommand"}, exitUsage, `unknown command "nosuchcommand"; the commands are topo, bw, lat, atomic, ipc, all, show, plot, report, compare`},
+		{[]string{"nosuchcommand"}, exitUsage, `unknown command "nosuchcommand"; the commands are topo, bw, lat, atomic, ipc, mnnvl, all, check, show, plot, report, compare, fleet, import, man, completion`},
 		{[]string{"show", "a.json", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"},
 		{[]string{"topo", "extra"}, exitUsage, `topo takes no arguments (got "extra")`},
 		{[]string{"topo"}, exitNoGPU, "libcuda.so.1"},

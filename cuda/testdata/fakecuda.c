@@ -13,7 +13,17 @@
  *   - cuIpcOpenMemHandle_v2 compares all 64 bytes of the handle it gets by
  *     value against what cuIpcGetMemHandle produced;
  *   - the legacy (unversioned) symbols fail with CUDA_ERROR_NOT_SUPPORTED,
- *     so a binding that picks them instead of the _v2 ones fails its tests.
+ *     so a binding that picks them instead of the _v2 ones fails its tests;
+ *   - the p2pbench kernels that tests across processes need run (the
+ *     latch holds nothing, fill and check write and check the pattern, SM
+ *     copies are memmove); any other p2p_ kernel is NOT_SUPPORTED;
+ *   - VMM memory (cuMemCreate) is shared for real between processes: it is
+ *     a file, exported as a duplicate descriptor or, as a fabric handle, by
+ *     name in the directory $FAKECUDA_FABRIC_DIR (the fake's IMEX: without
+ *     it fabric memory is CUDA_ERROR_NOT_PERMITTED); copies reach a mapping
+ *     only from devices given access; the teardown order is enforced and
+ *     fake_vmm_live counts what is still alive, for leak checks.
+ *     FAKECUDA_NO_FABRIC set: the devices do not support fabric handles.
  *
  * Build flags:
  *   -DNO_ATOMIC_CAPS  leave out cuDeviceGetP2PAtomicCapabilities (an optional symbol)
@@ -26,11 +36,16 @@
  * All state is static: several builds of this file are loaded into one test
  * process, and static symbols cannot be interposed between them.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +65,7 @@ typedef struct { char reserved[64]; } CUipcEventHandle;
 enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	CUDA_ERROR_NOT_INITIALIZED = 3,
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_INVALID_DEVICE = 101,
@@ -59,8 +75,10 @@ enum {
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
+	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
 	CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
 	CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+	CUDA_ERROR_NOT_PERMITTED = 800,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 
@@ -193,6 +211,7 @@ static const struct {
 } errors[] = {
 	{CUDA_SUCCESS, "CUDA_SUCCESS", "fake: no error"},
 	{CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "fake: invalid argument"},
+	{CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "fake: out of memory"},
 	{CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "fake: initialization error"},
 	{CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "fake: no CUDA-capable device is detected"},
 	{CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "fake: invalid device ordinal"},
@@ -202,8 +221,10 @@ static const struct {
 	{CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "fake: invalid resource handle"},
 	{CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "fake: named symbol not found"},
 	{CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "fake: device not ready"},
+	{CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "fake: an illegal memory access was encountered"},
 	{CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "fake: peer access is already enabled"},
 	{CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "fake: peer access has not been enabled"},
+	{CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "fake: operation not permitted"},
 	{CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "fake: operation not supported"},
 };
 
@@ -341,7 +362,10 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 	case 41: *v = 1; break;        /* UNIFIED_ADDRESSING */
 	case 75: *v = 9; break;        /* COMPUTE_CAPABILITY_MAJOR */
 	case 76: *v = 0; break;        /* COMPUTE_CAPABILITY_MINOR */
+	case 102: *v = 1; break;       /* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+	case 103: *v = 1; break;       /* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED */
 	case 125: *v = 1; break;       /* IPC_EVENT_SUPPORTED */
+	case 128: *v = getenv("FAKECUDA_NO_FABRIC") == NULL; break; /* HANDLE_TYPE_FABRIC_SUPPORTED */
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -555,11 +579,14 @@ CUresult cuMemFreeHost(void *p)
 	return free_alloc(p, 1) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* checked reports whether [p, p+n) lies inside one allocation. */
+static int vmm_dev(CUdeviceptr p, size_t n, int dev);
+
+/* checked reports whether [p, p+n) lies inside one allocation, or inside
+ * one VMM mapping the current context's device may access. */
 static int checked(CUdeviceptr p, size_t n)
 {
 	LOCK();
-	int ok = containing(p, n) != NULL;
+	int ok = containing(p, n) != NULL || vmm_dev(p, n, current->dev) >= 0;
 	UNLOCK();
 	return ok;
 }
@@ -623,7 +650,9 @@ static CUresult memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CU
 		return CUDA_ERROR_INVALID_CONTEXT;
 	LOCK();
 	struct alloc *d = containing(dst, n), *s = containing(src, n);
-	int ok = d && s && d->dev == dctx->dev && s->dev == sctx->dev;
+	int ddev = d ? d->dev : vmm_dev(dst, n, dctx->dev);
+	int sdev = s ? s->dev : vmm_dev(src, n, sctx->dev);
+	int ok = ddev == dctx->dev && sdev == sctx->dev;
 	UNLOCK();
 	if (!ok)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -648,6 +677,7 @@ struct fake_module {
 };
 
 struct fake_func {
+	char name[64];
 	int nparams;
 	int sizes[MAX_PARAMS];
 };
@@ -679,7 +709,15 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned nopt, int *
 		}
 		return CUDA_ERROR_INVALID_PTX;
 	}
-	if (strncmp(ptx, ".version", 8) != 0)
+	/* PTX opens with .version, after comments. */
+	const char *v = ptx;
+	for (;;) {
+		v += strspn(v, " \t\r\n");
+		if (strncmp(v, "//", 2) != 0)
+			break;
+		v += strcspn(v, "\n");
+	}
+	if (strncmp(v, ".version", 8) != 0)
 		return CUDA_ERROR_INVALID_PTX;
 	struct fake_module *mod = calloc(1, sizeof *mod);
 	mod->ptx = strdup(ptx);
@@ -716,6 +754,7 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 	p += strlen(pat);
 	const char *end = strchr(p, ')');
 	struct fake_func *fn = calloc(1, sizeof *fn);
+	snprintf(fn->name, sizeof fn->name, "%s", name);
 	while ((p = strstr(p, ".param")) != NULL && p < end && fn->nparams < MAX_PARAMS) {
 		p += 6;
 		while (*p == ' ')
@@ -739,6 +778,64 @@ CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
 }
 
 #ifndef NO_LAUNCH
+/* pattern is kernels.Pattern: the verification word at index i. */
+static unsigned pattern(unsigned seed, unsigned long long i)
+{
+	unsigned x = (unsigned)i ^ ((unsigned)(i >> 32) * 0x85ebca6bu) ^ seed;
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+#define PARAM(i, type) (*(type *)params[i])
+
+/* run_kernel runs the p2pbench kernels a test of several processes needs
+ * on this host-memory "GPU", at launch: streams run as work is enqueued, so
+ * the latch holds nothing; p2p_fill and p2p_check write and check the
+ * verification pattern; every SM copy is a memmove. Any other p2p_ kernel
+ * is NOT_SUPPORTED, so that no figure comes from work the fake did not do;
+ * the kernels of the binding's own tests are only recorded. */
+static CUresult run_kernel(struct fake_func *f, void **params)
+{
+	if (strncmp(f->name, "p2p_", 4) != 0 || strcmp(f->name, "p2p_latch") == 0)
+		return CUDA_SUCCESS;
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (strcmp(f->name, "p2p_fill") == 0 || strcmp(f->name, "p2p_check") == 0) {
+		unsigned *w = (unsigned *)(uintptr_t)PARAM(0, unsigned long long);
+		unsigned long long words = PARAM(1, unsigned long long);
+		unsigned seed = PARAM(2, unsigned);
+		if (!checked((uintptr_t)w, words * 4))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		if (f->name[4] == 'f') {
+			for (unsigned long long i = 0; i < words; i++)
+				w[i] = pattern(seed, i);
+			return CUDA_SUCCESS;
+		}
+		unsigned long long *res = (unsigned long long *)(uintptr_t)PARAM(3, unsigned long long);
+		if (!checked((uintptr_t)res, 16))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (unsigned long long i = 0; i < words; i++)
+			if (w[i] != pattern(seed, i)) {
+				if (i < res[0])
+					res[0] = i;
+				res[1]++;
+			}
+		return CUDA_SUCCESS;
+	}
+	if (strncmp(f->name, "p2p_copy", 8) == 0) {
+		unsigned long long dst = PARAM(0, unsigned long long), src = PARAM(1, unsigned long long), n = PARAM(2, unsigned long long);
+		if (!checked(dst, n) || !checked(src, n))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 			unsigned bx, unsigned by, unsigned bz, unsigned shared,
 			CUstream s, void **params, void **extra)
@@ -762,7 +859,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 	}
 	launch_dev = current->dev;
 	UNLOCK();
-	return CUDA_SUCCESS;
+	return run_kernel(f, params);
 }
 #endif
 
@@ -990,6 +1087,456 @@ CUresult cuIpcOpenEventHandle(CUevent *e, CUipcEventHandle h)
 	return CUDA_SUCCESS;
 }
 
+/* ---- virtual memory management ---- */
+
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct {
+	int type;
+	int id;
+} CUmemLocation;
+typedef struct {
+	int type;
+	int requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct {
+	CUmemLocation location;
+	int flags;
+} CUmemAccessDesc;
+typedef struct { unsigned char data[64]; } CUmemFabricHandle;
+
+#define VMM_GRANULARITY ((size_t)2 << 20)
+#define VMM_HEADER 4096 /* the memory file's first page: a struct vmm_header */
+#define HANDLE_POSIX_FD 0x1
+#define HANDLE_FABRIC 0x8
+#define VMM_MAGIC "fakecuda-memory"
+#define FABRIC_MAGIC "fakecuda-fabric"
+
+/* The memory file starts with this page, so an importer learns the device
+ * and size of what it maps. */
+struct vmm_header {
+	char magic[16];
+	int dev;
+	size_t size;
+};
+
+/* A handle from cuMemCreate or an import: its own descriptor of the memory
+ * file. Freed once released and unmapped everywhere in this process. */
+struct vmm_handle {
+	int fd;
+	size_t size;
+	int dev;
+	int types;
+	int released;
+	int maps;
+	char fabric_name[32]; /* the file in $FAKECUDA_FABRIC_DIR, for the creator to unlink */
+	struct vmm_handle *next;
+};
+
+struct vmm_range {
+	uintptr_t base;
+	size_t size;
+	struct vmm_range *next;
+};
+
+struct vmm_map {
+	uintptr_t base;
+	size_t size;
+	struct vmm_handle *h;
+	int access[NDEV];
+	struct vmm_map *next;
+};
+
+static struct vmm_handle *vmm_handles;
+static struct vmm_range *vmm_ranges;
+static struct vmm_map *vmm_maps;
+static int vmm_fabric_serial;
+static int last_prop[5] = {-1, -1, -1, -1, -1}; /* type, handle types, location type, id, nonzero tail */
+static int last_access_count = -1;
+static int last_access[3 * 4];
+
+/* vmm_dev returns the device whose memory holds [p, p+n) when it lies in
+ * one VMM mapping that dev may access, else -1. Called locked. */
+static int vmm_dev(CUdeviceptr p, size_t n, int dev)
+{
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (p >= m->base && p + n <= m->base + m->size && p + n >= p)
+			return dev >= 0 && dev < NDEV && m->access[dev] ? m->h->dev : -1;
+	return -1;
+}
+
+/* valid_prop checks a CUmemAllocationProp as the driver would and
+ * remembers its fields for the layout test. Called locked. */
+static CUresult valid_prop(const CUmemAllocationProp *p)
+{
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	int tail = p->win32HandleMetaData != NULL;
+	for (int i = 0; i < 8; i++)
+		tail |= ((const unsigned char *)&p->allocFlags)[i];
+	int v[5] = {p->type, p->requestedHandleTypes, p->location.type, p->location.id, tail};
+	memcpy(last_prop, v, sizeof v);
+	if (p->type != 1 || p->location.type != 1 || !valid_dev(p->location.id) || tail)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->requestedHandleTypes & ~(HANDLE_POSIX_FD | HANDLE_FABRIC))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p, int option)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	r = valid_prop(p);
+	UNLOCK();
+	if (r)
+		return r;
+	if (!g || (option != 0 && option != 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	*g = VMM_GRANULARITY;
+	return CUDA_SUCCESS;
+}
+
+static const char *fabric_dir(void) { return getenv("FAKECUDA_FABRIC_DIR"); }
+
+/* fabric_file creates the memory file of fabric memory in the fabric
+ * directory, named in name. */
+static int fabric_file(char name[32])
+{
+	const char *dir = fabric_dir();
+	if (!dir)
+		return -1;
+	LOCK();
+	int n = ++vmm_fabric_serial;
+	UNLOCK();
+	snprintf(name, 32, "f-%d-%d", (int)getpid(), n);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *out, size_t size, const CUmemAllocationProp *p, unsigned long long flags)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	r = valid_prop(p);
+	UNLOCK();
+	if (r)
+		return r;
+	if (!out || flags != 0 || size == 0 || size % VMM_GRANULARITY != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_handle *h = calloc(1, sizeof *h);
+	h->size = size;
+	h->dev = p->location.id;
+	h->types = p->requestedHandleTypes;
+	if (h->types & HANDLE_FABRIC) {
+		if (getenv("FAKECUDA_NO_FABRIC")) {
+			free(h);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		h->fd = fabric_file(h->fabric_name);
+		if (h->fd < 0) {
+			free(h);
+			return CUDA_ERROR_NOT_PERMITTED; /* no IMEX channel: what the real driver says */
+		}
+	} else {
+		h->fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+	}
+	struct vmm_header hdr = {VMM_MAGIC, h->dev, size};
+	if (h->fd < 0 || ftruncate(h->fd, (off_t)(VMM_HEADER + size)) != 0 ||
+	    pwrite(h->fd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
+		if (h->fd >= 0)
+			close(h->fd);
+		free(h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	LOCK();
+	h->next = vmm_handles;
+	vmm_handles = h;
+	UNLOCK();
+	*out = (CUmemGenericAllocationHandle)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+/* find_handle returns the live handle h names, or NULL. Called locked. */
+static struct vmm_handle *find_handle(CUmemGenericAllocationHandle hv)
+{
+	for (struct vmm_handle *h = vmm_handles; h; h = h->next)
+		if ((CUmemGenericAllocationHandle)(uintptr_t)h == hv && !h->released)
+			return h;
+	return NULL;
+}
+
+/* drop_handle frees h once it is released and mapped nowhere; the creator
+ * of fabric memory removes its file then. Called locked. */
+static void drop_handle(struct vmm_handle *h)
+{
+	if (!h->released || h->maps > 0)
+		return;
+	for (struct vmm_handle **ph = &vmm_handles; *ph; ph = &(*ph)->next)
+		if (*ph == h) {
+			*ph = h->next;
+			break;
+		}
+	if (h->fabric_name[0] && fabric_dir()) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", fabric_dir(), h->fabric_name);
+		unlink(path);
+	}
+	close(h->fd);
+	free(h);
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle hv)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	struct vmm_handle *h = find_handle(hv);
+	if (h) {
+		h->released = 1;
+		drop_handle(h);
+	}
+	UNLOCK();
+	return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	if (!p || size == 0 || size % VMM_GRANULARITY != 0 || addr != 0 || flags != 0 ||
+	    (align != 0 && (align & (align - 1)) != 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (align < VMM_GRANULARITY)
+		align = VMM_GRANULARITY;
+	/* Over-reserve, then trim to the alignment. */
+	char *m = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	uintptr_t base = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
+	if (base > (uintptr_t)m)
+		munmap(m, base - (uintptr_t)m);
+	if ((uintptr_t)m + size + align > base + size)
+		munmap((void *)(base + size), (uintptr_t)m + size + align - (base + size));
+	struct vmm_range *rg = calloc(1, sizeof *rg);
+	rg->base = base;
+	rg->size = size;
+	LOCK();
+	rg->next = vmm_ranges;
+	vmm_ranges = rg;
+	UNLOCK();
+	*p = base;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr p, size_t size)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (m->base >= p && m->base < p + size) {
+			UNLOCK();
+			return CUDA_ERROR_INVALID_VALUE; /* unmap first */
+		}
+	for (struct vmm_range **pr = &vmm_ranges; *pr; pr = &(*pr)->next) {
+		struct vmm_range *rg = *pr;
+		if (rg->base == p && rg->size == size) {
+			*pr = rg->next;
+			UNLOCK();
+			munmap((void *)rg->base, rg->size);
+			free(rg);
+			return CUDA_SUCCESS;
+		}
+	}
+	UNLOCK();
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle hv, unsigned long long flags)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	struct vmm_handle *h = find_handle(hv);
+	int inside = 0;
+	for (struct vmm_range *rg = vmm_ranges; rg; rg = rg->next)
+		inside |= p >= rg->base && p + size <= rg->base + rg->size;
+	int taken = 0;
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		taken |= p < m->base + m->size && m->base < p + size;
+	if (!h) {
+		UNLOCK();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!inside || taken || flags != 0 || size == 0 || offset % VMM_GRANULARITY != 0 ||
+	    size % VMM_GRANULARITY != 0 || offset + size > h->size) {
+		UNLOCK();
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (mmap((void *)p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, h->fd, (off_t)(VMM_HEADER + offset)) == MAP_FAILED) {
+		UNLOCK();
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	struct vmm_map *m = calloc(1, sizeof *m);
+	m->base = p;
+	m->size = size;
+	m->h = h;
+	h->maps++;
+	m->next = vmm_maps;
+	vmm_maps = m;
+	UNLOCK();
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr p, size_t size)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	for (struct vmm_map **pm = &vmm_maps; *pm; pm = &(*pm)->next) {
+		struct vmm_map *m = *pm;
+		if (m->base == p && m->size == size) {
+			*pm = m->next;
+			/* The range stays reserved. */
+			mmap((void *)p, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+			m->h->maps--;
+			drop_handle(m->h);
+			free(m);
+			UNLOCK();
+			return CUDA_SUCCESS;
+		}
+	}
+	UNLOCK();
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	if (!desc || count == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	last_access_count = (int)count;
+	for (size_t i = 0; i < count && i < 4; i++) {
+		last_access[3 * i] = desc[i].location.type;
+		last_access[3 * i + 1] = desc[i].location.id;
+		last_access[3 * i + 2] = desc[i].flags;
+	}
+	struct vmm_map *m = vmm_maps;
+	while (m && !(m->base == p && m->size == size))
+		m = m->next;
+	r = m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
+		if (desc[i].location.type != 1 || !valid_dev(desc[i].location.id) || desc[i].flags != 3)
+			r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
+		m->access[desc[i].location.id] = 1;
+	UNLOCK();
+	return r;
+}
+
+/* fabric_pattern fills a fabric handle: the magic, the file's name, then a
+ * pattern on every remaining byte, so an import checks all 64 arrived. */
+static void fabric_pattern(unsigned char out[64], const char *name)
+{
+	memset(out, 0, 64);
+	memcpy(out, FABRIC_MAGIC, 16);
+	strncpy((char *)out + 16, name, 31);
+	for (int i = 48; i < 64; i++)
+		out[i] = (unsigned char)(i * 29 + 5);
+}
+
+CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle hv, int type, unsigned long long flags)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	if (!out || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	struct vmm_handle *h = find_handle(hv);
+	if (!h) {
+		UNLOCK();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!(h->types & type) || (type != HANDLE_POSIX_FD && type != HANDLE_FABRIC)) {
+		UNLOCK();
+		return CUDA_ERROR_INVALID_VALUE; /* not requested at cuMemCreate */
+	}
+	if (type == HANDLE_FABRIC)
+		fabric_pattern(((CUmemFabricHandle *)out)->data, h->fabric_name);
+	else
+		*(int *)out = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
+	UNLOCK();
+	return CUDA_SUCCESS;
+}
+
+/* import_fd makes a handle of the memory file fd (a descriptor this
+ * process now owns). */
+static CUresult import_fd(CUmemGenericAllocationHandle *out, int fd, int type)
+{
+	struct vmm_header hdr;
+	if (fd < 0 || pread(fd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || memcmp(hdr.magic, VMM_MAGIC, 16) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	struct vmm_handle *h = calloc(1, sizeof *h);
+	h->fd = fd;
+	h->size = hdr.size;
+	h->dev = hdr.dev;
+	h->types = type;
+	LOCK();
+	h->next = vmm_handles;
+	vmm_handles = h;
+	UNLOCK();
+	*out = (CUmemGenericAllocationHandle)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *out, void *os, int type)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (type == HANDLE_POSIX_FD)
+		return import_fd(out, fcntl((int)(intptr_t)os, F_DUPFD_CLOEXEC, 0), type);
+	if (type != HANDLE_FABRIC || !os)
+		return CUDA_ERROR_INVALID_VALUE;
+	const unsigned char *fh = ((const CUmemFabricHandle *)os)->data;
+	char name[32] = {0};
+	memcpy(name, fh + 16, 31);
+	unsigned char want[64];
+	fabric_pattern(want, name);
+	if (memcmp(want, fh, 64) != 0 || !fabric_dir())
+		return CUDA_ERROR_INVALID_HANDLE;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", fabric_dir(), name);
+	return import_fd(out, open(path, O_RDWR | O_CLOEXEC), type);
+}
+
 /* ---- test hooks ---- */
 
 /* fake_reset forgets peer access, records and counters; allocations stay. */
@@ -1055,3 +1602,39 @@ int fake_last_func_attr(int *value) { *value = func_value_seen; return func_attr
 unsigned fake_last_hostalloc_flags(void) { return hostalloc_flags_seen; }
 unsigned fake_stream_flags(CUstream s) { return s ? s->flags : ~0u; }
 unsigned fake_event_flags(CUevent e) { return e ? e->flags : ~0u; }
+
+/* fake_vmm_live counts the VMM handles not yet released, the reserved
+ * ranges and the mappings of this process. */
+void fake_vmm_live(int *handles, int *ranges, int *maps)
+{
+	LOCK();
+	*handles = *ranges = *maps = 0;
+	for (struct vmm_handle *h = vmm_handles; h; h = h->next)
+		*handles += !h->released;
+	for (struct vmm_range *r = vmm_ranges; r; r = r->next)
+		(*ranges)++;
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		(*maps)++;
+	UNLOCK();
+}
+
+/* fake_last_prop copies what the last CUmemAllocationProp held: type,
+ * requested handle types, location type and id, and whether any byte of
+ * its tail (win32HandleMetaData, allocFlags) was not zero. */
+void fake_last_prop(int out[5])
+{
+	LOCK();
+	memcpy(out, last_prop, sizeof last_prop);
+	UNLOCK();
+}
+
+/* fake_last_access copies the first four CUmemAccessDesc of the last
+ * cuMemSetAccess (location type, id, flags each) and returns its count. */
+int fake_last_access(int out[12])
+{
+	LOCK();
+	memcpy(out, last_access, sizeof last_access);
+	int n = last_access_count;
+	UNLOCK();
+	return n;
+}

@@ -15,10 +15,10 @@ import (
 //     allocation holds;
 //   - repeat: an 8-byte unit over and over (memset, atomic counters);
 //   - chase: the pointer chain of p2p_chase_build, computed on demand;
-//   - bytes: real bytes, for small writes (results, flags) and snapshots of
-//     host memory;
-//   - host reference: bytes still in a pinned host buffer, copied there by a
-//     copy from host memory that has not been snapshotted yet (hostmem.go).
+//   - bytes: real bytes, for small writes (results, flags) and host memory
+//     that is neither pattern nor repeat;
+//   - host bytes: in a pinned host buffer's own content only, the bytes the
+//     buffer itself holds (hostmem.go).
 //
 // Copies splice segments (shifting their origin), so filling, copying and
 // checking a gigabyte costs microseconds; only reading to the host, or
@@ -31,7 +31,7 @@ const (
 	segRepeat
 	segChase
 	segBytes
-	segHostRef
+	segHost
 )
 
 // chaseDesc is one p2p_chase_build: a cycle through nodes at addr + k*stride.
@@ -61,11 +61,11 @@ type segment struct {
 	off, n uint64 // the bytes [off, off+n) of the buffer
 	kind   segKind
 	seed   uint32 // pattern
-	origin int64  // pattern, repeat, chase, host reference: the buffer offset of index 0
+	origin int64  // pattern, repeat, chase: the buffer offset of index 0
 	unit   uint64 // repeat: 8 bytes, little-endian
 	data   []byte // bytes: data[0] is at off; never modified (buffers share arrays)
 	chase  *chaseDesc
-	h      *hostBuf // host reference: buffer offset x is host byte x-origin
+	h      *hostBuf // host bytes: the buffer whose bytes [off, off+n) are meant
 }
 
 // content is the memory of one allocation: segments in order, covering it.
@@ -180,8 +180,8 @@ func merge(a, b segment) (segment, bool) {
 		if a.chase != b.chase || a.origin != b.origin {
 			return a, false
 		}
-	case segHostRef:
-		if a.h != b.h || a.origin != b.origin {
+	case segHost:
+		if a.h != b.h {
 			return a, false
 		}
 	case segBytes:
@@ -202,15 +202,15 @@ func (s *segment) bytesAt(dst []byte, off uint64) {
 	switch s.kind {
 	case segBytes:
 		copy(dst, s.data[off-s.off:])
-	case segHostRef:
-		copy(dst, s.h.b[int64(off)-s.origin:])
+	case segHost:
+		copy(dst, s.h.b[off:])
 	case segRepeat:
 		var u [8]byte
 		binary.LittleEndian.PutUint64(u[:], s.unit)
 		p := mod8(int64(off) - s.origin)
-		for i := range dst {
-			dst[i] = u[p]
-			p = (p + 1) & 7
+		n := copy(dst, append(u[p:], u[:p]...))
+		for n < len(dst) {
+			n += copy(dst[n:], dst[:n])
 		}
 	case segPattern:
 		rel := uint64(int64(off) - s.origin)
@@ -221,8 +221,8 @@ func (s *segment) bytesAt(dst []byte, off uint64) {
 			dst[i] = byte(w >> (8 * ((rel + uint64(i)) % 4)))
 			i++
 		}
-		for ; i+4 <= len(dst); i += 4 {
-			binary.LittleEndian.PutUint32(dst[i:], kernels.Pattern(s.seed, (rel+uint64(i))/4))
+		for w := (rel + uint64(i)) / 4; i+4 <= len(dst); i, w = i+4, w+1 {
+			binary.LittleEndian.PutUint32(dst[i:i+4], kernels.Pattern(s.seed, w))
 		}
 		for ; i < len(dst); i++ {
 			w := kernels.Pattern(s.seed, (rel+uint64(i))/4)
@@ -257,14 +257,6 @@ func (c *content) writeBytes(off uint64, b []byte) {
 	}
 	data := append([]byte(nil), b...)
 	c.write(off, uint64(len(b)), []segment{{off: off, n: uint64(len(b)), kind: segBytes, data: data}})
-}
-
-// fillPattern writes the p2p_fill pattern of seed over words from off.
-func (c *content) fillPattern(off, words uint64, seed uint32) {
-	if words == 0 {
-		return
-	}
-	c.write(off, 4*words, []segment{{off: off, n: 4 * words, kind: segPattern, seed: seed, origin: int64(off)}})
 }
 
 // fillRepeat writes the 8-byte unit over [off, off+n), unit byte 0 at off.

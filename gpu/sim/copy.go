@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -24,6 +23,11 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		if freed(dst) || freed(src) {
 			return illegalAddress("%s: memory freed while the copy was queued", what)
 		}
+		for _, sp := range []span{dst, src} {
+			if sp.vmm != nil && !sp.vmm.access[c.dev] {
+				return illegalAddress("%s on device %d: a VMM mapping at %#x that device %d was not granted access to", what, c.dev, sp.vmm.base, c.dev)
+			}
+		}
 		sd, dd := src.dev(), dst.dev()
 		if f := d.pairAsyncError(sd, dd); f != nil {
 			return f
@@ -33,7 +37,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		limit := float64(noCap)
 		switch {
 		case sd >= 0 && dd >= 0 && sd != dd:
-			direct := (c.dev == dd && c.peers[sd]) || (c.dev == sd && c.peers[dd])
+			direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
 			if direct {
 				o.setup = mm.ceSetupPeer
 				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
@@ -121,6 +125,13 @@ func (c *devContext) queueCopy(st *stream, dst cuda.DevicePtr, dc *devContext, s
 	return nil
 }
 
+// reaches reports whether c reaches sp, another device's memory, over the
+// link: with peer access to that device, or through a VMM mapping its
+// device was granted access to.
+func (c *devContext) reaches(sp span) bool {
+	return c.peers[sp.dev()] || (sp.vmm != nil && sp.vmm.access[c.dev])
+}
+
 // belongs reports whether sp is device memory of context c (its own, or an
 // IPC mapping opened in it).
 func belongs(sp span, c *devContext) bool {
@@ -156,15 +167,24 @@ func (c *devContext) hostCopy(dev cuda.DevicePtr, host []byte, toDevice bool, ca
 		if !ok {
 			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-		hs := span{h: &hostBuf{b: host}, n: uint64(len(host))}
+		hs, pinned := d.pinned(host)
+		if !pinned {
+			hs = span{h: newHostBuf(host, false), n: uint64(len(host))}
+		}
+		// The caller hands over host's bytes, or reads them on return: no
+		// HostWritten or HostRead for them.
 		to, from := hs, ds
 		if toDevice {
 			to, from = ds, hs
+			hs.h.overwrite(hs.off, hs.n)
 		}
-		o := c.ceCopy(to, from, call, !d.hostRegistered(host))
+		o := c.ceCopy(to, from, call, !pinned)
 		d.enqueue(c.legacy, o)
 		if err := d.run(opDone(o), true); err != nil {
 			return err
+		}
+		if !toDevice {
+			hs.h.settle(hs.off, hs.n)
 		}
 		return c.takeError(call)
 	})
@@ -212,13 +232,5 @@ func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64
 
 // fillWords writes value to every u32 of sp.
 func (d *Driver) fillWords(sp span, value uint32) {
-	if sp.a != nil {
-		sp.a.mem.fillRepeat(sp.off, sp.n, uint64(value)|uint64(value)<<32)
-		return
-	}
-	d.hostWrite(sp.h)
-	b := sp.h.b[sp.off : sp.off+sp.n]
-	for i := 0; i+4 <= len(b); i += 4 {
-		binary.LittleEndian.PutUint32(b[i:], value)
-	}
+	d.writeSegs(sp, []segment{{n: sp.n, kind: segRepeat, unit: uint64(value) | uint64(value)<<32}})
 }

@@ -3,20 +3,20 @@
 // --simulate.
 //
 // New("h200x2") is the 2× H200 machine of hardware.md; "dgx-h100" eight
-// H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one pair
-// (1↔2) without P2P; "nvl72" 72 GB200s, to test scale. The driver answers
-// the queries (attributes, P2P attributes, atomic capabilities) and returns
-// the errors of the real 580 driver (cuda-api.md, hardware.md), moves real
-// data (symbolically, so gigabytes cost microseconds, content.go), runs the
-// p2pbench kernels by their entry names (kernels.go), and times everything
-// in virtual nanoseconds with a shared-resource bandwidth model (timing.go,
-// bandwidth.go) calibrated to hardware.md. Jitter is seeded (WithSeed);
-// faults are injected on request (WithFault). (*Driver).Monitor is the
-// machine's gpu.Monitor: NVLinks, clocks, temperature and power from the
-// model (monitor.go), and a healthy machine's health and processes, with
-// link errors, downed links and other programs' processes injected on
-// request (WithLinkErrors, WithLinkDown, WithProcess, ParseHealth;
-// health.go).
+// H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one
+// pair (1↔2) without P2P; "nvl72" 72 GB200s, to test scale. The driver
+// answers the queries (attributes, P2P attributes, atomic capabilities) and
+// returns the errors of the real 580 driver (cuda-api.md, hardware.md),
+// moves real data (symbolically, so gigabytes cost microseconds, content.go;
+// in pinned host memory too, hostmem.go), runs the p2pbench kernels by their
+// entry names (kernels.go), and times everything in virtual nanoseconds with
+// a shared-resource bandwidth model (timing.go, bandwidth.go) calibrated to
+// hardware.md. Jitter is seeded (WithSeed); faults are injected on request
+// (WithFault). (*Driver).Monitor is the machine's gpu.Monitor: NVLinks,
+// clocks, temperature and power from the model (monitor.go), and a healthy
+// machine's health and processes, with link errors, downed links and other
+// programs' processes injected on request (WithLinkErrors, WithLinkDown,
+// WithProcess, ParseHealth; health.go).
 //
 // Every simulated call starts the same way (call.go): the driver locked,
 // then the checks every call of its kind makes first (a closed driver, a bad
@@ -45,14 +45,20 @@
 //     seed), not zeros, so code that reads memory it never wrote fails here.
 //     Memory of a pointer chain (p2p_chase_build) reads back its pointers and
 //     zeros between them, not what was there before.
-//   - A copy from pinned host memory snapshots the host bytes when the
-//     synchronising call that ran it returns (the host cannot touch them in
-//     between), and copies to host memory land then (hostmem.go). A
-//     snapshot of the verification pattern or of one repeated value is held
-//     symbolically, after a byte-for-byte comparison, so a device holding
-//     a host copy costs the process no memory: a machine of any size needs
-//     its pinned host buffers and one remembered copy of the largest range
-//     (about 1 GiB in all at 512 MiB transfers).
+//   - The CPU's accesses to pinned host memory are announced through
+//     gpu.Context: HostRead before it reads a range, HostWritten after it
+//     wrote every byte of one (the real driver needs neither). Copies, fills
+//     and memsets into pinned memory are held symbolically until a HostRead of
+//     their range (hostmem.go): a program that reads a pinned buffer without
+//     it sees stale bytes. A range the CPU wrote is described (the
+//     verification pattern, one repeated value, else a copy of the bytes,
+//     checked byte for byte) when a copy first reads it; a change the CPU
+//     makes later without HostWritten is not seen by later copies. Blocking
+//     copies (cuMemcpyHtoD, cuMemcpyDtoH) take and leave the bytes at once,
+//     and kernels' word-sized accesses (a latch's flag and status, atomics, a
+//     check's result, a chase's pointers) use the buffer's bytes directly. So
+//     a device holding a host copy costs no memory, and a run holds about the
+//     pinned memory the program touches, as a real one does.
 //   - cuMemcpyPeerAsync goes over the link when the issuing context has peer
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do
@@ -68,6 +74,12 @@
 //   - IPC works within one process and one driver instance: opening a handle
 //     maps the same memory at a new address of the opening context (flags 0
 //     or 1 accepted); opening memory that was freed is INVALID_HANDLE.
+//   - VMM memory (vmm.go) is mapped and released only whole (no offset into
+//     a handle); the granularity is 2 MiB; a file descriptor it exports is
+//     real (an unlinked temporary file) but names memory of its own driver
+//     instance only; fabric handles are NOT_SUPPORTED (no IMEX); access for
+//     a device that cannot reach the memory is INVALID_DEVICE, a guess at
+//     the real driver's answer.
 //   - Launches are checked against the parameter sizes the PTX declares and
 //     decoded with the kernels package; a kernel the simulator has no model
 //     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node

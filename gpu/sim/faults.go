@@ -12,9 +12,9 @@ type FaultKind int
 
 const (
 	// FaultCorrupt flips every bit of the 4-byte word at byte Offset (rounded
-	// down to a word) of the data each copy delivers from device Src's memory
-	// to device Dst's memory: copy-engine copies and SM copy kernels alike,
-	// when the copy is longer than Offset+4 bytes.
+	// down to a word) of the data each copy delivers from Src's memory to
+	// Dst's (devices, or HostMemory): copy-engine copies and SM copy kernels
+	// alike, when the copy is longer than Offset+4 bytes.
 	FaultCorrupt FaultKind = iota + 1
 	// FaultError makes the pair's operations fail at the call with Code:
 	// EnablePeerAccess from Src's context to Dst; copies, copy-engine or SM,
@@ -39,10 +39,16 @@ const (
 	FaultSlowLink
 )
 
-// AnyDevice in a Fault's Src or Dst matches every device.
-const AnyDevice = -1
+// AnyDevice in a Fault's Src or Dst matches every device; HostMemory names
+// pinned host memory, which AnyDevice does not match, in the faults of
+// work that moves data (FaultCorrupt, FaultError, FaultAsyncError).
+const (
+	AnyDevice  = -1
+	HostMemory = -2
+)
 
-// Fault is one injected failure. Src and Dst name devices (or AnyDevice);
+// Fault is one injected failure. Src and Dst name devices (or AnyDevice,
+// or HostMemory);
 // Offset is used by FaultCorrupt, Code by FaultError and FaultAsyncError,
 // and Scale by FaultSlowLink.
 type Fault struct {
@@ -76,7 +82,10 @@ func (f Fault) validate(devices int) error {
 		return fmt.Errorf("sim: unknown fault kind %d", int(f.Kind))
 	}
 	for _, d := range []int{f.Src, f.Dst} {
-		if d != AnyDevice && (d < 0 || d >= devices) {
+		if d == HostMemory && f.Kind != FaultCorrupt && f.Kind != FaultError && f.Kind != FaultAsyncError {
+			return fmt.Errorf("sim: fault %v cannot name host memory", f.Kind)
+		}
+		if d != AnyDevice && d != HostMemory && (d < 0 || d >= devices) {
 			return fmt.Errorf("sim: fault %v names device %d; the machine has %d", f.Kind, d, devices)
 		}
 	}
@@ -89,18 +98,24 @@ func (f Fault) validate(devices int) error {
 	return nil
 }
 
+// matches reports whether f is of kind and names src and dst (HostMemory
+// for host memory).
 func (f Fault) matches(kind FaultKind, src, dst int) bool {
-	return f.Kind == kind && (f.Src == AnyDevice || f.Src == src) && (f.Dst == AnyDevice || f.Dst == dst)
+	names := func(end, dev int) bool { return end == dev || (end == AnyDevice && dev >= 0) }
+	return f.Kind == kind && names(f.Src, src) && names(f.Dst, dst)
 }
 
-// fault returns the first injected fault of kind on the pair, if any. Host
-// memory (device -1) never matches.
+// fault returns the first injected fault of kind on the pair (device -1:
+// host memory), if any.
 func (d *Driver) fault(kind FaultKind, src, dst int) (Fault, bool) {
-	if src < 0 || dst < 0 {
-		return Fault{}, false
+	end := func(dev int) int {
+		if dev < 0 {
+			return HostMemory
+		}
+		return dev
 	}
 	for _, f := range d.faults {
-		if f.matches(kind, src, dst) {
+		if f.matches(kind, end(src), end(dst)) {
 			return f, true
 		}
 	}

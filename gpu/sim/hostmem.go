@@ -6,256 +6,170 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
+	"unsafe"
 )
 
-// Copies between device and pinned host memory move real bytes, and a
-// timed host copy repeats a 512 MiB transfer dozens of times: snapshotting
-// host memory, or writing a pattern into it, on every repetition would
-// take seconds. But the host thread is blocked inside the driver call that
-// runs the work (a synchronisation), so within one scheduler run it can
-// neither see nor change host memory. The simulator therefore defers the
-// host side of copies to the end of the run:
+// Pinned host memory is shared by the CPU and the GPUs, and a timed host
+// copy moves 512 MiB dozens of times: writing every copy's bytes into host
+// memory, or comparing them back out, would cost seconds per figure. So a
+// host buffer has content like device memory (content.go), whose segments
+// say where its bytes are:
 //
-//   - a copy from host memory leaves a host reference in device memory
-//     (the bytes are still the host's), snapshotted at the end of the run;
-//   - a copy to host memory is queued, and only the last of several copies
-//     to the same range is written, at the end of the run.
+//   - host bytes (segHost): the buffer's own bytes are the truth;
+//   - any other segment: the truth held symbolically, either what a GPU
+//     wrote there last (the buffer's bytes are stale) or a description of
+//     the buffer's bytes (the verification pattern, one repeated value,
+//     else a copy of them) made when a GPU first read them.
 //
-// Any simulated access to a host buffer during the run (a latch reading its
-// flag, a kernel writing a status, a later copy) first settles what is
-// pending on that buffer, so the result is exactly that of running every
-// copy in order.
+// The CPU says when it looks (gpu.Context's HostRead and HostWritten, which
+// the real driver ignores): before it reads a range, what the GPUs left
+// there is written into the buffer (settle); after it writes one, the
+// range is the buffer's bytes again. Copies from host memory take the
+// description, copies into it replace it, so a copy costs a few segments
+// whatever its size, and the bytes move only when the CPU writes or reads
+// them: once per figure, not once per copy.
 //
-// A snapshot does not keep the bytes where it can describe them: host
-// memory the host filled with the verification pattern, or with one
-// repeated value, becomes the same symbolic segments as device memory
-// (recognise), checked byte for byte, so a device holding a copy of a
-// 512 MiB host buffer costs a few segments, not 512 MiB, and 72 devices
-// that each received one cost no more than two. Only bytes that are
-// neither stay bytes. The last large range written to or snapshotted from
-// host memory is remembered with its description (memo): a repeated host
-// copy of unchanged bytes costs one comparison per run, a repeated write
-// of the same data one memmove.
+// The simulator's own small accesses (a latch's flag and status, a check's
+// result, an atomic, a chase's pointers) settle their few bytes and use the
+// buffer itself, so the host sees them without announcing a read.
 
-// hostTraffic is the deferred host side of the current scheduler run.
-type hostTraffic struct {
-	writes []pendingWrite
-	refs   map[*allocation]bool // allocations that may hold host references
-	memo   hostMemo
+// chunkBytes is the unit in which host bytes are described, at buffer
+// offsets that are multiples of it; a run of host bytes shorter than a
+// chunk stays in the buffer.
+const chunkBytes = 1 << 20
+
+// newHostBuf returns a host buffer over b, holding b's bytes; pages says
+// whether b is the driver's own pages (allocPages), to free with it.
+func newHostBuf(b []byte, pages bool) *hostBuf {
+	h := &hostBuf{b: b, pages: pages}
+	if len(b) > 0 {
+		h.ptr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	}
+	h.mem.segs = []segment{h.bytesSeg(0, uint64(len(b)))}
+	return h
 }
 
-// pendingWrite is a copy's data on its way into host memory.
-type pendingWrite struct {
-	h      *hostBuf
-	off, n uint64
-	segs   []segment // at offsets 0..n
+// bytesSeg is the segment saying that [off, off+n) is in the buffer itself.
+func (h *hostBuf) bytesSeg(off, n uint64) segment {
+	return segment{off: off, n: n, kind: segHost, h: h}
 }
 
-// hostMemo holds bytes b and the segments (at offsets 0..len(b)) that
-// describe them exactly.
-type hostMemo struct {
-	b    []byte
-	segs []segment
+// inBuffer reports whether the buffer itself holds [off, off+n).
+func (h *hostBuf) inBuffer(off, n uint64) bool {
+	i := h.mem.find(off)
+	return i < len(h.mem.segs) && h.mem.segs[i].kind == segHost && h.mem.segs[i].off+h.mem.segs[i].n >= off+n
 }
 
-const (
-	memoAt = 1 << 20 // ranges of host memory of at least this many bytes are remembered
-	// chunkBytes is the unit in which host bytes are recognised; a chunk
-	// that is neither pattern nor repeat is kept as bytes.
-	chunkBytes = 1 << 20
-)
-
-func (t *hostTraffic) init() { t.refs = map[*allocation]bool{} }
-
-// hostRead settles what is pending on h before the simulator reads it.
-func (d *Driver) hostRead(h *hostBuf) {
-	t := &d.traffic
-	if len(t.writes) == 0 {
+// settle writes into the buffer what the GPUs left at [off, off+n), before
+// the CPU or the simulator reads it there.
+func (h *hostBuf) settle(off, n uint64) {
+	if n == 0 || h.freed || h.inBuffer(off, n) {
 		return
 	}
-	var mine, rest []pendingWrite
-	for _, w := range t.writes {
-		if w.h == h {
-			mine = append(mine, w)
-		} else {
-			rest = append(rest, w)
-		}
+	type piece struct {
+		s      segment
+		lo, hi uint64
 	}
-	if len(mine) == 0 {
-		return
-	}
-	t.writes = rest
-	d.applyWrites(mine)
-}
-
-// hostWrite settles h before the simulator writes it: pending writes go in
-// first, and device memory still referring to its bytes takes its snapshot.
-func (d *Driver) hostWrite(h *hostBuf) {
-	d.hostRead(h)
-	d.snapshotRefs(h)
-}
-
-// flushHost settles everything: the end of a run, before the host looks.
-func (d *Driver) flushHost() {
-	t := &d.traffic
-	ws := t.writes
-	t.writes = nil
-	d.applyWrites(ws)
-	d.snapshotRefs(nil)
-}
-
-// applyWrites writes ws in order, skipping any that a later one covers.
-func (d *Driver) applyWrites(ws []pendingWrite) {
-	for i, w := range ws {
-		covered := false
-		for _, later := range ws[i+1:] {
-			if later.h == w.h && later.off <= w.off && later.off+later.n >= w.off+w.n {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			d.snapshotRefs(w.h)
-			d.traffic.memo.write(w.h.b[w.off:w.off+w.n], w.segs)
-		}
-	}
-}
-
-// write materialises segs into dst, from the memo when it holds them.
-func (m *hostMemo) write(dst []byte, segs []segment) {
-	if len(m.b) == len(dst) && slices.EqualFunc(segs, m.segs, sameSegment) {
-		copy(dst, m.b)
-		return
-	}
-	for _, s := range segs {
-		s.bytesAt(dst[s.off:s.off+s.n], s.off)
-	}
-	m.remember(dst, segs)
-}
-
-// remember keeps a copy of b, described by segs, when b is large.
-func (m *hostMemo) remember(b []byte, segs []segment) {
-	if len(b) < memoAt {
-		return
-	}
-	if len(m.b) != len(b) {
-		m.b = make([]byte, len(b))
-	}
-	copy(m.b, b)
-	m.segs = slices.Clone(segs)
-}
-
-// sameSegment reports whether a and b describe the same bytes in the same
-// way (bytes segments: the same array).
-func sameSegment(a, b segment) bool {
-	return a.kind == b.kind && a.off == b.off && a.n == b.n && a.seed == b.seed && a.origin == b.origin &&
-		a.unit == b.unit && a.chase == b.chase && a.h == b.h &&
-		len(a.data) == len(b.data) && (len(a.data) == 0 || &a.data[0] == &b.data[0])
-}
-
-// snapshotRefs replaces host references to h (every host buffer when h is
-// nil) in device memory with a description of the bytes they refer to.
-func (d *Driver) snapshotRefs(h *hostBuf) {
-	for a := range d.traffic.refs {
-		var refs []segment
-		left := false
-		for _, s := range a.mem.segs {
-			switch {
-			case s.kind != segHostRef:
-			case h != nil && s.h != h:
-				left = true
-			default:
-				refs = append(refs, s)
-			}
-		}
-		for _, s := range refs {
-			b := s.h.b[int64(s.off)-s.origin:][:s.n]
-			segs := d.traffic.describe(b, uint64(int64(s.off)-s.origin))
-			for i := range segs {
-				segs[i] = segs[i].shift(int64(s.off))
-			}
-			a.mem.write(s.off, s.n, segs)
-		}
-		if !left {
-			delete(d.traffic.refs, a)
-		}
-	}
-}
-
-// hostSegments replaces host references among segs (at offsets 0..n) by a
-// description of the bytes: data bound for host memory must not depend on
-// host bytes that may change before it lands.
-func (d *Driver) hostSegments(segs []segment) []segment {
-	var out []segment
-	for _, s := range segs {
-		if s.kind != segHostRef {
-			out = append(out, s)
+	var pieces []piece
+	for _, s := range h.mem.read(off, n) {
+		if s.kind == segHost {
 			continue
 		}
-		b := s.h.b[int64(s.off)-s.origin:][:s.n]
-		for _, r := range d.traffic.describe(b, uint64(int64(s.off)-s.origin)) {
-			out = append(out, r.shift(int64(s.off)))
+		for lo := s.off; lo < s.off+s.n; lo += chunkBytes {
+			pieces = append(pieces, piece{s, lo, min(s.off+s.n, lo+chunkBytes)})
 		}
 	}
-	return out
+	parallel(len(pieces), func(k int) {
+		p := pieces[k]
+		p.s.bytesAt(h.b[p.lo:p.hi], p.lo)
+	})
+	h.mem.write(off, n, []segment{h.bytesSeg(off, n)})
 }
 
-// describe returns segments at offsets 0..len(b) that say what the host
-// bytes b, at offset hostOff of their buffer, hold: the verification
-// pattern (word i of the buffer Pattern(seed, i), as measure.FillHost
-// writes it) or one repeated 8-byte value where every byte agrees, else a
-// copy of the bytes. The description is exact: every byte is compared.
-func (t *hostTraffic) describe(b []byte, hostOff uint64) []segment {
-	n := uint64(len(b))
-	if n < memoAt {
-		return []segment{{off: 0, n: n, kind: segBytes, data: slices.Clone(b)}}
+// overwrite marks [off, off+n) as the buffer's own bytes: the caller
+// writes every one of them there.
+func (h *hostBuf) overwrite(off, n uint64) {
+	if n > 0 && !h.freed && !h.inBuffer(off, n) {
+		h.mem.write(off, n, []segment{h.bytesSeg(off, n)})
 	}
-	if m := &t.memo; len(m.b) == len(b) && parallelEqual(b, m.b) {
-		return slices.Clone(m.segs)
+}
+
+// store puts what a GPU wrote, segs at offsets off..off+n, at [off, off+n).
+func (h *hostBuf) store(off, n uint64, segs []segment) {
+	if n > 0 && !h.freed {
+		h.mem.write(off, n, segs)
 	}
-	// Chunks start at buffer offsets that are multiples of chunkBytes, so a
-	// pattern's words never straddle two guesses.
-	var bounds []uint64
-	for lo := uint64(0); lo < n; {
-		hi := min(n, (hostOff+lo)/chunkBytes*chunkBytes+chunkBytes-hostOff)
-		bounds = append(bounds, lo)
-		lo = hi
+}
+
+// load returns the content of [off, off+n) as segments at those offsets,
+// for a GPU reading it: runs of the buffer's bytes are described first.
+func (h *hostBuf) load(off, n uint64) []segment {
+	if h.freed {
+		return []segment{{off: off, n: n, kind: segRepeat, origin: int64(off)}}
 	}
-	parts := make([]segment, len(bounds))
-	parallel(len(bounds), func(k int) {
-		lo, hi := bounds[k], n
-		if k+1 < len(bounds) {
-			hi = bounds[k+1]
+	h.describe(off, n)
+	segs := h.mem.read(off, n)
+	for i, s := range segs {
+		if s.kind == segHost {
+			segs[i] = segment{off: s.off, n: s.n, kind: segBytes, data: slices.Clone(h.b[s.off : s.off+s.n])}
 		}
-		parts[k] = recognise(b[lo:hi], lo, hostOff)
-	})
-	segs := mergeSegments(parts)
-	t.memo.remember(b, segs)
+	}
 	return segs
 }
 
-// recognise describes the chunk c, at offset lo of a range that starts at
-// offset hostOff of its host buffer, as one segment.
-func recognise(c []byte, lo, hostOff uint64) segment {
+// describe replaces the runs of the buffer's own bytes of a chunk or more
+// within [off, off+n) by segments describing them exactly.
+func (h *hostBuf) describe(off, n uint64) {
+	for _, s := range h.mem.read(off, n) {
+		if s.kind != segHost || s.n < chunkBytes {
+			continue
+		}
+		// Chunks start at buffer offsets that are multiples of chunkBytes,
+		// so a pattern's words never straddle two guesses.
+		var bounds []uint64
+		for lo := s.off; lo < s.off+s.n; lo = min(s.off+s.n, lo/chunkBytes*chunkBytes+chunkBytes) {
+			bounds = append(bounds, lo)
+		}
+		bounds = append(bounds, s.off+s.n)
+		parts := make([]segment, len(bounds)-1)
+		parallel(len(parts), func(k int) {
+			lo, hi := bounds[k], bounds[k+1]
+			parts[k] = recognise(h.b[lo:hi], lo)
+		})
+		h.mem.write(s.off, s.n, mergeSegments(parts))
+	}
+}
+
+// free gives the buffer's memory back.
+func (h *hostBuf) free() {
+	h.freed = true
+	h.mem = content{}
+	if h.pages {
+		freePages(h.b)
+	}
+	h.b = nil
+}
+
+// recognise describes the chunk c, at offset off of its host buffer, as
+// one segment: the verification pattern (word i of the buffer
+// Pattern(seed, i), as measure's FillHost writes it), one repeated 8-byte
+// value, else a copy of the bytes. Every byte is compared.
+func recognise(c []byte, off uint64) segment {
 	n := uint64(len(c))
-	origin := -int64(hostOff) // word i of the buffer is at range offset 4i + origin
-	at := lo + (4-(hostOff+lo)%4)%4
-	if at+4 <= lo+n {
-		w := binary.LittleEndian.Uint32(c[at-lo:])
-		s := segment{off: lo, n: n, kind: segPattern, origin: origin, seed: patternSeed(w, (hostOff+at)/4)}
+	if at := (off + 3) / 4 * 4; at+4 <= off+n {
+		w := binary.LittleEndian.Uint32(c[at-off:])
+		s := segment{off: off, n: n, kind: segPattern, seed: patternSeed(w, at/4)}
 		if s.holds(c) {
 			return s
 		}
 	}
-	at = lo + (8-(hostOff+lo)%8)%8
-	if at+8 <= lo+n {
-		s := segment{off: lo, n: n, kind: segRepeat, origin: origin, unit: binary.LittleEndian.Uint64(c[at-lo:])}
+	if at := (off + 7) / 8 * 8; at+8 <= off+n {
+		s := segment{off: off, n: n, kind: segRepeat, unit: binary.LittleEndian.Uint64(c[at-off:])}
 		if s.holds(c) {
 			return s
 		}
 	}
-	return segment{off: lo, n: n, kind: segBytes, data: slices.Clone(c)}
+	return segment{off: off, n: n, kind: segBytes, data: slices.Clone(c)}
 }
 
 // holds reports whether segment s describes exactly the bytes c at its offset.
@@ -290,21 +204,6 @@ func inverse32(a uint32) uint32 {
 		inv *= 2 - a*inv
 	}
 	return inv
-}
-
-// parallelEqual is bytes.Equal over the CPUs.
-func parallelEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var differ atomic.Bool
-	parallel((len(a)+chunkBytes-1)/chunkBytes, func(i int) {
-		lo, hi := i*chunkBytes, min(len(a), (i+1)*chunkBytes)
-		if !differ.Load() && !bytes.Equal(a[lo:hi], b[lo:hi]) {
-			differ.Store(true)
-		}
-	})
-	return !differ.Load()
 }
 
 // parallel runs fn(0), ..., fn(n-1) on the CPUs.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
 )
 
@@ -33,12 +34,13 @@ func heldBytes(d *Driver) (n uint64) {
 	return n
 }
 
-// fillHost writes the verification pattern of seed into b, as
-// measure.FillHost does.
-func fillHost(b []byte, seed uint32) {
+// fillHost writes the verification pattern of seed into b and tells c, as
+// measure's FillHost does.
+func fillHost(c gpu.Context, b []byte, seed uint32) {
 	for i := 0; i+4 <= len(b); i += 4 {
 		binary.LittleEndian.PutUint32(b[i:], kernels.Pattern(seed, uint64(i/4)))
 	}
+	c.HostWritten(b)
 }
 
 // TestHostCopiesHoldNoBytes is issue 19's "660 MB per device for host
@@ -49,7 +51,7 @@ func TestHostCopiesHoldNoBytes(t *testing.T) {
 	r := newRig(t, "dgx-h100")
 	h, err := r.ctx[0].HostAlloc(size, true)
 	r.must(err)
-	fillHost(h.Host, 7)
+	fillHost(r.ctx[0], h.Host, 7)
 	dst := make([]cuda.DevicePtr, len(r.ctx))
 	for dev, c := range r.ctx {
 		dst[dev] = r.alloc(dev, size)
@@ -70,6 +72,7 @@ func TestHostCopiesHoldNoBytes(t *testing.T) {
 	for i := 0; i < size; i += 4 {
 		binary.LittleEndian.PutUint32(h.Host[i:], 0xDEADBEEF)
 	}
+	r.ctx[0].HostWritten(h.Host)
 	r.must(r.ctx[1].MemcpyAsync(dst[1], h.Device, size, 0))
 	r.must(r.ctx[1].StreamSynchronize(0))
 	if n := heldBytes(r.d); n > 0 {
@@ -95,10 +98,11 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 		h.Host[i] = byte(rng.Uint32())
 	}
 	want := append([]byte(nil), h.Host...)
+	c.HostWritten(h.Host)
 	p := r.alloc(0, size)
 	r.must(c.MemcpyAsync(p, h.Device, size, 0))
 	r.must(c.StreamSynchronize(0))
-	fillHost(h.Host, 9) // the host moves on; the device keeps what it got
+	fillHost(c, h.Host, 9) // the host moves on; the device keeps what it got
 	got := make([]byte, size)
 	r.must(c.MemcpyDtoH(got, p))
 	for i := range got {
@@ -108,7 +112,9 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 	}
 	// The pattern with one word changed: only that word fails, and only
 	// its chunk is held as bytes.
+	c.HostRead(h.Host)
 	h.Host[3<<20+5] ^= 0x10
+	c.HostWritten(h.Host)
 	r.must(c.MemcpyAsync(p, h.Device, size, 0))
 	r.must(c.StreamSynchronize(0))
 	if n := heldBytes(r.d); n > chunkBytes {
@@ -116,5 +122,65 @@ func TestHostCopiesOfOtherBytes(t *testing.T) {
 	}
 	if first, bad, _ := r.check(0, p, size&^3, 9); bad != 1 || first != (3<<20+4)/4 {
 		t.Errorf("first bad word %d, %d bad; want word %d alone", first, bad, (3<<20+4)/4)
+	}
+}
+
+// TestHostCorruptionFault: a corruption fault on copies into host memory
+// shows in the bytes the CPU reads after HostRead, and one on copies out
+// of host memory in the device's check; other ends stay clean.
+func TestHostCorruptionFault(t *testing.T) {
+	const size = 8 << 20
+	const word = 100000
+	r := newRig(t, "h200x2",
+		WithFault(Fault{Kind: FaultCorrupt, Src: 0, Dst: HostMemory, Offset: 4 * word}),
+		WithFault(Fault{Kind: FaultCorrupt, Src: HostMemory, Dst: 1, Offset: 4 * word}))
+	in, err := r.ctx[0].HostAlloc(size, true)
+	r.must(err)
+	out, err := r.ctx[0].HostAlloc(size, true)
+	r.must(err)
+	fillHost(r.ctx[0], in.Host, 3)
+	dev0, dev1 := r.alloc(0, size), r.alloc(1, size)
+	r.fill(0, dev0, size, 3)
+	r.must(r.ctx[0].MemcpyAsync(out.Device, dev0, size, 0))
+	r.must(r.ctx[1].MemcpyAsync(dev1, in.Device, size, 0))
+	r.must(r.ctx[0].MemcpyAsync(dev0, in.Device, size, 0))
+	r.must(r.ctx[0].Synchronize())
+	r.must(r.ctx[1].Synchronize())
+	r.ctx[0].HostRead(out.Host)
+	for i := uint64(0); i < size/4; i++ {
+		if got, want := binary.LittleEndian.Uint32(out.Host[4*i:]), kernels.Pattern(3, i); (got != want) != (i == word) {
+			t.Fatalf("0→host, word %d: %#x, pattern %#x", i, got, want)
+		}
+	}
+	if first, bad, _ := r.check(1, dev1, size, 3); first != word || bad != 1 {
+		t.Errorf("host→1: first bad %d, count %d; want %d, 1", first, bad, word)
+	}
+	if _, bad, _ := r.check(0, dev0, size, 3); bad != 0 {
+		t.Errorf("host→0: %d bad words, want none", bad)
+	}
+}
+
+// TestBlockingCopiesOfPinnedBytes: cuMemcpyHtoD and cuMemcpyDtoH take and
+// leave pinned bytes at once, with no HostWritten or HostRead, even over a
+// range a copy had left symbolic.
+func TestBlockingCopiesOfPinnedBytes(t *testing.T) {
+	const size = 2 << 20
+	r := newRig(t, "h200x2")
+	c := r.ctx[0]
+	h, err := c.HostAlloc(2*size, true)
+	r.must(err)
+	p := r.alloc(0, size)
+	r.fill(0, p, size, 4)
+	r.must(c.MemcpyAsync(h.Device, p, size, 0)) // the pattern, held symbolically
+	r.must(c.StreamSynchronize(0))
+	for i := range size {
+		h.Host[i] = byte(i / 3)
+	}
+	r.must(c.MemcpyHtoD(p, h.Host[:size]))
+	r.must(c.MemcpyDtoH(h.Host[size:], p))
+	for i := range size {
+		if got := h.Host[size+i]; got != byte(i/3) {
+			t.Fatalf("byte %d came back as %#x, want %#x", i, got, byte(i/3))
+		}
 	}
 }

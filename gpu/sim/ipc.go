@@ -37,7 +37,7 @@ func (c *devContext) IpcGetMemHandle(p cuda.DevicePtr) (cuda.IpcMemHandle, error
 		var h cuda.IpcMemHandle
 		d.tick(costLight)
 		sp, ok := d.resolve(uint64(p), 0)
-		if !ok || sp.a == nil || sp.via != nil {
+		if !ok || sp.a == nil || sp.via != nil || sp.vmm != nil {
 			return h, cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
 		a := sp.a

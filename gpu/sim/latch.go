@@ -28,28 +28,38 @@ func hostWord(h *hostBuf, off uint64) *uint32 {
 
 // flagSet reads the flag (the driver lock is held).
 func (l *latchRun) flagSet() bool {
-	if l.flag.h != nil {
-		l.d.hostRead(l.flag.h)
-		return atomic.LoadUint32(hostWord(l.flag.h, l.flag.off)) != 0
+	if h := l.flag.h; h != nil {
+		if h.freed {
+			return false
+		}
+		h.settle(l.flag.off, 4)
+		return atomic.LoadUint32(hostWord(h, l.flag.off)) != 0
 	}
 	var b [4]byte
 	l.d.readBytes(l.flag, b[:])
 	return binary.LittleEndian.Uint32(b[:]) != 0
 }
 
-// hostFlagSet reads a host flag without the driver lock; a flag in device
-// memory can only change through a driver call, which the waiting scheduler
-// notices anyway.
+// hostFlagSet reads a host flag while the scheduler waits, unlocked, for
+// the host to set it; a flag in device memory can only change through a
+// driver call, which the waiting scheduler notices anyway.
 func (l *latchRun) hostFlagSet() bool {
-	return l.flag.h != nil && atomic.LoadUint32(hostWord(l.flag.h, l.flag.off)) != 0
+	if l.flag.h == nil {
+		return false
+	}
+	l.d.mu.Lock()
+	defer l.d.mu.Unlock()
+	return l.flagSet()
 }
 
 // writeU32 stores v at sp (atomically in host memory, which the host may be
 // polling).
 func (d *Driver) writeU32(sp span, v uint32) {
-	if sp.h != nil {
-		d.hostWrite(sp.h)
-		atomic.StoreUint32(hostWord(sp.h, sp.off), v)
+	if h := sp.h; h != nil {
+		if !h.freed {
+			h.overwrite(sp.off, 4)
+			atomic.StoreUint32(hostWord(h, sp.off), v)
+		}
 		return
 	}
 	var b [4]byte

@@ -56,9 +56,11 @@ func (l *launch) chaseBuild() (*op, error) {
 			sp.a.mem.write(sp.off, sp.n, []segment{{off: sp.off, n: sp.n, kind: segChase, origin: int64(sp.off), chase: desc}})
 			return nil
 		}
-		d.hostWrite(sp.h)
-		for k := uint64(0); k < a.Nodes; k++ {
-			binary.LittleEndian.PutUint64(sp.h.b[sp.off+k*a.Stride:], a.Buf+desc.next(k)*a.Stride)
+		if h := sp.h; !h.freed {
+			h.settle(sp.off, sp.n) // the bytes between the pointers stay
+			for k := uint64(0); k < a.Nodes; k++ {
+				binary.LittleEndian.PutUint64(h.b[sp.off+k*a.Stride:], a.Buf+desc.next(k)*a.Stride)
+			}
 		}
 		return nil
 	}

@@ -32,12 +32,14 @@ type allocation struct {
 	ipcTag uint64 // 0 until exported
 }
 
-// hostBuf is one HostAlloc: real Go memory.
+// hostBuf is one HostAlloc, or the caller's bytes of a blocking copy: real
+// bytes, and the content saying which of them are current (hostmem.go).
 type hostBuf struct {
-	ptr    uint64
-	b      []byte
-	mapped bool
-	freed  bool
+	ptr   uint64
+	b     []byte
+	mem   content
+	pages bool // b is the driver's own pages (allocPages)
+	freed bool
 }
 
 // ipcMapping is an IPC handle opened in a context.
@@ -67,15 +69,20 @@ func (s *addressSpace) drop() {
 		}
 		s.devs[i] = nil
 	}
+	for _, h := range s.hosts {
+		h.free()
+	}
 	s.hosts = nil
 }
 
 // span is a resolved range of memory: part of an allocation (possibly
-// reached through an IPC mapping) or of a pinned host buffer.
+// reached through an IPC mapping or a VMM mapping) or of a pinned host
+// buffer.
 type span struct {
 	a   *allocation
 	h   *hostBuf
 	via *ipcMapping
+	vmm *vmmMapping
 	off uint64
 	n   uint64
 }
@@ -115,6 +122,8 @@ func (d *Driver) resolve(p, n uint64) (span, bool) {
 			return span{}, false
 		}
 		return span{a: list[i], off: p - list[i].base, n: n}, true
+	case p >= vmmSpaceBase && p < vmmSpaceBase+vmmSpaceSize:
+		return d.resolveVMM(p, n)
 	case p >= ipcSpaceBase && p < ipcSpaceBase+uint64(len(s.devs))*devSpaceSize:
 		c := d.ctxs[(p-ipcSpaceBase)/devSpaceSize]
 		if c == nil {
@@ -138,11 +147,15 @@ func (d *Driver) resolve(p, n uint64) (span, bool) {
 }
 
 // accessible reports whether a kernel of context c may touch sp: its own
-// device's memory, pinned host memory, or a peer's memory with peer access
-// enabled from c (for an IPC mapping, opened in c or in a context c can reach).
+// device's memory, pinned host memory, a peer's memory with peer access
+// enabled from c (for an IPC mapping, opened in c or in a context c can
+// reach), or a VMM mapping c's device was granted access to.
 func (c *devContext) accessible(sp span) bool {
 	if sp.h != nil {
 		return true
+	}
+	if sp.vmm != nil {
+		return sp.vmm.access[c.dev]
 	}
 	if sp.via != nil && sp.via.ctx != c && !c.peers[sp.via.ctx.dev] && sp.via.ctx.dev != c.dev {
 		return false
@@ -173,56 +186,55 @@ func (c *devContext) accessWords(p, words uint64, what string) (span, *asyncErro
 	return c.access(p, 4*words, what)
 }
 
-// readSegs returns the content of sp as segments at offsets 0..n, for a
-// copy: host memory comes as a reference to its bytes, snapshotted when the
-// run ends (hostmem.go).
+// readSegs returns the content of sp as segments at offsets 0..n, for a copy.
 func (d *Driver) readSegs(sp span) []segment {
+	var segs []segment
 	if sp.a != nil {
-		segs := sp.a.mem.read(sp.off, sp.n)
-		for i := range segs {
-			segs[i] = segs[i].shift(-int64(sp.off))
-		}
-		return segs
+		segs = sp.a.mem.read(sp.off, sp.n)
+	} else {
+		segs = sp.h.load(sp.off, sp.n)
 	}
-	d.hostRead(sp.h)
-	return []segment{{off: 0, n: sp.n, kind: segHostRef, h: sp.h, origin: -int64(sp.off)}}
+	for i := range segs {
+		segs[i] = segs[i].shift(-int64(sp.off))
+	}
+	return segs
 }
 
-// writeSegs stores segments (at offsets 0..n) into sp; into host memory at
-// the end of the run.
+// writeSegs stores segments (at offsets 0..n) into sp.
 func (d *Driver) writeSegs(sp span, segs []segment) {
-	if sp.a != nil {
-		refs := false
-		for i := range segs {
-			refs = refs || segs[i].kind == segHostRef
-			segs[i] = segs[i].shift(int64(sp.off))
-		}
-		sp.a.mem.write(sp.off, sp.n, segs)
-		if refs {
-			d.traffic.refs[sp.a] = true
-		}
-		return
+	for i := range segs {
+		segs[i] = segs[i].shift(int64(sp.off))
 	}
-	d.traffic.writes = append(d.traffic.writes, pendingWrite{h: sp.h, off: sp.off, n: sp.n, segs: d.hostSegments(segs)})
+	if sp.a != nil {
+		sp.a.mem.write(sp.off, sp.n, segs)
+	} else {
+		sp.h.store(sp.off, sp.n, segs)
+	}
 }
 
-// readBytes and writeBytes move real bytes in or out of sp.
+// readBytes and writeBytes move real bytes in or out of sp; in host memory
+// they read and write the buffer itself (memory freed meanwhile reads as
+// zeros).
 func (d *Driver) readBytes(sp span, dst []byte) {
-	if sp.a != nil {
+	switch {
+	case sp.a != nil:
 		sp.a.mem.readBytes(dst, sp.off)
-		return
+	case sp.h.freed:
+		clear(dst)
+	default:
+		sp.h.settle(sp.off, uint64(len(dst)))
+		copy(dst, sp.h.b[sp.off:])
 	}
-	d.hostRead(sp.h)
-	copy(dst, sp.h.b[sp.off:])
 }
 
 func (d *Driver) writeBytes(sp span, b []byte) {
-	if sp.a != nil {
+	switch {
+	case sp.a != nil:
 		sp.a.mem.writeBytes(sp.off, b)
-		return
+	case !sp.h.freed:
+		sp.h.overwrite(sp.off, uint64(len(b)))
+		copy(sp.h.b[sp.off:], b)
 	}
-	d.hostWrite(sp.h)
-	copy(sp.h.b[sp.off:], b)
 }
 
 // copySpan copies src to dst (same length) and applies a corruption fault of
@@ -292,7 +304,7 @@ func (c *devContext) MemFree(p cuda.DevicePtr) error {
 	const call = "cuMemFree"
 	return c.locked(call, func(d *Driver) error {
 		sp, ok := d.resolve(uint64(p), 0)
-		if !ok || sp.a == nil || sp.via != nil || sp.off != 0 {
+		if !ok || sp.a == nil || sp.via != nil || sp.vmm != nil || sp.off != 0 {
 			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
 		owner := d.ctxs[sp.a.dev]
@@ -330,20 +342,21 @@ func (c *devContext) MemGetInfo() (free, total uint64, err error) {
 
 func (c *devContext) totalMemory() uint64 { return c.d.m.gpu.memMiB << 20 }
 
-// HostAlloc is cuMemHostAlloc: real, pinned-in-spirit Go memory. Its device
-// address is its host address (unified addressing); Device is set only when
-// mapped is asked for, as cuMemHostGetDevicePointer would give it.
+// HostAlloc is cuMemHostAlloc: real memory, the simulator's own pages
+// (allocPages). Its device address is its host address (unified
+// addressing); Device is set only when mapped is asked for, as
+// cuMemHostGetDevicePointer would give it.
 func (c *devContext) HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, error) {
 	const call = "cuMemHostAlloc"
 	return lockedValue(c, call, func(d *Driver) (cuda.HostBuffer, error) {
 		if bytes == 0 || bytes > 1<<40 {
 			return cuda.HostBuffer{}, cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-		// Whole 8-byte words, so the simulator's atomic loads and stores of
-		// flags and timestamps are aligned.
-		words := make([]uint64, (bytes+7)/8)
-		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:bytes]
-		h := &hostBuf{ptr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), b: b, mapped: mapped}
+		b, err := allocPages(bytes)
+		if err != nil {
+			return cuda.HostBuffer{}, cuda.NewError(cuda.ErrorOutOfMemory, call)
+		}
+		h := newHostBuf(b, true)
 		i := sort.Search(len(d.mem.hosts), func(i int) bool { return d.mem.hosts[i].ptr > h.ptr })
 		d.mem.hosts = append(d.mem.hosts, nil)
 		copy(d.mem.hosts[i+1:], d.mem.hosts[i:])
@@ -366,13 +379,8 @@ func (c *devContext) HostFree(hb cuda.HostBuffer) error {
 		ptr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hb.Host))))
 		for i, h := range d.mem.hosts {
 			if h.ptr == ptr {
-				h.freed = true
 				d.mem.hosts = append(d.mem.hosts[:i], d.mem.hosts[i+1:]...)
-				if len(h.b) >= memoAt {
-					// The memo most likely holds this buffer's bytes: let
-					// them go with it (forgetting costs time, never truth).
-					d.traffic.memo = hostMemo{}
-				}
+				h.free()
 				return nil
 			}
 		}
@@ -380,12 +388,33 @@ func (c *devContext) HostFree(hb cuda.HostBuffer) error {
 	})
 }
 
-// hostRegistered reports whether b lies in a pinned host buffer.
-func (d *Driver) hostRegistered(b []byte) bool {
-	if len(b) == 0 {
-		return false
+// HostRead is gpu.Context's: what the GPUs left in b is written into it,
+// for the CPU to read.
+func (c *devContext) HostRead(b []byte) {
+	c.d.hostAccess(b, (*hostBuf).settle)
+}
+
+// HostWritten is gpu.Context's: the CPU wrote every byte of b, which the
+// buffer now holds (described when a GPU first reads them, hostmem.go).
+func (c *devContext) HostWritten(b []byte) {
+	c.d.hostAccess(b, (*hostBuf).overwrite)
+}
+
+// hostAccess runs fn on the part of a pinned host buffer that b is; bytes
+// elsewhere need nothing.
+func (d *Driver) hostAccess(b []byte, fn func(h *hostBuf, off, n uint64)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if sp, ok := d.pinned(b); ok {
+		fn(sp.h, sp.off, sp.n)
 	}
-	p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-	sp, ok := d.resolve(p, uint64(len(b)))
-	return ok && sp.h != nil
+}
+
+// pinned resolves b when it lies in a pinned host buffer.
+func (d *Driver) pinned(b []byte) (span, bool) {
+	if len(b) == 0 {
+		return span{}, false
+	}
+	sp, ok := d.resolve(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint64(len(b)))
+	return sp, ok && sp.h != nil
 }

@@ -113,6 +113,11 @@ func (m monitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	})
 }
 
+// Fabric: a simulated machine is one node, in no multi-node NVLink fabric.
+func (m monitor) Fabric(dev int, busID string) (gpu.Fabric, error) {
+	return gpu.Fabric{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoFabric)
+}
+
 // Traffic: the simulator models no NVLink counters.
 func (m monitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
 	return results.LinkCounts{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoCounters)

@@ -209,6 +209,9 @@ func TestFaultError(t *testing.T) {
 	if _, err := New("h200x2", WithFault(Fault{Kind: FaultCorrupt, Src: 0, Dst: 9})); err == nil {
 		t.Error("a fault on device 9 of 2 was accepted")
 	}
+	if _, err := New("h200x2", WithFault(Fault{Kind: FaultSlowLink, Src: HostMemory, Dst: 1, Scale: 0.5})); err == nil {
+		t.Error("a slow link from host memory was accepted")
+	}
 }
 
 func TestClosed(t *testing.T) {

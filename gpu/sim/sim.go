@@ -33,8 +33,7 @@ type Driver struct {
 	ctxs []*devContext // by device; nil until Context is first called
 
 	sched
-	mem     addressSpace
-	traffic hostTraffic
+	mem addressSpace
 
 	nextHandle uintptr
 	streams    map[cuda.Stream]*stream
@@ -44,6 +43,7 @@ type Driver struct {
 
 	memExports   map[uint64]*allocation // IPC tag → allocation
 	eventExports map[uint64]*eventState // IPC tag → event
+	vmm          vmmState
 	nextSerial   uint64
 
 	// version counts enqueued operations; a scheduler waiting for another
@@ -132,7 +132,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 	}
 	d.sched.init(d)
 	d.mem.init(m.n)
-	d.traffic.init()
+	d.vmm.init()
 	for _, o := range opts {
 		if err := o(d); err != nil {
 			return nil, err
@@ -196,6 +196,8 @@ func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
 			MemoryBusWidth:    g.busWidthBits,
 			IPCEventSupported: true,
 			MaxThreadsPerSM:   g.maxThreadsPerSM,
+			VMMSupported:      true,
+			POSIXFDHandles:    true,
 		}, nil
 	})
 }
@@ -223,9 +225,12 @@ func (d *Driver) Close() error {
 	d.closed = true
 	d.sched.drop()
 	d.mem.drop()
-	d.traffic = hostTraffic{}
 	d.streams, d.events, d.modules, d.funcs = nil, nil, nil, nil
 	d.memExports, d.eventExports = nil, nil
+	for a := range d.vmm.live {
+		a.freed = true
+	}
+	d.vmm = vmmState{}
 	return nil
 }
 

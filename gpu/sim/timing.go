@@ -257,17 +257,13 @@ func (s *sched) run(goal func() bool, blocking bool) error {
 		}
 		if blocking && waiting != nil && !waiting.graceUsed && s.d.grace > 0 {
 			waiting.graceUsed = true
-			s.d.flushHost() // the host may look while it is unlocked
 			s.waitForHost(waiting)
 			continue
 		}
 		s.advance(t)
 	}
-	if !s.d.closed {
-		s.d.flushHost()
-		if s.destroyed > 0 {
-			s.prune()
-		}
+	if !s.d.closed && s.destroyed > 0 {
+		s.prune()
 	}
 	if blocking {
 		s.host = math.Max(s.host, s.now) + costWake

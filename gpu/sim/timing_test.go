@@ -364,8 +364,9 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestHostCopyOrdering: the host side of copies is settled exactly as if
-// each copy ran in order, though the simulator defers it within a run.
+// TestHostCopyOrdering: host memory holds exactly what running each copy
+// in order leaves there, though the simulator holds copies symbolically
+// until the CPU reads (HostRead) or after it writes (HostWritten).
 func TestHostCopyOrdering(t *testing.T) {
 	const size = 4 << 20
 	r := newRig(t, "h200x2")
@@ -377,12 +378,14 @@ func TestHostCopyOrdering(t *testing.T) {
 	for i := range h.Host {
 		h.Host[i] = 1
 	}
+	c.HostWritten(h.Host)
 	// Device a gets the host's ones; then the host changes its bytes: a keeps the ones.
 	r.must(c.MemcpyAsync(a, h.Device, size, s))
 	r.must(c.StreamSynchronize(s))
 	for i := range h.Host {
 		h.Host[i] = 2
 	}
+	c.HostWritten(h.Host)
 	got := make([]byte, 16)
 	r.must(c.MemcpyDtoH(got, a+size/2))
 	if got[0] != 1 || got[15] != 1 {
@@ -401,6 +404,7 @@ func TestHostCopyOrdering(t *testing.T) {
 	if _, bad, _ := r.check(0, b, size, 5); bad != 0 {
 		t.Errorf("host → device after device → host in one run: %d bad words", bad)
 	}
+	c.HostRead(h.Host)
 	if v := atomic.LoadUint32(hostU32(h, 8)); v != kernels.LatchReleased {
 		t.Errorf("latch status %d (flag was the pattern's first word, non-zero)", v)
 	}
@@ -411,8 +415,10 @@ func TestHostCopyOrdering(t *testing.T) {
 	for i := range h.Host {
 		h.Host[i] = 0xEE
 	}
+	c.HostWritten(h.Host)
 	r.must(c.MemcpyAsync(h.Device, a, size, s))
 	r.must(c.StreamSynchronize(s))
+	c.HostRead(h.Host)
 	for i := uint64(0); i < size/4; i += 4099 {
 		if w := binary.LittleEndian.Uint32(h.Host[4*i:]); w != kernels.Pattern(5, i) {
 			t.Fatalf("host word %d = %#x after the second run, want the pattern", i, w)

@@ -36,15 +36,7 @@ func (l *launch) fill() (*op, error) {
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
-		if sp.a != nil {
-			sp.a.mem.fillPattern(sp.off, a.Words, a.Seed)
-			return nil
-		}
-		d.hostWrite(sp.h)
-		b := sp.h.b[sp.off:]
-		for i := uint64(0); i < a.Words; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], kernels.Pattern(a.Seed, i))
-		}
+		d.writeSegs(sp, []segment{{n: sp.n, kind: segPattern, seed: a.Seed}})
 		return nil
 	}
 	return o, nil
@@ -101,21 +93,13 @@ func (l *launch) check() (*op, error) {
 
 // checkSpan is checkPattern over device or host memory.
 func (d *Driver) checkSpan(sp span, words uint64, seed uint32) (int64, uint64) {
-	if sp.a != nil {
+	switch {
+	case sp.a != nil:
 		return sp.a.mem.checkPattern(sp.off, words, seed)
+	case sp.h.freed:
+		return 0, words
 	}
-	first, bad := int64(-1), uint64(0)
-	d.hostRead(sp.h)
-	b := sp.h.b[sp.off:]
-	for i := uint64(0); i < words; i++ {
-		if binary.LittleEndian.Uint32(b[4*i:]) != kernels.Pattern(seed, i) {
-			if first < 0 {
-				first = int64(i)
-			}
-			bad++
-		}
-	}
-	return first, bad
+	return sp.h.mem.checkPattern(sp.off, words, seed)
 }
 
 // variantScale is how far an SM copy variant falls short of the best one,

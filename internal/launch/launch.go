@@ -27,8 +27,10 @@ type Env struct {
 	// Size is the number of processes the launcher started, 0 when it does
 	// not say (PMIx and a Kubernetes Job do not).
 	Size int
-	// LocalSize is the number of those on this host, 0 when unknown.
-	LocalSize int
+	// LocalSize is the number of those on this host, 0 when unknown;
+	// LocalRank this process's rank among them (0 when the launcher does
+	// not say: PMIx and a Kubernetes Job).
+	LocalSize, LocalRank int
 	// Host is the node's name: SLURMD_NODENAME when Slurm set the rank (the
 	// name Slurm knows the node by), else the host name.
 	Host string
@@ -43,12 +45,12 @@ type Env struct {
 // it starts, so Open MPI's own rank must win over SLURM_PROCID; srun with
 // PMIx sets PMIX_RANK equal to SLURM_PROCID.
 var ranks = []struct {
-	launcher, rank, size, localSize string
+	launcher, rank, size, localSize, localRank string
 }{
-	{"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"},
-	{"PMIx", "PMIX_RANK", "", ""},
-	{"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE"},
-	{"Kubernetes indexed Job", "JOB_COMPLETION_INDEX", "", ""},
+	{"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+	{"PMIx", "PMIX_RANK", "", "", ""},
+	{"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "SLURM_LOCALID"},
+	{"Kubernetes indexed Job", "JOB_COMPLETION_INDEX", "", "", ""},
 }
 
 // Detect reads the launcher's environment through getenv (os.Getenv) and
@@ -59,9 +61,10 @@ var ranks = []struct {
 // The rank comes from the first of these that is set, the innermost
 // launcher first: OMPI_COMM_WORLD_RANK (Open MPI's mpirun), PMIX_RANK (any
 // PMIx launcher), SLURM_PROCID (srun), JOB_COMPLETION_INDEX (a Kubernetes
-// indexed Job). The size and the processes per host come from the same
-// launcher's variables (OMPI_COMM_WORLD_SIZE and _LOCAL_SIZE; SLURM_NTASKS
-// and SLURM_NTASKS_PER_NODE). A Kubernetes pod's host name is the pod's.
+// indexed Job). The size, the processes per host and the rank among them
+// come from the same launcher's variables (OMPI_COMM_WORLD_SIZE,
+// _LOCAL_SIZE and _LOCAL_RANK; SLURM_NTASKS, SLURM_NTASKS_PER_NODE and
+// SLURM_LOCALID). A Kubernetes pod's host name is the pod's.
 func Detect(getenv func(string) string, hostname func() (string, error)) (Env, error) {
 	var e Env
 	for _, r := range ranks {
@@ -75,15 +78,16 @@ func Detect(getenv func(string) string, hostname func() (string, error)) (Env, e
 		}
 		e.Launcher, e.Rank = r.launcher, rank
 		for _, c := range []struct {
-			name string
-			to   *int
-		}{{r.size, &e.Size}, {r.localSize, &e.LocalSize}} {
+			name  string
+			to    *int
+			least int
+		}{{r.size, &e.Size, 1}, {r.localSize, &e.LocalSize, 1}, {r.localRank, &e.LocalRank, 0}} {
 			if c.name == "" || getenv(c.name) == "" {
 				continue
 			}
 			n, err := strconv.Atoi(getenv(c.name))
-			if err != nil || n < 1 {
-				return Env{}, fmt.Errorf("%s=%q is not a number of processes", c.name, getenv(c.name))
+			if err != nil || n < c.least {
+				return Env{}, fmt.Errorf("%s=%q is not a number of processes or a rank", c.name, getenv(c.name))
 			}
 			*c.to = n
 		}

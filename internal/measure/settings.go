@@ -167,6 +167,11 @@ type SMConfig struct {
 	Variant     string
 	BlocksPerSM int
 	BlockSize   int
+	// Share is how many SM copies run at once on the issuing device (0 or
+	// 1: this one alone). They split its SMs: each launches 1/Share of the
+	// grid, so that they run side by side instead of one after the other
+	// as the block scheduler fills the device with the first.
+	Share int
 }
 
 // Engine is the figure engine of the configuration's kernel.
@@ -174,11 +179,25 @@ func (c SMConfig) Engine() results.Engine { return results.SMCopyEngine(c.Varian
 
 // Params are the figure params that name the configuration.
 func (c SMConfig) Params() map[string]string {
-	return map[string]string{
+	p := map[string]string{
 		"variant":       c.Variant,
 		"blocks_per_sm": strconv.Itoa(c.BlocksPerSM),
 		"block_size":    strconv.Itoa(c.BlockSize),
 	}
+	if c.Share > 1 {
+		p[ParamSMShare] = "1/" + strconv.Itoa(c.Share)
+	}
+	return p
+}
+
+// ParamSMShare is the param of an SM copy that shared its device's SMs
+// with other SM copies running at once ("1/2": half of them).
+const ParamSMShare = "sm_share"
+
+// Grid is the number of blocks of the configuration's launch on a device of
+// sms multiprocessors: BlocksPerSM per SM, split Share ways, at least one.
+func (c SMConfig) Grid(sms int) int {
+	return max(1, max(1, sms)*c.BlocksPerSM/max(1, c.Share))
 }
 
 // TuneKey names what a tuned SM configuration is for: an ordered pair and a
@@ -220,7 +239,7 @@ func TunedFrom(ts []results.Tuning) map[TuneKey]SMConfig {
 		if t.Winner.Variant == "" {
 			continue
 		}
-		out[TuneKey{t.Src, t.Dst, t.Direction}] = SMConfig{t.Winner.Variant, t.Winner.BlocksPerSM, t.Winner.BlockSize}
+		out[TuneKey{t.Src, t.Dst, t.Direction}] = SMConfig{Variant: t.Winner.Variant, BlocksPerSM: t.Winner.BlocksPerSM, BlockSize: t.Winner.BlockSize}
 	}
 	return out
 }

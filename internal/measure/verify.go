@@ -97,33 +97,40 @@ func parallelWords(words uint64, fn func(lo, hi uint64)) {
 	wg.Wait()
 }
 
-// FillHost writes the verification pattern of seed into host memory.
-func FillHost(b []byte, seed uint32) {
+// FillHost writes the verification pattern of seed into b, pinned host
+// memory, and tells dv's driver (gpu.Context.HostWritten).
+func (dv *Device) FillHost(b []byte, seed uint32) {
 	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
 		for i := lo; i < hi; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], kernels.Pattern(seed, i))
+			binary.LittleEndian.PutUint32(b[4*i:4*i+4], kernels.Pattern(seed, i))
 		}
 	})
+	dv.Ctx.HostWritten(b)
 }
 
-// PoisonHost is Poison for host memory.
-func PoisonHost(b []byte) {
-	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
-		for i := lo; i < hi; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], poison)
+// PoisonHost is Poison for pinned host memory.
+func (dv *Device) PoisonHost(b []byte) {
+	b = b[:len(b)&^3]
+	if len(b) > 0 {
+		binary.LittleEndian.PutUint32(b, poison)
+		for n := 4; n < len(b); n *= 2 {
+			copy(b[n:], b[:n])
 		}
-	})
+	}
+	dv.Ctx.HostWritten(b)
 }
 
-// CheckHost verifies host memory against the pattern of seed, as Check does
-// on the GPU.
-func CheckHost(b []byte, seed uint32) error {
+// CheckHost verifies b, pinned host memory, against the pattern of seed, as
+// Check does on the GPU; it first has dv's driver settle b
+// (gpu.Context.HostRead).
+func (dv *Device) CheckHost(b []byte, seed uint32) error {
+	dv.Ctx.HostRead(b)
 	var mu sync.Mutex
 	var first, bad uint64 = ^uint64(0), 0
 	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
 		var f, n uint64 = ^uint64(0), 0
 		for i := lo; i < hi; i++ {
-			if binary.LittleEndian.Uint32(b[4*i:]) != kernels.Pattern(seed, i) {
+			if binary.LittleEndian.Uint32(b[4*i:4*i+4]) != kernels.Pattern(seed, i) {
 				f = min(f, i)
 				n++
 			}

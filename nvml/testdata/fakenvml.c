@@ -26,12 +26,20 @@
  * Gen4 x16 (idling at Gen1, trained on 8 lanes), and has no current
  * width when built with -DNO_PCIE_WIDTH.
  *
+ * Fabric: device 0 completed its registration in cluster
+ * 00112233-4455-6677-8899-aabbccddeeff, clique 7; $FAKENVML_FABRIC_CLUSTER
+ * (hex) replaces the cluster's first byte and $FAKENVML_FABRIC_CLIQUE the
+ * clique, so processes standing in for nodes can disagree. Device 1 is in
+ * no fabric (NOT_SUPPORTED). nvmlDeviceGetGpuFabricInfoV insists on the
+ * version of nvmlGpuFabricInfo_v2_t.
+ *
  * Build flags:
  *   -DNO_FIELD_VALUES   leave out nvmlDeviceGetFieldValues (optional)
  *   -DNO_PCIE           leave out the four PCIe link entry points (optional)
  *   -DNO_HEALTH         leave out every health entry point (all optional)
  *   -DOLD_NVML          name them as older drivers do: only the throttle
- *                       reasons and the _v2 process list answer
+ *                       reasons and the _v2 process list answer, and
+ *                       only the unversioned fabric info
  *   -DLINK_ERRORS       device 0: link 3's CRC flit counter grows by 5 at
  *                       every reading; link 15 is down after its first
  *                       state reading
@@ -41,6 +49,7 @@
  *                       process started between the two calls
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -388,3 +397,57 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *width) 
 
 /* fake_inits is the number of nvmlInit_v2 calls not yet shut down. */
 int fake_inits(void) { return inits; }
+
+/* ---- GPU fabric ---- */
+
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+
+typedef struct {
+	unsigned char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;
+} nvmlGpuFabricInfo_t;
+
+#define FABRIC_INFO_V2 (unsigned)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24))
+
+static nvmlReturn_t fabric(nvmlDevice_t d, unsigned char uuid[16], nvmlReturn_t *status, unsigned *clique, unsigned char *state)
+{
+	if (!valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d == &devs[1])
+		return NVML_ERROR_NOT_SUPPORTED;
+	for (int i = 0; i < 16; i++)
+		uuid[i] = (unsigned char)(0x11 * i);
+	const char *cluster = getenv("FAKENVML_FABRIC_CLUSTER"), *cl = getenv("FAKENVML_FABRIC_CLIQUE");
+	if (cluster)
+		uuid[0] = (unsigned char)strtoul(cluster, NULL, 16);
+	*clique = cl ? (unsigned)strtoul(cl, NULL, 10) : 7;
+	*status = NVML_SUCCESS;
+	*state = 3; /* NVML_GPU_FABRIC_STATE_COMPLETED */
+	return NVML_SUCCESS;
+}
+
+#ifndef OLD_NVML
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t d, nvmlGpuFabricInfo_v2_t *info)
+{
+	if (!info || info->version != FABRIC_INFO_V2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	info->healthMask = 0;
+	return fabric(d, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info)
+{
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return fabric(d, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+}

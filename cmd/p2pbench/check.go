@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// verdictFlags are the flags that choose what a run is judged against
+// (check and all).
+func verdictFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "expect", Usage: "judge against the minimum figures of spec `FILE` (JSON; see examples/expect/)"},
+		&cli.StringFlag{Name: "baseline", Usage: "judge against the results `FILE` of a known-good machine"},
+		&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "with --baseline: the least worsening that fails, e.g. 5% or 2.5"},
+		&cli.BoolFlag{Name: "strict", Usage: "a WARN verdict fails too (exit status 5)"},
+	}
+}
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "judge a results file: PASS, WARN or FAIL for every figure and check, against expectations",
+		ArgsUsage: "RESULTS.json",
+		Description: "Without --expect or --baseline, the figures are held to p2pbench's model of the\n" +
+			"machine (each test's share of its link's limit, measured on a 2x H200; a conservative\n" +
+			"model on other machines, and the verdict says so). Link health (NVLink errors, links\n" +
+			"down, uncorrected ECC) fails naming the link; other programs on the GPUs and throttling\n" +
+			"warn; known, explained behaviour is a note. Exit status 0 for PASS and WARN (5 for WARN\n" +
+			"with --strict), 5 for FAIL, 2 for a spec or baseline that cannot judge the run.",
+		Flags: append(verdictFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"}),
+		Action: checkAction,
+	}
+}
+
+func checkAction(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("check takes one results file, got %d arguments", len(args))}
+	}
+	in, out := args[0], c.String("output")
+	if err := outfile.Check(out, in, c.String("expect"), c.String("baseline")); err != nil {
+		return err
+	}
+	exp, err := expectationsOf(c)
+	if err != nil {
+		return err
+	}
+	run, err := readRun(c.Context, in)
+	if err != nil {
+		return err
+	}
+	if err := judge(run, exp); err != nil {
+		return err
+	}
+	if err := report.Verdict(run).WriteText(c.App.Writer); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := outfile.Write(out, run.Encode); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "results: %s\n", out)
+	}
+	return verdictStatus(c, run.Verdict)
+}
+
+// expectationsOf reads --expect and --baseline (at most one of them); nil
+// without either: the model of the run's machine.
+func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
+	spec, base := c.String("expect"), c.String("baseline")
+	switch {
+	case spec != "" && base != "":
+		return nil, usageError{errors.New("--expect and --baseline exclude each other: judge against one of them")}
+	case spec != "":
+		s, err := verdict.LoadSpec(spec)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return s, nil
+	case base != "":
+		threshold, err := compare.ParseThreshold(c.String("threshold"))
+		if err != nil {
+			return nil, usageError{err}
+		}
+		run, err := readRun(c.Context, base)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--baseline: %w", err)}
+		}
+		return verdict.FromBaseline(run, base, threshold), nil
+	}
+	return nil, nil
+}
+
+// judgeAfterwards reads what all is to judge its run against, before
+// anything is measured: a spec that names a link class the machine lacks is
+// refused now (exit 2), not after the run.
+func judgeAfterwards(c *cli.Context, run *results.Run) (func(*results.Run) error, error) {
+	exp, err := expectationsOf(c)
+	if err != nil {
+		return nil, err
+	}
+	if spec, ok := exp.(*verdict.Spec); ok {
+		if err := spec.Fits(run); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return func(run *results.Run) error { return judge(run, exp) }, nil
+}
+
+// judge gives run its verdict against exp (the model of its machine when
+// nil); expectations that cannot judge it are a usage error (exit 2).
+func judge(run *results.Run, exp verdict.Expectations) error {
+	if exp == nil {
+		exp = verdict.Model(run)
+	}
+	v, err := verdict.Judge(run, exp)
+	var se *verdict.SpecError
+	if errors.As(err, &se) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	run.Verdict = v
+	return nil
+}
+
+// verdictStatus is exit status 5 for a failing verdict (a WARN too under
+// --strict), naming the first failing check.
+func verdictStatus(c *cli.Context, v *results.Verdict) error {
+	if v == nil || !verdict.Failing(v, c.Bool("strict")) {
+		return nil
+	}
+	why := ""
+	for _, ch := range v.Checks {
+		if ch.Status == v.Status {
+			why = fmt.Sprintf(" (first: %s: %s)", ch.Name, ch.Summary)
+			break
+		}
+	}
+	return statusError{exitVerdict, fmt.Errorf("verdict %s%s", v.Status.Label(), why)}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+const reference = "../../testdata/reference/h200x2/all.json"
+
+func TestCheckReference(t *testing.T) {
+	stdout, stderr, status := p2pbench(t, "check", reference)
+	if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") || strings.Contains(stdout, "WARN ") {
+		t.Fatalf("the healthy 2× H200: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	// A contract demanding 400 GB/s of the copy engine fails, naming both pairs.
+	spec := filepath.Join(t.TempDir(), "contract.json")
+	os.WriteFile(spec, []byte(`{"name":"contract","figures":[{"test":"ce_read","link":"nvlink","size":"512MiB","min":400}]}`), 0o644)
+	out := filepath.Join(t.TempDir(), "judged.json")
+	stdout, stderr, status = p2pbench(t, "check", "--expect", spec, "-o", out, reference)
+	if status != exitVerdict || !strings.Contains(stdout, "VERDICT: FAIL") || !strings.Contains(stdout, "0→1") || !strings.Contains(stdout, "1→0") {
+		t.Errorf("a 400 GB/s contract: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	run, err := results.Read(out)
+	if err != nil || run.Verdict == nil || run.Verdict.Status != results.StatusFail {
+		t.Errorf("the judged results: %v, verdict %+v", err, run)
+	}
+	// A known-good run as the baseline of its repeat: PASS.
+	if stdout, stderr, status := p2pbench(t, "check", "--baseline", reference, "../../testdata/reference/h200x2/all-repeat.json"); status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {
+		t.Errorf("against its baseline: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"figures":[{"test":"no_such_test","min":1}]}`), 0o644)
+	noLink := filepath.Join(dir, "pcie.json")
+	os.WriteFile(noLink, []byte(`{"figures":[{"test":"ce_read","link":"pcie","min":1}]}`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "one results file"},
+		{[]string{"check", "--expect", bad, "--baseline", reference, reference}, "exclude each other"},
+		{[]string{"check", "--expect", bad, reference}, "no_such_test"},
+		{[]string{"check", "--expect", filepath.Join(dir, "missing.json"), reference}, "missing.json"},
+		{[]string{"check", "--expect", noLink, reference}, "pcie"},
+		{[]string{"check", "--baseline", reference, "--threshold", "lots", reference}, "threshold"},
+		{[]string{"check", "-o", reference, reference}, "input"},
+		{append([]string{"all", "--expect", noLink}, small...), "pcie"},
+	} {
+		if _, stderr, status := p2pbench(t, tc.args...); status != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("p2pbench %s: status %d, stderr %q; want usage and %q", strings.Join(tc.args, " "), status, stderr, tc.want)
+		}
+	}
+}
+
+// TestAllVerdict: all judges its run and keeps the verdict; an NVLink error
+// counter that rises during the run fails it, naming the link (exit 5).
+func TestAllVerdict(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, status := p2pbench(t, append([]string{"all", "--tests", "ce_read,h2d", "--dir", dir,
+		"--simulate-health", "link-errors:0:3:crc_flit:1000000"}, small...)...)
+	if status != exitVerdict || !strings.Contains(stdout, "VERDICT: FAIL") || !strings.Contains(stdout, "NVLink 3") {
+		t.Errorf("a rising error counter: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil || run.Verdict == nil || run.Verdict.Status != results.StatusFail {
+		t.Errorf("the saved run: %v, verdict %+v", err, run.Verdict)
+	}
+}
+
+func TestManAndCompletion(t *testing.T) {
+	if stdout, _, status := p2pbench(t, "man"); status != exitOK || !strings.Contains(stdout, ".TH p2pbench 1") || !strings.Contains(stdout, "fleet") {
+		t.Errorf("man: status %d, %.200q", status, stdout)
+	}
+	for _, shell := range []string{"bash", "fish"} {
+		if stdout, _, status := p2pbench(t, "completion", shell); status != exitOK || !strings.Contains(stdout, "p2pbench") {
+			t.Errorf("completion %s: status %d, %.200q", shell, status, stdout)
+		}
+	}
+	if _, stderr, status := p2pbench(t, "completion", "zsh"); status != exitUsage || !strings.Contains(stderr, "zsh") {
+		t.Errorf("completion zsh: status %d, %q", status, stderr)
+	}
+}

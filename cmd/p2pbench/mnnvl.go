@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/launch"
+	"github.com/p2pbench/p2pbench/ipc"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// mnnvlCommand is one rank of a run across the nodes of a multi-node NVLink
+// domain, started once per GPU by a launcher.
+func mnnvlCommand() *cli.Command {
+	flags := []cli.Flag{jsonFlag, outputFlag,
+		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: every ipc test but the bidirectional ones (all)"},
+		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		roundsFlag, renewFlag,
+		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
+		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
+		&cli.DurationFlag{Name: "child-timeout", Value: time.Minute, Usage: "longest to wait for any answer of a rank before it counts as hung and is dropped"},
+		&cli.StringFlag{Name: "rendezvous", Usage: "`HOST:PORT` where rank 0 listens and the other ranks dial (default: $MASTER_ADDR:$MASTER_PORT)"},
+		&cli.DurationFlag{Name: "rendezvous-wait", Value: 2 * time.Minute, Usage: "longest the ranks wait for each other at the rendezvous"},
+		&cli.IntFlag{Name: "rank", Value: -1, DefaultText: "the launcher's: Open MPI, PMIx, Slurm, a Kubernetes indexed Job", Usage: "this process's rank"},
+		&cli.IntFlag{Name: "ranks", DefaultText: "the launcher's", Usage: "number of processes, one per GPU"},
+		&cli.IntFlag{Name: "device", Value: -1, DefaultText: "the launcher's local rank, else 0", Usage: "this rank's GPU on its node"},
+		&cli.StringFlag{Name: "imex-channel", Value: ipc.DefaultIMEXChannel, Usage: "the IMEX channel device every rank must see"},
+	}
+	for _, f := range copyFlags("transfer size of the bandwidth tests") {
+		if f.Names()[0] != "tuning" { // tuned per pair of one machine's devices
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name: "mnnvl",
+		Usage: "measure across the nodes of a multi-node NVLink domain (GB200 NVL72 and the like): one process per GPU under a launcher, " +
+			"memory shared as fabric handles, checks of IMEX, fabric handles and the NVLink domain first; rank 0 writes the results " +
+			"(not yet validated on multi-node hardware)",
+		Flags:  flags,
+		Action: mnnvlAction,
+	}
+}
+
+func mnnvlAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	opt, err := mnnvlOptions(c)
+	if err != nil {
+		return err
+	}
+	s, err := target{devices: []int{opt.Device}}.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opt.Monitor = s.mon
+	if opt.Rank != 0 {
+		if err := ipc.RunFabric(c.Context, s.drv, opt, nil); err != nil {
+			return mnnvlError(err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "mnnvl: rank %d served rank 0, which holds the results\n", opt.Rank)
+		return nil
+	}
+	if opt.Child, err = ipcChildArgs(s); err != nil {
+		return err
+	}
+	m, err := mnnvlRecord(c, s)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	opt.Progress = m.progress
+	m.run.Verify = opt.Verify
+	m.stopNote = "every rank was told to stop"
+	runErr := ipc.RunFabric(c.Context, s.drv, opt, m.run)
+	if errors.Is(runErr, ipc.ErrPreflight) {
+		return mnnvlError(runErr)
+	}
+	// This node's NVML reads none of the other nodes' GPUs.
+	mon := s.mon
+	s.mon = nil
+	defer mon.Close()
+	return m.finish(runErr, func(run *results.Run) []*report.Document {
+		return []*report.Document{report.Tables(run, nil)}
+	})
+}
+
+// mnnvlError gives a failed check before measuring the exit status of a
+// machine not ready to measure.
+func mnnvlError(err error) error {
+	if errors.Is(err, ipc.ErrPreflight) {
+		return noGPU(err)
+	}
+	return err
+}
+
+// mnnvlRecord starts rank 0's record: the results file, and the
+// environment of its own node (the ranks' devices come with the run).
+func mnnvlRecord(c *cli.Context, s *session) (*measuring, error) {
+	m := &measuring{c: c, s: s, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
+	if path := c.String("output"); path != "" {
+		var err error
+		if m.file, err = claimResults(path); err != nil {
+			return nil, err
+		}
+	}
+	m.run = newRun(c, s)
+	env := &m.run.Environment
+	v, err := s.drv.DriverVersion()
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	env.DriverVersion, env.CUDAVersion, env.Library = v, cuda.CUDAVersionString(v), s.drv.Describe()
+	if s.mon != nil {
+		env.DriverRelease, _ = s.mon.DriverRelease()
+	}
+	if m.file != nil {
+		m.file.run = m.run
+	}
+	return m, nil
+}
+
+// mnnvlOptions reads the flags of mnnvl and, where they leave it open, the
+// launcher's environment.
+func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
+	var o ipc.FabricOptions
+	env, err := launch.Detect(os.Getenv, os.Hostname)
+	if err != nil {
+		return o, usageError{err}
+	}
+	o.Rank, o.Ranks, o.Device, o.Job, o.Host = env.Rank, env.Size, env.LocalRank, env.JobID, env.Host
+	if r := c.Int("rank"); r >= 0 {
+		o.Rank = r
+	}
+	if n := c.Int("ranks"); n > 0 {
+		o.Ranks = n
+	}
+	if d := c.Int("device"); d >= 0 {
+		o.Device = d
+	}
+	if o.Ranks < 2 {
+		return o, usageError{errors.New("mnnvl needs the number of processes: start it under a launcher (srun, mpirun, a Kubernetes indexed Job) or give --ranks and --rank")}
+	}
+	if o.Rank >= o.Ranks {
+		return o, usageError{fmt.Errorf("rank %d of %d processes", o.Rank, o.Ranks)}
+	}
+	o.Rendezvous = c.String("rendezvous")
+	if o.Rendezvous == "" && os.Getenv("MASTER_ADDR") != "" && os.Getenv("MASTER_PORT") != "" {
+		o.Rendezvous = net.JoinHostPort(os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT"))
+	}
+	if _, _, err := net.SplitHostPort(o.Rendezvous); err != nil {
+		return o, usageError{fmt.Errorf("the rendezvous address %q is not HOST:PORT: give --rendezvous, or set MASTER_ADDR and MASTER_PORT", o.Rendezvous)}
+	}
+	o.Wait, o.IMEXChannel, o.Timeout = c.Duration("rendezvous-wait"), c.String("imex-channel"), c.Duration("child-timeout")
+	if o.Wait <= 0 || o.Timeout <= 0 {
+		return o, usageError{errors.New("--rendezvous-wait and --child-timeout must be positive")}
+	}
+	if t := c.String("tests"); t != "all" {
+		tests, err := results.ParseTests(t, results.CommandIPC)
+		if err != nil {
+			return o, usageError{err}
+		}
+		for _, test := range tests {
+			if test.Info().BothWays {
+				return o, usageError{fmt.Errorf("--tests: %s runs both directions at once, started by an IPC event, which does not cross nodes; leave out %s",
+					test, strings.Join(bothWays(), ", "))}
+			}
+		}
+		o.Tests = tests
+	}
+	o.Settings, err = readSettings(c, o.Tests, true)
+	return o, err
+}
+
+// bothWays names the tests across processes that run both directions at once.
+func bothWays() []string {
+	var out []string
+	for _, t := range results.Catalogue() {
+		if t.Name.IsIPC() && t.BothWays {
+			out = append(out, string(t.Name))
+		}
+	}
+	return out
+}

@@ -1,0 +1,22 @@
+package sim
+
+import (
+	"math"
+	"syscall"
+)
+
+// Pinned host memory is the simulator's own pages, outside the Go heap (as
+// the real driver's are): a page costs nothing until touched, the pages go
+// back to the system when the buffer is freed, and a request the system
+// cannot map fails with OUT_OF_MEMORY instead of ending the process.
+
+// allocPages maps n bytes of zeroed, page-aligned memory.
+func allocPages(n uint64) ([]byte, error) {
+	if n > math.MaxInt {
+		return nil, syscall.ENOMEM
+	}
+	return syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+}
+
+// freePages unmaps memory from allocPages.
+func freePages(b []byte) { _ = syscall.Munmap(b) }

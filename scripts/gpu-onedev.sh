@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine with ONE GPU, from the repository root, with the bundle of
+# `make gpu` in .gpu/. Usage: scripts/gpu-onedev.sh PHASE... with phases
+#   tests   the GPU tests that run on one device (cuda, nvml, internal/measure, bench, ipc)
+#   all5    `all` five times in separate processes, `check` of each, every pairwise compare
+#           with --fail-on-regression and the runs grouped 2 against 3
+#   busy    the busy-GPU refusal and --allow-busy with a second process holding GPU memory
+#   ipcvmm  `ipc --handles legacy,vmm` twice and their compare
+#   mnnvl   the multi-node preflight on real hardware: two ranks on this node
+#   spread  five processes each of atomic, the local latency tests and small host copies
+# Everything goes to $OUT/onedev.tgz; the log to $OUT/onedev.log.
+set -u
+OUT=${OUT:-$PWD/gpu-out}
+G=$PWD/.gpu
+W=/tmp/p2pwork
+mkdir -p "$W" "$OUT"
+step() { echo "=== $* ==="; local t0=$(date +%s%N); timeout "${TIMEOUT:-300}" "$@"; local rc=$?; echo "[rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms]"; return 0; }
+phase_tests() {
+	nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
+	for p in cuda nvml internal/measure bench ipc; do
+		b=$(basename "$p")
+		(cd "$p" && step "$G/$b.test" -test.v -test.run GPU) > "$W/$b-gpu-tests.log" 2>&1
+		grep -E '^(--- |ok|FAIL|PASS)' "$W/$b-gpu-tests.log"
+	done
+}
+phase_all5() {
+	for i in 1 2 3 4 5; do
+		step "$G/p2pbench" all --dir "$W/all$i" > "$W/all$i.txt" 2> "$W/all$i.err"
+		tail -2 "$W/all$i.err"
+		"$G/p2pbench" check "$W/all$i/results.json" > "$W/check$i.txt" 2>&1; echo "check $i: rc=$? $(grep -m1 VERDICT "$W/check$i.txt")"
+	done
+	for i in 1 2 3 4 5; do for j in 1 2 3 4 5; do
+		[ "$i" -lt "$j" ] || continue
+		"$G/p2pbench" compare --fail-on-regression "$W/all$i/results.json" "$W/all$j/results.json" > "$W/compare-$i-$j.txt" 2>&1
+		echo "compare $i $j: rc=$? $(tail -1 "$W/compare-$i-$j.txt")"
+	done; done
+	"$G/p2pbench" compare --fail-on-regression "$W/all1/results.json" "$W/all2/results.json" -- "$W/all3/results.json" "$W/all4/results.json" "$W/all5/results.json" > "$W/compare-2v3.txt" 2>&1
+	echo "compare 2 vs 3: rc=$? $(tail -1 "$W/compare-2v3.txt")"
+}
+phase_busy() {
+	python3 -c 'import torch, time; x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda"); time.sleep(40)' &
+	local hold=$!
+	sleep 10
+	step "$G/p2pbench" bw --tests h2d,local_copy --samples 5 -o "$W/busy-refused.json" > "$W/busy-refused.txt" 2>&1
+	tail -2 "$W/busy-refused.txt"
+	step "$G/p2pbench" bw --tests h2d,local_copy --samples 5 --allow-busy -o "$W/busy-allowed.json" > "$W/busy-allowed.txt" 2>&1
+	kill $hold; wait $hold 2>/dev/null
+}
+phase_ipcvmm() {
+	for i in 1 2; do
+		step "$G/p2pbench" ipc --handles legacy,vmm -o "$W/ipc-vmm-$i.json" > "$W/ipc-vmm-$i.txt" 2>&1
+	done
+	"$G/p2pbench" compare "$W/ipc-vmm-1.json" "$W/ipc-vmm-2.json" > "$W/compare-ipc-vmm.txt" 2>&1; tail -1 "$W/compare-ipc-vmm.txt"
+}
+phase_mnnvl() {
+	"$G/p2pbench" mnnvl --rank 0 --ranks 2 --rendezvous 127.0.0.1:29500 --rendezvous-wait 20s > "$W/mnnvl0.txt" 2>&1 &
+	local r0=$!
+	"$G/p2pbench" mnnvl --rank 1 --ranks 2 --rendezvous 127.0.0.1:29500 --rendezvous-wait 20s > "$W/mnnvl1.txt" 2>&1
+	echo "mnnvl rank 1: rc=$?"; wait $r0; echo "mnnvl rank 0: rc=$?"
+	cat "$W/mnnvl0.txt" "$W/mnnvl1.txt"
+}
+phase_spread() {
+	for i in 1 2 3 4 5; do
+		step "$G/p2pbench" atomic -o "$W/atomic$i.json" > /dev/null 2>&1
+		step "$G/p2pbench" lat --tests lat_chase,lat_host_chase -o "$W/lat$i.json" > /dev/null 2>&1
+		step "$G/p2pbench" bw --tests h2d,d2h,local_copy,sm_h2d,sm_d2h --size 64KiB -o "$W/small$i.json" > /dev/null 2>&1
+	done
+}
+for phase in "$@"; do "phase_$phase"; done 2>&1 | tee "$W/onedev.log"
+cp "$W/onedev.log" "$OUT/"
+tar czf "$OUT/onedev.tgz" -C "$W" .
