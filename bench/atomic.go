@@ -25,7 +25,7 @@ const (
 	atomContendedBlock = 64
 	atomContendedIters = 8
 	atomChainIters     = 2000
-	atomSamples        = 10
+	atomSamples        = 10 // per figure, over all its rounds
 )
 
 func (e *Engine) atomicSteps() []step {
@@ -161,11 +161,15 @@ func (l atomicLaunch) bytes() uint64 { return roundUp(l.elems()*uint64(l.op.Widt
 // atomicFigure runs one operation in one mode, times it and checks the final
 // counters exactly.
 func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.AtomicOp, issuer, owner *measure.Device) {
+	samples := e.share(atomSamples)
+	if samples == 0 {
+		return
+	}
 	l := newAtomicLaunch(f, op, issuer)
 	f.Params["threads"] = strconv.FormatUint(l.threads(), 10)
 	f.Params["ops_per_thread"] = strconv.Itoa(int(l.iters))
 	var err error
-	f.Samples, err = e.atomicSamples(ctx, l, issuer, owner)
+	f.Samples, err = e.atomicSamples(ctx, l, issuer, owner, samples)
 	var mm *atomicMismatch
 	switch {
 	case errors.As(err, &mm):
@@ -181,8 +185,9 @@ func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.
 }
 
 // atomicSamples initialises the counters on owner, times the kernel on
-// issuer, and checks the counters: the samples come back with a mismatch.
-func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owner *measure.Device) ([]float64, error) {
+// issuer for samples samples, and checks the counters: the samples come
+// back with a mismatch.
+func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owner *measure.Device, samples int) ([]float64, error) {
 	bytes := l.bytes()
 	buf, err := owner.Scratch(max(bytes, 1<<20))
 	if err != nil {
@@ -209,7 +214,7 @@ func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owne
 		return nil
 	}}
 	tm := measure.Timing{Reps: 1, Warmup: 1}
-	launches := uint64(atomSamples * (tm.Reps + tm.Warmup))
+	launches := uint64(samples * (tm.Reps + tm.Warmup))
 	if l.chain {
 		// A chain's operands assume the counter starts from its initial
 		// value, so each sample resets it (before its start event).
@@ -221,7 +226,7 @@ func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owne
 		}
 		launches = 1
 	}
-	ms, err := e.timer.Measure(ctx, []measure.Transfer{t}, tm, atomSamples)
+	ms, err := e.timer.Measure(ctx, []measure.Transfer{t}, tm, samples)
 	if err != nil {
 		return nil, err
 	}

@@ -74,15 +74,19 @@ func shareSMs(flows []flow, total *results.Figure) {
 
 // measureFlows runs flows concurrently and records their figures.
 func (e *Engine) measureFlows(ctx context.Context, flows []flow, total *results.Figure) {
-	for _, f := range e.flowFigures(ctx, flows, total, e.opt.Samples) {
+	for _, f := range e.flowFigures(ctx, flows, total, e.share(e.opt.Samples)) {
 		e.add(f)
 	}
 }
 
-// flowFigures runs flows concurrently: prepares and verifies their data,
-// times them, and returns one figure per flow, plus a total when total is not
-// nil. A failure fails every figure of the group; a cancelled run returns none.
+// flowFigures runs flows concurrently: prepares and verifies their data
+// (in the first round), times them, and returns one figure per flow, plus a
+// total when total is not nil. A failure fails every figure of the group; a
+// cancelled run, or a round with no samples for them, returns none.
 func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.Figure, samples int) []results.Figure {
+	if samples == 0 {
+		return nil
+	}
 	shareSMs(flows, total)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
@@ -107,8 +111,11 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 			target = measure.HostSampleTarget
 		}
 	}
-	win := e.traffic.Begin(linkPair(flows))
-	tm, err := e.timer.Calibrate(ctx, ts, target)
+	var win *measure.Window
+	if e.round == 0 {
+		win = e.traffic.Begin(linkPair(flows))
+	}
+	tm, err := e.timing(ctx, flows[0].fig.Key(), ts, target)
 	if err != nil {
 		return fail(err)
 	}
@@ -122,7 +129,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		t := *total
 		sizes := make([]uint64, len(flows))
 		t.Verify = results.VerifySkipped
-		if e.opt.Verify {
+		if e.verifying() {
 			t.Verify = results.VerifyPassed
 		}
 		for i, fl := range flows {
@@ -164,7 +171,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		}
 	}
 	seeds := map[source]uint32{}
-	if e.opt.Verify {
+	if e.verifying() {
 		for k, n := range span {
 			seeds[k] = e.seeds.Next()
 			if k.dv == nil {
@@ -183,7 +190,7 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		// Staged copies (no peer access) go through the host and block it
 		// until the stream reaches them: they cannot wait behind a latch.
 		ts[i] = measure.Transfer{Dev: fl.issuer, Op: op, Unlatched: fl.fig.Engine == results.EngineStaged}
-		if e.opt.Verify {
+		if e.verifying() {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
 			if fl.dst == nil {
 				fl.issuer.PoisonHost(fl.dstHost)
@@ -204,7 +211,7 @@ func (e *Engine) checkFlows(flows []flow, ms [][]float64, reps int) []results.Fi
 		f.Samples = measure.GBps(fl.size, ms[i])
 		repsParam(&f, reps)
 		f.Verify = results.VerifySkipped
-		if e.opt.Verify {
+		if e.verifying() {
 			f.Verify = results.VerifyPassed
 			if err := fl.check(); err != nil {
 				f.Verify = results.VerifyFailed
@@ -289,7 +296,7 @@ func (e *Engine) bidirPair(ctx context.Context, test results.Test, dir results.D
 func (e *Engine) localCopy(ctx context.Context, dv *measure.Device, size uint64) {
 	f := results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: dv.Index, Dst: dv.Index, Size: size, Unit: results.UnitGBps}
 	var seed uint32
-	if e.opt.Verify {
+	if e.verifying() {
 		seed = e.seeds.Next()
 		err := dv.Fill(dv.Send, size, seed)
 		if err == nil {
@@ -304,14 +311,31 @@ func (e *Engine) localCopy(ctx context.Context, dv *measure.Device, size uint64)
 		func() error { return dv.Check(dv.Recv, size, seed) })
 }
 
-// timeOne times a single-transfer figure with samples of about target and
-// verifies it with check.
-func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transfer, target time.Duration, check func() error) {
-	ts := []measure.Transfer{t}
+// timing is the timing of a group of transfers, calibrated for samples
+// of about target in its first round and kept, by key, for the others.
+func (e *Engine) timing(ctx context.Context, key string, ts []measure.Transfer, target time.Duration) (measure.Timing, error) {
+	if tm, ok := e.timings[key]; ok {
+		return tm, nil
+	}
 	tm, err := e.timer.Calibrate(ctx, ts, target)
 	if err == nil {
+		e.timings[key] = tm
+	}
+	return tm, err
+}
+
+// timeOne times a single-transfer figure with samples of about target and
+// verifies it with check (in the first round).
+func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transfer, target time.Duration, check func() error) {
+	samples := e.share(e.opt.Samples)
+	if samples == 0 {
+		return
+	}
+	ts := []measure.Transfer{t}
+	tm, err := e.timing(ctx, f.Key(), ts, target)
+	if err == nil {
 		var ms [][]float64
-		ms, err = e.timer.Measure(ctx, ts, tm, e.opt.Samples)
+		ms, err = e.timer.Measure(ctx, ts, tm, samples)
 		if err == nil {
 			f.Samples = measure.GBps(f.Size, ms[0])
 			repsParam(&f, tm.Reps)
@@ -324,7 +348,7 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 		return
 	}
 	f.Verify = results.VerifySkipped
-	if e.opt.Verify {
+	if e.verifying() {
 		f.Verify = results.VerifyPassed
 		if err := check(); err != nil {
 			f.Verify, f.VerifyDetail = results.VerifyFailed, err.Error()

@@ -5,7 +5,11 @@
 // devices one way, both ways and every device at once), latency (pointer
 // chase through device and host memory, ping-pong, small-copy completion)
 // and atomics, with an optional search of the SM copy configurations
-// (tuning), appending figures to a results.Run as they come. Conformance checks the driver's documented peer-access errors.
+// (tuning), appending figures to a results.Run as they come. Each figure's
+// samples are taken in rounds (Settings.Rounds): every round is a pass over
+// the whole plan, and between rounds the devices renew what Settings.Renew
+// names, so the rounds vary as separate runs do. Conformance checks the
+// driver's documented peer-access errors.
 //
 // It imports cuda, nvml (bus ids), gpu, kernels, results and
 // internal/measure, where the devices' resources, timing, verification and
@@ -60,8 +64,14 @@ type Engine struct {
 	hostRegions []hostRegion
 	hostSM      measure.SMConfig
 
-	mu  sync.Mutex
-	run *results.Run
+	mu   sync.Mutex
+	run  *results.Run
+	coll *measure.Collector
+	// round is the round being measured (from 0), of rounds; timings holds
+	// the timing each group of transfers calibrated in its first round, by
+	// the key of its first figure, so that every round's samples are alike.
+	round, rounds int
+	timings       map[string]measure.Timing
 	// notes collects problems that do not belong to one figure.
 	notes []string
 	// traffic reads NVLink counters around figures (nil: none).
@@ -72,7 +82,7 @@ type Engine struct {
 func NewEngine(drv gpu.Driver, opt Options) *Engine {
 	opt.SetDefaults()
 	e := &Engine{drv: drv, opt: opt, timer: measure.Timer{LatchTimeout: opt.LatchTimeout}, peers: measure.NewPeers(),
-		seeds: measure.NewSeeds(0x5eed), devs: map[int]*measure.Device{}}
+		seeds: measure.NewSeeds(0x5eed), devs: map[int]*measure.Device{}, rounds: opt.Rounds, timings: map[string]measure.Timing{}}
 	e.traffic = measure.NewMeter(opt.Monitor, e.busID, e.note)
 	return e
 }
@@ -113,13 +123,15 @@ func (e *Engine) note(format string, args ...any) {
 	e.notes = append(e.notes, results.ClipText(fmt.Sprintf(format, args...)))
 }
 
-// add appends a figure to the run.
-func (e *Engine) add(f results.Figure) {
-	f = measure.Finish(f)
-	e.mu.Lock()
-	e.run.Figures = append(e.run.Figures, f)
-	e.mu.Unlock()
-}
+// add records a figure of the current round.
+func (e *Engine) add(f results.Figure) { e.coll.Add(f, e.round) }
+
+// share is this round's part of n samples.
+func (e *Engine) share(n int) int { return results.SplitSamples(n, e.rounds)[e.round] }
+
+// verifying says whether this round verifies the data it moves: the first
+// does, once for every test and pair, as Settings.Verify promises.
+func (e *Engine) verifying() bool { return e.opt.Verify && e.round == 0 }
 
 // Run measures every selected test and appends the figures to run as they
 // come, so an error or a cancelled ctx leaves everything measured so far in
@@ -128,7 +140,7 @@ func (e *Engine) add(f results.Figure) {
 // or after a test and busy GPUs are not allowed; failures of single tests
 // and pairs are recorded in the figures, not returned.
 func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
-	e.run = run
+	e.run, e.coll = run, measure.NewCollector(run)
 	defer func() {
 		if cerr := e.teardown(); cerr != nil && err == nil {
 			e.note("cleanup: %v", cerr)
@@ -139,7 +151,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		return err
 	}
 	// Before any context of this run exists on the GPUs.
-	if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+	if err := e.opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -161,25 +173,62 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	}
 	e.hostSM = hostSMConfig(e.opt.Settings, infos)
 	e.opt.ResolveSM(infos)
-	steps := e.plan()
-	for i, st := range steps {
-		if err := ctx.Err(); err != nil {
-			return err
+	once, each := e.tuneSteps(), e.plan()
+	total := len(once) + e.rounds*len(each)
+	done := 0
+	runSteps := func(steps []step, suffix string) error {
+		for _, st := range steps {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if e.opt.Progress != nil {
+				e.opt.Progress(done, total, st.name+suffix)
+			}
+			t0 := time.Now()
+			st.run(ctx)
+			e.trace(st.name+suffix, t0)
+			done++
+			if err := e.opt.Watch.Check(run, buses, nil, e.coll.Grown()); err != nil {
+				return err
+			}
 		}
-		if e.opt.Progress != nil {
-			e.opt.Progress(i, len(steps), st.name)
+		return nil
+	}
+	if err := runSteps(once, ""); err != nil {
+		return err
+	}
+	for e.round = range e.rounds {
+		suffix := ""
+		if e.rounds > 1 {
+			suffix = fmt.Sprintf(" (round %d of %d)", e.round+1, e.rounds)
 		}
-		t0 := time.Now()
-		st.run(ctx)
-		e.trace(st.name, t0)
-		if err := e.opt.Watch.Check(run, buses, nil); err != nil {
+		if e.round > 0 {
+			e.renew()
+		}
+		if err := runSteps(each, suffix); err != nil {
 			return err
 		}
 	}
 	if e.opt.Progress != nil {
-		e.opt.Progress(len(steps), len(steps), "done")
+		e.opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
+}
+
+// renew makes afresh, on every device, what the settings renew between
+// rounds; what fails goes to the notes, and the round goes on with what
+// there is.
+func (e *Engine) renew() {
+	if e.opt.Renew == 0 {
+		return
+	}
+	t0 := time.Now()
+	for _, dv := range e.devices() {
+		if err := dv.Renew(e.opt.Renew, e.round); err != nil {
+			e.note("round %d: renewing %s: %v", e.round+1, e.opt.Renew, err)
+		}
+	}
+	e.trace(fmt.Sprintf("renewing %s", e.opt.Renew), t0)
 }
 
 func (e *Engine) trace(step string, since time.Time) {

@@ -10,11 +10,13 @@ import (
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 // TestGPUEngineEveryTestVerifies runs every in-process test on the real GPUs
-// at a small size and requires every figure to be measured and its data
+// at a small size, in five rounds renewing everything between them, and
+// requires every figure to be measured in every round and its data
 // verified (correctness on hardware; speed belongs to results/, not here).
 func TestGPUEngineEveryTestVerifies(t *testing.T) {
 	drv := openGPUs(t)
@@ -26,7 +28,9 @@ func TestGPUEngineEveryTestVerifies(t *testing.T) {
 	}
 	opt.Devices, opt.Size, opt.Samples, opt.Verify = []int{0, 1}, 64<<20, 5, true
 	opt.Sweep, opt.WarmUp = []uint64{4, 4096, 1 << 20}, 50*time.Millisecond
-	if err := bench.NewEngine(drv, opt).Run(context.Background(), run); err != nil {
+	opt.Renew = measure.RenewOffset | measure.RenewAlloc | measure.RenewStreams | measure.RenewEvents
+	eng := bench.NewEngine(drv, opt)
+	if err := eng.Run(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
 	if len(run.Figures) < 200 {
@@ -35,7 +39,12 @@ func TestGPUEngineEveryTestVerifies(t *testing.T) {
 	for _, f := range run.Figures {
 		if f.Error != "" || f.Verify == results.VerifyFailed || f.Stats == nil {
 			t.Errorf("%s %s %s %d→%d %d: error %q, verify %s %s", f.Test, f.Engine, f.Part, f.Src, f.Dst, f.Size, f.Error, f.Verify, f.VerifyDetail)
+		} else if len(f.Rounds) != 5 {
+			t.Errorf("%s %s %s %d→%d %d: rounds %v, want 5", f.Test, f.Engine, f.Part, f.Src, f.Dst, f.Size, f.Rounds)
 		}
+	}
+	if n := eng.Notes(); len(n) > 0 {
+		t.Errorf("notes (renewals that failed?): %q", n)
 	}
 }
 

@@ -206,6 +206,10 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 // hostChase follows a chain through pinned host memory of its own from dv:
 // the latency of one load from the GPU to host memory and back.
 func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
+	chunks := e.share(measure.ChaseChunks)
+	if chunks == 0 {
+		return
+	}
 	f := results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: results.HostDevice, Dst: dv.Index, Size: hostChaseBytes,
 		Unit: results.UnitNs, Params: measure.ChaseParams(hostChaseBytes, "host", 0)}
 	err := func() error {
@@ -221,7 +225,7 @@ func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
 		if err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next()); err != nil {
 			return err
 		}
-		f.Samples, err = dv.Chase(host.Device, hostChaseBytes)
+		f.Samples, err = dv.Chase(host.Device, hostChaseBytes, chunks)
 		return err
 	}()
 	if err != nil {

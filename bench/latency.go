@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,8 +15,12 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// copyLatSamples is the number of samples of each small-copy figure.
-const copyLatSamples = 50
+// The small-copy latency test: samples of each figure (over all its
+// rounds), and the copies in each sample of the back-to-back figure.
+const (
+	copyLatSamples   = 20
+	copyLatB2BCopies = 50
+)
 
 // latencySteps plans the selected latency tests.
 func (e *Engine) latencySteps() []step {
@@ -37,7 +42,7 @@ func (e *Engine) latencySteps() []step {
 			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }})
 		}
 	}
-	if e.opt.Selected(results.LatCopyDevice) || e.opt.Selected(results.LatCopyHost) {
+	if slices.ContainsFunc(copyLatTests, e.opt.Selected) {
 		for _, p := range e.orderedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }})
@@ -48,6 +53,10 @@ func (e *Engine) latencySteps() []step {
 
 // chase follows a chain through owner's memory from runner.
 func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws uint64) {
+	chunks := e.share(measure.ChaseChunks)
+	if chunks == 0 {
+		return
+	}
 	memory := "peer"
 	if owner == runner {
 		memory = "local"
@@ -65,10 +74,12 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		if err != nil {
 			return err
 		}
+		// A new chain every round: the chase of one chain may settle in one
+		// of two modes beyond L2, and the rounds show which.
 		if err := owner.BuildChain(buf, ws, e.seeds.Next()); err != nil {
 			return err
 		}
-		f.Samples, err = runner.Chase(buf, ws)
+		f.Samples, err = runner.Chase(buf, ws, chunks)
 		return err
 	}()
 	if err != nil {
@@ -92,6 +103,10 @@ func (e *Engine) pingPong(ctx context.Context, a, b *measure.Device) {
 // pingPongWith runs one ping-pong kernel: release/acquire flags (PingPong)
 // or relaxed ones (PingPongRelaxed, what a polling protocol without fences sees).
 func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kernels.Kernel) {
+	chunks := e.share(measure.PingChunks)
+	if chunks == 0 {
+		return
+	}
 	ordering := "release_acquire"
 	if k.Entry == kernels.PingPongRelaxed.Entry {
 		ordering = "relaxed"
@@ -105,7 +120,7 @@ func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kerne
 			return err
 		}
 		defer func() { e.releasePair(a, b); e.disableIdle() }()
-		times, err := bounce(a, b, k)
+		times, err := bounce(a, b, k, uint32(chunks*measure.PingChunk))
 		for j := 0; j+1 < len(times); j++ {
 			per := float64(times[j+1]-times[j]) / measure.PingChunk
 			rt.Samples = append(rt.Samples, per)
@@ -124,9 +139,9 @@ func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kerne
 	e.add(ow)
 }
 
-// bounce runs one ping-pong between a (initiator) and b (responder) and
-// returns a's timestamps.
-func bounce(a, b *measure.Device, k kernels.Kernel) ([]uint64, error) {
+// bounce runs one ping-pong of iters round trips between a (initiator) and
+// b (responder) and returns a's timestamps.
+func bounce(a, b *measure.Device, k kernels.Kernel, iters uint32) ([]uint64, error) {
 	small := map[*measure.Device]cuda.DevicePtr{}
 	for _, d := range []*measure.Device{a, b} {
 		if err := d.PreparePingPong(k); err != nil {
@@ -135,10 +150,10 @@ func bounce(a, b *measure.Device, k kernels.Kernel) ([]uint64, error) {
 		small[d], _ = d.Small()
 	}
 	// The responder goes first so the initiator's first store finds it waiting.
-	if err := b.LaunchPingPong(k, small[a], 1, measure.PingIters, measure.PingChunk, measure.PingTimeout); err != nil {
+	if err := b.LaunchPingPong(k, small[a], 1, iters, measure.PingChunk, measure.PingTimeout); err != nil {
 		return nil, err
 	}
-	if err := a.LaunchPingPong(k, small[b], 0, measure.PingIters, measure.PingChunk, measure.PingTimeout); err != nil {
+	if err := a.LaunchPingPong(k, small[b], 0, iters, measure.PingChunk, measure.PingTimeout); err != nil {
 		return nil, err
 	}
 	for _, d := range []*measure.Device{a, b} {
@@ -150,7 +165,7 @@ func bounce(a, b *measure.Device, k kernels.Kernel) ([]uint64, error) {
 			return nil, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer's stores never became visible", d.Index, measure.PingTimeout, st)
 		}
 	}
-	return a.PingPongTimes(measure.PingIters, measure.PingChunk)
+	return a.PingPongTimes(iters, measure.PingChunk)
 }
 
 // copyLatencySizes are the sizes of the small-copy latency test.
@@ -162,14 +177,31 @@ func copyLatencySizes() []uint64 {
 	return out
 }
 
-// copyLatency times one small cuMemcpyPeerAsync s → d at each size, issued
-// by d: on the GPU's events (lat_copy_device) and from the host
-// (lat_copy_host).
+// copyLatTests are the tests of the small-copy latency step.
+var copyLatTests = []results.Test{results.LatCopyHost, results.LatCopyB2B, results.LatCopyDevice}
+
+// copyLatency times small cuMemcpyPeerAsync copies s → d at each size,
+// pulled (issued by d) and pushed (issued by s): one copy from the host
+// (lat_copy_host), back-to-back copies on the GPU's events (lat_copy_b2b),
+// and one copy on the GPU's events (lat_copy_device).
 func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
+	var want []results.Test
+	for _, t := range copyLatTests {
+		if e.opt.Selected(t) {
+			want = append(want, t)
+		}
+	}
+	samples := e.share(copyLatSamples)
+	if samples == 0 {
+		return
+	}
+	dirs := []results.Direction{results.DirRead, results.DirWrite}
 	if err := e.enablePair(s, d); err != nil {
-		for _, z := range copyLatencySizes() {
-			for _, t := range []results.Test{results.LatCopyDevice, results.LatCopyHost} {
-				e.add(measure.Fail(copyLatFigure(t, s, d, z), err))
+		for _, dir := range dirs {
+			for _, z := range copyLatencySizes() {
+				for _, t := range want {
+					e.add(measure.Fail(copyLatFigure(t, dir, s, d, z), err))
+				}
 			}
 		}
 		return
@@ -180,53 +212,79 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 	if err == nil {
 		dst, err = d.Scratch(64 << 10)
 	}
-	for _, z := range copyLatencySizes() {
-		if ctx.Err() != nil {
-			return
+	for _, dir := range dirs {
+		issuer := d
+		if dir == results.DirWrite {
+			issuer = s
 		}
-		dev, host := copyLatFigure(results.LatCopyDevice, s, d, z), copyLatFigure(results.LatCopyHost, s, d, z)
-		if err != nil {
-			e.add(measure.Fail(dev, err))
-			e.add(measure.Fail(host, err))
-			continue
-		}
-		op := d.PeerCopy(dst, d.Ctx, src, s.Ctx, z)
-		ms, terr := e.timer.Measure(ctx, []measure.Transfer{{Dev: d, Op: op}}, measure.Timing{Reps: 1, Warmup: 2}, copyLatSamples)
-		if terr != nil {
-			e.add(measure.Fail(dev, terr))
-		} else {
-			for _, m := range ms[0] {
-				dev.Samples = append(dev.Samples, m*1e6)
+		for _, z := range copyLatencySizes() {
+			if ctx.Err() != nil {
+				return
 			}
-			e.add(dev)
-		}
-		var herr error
-		if host.Samples, herr = hostCopyLatency(e.drv.HostClock, s, d, dst, src, z); herr != nil {
-			e.add(measure.Fail(host, herr))
-		} else {
-			e.add(host)
+			for _, t := range want {
+				f := copyLatFigure(t, dir, s, d, z)
+				ferr := err
+				if ferr == nil {
+					f.Samples, ferr = e.copyLatSamples(ctx, t, issuer, s, d, dst, src, z, samples)
+				}
+				if t == results.LatCopyB2B {
+					f.Params = map[string]string{"copies_per_sample": strconv.Itoa(copyLatB2BCopies)}
+				}
+				switch {
+				case errors.Is(ferr, context.Canceled):
+					return
+				case ferr != nil:
+					e.add(measure.Fail(f, ferr))
+				default:
+					e.add(f)
+				}
+			}
 		}
 	}
 }
 
-// hostCopyLatency times copyLatSamples copies of size bytes from src on s
-// to dst on d from the host: enqueue and wait, each, after five untimed.
-func hostCopyLatency(clock func() time.Duration, s, d *measure.Device, dst, src cuda.DevicePtr, size uint64) ([]float64, error) {
-	st, err := d.Stream(0)
+// copyLatSamples takes samples of test on copies of size bytes from src on s
+// to dst on d, issued by issuer, in ns per copy.
+func (e *Engine) copyLatSamples(ctx context.Context, test results.Test, issuer, s, d *measure.Device, dst, src cuda.DevicePtr, size uint64, samples int) ([]float64, error) {
+	if test == results.LatCopyHost {
+		return hostCopyLatency(e.drv.HostClock, issuer, s, d, dst, src, size, samples)
+	}
+	tm := measure.Timing{Reps: 1, Warmup: 2}
+	if test == results.LatCopyB2B {
+		tm.Reps = copyLatB2BCopies
+	}
+	op := issuer.PeerCopy(dst, d.Ctx, src, s.Ctx, size)
+	ms, err := e.timer.Measure(ctx, []measure.Transfer{{Dev: issuer, Op: op}}, tm, samples)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(ms[0]))
+	for i, m := range ms[0] {
+		out[i] = m * 1e6
+	}
+	return out, nil
+}
+
+// hostCopyLatency times samples copies of size bytes from src on s to dst
+// on d from the host, issued in issuer's context: enqueue and wait, each,
+// after two untimed.
+func hostCopyLatency(clock func() time.Duration, issuer, s, d *measure.Device, dst, src cuda.DevicePtr, size uint64, samples int) ([]float64, error) {
+	const untimed = 2
+	st, err := issuer.Stream(0)
 	if err != nil {
 		return nil, err
 	}
 	var out []float64
-	err = d.Ctx.Do(func(c gpu.Context) error {
-		for i := range copyLatSamples + 5 {
+	err = issuer.Ctx.Do(func(c gpu.Context) error {
+		for i := range samples + untimed {
 			t0 := clock()
 			if err := c.MemcpyPeerAsync(dst, d.Ctx, src, s.Ctx, size, st); err != nil {
-				return fmt.Errorf("cuMemcpyPeerAsync on device %d: %w", d.Index, err)
+				return fmt.Errorf("cuMemcpyPeerAsync on device %d: %w", issuer.Index, err)
 			}
 			if err := c.StreamSynchronize(st); err != nil {
-				return fmt.Errorf("device %d: %w", d.Index, err)
+				return fmt.Errorf("device %d: %w", issuer.Index, err)
 			}
-			if i >= 5 {
+			if i >= untimed {
 				out = append(out, float64((clock() - t0).Nanoseconds()))
 			}
 		}
@@ -235,6 +293,6 @@ func hostCopyLatency(clock func() time.Duration, s, d *measure.Device, dst, src 
 	return out, err
 }
 
-func copyLatFigure(test results.Test, s, d *measure.Device, size uint64) results.Figure {
-	return results.Figure{Test: test, Engine: results.EngineCopy, Direction: results.DirRead, Src: s.Index, Dst: d.Index, Size: size, Unit: results.UnitNs}
+func copyLatFigure(test results.Test, dir results.Direction, s, d *measure.Device, size uint64) results.Figure {
+	return results.Figure{Test: test, Engine: results.EngineCopy, Direction: dir, Src: s.Index, Dst: d.Index, Size: size, Unit: results.UnitNs}
 }

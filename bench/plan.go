@@ -24,12 +24,13 @@ func (e *Engine) needsBandwidthBuffers() bool {
 	return false
 }
 
-// plan turns the selected tests into steps: tuning first (the SM tests
-// after it use what it found), the tests of each device alone, of each
-// pair, of groups of pairs, then latency and atomics.
+// plan turns the selected tests into the steps of one round: the tests of
+// each device alone, of each pair, of groups of pairs, then latency and
+// atomics. Every round repeats them, each step taking its share of every
+// figure's samples (Engine.share); the tuning (tuneSteps) runs once, before
+// the first round, as the SM tests use what it found.
 func (e *Engine) plan() []step {
-	steps := e.tuneSteps()
-	steps = append(steps, e.deviceSteps()...)
+	steps := e.deviceSteps()
 	steps = append(steps, e.pairSteps()...)
 	steps = append(steps, e.aggregateSteps()...)
 	steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)

@@ -56,9 +56,10 @@ func TestWatchHealthyRun(t *testing.T) {
 		t.Errorf("a healthy machine: other processes %+v, findings %+v", e.OtherProcesses, run.HealthFindings())
 	}
 	// One reading before measuring and one after each of the 6 steps (h2d
-	// and local copy on each device, ce_read on each pair), all idle.
+	// and local copy on each device, ce_read on each pair) of each of the
+	// 3 rounds (one per sample), all idle.
 	for _, w := range e.DuringRun {
-		if w.Readings != 7 || w.Throttle[results.ThrottleIdle] != 7 || w.SMClockMinMHz != 1980 || w.SMClockMaxMHz != 1980 {
+		if w.Readings != 19 || w.Throttle[results.ThrottleIdle] != 19 || w.SMClockMinMHz != 1980 || w.SMClockMaxMHz != 1980 {
 			t.Errorf("during the run: %+v", w)
 		}
 	}

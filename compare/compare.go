@@ -1,13 +1,16 @@
 // Package compare compares p2pbench results runs figure by figure, the way
-// benchstat compares benchmark runs. For every figure that a baseline run
-// shares with another run (the same results.Figure.Key: test, engine,
-// direction, part, pair, size and identifying params) it gives each run's
-// median with its confidence interval, the change against the baseline, and
-// whether the change is significant, and significant and large enough to
-// call a regression or an improvement. The statistics are
-// golang.org/x/perf/benchmath's non-parametric ones over the raw samples:
-// medians, order-statistic confidence intervals and the Mann–Whitney U test.
-// Write renders a comparison as text, Markdown, CSV or JSON.
+// benchstat compares benchmark runs. For every figure that a baseline shares
+// with another side (the same results.Figure.Key: test, engine, direction,
+// part, pair, size and identifying params) it gives each side's median with
+// its interval, the change against the baseline, whether the change is
+// significant, and whether it is a regression or an improvement: significant
+// and at least the figure's noise floor. A side is one run or several runs
+// of the same configuration. The statistics are golang.org/x/perf/benchmath's
+// non-parametric ones — medians, order-statistic intervals and the
+// Mann–Whitney U test — over independent units: the medians of the rounds
+// each figure was measured in, and of the runs of a side; runs without
+// rounds are tested on their samples (noise.go says the model). Write
+// renders a comparison as text, Markdown, CSV or JSON.
 //
 // compare reads results only: it imports results and the statistics
 // library, never the packages that measure (cuda, gpu, bench, ipc).
@@ -29,51 +32,62 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Input is one run to compare, with the name to show for it (a file name).
+// Input is one side of a comparison, with the name to show for it (a file
+// name): one run, or several runs of the same configuration (results files
+// of separate processes, `compare base*.json -- new*.json`), whose figures
+// are compared as one.
 type Input struct {
 	Name string
-	Run  *results.Run
+	Runs []*results.Run
 }
 
 // Options tune the comparison.
 type Options struct {
 	// Alpha is the significance level of the U test (default 0.05).
 	Alpha float64
-	// Threshold is the smallest relative change, as a fraction (0.05 for
-	// 5%), that counts as a regression or an improvement; smaller
-	// significant changes are reported but not flagged.
+	// Threshold is the smallest relative change, as a fraction (0.01 for
+	// 1%), that counts as a regression or an improvement: the least the
+	// noise floor (Change.Floor) can be.
 	Threshold float64
-	// Confidence is the level of the medians' confidence intervals
-	// (default 0.95).
+	// Confidence is the level of the medians' confidence intervals where
+	// they come from the samples (default 0.95; intervals from rounds or
+	// runs have their own, Cell.Confidence).
 	Confidence float64
 }
 
 // Result is a whole comparison.
 type Result struct {
-	// Names of the runs; the first is the baseline.
+	// Names of the sides; the first is the baseline.
 	Names []string `json:"runs"`
-	// Differences lists what differs between the runs' machines and
-	// software (driver, CUDA, host, GPUs, p2pbench version, simulated).
+	// Runs counts the runs of each side.
+	Runs []int `json:"run_counts"`
+	// Differences lists what differs between the sides' machines and
+	// software (driver, CUDA, host, GPUs, p2pbench version, simulated), as
+	// each side's first run has them.
 	Differences []Difference `json:"differences,omitempty"`
 	Rows        []Row        `json:"rows"`
-	// OnlyInBase[i] counts figures of the baseline that run i+1 lacks;
-	// OnlyInOther[i] figures of run i+1 that the baseline lacks.
+	// OnlyInBase[i] counts figures of the baseline that side i+1 lacks;
+	// OnlyInOther[i] figures of side i+1 that the baseline lacks.
 	OnlyInBase  []int   `json:"only_in_base"`
 	OnlyInOther []int   `json:"only_in_other"`
 	Alpha       float64 `json:"alpha"`
 	Threshold   float64 `json:"threshold"`
 	Confidence  float64 `json:"confidence"`
-	// Warnings are benchmath's remarks (too few samples, ...), once each.
+	// FloorMultiple is NoiseMultiple: how many run-to-run CVs make a
+	// figure's noise floor.
+	FloorMultiple float64 `json:"floor_multiple"`
+	// Warnings are benchmath's remarks (too few samples, ...) and what
+	// differs between the runs of one side, once each.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Difference is one property that is not the same in every run.
 type Difference struct {
 	What   string   `json:"what"`
-	Values []string `json:"values"` // one per run
+	Values []string `json:"values"` // one per side
 }
 
-// Row is one figure across the runs.
+// Row is one figure across the sides.
 type Row struct {
 	Key       string            `json:"key"`
 	Test      results.Test      `json:"test"`
@@ -88,30 +102,39 @@ type Row struct {
 	Unit   results.Unit `json:"unit"`
 	// LowerIsBetter: for times a rise is a regression, for rates a drop.
 	LowerIsBetter bool `json:"lower_is_better"`
-	// Cells has one entry per run; Changes one per run after the baseline.
+	// Cells has one entry per side; Changes one per side after the baseline.
 	Cells   []Cell   `json:"cells"`
 	Changes []Change `json:"changes"`
 }
 
-// Cell is one run's summary of a figure.
+// Cell is one side's summary of a figure.
 type Cell struct {
 	Present bool `json:"present"`
 	// Failed says why a present figure has no value: its
-	// results.Figure.FailureLabel, or "no data".
+	// results.Figure.FailureLabel (that of the first run where it failed),
+	// or "no data".
 	Failed string `json:"failed,omitempty"`
-	N      int    `json:"n"`
-	// Center is the median; Lo and Hi its confidence interval (equal to
-	// Center when there are too few samples for one: Spread is then "∞").
-	Center float64 `json:"center"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
+	// N counts the samples; Units the independent units among them: the
+	// rounds of every run of the side (a run without rounds is one).
+	N     int `json:"n"`
+	Units int `json:"units"`
+	// Center is the median of every sample of the side; Lo and Hi its
+	// interval, of confidence Confidence: where there are two units or
+	// more, where the median of another run of as many units would fall
+	// (results.RoundInterval), else the median's confidence interval from
+	// the samples (benchmath, at Options.Confidence; equal to Center when
+	// there are too few samples for one: Spread is then "∞").
+	Center     float64 `json:"center"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
 	// Spread is the interval's half-width relative to the center, as
 	// benchstat prints it ("±1%"), with a decimal below 10% ("0.3%"); "?"
 	// for a figure with statistics but no samples.
 	Spread string `json:"spread"`
 }
 
-// Change compares one run's cell with the baseline's.
+// Change compares one side's cell with the baseline's.
 type Change struct {
 	// Valid is false when either side has no value, or the change is too
 	// large for a percentage (a ratio beyond the largest float).
@@ -119,18 +142,28 @@ type Change struct {
 	// Pct is the change of the median in percent (new/base − 1).
 	Pct float64 `json:"pct"`
 	// P is the U test's p-value; Tested is false when a side had no raw
-	// samples to test.
-	P      float64 `json:"p"`
-	Tested bool    `json:"tested"`
+	// samples to test. TestedOn says on what: "rounds" or "runs" (the
+	// medians of the independent units, both sides having at least
+	// MinUnits) or "samples" (the raw samples, for runs without rounds).
+	P        float64 `json:"p"`
+	Tested   bool    `json:"tested"`
+	TestedOn string  `json:"tested_on,omitempty"`
 	// Significant: P < Alpha.
 	Significant bool `json:"significant"`
+	// Floor is the noise floor, as a fraction: the least change that can
+	// be flagged (see noiseFloor); FloorFrom says what set it: "rounds" or
+	// "runs" (NoiseMultiple × the run-to-run CV), "measured" (what was
+	// measured between processes for such a figure, for runs without
+	// rounds), or "threshold".
+	Floor     float64 `json:"floor"`
+	FloorFrom string  `json:"floor_from,omitempty"`
 	// Regression (Improvement): significant, worse (better), and at least
-	// Threshold in size.
+	// the floor in size.
 	Regression  bool `json:"regression"`
 	Improvement bool `json:"improvement"`
 }
 
-// Compare compares every run with the first on the figures they share. A
+// Compare compares every side with the first on the figures they share. A
 // NaN sample is an error: the U test has no answer for it (results.Read
 // refuses such files).
 func Compare(inputs []Input, opt Options) (*Result, error) {
@@ -151,31 +184,39 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	case !(opt.Threshold >= 0):
 		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
 	}
-	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence}
+	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple}
 	for _, in := range inputs {
-		if in.Run == nil {
+		if len(in.Runs) == 0 || slices.Contains(in.Runs, nil) {
 			return nil, fmt.Errorf("compare: %s has no run", in.Name)
 		}
-		for _, f := range in.Run.Figures {
-			if slices.ContainsFunc(f.Samples, math.IsNaN) {
-				return nil, fmt.Errorf("compare: %s: figure %s has a NaN sample", in.Name, f.Key())
+		for _, r := range in.Runs {
+			for _, f := range r.Figures {
+				if slices.ContainsFunc(f.Samples, math.IsNaN) {
+					return nil, fmt.Errorf("compare: %s: figure %s has a NaN sample", in.Name, f.Key())
+				}
 			}
 		}
 		res.Names = append(res.Names, in.Name)
+		res.Runs = append(res.Runs, len(in.Runs))
 	}
-	res.Differences = differences(inputs)
+	var spread []string
+	res.Differences, spread = differences(inputs)
 	var shared []twins
 	shared, res.OnlyInBase, res.OnlyInOther = match(inputs)
-	res.Rows, res.Warnings = compareRows(inputs, shared, opt)
+	var noise []rowNoise
+	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
+	judge(res.Rows, noise, opt.Threshold)
+	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
 }
 
 // compareRows makes the rows of the shared figures on every processor: the
 // U test of a row takes from microseconds to milliseconds (samples with
-// ties), and rows are independent. It returns the rows and benchmath's
-// warnings, sorted.
-func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) {
+// ties), and rows are independent. It returns the rows, what each row's
+// units say of the noise (for judge), and benchmath's warnings, sorted.
+func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise, []string) {
 	rows := make([]Row, len(shared))
+	noise := make([]rowNoise, len(shared))
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	test := newUTest()
 	var next atomic.Int64
@@ -184,9 +225,9 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) 
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{inputs: inputs, opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			m := rowMaker{opt: opt, th: th, test: test, warnings: map[string]bool{}}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
-				rows[r] = m.row(shared[r])
+				rows[r], noise[r] = m.row(shared[r])
 			}
 			mu.Lock()
 			maps.Copy(warnings, m.warnings)
@@ -194,40 +235,50 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []string) 
 		})
 	}
 	wg.Wait()
-	return rows, slices.Sorted(maps.Keys(warnings))
+	return rows, noise, slices.Sorted(maps.Keys(warnings))
 }
 
 // rowMaker makes rows; each worker has its own, and all share the memo of
 // U tests.
 type rowMaker struct {
-	inputs   []Input
 	opt      Options
 	th       *benchmath.Thresholds
 	test     *uTest
 	warnings map[string]bool
 }
 
-// row makes the row of a baseline figure and its twins.
-func (m *rowMaker) row(tw twins) Row {
-	bf := &m.inputs[0].Run.Figures[tw.at[0]]
+// side is what a row needs of one side's figures: every sample, and the
+// median of every unit (a round, or a run without rounds).
+type side struct {
+	samples, units *benchmath.Sample
+	rounds         bool // some run of the side has two or more rounds
+}
+
+// row makes the row of a baseline figure and its twins, with the changes'
+// tests but not their flags (judge sets those).
+func (m *rowMaker) row(tw twins) (Row, rowNoise) {
+	bf := tw.figs[0][0]
 	row := Row{Key: tw.key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part,
 		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: bf.IdentityParams(), Unit: bf.Unit,
-		LowerIsBetter: bf.LowerIsBetter(), Cells: make([]Cell, len(tw.at)), Changes: make([]Change, len(tw.at)-1)}
-	// samples[i] is run i's sample, nil without one.
-	samples := make([]*benchmath.Sample, len(tw.at))
-	for i, at := range tw.at {
-		if at >= 0 {
+		LowerIsBetter: bf.LowerIsBetter(), Cells: make([]Cell, len(tw.figs)), Changes: make([]Change, len(tw.figs)-1)}
+	sides := make([]side, len(tw.figs))
+	for i, figs := range tw.figs {
+		if len(figs) > 0 {
 			var warns []error
-			row.Cells[i], samples[i], warns = summarize(&m.inputs[i].Run.Figures[at], m.th, m.opt.Confidence)
+			row.Cells[i], sides[i], warns = summarize(figs, m.th, m.opt.Confidence)
 			m.note(warns)
 		}
 	}
-	for i := 1; i < len(tw.at); i++ {
+	noise := rowNoise{sides: make([]unitSpread, len(sides)), baseSpread: withinRunSpread(bf)}
+	for i := range sides {
+		noise.sides[i] = spreadOf(sides[i].units)
+	}
+	for i := 1; i < len(tw.figs); i++ {
 		var warns []error
-		row.Changes[i-1], warns = change(&row, i, samples[0], samples[i], m.test, m.opt.Threshold)
+		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test)
 		m.note(warns)
 	}
-	return row
+	return row, noise
 }
 
 func (m *rowMaker) note(warns []error) {
@@ -236,59 +287,50 @@ func (m *rowMaker) note(warns []error) {
 	}
 }
 
-// summarize makes a run's cell of a figure, and its sample for the U test
-// (nil without raw samples).
-func summarize(f *results.Figure, th *benchmath.Thresholds, confidence float64) (Cell, *benchmath.Sample, []error) {
-	if label := f.FailureLabel(); label != "" {
-		return Cell{Present: true, Failed: label}, nil, nil
+// summarize makes a side's cell of a figure from its figures in the side's
+// runs, and its samples and units for the U test (nil without raw samples).
+func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence float64) (Cell, side, []error) {
+	var sd side
+	var all, units []float64
+	for _, f := range figs {
+		if label := f.FailureLabel(); label != "" {
+			return Cell{Present: true, Failed: label}, side{}, nil
+		}
+		all = append(all, f.Samples...)
+		units = append(units, results.RoundMedians(f.Samples, f.Rounds)...)
+		sd.rounds = sd.rounds || len(f.Rounds) > 1
 	}
-	if len(f.Samples) == 0 {
+	if len(all) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
+		f := figs[0]
 		if f.Stats == nil {
-			return Cell{Present: true, Failed: "no data"}, nil, nil
+			return Cell{Present: true, Failed: "no data"}, side{}, nil
 		}
 		m := f.Stats.Median
-		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, nil, nil
+		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, side{}, nil
 	}
-	// benchmath sorts the values it is given; the run's stay as they are.
-	s := benchmath.NewSample(slices.Clone(f.Samples), th)
-	sum := benchmath.AssumeNothing.Summary(s, confidence)
-	c := Cell{Present: true, N: len(f.Samples), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi,
-		Spread: spread(sum.Center, sum.Lo, sum.Hi)}
+	// benchmath sorts the values it is given; the runs' stay as they are.
+	sd.samples = benchmath.NewSample(slices.Clone(all), th)
+	sd.units = benchmath.NewSample(slices.Clone(units), th)
+	sum := benchmath.AssumeNothing.Summary(sd.samples, confidence)
+	c := Cell{Present: true, N: len(all), Units: len(units), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: confidence}
+	warns := sum.Warnings
+	if len(units) >= 2 {
+		lo, hi := results.RoundInterval(c.Center, units)
+		c.Lo, c.Hi, c.Confidence, warns = math.Max(lo, 0), hi, results.IntervalConfidence, nil
+	}
+	c.Spread = results.SpreadText(c.Center, c.Lo, c.Hi)
 	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
 		// Too few samples for an interval (Spread says ∞); JSON has no
 		// infinities, so the bounds collapse to the center.
 		c.Lo, c.Hi = c.Center, c.Center
 	}
-	return c, s, sum.Warnings
+	return c, sd, warns
 }
 
-// spread is the confidence interval's half-width relative to the center,
-// as benchmath's Summary.PctRangeString defines it, with one decimal below
-// 10%: bandwidth intervals are often a few tenths of a percent, which
-// whole percents would all show as 0%.
-func spread(center, lo, hi float64) string {
-	switch {
-	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
-		return "∞"
-	case center == 0:
-		return "0%"
-	case (center > 0) != (lo > 0) || (center > 0) != (hi > 0):
-		return "?"
-	}
-	v := 100 * math.Max(hi/center-1, 1-lo/center)
-	switch {
-	case math.IsInf(v, 0):
-		return "∞"
-	case v < 10:
-		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
-}
-
-// change compares run i's cell of a row with the baseline's, testing their
-// samples where both have them.
-func change(row *Row, i int, base, other *benchmath.Sample, test *uTest, threshold float64) (Change, []error) {
+// change compares side i's cell of a row with the baseline's, testing on
+// their units where both have MinUnits of them, else on their samples.
+func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
 	b, o := row.Cells[0], row.Cells[i]
 	if !b.Present || !o.Present || b.Failed != "" || o.Failed != "" || b.Center == 0 {
 		return Change{}, nil
@@ -301,22 +343,23 @@ func change(row *Row, i int, base, other *benchmath.Sample, test *uTest, thresho
 	}
 	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
 	var warns []error
-	if base != nil && other != nil {
-		cmp := test.compare(base, other)
-		ch.Tested, ch.P, ch.Significant, warns = true, cmp.P, cmp.P < cmp.Alpha, cmp.Warnings
+	x, y, on := base.samples, other.samples, "samples"
+	if onUnits(base, other) {
+		x, y, on = base.units, other.units, "runs"
+		if base.rounds || other.rounds {
+			on = "rounds"
+		}
 	}
-	worse := ch.Pct < 0
-	if row.LowerIsBetter {
-		worse = ch.Pct > 0
+	if x != nil && y != nil {
+		cmp := test.compare(x, y)
+		ch.Tested, ch.TestedOn, ch.P, ch.Significant, warns = true, on, cmp.P, cmp.P < cmp.Alpha, cmp.Warnings
 	}
-	big := math.Abs(ch.Pct) >= 100*threshold && ch.Pct != 0
-	ch.Regression = ch.Significant && worse && big
-	ch.Improvement = ch.Significant && !worse && big
 	return ch, warns
 }
 
-// differences lists the properties of the runs that are not all equal.
-func differences(inputs []Input) []Difference {
+// differences lists the properties that differ between the sides (as their
+// first runs have them), and says where the runs of one side differ.
+func differences(inputs []Input) ([]Difference, []string) {
 	props := []struct {
 		what string
 		get  func(r *results.Run) string
@@ -350,18 +393,25 @@ func differences(inputs []Input) []Difference {
 		}},
 	}
 	var out []Difference
+	var within []string
 	for _, p := range props {
 		vals := make([]string, len(inputs))
 		same := true
 		for i, in := range inputs {
-			vals[i] = p.get(in.Run)
+			vals[i] = p.get(in.Runs[0])
 			same = same && vals[i] == vals[0]
+			for _, r := range in.Runs[1:] {
+				if v := p.get(r); v != vals[i] {
+					within = append(within, fmt.Sprintf("the runs of %s differ in %s: %s, %s", in.Name, p.what, vals[i], v))
+					break
+				}
+			}
 		}
 		if !same {
 			out = append(out, Difference{What: p.what, Values: vals})
 		}
 	}
-	return out
+	return out, within
 }
 
 // topologySummary describes the links in a few words: "56 pairs: 8 at 300
@@ -417,23 +467,37 @@ func (r *Result) Regressions() []Row {
 	return out
 }
 
-// ReadInputs reads results files for Compare, naming each run by its path.
-// The files are read at once; the error is that of the first file, in
-// argument order, that could not be read.
+// ReadInputs reads results files for Compare, one side each, named by its
+// path. See ReadGroups.
 func ReadInputs(paths []string) ([]Input, error) {
-	inputs := make([]Input, len(paths))
-	errs := make([]error, len(paths))
-	var wg sync.WaitGroup
+	groups := make([][]string, len(paths))
 	for i, p := range paths {
-		wg.Go(func() {
-			inputs[i].Name = p
-			inputs[i].Run, errs[i] = results.Read(p)
-		})
+		groups[i] = []string{p}
+	}
+	return ReadGroups(groups)
+}
+
+// ReadGroups reads results files for Compare, one side per group of paths
+// (several runs of the same configuration), named by its paths joined with
+// " + ". The files are read at once; the error is that of the first file,
+// in argument order, that could not be read.
+func ReadGroups(groups [][]string) ([]Input, error) {
+	inputs := make([]Input, len(groups))
+	errs := make([][]error, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		inputs[i] = Input{Name: strings.Join(g, " + "), Runs: make([]*results.Run, len(g))}
+		errs[i] = make([]error, len(g))
+		for j, p := range g {
+			wg.Go(func() { inputs[i].Runs[j], errs[i][j] = results.Read(p) })
+		}
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	for _, es := range errs {
+		for _, err := range es {
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	return inputs, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/verdicts-repeat.txt from this build's comparison")
@@ -39,7 +40,7 @@ func baseRun(t *testing.T) *results.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return in[0].Run
+	return in[0].Runs[0]
 }
 
 // variant returns a copy of run whose figures for which change returns true
@@ -56,7 +57,7 @@ func variant(run *results.Run, factor float64, change func(f *results.Figure) bo
 		for j, x := range f.Samples {
 			s[j] = x * factor
 		}
-		f.Samples, f.Stats = s, results.ComputeStats(s)
+		f.Samples, f.Stats = s, results.ComputeRoundStats(s, f.Rounds)
 	}
 	return &v
 }
@@ -69,7 +70,7 @@ func run(t *testing.T, opt compare.Options, runs ...*results.Run) *compare.Resul
 	t.Helper()
 	var in []compare.Input
 	for i, r := range runs {
-		in = append(in, compare.Input{Name: fmt.Sprintf("dir/run%c.json", 'a'+i), Run: r})
+		in = append(in, compare.Input{Name: fmt.Sprintf("dir/run%c.json", 'a'+i), Runs: []*results.Run{r}})
 	}
 	res, err := compare.Compare(in, opt)
 	if err != nil {
@@ -107,9 +108,12 @@ func verdicts(res *compare.Result) string {
 }
 
 // TestReferenceVerdicts holds the comparison of the reference run with its
-// repeat to the verdicts p2pbench gave before its redesign
-// (testdata/verdicts-repeat.txt, made from that build's JSON output): the
-// same rows, changes, p-values, regressions and improvements.
+// repeat (testdata/verdicts-repeat.txt): the rows, changes and p-values
+// p2pbench gave before its redesign (the file was made from that build's
+// JSON output), and the noise model's flags. The runs have no rounds, so
+// each figure's floor is what such a figure moved between processes: the
+// 33 regressions and 11 improvements that build flagged between these two
+// runs of an unchanged machine are none.
 func TestReferenceVerdicts(t *testing.T) {
 	in, err := referenceRuns()
 	if err != nil {
@@ -141,6 +145,11 @@ func TestReferenceVerdicts(t *testing.T) {
 	}
 	if len(res.Differences) != 0 || res.OnlyInBase[0] != 0 || res.OnlyInOther[0] != 0 {
 		t.Errorf("differences %v, only in base %v, only in other %v; want none", res.Differences, res.OnlyInBase, res.OnlyInOther)
+	}
+	for _, row := range res.Rows {
+		if c := row.Changes[0]; c.Regression || c.Improvement {
+			t.Errorf("%s flagged between two runs of an unchanged machine: %+v", row.Key, c)
+		}
 	}
 }
 
@@ -342,9 +351,9 @@ func TestFormats(t *testing.T) {
 				"dir/runa.json (base)\n",
 				"\nCopy engine read (pull) · copy_engine · read  [ce_read, GB/s, higher is better]\n" +
 					"pair  size     runa.json        runb.json        vs runa.json\n" +
-					"0→1   512 MiB  393.1 ±0.0%      353.8 ±0.0%      -10.00% REGRESSION  p=0.000 n=20\n",
-				"*→0   512 MiB  55.49 ±0.1%  55.49 ±0.1%  ~             p=1.000 n=20\n",
-				"\n475 figures compared: 156 significant changes, 156 regressions and 0 improvements of 5% or more.\n",
+					"0→1   512 MiB  393.1 ±0.0%      353.8 ±0.0%      -10.00% REGRESSION  p=0.000 n=20 samples floor 5%\n",
+				"*→0   512 MiB  55.49 ±0.1%  55.49 ±0.1%  ~             p=1.000 n=20 samples floor 5%\n",
+				"\n475 figures compared: 156 significant changes, 97 regressions and 0 improvements beyond their noise floor (at least 5%).\n",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("text lacks %q", want)
@@ -397,18 +406,18 @@ func TestFormats(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	base := baseRun(t)
 	for _, o := range []compare.Options{{Alpha: 1.5}, {Alpha: -1}, {Alpha: math.NaN()}, {Threshold: -0.1}, {Confidence: 2}} {
-		if _, err := compare.Compare([]compare.Input{{"a", base}, {"b", base}}, o); err == nil {
+		if _, err := compare.Compare([]compare.Input{{"a", []*results.Run{base}}, {"b", []*results.Run{base}}}, o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	if _, err := compare.Compare([]compare.Input{{"a", base}}, compare.Options{}); err == nil {
+	if _, err := compare.Compare([]compare.Input{{"a", []*results.Run{base}}}, compare.Options{}); err == nil {
 		t.Error("one run accepted")
 	}
-	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b", nil}}, compare.Options{}); err == nil {
+	if _, err := compare.Compare([]compare.Input{{"a", []*results.Run{base}}, {"b", []*results.Run{nil}}}, compare.Options{}); err == nil {
 		t.Error("a missing run accepted")
 	}
 	nan := variant(base, math.NaN(), pair(0, 1))
-	if _, err := compare.Compare([]compare.Input{{"a", base}, {"b.json", nan}}, compare.Options{}); err == nil || !strings.Contains(err.Error(), "b.json") {
+	if _, err := compare.Compare([]compare.Input{{"a", []*results.Run{base}}, {"b.json", []*results.Run{nan}}}, compare.Options{}); err == nil || !strings.Contains(err.Error(), "b.json") {
 		t.Errorf("a run with NaN samples: error %v, want one naming it", err)
 	}
 }
@@ -446,7 +455,7 @@ func TestReadInputs(t *testing.T) {
 		t.Error("a missing file was read")
 	}
 	in, err := compare.ReadInputs([]string{good, good})
-	if err != nil || len(in) != 2 || in[0].Name != good || in[1].Run == nil {
+	if err != nil || len(in) != 2 || in[0].Name != good || in[1].Runs[0] == nil {
 		t.Errorf("ReadInputs = %v, %v", in, err)
 	}
 }
@@ -474,5 +483,53 @@ func TestChangeBeyondAPercentage(t *testing.T) {
 		if err := compare.Write(io.Discard, res, format); err != nil {
 			t.Errorf("%s: %v", format, err)
 		}
+	}
+}
+
+// TestRoundsGate compares synthetic runs in rounds, each round of a figure
+// off its median by its own draw of 2%: runs of the unchanged machine flag
+// nothing, one against one or grouped, and a figure 10% slower at small
+// sizes is flagged.
+func TestRoundsGate(t *testing.T) {
+	mk := func(seed uint64) *results.Run {
+		return synth.New(synth.Options{GPUs: 2, Seed: seed, Rounds: 5, RoundSpread: 0.02, SweepTests: []results.Test{results.CERead}})
+	}
+	a, b, c := mk(1), mk(2), mk(3)
+	for _, in := range [][]compare.Input{
+		{{Name: "a", Runs: []*results.Run{a}}, {Name: "b", Runs: []*results.Run{b}}},
+		{{Name: "a", Runs: []*results.Run{a}}, {Name: "b+c", Runs: []*results.Run{b, c}}},
+	} {
+		res, err := compare.Compare(in, compare.Options{Threshold: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range res.Rows {
+			ch := row.Changes[0]
+			if ch.Regression || ch.Improvement {
+				t.Errorf("%s vs %s: %s flagged: %+v", in[0].Name, in[1].Name, row.Key, ch)
+			}
+			if ch.Valid && ch.Tested && ch.TestedOn != "rounds" {
+				t.Errorf("%s: tested on %s, want rounds", row.Key, ch.TestedOn)
+			}
+		}
+	}
+	small := func(f *results.Figure) bool { return f.Test == results.CERead && f.Size <= 64<<10 }
+	res, err := compare.Compare([]compare.Input{{Name: "a", Runs: []*results.Run{a}}, {Name: "slow", Runs: []*results.Run{variant(b, 0.9, small)}}},
+		compare.Options{Threshold: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, row := range res.Rows {
+		f := results.Figure{Test: row.Test, Size: row.Size}
+		if ch := row.Changes[0]; ch.Regression {
+			flagged++
+			if !small(&f) {
+				t.Errorf("%s flagged, not scaled", row.Key)
+			}
+		}
+	}
+	if flagged == 0 {
+		t.Error("a 10% drop at small sizes is not flagged")
 	}
 }

@@ -124,7 +124,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "params", "unit", "run",
-		"n", "median", "ci_lo", "ci_hi", "failed", "change_pct", "p", "significant", "regression", "improvement"})
+		"n", "units", "median", "ci_lo", "ci_hi", "ci_confidence", "failed", "change_pct", "p", "tested_on", "significant", "floor", "floor_from", "regression", "improvement"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		for i, c := range row.Cells {
@@ -132,19 +132,19 @@ func WriteCSV(w io.Writer, r *Result) error {
 				strconv.Itoa(row.Src), strconv.Itoa(row.Dst), strconv.FormatUint(row.Size, 10), row.Params,
 				string(row.Unit), r.Names[i]}
 			if !c.Present {
-				rec = append(rec, "", "", "", "", "absent")
+				rec = append(rec, "", "", "", "", "", "", "absent")
 			} else {
-				rec = append(rec, strconv.Itoa(c.N), f(c.Center), f(c.Lo), f(c.Hi), c.Failed)
+				rec = append(rec, strconv.Itoa(c.N), strconv.Itoa(c.Units), f(c.Center), f(c.Lo), f(c.Hi), f(c.Confidence), c.Failed)
 			}
 			if i == 0 || !row.Changes[i-1].Valid {
-				rec = append(rec, "", "", "", "", "")
+				rec = append(rec, "", "", "", "", "", "", "", "")
 			} else {
 				ch := row.Changes[i-1]
 				p := ""
 				if ch.Tested {
 					p = f(ch.P)
 				}
-				rec = append(rec, f(ch.Pct), p, strconv.FormatBool(ch.Significant),
+				rec = append(rec, f(ch.Pct), p, ch.TestedOn, strconv.FormatBool(ch.Significant), f(ch.Floor), ch.FloorFrom,
 					strconv.FormatBool(ch.Regression), strconv.FormatBool(ch.Improvement))
 			}
 			cw.Write(rec)
@@ -170,6 +170,9 @@ func headerLines(r *Result) []string {
 		role := "base"
 		if i > 0 {
 			role = "new"
+		}
+		if r.Runs[i] > 1 {
+			role += fmt.Sprintf(", %d runs", r.Runs[i])
 		}
 		if names[i] != filepath.Base(n) {
 			lines = append(lines, fmt.Sprintf("%s: %s (%s)", names[i], n, role))
@@ -197,8 +200,11 @@ func headerLines(r *Result) []string {
 				shared, r.OnlyInBase[i], names[0], r.OnlyInOther[i], names[i+1]))
 		}
 	}
-	return append(lines, fmt.Sprintf("Medians with their %.0f%% confidence intervals; changes tested with the Mann–Whitney U test at alpha %g (~: no significant change); REGRESSION/better: significant and at least %g%%.",
-		100*r.Confidence, r.Alpha, 100*r.Threshold))
+	return append(lines,
+		fmt.Sprintf("Medians ± their intervals: where a figure has two rounds (or runs) or more, where another run's median is expected (95%%, from the spread of their medians); else the median's %.0f%% confidence interval from the samples.", 100*r.Confidence),
+		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change): on the rounds' (or runs') medians where both sides have %d or more, else on the samples.", r.Alpha, MinUnits),
+		fmt.Sprintf("REGRESSION/better: significant and at least the noise floor: %g × the run-to-run CV (pooled over both sides and the figure's pairs and neighbouring sizes), "+
+			"or for runs without rounds what such a figure moved between processes on the 2× H200; never below the %g%% threshold.", r.FloorMultiple, 100*r.Threshold))
 }
 
 // summaryLine counts the flagged changes.
@@ -211,7 +217,7 @@ func summaryLine(r *Result) string {
 			imp += b2i(c.Improvement)
 		}
 	}
-	return fmt.Sprintf("%d figures compared: %d significant changes, %d regressions and %d improvements of %g%% or more.",
+	return fmt.Sprintf("%d figures compared: %d significant changes, %d regressions and %d improvements beyond their noise floor (at least %g%%).",
 		len(r.Rows), sig, reg, imp, 100*r.Threshold)
 }
 
@@ -222,15 +228,15 @@ func b2i(b bool) int {
 	return 0
 }
 
-// shortNames are the column names of the runs: file names without their
-// directory, or letters when those clash.
+// shortNames are the column names of the sides: file names without their
+// directory, or letters when those clash or a side has several runs.
 func shortNames(r *Result) []string {
 	names := make([]string, len(r.Names))
 	seen := map[string]bool{}
 	clash := false
 	for i, n := range r.Names {
 		names[i] = filepath.Base(n)
-		clash = clash || seen[names[i]]
+		clash = clash || seen[names[i]] || r.Runs[i] > 1
 		seen[names[i]] = true
 	}
 	if clash {
@@ -296,14 +302,24 @@ func changeText(c Change) string {
 	return fmt.Sprintf("%+.2f%%", c.Pct)
 }
 
-// pText is the U test's p-value and the sample sizes: "p=0.003 n=20",
-// "n=20+10" when they differ.
-func pText(c Change, nBase, nOther int) string {
-	if !c.Valid || !c.Tested {
+// pText is the U test's p-value, what it was tested on and how many, and
+// the noise floor: "p=0.008 n=5 rounds floor 2.1%", "n=20+10 samples"
+// when the sizes differ.
+func pText(c Change, base, other Cell) string {
+	if !c.Valid {
 		return ""
 	}
-	if nBase != nOther {
-		return fmt.Sprintf("p=%.3f n=%d+%d", c.P, nBase, nOther)
+	floor := fmt.Sprintf("floor %s%%", strconv.FormatFloat(100*c.Floor, 'g', 2, 64))
+	if !c.Tested {
+		return floor
 	}
-	return fmt.Sprintf("p=%.3f n=%d", c.P, nBase)
+	nb, no := base.N, other.N
+	if unitsTest(c) {
+		nb, no = base.Units, other.Units
+	}
+	n := strconv.Itoa(nb)
+	if nb != no {
+		n += "+" + strconv.Itoa(no)
+	}
+	return fmt.Sprintf("p=%.3f n=%s %s %s", c.P, n, c.TestedOn, floor)
 }

@@ -1,52 +1,67 @@
 package compare
 
-// twins are one baseline figure and its twins, the figures with the same
-// key, in the other runs.
+import "github.com/p2pbench/p2pbench/results"
+
+// twins are one figure of the baseline and its twins, the figures with the
+// same key, on every side.
 type twins struct {
 	key string
-	// at[i] is the index of the figure in run i's Figures, -1 where run
-	// i lacks it; at[0] is the baseline's.
-	at []int
+	// figs[i] are side i's figures of the key, one per run that has it
+	// (none where side i lacks it); figs[0] are the baseline's.
+	figs [][]*results.Figure
+}
+
+// sideIndex maps each key to a side's figures of it, and lists the keys in
+// the order they first come in the side's runs. A key that a run repeats
+// (a valid run has none) counts once, at its first figure.
+func sideIndex(in Input) (map[string][]*results.Figure, []string) {
+	index := map[string][]*results.Figure{}
+	var order []string
+	for _, r := range in.Runs {
+		seen := make(map[string]bool, len(r.Figures))
+		for j := range r.Figures {
+			f := &r.Figures[j]
+			k := f.Key()
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if _, ok := index[k]; !ok {
+				order = append(order, k)
+			}
+			index[k] = append(index[k], f)
+		}
+	}
+	return index, order
 }
 
 // match pairs every baseline figure with its twins, in the baseline's order,
-// and leaves out those that no other run has. A key that a run repeats (a
-// valid run has none) counts once, at its first figure. onlyInBase[i-1]
-// counts the baseline's figures that run i lacks, onlyInOther[i-1] run i's
-// that the baseline lacks.
+// and leaves out those that no other side has. onlyInBase[i-1] counts the
+// baseline's figures that side i lacks, onlyInOther[i-1] side i's that the
+// baseline lacks.
 func match(inputs []Input) (shared []twins, onlyInBase, onlyInOther []int) {
-	index := make([]map[string]int, len(inputs))
-	for i := 1; i < len(inputs); i++ {
-		figs := inputs[i].Run.Figures
-		index[i] = make(map[string]int, len(figs))
-		for t := range figs {
-			k := figs[t].Key()
-			if _, dup := index[i][k]; !dup {
-				index[i][k] = t
-			}
+	index := make([]map[string][]*results.Figure, len(inputs))
+	var order []string
+	for i, in := range inputs {
+		var o []string
+		index[i], o = sideIndex(in)
+		if i == 0 {
+			order = o
 		}
 	}
 	onlyInBase = make([]int, len(inputs)-1)
 	matched := make([]int, len(inputs)-1)
-	base := inputs[0].Run.Figures
-	seen := make(map[string]bool, len(base))
-	for j := range base {
-		k := base[j].Key()
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		tw := twins{key: k, at: make([]int, len(inputs))}
-		tw.at[0] = j
+	for _, k := range order {
+		tw := twins{key: k, figs: make([][]*results.Figure, len(inputs))}
+		tw.figs[0] = index[0][k]
 		found := false
 		for i := 1; i < len(inputs); i++ {
-			t, ok := index[i][k]
+			figs, ok := index[i][k]
 			if !ok {
-				tw.at[i] = -1
 				onlyInBase[i-1]++
 				continue
 			}
-			tw.at[i] = t
+			tw.figs[i] = figs
 			matched[i-1]++
 			found = true
 		}

@@ -136,7 +136,7 @@ func (s *section) cells(i int) []string {
 	}
 	c = append(c, cellText(row.Cells[0]))
 	for k, ch := range row.Changes {
-		c = append(c, cellText(row.Cells[k+1]), changeText(ch), pText(ch, row.Cells[0].N, row.Cells[k+1].N))
+		c = append(c, cellText(row.Cells[k+1]), changeText(ch), pText(ch, row.Cells[0], row.Cells[k+1]))
 	}
 	return c
 }

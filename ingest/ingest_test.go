@@ -23,7 +23,7 @@ func TestCompareWithReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	imported := importFile(t, nvbJSONFixture, ingest.Options{})
-	res, err := compare.Compare([]compare.Input{{Name: "all.json", Run: ref}, {Name: "nvbandwidth.json", Run: imported}}, compare.Options{Threshold: 0.05})
+	res, err := compare.Compare([]compare.Input{{Name: "all.json", Runs: []*results.Run{ref}}, {Name: "nvbandwidth.json", Runs: []*results.Run{imported}}}, compare.Options{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}

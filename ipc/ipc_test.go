@@ -21,6 +21,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -110,6 +111,9 @@ func newIPCHarness(t *testing.T, tests ...results.Test) *ipcHarness {
 	h := &ipcHarness{t: t, drv: d}
 	h.opt = ipc.Options{Timeout: 10 * time.Second, Child: helperCommand(t, "h200x2")}
 	h.opt.Devices, h.opt.Tests, h.opt.Size, h.opt.Samples, h.opt.Verify = []int{0, 1}, tests, 64<<10, 3, true
+	// One round: the tests of failures count requests of one pass
+	// (TestIPCRounds measures in rounds).
+	h.opt.Rounds = 1
 	ipc.SetAfterMap(&h.opt, func(kids []ipc.ChildInfo) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -241,6 +245,8 @@ func wantFigures() []string {
 
 func TestIPCSimulatedRun(t *testing.T) {
 	h := newIPCHarness(t)
+	h.opt.Rounds = 3 // one sample of each bandwidth figure per round
+	h.opt.Renew = measure.DefaultRenewal
 	start := time.Now()
 	run, err := h.run(context.Background())
 	if err != nil {
@@ -253,6 +259,8 @@ func TestIPCSimulatedRun(t *testing.T) {
 		got = append(got, figureKey(f))
 		if f.Error != "" || f.Stats == nil {
 			t.Errorf("%s: error %q, stats %v", figureKey(f), f.Error, f.Stats)
+		} else if len(f.Rounds) != 3 || f.Stats.Rounds == nil || f.Stats.Rounds.N != 3 {
+			t.Errorf("%s: rounds %v (stats %+v), want 3", figureKey(f), f.Rounds, f.Stats.Rounds)
 		}
 		if f.Params["processes"] != "2" || f.Params["ipc_mapping"] != "simulated" {
 			t.Errorf("%s: params %v, want processes=2 and ipc_mapping=simulated", figureKey(f), f.Params)
@@ -278,6 +286,18 @@ func TestIPCSimulatedRun(t *testing.T) {
 	run.Environment.Devices = []results.Device{{Index: 0}, {Index: 1}}
 	if err := run.Validate(); err != nil {
 		t.Errorf("the run does not validate: %v", err)
+	}
+	// Before the second and the third round, every child renews.
+	h.mu.Lock()
+	renewed := 0
+	for _, op := range h.ops {
+		if strings.HasSuffix(op, ":renew") {
+			renewed++
+		}
+	}
+	h.mu.Unlock()
+	if renewed != 2*3 {
+		t.Errorf("%d renewals, want 2 rounds × 3 children", renewed)
 	}
 	h.checkNoChildren()
 	h.checkShutdownOrder(3)

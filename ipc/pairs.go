@@ -14,10 +14,11 @@ import (
 )
 
 // Two processes on one GPU share it by time-slicing (without MPS), so every
-// ping-pong round trip waits for a switch: far fewer of them.
+// ping-pong round trip waits for a switch: far fewer of them (samples over
+// all rounds, round trips per sample).
 const (
-	sameGPUPingIters = 100
-	sameGPUPingChunk = 10
+	sameGPUPingChunks = 10
+	sameGPUPingChunk  = 10
 )
 
 // pairTests runs every selected test on p. Between two devices the
@@ -105,6 +106,9 @@ func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, d
 
 // uni measures one direction of p alone.
 func (r *parent) uni(ctx context.Context, p pair, test results.Test, dir results.Direction, peerCtx bool) {
+	if r.share(r.opt.Samples) == 0 {
+		return
+	}
 	x, f := r.flowOf(p, test, dir, p.a, p.b, peerCtx)
 	figs := []results.Figure{f}
 	err := r.usable(p)
@@ -117,6 +121,9 @@ func (r *parent) uni(ctx context.Context, p pair, test results.Test, dir results
 // bidir measures both directions of p at once, each issued by its own
 // process: forward a → b, reverse b → a (filed under the pair a, b), total.
 func (r *parent) bidir(ctx context.Context, p pair, test results.Test, dir results.Direction, peerCtx bool) {
+	if r.share(r.opt.Samples) == 0 {
+		return
+	}
 	fx, ff := r.flowOf(p, test, dir, p.a, p.b, peerCtx)
 	rx, rf := r.flowOf(p, test, dir, p.b, p.a, peerCtx)
 	ff.Part, rf.Part = results.PartForward, results.PartReverse
@@ -132,12 +139,13 @@ func (r *parent) bidir(ctx context.Context, p pair, test results.Test, dir resul
 	r.record(ctx, p, figs, err)
 }
 
-// bandwidth measures one transfer alone, or two at once (the first issuer
-// leads), verifies them in the processes that own the data, and fills figs:
-// one figure per transfer, then the total when there are two.
+// bandwidth measures this round's samples of one transfer alone, or two at
+// once (the first issuer leads), verifies them in the processes that own the
+// data (in the first round), and fills figs: one figure per transfer, then
+// the total when there are two.
 func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []results.Figure) error {
 	seeds := make([]uint32, len(xs))
-	if r.opt.Verify {
+	if r.verifying() {
 		for i, x := range xs {
 			seeds[i] = r.seeds.Next()
 			if err := r.call(ctx, p, x.Src.Rank, opFill, dataReq{Buf: x.Src, Bytes: x.Bytes, Seed: seeds[i]}, nil); err != nil {
@@ -149,26 +157,31 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 		}
 	}
 	var win *measure.Window
-	if !p.sameGPU {
+	if !p.sameGPU && r.round == 0 {
 		win = r.traffic.Begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
 	}
+	key, samples := figs[0].Key(), r.share(r.opt.Samples)
+	tm, known := r.timings[key]
 	var ms [][]float64
-	var reps int
 	if len(xs) == 1 {
 		var rep timeReply
-		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: r.opt.Samples}, &rep); err != nil {
+		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: samples, Reps: tm.Reps, Warmup: tm.Warmup}, &rep); err != nil {
 			return err
 		}
-		ms, reps = [][]float64{rep.Ms}, rep.Reps
+		ms, tm = [][]float64{rep.Ms}, measure.Timing{Reps: rep.Reps, Warmup: rep.Warmup}
 	} else {
 		var err error
-		if ms, reps, err = r.together(ctx, p, xs[0], xs[1]); err != nil {
+		if ms, tm, err = r.together(ctx, p, xs[0], xs[1], tm, samples); err != nil {
 			return err
 		}
 	}
+	if !known {
+		r.timings[key] = tm
+	}
+	reps := tm.Reps
 	win.End()
 	verify := results.VerifySkipped
-	if r.opt.Verify {
+	if r.verifying() {
 		verify = results.VerifyPassed
 	}
 	sizes := make([]uint64, len(xs))
@@ -178,7 +191,7 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 		f.Samples = measure.GBps(x.Bytes, ms[i])
 		f.Params["reps_per_sample"] = strconv.Itoa(reps)
 		f.Verify = results.VerifySkipped
-		if !r.opt.Verify {
+		if !r.verifying() {
 			continue
 		}
 		if err := r.check(ctx, p, x, seeds[i], f); err != nil {
@@ -217,27 +230,30 @@ func (r *parent) check(ctx context.Context, p pair, x xfer, seed uint32, f *resu
 	return nil
 }
 
-// together times lead and follow at once, each in its own process (see
-// sample). It returns the milliseconds of one repetition per sample for
-// each, and the repetitions per sample.
-func (r *parent) together(ctx context.Context, p pair, lead, follow xfer) ([][]float64, int, error) {
-	m1, m2, err := r.sample(ctx, p, lead, follow, measure.Timing{Reps: 1, Warmup: 1})
-	if err != nil {
-		return nil, 0, err
+// together times samples of lead and follow at once, each in its own
+// process (see sample), with timing tm (a tm of no repetitions: calibrated
+// first, as in a figure's first round). It returns the milliseconds of one
+// repetition per sample for each, and the timing.
+func (r *parent) together(ctx context.Context, p pair, lead, follow xfer, tm measure.Timing, samples int) ([][]float64, measure.Timing, error) {
+	if tm.Reps == 0 {
+		m1, m2, err := r.sample(ctx, p, lead, follow, measure.Timing{Reps: 1, Warmup: 1})
+		if err != nil {
+			return nil, tm, err
+		}
+		tm = measure.TimingFor(math.Max(m1, m2), measure.SampleTarget)
 	}
-	tm := measure.TimingFor(math.Max(m1, m2), measure.SampleTarget)
 	ms := make([][]float64, 2)
-	for range r.opt.Samples {
+	for range samples {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, tm, err
 		}
 		a, b, err := r.sample(ctx, p, lead, follow, tm)
 		if err != nil {
-			return nil, 0, err
+			return nil, tm, err
 		}
 		ms[0], ms[1] = append(ms[0], a), append(ms[1], b)
 	}
-	return ms, tm.Reps, nil
+	return ms, tm, nil
 }
 
 // sample times one sample of lead and follow at once: the leader arms its
@@ -279,12 +295,16 @@ func (r *parent) sample(ctx context.Context, p pair, lead, follow xfer, tm measu
 // chase follows a chain through a's scratch memory from b's device: a is the
 // memory's owner (the figure's source), b runs the chase (its destination).
 func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
+	chunks := r.share(measure.ChaseChunks)
+	if chunks == 0 {
+		return
+	}
 	f := r.figure(p, results.IPCLatChase, results.EngineSM, ws)
 	maps.Copy(f.Params, measure.ChaseParams(ws, "ipc", r.infos[f.Src].L2CacheBytes))
 	err := r.usable(p)
 	if err == nil {
 		var rep samplesReply
-		err = r.call(ctx, p, p.b, opChase, chaseReq{Owner: p.a, Runner: p.b, Bytes: ws, Seed: r.seeds.Next()}, &rep)
+		err = r.call(ctx, p, p.b, opChase, chaseReq{Owner: p.a, Runner: p.b, Bytes: ws, Seed: r.seeds.Next(), Chunks: chunks}, &rep)
 		f.Samples = rep.Samples
 	}
 	r.record(ctx, p, []results.Figure{f}, err)
@@ -293,12 +313,16 @@ func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
 // pingPong bounces a flag between a (initiator) and b (responder), each
 // kernel in its own process.
 func (r *parent) pingPong(ctx context.Context, p pair) {
-	iters, chunk := uint32(measure.PingIters), uint32(measure.PingChunk)
+	chunks, chunk := measure.PingChunks, measure.PingChunk
 	if p.sameGPU {
-		iters, chunk = sameGPUPingIters, sameGPUPingChunk
+		chunks, chunk = sameGPUPingChunks, sameGPUPingChunk
 	}
+	if chunks = r.share(chunks); chunks == 0 {
+		return
+	}
+	iters := uint32(chunks * chunk)
 	rt := r.figure(p, results.IPCLatPingPong, results.EngineSM, 4)
-	rt.Params["round_trips_per_sample"] = strconv.Itoa(int(chunk))
+	rt.Params["round_trips_per_sample"] = strconv.Itoa(chunk)
 	ow := rt
 	ow.Params = measure.WithParam(rt.Params, "measure", "one_way")
 	rt.Params["measure"] = "round_trip"
@@ -306,7 +330,7 @@ func (r *parent) pingPong(ctx context.Context, p pair) {
 	err := r.usable(p)
 	if err == nil {
 		var times []uint64
-		times, err = r.bounce(ctx, p, iters, chunk)
+		times, err = r.bounce(ctx, p, iters, uint32(chunk))
 		for j := 0; j+1 < len(times); j++ {
 			per := float64(times[j+1]-times[j]) / float64(chunk)
 			figs[0].Samples = append(figs[0].Samples, per)

@@ -131,6 +131,12 @@ type parent struct {
 	seeds   *measure.Seeds
 	notes   []string
 	traffic *measure.Meter
+	coll    *measure.Collector
+	// round is the round being measured (from 0), of opt.Rounds; timings
+	// holds the timing each figure's first round found, by the key of its
+	// first figure, so that every round's samples are alike.
+	round   int
+	timings map[string]measure.Timing
 	// handles is how this arrangement's children share memory.
 	handles Handles
 }
@@ -194,7 +200,7 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 // handles h.
 func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, infos []cuda.DeviceInfo, run *results.Run) error {
 	r := &parent{opt: opt, handles: h, run: run, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
-		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed)}
+		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), coll: measure.NewCollector(run), timings: map[string]measure.Timing{}}
 	for _, info := range infos {
 		r.infos[info.Index] = info
 	}
@@ -207,7 +213,7 @@ func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, inf
 		buses[d] = info.PCIBusID
 	}
 	// Before the children start (NVML lists them too, by their own pids).
-	if err := opt.Watch.Check(run, buses, nil); err != nil {
+	if err := opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
 	}
 	defer func() {
@@ -222,24 +228,58 @@ func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, inf
 	if err := r.start(ctx, drv.Simulated()); err != nil {
 		return err
 	}
+	// Round after round over every pair, in the same children: the rounds
+	// spread each figure's samples over the run.
 	pairs := r.pairs()
-	for i, p := range pairs {
-		if err := ctx.Err(); err != nil {
-			return err
+	total := r.opt.Rounds * len(pairs)
+	for r.round = range r.opt.Rounds {
+		if r.round > 0 {
+			r.renew(ctx)
 		}
-		if opt.Progress != nil {
-			opt.Progress(i, len(pairs), r.label()+" "+r.pairName(p))
-		}
-		r.pairTests(ctx, p)
-		if err := opt.Watch.Check(run, buses, r.childPIDs()); err != nil {
-			return err
+		for i, p := range pairs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if opt.Progress != nil {
+				step := r.label() + " " + r.pairName(p)
+				if r.opt.Rounds > 1 {
+					step += fmt.Sprintf(" (round %d of %d)", r.round+1, r.opt.Rounds)
+				}
+				opt.Progress(r.round*len(pairs)+i, total, step)
+			}
+			r.pairTests(ctx, p)
+			if err := opt.Watch.Check(run, buses, r.childPIDs(), r.coll.Grown()); err != nil {
+				return err
+			}
 		}
 	}
 	if opt.Progress != nil {
-		opt.Progress(len(pairs), len(pairs), "done")
+		opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
 }
+
+// renew asks every live child to renew what the settings say before this
+// round; what fails goes to the notes, and the round goes on.
+func (r *parent) renew(ctx context.Context) {
+	if r.opt.Renew&renewable == 0 {
+		return
+	}
+	for _, k := range r.live() {
+		if err := k.call(ctx, opRenew, renewReq{What: r.opt.Renew, Round: r.round}, nil, r.opt.Timeout); err != nil && ctx.Err() == nil {
+			r.notes = append(r.notes, fmt.Sprintf("ipc: round %d: rank %d (device %d) renewing %s: %v", r.round+1, k.rank, k.dev, r.opt.Renew&renewable, err))
+			if !k.alive() {
+				r.drop(ctx, k)
+			}
+		}
+	}
+}
+
+// share is this round's part of n samples.
+func (r *parent) share(n int) int { return results.SplitSamples(n, r.opt.Rounds)[r.round] }
+
+// verifying says whether this round verifies the data it moves (the first).
+func (r *parent) verifying() bool { return r.opt.Verify && r.round == 0 }
 
 // childPIDs are the pids of the children, which the watch leaves out.
 func (r *parent) childPIDs() []int {
@@ -540,8 +580,9 @@ func (r *parent) drop(ctx context.Context, gone *childProc) {
 	})
 }
 
-// record adds the figures of one test of pair p, or fails them all with err.
-// Nothing is recorded for a test cut short by cancellation.
+// record adds the figures of one test of pair p in this round, or fails
+// them all with err. Nothing is recorded for a test cut short by
+// cancellation.
 func (r *parent) record(ctx context.Context, p pair, figs []results.Figure, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
@@ -553,6 +594,6 @@ func (r *parent) record(ctx context.Context, p pair, figs []results.Figure, err 
 		}
 	}
 	for _, f := range figs {
-		r.run.Figures = append(r.run.Figures, measure.Finish(f))
+		r.coll.Add(f, r.round)
 	}
 }

@@ -41,6 +41,10 @@ import (
 //	fill, poison, check, time, arm, follow, release, collect, chase,
 //	pingpong, pingpong_wait
 //	         the measurements, any number, in the order the parent plans.
+//	renew    parent → child, between two rounds: the child makes afresh
+//	         the streams and timing events (and the latch) of each rank it
+//	         hosts, as the request names; never the buffers, which the
+//	         other processes have mapped.
 //	unmap    parent → child: close what was opened of the listed ranks (all
 //	         when none are listed): cuIpcCloseMemHandle on every mapping (VMM:
 //	         cuMemUnmap, cuMemAddressFree, cuMemRelease), cuEventDestroy on
@@ -63,6 +67,7 @@ const (
 	opChase        = "chase"
 	opPingPong     = "pingpong"
 	opPingPongWait = "pingpong_wait"
+	opRenew        = "renew"
 	opUnmap        = "unmap"
 	opExit         = "exit"
 )
@@ -256,14 +261,20 @@ type xfer struct {
 	PeerContext bool `json:"peer_context,omitempty"`
 }
 
+// timeReq asks for samples of a transfer alone, with the timing of Reps
+// repetitions after Warmup (a Reps of 0: calibrated by the child, as the
+// first round of a figure asks).
 type timeReq struct {
 	X       xfer `json:"xfer"`
 	Samples int  `json:"samples"`
+	Reps    int  `json:"reps,omitempty"`
+	Warmup  int  `json:"warmup,omitempty"`
 }
 
 type timeReply struct {
-	Reps int       `json:"reps"`
-	Ms   []float64 `json:"ms"`
+	Reps   int       `json:"reps"`
+	Warmup int       `json:"warmup"`
+	Ms     []float64 `json:"ms"`
 }
 
 // sampleReq arms (leader) or queues behind the leader's start event
@@ -290,6 +301,8 @@ type chaseReq struct {
 	Runner int    `json:"runner"`
 	Bytes  uint64 `json:"bytes"`
 	Seed   uint32 `json:"seed"`
+	// Chunks is the number of timed chunks (samples).
+	Chunks int `json:"chunks"`
 }
 
 type samplesReply struct {
@@ -308,6 +321,13 @@ type pingPongReq struct {
 type pingPongReply struct {
 	Status uint32   `json:"status"`
 	Times  []uint64 `json:"times,omitempty"`
+}
+
+// renewReq asks a child to renew what What names (of RenewStreams and
+// RenewEvents) on every rank it hosts, before round Round (from 0).
+type renewReq struct {
+	What  measure.Renewal `json:"what"`
+	Round int             `json:"round"`
 }
 
 type unmapReq struct {

@@ -228,6 +228,9 @@ var handlers = map[string]handler{
 	opPingPongWait: answer(func(c *server, _ context.Context, _ string, req rankReq) (pingPongReply, error) {
 		return c.pingPongWait(req.Rank)
 	}),
+	opRenew: answer(func(c *server, _ context.Context, _ string, req renewReq) (none, error) {
+		return none{}, c.renew(req)
+	}),
 	opUnmap: answer(func(c *server, _ context.Context, _ string, req unmapReq) (unmapReply, error) {
 		n, err := c.unmap(req.Ranks)
 		return unmapReply{Closed: n}, err

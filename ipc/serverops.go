@@ -185,15 +185,20 @@ func (c *server) time(ctx context.Context, req timeReq) (timeReply, error) {
 		return timeReply{}, err
 	}
 	ts := []measure.Transfer{t}
-	tm, err := c.timer.Calibrate(ctx, ts, measure.SampleTarget)
-	if err != nil {
-		return timeReply{}, err
+	tm := measure.Timing{Reps: req.Reps, Warmup: req.Warmup}
+	switch {
+	case req.Reps < 0 || req.Warmup < 0:
+		return timeReply{}, fmt.Errorf("ipc-child: %d repetitions and %d warm-ups", req.Reps, req.Warmup)
+	case req.Reps == 0:
+		if tm, err = c.timer.Calibrate(ctx, ts, measure.SampleTarget); err != nil {
+			return timeReply{}, err
+		}
 	}
 	ms, err := c.timer.Measure(ctx, ts, tm, max(1, req.Samples))
 	if err != nil {
 		return timeReply{}, err
 	}
-	return timeReply{Reps: tm.Reps, Ms: ms[0]}, nil
+	return timeReply{Reps: tm.Reps, Warmup: tm.Warmup, Ms: ms[0]}, nil
 }
 
 // queue enqueues one sample of a transfer that runs with another process's.
@@ -292,7 +297,7 @@ func (c *server) chase(req chaseReq) ([]float64, error) {
 	if err := h.dv.BuildChain(buf, req.Bytes, req.Seed); err != nil {
 		return nil, fmt.Errorf("through the IPC mapping: %w", err)
 	}
-	return h.dv.Chase(buf, req.Bytes)
+	return h.dv.Chase(buf, req.Bytes, req.Chunks)
 }
 
 // pingPong launches one side of a ping-pong: this rank's flag in its own
@@ -344,4 +349,18 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 		}
 	}
 	return out, nil
+}
+
+// renewable is what a child renews between rounds: not the buffers, which
+// other processes have mapped at their addresses.
+const renewable = measure.RenewStreams | measure.RenewEvents
+
+// renew makes afresh, on every rank this process hosts, what req names of
+// renewable.
+func (c *server) renew(req renewReq) error {
+	var errs []error
+	for _, h := range c.hosted {
+		errs = append(errs, h.dv.Renew(req.What&renewable, req.Round))
+	}
+	return errors.Join(errs...)
 }

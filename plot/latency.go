@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -281,10 +282,16 @@ func pingPongDistribution(ix *index) *distribution {
 	return d
 }
 
+// copyLatencyDistribution: one small copy's latency against its size, one
+// box per kind of figure (host, back to back, device) and way (pull, push).
 func copyLatencyDistribution(ix *index) *distribution {
-	figs := append(append([]*results.Figure{}, ix.byTest[results.LatCopyDevice]...), ix.byTest[results.LatCopyHost]...)
+	var figs []*results.Figure
+	for _, k := range copyLatKinds {
+		figs = append(figs, ix.byTest[k.test]...)
+	}
 	perPair := len(ix.devs) <= fewDevices
 	sizes := map[string]uint64{}
+	order := map[string]int{}
 	d := collect(figs, perPair,
 		func(f *results.Figure) (string, bool) {
 			l := results.FormatBytes(f.Size)
@@ -292,27 +299,49 @@ func copyLatencyDistribution(ix *index) *distribution {
 			return l, true
 		},
 		func(f *results.Figure) (string, bool) {
-			if f.Test == results.LatCopyDevice {
-				return "device time (CUDA events)", true
+			i := slices.IndexFunc(copyLatKinds, func(k copyLatKind) bool { return k.test == f.Test })
+			l := copyLatKinds[i].label
+			if way := map[results.Direction]string{results.DirRead: "pull", results.DirWrite: "push"}[f.Direction]; way != "" {
+				l += ", " + way
 			}
-			return "host time (enqueue + synchronize)", true
+			order[l] = 2 * i
+			if f.Direction == results.DirWrite {
+				order[l]++
+			}
+			return l, true
 		},
 		func(m map[string]bool) []string {
 			out := sortedStrings(m)
 			sort.Slice(out, func(i, j int) bool { return sizes[out[i]] < sizes[out[j]] })
 			return out
-		}, sortedStrings)
+		},
+		func(m map[string]bool) []string {
+			out := sortedStrings(m)
+			sort.SliceStable(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+			return out
+		})
 	if d == nil {
 		return nil
 	}
-	d.title = "Latency of one small peer copy (cuMemcpyPeerAsync) against its size"
+	d.title = "Latency of a small peer copy (cuMemcpyPeerAsync) against its size"
 	d.yLabel = "ns per copy"
 	if perPair {
-		d.subtitle = "boxes: every pair's samples together (quartiles, median, whiskers 1.5 IQR)"
+		d.subtitle = "boxes: every pair's samples together, over every round (quartiles, median, whiskers 1.5 IQR)"
 	} else {
 		d.subtitle = boxSubtitle(false, "")
 	}
 	return d
+}
+
+// copyLatKind is a small-copy test and its name in the plot.
+type copyLatKind struct {
+	test  results.Test
+	label string
+}
+
+// copyLatKinds are the small-copy tests in the order of their boxes.
+var copyLatKinds = []copyLatKind{
+	{results.LatCopyHost, "host end to end"}, {results.LatCopyB2B, "back to back, per copy"}, {results.LatCopyDevice, "device time, one copy"},
 }
 
 // atomicThroughput returns bars per operation: distinct addresses and one

@@ -31,7 +31,7 @@ type sizeSeries struct {
 	dashes   []vg.Length
 	sizes    []float64
 	values   []float64 // median (of the pair, or over pairs)
-	lo, hi   []float64 // the band over pairs; nil for one pair
+	lo, hi   []float64 // the band: over pairs, or a pair's interval over rounds; nil for none
 	halfPeak float64   // n½ in bytes, 0 if unknown
 	halfVal  float64
 }
@@ -41,25 +41,26 @@ func sizeCurves(ix *index) []*sizeCurve {
 	var out []*sizeCurve
 	figs := ix.oneWayFigures()
 	for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {
-		// engine -> pair -> size -> median
-		curves := map[results.Engine]map[[2]int]map[uint64]float64{}
+		// engine -> pair -> size -> figure with a value
+		curves := map[results.Engine]map[[2]int]map[uint64]*results.Figure{}
 		var engines []results.Engine
+		rounds := false
 		for _, f := range figs {
-			v, ok := f.Value()
-			if f.Direction != dir || !ok {
+			if _, ok := f.Value(); f.Direction != dir || !ok {
 				continue
 			}
 			byPair := curves[f.Engine]
 			if byPair == nil {
-				byPair = map[[2]int]map[uint64]float64{}
+				byPair = map[[2]int]map[uint64]*results.Figure{}
 				curves[f.Engine] = byPair
 				engines = append(engines, f.Engine)
 			}
 			p := [2]int{f.Src, f.Dst}
 			if byPair[p] == nil {
-				byPair[p] = map[uint64]float64{}
+				byPair[p] = map[uint64]*results.Figure{}
 			}
-			byPair[p][f.Size] = v
+			byPair[p][f.Size] = f
+			rounds = rounds || f.Stats.Rounds != nil
 		}
 		sc := &sizeCurve{name: "size_" + string(dir)}
 		pairs := map[[2]int]bool{}
@@ -82,6 +83,8 @@ func sizeCurves(ix *index) []*sizeCurve {
 		sc.title = "Bandwidth against transfer size, " + directionLabel(dir)
 		np := len(pairs)
 		switch {
+		case np <= maxPairLines && rounds:
+			sc.subtitle = "decimal GB/s of one direction, median of samples, one line per engine and pair (source→destination); band: the median's interval over rounds"
 		case np <= maxPairLines:
 			sc.subtitle = "decimal GB/s of one direction, median of samples, one line per engine and pair (source→destination)"
 		case ix.ranksDiffer():
@@ -107,10 +110,12 @@ func sizeCurves(ix *index) []*sizeCurve {
 }
 
 // buildSeries makes the series of one engine: a line per pair when there
-// are few pairs, else a median line with a min–max band per group of pairs
-// of the same performance rank (one group when ranks are alike): pairs of
-// different paths mixed in one band would hide both.
-func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]float64, engineIdx int) []sizeSeries {
+// are few pairs, with a band of each median's interval over rounds where
+// every figure of the line has rounds, else a median line with a min–max
+// band per group of pairs of the same performance rank (one group when
+// ranks are alike): pairs of different paths mixed in one band would hide
+// both.
+func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]*results.Figure, engineIdx int) []sizeSeries {
 	pairs := make([][2]int, 0, len(byPair))
 	for p := range byPair {
 		pairs = append(pairs, p)
@@ -124,9 +129,17 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 	if len(pairs) <= maxPairLines {
 		for i, p := range pairs {
 			s := sizeSeries{label: fmt.Sprintf("%s %d→%d", engineLabel(engine), p[0], p[1]), color: clr, dashes: dashes[i%len(dashes)]}
+			band := true
 			for _, z := range sortedKeys(byPair[p]) {
+				st := byPair[p][z].Stats
 				s.sizes = append(s.sizes, float64(z))
-				s.values = append(s.values, byPair[p][z])
+				s.values = append(s.values, st.Median)
+				if band = band && st.Rounds != nil; band {
+					s.lo, s.hi = append(s.lo, st.Rounds.MedianLo), append(s.hi, st.Rounds.MedianHi)
+				}
+			}
+			if !band {
+				s.lo, s.hi = nil, nil
 			}
 			s.setHalfPeak()
 			out = append(out, s)
@@ -149,8 +162,8 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 	for gi, r := range sortedKeys(groups) {
 		perSize := map[uint64][]float64{}
 		for _, p := range groups[r] {
-			for z, v := range byPair[p] {
-				perSize[z] = append(perSize[z], v)
+			for z, f := range byPair[p] {
+				perSize[z] = append(perSize[z], f.Stats.Median)
 			}
 		}
 		label := engineLabel(engine)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,7 +44,8 @@ func (s Severity) String() string {
 type Finding struct {
 	Severity Severity
 	// Check names the check: failed, bad_data, slow_pair, ipc_slower,
-	// clock_change, temperature_rise, noisy, conformance, incomplete, and
+	// clock_change, temperature_rise, noisy, rounds_disagree, conformance,
+	// incomplete, and
 	// the health checks of results.HealthCheck (link_errors, link_down, ...).
 	Check string
 	// Subject is what the finding is about: "ce_read 7→0", "GPU 3".
@@ -72,6 +74,11 @@ const (
 	// LargeTransfer is the size from which bandwidth figures should be
 	// steady (CV ≤ NoisyCV).
 	LargeTransfer = 256 << 20
+	// DisagreeFraction: the rounds of a figure disagree when their medians
+	// fall in groups further apart than this, relative to the figure's
+	// median (two modes): noise spreads round medians evenly (by up to 6%
+	// between processes of the 2× H200 at small sizes), a mode splits them.
+	DisagreeFraction = 0.10
 	// slowPairMinSize: smaller transfers are bound by per-transfer latency,
 	// where pairs differ by noise rather than by link.
 	slowPairMinSize = 1 << 20
@@ -89,6 +96,7 @@ func Findings(run *results.Run) []Finding {
 	out = append(out, stateChanges(run)...)
 	out = append(out, health(run)...)
 	out = append(out, noisy(run)...)
+	out = append(out, roundsDisagree(run)...)
 	out = append(out, conformance(run)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity < out[j].Severity })
 	return out
@@ -574,6 +582,99 @@ func noisy(run *results.Run) []Finding {
 			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
 				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, FigureName(g.worst), 100*g.worst.Stats.CV,
 				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
+	}
+	return out
+}
+
+// roundMedians returns the medians of a measured figure's rounds when it
+// has at least three of three samples or more (none otherwise: the median
+// of two samples is their mean, which one outlier moves).
+func roundMedians(f *results.Figure) []float64 {
+	if f.Failed() || len(f.Rounds) < 3 || slices.Min(f.Rounds) < 3 {
+		return nil
+	}
+	return results.RoundMedians(f.Samples, f.Rounds)
+}
+
+// disagree says whether round medians fall in groups further apart than
+// DisagreeFraction of their median: two neighbours of their sorted order
+// differ by more.
+func disagree(meds []float64) bool {
+	sorted := slices.Sorted(slices.Values(meds))
+	mid := sorted[len(sorted)/2]
+	for i := 1; i < len(sorted); i++ {
+		if mid > 0 && (sorted[i]-sorted[i-1])/mid > DisagreeFraction {
+			return true
+		}
+	}
+	return false
+}
+
+// roundsAgree says whether a figure was measured in three or more rounds
+// whose medians agree.
+func roundsAgree(f *results.Figure) bool {
+	meds := roundMedians(f)
+	return len(meds) > 0 && !disagree(meds)
+}
+
+// knownModes are the tests whose figures are known to settle in one of
+// two modes for a whole process or chain (hardware.md), with what the
+// finding says of them: their disagreeing rounds are a note.
+var knownModes = map[results.Test]string{
+	results.LatCopyDevice: "one copy's device time depends on state a process keeps (on the 2× H200 12.1 or 20.3 µs by process): the table reports it, nothing judges it; the back-to-back figure (lat_copy_b2b) is what each copy costs",
+	results.LatChase:      "a chain followed beyond L2 settles in one of two modes (on the 2× H200 about 850 and 990 ns per load); every round builds a new chain, so the median is over the modes the rounds met and the interval spans them",
+	results.IPCLatChase:   "a chain followed beyond L2 settles in one of two modes (on the 2× H200 about 850 and 990 ns per load); every round builds a new chain, so the median is over the modes the rounds met and the interval spans them",
+}
+
+// roundsDisagree reports, per test, the figures whose rounds disagree: the
+// modes of known bimodal figures as notes, any other as a warning.
+func roundsDisagree(run *results.Run) []Finding {
+	type group struct {
+		n, of int
+		worst *results.Figure
+		meds  []float64
+	}
+	groups := map[results.Test]*group{}
+	var order []results.Test
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		meds := roundMedians(f)
+		if len(meds) == 0 {
+			continue
+		}
+		g := groups[f.Test]
+		if g == nil {
+			g = &group{}
+			groups[f.Test] = g
+			order = append(order, f.Test)
+		}
+		g.of++
+		if disagree(meds) {
+			g.n++
+			if g.worst == nil || slices.Max(meds)/slices.Min(meds) > slices.Max(g.meds)/slices.Min(g.meds) {
+				g.worst, g.meds = f, meds
+			}
+		}
+	}
+	var out []Finding
+	for _, t := range order {
+		g := groups[t]
+		if g.n == 0 {
+			continue
+		}
+		vals := make([]string, len(g.meds))
+		for i, m := range g.meds {
+			if vals[i] = strconv.FormatFloat(m, 'g', 4, 64); m >= 1e4 {
+				vals[i] = strconv.FormatFloat(m, 'f', 0, 64)
+			}
+		}
+		msg := fmt.Sprintf("the rounds of %d of %d figures fall in groups more than %.0f%% apart; the widest, %s, has round medians %s %s",
+			g.n, g.of, 100*DisagreeFraction, FigureName(g.worst), strings.Join(vals, ", "), g.worst.Unit)
+		sev, why := Note, knownModes[t]
+		if why == "" {
+			sev, why = Warning, "something that stays for a while (where buffers landed, another load, clocks) moved these figures between rounds; their intervals cover it, but compare them with care"
+		}
+		out = append(out, Finding{Severity: sev, Check: "rounds_disagree", Subject: string(t), Message: msg + ": " + why})
 	}
 	return out
 }

@@ -232,3 +232,63 @@ func TestReferenceRunFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundsInTablesAndFindings: a run in rounds shows each figure's
+// interval over rounds beside its median, and reports figures whose rounds
+// fall in two groups: a small copy's device time (known modes) as a note,
+// any other as a warning; rounds that only scatter are no finding.
+func TestRoundsInTablesAndFindings(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Rounds: 5})
+	if got := checks(report.Findings(run)); len(got["rounds_disagree"]) != 0 {
+		t.Errorf("rounds that scatter by 1%% disagree: %v", got["rounds_disagree"])
+	}
+	// modes puts the rounds of every figure of test in two groups.
+	modes := func(test results.Test, low, high float64) {
+		n := 0
+		for i := range run.Figures {
+			f := &run.Figures[i]
+			if f.Test != test || len(f.Rounds) != 5 {
+				continue
+			}
+			n++
+			at := 0
+			for r, n := range f.Rounds {
+				for j := range n {
+					f.Samples[at+j] = map[bool]float64{true: high, false: low}[r%2 == 1]
+				}
+				at += n
+			}
+			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		}
+		if n == 0 {
+			t.Fatalf("no %s figure in rounds", test)
+		}
+	}
+	modes(results.LatCopyDevice, 12100, 20300)
+	modes(results.LatPingPong, 900, 1200)
+	got := checks(report.Findings(run))
+	sev := map[string]report.Severity{}
+	for _, f := range got["rounds_disagree"] {
+		sev[f.Subject] = f.Severity
+		if !strings.Contains(f.Message, "12100, 20300, 12100, 20300, 12100") && f.Subject == string(results.LatCopyDevice) {
+			t.Errorf("the finding does not give the rounds' medians: %s", f.Message)
+		}
+	}
+	if len(sev) != 2 || sev[string(results.LatCopyDevice)] != report.Note || sev[string(results.LatPingPong)] != report.Warning {
+		t.Errorf("rounds_disagree findings %v, want a note of lat_copy_device and a warning of lat_pingpong", got["rounds_disagree"])
+	}
+	var b bytes.Buffer
+	if err := report.Tables(run, nil).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`0 +- +\d+\.\d ±\d+\.\d%`).MatchString(b.String()) {
+		t.Errorf("the matrices give no interval over rounds:\n%.1500s", b.String())
+	}
+	b.Reset()
+	if err := report.Summary(run).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "device time") {
+		t.Errorf("the summary gives a device time whose rounds disagree:\n%s", b.String())
+	}
+}

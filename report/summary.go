@@ -124,8 +124,17 @@ func latencySummary(run *results.Run) *table {
 	add("ping-pong one way, release/acquire flags", results.LatPingPong, 1, "ns", param("measure", "one_way"), param("ordering", "release_acquire"))
 	add("ping-pong one way, relaxed flags", results.LatPingPong, 1, "ns", param("measure", "one_way"), param("ordering", "relaxed"))
 	smallest := func(f *results.Figure) bool { return f.Size == 4 }
-	add("4-byte cuMemcpyPeerAsync, device time", results.LatCopyDevice, 1e3, "µs", smallest)
-	add("4-byte cuMemcpyPeerAsync, host end to end", results.LatCopyHost, 1e3, "µs", smallest)
+	way := func(dir results.Direction) func(*results.Figure) bool {
+		// A file without pushed copies has pulled ones without a way.
+		return func(f *results.Figure) bool { return f.Direction == dir || dir == results.DirRead && f.Direction == "" }
+	}
+	add("4-byte cuMemcpyPeerAsync back to back, per copy, pulled", results.LatCopyB2B, 1e3, "µs", smallest, way(results.DirRead))
+	add("4-byte cuMemcpyPeerAsync back to back, per copy, pushed", results.LatCopyB2B, 1e3, "µs", smallest, way(results.DirWrite))
+	add("4-byte cuMemcpyPeerAsync, host end to end, pulled", results.LatCopyHost, 1e3, "µs", smallest, way(results.DirRead))
+	add("4-byte cuMemcpyPeerAsync, host end to end, pushed", results.LatCopyHost, 1e3, "µs", smallest, way(results.DirWrite))
+	// One copy's device time only where its rounds agree (rounds_disagree
+	// says where they do not); a file without rounds has not shown it.
+	add("4-byte cuMemcpyPeerAsync, device time", results.LatCopyDevice, 1e3, "µs", smallest, roundsAgree)
 	add("remote atomic add u32, distinct addresses", results.AtomicTput, 1, string(results.UnitGOps), peer, param("op", "red_add_u32"), param("contended", "false"))
 	return t
 }

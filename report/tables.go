@@ -192,9 +192,23 @@ func cellText(f *results.Figure) string {
 	})
 }
 
-// cellFormat is a figure's median formatted by format, its failure label
-// (Figure.FailureLabel), or "n/a" for no figure or no statistics.
+// cellFormat is a figure's median formatted by format, with the half-width
+// of its interval over rounds where it has rounds ("393.1 ±0.2%"), its
+// failure label (Figure.FailureLabel), or "n/a" for no figure or no
+// statistics.
 func cellFormat(f *results.Figure, format func(float64) string) string {
+	s := medianFormat(f, format)
+	if f == nil || f.Failed() {
+		return s
+	}
+	if sp := f.Stats.RoundSpread(); sp != "" {
+		s += " ±" + sp
+	}
+	return s
+}
+
+// medianFormat is cellFormat without the interval.
+func medianFormat(f *results.Figure, format func(float64) string) string {
 	switch {
 	case f == nil:
 		return "n/a"
@@ -305,7 +319,7 @@ func sweepTable(d *Document, run *results.Run) {
 	for _, z := range slices.Sorted(maps.Keys(sizes)) {
 		row := []string{results.FormatBytes(z)}
 		for _, k := range keys {
-			row = append(row, cellFormat(curves[k][z], func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }))
+			row = append(row, medianFormat(curves[k][z], func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }))
 		}
 		t.rows = append(t.rows, row)
 	}
@@ -313,35 +327,50 @@ func sweepTable(d *Document, run *results.Run) {
 	d.table(t)
 }
 
-// copyLatencyTable sets the device time of one small copy beside what the
-// host waits for it.
+// copyLatencyTable sets, per pair, direction and size, what one small copy
+// costs: as the host waits for it, back to back on the GPU, and alone on
+// the GPU's events.
 func copyLatencyTable(d *Document, run *results.Run) {
 	type key struct {
 		src, dst int
+		dir      results.Direction
 		size     uint64
 	}
-	dev, host := map[key]*results.Figure{}, map[key]*results.Figure{}
+	kinds := []results.Test{results.LatCopyHost, results.LatCopyB2B, results.LatCopyDevice}
+	headers := map[results.Test]string{results.LatCopyHost: "host µs", results.LatCopyB2B: "back to back µs", results.LatCopyDevice: "device µs"}
+	cells := map[key]map[results.Test]*results.Figure{}
 	var order []key
+	has := map[results.Test]bool{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Test != results.LatCopyDevice && f.Test != results.LatCopyHost {
+		if headers[f.Test] == "" {
 			continue
 		}
-		k := key{f.Src, f.Dst, f.Size}
-		if dev[k] == nil && host[k] == nil {
+		k := key{f.Src, f.Dst, f.Direction, f.Size}
+		if cells[k] == nil {
+			cells[k] = map[results.Test]*results.Figure{}
 			order = append(order, k)
 		}
-		if f.Test == results.LatCopyDevice {
-			dev[k] = f
-		} else {
-			host[k] = f
+		cells[k][f.Test], has[f.Test] = f, true
+	}
+	t := &table{title: "Small-copy latency, µs, median: host = enqueue + synchronize of one cuMemcpyPeerAsync, what an application waits for; " +
+		"back to back = per copy of copies queued on one stream between two CUDA events; device = one copy between two CUDA events (latch-held), its events' own cost included",
+		header: []string{"pair", "way", "size"}, align: "rlr"}
+	var tests []results.Test
+	for _, test := range kinds {
+		if has[test] {
+			tests = append(tests, test)
+			t.header, t.align = append(t.header, headers[test]), t.align+"r"
 		}
 	}
-	t := &table{title: "Small-copy latency, µs, median: device = GPU time of one cuMemcpyPeerAsync (CUDA events, latch-held); " +
-		"host = enqueue + synchronize, what an application waits for", header: []string{"pair", "size", "device µs", "host µs"}, align: "rrrr"}
 	us := func(v float64) string { return strconv.FormatFloat(v/1e3, 'f', 2, 64) }
+	way := map[results.Direction]string{results.DirRead: "pull", results.DirWrite: "push"}
 	for _, k := range order {
-		t.rows = append(t.rows, []string{pairName(k.src, k.dst), results.FormatBytes(k.size), cellFormat(dev[k], us), cellFormat(host[k], us)})
+		row := []string{pairName(k.src, k.dst), way[k.dir], results.FormatBytes(k.size)}
+		for _, test := range tests {
+			row = append(row, cellFormat(cells[k][test], us))
+		}
+		t.rows = append(t.rows, row)
 	}
 	d.table(t)
 }

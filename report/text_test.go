@@ -107,7 +107,7 @@ func TestTablesReference(t *testing.T) {
 			"n½ 4 MiB 1 MiB 2 MiB 1 MiB 4 MiB 1 MiB 2 MiB 1 MiB"}},
 		{"Pointer chase, working set 256 MiB", []string{"0 332 990", "1 993 332"}},
 		{"Flag ping-pong (relaxed flags)", []string{"0 - 766", "1 767 -"}},
-		{"Small-copy latency", []string{"1→0 64 KiB 20.29 13.01"}},
+		{"Small-copy latency", []string{"1→0 pull 64 KiB 13.01 20.29"}},
 		{"Atomics", []string{"cas_u64 Gop/s contended 0.00388 0.000943 0.000953 0.00394 1 / 0x0", "add_f32 ns chain 165 913 902 160 1 / 0x0"}},
 		{"Across processes: copy engine read (pull)", []string{"1 395.4 -", "sum of the cells: 790.9 GB/s"}},
 		{"Across processes: pointer chase, working set 256 MiB", []string{"0 - 898", "1 993 -"}},

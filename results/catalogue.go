@@ -44,6 +44,7 @@ const (
 	LatPingPong   Test = "lat_pingpong"
 	LatCopyDevice Test = "lat_copy_device"
 	LatCopyHost   Test = "lat_copy_host"
+	LatCopyB2B    Test = "lat_copy_b2b"
 	LatHostChase  Test = "lat_host_chase"
 
 	AtomicTput    Test = "atomic_tput"
@@ -151,7 +152,7 @@ type TestInfo struct {
 
 	// Command is the subcommand that measures the test; Select is the name
 	// that selects it there (--tests), which several tests may share
-	// (lat_copy selects lat_copy_device and lat_copy_host).
+	// (lat_copy selects lat_copy_device, lat_copy_host and lat_copy_b2b).
 	Command Command `json:"-"`
 	Select  string  `json:"-"`
 	// Doc describes the selectable test in a line, for --help.
@@ -172,33 +173,38 @@ type TestInfo struct {
 // LowerIsBetter reports whether smaller figures of the test are better.
 func (t TestInfo) LowerIsBetter() bool { return t.Unit.LowerIsBetter() }
 
+// docCopyLat describes the selectable lat_copy.
+const docCopyLat = "small cuMemcpyPeerAsync, pushed and pulled: one copy's completion as the host sees it, the per-copy time of back-to-back copies, one copy's device time"
+
 // Conventions: the wording of how figures are computed, each said once.
 const (
-	convGBps    = "decimal GB/s (1e9 B/s) of one direction's bytes; "
-	convRows    = "; row = source, column = destination"
-	convRead    = convGBps + "read = pull: issued in the destination's context, reading the source's memory" + convRows
-	convWrite   = convGBps + "write = push: issued in the source's context, writing the destination's memory" + convRows
-	convBidir   = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
-	convStaged  = convGBps + "cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory)" + convRows
-	convHost    = convGBps + "pinned host memory, cuMemcpyAsync; -1 = host"
-	convLocal   = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
-	convAggr    = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
-	convGroup   = "decimal GB/s; every listed pair copying at once, each pair timed with its own events (write = push, issued by the source; read = pull, issued by the destination); total = all bytes over the longest pair's time"
-	convHostSM  = convGBps + "the SM copy kernel on the device loads from (sm_h2d) or stores to (sm_d2h) pinned, mapped host memory through its device address" + convHostK + "; -1 = host"
-	convHostBi  = "decimal GB/s; host→device and device→host at once on two streams of the device, between its memory and two regions of pinned host memory, each timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = both directions' bytes over the longer of the two times"
-	convHostAll = "decimal GB/s; every selected device copying at once between its memory and its own region of pinned host memory, each copy timed with its own events; pair = one device's copy (-1 = host), total = all bytes over the longest copy's time (src = dst = -1)"
-	convHostAlB = "decimal GB/s; every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = all bytes over the longest copy's time (src = dst = -1)"
-	convByCE    = "; copy engine (cuMemcpyAsync)"
-	convByCEP2P = "; copy engine (cuMemcpyPeerAsync)"
-	convBySM    = "; SM copy kernels, one per copy, on the issuing device"
-	convHostK   = " (on host memory the default register-path copy kernel, unless --variant names another)"
-	convChase   = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
-	convHostLat = "ns per dependent load (one thread on the GPU following a random cyclic chain through 2 MiB of pinned, mapped host memory, 128-byte stride, L1 bypassed): host-device latency; each sample is one timed chunk of 512 loads (%globaltimer); src = -1 (host memory holding the chain), dst = the GPU running the thread"
-	convPing    = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
-	convCopyDev = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; row = source, column = destination, issued by the destination"
-	convCopyHst = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for; row = source, column = destination, issued by the destination"
-	convAtomic  = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
-	convAtomLat = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
+	convGBps     = "decimal GB/s (1e9 B/s) of one direction's bytes; "
+	convRows     = "; row = source, column = destination"
+	convRead     = convGBps + "read = pull: issued in the destination's context, reading the source's memory" + convRows
+	convWrite    = convGBps + "write = push: issued in the source's context, writing the destination's memory" + convRows
+	convBidir    = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
+	convStaged   = convGBps + "cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory)" + convRows
+	convHost     = convGBps + "pinned host memory, cuMemcpyAsync; -1 = host"
+	convLocal    = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
+	convAggr     = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
+	convGroup    = "decimal GB/s; every listed pair copying at once, each pair timed with its own events (write = push, issued by the source; read = pull, issued by the destination); total = all bytes over the longest pair's time"
+	convHostSM   = convGBps + "the SM copy kernel on the device loads from (sm_h2d) or stores to (sm_d2h) pinned, mapped host memory through its device address" + convHostK + "; -1 = host"
+	convHostBi   = "decimal GB/s; host→device and device→host at once on two streams of the device, between its memory and two regions of pinned host memory, each timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = both directions' bytes over the longer of the two times"
+	convHostAll  = "decimal GB/s; every selected device copying at once between its memory and its own region of pinned host memory, each copy timed with its own events; pair = one device's copy (-1 = host), total = all bytes over the longest copy's time (src = dst = -1)"
+	convHostAlB  = "decimal GB/s; every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = all bytes over the longest copy's time (src = dst = -1)"
+	convByCE     = "; copy engine (cuMemcpyAsync)"
+	convByCEP2P  = "; copy engine (cuMemcpyPeerAsync)"
+	convBySM     = "; SM copy kernels, one per copy, on the issuing device"
+	convHostK    = " (on host memory the default register-path copy kernel, unless --variant names another)"
+	convChase    = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
+	convHostLat  = "ns per dependent load (one thread on the GPU following a random cyclic chain through 2 MiB of pinned, mapped host memory, 128-byte stride, L1 bypassed): host-device latency; each sample is one timed chunk of 512 loads (%globaltimer); src = -1 (host memory holding the chain), dst = the GPU running the thread"
+	convPing     = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of 100 consecutive round trips (%globaltimer); row = initiator, column = responder"
+	convCopyDev  = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; it includes the events' own start and end cost, which differs from process to process on some GPUs" + convCopyRows
+	convCopyHst  = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for" + convCopyRows
+	convCopyB2B  = "ns per copy of cuMemcpyPeerAsync copies enqueued back to back on one latch-held stream between two CUDA events (elapsed time / copies; copies_per_sample says how many): what each copy costs in a stream of copies, the figure CUDA's p2pBandwidthLatencyTest reports as P2P latency" + convCopyRows
+	convCopyRows = "; row = source, column = destination; read = pull, issued in the destination's context; write = push, issued in the source's"
+	convAtomic   = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
+	convAtomLat  = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
 
 	convIPC      = "; across processes (CUDA IPC): one process per GPU, the peer's buffer exported with cuIpcGetMemHandle and mapped with cuIpcOpenMemHandle_v2 (lazy peer access); same_gpu=true: both processes on one device (the IPC path without a link)"
 	convIPCCE    = "; copy engine through cuMemcpyAsync on the mapped address (cuMemcpyPeerAsync would need the peer's context, which another process owns); with " + ParamIPCOpen + "=" + IPCOpenPeerDevice + ": through cuMemcpyPeerAsync between the issuing process's contexts on both devices, the peer's buffer opened a second time in the issuing process's primary context on the peer's device, with peer access enabled both ways"
@@ -265,9 +271,11 @@ var catalogue = []TestInfo{
 	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Convention: convPing, Command: CommandLat, NeedsPair: true,
 		Doc: "flag ping-pong between two GPUs (system-scope release/acquire)"},
 	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
-		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+		Doc: docCopyLat},
 	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
-		Doc: "completion time of one small cuMemcpyPeerAsync, device-timed and host-timed"},
+		Doc: docCopyLat},
+	{Name: LatCopyB2B, Unit: UnitNs, Title: "Small copy, back to back", Short: "copy, back to back", Convention: convCopyB2B, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+		Doc: docCopyLat},
 	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
 		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},
 

@@ -22,7 +22,7 @@ func TestParseTests(t *testing.T) {
 		t.Errorf("got %v, want the list's order, each once", got)
 	}
 	got, _ = ParseTests("lat_copy", CommandLat)
-	if !slices.Equal(got, []Test{LatCopyDevice, LatCopyHost}) {
+	if !slices.Equal(got, []Test{LatCopyDevice, LatCopyHost, LatCopyB2B}) {
 		t.Errorf("lat_copy selects %v", got)
 	}
 }

@@ -218,7 +218,10 @@ type Figure struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Samples are the raw values (in Unit); Stats summarises them.
 	Samples []float64 `json:"samples,omitempty"`
-	Stats   *Stats    `json:"stats,omitempty"`
+	// Rounds counts the samples of each round, in the order the rounds
+	// were taken; Samples holds them round after round. Absent: one round.
+	Rounds []int  `json:"rounds,omitempty"`
+	Stats  *Stats `json:"stats,omitempty"`
 	// Verify is "passed", "failed", "skipped" (--no-verify) or "n/a".
 	Verify       string `json:"verify"`
 	VerifyDetail string `json:"verify_detail,omitempty"`
@@ -249,6 +252,25 @@ type Stats struct {
 	P5     float64 `json:"p5"`
 	P95    float64 `json:"p95"`
 	P99    float64 `json:"p99,omitempty"`
+	// Rounds summarises the rounds of a figure measured in two or more.
+	Rounds *RoundStats `json:"rounds,omitempty"`
+}
+
+// RoundStats summarise the independent rounds a figure's samples were
+// taken in. The rounds are spread over the run, each with freshly placed
+// buffers and streams, so their medians vary as a figure varies from one
+// run to the next, which the samples of one round do not show.
+type RoundStats struct {
+	// N is the number of rounds.
+	N int `json:"n"`
+	// MedianLo and MedianHi bound, with probability Confidence, the
+	// median another run of as many rounds would give (RoundInterval).
+	MedianLo   float64 `json:"median_lo"`
+	MedianHi   float64 `json:"median_hi"`
+	Confidence float64 `json:"confidence"`
+	// RunCV is the run-to-run coefficient of variation: the sample standard
+	// deviation of the round medians over their mean.
+	RunCV float64 `json:"run_cv"`
 }
 
 // Tuning records a `bw --tune` search for one pair and direction.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	moremath "github.com/aclements/go-moremath/stats"
 	"github.com/montanaflynn/stats"
 )
 
@@ -39,6 +40,129 @@ func ComputeStats(samples []float64) *Stats {
 	s.P95, _ = stats.Percentile(data, 95)
 	s.P99, _ = stats.Percentile(data, 99)
 	return s
+}
+
+// ComputeRoundStats is ComputeStats of samples taken in rounds (counts of
+// samples per round, as Figure.Rounds; nil or one round: none), with the
+// rounds summarised (RoundStats) when there are two or more. Counts that do
+// not add up to the samples are ignored (Validate refuses such a figure).
+func ComputeRoundStats(samples []float64, rounds []int) *Stats {
+	s := ComputeStats(samples)
+	meds := RoundMedians(samples, rounds)
+	if s == nil || len(meds) < 2 {
+		return s
+	}
+	lo, hi := RoundInterval(s.Median, meds)
+	rs := &RoundStats{N: len(meds), MedianLo: math.Max(lo, 0), MedianHi: hi, Confidence: IntervalConfidence}
+	mean, _ := stats.Mean(meds)
+	if sd, _ := stats.StandardDeviationSample(meds); mean != 0 {
+		rs.RunCV = math.Abs(sd / mean)
+	}
+	s.Rounds = rs
+	return s
+}
+
+// SplitSamples spreads n samples over rounds as a run takes them: as
+// evenly as they go, the first rounds taking one more where they do not
+// divide. A round may get none when n < rounds.
+func SplitSamples(n, rounds int) []int {
+	rounds = max(1, rounds)
+	out := make([]int, rounds)
+	for r := range out {
+		out[r] = n / rounds
+		if r < n%rounds {
+			out[r]++
+		}
+	}
+	return out
+}
+
+// RoundMedians returns the median of each round of samples (rounds counts
+// the samples of each, in order; nil is one round). It returns nil when the
+// counts do not add up to the samples or one is below 1.
+func RoundMedians(samples []float64, rounds []int) []float64 {
+	if len(samples) == 0 {
+		return nil
+	}
+	if len(rounds) == 0 {
+		rounds = []int{len(samples)}
+	}
+	out := make([]float64, 0, len(rounds))
+	at := 0
+	for _, n := range rounds {
+		if n < 1 || at+n > len(samples) {
+			return nil
+		}
+		m, _ := stats.Median(stats.Float64Data(samples[at : at+n]))
+		out = append(out, m)
+		at += n
+	}
+	if at != len(samples) {
+		return nil
+	}
+	return out
+}
+
+// IntervalConfidence is the probability with which RoundInterval covers
+// the median of another run.
+const IntervalConfidence = 0.95
+
+// medianVariance is how much more a median of n values varies than their
+// mean, for normal values and large n (π/2; 1.44 for five, so the interval
+// errs wide).
+const medianVariance = math.Pi / 2
+
+// RoundInterval returns the interval around a figure's median in which the
+// median of another run of as many rounds falls with probability
+// IntervalConfidence, from the spread of this run's round medians meds (two
+// or more): median ± t × s × √(2κ/n), s their sample standard deviation, n
+// their number, κ = π/2 how much more a median varies than a mean, t the
+// Student quantile of n−1 degrees of freedom. It is a prediction interval:
+// both runs' medians vary, each by about s × √(κ/n), and s is estimated
+// from n rounds. It assumes round medians that scatter roughly normally;
+// rounds that fall in groups (two modes) make s, and the interval, wide.
+// Fewer than two medians give the median itself.
+func RoundInterval(median float64, meds []float64) (lo, hi float64) {
+	n := len(meds)
+	if n < 2 {
+		return median, median
+	}
+	s, _ := stats.StandardDeviationSample(meds)
+	t := moremath.InvCDF(moremath.TDist{V: float64(n - 1)})(1 - (1-IntervalConfidence)/2)
+	h := t * s * math.Sqrt(2*medianVariance/float64(n))
+	return median - h, median + h
+}
+
+// SpreadText is an interval's half-width relative to its center, as
+// benchstat prints it after a "±" ("1%"), with one decimal below 10%
+// ("0.3%": bandwidth intervals are often a few tenths of a percent); "∞"
+// for an infinite bound, "?" for bounds on the other side of zero.
+func SpreadText(center, lo, hi float64) string {
+	switch {
+	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return "∞"
+	case center == 0:
+		return "0%"
+	case (center > 0) != (lo > 0) || (center > 0) != (hi > 0):
+		return "?"
+	}
+	v := 100 * math.Max(hi/center-1, 1-lo/center)
+	switch {
+	case math.IsInf(v, 0):
+		return "∞"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
+}
+
+// RoundSpread is SpreadText of the interval of the median that the
+// figure's rounds give ("" without rounds).
+func (s *Stats) RoundSpread() string {
+	if s == nil || s.Rounds == nil {
+		return ""
+	}
+	return SpreadText(s.Median, s.Rounds.MedianLo, s.Rounds.MedianHi)
 }
 
 // SampleDigits is how many significant digits a stored sample keeps. CUDA

@@ -385,6 +385,47 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	if f.Stats != nil {
 		v.stats(where, f.Stats, len(f.Samples), lo, hi)
 	}
+	v.rounds(where, f)
+}
+
+// rounds checks a figure's rounds against its samples and its stats.
+func (v *validator) rounds(where fmt.Stringer, f *Figure) {
+	sum := 0
+	for j, n := range f.Rounds {
+		if n < 1 {
+			v.add("%s: rounds[%d] is %d: a round has at least one sample", where, j, n)
+			return
+		}
+		sum += n
+	}
+	if len(f.Rounds) > 0 && sum != len(f.Samples) {
+		v.add("%s: rounds count %d samples but there are %d", where, sum, len(f.Samples))
+		return
+	}
+	if f.Stats == nil || f.Stats.Rounds == nil {
+		return
+	}
+	r := f.Stats.Rounds
+	for _, fv := range []struct {
+		name string
+		x    float64
+	}{{"median_lo", r.MedianLo}, {"median_hi", r.MedianHi}, {"confidence", r.Confidence}, {"run_cv", r.RunCV}} {
+		if b, why := badValue(fv.x); b {
+			v.add("%s: stats.rounds.%s is %v%s", where, fv.name, fv.x, why)
+			return
+		}
+	}
+	tol := 1e-9 * math.Max(1, r.MedianHi)
+	switch {
+	case r.N < 2:
+		v.add("%s: stats.rounds.n is %d: rounds are summarised from two on", where, r.N)
+	case len(f.Samples) > 0 && r.N != len(f.Rounds):
+		v.add("%s: stats.rounds.n is %d but the figure has %d rounds", where, r.N, len(f.Rounds))
+	case r.Confidence > 1:
+		v.add("%s: stats.rounds.confidence %v is above 1", where, r.Confidence)
+	case r.MedianLo > f.Stats.Median+tol || r.MedianHi < f.Stats.Median-tol:
+		v.add("%s: stats.rounds [median_lo, median_hi] = [%v, %v] leaves out the median %v", where, r.MedianLo, r.MedianHi, f.Stats.Median)
+	}
 }
 
 // figureText checks the free text of a figure.

@@ -3,7 +3,6 @@ package verdict
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/compare"
@@ -24,10 +23,12 @@ type baseline struct {
 // FromBaseline returns expectations that hold a run to base, a known-good
 // results file (named file in the verdict): a figure FAILs when it is worse
 // than base's by at least threshold (a fraction; 0 means DefaultThreshold)
-// and by more than run-to-run noise (noiseFloor), and the U test over the
-// two figures' samples finds the difference significant (package compare);
-// worse by as much but not significantly, it WARNs. Figures base lacks, or
-// has no value of, are not judged.
+// and by more than run-to-run noise, and the U test finds the difference
+// significant: package compare's noise model (compare.Change.Floor: on the
+// rounds of both runs where they have them, else on the samples with what
+// such a figure moved between processes); worse by as much but not
+// significantly, it WARNs. Figures base lacks, or has no value of, are not
+// judged.
 func FromBaseline(base *results.Run, file string, threshold float64) Expectations {
 	if threshold == 0 {
 		threshold = DefaultThreshold
@@ -46,11 +47,11 @@ func (b *baseline) Source() results.ExpectationSource {
 	name += ")"
 	return results.ExpectationSource{Kind: results.ExpectBaseline, Name: name, File: b.file,
 		Notes: []string{fmt.Sprintf("A figure fails when it is at least %.0f%% worse than the baseline, by more than run-to-run noise, "+
-			"and significantly so (Mann–Whitney U test at alpha 0.05 over the samples).", 100*b.threshold)}}
+			"and significantly so (Mann–Whitney U test at alpha 0.05 over the rounds' medians, or the samples of runs without rounds).", 100*b.threshold)}}
 }
 
 func (b *baseline) forRun(run *results.Run) (figureJudge, error) {
-	res, err := compare.Compare([]compare.Input{{Name: b.file, Run: b.base}, {Name: "run", Run: run}}, compare.Options{Threshold: b.threshold})
+	res, err := compare.Compare([]compare.Input{{Name: b.file, Runs: []*results.Run{b.base}}, {Name: "run", Runs: []*results.Run{run}}}, compare.Options{Threshold: b.threshold})
 	if err != nil {
 		return nil, &SpecError{File: b.file, Entry: -1, Err: err}
 	}
@@ -61,42 +62,35 @@ func (b *baseline) forRun(run *results.Run) (figureJudge, error) {
 	for i := range res.Rows {
 		rows[res.Rows[i].Key] = &res.Rows[i]
 	}
-	baseFigs := make(map[string]*results.Figure, len(b.base.Figures))
-	for i := range b.base.Figures {
-		f := &b.base.Figures[i]
-		if _, ok := rows[f.Key()]; ok {
-			baseFigs[f.Key()] = f
-		}
-	}
 	var differ []string
 	for _, d := range res.Differences {
 		differ = append(differ, fmt.Sprintf("%s: %s", d.What, strings.Join(d.Values, " → ")))
 	}
 	return func(f *results.Figure) (results.FigureVerdict, bool) {
-		k := f.Key()
-		row, bf := rows[k], baseFigs[k]
-		if row == nil || bf == nil || !row.Changes[0].Valid {
+		row := rows[f.Key()]
+		if row == nil || !row.Changes[0].Valid {
 			return results.FigureVerdict{}, false
 		}
-		return b.judge(f, bf, row, differ), true
+		return b.judge(f, row, differ), true
 	}, nil
 }
 
-// judge holds figure f to its baseline figure bf, compared in row.
-func (b *baseline) judge(f, bf *results.Figure, row *compare.Row, differ []string) results.FigureVerdict {
+// judge holds figure f to its baseline figure, compared in row.
+func (b *baseline) judge(f *results.Figure, row *compare.Row, differ []string) results.FigureVerdict {
 	ch := row.Changes[0]
 	base, v := row.Cells[0].Center, row.Cells[1].Center
 	worse := -ch.Pct / 100
 	if row.LowerIsBetter {
 		worse = ch.Pct / 100
 	}
-	limit := math.Max(b.threshold, noiseFloor(bf))
+	// The floor is at least the threshold (compare.Options.Threshold).
+	limit := ch.Floor
 	out := results.FigureVerdict{Key: f.Key(), Value: v, Expected: base, Bound: base * (1 - limit)}
 	if row.LowerIsBetter {
 		out.Bound = base * (1 + limit)
 	}
 	change := fmt.Sprintf("%s %s against the baseline's %s (%+.1f%%)", fmtValue(v), f.Unit, fmtValue(base), ch.Pct)
-	gate := fmt.Sprintf("fails at %.1f%% worse (the larger of the %.0f%% threshold and the run-to-run noise of such a figure)", 100*limit, 100*b.threshold)
+	gate := fmt.Sprintf("fails at %.1f%% worse (the larger of the %.0f%% threshold and the run-to-run noise %s)", 100*limit, 100*b.threshold, noiseSource[ch.FloorFrom])
 	switch {
 	case worse < limit:
 		out.Status = results.StatusPass
@@ -118,39 +112,11 @@ func (b *baseline) judge(f, bf *results.Figure, row *compare.Row, differ []strin
 	return out
 }
 
-// noiseFloor is how much worse than its baseline a figure may come out from
-// one run to the next on a healthy machine, as a fraction: the larger of
-// what was measured on the 2× H200 for its kind and size, and the
-// baseline's own spread (half its p5–p95 range, relative to its median).
-// It stands in for the run-level noise model of issue 13: when runs record
-// their rounds, this is the one function to replace.
-//
-// Measured (hardware.md; testdata/reference/h200x2/all.json against
-// all-repeat.json, back to back): bandwidth at 64 MiB and more moves by
-// 0.1% across processes; from 1 MiB, by up to 3.6% (16 MiB); below 1 MiB
-// by up to 7.4% (8 KiB) between two runs and 2–6% across five processes.
-// A small copy's device time is 12.1 or 20.3 µs depending on the process
-// (68%), its host time spreads by 22%; the pointer chase beyond L2 lands
-// on either of two modes 16% apart. Other latencies and atomics have no
-// measurement of their own and take the small copies' 10%.
-func noiseFloor(bf *results.Figure) float64 {
-	var known float64
-	switch {
-	case bf.Test == results.LatCopyDevice || bf.Test == results.LatCopyHost:
-		known = 0.70
-	case bf.Test == results.LatChase || bf.Test == results.IPCLatChase:
-		known = 0.20
-	case bf.Unit != results.UnitGBps:
-		known = 0.10
-	case bf.Size >= ModelMinSize:
-		known = 0.02
-	case bf.Size >= 1<<20:
-		known = 0.05
-	default:
-		known = 0.10
-	}
-	if s := bf.Stats; s != nil && s.Median > 0 {
-		known = math.Max(known, (s.P95-s.P5)/2/s.Median)
-	}
-	return known
+// noiseSource says where a floor's run-to-run noise came from
+// (compare.Change.FloorFrom).
+var noiseSource = map[string]string{
+	"rounds":    "that the rounds of both runs show",
+	"runs":      "that the runs show",
+	"measured":  "measured for such a figure between processes (the runs have no rounds)",
+	"threshold": "of such a figure",
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -313,5 +314,39 @@ func TestUnknownPathsAreConservative(t *testing.T) {
 	if v.Status != results.StatusPass || !v.Expectations.Conservative ||
 		!strings.Contains(strings.Join(v.Expectations.Notes, "\n"), "NVLink 5 pairs: the factors were measured on NVLink 4; held to lower floors") {
 		t.Errorf("nvl72: %s, conservative %v, notes %q", v.Status, v.Expectations.Conservative, v.Expectations.Notes)
+	}
+}
+
+// TestBaselineInRounds holds runs in rounds to a baseline in rounds (each
+// round of a figure off by 1% at small sizes, 0.1% at large ones): another
+// run of the unchanged machine passes, and a figure 10% slower fails, its
+// floor what the rounds show or the threshold.
+func TestBaselineInRounds(t *testing.T) {
+	mk := func(seed uint64) *results.Run {
+		return synth.New(synth.Options{GPUs: 2, Seed: seed, NoSweep: true, Rounds: 5})
+	}
+	base := mk(1)
+	v := judge(t, mk(2), verdict.FromBaseline(base, "base.json", 0))
+	if v.Status != results.StatusPass {
+		t.Fatalf("a run of the unchanged machine against its baseline: %s\n%s", v.Status, worst(v))
+	}
+	slow := mk(2)
+	for i := range slow.Figures {
+		if f := &slow.Figures[i]; f.Test == results.CERead && f.Src == 0 && f.Dst == 1 {
+			for j := range f.Samples {
+				f.Samples[j] *= 0.9
+			}
+			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		}
+	}
+	v = judge(t, slow, verdict.FromBaseline(base, "base.json", 0))
+	it := item(v, "bandwidth", results.StatusFail, "ce_read read 0→1 512 MiB")
+	if v.Status != results.StatusFail || it == nil {
+		t.Fatalf("ce_read 10%% slower: %s\n%s", v.Status, worst(v))
+	}
+	for _, f := range v.Figures {
+		if f.Status == results.StatusFail && !strings.Contains(f.Reason, "threshold and the run-to-run noise") {
+			t.Errorf("%s: reason %q does not say what set the floor", f.Key, f.Reason)
+		}
 	}
 }

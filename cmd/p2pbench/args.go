@@ -12,6 +12,22 @@ import (
 // argument, and `p2pbench report RESULTS.json -o report.pdf` is how people
 // write it. "--" ends the flags.
 func positionalArgs(c *cli.Context) ([]string, error) {
+	groups, err := readArgs(c, false)
+	if err != nil {
+		return nil, err
+	}
+	return groups[0], nil
+}
+
+// positionalGroups is positionalArgs for compare: each "--" starts another
+// group of arguments (`compare base1.json base2.json -- new1.json`), and
+// flags are read anywhere.
+func positionalGroups(c *cli.Context) ([][]string, error) { return readArgs(c, true) }
+
+// readArgs applies the flags among a command's arguments and returns the
+// rest, in groups that "--" separates (grouped), or in one group after
+// which "--" leaves the rest as they are.
+func readArgs(c *cli.Context, grouped bool) ([][]string, error) {
 	boolFlag := map[string]bool{}
 	// primary maps every name of a flag to its first: urfave/cli gives each
 	// alias a value of its own, and reads the first.
@@ -23,15 +39,19 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 			boolFlag[n] = isBool
 		}
 	}
-	var pos []string
+	groups := [][]string{nil}
 	args := c.Args().Slice()
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(pos, args[i+1:]...), nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
+		a, last := args[i], len(groups)-1
+		switch {
+		case a == "--" && grouped:
+			groups = append(groups, nil)
+			continue
+		case a == "--":
+			groups[last] = append(groups[last], args[i+1:]...)
+			return groups, nil
+		case len(a) < 2 || a[0] != '-':
+			groups[last] = append(groups[last], a)
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -52,5 +72,5 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 			return nil, usageError{fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)}
 		}
 	}
-	return pos, nil
+	return groups, nil
 }

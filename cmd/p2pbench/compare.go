@@ -19,16 +19,21 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare results files figure by figure, benchstat-style, against the first",
-		ArgsUsage: "BASE.json NEW.json [MORE.json...]",
+		ArgsUsage: "BASE.json NEW.json [MORE.json...]  or  BASE1.json [BASE2.json...] -- NEW1.json [NEW2.json...] [-- ...]",
 		Description: "For every figure the baseline shares with another run: each run's median with its\n" +
-			"confidence interval, the change against the baseline, and whether it is significant\n" +
-			"(Mann-Whitney U test over the raw samples, golang.org/x/perf/benchmath). A regression is\n" +
-			"a significant change of at least the threshold in the bad direction: lower GB/s or\n" +
-			"Gop/s, higher ns. Runs of different machines are compared on the figures they share;\n" +
-			"a run that shares none with the baseline is an error (exit status 4).",
+			"interval, the change against the baseline, and whether it is significant (Mann-Whitney U\n" +
+			"test, golang.org/x/perf/benchmath) on independent units: the medians of the rounds each\n" +
+			"figure was measured in (and of the runs, when a side has several). A regression is a\n" +
+			"significant change in the bad direction (lower GB/s or Gop/s, higher ns) of at least the\n" +
+			"noise floor: 3 × the run-to-run CV the rounds show, never below the threshold; runs\n" +
+			"without rounds are tested on their samples, with what such a figure moved between\n" +
+			"processes on the 2× H200 as the floor. Each row says its floor. \"--\" groups files: the\n" +
+			"runs of one configuration (separate processes) compared as one side. Runs of different\n" +
+			"machines are compared on the figures they share; a run that shares none with the\n" +
+			"baseline is an error (exit status 4).",
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
-			&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "smallest change that counts as a regression or improvement, e.g. 5% or 2.5"},
+			&cli.StringFlag{Name: "threshold", Value: "1%", Usage: "smallest change that counts as a regression or improvement, whatever the noise floor, e.g. 1% or 2.5"},
 			&cli.BoolFlag{Name: "fail-on-regression", Usage: "exit with status 5 when any figure regressed"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the comparison to `FILE` instead of standard output"},
@@ -40,6 +45,8 @@ func compareCommand() *cli.Command {
 
 // comparison is what the flags of compare ask for.
 type comparison struct {
+	// groups are the sides, each its files.
+	groups     [][]string
 	inputs     []string
 	opt        compare.Options
 	format     string
@@ -52,10 +59,24 @@ type comparison struct {
 func comparisonOf(c *cli.Context) (comparison, error) {
 	var cmp comparison
 	var err error
-	if cmp.inputs, err = positionalArgs(c); err != nil {
+	if cmp.groups, err = positionalGroups(c); err != nil {
 		return cmp, err
 	}
-	if len(cmp.inputs) < 2 {
+	if len(cmp.groups) == 1 {
+		// No "--": every file a side of its own.
+		files := cmp.groups[0]
+		cmp.groups = nil
+		for _, f := range files {
+			cmp.groups = append(cmp.groups, []string{f})
+		}
+	}
+	for i, g := range cmp.groups {
+		if len(g) == 0 {
+			return cmp, usageError{fmt.Errorf("compare: group %d of the files (between \"--\") is empty", i+1)}
+		}
+		cmp.inputs = append(cmp.inputs, g...)
+	}
+	if len(cmp.groups) < 2 {
 		return cmp, usageError{fmt.Errorf("compare needs a baseline and at least one other results file, got %d", len(cmp.inputs))}
 	}
 	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
@@ -87,7 +108,7 @@ func compareAction(c *cli.Context) error {
 			return err
 		}
 	}
-	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadInputs(cmp.inputs) })
+	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
 	if err != nil {
 		return err
 	}
@@ -116,8 +137,8 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	if regs := res.Regressions(); c.Bool("fail-on-regression") && len(regs) > 0 {
-		return statusError{exitVerdict, fmt.Errorf("%d figure%s regressed by %g%% or more (first: %s)",
-			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], 100*cmp.opt.Threshold, rowLabel(regs[0]))}
+		return statusError{exitVerdict, fmt.Errorf("%d figure%s regressed beyond their noise floor (first: %s)",
+			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], rowLabel(regs[0]))}
 	}
 	return nil
 }
@@ -152,7 +173,7 @@ func changeChart(inputs []compare.Input, res *compare.Result) plot.Figure {
 			}
 			group := string(row.Test)
 			if len(inputs) > 2 {
-				group += " (" + filepath.Base(inputs[i].Name) + ")"
+				group += " (" + sideName(inputs[i]) + ")"
 			}
 			label := fmt.Sprintf("%s %s", pairLabel(row.Src, row.Dst), results.FormatBytes(row.Size))
 			if row.Direction != "" && !strings.HasSuffix(string(row.Test), string(row.Direction)) {
@@ -172,16 +193,28 @@ func changeChart(inputs []compare.Input, res *compare.Result) plot.Figure {
 		if i == 0 {
 			role = "base"
 		}
-		caption = append(caption, fmt.Sprintf("%s %s: %s", role, filepath.Base(in.Name), plot.CaptionLines(in.Run)[0]))
-		simulated = simulated || in.Run.Simulated
+		caption = append(caption, fmt.Sprintf("%s %s: %s", role, sideName(in), plot.CaptionLines(in.Runs[0])[0]))
+		for _, r := range in.Runs {
+			simulated = simulated || r.Simulated
+		}
 	}
 	names := make([]string, len(inputs)-1)
 	for i := range names {
-		names[i] = filepath.Base(inputs[i+1].Name)
+		names[i] = sideName(inputs[i+1])
 	}
-	title := fmt.Sprintf("Changes of %s against %s", strings.Join(names, ", "), filepath.Base(inputs[0].Name))
-	sub := fmt.Sprintf("change of each figure's median in percent; Mann–Whitney U test at alpha %g; dashed lines: ±%g%% threshold", res.Alpha, 100*res.Threshold)
+	title := fmt.Sprintf("Changes of %s against %s", strings.Join(names, ", "), sideName(inputs[0]))
+	sub := fmt.Sprintf("change of each figure's median in percent; Mann–Whitney U test at alpha %g; flagged: beyond the figure's noise floor; dashed lines: ±%g%% threshold", res.Alpha, 100*res.Threshold)
 	return plot.ChangeChart(title, sub, changes, 100*res.Threshold, caption, simulated)
+}
+
+// sideName is a side's files without their directories, joined by " + "
+// (compare.ReadGroups names a side by its paths so joined).
+func sideName(in compare.Input) string {
+	paths := strings.Split(in.Name, " + ")
+	for i, p := range paths {
+		paths[i] = filepath.Base(p)
+	}
+	return strings.Join(paths, " + ")
 }
 
 func pairLabel(src, dst int) string {

@@ -21,15 +21,24 @@ import (
 // ipc, all): the machine, the tests (named in the help), the samples and
 // their checks, and where the results go.
 func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
-	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, jsonFlag,
+	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, seedFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
 		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		roundsFlag, renewFlag,
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
 		&cli.BoolFlag{Name: "allow-busy", Usage: "measure even while other programs' compute processes are on the selected GPUs (their figures are marked); without it the run refuses, exit status 4"},
 		output,
 	}
 }
+
+// roundsFlag and renewFlag say how each figure's samples are spread over a
+// run (every measuring command and mnnvl).
+var (
+	roundsFlag = &cli.IntFlag{Name: "rounds", Value: measure.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
+	renewFlag  = &cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
+		"offset (the buffers moved to other pages), alloc (the buffers allocated afresh), streams, events (the timing events and the latch)"}
+)
 
 // outputFlag is -o of bw, lat, atomic and ipc.
 var outputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the results file `FILE` (JSON; saved now and then, and kept on Ctrl-C, SIGTERM and SIGHUP)"}
@@ -67,10 +76,21 @@ func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Se
 	if o.LatchTimeout <= 0 {
 		return o, usageError{errors.New("--latch-timeout must be positive")}
 	}
+	// Without --rounds, fewer samples than the default rounds make one
+	// round per sample.
+	if o.Rounds = c.Int("rounds"); !c.IsSet("rounds") {
+		o.Rounds = min(o.Rounds, o.Samples)
+	}
+	if o.Rounds < 1 || o.Rounds > o.Samples {
+		return o, usageError{fmt.Errorf("--rounds must be between 1 and --samples (%d), got %d", o.Samples, o.Rounds)}
+	}
+	var err error
+	if o.Renew, err = measure.ParseRenewal(c.String("renew")); err != nil {
+		return o, usageError{fmt.Errorf("--renew: %w", err)}
+	}
 	if !copies {
 		return o, nil
 	}
-	var err error
 	if o.Size, err = transferSize(c.String("size")); err != nil {
 		return o, usageError{fmt.Errorf("--size: %w", err)}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ func ipcChildCommand() *cli.Command {
 		Name:   ipcChildName,
 		Usage:  "one child process of `p2pbench ipc` (started by it, never by hand)",
 		Hidden: true,
-		Flags:  []cli.Flag{simulateFlag},
+		Flags:  []cli.Flag{simulateFlag, seedFlag},
 		Action: ipcChildAction,
 	}
 }
@@ -79,7 +80,7 @@ func ipcAction(c *cli.Context) error {
 	if opt.Tuned, err = readTuning(c); err != nil {
 		return err
 	}
-	if opt.Child, err = ipcChildArgs(m.s.sim); err != nil {
+	if opt.Child, err = ipcChildArgs(m.s); err != nil {
 		return err
 	}
 	m.settle(&opt.Settings)
@@ -125,17 +126,18 @@ func readReference(c *cli.Context, paths []string) (*results.Run, error) {
 	return ref, nil
 }
 
-// ipcChildArgs is the command line of every child of an IPC run on the
-// simulated machine sim ("" for the GPUs): this program's hidden command,
-// and the machine. It holds no handle: handles travel on descriptor 3 only.
-func ipcChildArgs(sim string) ([]string, error) {
+// ipcChildArgs is the command line of every child of an IPC run of
+// session s: this program's hidden command, and on a simulated machine the
+// machine and its seed. It holds no handle: handles travel on descriptor 3
+// only.
+func ipcChildArgs(s *session) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program to start the IPC children: %w", err)
 	}
 	args := []string{exe, ipcChildName}
-	if sim != "" {
-		args = append(args, "--simulate", sim)
+	if s.sim != "" {
+		args = append(args, "--simulate", s.sim, "--simulate-seed", strconv.FormatInt(s.seed, 10))
 	}
 	return args, nil
 }
@@ -149,7 +151,7 @@ func ipcChildAction(c *cli.Context) error {
 	}
 	var drv gpu.Driver
 	if m := c.String("simulate"); m != "" {
-		d, err := sim.New(m)
+		d, err := sim.New(m, sim.WithSeed(c.Int64("simulate-seed")))
 		if err != nil {
 			conn.Close()
 			return usageError{err}

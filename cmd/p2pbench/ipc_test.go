@@ -120,7 +120,7 @@ func TestIPCInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2"}, "\x00") + "\x00"
+	want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2", "--simulate-seed", "1"}, "\x00") + "\x00"
 	if string(argv) != want {
 		t.Errorf("a child's command line is %q, want %q", argv, want)
 	}

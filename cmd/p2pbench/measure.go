@@ -188,7 +188,7 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 		return nil
 	}
 	var err error
-	if io.Child, err = ipcChildArgs(m.s.sim); err != nil {
+	if io.Child, err = ipcChildArgs(m.s); err != nil {
 		return err
 	}
 	io.Progress = func(done, total int, step string) { m.progress(done, total, "ipc: "+step) }

@@ -23,6 +23,7 @@ func mnnvlCommand() *cli.Command {
 	flags := []cli.Flag{jsonFlag, outputFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: every ipc test but the bidirectional ones (all)"},
 		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		roundsFlag, renewFlag,
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
 		&cli.DurationFlag{Name: "child-timeout", Value: time.Minute, Usage: "longest to wait for any answer of a rank before it counts as hung and is dropped"},
@@ -69,7 +70,7 @@ func mnnvlAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "mnnvl: rank %d served rank 0, which holds the results\n", opt.Rank)
 		return nil
 	}
-	if opt.Child, err = ipcChildArgs(""); err != nil {
+	if opt.Child, err = ipcChildArgs(s); err != nil {
 		return err
 	}
 	m, err := mnnvlRecord(c, s)

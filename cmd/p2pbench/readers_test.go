@@ -159,7 +159,7 @@ func TestCompareVerdicts(t *testing.T) {
 	}{
 		{[]string{base, base, "--fail-on-regression"}, exitOK, ""},
 		{[]string{base, slower}, exitOK, ""},
-		{[]string{base, slower, "--fail-on-regression"}, exitVerdict, "regressed by 5% or more (first: ce_read"},
+		{[]string{base, slower, "--fail-on-regression"}, exitVerdict, "regressed beyond their noise floor (first: ce_read"},
 		{[]string{base, topo, "--fail-on-regression"}, exitFailed, "nothing was compared: " + topo + " shares no figure with the baseline"},
 		{[]string{base, base, topo}, exitFailed, "nothing was compared"},
 	} {

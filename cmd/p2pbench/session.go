@@ -25,6 +25,7 @@ var (
 	simulateFlag = &cli.StringFlag{Name: "simulate", Usage: "run on a simulated machine instead of the GPUs: " + strings.Join(sim.Machines(), ", ") + " (every figure is labelled SIMULATED)"}
 	jsonFlag     = &cli.BoolFlag{Name: "json", Usage: "print the results as JSON instead of tables"}
 	healthFlag   = &cli.StringSliceFlag{Name: "simulate-health", Usage: "with --simulate, inject a health condition `SPEC` (repeatable): link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]"}
+	seedFlag     = &cli.Int64Flag{Name: "simulate-seed", Value: 1, Usage: "with --simulate, the seed of the simulated machine's noise: runs with different seeds differ as runs of separate processes on a real machine do"}
 )
 
 // target is the machine a command asks for: a device selection (nil: all)
@@ -32,6 +33,7 @@ var (
 type target struct {
 	devices []int
 	sim     string
+	seed    int64
 	health  []sim.Option
 }
 
@@ -42,9 +44,12 @@ func targetOf(c *cli.Context) (target, error) {
 	if err != nil {
 		return target{}, usageError{err}
 	}
-	t := target{devices: devices, sim: c.String("simulate")}
+	t := target{devices: devices, sim: c.String("simulate"), seed: c.Int64("simulate-seed")}
 	if t.sim != "" && !slices.Contains(sim.Machines(), t.sim) {
 		return t, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", t.sim, strings.Join(sim.Machines(), ", "))}
+	}
+	if c.IsSet("simulate-seed") && t.sim == "" {
+		return t, usageError{errors.New("--simulate-seed needs --simulate")}
 	}
 	for _, spec := range c.StringSlice("simulate-health") {
 		if t.sim == "" {
@@ -66,6 +71,7 @@ type session struct {
 	mon     gpu.Monitor
 	devices []int
 	sim     string
+	seed    int64
 }
 
 func (s *session) Close() {
@@ -81,9 +87,9 @@ func (s *session) Close() {
 // machine, and checks the device selection against it. No driver, no device
 // or a selected device that is absent is exit status 3.
 func (t target) open() (*session, error) {
-	s := &session{sim: t.sim}
+	s := &session{sim: t.sim, seed: t.seed}
 	if t.sim != "" {
-		d, err := sim.New(t.sim, t.health...)
+		d, err := sim.New(t.sim, append([]sim.Option{sim.WithSeed(t.seed)}, t.health...)...)
 		if err != nil {
 			return nil, usageError{err}
 		}

@@ -56,11 +56,12 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 			o.setup = mm.ceSetup
 			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
 		}
-		o.setup *= d.jitter(10, o.keys(noiseSetup)...)
+		p := d.placement(o, dst.n, dst, src)
+		o.setup *= d.jitter(10, o.keys(noiseSetup)...) * p
 		// The front end's share of a local copy's fixed time can overlap
 		// the previous op; the rest (link and PCIe latency) cannot.
 		o.floor = math.Max(o.setup-mm.ceSetup*2/3, mm.ceSetup/3)
-		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...))
+		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...)/p)
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {

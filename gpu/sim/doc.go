@@ -84,6 +84,13 @@
 //     decoded with the kernels package; a kernel the simulator has no model
 //     of fails with NOT_SUPPORTED. p2p_chase_build needs a power-of-two node
 //     count and p2p_pingpong a non-zero chunk (INVALID_VALUE at launch).
+//   - A copy (copy engine or SM kernel) takes a process-level offset on top
+//     of its own jitter (noise.go): a few percent at small sizes, 0.04% at
+//     512 MiB, the same for every copy with the same buffers at the same
+//     places on the same stream, another for another allocation, offset,
+//     stream or seed. Which state of a process causes the spread measured
+//     between processes on hardware is not known; this is the simulator's
+//     guess, which a run's renewals between rounds (measure.Renewal) change.
 //   - Host-side timings (results.LatCopyHost) read HostClock, the virtual
 //     host clock: fixed costs per call (timing.go), not an operating
 //     system's scheduling, so they are repeatable where a real host's vary.

@@ -157,9 +157,11 @@ func (l *launch) smCopy() (*op, error) {
 			return f
 		}
 		remote := src.dev() != c.dev || dst.dev() != c.dev
-		o.setup = l.kernelSetup(o, remote)
+		p := d.placement(o, bytes, dst, src)
+		o.setup = l.kernelSetup(o, remote) * p
+		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
-		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {

@@ -19,9 +19,14 @@ type Device struct {
 	Index int
 	Ctx   gpu.Context
 	Info  cuda.DeviceInfo
-	// Send and Recv are the bandwidth buffers, BufBytes each (0: none).
-	Send, Recv cuda.DevicePtr
-	BufBytes   uint64
+	// Send and Recv are the bandwidth buffers, BufBytes each (0: none),
+	// at the round's offset in their allocations (sendBase, recvBase:
+	// BufBytes + PlacementSpare each).
+	Send, Recv         cuda.DevicePtr
+	BufBytes           uint64
+	sendBase, recvBase cuda.DevicePtr
+	// offset is where this round's buffers start in their allocations (Renew).
+	offset uint64
 
 	mods map[string]cuda.Module
 	fns  map[string]cuda.Function
@@ -72,20 +77,22 @@ func (dv *Device) allocate(bufBytes uint64) error {
 			return fmt.Errorf("device %d: reading free memory: %w", d, err)
 		}
 		// Overflow-safe: neither side can wrap.
-		if bufBytes > MaxTransferSize || free < bufferMargin || bufBytes > (free-bufferMargin)/2 {
+		alloc := bufBytes + PlacementSpare
+		if bufBytes > MaxTransferSize || free < bufferMargin || alloc > (free-bufferMargin)/2 {
 			return fmt.Errorf("device %d: transfers of %s need 2 × %s of device memory, but only %s is free; choose a smaller --size/--sizes",
-				d, results.FormatBytes(bufBytes), results.FormatBytes(bufBytes), results.FormatBytes(free))
+				d, results.FormatBytes(bufBytes), results.FormatBytes(alloc), results.FormatBytes(free))
 		}
-		if dv.Send, err = c.MemAlloc(bufBytes); err != nil {
-			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(bufBytes), err)
+		if dv.sendBase, err = c.MemAlloc(alloc); err != nil {
+			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(alloc), err)
 		}
-		if dv.Recv, err = c.MemAlloc(bufBytes); err != nil {
-			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(bufBytes), err)
+		if dv.recvBase, err = c.MemAlloc(alloc); err != nil {
+			return fmt.Errorf("device %d: allocating %s: %w", d, results.FormatBytes(alloc), err)
 		}
 		dv.BufBytes = bufBytes
+		dv.place()
 	}
 	var err error
-	if dv.latch, err = c.HostAlloc(4096, true); err != nil {
+	if dv.latch, err = c.HostAlloc(latchBytes, true); err != nil {
 		return fmt.Errorf("device %d: allocating the latch flag in mapped host memory: %w", d, err)
 	}
 	if dv.result, err = c.MemAlloc(256); err != nil {
@@ -117,7 +124,7 @@ func (dv *Device) Close() error {
 	for _, s := range dv.streams {
 		_ = c.StreamDestroy(s)
 	}
-	for _, p := range []cuda.DevicePtr{dv.Send, dv.Recv, dv.result, dv.scratch, dv.small} {
+	for _, p := range []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result, dv.scratch, dv.small} {
 		if p != 0 {
 			if err := c.MemFree(p); err != nil {
 				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
@@ -191,10 +198,11 @@ func (dv *Device) Event(i int) (cuda.Event, error) {
 }
 
 // Scratch returns a device buffer of at least n bytes for the latency and
-// atomic tests, reusing the largest one allocated so far.
+// atomic tests, at the round's offset (Renew) in the largest allocation
+// made so far.
 func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 	if dv.scratch != 0 && dv.scratchBytes >= n {
-		return dv.scratch, nil
+		return dv.scratch + cuda.DevicePtr(dv.offset), nil
 	}
 	if dv.scratch != 0 {
 		if err := dv.Ctx.MemFree(dv.scratch); err != nil {
@@ -202,12 +210,12 @@ func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 		}
 		dv.scratch, dv.scratchBytes = 0, 0
 	}
-	p, err := dv.Ctx.MemAlloc(n)
+	p, err := dv.Ctx.MemAlloc(n + PlacementSpare)
 	if err != nil {
-		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(n), err)
+		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(n+PlacementSpare), err)
 	}
 	dv.scratch, dv.scratchBytes = p, n
-	return p, nil
+	return p + cuda.DevicePtr(dv.offset), nil
 }
 
 // Layout of the small buffer.

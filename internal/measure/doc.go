@@ -13,6 +13,9 @@
 //   - the traffic window (Meter): NVLink counters read around a figure;
 //   - the watch (Watch): other programs on the GPUs and throttle reasons,
 //     read before measuring and after every test;
+//   - rounds (rounds.go): what a device renews between two rounds of a run
+//     (Renewal, Device.Renew) and the Collector that adds each round's
+//     samples to its figure;
 //   - the settings both kinds of run share (Settings, SMConfig, TuneKey)
 //     and the figure arithmetic (GBps, TotalGBps, Fail, Finish).
 //

@@ -46,7 +46,7 @@ func TotalGBps(sizes []uint64, ms [][]float64) []float64 {
 func Fail(f results.Figure, err error) results.Figure {
 	f.Error = err.Error()
 	f.ErrorName = cuda.NameOf(err)
-	f.Samples = nil
+	f.Samples, f.Rounds = nil, nil
 	f.Stats = nil
 	if f.Verify == "" || f.Verify == results.VerifyPassed {
 		f.Verify = results.VerifyNA
@@ -60,7 +60,7 @@ func Fail(f results.Figure, err error) results.Figure {
 func Finish(f results.Figure) results.Figure {
 	if len(f.Samples) > 0 {
 		f.Samples = results.RoundSamples(f.Samples)
-		f.Stats = results.ComputeStats(f.Samples)
+		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
 	}
 	if f.Verify == "" {
 		f.Verify = results.VerifyNA

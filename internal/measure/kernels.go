@@ -70,13 +70,18 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 
 // Latency test settings.
 const (
-	ChaseStride     = 128 // bytes between chase nodes: one node per cache line
-	chaseHops       = 512 // dependent loads per timed chunk
-	chaseChunks     = 100 // timed chunks per chase figure
-	chaseWarmupHops = 16384
-	PingIters       = 10000 // round trips per ping-pong figure
-	PingChunk       = 100   // round trips per timed chunk
-	PingTimeout     = 2 * time.Second
+	ChaseStride = 128 // bytes between chase nodes: one node per cache line
+	chaseHops   = 512 // dependent loads per timed chunk
+	ChaseChunks = 100 // timed chunks per chase figure, over all its rounds
+	// The untimed pass before every round's chase (each round builds a new
+	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
+	// so one that fits in L2 is there; chaseTLBHops of a longer one, 32
+	// loads on each 2 MiB page of 256 MiB, enough to warm the TLB.
+	chaseWholeHops = 8192
+	chaseTLBHops   = 4096
+	PingChunks     = 100 // timed chunks per ping-pong figure, over all its rounds
+	PingChunk      = 100 // round trips per timed chunk
+	PingTimeout    = 2 * time.Second
 )
 
 // ChaseWorkingSets are the chase's working sets: inside L2 and well beyond it.
@@ -116,12 +121,15 @@ func (dv *Device) BuildChain(buf cuda.DevicePtr, bytes uint64, seed uint32) erro
 }
 
 // Chase follows the chain at buf (built by BuildChain over bytes, for dv's
-// view of it) from dv and returns ns per dependent load of each timed
-// chunk. An untimed pass first warms the TLB (and, for a chain that fits,
-// the cache); the timed pass carries on from where it stopped, so a chain
-// larger than the cache is not timed over lines the warm-up has just
+// view of it) from dv and returns ns per dependent load of each of chunks
+// timed chunks. An untimed pass first warms the TLB (and, for a chain that
+// fits, the cache); the timed pass carries on from where it stopped, so a
+// chain larger than the cache is not timed over lines the warm-up has just
 // brought in.
-func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
+func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64, chunks int) ([]float64, error) {
+	if chunks < 1 || chunks+1 > maxTimestamp {
+		return nil, fmt.Errorf("a chase of %d timed chunks", chunks)
+	}
 	fn, err := dv.Function(kernels.Chase)
 	if err != nil {
 		return nil, err
@@ -141,7 +149,11 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
 		}
 		return dv.readU64(small+smallTimes, int(chunks)+1)
 	}
-	if _, err := run(uint64(buf), 1, uint32(min(bytes/ChaseStride, chaseWarmupHops))); err != nil {
+	warm := bytes / ChaseStride
+	if warm > chaseWholeHops {
+		warm = chaseTLBHops
+	}
+	if _, err := run(uint64(buf), 1, uint32(warm)); err != nil {
 		return nil, err
 	}
 	next, err := dv.readU64(small+smallSink, 1)
@@ -151,12 +163,12 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64) ([]float64, error) {
 	if next[0] == 0 {
 		return nil, errors.New("the chase's warm-up ended on a null pointer: the chain is broken")
 	}
-	times, err := run(next[0], chaseChunks, chaseHops)
+	times, err := run(next[0], uint32(chunks), chaseHops)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, 0, chaseChunks)
-	for c := range chaseChunks {
+	out := make([]float64, 0, chunks)
+	for c := range chunks {
 		if times[c+1] < times[c] {
 			return nil, errors.New("chase timestamps went backwards (%globaltimer)")
 		}

@@ -31,8 +31,15 @@ type Settings struct {
 	Tests []results.Test
 	// Size is the transfer size of the bandwidth tests (default DefaultSize).
 	Size uint64
-	// Samples per bandwidth figure (default 20).
+	// Samples per bandwidth figure (default 20), taken in Rounds rounds
+	// (default DefaultRounds; at most Samples), each a pass over every
+	// test, so the rounds of one figure are spread over the run.
 	Samples int
+	Rounds  int
+	// Renew is what is made afresh on every device between two rounds
+	// (the zero value: nothing; DefaultRenewal is what the command line
+	// renews).
+	Renew Renewal
 	// Verify checks the data of every test and pair once.
 	Verify bool
 	// LatchTimeout bounds how long a latch may hold a stream (default 5 s).
@@ -82,6 +89,10 @@ func (s *Settings) SetDefaults() {
 	if s.Samples <= 0 {
 		s.Samples = defaultSamples
 	}
+	if s.Rounds <= 0 {
+		s.Rounds = DefaultRounds
+	}
+	s.Rounds = min(s.Rounds, s.Samples)
 	if s.Size == 0 {
 		s.Size = DefaultSize
 	}

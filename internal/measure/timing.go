@@ -17,8 +17,9 @@ import (
 // The latch buffer of each device: the flag at offset 0, one status word per
 // latch slot from offset 64.
 const (
+	latchBytes        = 4096
 	latchStatusOffset = 64
-	latchSlots        = (4096 - latchStatusOffset) / 4
+	latchSlots        = (latchBytes - latchStatusOffset) / 4
 )
 
 // errLatchTimeout means a latch kernel gave up waiting for its release, so

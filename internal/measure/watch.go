@@ -76,9 +76,11 @@ func (e *BusyError) Error() string {
 
 // Check reads the devices (index → PCI bus id); children are the pids of
 // this run's child processes. It records what it finds in run, marks the
-// figures added to run since the last check, and returns a *BusyError when
-// another program is on a device and busy GPUs are not allowed.
-func (w *Watch) Check(run *results.Run, devs map[int]string, children []int) error {
+// figures added to run since the last check and those in grew
+// (indices of figures added before that took more samples since: a later
+// round, Collector.Grown), and returns a *BusyError when another program
+// is on a device and busy GPUs are not allowed.
+func (w *Watch) Check(run *results.Run, devs map[int]string, children, grew []int) error {
 	if w == nil {
 		return nil
 	}
@@ -107,7 +109,7 @@ func (w *Watch) Check(run *results.Run, devs map[int]string, children []int) err
 		w.sample(run, dev, devs[dev])
 	}
 	w.checked = true
-	w.mark(run, order, cur)
+	w.mark(run, order, cur, grew)
 	w.prev = cur
 	if len(busy) > 0 && !w.allow {
 		return &BusyError{Processes: busy}
@@ -176,10 +178,18 @@ func (w *Watch) sample(run *results.Run, dev int, bus string) {
 	}
 }
 
-// mark gives every figure added since the last check the other programs'
-// pids seen on its GPUs at that check or this one.
-func (w *Watch) mark(run *results.Run, devs []int, cur map[int][]int) {
+// mark gives every figure added since the last check, and those that grew
+// since, the other programs' pids seen on its GPUs at that check or this
+// one.
+func (w *Watch) mark(run *results.Run, devs []int, cur map[int][]int, grew []int) {
+	figs := grew
 	for i := w.marked; i < len(run.Figures); i++ {
+		figs = append(figs, i)
+	}
+	for _, i := range figs {
+		if i < 0 || i >= len(run.Figures) {
+			continue
+		}
 		f := &run.Figures[i]
 		for _, g := range f.GPUs(devs) {
 			f.OtherProcesses = append(f.OtherProcesses, w.prev[g]...)

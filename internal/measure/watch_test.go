@@ -34,7 +34,7 @@ func (blindMonitor) Throttle(int, string) ([]results.ThrottleReason, error) {
 
 func TestWatchWithoutReadings(t *testing.T) {
 	var none *Watch
-	if err := none.Check(&results.Run{}, map[int]string{0: ""}, nil); err != nil || NewWatch(nil, false) != nil {
+	if err := none.Check(&results.Run{}, map[int]string{0: ""}, nil, nil); err != nil || NewWatch(nil, false) != nil {
 		t.Errorf("a nil watch: %v", err)
 	}
 	drv, err := sim.New("h200x2")
@@ -45,7 +45,7 @@ func TestWatchWithoutReadings(t *testing.T) {
 	w := NewWatch(blindMonitor{drv.Monitor()}, false)
 	run := &results.Run{}
 	for range 3 {
-		if err := w.Check(run, map[int]string{0: "a", 1: "b"}, nil); err != nil {
+		if err := w.Check(run, map[int]string{0: "a", 1: "b"}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,5 +56,27 @@ func TestWatchWithoutReadings(t *testing.T) {
 	}
 	if run.Environment.DuringRun != nil || run.Environment.OtherProcesses != nil {
 		t.Errorf("recorded %+v", run.Environment)
+	}
+}
+
+// TestWatchMarksLaterRounds: a figure that takes another round while
+// another program is on its GPU names it, as a figure added then would.
+func TestWatchMarksLaterRounds(t *testing.T) {
+	drv, err := sim.New("h200x2", sim.WithProcess(sim.Process{Device: 1, PID: 4242, Name: "job"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	w := NewWatch(drv.Monitor(), true)
+	run := &results.Run{Figures: []results.Figure{{Test: results.CERead, Src: 0, Dst: 1}, {Test: results.CERead, Src: 0, Dst: 0}}}
+	w.marked = len(run.Figures) // both measured before the check
+	if err := w.Check(run, map[int]string{0: "a", 1: "b"}, nil, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Figures[0].OtherProcesses; len(got) != 1 || got[0] != 4242 {
+		t.Errorf("the figure that grew names %v, want 4242", got)
+	}
+	if got := run.Figures[1].OtherProcesses; got != nil {
+		t.Errorf("a figure that did not grow names %v", got)
 	}
 }

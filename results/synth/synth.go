@@ -67,6 +67,13 @@ type Options struct {
 	// Slowdown makes the whole machine slower by this many percent: every
 	// rate lower by it, every time longer by the same factor.
 	Slowdown float64
+	// Rounds, from 2, takes every figure's samples in that many rounds
+	// (results.Figure.Rounds), each round's off its figure's median by a
+	// draw of RoundSpread (relative standard deviation; default 1% below
+	// 1 MiB and for times and operations, 0.1% from 1 MiB), as a real run's
+	// rounds vary with where its buffers landed.
+	Rounds      int
+	RoundSpread float64
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -454,12 +461,39 @@ func (g *gen) add(f results.Figure) {
 			}
 			f.Samples = scaled
 		}
+		g.rounds(&f)
 		f.Samples = results.RoundSamples(f.Samples)
-		f.Stats = results.ComputeStats(f.Samples)
+		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
 	} else {
 		f.Samples, f.Stats = nil, nil
 	}
 	g.run.Figures = append(g.run.Figures, f)
+}
+
+// rounds splits a figure's samples into Options.Rounds rounds, each moved
+// by its own draw of the run-to-run spread.
+func (g *gen) rounds(f *results.Figure) {
+	if g.o.Rounds < 2 || len(f.Samples) < 2 {
+		return
+	}
+	spread := g.o.RoundSpread
+	if spread == 0 {
+		spread = 0.01
+		if f.Unit == results.UnitGBps && f.Size >= 1<<20 {
+			spread = 0.001
+		}
+	}
+	f.Rounds = slices.DeleteFunc(results.SplitSamples(len(f.Samples), g.o.Rounds), func(n int) bool { return n == 0 })
+	scaled := make([]float64, 0, len(f.Samples))
+	at := 0
+	for _, n := range f.Rounds {
+		k := 1 + spread*g.rng.NormFloat64()
+		for _, x := range f.Samples[at : at+n] {
+			scaled = append(scaled, x*k)
+		}
+		at += n
+	}
+	f.Samples = scaled
 }
 
 // pairFactor is the planted slowdown of a pair (1 when healthy).
@@ -783,6 +817,8 @@ func (g *gen) latency() {
 				Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
 			g.add(results.Figure{Test: results.LatCopyHost, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
 				Size: size, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
+			g.add(results.Figure{Test: results.LatCopyB2B, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
+				Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA, Params: map[string]string{"copies_per_sample": "50"}})
 		}
 	}
 }

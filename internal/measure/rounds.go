@@ -1,0 +1,269 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// DefaultRounds is how many rounds a run takes each figure's samples in:
+// five rounds of four make the default twenty samples, so a run measures
+// what it did before. Five rounds give the U test of compare on round
+// medians a p-value down to 0.008 (four against four cannot go below 0.029,
+// three against three not below 0.1), and an interval over rounds from
+// four degrees of freedom (results.RoundInterval); more rounds of fewer
+// samples each would make the round medians noisier and every round's
+// fixed costs (warm-ups, renewals) more.
+const DefaultRounds = 5
+
+// Renewal is a set of what a run makes afresh on every device between two
+// rounds, so that state a process keeps for its whole life (where its
+// buffers landed, its streams, its events) differs from round to round as
+// it differs from one run to the next. Each kind is its own switch, so that
+// measurements on a GPU can tell which of them matters.
+type Renewal uint8
+
+const (
+	// RenewOffset moves the bandwidth and scratch buffers by
+	// PlacementStep within allocations PlacementSpare larger than they
+	// need: another 2 MiB page and another position within a page.
+	RenewOffset Renewal = 1 << iota
+	// RenewAlloc allocates the bandwidth and scratch buffers afresh, the
+	// new ones before the old are freed (twice their memory for a moment).
+	RenewAlloc
+	// RenewStreams destroys the device's streams and creates new ones.
+	RenewStreams
+	// RenewEvents destroys the timing events and allocates a new latch
+	// (its flag and status words in mapped host memory).
+	RenewEvents
+)
+
+// DefaultRenewal is what a run renews unless told otherwise: everything
+// but fresh allocations, which would need twice the buffers' memory.
+const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents
+
+var renewalNames = []struct {
+	r    Renewal
+	name string
+}{{RenewOffset, "offset"}, {RenewAlloc, "alloc"}, {RenewStreams, "streams"}, {RenewEvents, "events"}}
+
+// RenewalNames are the names ParseRenewal reads, one per kind.
+func RenewalNames() []string {
+	var out []string
+	for _, n := range renewalNames {
+		out = append(out, n.name)
+	}
+	return out
+}
+
+// ParseRenewal reads a comma-separated list of RenewalNames, or "all",
+// or "none".
+func ParseRenewal(s string) (Renewal, error) {
+	var r Renewal
+	switch s = strings.TrimSpace(s); s {
+	case "none":
+		return 0, nil
+	case "all":
+		for _, n := range renewalNames {
+			r |= n.r
+		}
+		return r, nil
+	}
+	for _, w := range strings.Split(s, ",") {
+		w = strings.TrimSpace(w)
+		i := slices.Index(RenewalNames(), w)
+		if i < 0 {
+			return 0, fmt.Errorf("unknown renewal %.32q: want all, none, or a list of %s", w, strings.Join(RenewalNames(), ", "))
+		}
+		r |= renewalNames[i].r
+	}
+	return r, nil
+}
+
+// String is the list ParseRenewal reads back: "none" for no renewal.
+func (r Renewal) String() string {
+	var out []string
+	for _, n := range renewalNames {
+		if r&n.r != 0 {
+			out = append(out, n.name)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ",")
+}
+
+// Placement of the buffers in their allocations: round r uses offset
+// (r mod placements) × PlacementStep, a step of one 2 MiB page, one 4 KiB
+// page and 256 bytes, which keeps every transfer aligned as the allocation
+// was (256 bytes) while moving it to other pages and another position
+// within them.
+const (
+	PlacementStep  = 2<<20 + 4<<10 + 256
+	placements     = 8
+	PlacementSpare = (placements - 1) * PlacementStep
+)
+
+// placementOffset is round's offset within an allocation.
+func placementOffset(round int) uint64 { return uint64(round%placements) * PlacementStep }
+
+// Renew makes afresh what what names, for round (counted from 0). The
+// device is idle when it returns. Whatever could not be renewed keeps
+// working as it was; the error says what failed.
+func (dv *Device) Renew(what Renewal, round int) error {
+	c, d := dv.Ctx, dv.Index
+	if err := c.Synchronize(); err != nil {
+		return fmt.Errorf("device %d: %w", d, err)
+	}
+	var errs []error
+	if what&RenewAlloc != 0 {
+		errs = append(errs, dv.reallocate())
+	}
+	if what&RenewOffset != 0 {
+		dv.offset = placementOffset(round)
+		dv.place()
+	}
+	if what&RenewStreams != 0 {
+		n := len(dv.streams)
+		for _, s := range dv.streams {
+			_ = c.StreamDestroy(s)
+		}
+		dv.streams = nil
+		if _, err := dv.Stream(n - 1); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if what&RenewEvents != 0 {
+		for _, ev := range dv.events {
+			_ = c.EventDestroy(ev)
+		}
+		dv.events = nil
+		latch, err := c.HostAlloc(latchBytes, true)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("device %d: allocating a new latch: %w", d, err))
+		} else {
+			_ = c.HostFree(dv.latch)
+			dv.latch = latch
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reallocate allocates the bandwidth buffers afresh, each before its old
+// one is freed, and lets the scratch buffer go (the next Scratch allocates it).
+func (dv *Device) reallocate() error {
+	c, d := dv.Ctx, dv.Index
+	var errs []error
+	for _, p := range []*cuda.DevicePtr{&dv.sendBase, &dv.recvBase} {
+		if *p == 0 {
+			continue
+		}
+		n, err := c.MemAlloc(dv.BufBytes + PlacementSpare)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("device %d: allocating a new buffer: %w", d, err))
+			continue
+		}
+		if err := c.MemFree(*p); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
+		}
+		*p = n
+	}
+	if dv.scratch != 0 {
+		if err := c.MemFree(dv.scratch); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
+		}
+		dv.scratch, dv.scratchBytes = 0, 0
+	}
+	dv.place()
+	return errors.Join(errs...)
+}
+
+// place points Send and Recv at the current offset of their allocations.
+func (dv *Device) place() {
+	if dv.sendBase != 0 {
+		dv.Send, dv.Recv = dv.sendBase+cuda.DevicePtr(dv.offset), dv.recvBase+cuda.DevicePtr(dv.offset)
+	}
+}
+
+// Collector appends figures to a run as they come, round after round: the
+// first round of a figure (results.Figure.Key) is appended; each later round
+// adds its samples to that figure as a round of its own (Figure.Rounds). A
+// round that fails marks the figure failed (its error says which round) and
+// keeps the samples of the rounds before; a figure that failed takes no
+// more rounds. It is safe for concurrent use.
+type Collector struct {
+	mu  sync.Mutex
+	run *results.Run
+	at  map[string]int
+	// grown are the figures that took another round since Grown was last
+	// called.
+	grown []int
+}
+
+// NewCollector collects into run.
+func NewCollector(run *results.Run) *Collector {
+	return &Collector{run: run, at: map[string]int{}}
+}
+
+// Add records f, measured in round (counted from 0). A figure without
+// samples or error (a round that had none of its samples) is left out.
+func (c *Collector) Add(f results.Figure, round int) {
+	if len(f.Samples) == 0 && f.Error == "" && f.Stats == nil {
+		return
+	}
+	f = Finish(f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := f.Key()
+	i, ok := c.at[k]
+	if !ok {
+		if len(f.Samples) > 0 {
+			f.Rounds = []int{len(f.Samples)}
+			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		}
+		c.at[k] = len(c.run.Figures)
+		c.run.Figures = append(c.run.Figures, f)
+		return
+	}
+	g := &c.run.Figures[i]
+	if g.Error != "" {
+		return
+	}
+	c.grown = append(c.grown, i)
+	if f.Error != "" {
+		g.Error, g.ErrorName = results.ClipText(fmt.Sprintf("round %d: %s", round+1, f.Error)), f.ErrorName
+	} else {
+		g.Samples = append(g.Samples, f.Samples...)
+		g.Rounds = append(g.Rounds, len(f.Samples))
+	}
+	if f.Verify == results.VerifyFailed && g.Verify != results.VerifyFailed {
+		g.Verify, g.VerifyDetail = results.VerifyFailed, results.ClipText(fmt.Sprintf("round %d: %s", round+1, f.VerifyDetail))
+	}
+	if g.Traffic == nil {
+		g.Traffic = f.Traffic
+	}
+	for _, p := range f.OtherProcesses {
+		if !slices.Contains(g.OtherProcesses, p) {
+			g.OtherProcesses = append(g.OtherProcesses, p)
+		}
+	}
+	if len(g.Samples) > 0 {
+		g.Stats = results.ComputeRoundStats(g.Samples, g.Rounds)
+	}
+}
+
+// Grown returns the indices in the run of the figures that took another
+// round since the last call (for Watch.Check), and forgets them.
+func (c *Collector) Grown() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.grown
+	c.grown = nil
+	return out
+}
