@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,12 +50,31 @@ func (fl flow) check() error {
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }
 
+// sum is a figure that totals some of a group's flows (of: their indices;
+// nil: every flow), such as a both-ways test's total.
+type sum struct {
+	fig results.Figure
+	of  []int
+}
+
+// flows lists the indices of the flows s totals among n.
+func (s sum) flows(n int) []int {
+	if s.of != nil {
+		return s.of
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
 // shareSMs splits a device's SMs between the SM copies that run on it at
 // once (measured on an H200: two full grids, host→device and device→host,
 // ran one after the other, so each direction's figure swung by ±20% from
 // sample to sample while their total was one direction's), and says so in
-// their figures and the total's.
-func shareSMs(flows []flow, total *results.Figure) {
+// their figures and the totals over them.
+func shareSMs(flows []flow, sums []sum) {
 	on := map[*measure.Device]int{}
 	for _, fl := range flows {
 		if fl.fig.Engine.IsSM() {
@@ -65,29 +86,31 @@ func shareSMs(flows []flow, total *results.Figure) {
 		if n := on[fl.issuer]; fl.fig.Engine.IsSM() && n > 1 {
 			fl.sm.Share = n
 			fl.fig.Params = measure.WithParam(fl.fig.Params, measure.ParamSMShare, fl.sm.Params()[measure.ParamSMShare])
-			if total != nil {
-				total.Params = measure.WithParam(total.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+			for j := range sums {
+				if slices.Contains(sums[j].flows(len(flows)), i) {
+					sums[j].fig.Params = measure.WithParam(sums[j].fig.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+				}
 			}
 		}
 	}
 }
 
 // measureFlows runs flows concurrently and records their figures.
-func (e *Engine) measureFlows(ctx context.Context, flows []flow, total *results.Figure) {
-	for _, f := range e.flowFigures(ctx, flows, total, e.share(e.opt.Samples)) {
+func (e *Engine) measureFlows(ctx context.Context, flows []flow, sums ...sum) {
+	for _, f := range e.flowFigures(ctx, flows, e.share(e.opt.Samples), sums...) {
 		e.add(f)
 	}
 }
 
 // flowFigures runs flows concurrently: prepares and verifies their data
-// (in the first round), times them, and returns one figure per flow, plus a
-// total when total is not nil. A failure fails every figure of the group; a
-// cancelled run, or a round with no samples for them, returns none.
-func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.Figure, samples int) []results.Figure {
+// (in the first round), times them, and returns one figure per flow, then
+// one per sum. A failure fails every figure of the group; a cancelled run,
+// or a round with no samples for them, returns none.
+func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sums ...sum) []results.Figure {
 	if samples == 0 {
 		return nil
 	}
-	shareSMs(flows, total)
+	shareSMs(flows, sums)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
 			return nil
@@ -96,8 +119,8 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		for _, fl := range flows {
 			out = append(out, measure.Fail(fl.fig, err))
 		}
-		if total != nil {
-			out = append(out, measure.Fail(*total, err))
+		for _, t := range sums {
+			out = append(out, measure.Fail(t.fig, err))
 		}
 		return out
 	}
@@ -115,7 +138,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	if e.round == 0 {
 		win = e.traffic.Begin(linkPair(flows))
 	}
-	tm, err := e.timing(ctx, flows[0].fig.Key(), ts, target)
+	tm, err := e.timing(ctx, fmt.Sprintf("%s|%d flows", flows[0].fig.Key(), len(flows)), ts, target)
 	if err != nil {
 		return fail(err)
 	}
@@ -125,20 +148,21 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	}
 	win.End()
 	out := e.checkFlows(flows, ms, tm.Reps)
-	if total != nil {
-		t := *total
-		sizes := make([]uint64, len(flows))
+	for _, su := range sums {
+		t := su.fig
 		t.Verify = results.VerifySkipped
 		if e.verifying() {
 			t.Verify = results.VerifyPassed
 		}
-		for i, fl := range flows {
-			sizes[i] = fl.size
+		var sizes []uint64
+		var times [][]float64
+		for _, i := range su.flows(len(flows)) {
+			sizes, times = append(sizes, flows[i].size), append(times, ms[i])
 			if out[i].Verify == results.VerifyFailed {
 				t.Verify = results.VerifyFailed
 			}
 		}
-		t.Samples = measure.TotalGBps(sizes, ms)
+		t.Samples = measure.TotalGBps(sizes, times)
 		repsParam(&t, tm.Reps)
 		out = append(out, t)
 	}
@@ -276,20 +300,29 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 // uniPair measures a one-direction test on s → d at size.
 func (e *Engine) uniPair(ctx context.Context, test results.Test, s, d *measure.Device, size uint64) {
 	_, dir := measure.CopyOf(test)
-	e.measureFlows(ctx, []flow{e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)}, nil)
+	e.measureFlows(ctx, []flow{e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)})
 }
 
-// bidirPair measures both directions between s and d at once.
-func (e *Engine) bidirPair(ctx context.Context, test results.Test, dir results.Direction, s, d *measure.Device, size uint64) {
-	fwd := e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)
-	fwd.fig.Part = results.PartForward
-	rev := e.pairFlow(test, dir, d, s, size, d.Send, s.Recv)
-	rev.fig.Part = results.PartReverse
-	// Both parts are filed under the pair (s, d) of the matrix.
-	rev.fig.Src, rev.fig.Dst = s.Index, d.Index
-	tot := fwd.fig
-	tot.Part = results.PartTotal
-	e.measureFlows(ctx, []flow{fwd, rev}, &tot)
+// bothWays measures both directions between each pair of pairs at once
+// (pairs that share no device), by dir; each pair's total sums its two
+// flows.
+func (e *Engine) bothWays(ctx context.Context, test results.Test, dir results.Direction, pairs [][2]*measure.Device, size uint64) {
+	var flows []flow
+	var sums []sum
+	for _, p := range pairs {
+		s, d := p[0], p[1]
+		fwd := e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)
+		fwd.fig.Part = results.PartForward
+		rev := e.pairFlow(test, dir, d, s, size, d.Send, s.Recv)
+		rev.fig.Part = results.PartReverse
+		// Both parts are filed under the pair (s, d) of the matrix.
+		rev.fig.Src, rev.fig.Dst = s.Index, d.Index
+		tot := fwd.fig
+		tot.Part = results.PartTotal
+		sums = append(sums, sum{fig: tot, of: []int{len(flows), len(flows) + 1}})
+		flows = append(flows, fwd, rev)
+	}
+	e.measureFlows(ctx, flows, sums...)
 }
 
 // localCopy measures a device-to-device copy within dv.
@@ -400,7 +433,7 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		ok = append(ok, fl)
 	}
 	if len(ok) > 0 {
-		e.measureFlows(ctx, ok, &tot)
+		e.measureFlows(ctx, ok, sum{fig: tot})
 	} else {
 		e.add(measure.Fail(tot, errors.New("no pair of the group has peer access")))
 	}

@@ -47,6 +47,8 @@ type Options struct {
 	AfterWarmUp func()
 	// Trace, when set, is told how long setup and each step took.
 	Trace func(step string, took time.Duration)
+	// Plan chooses the pairs measured in detail (see NewPlan).
+	Plan PlanOptions
 }
 
 // Engine runs tests on a driver and appends what it measures to a results.Run.
@@ -58,6 +60,8 @@ type Engine struct {
 	seeds *measure.Seeds
 	devs  map[int]*measure.Device
 	order []int
+	// sched is the run's plan: its link classes and detail pairs.
+	sched *results.Plan
 
 	// hostRegions are the pinned buffers of the host tests, allocated on
 	// first use; hostSM is their SM copy configuration (hostSMConfig).
@@ -173,8 +177,10 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	}
 	e.hostSM = hostSMConfig(e.opt.Settings, infos)
 	e.opt.ResolveSM(infos)
-	once, each := e.tuneSteps(), e.plan()
-	total := len(once) + e.rounds*len(each)
+	e.schedule(run)
+	once := append(e.tuneSteps(), e.interferenceSteps()...)
+	// The plan's groups follow the interference check's verdicts.
+	total := len(once) + e.rounds*len(e.plan())
 	done := 0
 	runSteps := func(steps []step, suffix string) error {
 		for _, st := range steps {
@@ -197,6 +203,8 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	if err := runSteps(once, ""); err != nil {
 		return err
 	}
+	each := e.plan()
+	total = len(once) + e.rounds*len(each)
 	for e.round = range e.rounds {
 		suffix := ""
 		if e.rounds > 1 {
@@ -213,6 +221,18 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		e.opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
+}
+
+// schedule plans the run from its topology (where the caller did not
+// discover it, from what the driver says of the pairs) and records the
+// plan in run.
+func (e *Engine) schedule(run *results.Run) {
+	topo := run.Topology
+	if topo == nil {
+		topo = &results.Topology{Devices: e.order, Pairs: readPairs(e.drv, e.order, nil)}
+	}
+	e.sched = NewPlan(topo, e.opt.Plan)
+	run.Plan = e.sched
 }
 
 // renew makes afresh, on every device, what the settings renew between

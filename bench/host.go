@@ -181,7 +181,7 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 			flows = append(flows, fl)
 		}
 	}
-	var tot *results.Figure
+	var sums []sum
 	if sh.all || sh.way == bothWays {
 		t := flows[0].fig
 		t.Part = results.PartTotal
@@ -189,18 +189,18 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 			t.Src, t.Dst = results.HostDevice, results.HostDevice
 			t.Params = measure.WithParam(t.Params, "devices", strconv.Itoa(len(devs)))
 		}
-		tot = &t
+		sums = append(sums, sum{fig: t})
 	}
 	if err != nil {
 		for _, fl := range flows {
 			e.add(measure.Fail(fl.fig, err))
 		}
-		if tot != nil {
-			e.add(measure.Fail(*tot, err))
+		for _, t := range sums {
+			e.add(measure.Fail(t.fig, err))
 		}
 		return
 	}
-	e.measureFlows(ctx, flows, tot)
+	e.measureFlows(ctx, flows, sums...)
 }
 
 // hostChase follows a chain through pinned host memory of its own from dv:

@@ -170,13 +170,13 @@ func (e *Engine) tuneMeasure(ctx context.Context, s, d *measure.Device, dir stri
 	}
 	base, bothWays := measure.SplitTuneDirection(dir)
 	if !bothWays {
-		return e.flowFigures(ctx, []flow{mk(base, s, d)}, nil, samples)
+		return e.flowFigures(ctx, []flow{mk(base, s, d)}, samples)
 	}
 	fwd := mk(base, s, d)
 	rev := mk(base, d, s)
 	tot := fwd.fig
 	tot.Part = results.PartTotal
-	return e.flowFigures(ctx, []flow{fwd, rev}, &tot, samples)
+	return e.flowFigures(ctx, []flow{fwd, rev}, samples, sum{fig: tot})
 }
 
 // addTuning records a search and lets its winner serve the SM tests after it.
