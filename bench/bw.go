@@ -395,7 +395,7 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 // destination receives into its own slot of the receive buffer.
 func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.Direction, pairs [][2]int, size uint64) {
 	n := len(e.order)
-	slot := roundDown(e.devs[e.order[0]].BufBytes/uint64(max(1, n-1)), 256)
+	slot := aggregateSlot(e.devs[e.order[0]].BufBytes, n)
 	size = min(size, slot)
 	index := map[int]int{}
 	for i, d := range e.order {
@@ -441,6 +441,12 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		e.releasePair(fl.src, fl.dst)
 	}
 	e.disableIdle()
+}
+
+// aggregateSlot is the part of a receive buffer of bufBytes that each of
+// the other devices of n copies into in a group test.
+func aggregateSlot(bufBytes uint64, n int) uint64 {
+	return roundDown(bufBytes/uint64(max(1, n-1)), 256)
 }
 
 // oneWayTest is the one-way pair test that copies as sm and dir say.

@@ -44,11 +44,14 @@ func Classify(topo *results.Topology) []results.LinkClass {
 	return out
 }
 
+// noPeerClass is the link class of the pairs without peer access.
+const noPeerClass = "no peer access"
+
 // linkClassOf names the link class of p, and says whether its fabric
 // should carry disjoint pairs at once without slowing them.
 func linkClassOf(topo *results.Topology, p results.Pair) (string, bool) {
 	if !p.CanAccessPeer {
-		return "no peer access", false
+		return noPeerClass, false
 	}
 	rank := p.Attributes["performance_rank"]
 	if p.NVLinks > 0 {

@@ -60,8 +60,12 @@ type Engine struct {
 	seeds *measure.Seeds
 	devs  map[int]*measure.Device
 	order []int
-	// sched is the run's plan: its link classes and detail pairs.
-	sched *results.Plan
+	// sched is the run's plan: its link classes and detail pairs;
+	// linkGBps and hostLinkGBps the theoretical bandwidths its estimate
+	// reads (cost.go), of each pair and of a device's PCIe link.
+	sched        *results.Plan
+	linkGBps     map[results.PairID]float64
+	hostLinkGBps float64
 
 	// hostRegions are the pinned buffers of the host tests, allocated on
 	// first use; hostSM is their SM copy configuration (hostSMConfig).
@@ -233,6 +237,16 @@ func (e *Engine) schedule(run *results.Run) {
 	}
 	e.sched = NewPlan(topo, e.opt.Plan)
 	run.Plan = e.sched
+	e.note("plan: %s", PlanText(e.sched, len(topo.Pairs)))
+	e.linkGBps = map[results.PairID]float64{}
+	for _, p := range topo.Pairs {
+		e.linkGBps[results.PairID{p.Src, p.Dst}] = p.LinkGBps
+	}
+	for _, d := range run.Environment.Devices {
+		if d.PCIe != nil {
+			e.hostLinkGBps = d.PCIe.GBps()
+		}
+	}
 }
 
 // renew makes afresh, on every device, what the settings renew between

@@ -42,7 +42,7 @@ func (e *Engine) interferenceSteps() []step {
 	var steps []step
 	for i, c := range e.sched.Classes {
 		if g := largest[i]; c.Concurrent && len(g) > 1 {
-			steps = append(steps, step{"interference check, " + c.Name, func(ctx context.Context) { e.interference(ctx, i, test, g) }})
+			steps = append(steps, step{"interference check, " + c.Name, func(ctx context.Context) { e.interference(ctx, i, test, g) }, 2 * interferenceChecks * e.copyCost(1, float64(e.opt.Size)/e.pairGBps(g[0]))})
 		}
 	}
 	return steps

@@ -3,17 +3,21 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// step is one unit of work of the plan (a test on one pair, say).
+// step is one unit of work of the plan (a test on one pair, say), with
+// what one round of it is estimated to take (see cost.go).
 type step struct {
 	name string
 	run  func(ctx context.Context)
+	cost time.Duration
 }
 
 func (e *Engine) needsBandwidthBuffers() bool {
@@ -67,6 +71,21 @@ func (e *Engine) detailPairs() [][2]*measure.Device {
 	return out
 }
 
+// stagedPairs are the pairs of the copies without peer access: these go
+// through host memory whatever the link, so the detail pairs, and every
+// pair without peer access, where they are the only way.
+func (e *Engine) stagedPairs() [][2]*measure.Device {
+	out := e.detailPairs()
+	for _, c := range e.sched.Classes {
+		for _, q := range c.Pairs {
+			if c.Name == noPeerClass && !slices.Contains(e.sched.Detail, q) {
+				out = append(out, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
+			}
+		}
+	}
+	return out
+}
+
 // localAndDetailPairs lists each device with itself, then the detail
 // pairs, for the tests that also run within one device (chase, atomics).
 func (e *Engine) localAndDetailPairs() [][2]*measure.Device {
@@ -85,7 +104,7 @@ func (e *Engine) deviceSteps() []step {
 	for _, dv := range e.devices() {
 		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
 		if e.opt.Selected(results.LocalCopy) {
-			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }})
+			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }, e.copyCost(1, float64(size)/localGBps)})
 		}
 	}
 	return steps
@@ -107,7 +126,7 @@ func (e *Engine) peerTests() []results.Test {
 
 // matrixSteps are the peer tests at the matrix size of every ordered pair,
 // each step a group of pairs measured at once (groups), then the copies
-// without peer access, one pair at a time.
+// without peer access, one pair at a time, on the pairs of stagedPairs.
 func (e *Engine) matrixSteps() []step {
 	var steps []step
 	if len(e.peerTests()) > 0 {
@@ -118,15 +137,15 @@ func (e *Engine) matrixSteps() []step {
 				pairs[i] = [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]}
 				names[i] = fmt.Sprintf("%d→%d", q[0], q[1])
 			}
-			steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs) }})
+			steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs) }, e.matrixCost(g[0])})
 		}
 	}
 	if e.opt.Selected(results.NoP2PCopy) {
-		for _, p := range e.orderedPairs() {
+		for _, p := range e.stagedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
 				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
-			}})
+			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
 		}
 	}
 	return steps
@@ -216,7 +235,7 @@ func (e *Engine) sweepSteps() []step {
 					e.uniPair(ctx, t, s, d, z)
 				}
 			}
-		}})
+		}, e.sweepCost(len(want), sizes, s.Index, d.Index)})
 	}
 	return steps
 }
@@ -241,7 +260,7 @@ func (e *Engine) aggregateSteps() []step {
 			for _, dir := range dirs {
 				e.aggregate(ctx, test, dir, pairs, e.opt.Size)
 			}
-		}})
+		}, e.aggregateCost(len(dirs), pairs)})
 	}
 	for _, g := range []struct {
 		test results.Test

@@ -36,7 +36,7 @@ func (e *Engine) tuneSteps() []step {
 	for _, p := range e.orderedPairs() {
 		for _, dir := range measure.TuneDirections {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("tune %d→%d %s", s.Index, d.Index, dir), func(ctx context.Context) { e.tunePair(ctx, s, d, dir) }})
+			steps = append(steps, step{fmt.Sprintf("tune %d→%d %s", s.Index, d.Index, dir), func(ctx context.Context) { e.tunePair(ctx, s, d, dir) }, tuneCost})
 		}
 	}
 	return steps
