@@ -1,0 +1,121 @@
+package bench_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// topology discovers a simulated machine's topology.
+func topology(t *testing.T, machine string) (results.Environment, *results.Topology) {
+	t.Helper()
+	drv, err := sim.New(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drv.Close() })
+	devs, err := bench.SelectDevices(drv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, topo, err := bench.Discover(drv, drv.Monitor(), devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, topo
+}
+
+func TestLinkClasses(t *testing.T) {
+	for machine, want := range map[string][]string{
+		"h200x2":    {"NVLink 4 ×18 direct"},
+		"dgx-h100":  {"NVLink 4 ×18 through NVSwitch"},
+		"pcie-4gpu": {"PCIe, performance rank 0, native atomics", "PCIe, performance rank 1, no native atomics", "no peer access"},
+	} {
+		_, topo := topology(t, machine)
+		classes := bench.Classify(topo)
+		var names []string
+		n := 0
+		for _, c := range classes {
+			names = append(names, c.Name)
+			n += len(c.Pairs)
+			if r := c.Representatives; len(r) != 2 || r[0] != c.Pairs[0] || r[1] != (results.PairID{r[0][1], r[0][0]}) {
+				t.Errorf("%s, %s: representatives %v, want the first pair and its reverse", machine, c.Name, r)
+			}
+			if c.Concurrent != strings.HasPrefix(c.Name, "NVLink") {
+				t.Errorf("%s, %s: concurrent %v", machine, c.Name, c.Concurrent)
+			}
+		}
+		if !slices.Equal(names, want) || n != len(topo.Pairs) {
+			t.Errorf("%s: classes %v over %d pairs, want %v over %d", machine, names, n, want, len(topo.Pairs))
+		}
+	}
+}
+
+func TestPlanOfALargeDomainIsSampled(t *testing.T) {
+	env, topo := topology(t, "nvl72")
+	var opt bench.Options
+	opt.Size, opt.Sweep = 512<<20, []uint64{4, 1 << 20, 1 << 30}
+	opt.SetDefaults()
+	p := bench.NewPreview(opt, env, topo)
+	plan := p.Plan
+	if plan.Mode != results.PlanSampled || plan.PeersPerDevice != bench.DefaultPeers || plan.Seed != bench.DefaultSeed {
+		t.Fatalf("plan %s, %d peers, seed %d; want sampled, %d, %d", plan.Mode, plan.PeersPerDevice, plan.Seed, bench.DefaultPeers, bench.DefaultSeed)
+	}
+	// Each device draws its peers (some drawn twice, by both ends), and
+	// the representatives come on top: linear in the devices.
+	if n := len(plan.Detail); n < 72*bench.DefaultPeers || n > 72*bench.DefaultPeers+2 {
+		t.Errorf("%d detail pairs, want %d to %d", n, 72*bench.DefaultPeers, 72*bench.DefaultPeers+2)
+	}
+	again := bench.NewPreview(opt, env, topo).Plan
+	if !slices.Equal(plan.Detail, again.Detail) {
+		t.Error("the same seed drew other peers")
+	}
+	opt.Plan.Seed = 7
+	if other := bench.NewPreview(opt, env, topo).Plan; slices.Equal(plan.Detail, other.Detail) {
+		t.Error("another seed drew the same peers")
+	}
+	// 36 pairs at once in each group of the NVLink class, 2 × 71 groups.
+	if g := p.Groups[plan.Classes[0].Name]; len(g) != 142 || slices.Max(g) != 36 {
+		t.Errorf("groups %v, want 142 of 36 pairs", g)
+	}
+	if p.Estimate <= 0 || !strings.Contains(p.Summary(), "146 pairs") {
+		t.Errorf("summary %q, estimate %v", p.Summary(), p.Estimate)
+	}
+}
+
+// TestInterferenceCheck measures the matrices of an NVSwitch machine with
+// disjoint pairs at once: on dgx-h100 they stay concurrent; behind a
+// blocking switch plane the check sees the slowdown, names the class and
+// measures it one pair at a time.
+func TestInterferenceCheck(t *testing.T) {
+	for machine, blocking := range map[string]bool{"dgx-h100": false, "dgx-h100-blocking": true} {
+		opt := options(results.CEWrite)
+		opt.Size = 64 << 20
+		run, err := simRun(t, machine, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := run.Plan.Classes[0]
+		if c.Concurrent == blocking || (c.Interference != "") != blocking {
+			t.Errorf("%s: class %q concurrent %v, interference %q", machine, c.Name, c.Concurrent, c.Interference)
+		}
+		if blocking && (!strings.Contains(c.Interference, "ce_write") || !strings.Contains(c.Interference, "slower")) {
+			t.Errorf("%s: interference %q does not say what was slower", machine, c.Interference)
+		}
+		if n := len(find(run, func(f results.Figure) bool { return f.Test == results.CEWrite && f.Error == "" })); n != 56 {
+			t.Errorf("%s: %d ce_write figures, want 56", machine, n)
+		}
+		// Alone or together, a blocking plane's pairs measure full speed
+		// once the class is measured one at a time.
+		for _, f := range find(run, func(f results.Figure) bool { return f.Test == results.CEWrite }) {
+			if f.Stats == nil || f.Stats.Median < 350 {
+				t.Errorf("%s: %d→%d measured %v", machine, f.Src, f.Dst, f.Stats)
+				break
+			}
+		}
+	}
+}
