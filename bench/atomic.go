@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/measure"
@@ -38,7 +39,7 @@ func (e *Engine) atomicSteps() []step {
 			issuer, owner := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, issuer.Index, owner.Index), func(ctx context.Context) {
 				e.atomics(ctx, test, issuer, owner)
-			}, fixedStepCost})
+			}, map[results.Test]time.Duration{results.AtomicTput: latencyStepCost, results.AtomicLatency: atomicLatencyCost}[test]})
 		}
 	}
 	return steps

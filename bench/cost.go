@@ -11,17 +11,20 @@ import (
 // its round's samples, each about measure.SampleTarget or one copy if
 // longer, after a warm-up copy, plus one calibration sample, at a bandwidth
 // guessed from the topology; the other steps a fixed time each. The
-// constants are the simulator's model of an H100/H200 machine (sim.Driver's
-// Elapsed), so the estimate is only as good as that model.
+// constants are the simulator's model of an H200 machine (sim.Driver's
+// Elapsed, step by step, on h200x2), so the estimate is only as good as
+// that model.
 const (
 	// perSample is the fixed cost of one sample: the latch, the events,
 	// the host waiting for them.
 	perSample = 60 * time.Microsecond
 	// perFigure is the fixed cost of one figure in a round: peer access,
 	// the pattern written and checked (first round), the results kept.
-	perFigure = 2 * time.Millisecond
-	// fixedStepCost is one round of a latency or atomics step.
-	fixedStepCost = 25 * time.Millisecond
+	perFigure = 500 * time.Microsecond
+	// latencyStepCost is one round of a latency step or of the atomic
+	// throughput of a pair; atomicLatencyCost of the atomic latency.
+	latencyStepCost   = 12 * time.Millisecond
+	atomicLatencyCost = 45 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
 	// pairEfficiency is the share of a link's theoretical bandwidth a copy
@@ -104,11 +107,8 @@ func (e *Engine) aggregateCost(dirs int, pairs [][2]int) time.Duration {
 	return e.copyCost(dirs, float64(busiest)*float64(size)/e.pairGBps(q))
 }
 
-// hostCost is one round of a host bandwidth test over devs devices.
-func (e *Engine) hostCost(test results.Test, devs int) time.Duration {
-	ways := 1
-	if test.Info().BothWays {
-		ways = 2
-	}
-	return e.samplesCost(1, float64(devs*ways)*float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
+// hostCost is one round of a host bandwidth test: one copy's time, as the
+// directions and the devices' links run side by side.
+func (e *Engine) hostCost() time.Duration {
+	return e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
 }

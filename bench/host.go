@@ -70,7 +70,7 @@ func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []ste
 	var steps []step
 	for _, info := range results.Catalogue() {
 		if sh, ok := hostShapes[info.Name]; ok && sh.all == all && e.opt.Selected(info.Name) {
-			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost(info.Name, len(devs))})
+			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost()})
 		}
 	}
 	return steps
@@ -83,7 +83,7 @@ func (e *Engine) hostChaseSteps() []step {
 	}
 	var steps []step
 	for _, dv := range e.devices() {
-		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }, fixedStepCost})
+		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }, latencyStepCost})
 	}
 	return steps
 }

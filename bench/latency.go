@@ -31,20 +31,20 @@ func (e *Engine) latencySteps() []step {
 				o, r := p[0], p[1]
 				steps = append(steps, step{fmt.Sprintf("chase %s %d→%d", results.FormatBytes(ws), o.Index, r.Index), func(ctx context.Context) {
 					e.chase(ctx, o, r, ws)
-				}, fixedStepCost})
+				}, latencyStepCost})
 			}
 		}
 	}
 	if e.opt.Selected(results.LatPingPong) {
 		for _, p := range e.detailPairs() {
 			a, b := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }, fixedStepCost})
+			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }, latencyStepCost})
 		}
 	}
 	if slices.ContainsFunc(copyLatTests, e.opt.Selected) {
 		for _, p := range e.detailPairs() {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }, fixedStepCost})
+			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }, latencyStepCost})
 		}
 	}
 	return steps
