@@ -64,12 +64,11 @@ func (e *Engine) hostGBps() float64 {
 	return defaultGBps
 }
 
-// matrixCost is one round of the matrices of a group of pairs (q its
-// first): each one-way test one figure's time, each both-ways test two
+// matrixCost is one round of tests on a group of pairs (q its first): each one-way test one figure's time, each both-ways test two
 // (pulling, pushing) at half the bandwidth per direction's share.
-func (e *Engine) matrixCost(q results.PairID) time.Duration {
+func (e *Engine) matrixCost(q results.PairID, tests []results.Test) time.Duration {
 	var figs int
-	for _, t := range e.peerTests() {
+	for _, t := range tests {
 		figs++
 		if t.Info().BothWays {
 			figs++

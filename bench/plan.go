@@ -126,19 +126,37 @@ func (e *Engine) peerTests() []results.Test {
 
 // matrixSteps are the peer tests at the matrix size of every ordered pair,
 // each step a group of pairs measured at once (groups), then the copies
-// without peer access, one pair at a time, on the pairs of stagedPairs.
+// without peer access, one pair at a time, on the pairs of stagedPairs. A
+// plan that measures some tests on the detail pairs only (Plan.EveryPair)
+// measures those in the same groups, cut down to the detail pairs.
 func (e *Engine) matrixSteps() []step {
-	var steps []step
-	if len(e.peerTests()) > 0 {
-		for _, g := range groups(e.order, e.sched.Classes) {
-			pairs := make([][2]*measure.Device, len(g))
-			names := make([]string, len(g))
-			for i, q := range g {
-				pairs[i] = [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]}
-				names[i] = fmt.Sprintf("%d→%d", q[0], q[1])
-			}
-			steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs) }, e.matrixCost(g[0])})
+	var every, detail []results.Test
+	for _, t := range e.peerTests() {
+		if len(e.sched.EveryPair) == 0 || slices.Contains(e.sched.EveryPair, t) {
+			every = append(every, t)
+		} else {
+			detail = append(detail, t)
 		}
+	}
+	var steps []step
+	add := func(g []results.PairID, tests []results.Test) {
+		if len(g) == 0 || len(tests) == 0 {
+			return
+		}
+		pairs := make([][2]*measure.Device, len(g))
+		names := make([]string, len(g))
+		for i, q := range g {
+			pairs[i] = [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]}
+			names[i] = fmt.Sprintf("%d→%d", q[0], q[1])
+		}
+		steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs, tests) }, e.matrixCost(g[0], tests)})
+	}
+	gs := groups(e.order, e.sched.Classes)
+	for _, g := range gs {
+		add(g, every)
+	}
+	for _, g := range gs {
+		add(slices.DeleteFunc(slices.Clone(g), func(q results.PairID) bool { return !slices.Contains(e.sched.Detail, q) }), detail)
 	}
 	if e.opt.Selected(results.NoP2PCopy) {
 		for _, p := range e.stagedPairs() {
@@ -151,10 +169,9 @@ func (e *Engine) matrixSteps() []step {
 	return steps
 }
 
-// matrices measures every selected peer test at the matrix size on pairs
-// at once (they share no device).
-func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device) {
-	want := e.peerTests()
+// matrices measures peer tests want at the matrix size on pairs at once
+// (they share no device).
+func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device, want []results.Test) {
 	var ok [][2]*measure.Device
 	for _, p := range pairs {
 		if err := e.enablePair(p[0], p[1]); err != nil {

@@ -100,8 +100,16 @@ func PlanText(p *results.Plan, pairs int) string {
 	if p.Mode == results.PlanSampled {
 		what += fmt.Sprintf(" and %d peer(s) of each device drawn with seed %d", p.PeersPerDevice, p.Seed)
 	}
-	return fmt.Sprintf("the matrices on all %d pairs; sweeps, latency, atomics, staged copies and the tests across processes on %d pairs, %s (--all-pairs: every pair)",
-		pairs, len(p.Detail), what)
+	matrices, others := "the matrices", "sweeps"
+	if len(p.EveryPair) > 0 {
+		names := make([]string, len(p.EveryPair))
+		for i, t := range p.EveryPair {
+			names[i] = string(t)
+		}
+		matrices, others = "the matrices of "+strings.Join(names, " and "), "the other matrices, sweeps"
+	}
+	return fmt.Sprintf("%s on all %d pairs; %s, latency, atomics, staged copies and the tests across processes on %d pairs, %s (--all-pairs: every pair)",
+		matrices, pairs, others, len(p.Detail), what)
 }
 
 func pairList(ps []results.PairID) string {

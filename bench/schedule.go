@@ -28,9 +28,15 @@ const (
 	DefaultSeed  = 1
 )
 
+// sampledEveryPair are the matrix tests a sampled plan measures on every
+// pair: the copy engine's one way, the health of every link; a 72-GPU
+// domain's 5,112 pairs in every matrix test would make a results file of
+// hundreds of megabytes.
+var sampledEveryPair = []results.Test{results.CERead, results.CEWrite}
+
 // NewPlan plans a run on topo: its link classes and the pairs measured in
-// detail. The matrices at the transfer size cover every pair whatever the
-// plan; the size sweeps, latency, atomics, copies without peer access and
+// detail. The matrices at the transfer size cover every pair (on a sampled
+// plan, those of sampledEveryPair; the others the detail pairs); the size sweeps, latency, atomics, copies without peer access and
 // the tests across processes take the plan's detail pairs.
 func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 	p := &results.Plan{Mode: results.PlanRepresentatives, Classes: Classify(topo)}
@@ -60,6 +66,7 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 		return p
 	case o.Peers > 0:
 		p.Mode, p.PeersPerDevice, p.Seed = results.PlanSampled, min(o.Peers, n-1), o.Seed
+		p.EveryPair = sampledEveryPair
 	}
 	for _, c := range p.Classes {
 		for _, q := range c.Representatives {

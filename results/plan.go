@@ -14,6 +14,10 @@ type Plan struct {
 	PeersPerDevice int         `json:"peers_per_device,omitempty"`
 	Seed           uint64      `json:"seed,omitempty"`
 	Classes        []LinkClass `json:"classes"`
+	// EveryPair are the matrix tests measured on every pair; the other
+	// matrix tests are measured on the detail pairs (empty: every matrix
+	// test on every pair).
+	EveryPair []Test `json:"every_pair,omitempty"`
 	// Detail are the ordered pairs measured in detail: size sweeps,
 	// latency, atomics, copies without peer access, across processes.
 	Detail []PairID `json:"detail"`
