@@ -134,9 +134,11 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sum
 			target = measure.HostSampleTarget
 		}
 	}
-	var win *measure.Window
+	var wins []*measure.Window
 	if e.round == 0 {
-		win = e.traffic.Begin(linkPair(flows))
+		for _, l := range linkPairs(flows) {
+			wins = append(wins, e.traffic.Begin(l.src, l.dst, l.size))
+		}
 	}
 	tm, err := e.timing(ctx, fmt.Sprintf("%s|%d flows", flows[0].fig.Key(), len(flows)), ts, target)
 	if err != nil {
@@ -146,7 +148,9 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sum
 	if err != nil {
 		return fail(err)
 	}
-	win.End()
+	for _, w := range wins {
+		w.End()
+	}
 	out := e.checkFlows(flows, ms, tm.Reps)
 	for _, su := range sums {
 		t := su.fig
@@ -171,7 +175,9 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sum
 			out[i].Stats = results.ComputeStats(out[i].Samples)
 		}
 	}
-	win.Attach(out)
+	for _, w := range wins {
+		w.Attach(out)
+	}
 	return out
 }
 
@@ -252,29 +258,38 @@ func (e *Engine) checkFlows(flows []flow, ms [][]float64, reps int) []results.Fi
 	return out
 }
 
-// linkPair says which two devices' links a group of flows uses: one flow
-// between two devices, or two flows between the same two in opposite
-// directions (its first flow's src and dst); size is the largest transfer.
-// Other groups (aggregates over many pairs, host copies, staged copies)
-// give -1, -1.
-func linkPair(flows []flow) (src, dst int, size uint64) {
-	if len(flows) == 0 || len(flows) > 2 {
-		return -1, -1, 0
-	}
-	f := flows[0]
-	if f.src == nil || f.dst == nil || f.fig.Engine == results.EngineStaged {
-		return -1, -1, 0
-	}
-	if len(flows) == 2 {
-		g := flows[1]
-		if g.src != f.dst || g.dst != f.src {
-			return -1, -1, 0
+// link is two devices whose NVLink counters a group of flows reads: src
+// and dst of its first flow between them, and its largest transfer.
+type link struct {
+	src, dst int
+	size     uint64
+}
+
+// linkPairs says which devices' links a group of flows uses: each flow
+// between two devices, one way or both, and no device in two of the pairs
+// (one pair's flows, or pairs measured at once that share no device), so
+// each device's counters count its pair's traffic alone. Other groups
+// (aggregates, host copies, staged copies) give none.
+func linkPairs(flows []flow) []link {
+	var out []link
+	at := map[*measure.Device]int{} // a device's link in out, by either end
+	for _, fl := range flows {
+		if fl.src == nil || fl.dst == nil || fl.fig.Engine == results.EngineStaged {
+			return nil
+		}
+		i, ok := at[fl.src]
+		j, okd := at[fl.dst]
+		switch {
+		case !ok && !okd:
+			at[fl.src], at[fl.dst] = len(out), len(out)
+			out = append(out, link{fl.src.Index, fl.dst.Index, fl.size})
+		case ok && okd && i == j:
+			out[i].size = max(out[i].size, fl.size)
+		default:
+			return nil
 		}
 	}
-	for _, fl := range flows {
-		size = max(size, fl.size)
-	}
-	return f.src.Index, f.dst.Index, size
+	return out
 }
 
 // pairFlow builds the flow of test (ce_*, sm_*, nop2p_copy) for data moving

@@ -119,3 +119,27 @@ func TestInterferenceCheck(t *testing.T) {
 		}
 	}
 }
+
+// Pairs measured at once share no device, so each device's NVLink
+// counters hold its own pair's traffic, and each figure gets them.
+func TestPairsAtOnceCarryTheirLinkTraffic(t *testing.T) {
+	mon := &countingMonitor{reads: map[int]uint64{}, fail: -1}
+	opt := options(results.CEWrite, results.SMBidir)
+	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1, 2, 3}, 2<<20, 3, mon
+	run, err := simRun(t, "dgx-h100", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := results.LinkTraffic{Src: trafficStep, Dst: trafficStep}
+	if !run.Plan.Classes[0].Concurrent {
+		t.Fatal("dgx-h100's pairs were not measured at once")
+	}
+	for _, f := range run.Figures {
+		if f.Traffic == nil || *f.Traffic != want {
+			t.Errorf("%s: traffic %+v, want one step on each device %+v", f.Key(), f.Traffic, want)
+		}
+	}
+	if n := len(run.Figures); n != 12+12*6 {
+		t.Errorf("%d figures, want 12 ce_write and 72 sm_bidir", n)
+	}
+}
