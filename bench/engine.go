@@ -1,6 +1,11 @@
 // Package bench measures GPU-to-GPU links within one process: it discovers
-// the topology (Discover), plans the selected tests over the devices and
-// pairs, and measures bandwidth (copy engine and SM kernels: between devices
+// the topology (Discover), sorts the pairs into link classes (Classify),
+// plans the selected tests over the devices and pairs (NewPlan: the
+// matrices on every pair, in groups of pairs that share no device where the
+// class's fabric should carry them at once and an interference check
+// agrees; the other pair tests on each class's representatives, sampled
+// peers on a large domain, or every pair; Preview prints it with an
+// estimate, cost.go), and measures bandwidth (copy engine and SM kernels: between devices
 // one way, both ways and in groups; between pinned host memory and the
 // devices one way, both ways and every device at once), latency (pointer
 // chase through device and host memory, ping-pong, small-copy completion)
