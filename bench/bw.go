@@ -448,7 +448,11 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		ok = append(ok, fl)
 	}
 	if len(ok) > 0 {
-		e.measureFlows(ctx, ok, sum{fig: tot})
+		for _, f := range e.flowFigures(ctx, ok, e.share(e.opt.Samples), sum{fig: tot}) {
+			if f.Part != results.PartPair || !e.sched.GroupTotalsOnly {
+				e.add(f)
+			}
+		}
 	} else {
 		e.add(measure.Fail(tot, errors.New("no pair of the group has peer access")))
 	}

@@ -214,7 +214,7 @@ func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device, want 
 }
 
 // sweepSteps are the size sweeps of the one-way peer tests on the detail
-// pairs.
+// pairs (on a sampled plan, the representatives').
 func (e *Engine) sweepSteps() []step {
 	var want []results.Test
 	for _, t := range e.peerTests() {
@@ -231,8 +231,17 @@ func (e *Engine) sweepSteps() []step {
 	if len(want) == 0 || len(sizes) == 0 {
 		return nil
 	}
+	pairs := e.detailPairs()
+	if e.sched.Mode == results.PlanSampled {
+		pairs = nil
+		for _, c := range e.sched.Classes {
+			for _, q := range c.Representatives {
+				pairs = append(pairs, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
+			}
+		}
+	}
 	var steps []step
-	for _, p := range e.detailPairs() {
+	for _, p := range pairs {
 		s, d := p[0], p[1]
 		steps = append(steps, step{fmt.Sprintf("size sweep %d→%d", s.Index, d.Index), func(ctx context.Context) {
 			if e.enablePair(s, d) != nil {

@@ -98,15 +98,15 @@ func PlanText(p *results.Plan, pairs int) string {
 	}
 	what := fmt.Sprintf("the representatives of %d link class(es)", len(p.Classes))
 	if p.Mode == results.PlanSampled {
-		what += fmt.Sprintf(" and %d peer(s) of each device drawn with seed %d", p.PeersPerDevice, p.Seed)
+		what += fmt.Sprintf(" and %d peer(s) of each device drawn with seed %d (--sample-peers, --sample-seed); size sweeps on the representatives; the tests of many pairs at once record their totals only", p.PeersPerDevice, p.Seed)
 	}
-	matrices, others := "the matrices", "sweeps"
+	matrices, others := "the matrices", "the size sweeps"
 	if len(p.EveryPair) > 0 {
 		names := make([]string, len(p.EveryPair))
 		for i, t := range p.EveryPair {
 			names[i] = string(t)
 		}
-		matrices, others = "the matrices of "+strings.Join(names, " and "), "the other matrices, sweeps"
+		matrices, others = "the matrices of "+strings.Join(names, " and "), "the other matrices"
 	}
 	return fmt.Sprintf("%s on all %d pairs; %s, latency, atomics, staged copies and the tests across processes on %d pairs, %s (--all-pairs: every pair)",
 		matrices, pairs, others, len(p.Detail), what)

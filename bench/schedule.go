@@ -29,9 +29,13 @@ const (
 )
 
 // sampledEveryPair are the matrix tests a sampled plan measures on every
-// pair: the copy engine's one way, the health of every link; a 72-GPU
-// domain's 5,112 pairs in every matrix test would make a results file of
-// hundreds of megabytes.
+// pair: the copy engine's one way, the health of every link. The rest
+// keeps a large domain's results file small (measured on nvl72, 5,112
+// pairs: every matrix test on every pair makes hundreds of megabytes, and
+// the pairs' parts of the group tests 41 MB, their sweeps 13 MB on 146
+// pairs): the other matrices on the detail pairs, the group tests' totals
+// only, and the size sweeps on the representatives, the shape of a
+// class's curve.
 var sampledEveryPair = []results.Test{results.CERead, results.CEWrite}
 
 // NewPlan plans a run on topo: its link classes and the pairs measured in
@@ -66,7 +70,7 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 		return p
 	case o.Peers > 0:
 		p.Mode, p.PeersPerDevice, p.Seed = results.PlanSampled, min(o.Peers, n-1), o.Seed
-		p.EveryPair = sampledEveryPair
+		p.EveryPair, p.GroupTotalsOnly = sampledEveryPair, true
 	}
 	for _, c := range p.Classes {
 		for _, q := range c.Representatives {

@@ -143,3 +143,50 @@ func TestPairsAtOnceCarryTheirLinkTraffic(t *testing.T) {
 		t.Errorf("%d figures, want 12 ce_write and 72 sm_bidir", n)
 	}
 }
+
+// A sampled plan measures the copy engine's one-way matrices on every pair,
+// the other pair tests on its detail pairs, the sweeps on the
+// representatives, and the totals of the tests of many pairs at once.
+func TestSampledRun(t *testing.T) {
+	opt := options(results.CERead, results.SMRead, results.AllToOne, results.LatPingPong)
+	opt.Plan.Peers, opt.Size = 1, 1<<20
+	opt.Sweep = []uint64{4 << 10}
+	run, err := simRun(t, "dgx-h100", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := run.Plan
+	if p.Mode != results.PlanSampled || !p.GroupTotalsOnly || !slices.Equal(p.EveryPair, []results.Test{results.CERead, results.CEWrite}) {
+		t.Fatalf("plan %+v", p)
+	}
+	count := func(test results.Test, size uint64) int {
+		return len(find(run, func(f results.Figure) bool { return f.Test == test && f.Size == size && f.Error == "" }))
+	}
+	detail := len(p.Detail)
+	for _, c := range []struct {
+		test results.Test
+		size uint64
+		want int
+	}{
+		{results.CERead, opt.Size, 56}, {results.SMRead, opt.Size, detail},
+		{results.CERead, 4 << 10, 2}, {results.SMRead, 4 << 10, 2},
+		{results.LatPingPong, 0, detail},
+	} {
+		got := count(c.test, c.size)
+		if c.test == results.LatPingPong {
+			pairs := map[[2]int]bool{}
+			for _, f := range find(run, func(f results.Figure) bool { return f.Test == c.test }) {
+				pairs[[2]int{f.Src, f.Dst}] = true
+			}
+			got = len(pairs)
+		}
+		if got != c.want {
+			t.Errorf("%s at %d bytes: %d figures, want %d", c.test, c.size, got, c.want)
+		}
+	}
+	for _, f := range find(run, func(f results.Figure) bool { return f.Test == results.AllToOne }) {
+		if f.Part != results.PartTotal {
+			t.Errorf("%s: a part of a group test in a sampled plan", f.Key())
+		}
+	}
+}

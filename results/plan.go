@@ -18,8 +18,13 @@ type Plan struct {
 	// matrix tests are measured on the detail pairs (empty: every matrix
 	// test on every pair).
 	EveryPair []Test `json:"every_pair,omitempty"`
-	// Detail are the ordered pairs measured in detail: size sweeps,
-	// latency, atomics, copies without peer access, across processes.
+	// GroupTotalsOnly is true where the tests of many pairs at once (all to
+	// one, one to all, all pairs) recorded their totals, not each pair's
+	// part (a sampled plan).
+	GroupTotalsOnly bool `json:"group_totals_only,omitempty"`
+	// Detail are the ordered pairs measured in detail: size sweeps (on a
+	// sampled plan, those of the representatives only), latency, atomics,
+	// copies without peer access, across processes.
 	Detail []PairID `json:"detail"`
 	// ModelledSeconds is, on a simulated machine, the device and host time
 	// the simulator modelled for the run (0: not simulated).
