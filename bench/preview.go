@@ -93,23 +93,22 @@ func (p *Preview) Write(w io.Writer) error {
 
 // PlanText says in words which pairs a plan measures in detail.
 func PlanText(p *results.Plan, pairs int) string {
-	if p.Mode == results.PlanAllPairs {
+	classes := fmt.Sprintf("the representatives of %d link class(es)", len(p.Classes))
+	switch p.Mode {
+	case results.PlanAllPairs:
 		return fmt.Sprintf("every test on all %d pairs (--all-pairs)", pairs)
-	}
-	what := fmt.Sprintf("the representatives of %d link class(es)", len(p.Classes))
-	if p.Mode == results.PlanSampled {
-		what += fmt.Sprintf(" and %d peer(s) of each device drawn with seed %d (--sample-peers, --sample-seed); size sweeps on the representatives; the tests of many pairs at once record their totals only", p.PeersPerDevice, p.Seed)
-	}
-	matrices, others := "the matrices", "the size sweeps"
-	if len(p.EveryPair) > 0 {
+	case results.PlanSampled:
 		names := make([]string, len(p.EveryPair))
 		for i, t := range p.EveryPair {
 			names[i] = string(t)
 		}
-		matrices, others = "the matrices of "+strings.Join(names, " and "), "the other matrices"
+		return fmt.Sprintf("the matrices of %s on all %d pairs; the other matrices, latency, atomics and staged copies on %d pairs "+
+			"(%s and %d peer(s) of each device drawn with seed %d: --sample-peers, --sample-seed); size sweeps and the tests across processes "+
+			"on the representatives; the tests of many pairs at once record their totals only (--all-pairs: every test on every pair)",
+			strings.Join(names, " and "), pairs, len(p.Detail), classes, p.PeersPerDevice, p.Seed)
 	}
-	return fmt.Sprintf("%s on all %d pairs; %s, latency, atomics, staged copies and the tests across processes on %d pairs, %s (--all-pairs: every pair)",
-		matrices, pairs, others, len(p.Detail), what)
+	return fmt.Sprintf("the matrices on all %d pairs; the size sweeps, latency, atomics, staged copies and the tests across processes on %d pairs, %s (--all-pairs: every pair)",
+		pairs, len(p.Detail), classes)
 }
 
 func pairList(ps []results.PairID) string {

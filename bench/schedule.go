@@ -95,6 +95,31 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 	return p
 }
 
+// AcrossProcesses are the pairs a plan measures across processes: its
+// detail pairs, on a sampled plan its representatives (the process
+// boundary, not the link, is what those tests add), and the devices they
+// need, in the order of devs.
+func AcrossProcesses(p *results.Plan, devs []int) ([]results.PairID, []int) {
+	pairs := p.Detail
+	if p.Mode == results.PlanSampled {
+		pairs = nil
+		for _, c := range p.Classes {
+			pairs = append(pairs, c.Representatives...)
+		}
+	}
+	used := map[int]bool{}
+	for _, q := range pairs {
+		used[q[0]], used[q[1]] = true, true
+	}
+	var out []int
+	for _, d := range devs {
+		if used[d] || len(used) == 0 && len(out) == 0 {
+			out = append(out, d)
+		}
+	}
+	return pairs, out
+}
+
 // groups splits the ordered pairs of devs into groups measured at once: the
 // rounds of a round-robin tournament (every unordered pair once, no device
 // twice in a round), each round split by link class and direction; a pair

@@ -74,6 +74,9 @@ func TestPlanOfALargeDomainIsSampled(t *testing.T) {
 	if n := len(plan.Detail); n < 72*bench.DefaultPeers || n > 72*bench.DefaultPeers+2 {
 		t.Errorf("%d detail pairs, want %d to %d", n, 72*bench.DefaultPeers, 72*bench.DefaultPeers+2)
 	}
+	if pairs, devs := bench.AcrossProcesses(plan, topo.Devices); !slices.Equal(pairs, plan.Classes[0].Representatives) || !slices.Equal(devs, []int{0, 1}) {
+		t.Errorf("across processes: %v on devices %v, want the representatives on 0 and 1", pairs, devs)
+	}
 	again := bench.NewPreview(opt, env, topo).Plan
 	if !slices.Equal(plan.Detail, again.Detail) {
 		t.Error("the same seed drew other peers")

@@ -22,9 +22,10 @@ type Plan struct {
 	// one, one to all, all pairs) recorded their totals, not each pair's
 	// part (a sampled plan).
 	GroupTotalsOnly bool `json:"group_totals_only,omitempty"`
-	// Detail are the ordered pairs measured in detail: size sweeps (on a
-	// sampled plan, those of the representatives only), latency, atomics,
-	// copies without peer access, across processes.
+	// Detail are the ordered pairs measured in detail: size sweeps,
+	// latency, atomics, copies without peer access, across processes (on
+	// a sampled plan, the sweeps and the tests across processes take the
+	// representatives only).
 	Detail []PairID `json:"detail"`
 	// ModelledSeconds is, on a simulated machine, the device and host time
 	// the simulator modelled for the run (0: not simulated).

@@ -195,7 +195,7 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	io := ipc.Options{Settings: opt.Settings}
 	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
 	if m.run.Plan != nil {
-		io.Pairs = m.run.Plan.Detail
+		io.Pairs, io.Devices = bench.AcrossProcesses(m.run.Plan, io.Devices)
 	}
 	if len(io.Tests) == 0 {
 		return nil
