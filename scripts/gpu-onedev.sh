@@ -7,7 +7,10 @@
 #   busy    the busy-GPU refusal and --allow-busy with a second process holding GPU memory
 #   ipcvmm  `ipc --handles legacy,vmm` twice and their compare
 #   mnnvl   the multi-node preflight on real hardware: two ranks on this node
-#   spread  five processes each of atomic, the local latency tests and small host copies
+#   spread  five processes each of atomic, the local latency tests and small host copies,
+#           with scripts/spread.py on each set (the runs' spread beside their rounds')
+#   renew   which state a process keeps, on one device: five processes of small host and local
+#           copies for each --renew setting, scripts/spread.py on each
 # Everything goes to $OUT/onedev.tgz; the log to $OUT/onedev.log.
 set -u
 OUT=${OUT:-$PWD/gpu-out}
@@ -64,6 +67,21 @@ phase_spread() {
 		step "$G/p2pbench" atomic -o "$W/atomic$i.json" > /dev/null 2>&1
 		step "$G/p2pbench" lat --tests lat_chase,lat_host_chase -o "$W/lat$i.json" > /dev/null 2>&1
 		step "$G/p2pbench" bw --tests h2d,d2h,local_copy,sm_h2d,sm_d2h --size 64KiB -o "$W/small$i.json" > /dev/null 2>&1
+	done
+	for k in atomic lat small; do
+		echo "--- spread of $k"
+		python3 scripts/spread.py "$W/$k"[1-5].json --top 12
+	done
+}
+phase_renew() {
+	for r in none offset alloc streams events offset,streams,events all; do
+		local d="$W/renew-${r//,/+}"
+		mkdir -p "$d"
+		for i in 1 2 3 4 5; do
+			step "$G/p2pbench" bw --renew "$r" --tests h2d,d2h,local_copy,sm_h2d,sm_d2h --size 64KiB -o "$d/run$i.json" > /dev/null 2>&1
+		done
+		echo "--- spread, --renew $r"
+		python3 scripts/spread.py "$d"/run[1-5].json --top 8
 	done
 }
 for phase in "$@"; do "phase_$phase"; done 2>&1 | tee "$W/onedev.log"
