@@ -11,6 +11,8 @@
 #           with scripts/spread.py on each set (the runs' spread beside their rounds')
 #   renew   which state a process keeps, on one device: five processes of small host and local
 #           copies for each --renew setting, scripts/spread.py on each
+#   probe   the per-process modes of the same-GPU IPC copies (six processes, legacy and VMM
+#           handles) and SM host copies both ways by kernel variant and grid
 # Everything goes to $OUT/onedev.tgz; the log to $OUT/onedev.log.
 set -u
 OUT=${OUT:-$PWD/gpu-out}
@@ -82,6 +84,19 @@ phase_renew() {
 		done
 		echo "--- spread, --renew $r"
 		python3 scripts/spread.py "$d"/run[1-5].json --top 8
+	done
+}
+phase_probe() {
+	local d="$W/probe"
+	mkdir -p "$d"
+	for i in 1 2 3 4 5 6; do
+		step "$G/p2pbench" ipc --tests ipc_ce_read,ipc_ce_write --handles legacy,vmm --samples 10 -o "$d/ipc$i.json" > /dev/null 2>&1
+	done
+	for v in warp_u8 bulk v4_u4 cs_u8; do
+		step "$G/p2pbench" bw --tests sm_host_bidir,sm_h2d,sm_d2h --variant "$v" -o "$d/smhost-$v.json" > "$d/smhost-$v.txt" 2>&1
+	done
+	for b in 1 4 8; do
+		step "$G/p2pbench" bw --tests sm_host_bidir,sm_h2d,sm_d2h --variant warp_u8 --blocks-per-sm "$b" -o "$d/smhost-warp_u8-b$b.json" > "$d/smhost-warp_u8-b$b.txt" 2>&1
 	done
 }
 for phase in "$@"; do "phase_$phase"; done 2>&1 | tee "$W/onedev.log"
