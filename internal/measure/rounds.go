@@ -45,13 +45,12 @@ const (
 
 // DefaultRenewal is what a run renews unless told otherwise: everything.
 // Measured on an H200 (five processes of small host and local copies per
-// setting, testdata/reference/h200x1/2026-11-23-c): where the buffers were
-// allocated is state a process keeps — without fresh allocations the local
-// copy at 64 KiB spread by 2.9–4.4% between processes, with them 0.9–3.9%,
-// and the first run's intervals held the other runs' medians 95% of the
-// time with everything renewed, 85% without alloc, 35% with nothing. A
-// fresh buffer is allocated before the old one is freed: one buffer's
-// memory more for a moment.
+// setting, testdata/reference/h200x1/2026-11-23-c): with nothing renewed
+// the rounds of the local copy at 64 KiB agreed within 0.02% while the
+// processes spread by 2.9%, and the first run's intervals held the other
+// runs' medians 35% of the time; with offset, streams and events 85%; with
+// everything, fresh allocations too, 95%. A fresh buffer is allocated
+// before the old one is freed: one buffer's memory more for a moment.
 const DefaultRenewal = RenewOffset | RenewAlloc | RenewStreams | RenewEvents
 
 var renewalNames = []struct {
