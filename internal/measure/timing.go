@@ -135,8 +135,11 @@ type Timing struct {
 
 // Target time of one sample, and the most operations queued behind one latch
 // (a stream's queue holds about a thousand entries before enqueueing blocks).
+// A quarter of a millisecond is 500 times an event's resolution (0.5 µs):
+// 0.2%, below what small copies vary from round to round (1–6%); at the
+// sweep's small sizes the samples' time is most of a run's.
 const (
-	SampleTarget = 500 * time.Microsecond
+	SampleTarget = 250 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
 	// next, and averaging two or more per sample keeps their spread near 1%.
 	HostSampleTarget = 10 * time.Millisecond
@@ -165,29 +168,40 @@ func TimingFor(longest float64, target time.Duration) Timing {
 	return Timing{Reps: reps, Warmup: warmup}
 }
 
-// SteadyTimingFor is the steady-state timing (see Timing) whose fitted
-// part, Reps − Short repetitions, lasts about target: one short repetition,
-// and at least minSteadyReps in each sample. A fit's sample varies as
-// √(Reps+Short)/(Reps−Short) repetitions do: 1.7× one repetition with 2, 0.75×
-// with 4, so four are about as precise per repetition timed as the plain
-// sample of one behind a warm-up was.
+// SteadyTimingFor is the steady-state timing whose timed copies last about
+// target, at least minSteadyReps of them per sample: a two-point fit (see
+// Timing) against one short repetition, unless the window of Reps lasts
+// PlainWindow or more, where its start and end cost (µs) is lost in it and
+// the fit's short window would only cost time. A fit's sample varies as
+// √(Reps+Short)/(Reps−Short) repetitions do: 1.7× one repetition with 2,
+// 0.75× with 4, so four are about as precise per repetition timed as the
+// plain sample of one behind a warm-up was.
 func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	tm := TimingFor(longest, target)
 	tm.Reps = min(max(tm.Reps+1, minSteadyReps), maxReps)
-	tm.Short = 1
+	window := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond))
+	if window < PlainWindow {
+		tm.Short = 1
+	}
 	if longest >= noWarmup {
 		tm.Warmup = 0
 	}
-	tm.Few = float64(tm.Reps)*longest*float64(time.Millisecond) >= float64(LongSample)
+	tm.Few = window >= LongSample
 	return tm
 }
 
+// PlainWindow is the window of copies from which a steady-state sample
+// takes no short window: four host copies of 512 MiB (39 ms on PCIe Gen5),
+// where a start and end cost of 10 µs is 0.03% of a copy.
+const PlainWindow = 20 * time.Millisecond
+
 // LongSample is the time of a sample's repetitions from which a figure
-// takes one sample per round (Samples): copies of 256 MiB and more between
-// NVLink peers, of 64 MiB and more to and from the host. Such a sample fits
-// four copies or more, varies less than the rounds do, and the rounds
-// (the figure's interval and run-to-run CV) stay as many.
-const LongSample = 2500 * time.Microsecond
+// takes a quarter of its samples (Samples): copies of 128 MiB and more
+// between NVLink peers, of 16 MiB and more to or from the host. Such a
+// sample fits four copies or more and varies less than the rounds do
+// (0.1–0.5% between runs at these sizes on the 2× H200); the rounds, and the
+// figure's interval and run-to-run CV from them, stay as many.
+const LongSample = time.Millisecond
 
 // The params of a figure that say how its samples were taken: repetitions
 // per sample, and the repetitions of the short window of a steady-state fit
@@ -265,10 +279,21 @@ type Timer struct {
 }
 
 // Longest times one repetition of each transfer (all at once, as they will
-// run, after one untimed) and returns the longest one's milliseconds, from
-// which TimingFor or SteadyTimingFor picks a timing.
+// run) and returns the longest one's milliseconds, from which TimingFor or
+// SteadyTimingFor picks a timing. A repetition shorter than noWarmup is
+// timed again behind an untimed one: the first of short ones may be slowed
+// by what happens once (clocks leaving idle, a kernel's first launch); a
+// longer one is not worth a second pass.
 func (tm Timer) Longest(ctx context.Context, ts []Transfer) (float64, error) {
-	ms, err := tm.Measure(ctx, ts, Timing{Reps: 1, Warmup: 1}, 1)
+	longest, err := tm.longest(ctx, ts, Timing{Reps: 1})
+	if err == nil && longest < noWarmup {
+		longest, err = tm.longest(ctx, ts, Timing{Reps: 1, Warmup: 1})
+	}
+	return longest, err
+}
+
+func (tm Timer) longest(ctx context.Context, ts []Transfer, t Timing) (float64, error) {
+	ms, err := tm.Measure(ctx, ts, t, 1)
 	if err != nil {
 		return 0, err
 	}
