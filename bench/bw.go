@@ -180,10 +180,12 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 	seeds := map[source]uint32{}
 	if e.verifying() {
 		for k, n := range span {
-			seeds[k] = e.seeds.Next()
 			if k.dv == nil {
-				host[k].issuer.FillHost(host[k].srcHost, seeds[k])
-			} else if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
+				seeds[k] = e.hostSource(host[k].srcHost, host[k].issuer)
+				continue
+			}
+			seeds[k] = e.seeds.Next()
+			if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -199,9 +201,13 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		ts[i] = measure.Transfer{Dev: fl.issuer, Op: op, Unlatched: fl.fig.Engine == results.EngineStaged}
 		if e.verifying() {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
-			if fl.dst == nil {
-				fl.issuer.PoisonHost(fl.dstHost)
-			} else if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
+			// Host memory too is poisoned by the GPU, through its device
+			// address: a memset over PCIe beats the CPU's pass over it.
+			poisoner := fl.dst
+			if poisoner == nil {
+				poisoner = fl.issuer
+			}
+			if err := poisoner.Poison(fl.dstPtr, fl.size); err != nil {
 				return nil, err
 			}
 		}
