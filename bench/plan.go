@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -196,9 +195,4 @@ func (e *Engine) pairTemplates(test results.Test, s, d *measure.Device) []result
 		}
 	}
 	return out
-}
-
-// repsParam records a figure's repetitions per sample.
-func repsParam(f *results.Figure, reps int) {
-	f.Params = measure.WithParam(f.Params, "reps_per_sample", strconv.Itoa(reps))
 }

@@ -194,10 +194,14 @@ func syntaxError(file string, data []byte, err error) error {
 		// Only time.Time's own decoding fails otherwise: start or end.
 		return &SyntaxError{File: file, Err: err, what: timeProblem(data)}
 	}
+	// At the end of the data, encoding/json reports a number or literal cut
+	// short as an invalid character ' ' (its scanner's end-of-input step):
+	// that is a truncated file too.
+	truncated := se != nil && (se.Error() == "unexpected end of JSON input" ||
+		offset >= int64(len(data)) && strings.HasPrefix(se.Error(), "invalid character ' '"))
 	if offset > int64(len(data)) {
 		offset = int64(len(data))
 	}
-	truncated := se != nil && se.Error() == "unexpected end of JSON input"
 	if se != nil && !truncated && offset > 0 {
 		offset-- // encoding/json counts the offending byte as read
 	}
