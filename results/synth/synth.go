@@ -74,6 +74,14 @@ type Options struct {
 	// rounds vary with where its buffers landed.
 	Rounds      int
 	RoundSpread float64
+	// Representatives, from 1, shapes the run as the default plan of a
+	// large domain: the matrices, the aggregates and the host tests on every
+	// pair and device, the size sweeps, latency, atomics and IPC only on
+	// this many representative pairs of each link class (NVLink count and
+	// performance rank), spread over the class (Plan). 0 keeps the small
+	// machine's plan: sweeps on every pair, latency and atomics on every
+	// pair up to 8 GPUs.
+	Representatives int
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -597,34 +605,30 @@ func (g *gen) bandwidth() {
 	}
 }
 
-// sweep measures every pair at every size of SweepSizes (but the matrix size,
-// which the matrices already hold) for each test of Options.SweepTests.
+// sweep measures every pair of sweepPairs at every size of SweepSizes (but
+// the matrix size, which the matrices already hold) for each test of
+// Options.SweepTests.
 func (g *gen) sweep() {
-	n := g.o.GPUs
-	for s := 0; s < n; s++ {
-		for d := 0; d < n; d++ {
-			if s == d {
-				continue
+	for _, p := range g.sweepPairs() {
+		s, d := p[0], p[1]
+		ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
+		link := ce / 0.876
+		for _, test := range g.o.SweepTests {
+			peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
+			switch test {
+			case results.CEWrite:
+				peak, dir = ce*1.001, results.DirWrite
+			case results.SMRead:
+				peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
+			case results.SMWrite:
+				peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
 			}
-			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
-			link := ce / 0.876
-			for _, test := range g.o.SweepTests {
-				peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
-				switch test {
-				case results.CEWrite:
-					peak, dir = ce*1.001, results.DirWrite
-				case results.SMRead:
-					peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
-				case results.SMWrite:
-					peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
-				}
-				if g.m.links(s, d) == 0 && engine != results.EngineCopy {
-					peak = 0.95 * ce
-				}
-				for _, size := range SweepSizes() {
-					if size != MatrixSize {
-						g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
-					}
+			if g.m.links(s, d) == 0 && engine != results.EngineCopy {
+				peak = 0.95 * ce
+			}
+			for _, size := range SweepSizes() {
+				if size != MatrixSize {
+					g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
 				}
 			}
 		}
@@ -723,22 +727,16 @@ func (g *gen) groups(toOne, oneToAll results.Test, engine results.Engine, dir re
 	}
 }
 
-// latencyPairs are the remote pairs of the latency and atomic tests: every
-// pair up to 8 GPUs; beyond, each GPU's next neighbour and every pair from
-// GPU 0, as a real run would select to keep the run short.
+// latencyPairs are the remote pairs of the latency and atomic tests: the
+// representatives with Options.Representatives; else every pair up to 8
+// GPUs and, beyond, each GPU's next neighbour and every pair from GPU 0, as
+// a real run would select to keep the run short.
 func (g *gen) latencyPairs() [][2]int {
 	n := g.o.GPUs
-	var out [][2]int
-	if n <= 8 {
-		for s := 0; s < n; s++ {
-			for d := 0; d < n; d++ {
-				if s != d {
-					out = append(out, [2]int{s, d})
-				}
-			}
-		}
-		return out
+	if g.o.Representatives > 0 || n <= 8 {
+		return g.sweepPairs()
 	}
+	var out [][2]int
 	seen := map[[2]int]bool{}
 	for s := 0; s < n; s++ {
 		for _, p := range [][2]int{{s, (s + 1) % n}, {0, s}} {
@@ -746,6 +744,42 @@ func (g *gen) latencyPairs() [][2]int {
 				seen[p] = true
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// sweepPairs are the pairs of the size sweeps: the representatives with
+// Options.Representatives, else every ordered pair.
+func (g *gen) sweepPairs() [][2]int {
+	n := g.o.GPUs
+	classes := map[[2]int][][2]int{}
+	var order [][2]int
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			c := [2]int{g.m.links(s, d), g.m.rank(s, d)}
+			if g.o.Representatives == 0 {
+				c = [2]int{} // one class: every pair
+			}
+			if _, ok := classes[c]; !ok {
+				order = append(order, c)
+			}
+			classes[c] = append(classes[c], [2]int{s, d})
+		}
+	}
+	var out [][2]int
+	for _, c := range order {
+		pairs := classes[c]
+		k := g.o.Representatives
+		if k == 0 || k >= len(pairs) {
+			out = append(out, pairs...)
+			continue
+		}
+		for i := range k {
+			out = append(out, pairs[i*len(pairs)/k])
 		}
 	}
 	return out
@@ -884,12 +918,18 @@ func (g *gen) atomics() {
 	}
 }
 
-// ipc repeats the copy-engine tests across two processes on pair 0->1.
+// ipc repeats the copy-engine tests across two processes: on the
+// representative pairs with Options.Representatives, else on pairs 0→1,
+// 1→0 and 0→last.
 func (g *gen) ipc() {
 	n := g.o.GPUs
 	size := uint64(MatrixSize)
 	seen := map[[2]int]bool{}
-	for _, p := range [][2]int{{0, 1}, {1, 0}, {0, n - 1}} {
+	pairs := [][2]int{{0, 1}, {1, 0}, {0, n - 1}}
+	if g.o.Representatives > 0 {
+		pairs = g.sweepPairs()
+	}
+	for _, p := range pairs {
 		if p[0] == p[1] || seen[p] {
 			continue
 		}
