@@ -67,7 +67,7 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	findings := report.Findings(run)
+	findings := doc.Findings
 	fmt.Fprintf(c.App.Writer, "%s written; %d finding%s\n", out, len(findings), map[bool]string{true: "", false: "s"}[len(findings) == 1])
 	for _, f := range findings {
 		fmt.Fprintf(c.App.Writer, "  %s\n", f)
