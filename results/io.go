@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,26 +79,49 @@ func subject(file string) string {
 	return "results file " + file
 }
 
-// Read reads, checks and validates a results file; a file of schema
-// version 1 is converted (see Decode).
+// Read reads, checks and validates a results file, gzip-compressed or not;
+// a file of schema version 1 is converted (see Decode).
 func Read(path string) (*Run, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
+	if data, err = gunzip(path, data); err != nil {
+		return nil, err
+	}
 	return decode(path, data)
 }
 
-// Decode reads, checks and validates a results file from r. A file of schema
-// version 1 is converted to the current version: the unit and convention
-// each of its figures repeated become the catalogue entry of the figure's
-// test. The run's catalogue is completed (see Run.CompleteCatalogue).
+// Decode reads, checks and validates a results file from r, gzip-compressed
+// or not. A file of schema version 1 is converted to the current version:
+// the unit and convention each of its figures repeated become the catalogue
+// entry of the figure's test. The run's catalogue is completed (see
+// Run.CompleteCatalogue).
 func Decode(r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
+	if data, err = gunzip("", data); err != nil {
+		return nil, err
+	}
 	return decode("", data)
+}
+
+// gunzip returns the content of data if it is gzip-compressed (it starts
+// with gzip's magic number), else data.
+func gunzip(file string, data []byte) ([]byte, error) {
+	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err == nil {
+		data, err = io.ReadAll(zr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is gzip-compressed but does not decompress: %w", subject(file), err)
+	}
+	return data, nil
 }
 
 // decode decodes a file of this version in one pass. Unknown fields are
@@ -392,6 +416,18 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
+// encodeFile encodes r into w, gzip-compressed when compress is set.
+func encodeFile(w io.Writer, r *Run, compress bool) error {
+	if !compress {
+		return r.Encode(w)
+	}
+	zw := gzip.NewWriter(w)
+	if err := r.Encode(zw); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
 // CompleteCatalogue makes r's catalogue describe the tests of its figures
 // as far as this build knows them: each entry takes from this build's entry
 // of its test what files do not store (how the test is selected, whether it
@@ -445,7 +481,9 @@ func (r *Run) Convention(t Test) string { return r.Info(t).Convention }
 // Write writes r to path atomically: the JSON goes to a temporary file in the
 // same directory, is synced to disk, and then renamed over path, so a crash
 // or a full disk never leaves a truncated results file where a good one (or
-// none) was.
+// none) was. A path ending in ".gz" gets the JSON gzip-compressed (a
+// 72-GPU run's hundred megabytes take a quarter of that); Read and Decode
+// read either.
 func Write(path string, r *Run) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -461,7 +499,7 @@ func Write(path string, r *Run) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = r.Encode(tmp); err != nil {
+	if err = encodeFile(tmp, r, strings.HasSuffix(path, ".gz")); err != nil {
 		return fmt.Errorf("writing results %s: %w", path, err)
 	}
 	// CreateTemp makes the file private (0600); a results file is meant to
