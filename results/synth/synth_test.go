@@ -74,6 +74,42 @@ func TestSweepAndRanks(t *testing.T) {
 	}
 }
 
+// TestRepresentatives: with Options.Representatives, the matrices are on
+// every pair and the sweeps, latency, atomics and IPC on that many pairs of
+// each link class (three classes on the PCIe layout).
+func TestRepresentatives(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 8, Representatives: 2, Samples: 4})
+	if err := run.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pairs := func(test results.Test, keep func(f *results.Figure) bool) int {
+		seen := map[[2]int]bool{}
+		for _, f := range run.FiguresOf(test) {
+			if f.Src != f.Dst && keep(&f) {
+				seen[[2]int{f.Src, f.Dst}] = true
+			}
+		}
+		return len(seen)
+	}
+	all := func(*results.Figure) bool { return true }
+	for _, c := range []struct {
+		test results.Test
+		keep func(f *results.Figure) bool
+		want int
+	}{
+		{results.CERead, all, 56},
+		{results.SMBidir, all, 56},
+		{results.CEWrite, func(f *results.Figure) bool { return f.Size != synth.MatrixSize }, 6},
+		{results.LatPingPong, all, 6},
+		{results.AtomicTput, all, 6},
+		{results.IPCCERead, all, 6},
+	} {
+		if got := pairs(c.test, c.keep); got != c.want {
+			t.Errorf("%s is on %d pairs, want %d", c.test, got, c.want)
+		}
+	}
+}
+
 func TestFaults(t *testing.T) {
 	run := synth.New(synth.Options{GPUs: 4, Faults: true, NoSweep: true})
 	var errored, badData int
