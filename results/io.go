@@ -416,16 +416,20 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// encodeFile encodes r into w, gzip-compressed when compress is set.
-func encodeFile(w io.Writer, r *Run, compress bool) error {
-	if !compress {
-		return r.Encode(w)
+// EncodeFor returns what writes r into a file named name: Encode,
+// gzip-compressed when name ends in ".gz" (a 72-GPU run's hundred megabytes
+// take a quarter of that; Read and Decode read either).
+func (r *Run) EncodeFor(name string) func(io.Writer) error {
+	if !strings.HasSuffix(name, ".gz") {
+		return r.Encode
 	}
-	zw := gzip.NewWriter(w)
-	if err := r.Encode(zw); err != nil {
-		return err
+	return func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if err := r.Encode(zw); err != nil {
+			return err
+		}
+		return zw.Close()
 	}
-	return zw.Close()
 }
 
 // CompleteCatalogue makes r's catalogue describe the tests of its figures
@@ -481,9 +485,8 @@ func (r *Run) Convention(t Test) string { return r.Info(t).Convention }
 // Write writes r to path atomically: the JSON goes to a temporary file in the
 // same directory, is synced to disk, and then renamed over path, so a crash
 // or a full disk never leaves a truncated results file where a good one (or
-// none) was. A path ending in ".gz" gets the JSON gzip-compressed (a
-// 72-GPU run's hundred megabytes take a quarter of that); Read and Decode
-// read either.
+// none) was. A path ending in ".gz" gets the JSON gzip-compressed (see
+// EncodeFor).
 func Write(path string, r *Run) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -499,7 +502,7 @@ func Write(path string, r *Run) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = encodeFile(tmp, r, strings.HasSuffix(path, ".gz")); err != nil {
+	if err = r.EncodeFor(path)(tmp); err != nil {
 		return fmt.Errorf("writing results %s: %w", path, err)
 	}
 	// CreateTemp makes the file private (0600); a results file is meant to
