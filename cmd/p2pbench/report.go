@@ -87,7 +87,7 @@ func reportOutput(in, out, format string) (string, string, error) {
 		if format == "md" {
 			ext = ".md"
 		}
-		out = strings.TrimSuffix(in, filepath.Ext(in)) + "-report" + ext
+		out = resultsStem(in) + "-report" + ext
 	}
 	if format == "" {
 		switch strings.ToLower(filepath.Ext(out)) {
