@@ -12,10 +12,12 @@ import (
 )
 
 // nvl72 is a synthetic 72-GPU NVLink domain shaped as the default plan
-// measures one: the matrices and aggregates on every pair, in five rounds;
-// sweeps, latency, atomics and IPC on four representative pairs.
+// measures one (bench's sampled plan): the copy engine's one-way matrices
+// and the aggregates on every pair, in five rounds; the other matrices,
+// sweeps, latency, atomics and IPC on 146 detail pairs (two representatives
+// and each device's next two peers).
 func nvl72(seed uint64) synth.Options {
-	return synth.Options{GPUs: 72, Rounds: 5, Representatives: 4, Seed: seed, Host: fmt.Sprintf("nvl72-%d", seed)}
+	return synth.Options{GPUs: 72, Rounds: 5, Representatives: 2, PeersPerDevice: 2, Seed: seed, Host: fmt.Sprintf("nvl72-%d", seed)}
 }
 
 // writeNVL72 writes n such runs (seeds 0 … n−1) into dir, then the first

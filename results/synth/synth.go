@@ -74,14 +74,17 @@ type Options struct {
 	// rounds vary with where its buffers landed.
 	Rounds      int
 	RoundSpread float64
-	// Representatives, from 1, shapes the run as the default plan of a
-	// large domain: the matrices, the aggregates and the host tests on every
-	// pair and device, the size sweeps, latency, atomics and IPC only on
-	// this many representative pairs of each link class (NVLink count and
-	// performance rank), spread over the class (Plan). 0 keeps the small
-	// machine's plan: sweeps on every pair, latency and atomics on every
-	// pair up to 8 GPUs.
+	// Representatives and PeersPerDevice, either from 1, shape the run as
+	// the default plan of a large domain (bench's sampled plan): the copy
+	// engine's one-way matrices (ce_read, ce_write), the aggregates and the
+	// host tests on every pair and device; the other matrices, the copies
+	// without peer access, the size sweeps, latency, atomics and IPC on the
+	// detail pairs only: Representatives pairs of each link class (NVLink
+	// count and performance rank), spread over the class, and each device's
+	// next PeersPerDevice devices. Both 0 keep the small machine's plan:
+	// everything on every pair, but latency and atomics beyond 8 GPUs.
 	Representatives int
+	PeersPerDevice  int
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -220,6 +223,8 @@ type gen struct {
 	// slow maps each ordered pair of a weak link (Options.SlowPairs and the
 	// slow pair Faults plants) to its bandwidth factor.
 	slow map[[2]int]float64
+	// detail holds the detail pairs of the sampled plan; nil without it.
+	detail map[[2]int]bool
 }
 
 // faults are the problems Options.Faults plants (besides a pair 15% slower
@@ -274,6 +279,12 @@ func New(o Options) *results.Run {
 	for _, p := range slow {
 		g.slow[[2]int{p.A, p.B}] = 1 - p.Percent/100
 		g.slow[[2]int{p.B, p.A}] = 1 - p.Percent/100
+	}
+	if g.planned() {
+		g.detail = map[[2]int]bool{}
+		for _, p := range g.detailPairs() {
+			g.detail[p] = true
+		}
 	}
 	g.header()
 	g.topology()
@@ -551,6 +562,9 @@ func (g *gen) bandwidth() {
 				w.Verify, w.VerifyDetail = results.VerifyFailed, "word 1048577 of 134217728: read 0x00000000, want 0x9e3779b9 (first of 3 bad words)"
 			}
 			g.add(w)
+			if !g.inDetail(s, d) {
+				continue // the sampled plan: the other matrices on the detail pairs
+			}
 			r := g.bwFigure(results.SMRead, smEngine, results.DirRead, results.PartNone, s, d, size, smRead, smLatency, g.smParams)
 			if [2]int{s, d} == g.faults.failed {
 				r.Error, r.ErrorName = "launching p2p_copy_v4_u4 on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
@@ -566,7 +580,7 @@ func (g *gen) bandwidth() {
 	// pair as the engine does.
 	for s := 0; s < n; s++ {
 		for d := 0; d < n; d++ {
-			if s == d {
+			if s == d || !g.inDetail(s, d) {
 				continue
 			}
 			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
@@ -605,11 +619,11 @@ func (g *gen) bandwidth() {
 	}
 }
 
-// sweep measures every pair of sweepPairs at every size of SweepSizes (but
+// sweep measures every pair of detailPairs at every size of SweepSizes (but
 // the matrix size, which the matrices already hold) for each test of
 // Options.SweepTests.
 func (g *gen) sweep() {
-	for _, p := range g.sweepPairs() {
+	for _, p := range g.detailPairs() {
 		s, d := p[0], p[1]
 		ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
 		link := ce / 0.876
@@ -728,13 +742,12 @@ func (g *gen) groups(toOne, oneToAll results.Test, engine results.Engine, dir re
 }
 
 // latencyPairs are the remote pairs of the latency and atomic tests: the
-// representatives with Options.Representatives; else every pair up to 8
-// GPUs and, beyond, each GPU's next neighbour and every pair from GPU 0, as
-// a real run would select to keep the run short.
+// detail pairs with the sampled plan or up to 8 GPUs; else each GPU's next
+// neighbour and every pair from GPU 0.
 func (g *gen) latencyPairs() [][2]int {
 	n := g.o.GPUs
-	if g.o.Representatives > 0 || n <= 8 {
-		return g.sweepPairs()
+	if g.planned() || n <= 8 {
+		return g.detailPairs()
 	}
 	var out [][2]int
 	seen := map[[2]int]bool{}
@@ -749,37 +762,53 @@ func (g *gen) latencyPairs() [][2]int {
 	return out
 }
 
-// sweepPairs are the pairs of the size sweeps: the representatives with
-// Options.Representatives, else every ordered pair.
-func (g *gen) sweepPairs() [][2]int {
+// inDetail reports whether pair s → d is measured in detail.
+func (g *gen) inDetail(s, d int) bool { return g.detail == nil || g.detail[[2]int{s, d}] }
+
+// planned reports whether the run follows the sampled plan of a large
+// domain (Options.Representatives, Options.PeersPerDevice).
+func (g *gen) planned() bool { return g.o.Representatives > 0 || g.o.PeersPerDevice > 0 }
+
+// detailPairs are the pairs measured in detail: with the sampled plan, the
+// representatives of each link class and then each device's next
+// PeersPerDevice devices, each pair once; else every ordered pair.
+func (g *gen) detailPairs() [][2]int {
 	n := g.o.GPUs
 	classes := map[[2]int][][2]int{}
-	var order [][2]int
+	var order, out [][2]int
 	for s := 0; s < n; s++ {
 		for d := 0; d < n; d++ {
 			if s == d {
 				continue
 			}
-			c := [2]int{g.m.links(s, d), g.m.rank(s, d)}
-			if g.o.Representatives == 0 {
-				c = [2]int{} // one class: every pair
+			if !g.planned() {
+				out = append(out, [2]int{s, d})
+				continue
 			}
+			c := [2]int{g.m.links(s, d), g.m.rank(s, d)}
 			if _, ok := classes[c]; !ok {
 				order = append(order, c)
 			}
 			classes[c] = append(classes[c], [2]int{s, d})
 		}
 	}
-	var out [][2]int
+	seen := map[[2]int]bool{}
+	add := func(p [2]int) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
 	for _, c := range order {
 		pairs := classes[c]
-		k := g.o.Representatives
-		if k == 0 || k >= len(pairs) {
-			out = append(out, pairs...)
-			continue
-		}
+		k := min(g.o.Representatives, len(pairs))
 		for i := range k {
-			out = append(out, pairs[i*len(pairs)/k])
+			add(pairs[i*len(pairs)/k])
+		}
+	}
+	for s := range n {
+		for i := 1; i <= min(g.o.PeersPerDevice, n-1); i++ {
+			add([2]int{s, (s + i) % n})
 		}
 	}
 	return out
@@ -919,15 +948,15 @@ func (g *gen) atomics() {
 }
 
 // ipc repeats the copy-engine tests across two processes: on the
-// representative pairs with Options.Representatives, else on pairs 0→1,
+// detail pairs with the sampled plan, else on pairs 0→1,
 // 1→0 and 0→last.
 func (g *gen) ipc() {
 	n := g.o.GPUs
 	size := uint64(MatrixSize)
 	seen := map[[2]int]bool{}
 	pairs := [][2]int{{0, 1}, {1, 0}, {0, n - 1}}
-	if g.o.Representatives > 0 {
-		pairs = g.sweepPairs()
+	if g.planned() {
+		pairs = g.detailPairs()
 	}
 	for _, p := range pairs {
 		if p[0] == p[1] || seen[p] {
