@@ -13,9 +13,9 @@
 #           copies for each --renew setting, scripts/spread.py on each
 #   probe   the per-process modes of the same-GPU IPC copies (six processes, legacy and VMM
 #           handles) and SM host copies both ways by kernel variant and grid
-#   sens    sensitivity on one device: h2d of all run 1 2% slower at 512 MiB, the local copy of
-#           small run 1 10% slower at 64 KiB, each compared with run 2; an SM host copy with
-#           --blocks-per-sm 1 against the default grid (after all5, renew)
+#   sens    sensitivity on one device: h2d of all run 1 2% slower at 512 MiB, the local copy and
+#           d2h of small run 1 10% slower at 64 KiB, each compared with run 2; an SM host copy with
+#           --blocks-per-sm 1 against the default grid (after all5, spread)
 # Everything goes to $OUT/onedev.tgz; the log to $OUT/onedev.log.
 set -u
 OUT=${OUT:-$PWD/gpu-out}
@@ -106,11 +106,14 @@ phase_sens() {
 	local d="$W/sens" r
 	mkdir -p "$d"
 	python3 scripts/scale-samples.py "$W/all1/results.json" "$d/h2d-2pct.json" h2d 0.98 $((16 << 20)) $((1 << 40))
-	python3 scripts/scale-samples.py "$W/renew-all/run1.json" "$d/local-10pct.json" local_copy 0.90 0 $((64 << 10))
+	python3 scripts/scale-samples.py "$W/small1.json" "$d/local-10pct.json" local_copy 0.90 0 $((64 << 10))
+	python3 scripts/scale-samples.py "$W/small1.json" "$d/d2h-10pct.json" d2h 0.90 0 $((64 << 10))
 	"$G/p2pbench" compare --fail-on-regression "$W/all2/results.json" "$d/h2d-2pct.json" > "$d/compare-h2d-2pct.txt" 2>&1
 	echo "h2d 2% slower: rc=$? (want 5) $(grep -c '% REGRESSION' "$d/compare-h2d-2pct.txt") rows flagged; $(tail -1 "$d/compare-h2d-2pct.txt")"
-	"$G/p2pbench" compare --fail-on-regression "$W/renew-all/run2.json" "$d/local-10pct.json" > "$d/compare-local-10pct.txt" 2>&1
-	echo "local copy 10% slower: rc=$? (want 5) $(grep -c '% REGRESSION' "$d/compare-local-10pct.txt") rows flagged; $(tail -1 "$d/compare-local-10pct.txt")"
+	for t in local d2h; do
+		"$G/p2pbench" compare --fail-on-regression "$W/small2.json" "$d/$t-10pct.json" > "$d/compare-$t-10pct.txt" 2>&1
+		echo "$t 10% slower at 64 KiB: rc=$? (want 5) $(grep -c '% REGRESSION' "$d/compare-$t-10pct.txt") rows flagged; $(tail -1 "$d/compare-$t-10pct.txt")"
+	done
 	for r in default b1; do
 		local grid=""; [ $r = b1 ] && grid="--blocks-per-sm 1"
 		"$G/p2pbench" bw --tests sm_h2d,sm_d2h,local_copy --size 64MiB $grid -o "$d/grid-$r.json" > /dev/null 2>&1
