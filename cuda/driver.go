@@ -127,7 +127,6 @@ const (
 	attrGlobalMemoryBusWidth        = 37
 	attrL2CacheSize                 = 38
 	attrMaxThreadsPerMultiprocessor = 39
-	attrMaxSharedPerMultiprocessor  = 81
 	attrAsyncEngineCount            = 40
 	attrUnifiedAddressing           = 41
 	attrComputeCapabilityMajor      = 75
@@ -188,7 +187,6 @@ func (d *Driver) DeviceInfo(dev int) (DeviceInfo, error) {
 		{attrGlobalMemoryBusWidth, &info.MemoryBusWidth},
 		{attrIPCEventSupported, &ipcEvents},
 		{attrMaxThreadsPerMultiprocessor, &info.MaxThreadsPerSM},
-		{attrMaxSharedPerMultiprocessor, &info.SharedPerSM},
 	}
 	for _, a := range attrs {
 		var v int32

@@ -95,7 +95,6 @@ func TestDeviceQueries(t *testing.T) {
 		UnifiedAddressing: true, AsyncEngineCount: 3,
 		L2CacheBytes: 52428800, ClockKHz: 1980000, MemoryClockKHz: 3201000,
 		MemoryBusWidth: 6144, IPCEventSupported: true, MaxThreadsPerSM: 2048,
-		SharedPerSM:  233472,
 		VMMSupported: true, POSIXFDHandles: true, FabricHandles: true,
 	}
 	if got := must(d.DeviceInfo(1))(t); got != want {

@@ -114,8 +114,6 @@ type DeviceInfo struct {
 	MemoryBusWidth    int    `json:"memory_bus_width_bits"`
 	IPCEventSupported bool   `json:"ipc_event_supported"`
 	MaxThreadsPerSM   int    `json:"max_threads_per_sm"`
-	// SharedPerSM is the shared memory of one multiprocessor, in bytes.
-	SharedPerSM int `json:"shared_memory_per_sm"`
 	// VMMSupported: the virtual memory management calls (vmm.go) work on
 	// the device; POSIXFDHandles and FabricHandles: its memory can be
 	// exported as that handle type. False where the driver does not know

@@ -362,7 +362,6 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 	case 41: *v = 1; break;        /* UNIFIED_ADDRESSING */
 	case 75: *v = 9; break;        /* COMPUTE_CAPABILITY_MAJOR */
 	case 76: *v = 0; break;        /* COMPUTE_CAPABILITY_MINOR */
-	case 81: *v = 233472; break;   /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
 	case 102: *v = 1; break;       /* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
 	case 103: *v = 1; break;       /* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED */
 	case 125: *v = 1; break;       /* IPC_EVENT_SUPPORTED */

@@ -196,7 +196,6 @@ func (d *Driver) DeviceInfo(dev int) (cuda.DeviceInfo, error) {
 			MemoryBusWidth:    g.busWidthBits,
 			IPCEventSupported: true,
 			MaxThreadsPerSM:   g.maxThreadsPerSM,
-			SharedPerSM:       g.maxSharedOptin + 1024,
 			VMMSupported:      true,
 			POSIXFDHandles:    true,
 		}, nil

@@ -52,20 +52,10 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 	shared := 0
 	if k.SharedBytes != nil {
 		shared = k.SharedBytes(block)
-	}
-	if cfg.Share > 1 && dv.Info.SharedPerSM > 0 {
-		// Copies sharing the device hold whole SMs: a block asks for more
-		// than half an SM's shared memory, so no SM runs blocks of two
-		// copies and each keeps its share of SMs from one launch to the
-		// next. Measured on an H200, host copies both ways, one block per
-		// SM of each half: one copy per sample 39.1 + 40.0 GB/s (CV 0.3%,
-		// 0.7%), but four back to back per sample 31–36 + 34–40 by round
-		// (CV 5–8%), as later launches found SMs the other copy had freed.
-		shared = max(shared, dv.Info.SharedPerSM/2+1)
-	}
-	if shared > 48<<10 {
-		if err := dv.Ctx.SetMaxDynamicShared(f, shared); err != nil {
-			return nil, err
+		if shared > 48<<10 {
+			if err := dv.Ctx.SetMaxDynamicShared(f, shared); err != nil {
+				return nil, err
+			}
 		}
 	}
 	grid := uint32(cfg.Grid(dv.Info.SMCount))
