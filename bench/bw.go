@@ -97,19 +97,22 @@ func shareSMs(flows []flow, sums []sum) {
 
 // measureFlows runs flows concurrently and records their figures.
 func (e *Engine) measureFlows(ctx context.Context, flows []flow, sums ...sum) {
-	for _, f := range e.flowFigures(ctx, flows, e.share(e.opt.Samples), sums...) {
+	for _, f := range e.flowFigures(ctx, flows, e.roundSamples, sums...) {
 		e.add(f)
 	}
 }
 
+// roundSamples is this round's part of the samples of a figure with timing tm.
+func (e *Engine) roundSamples(tm measure.Timing) int {
+	return e.share(tm.Samples(e.opt.Samples, e.rounds))
+}
+
 // flowFigures runs flows concurrently: prepares and verifies their data
-// (in the first round), times them, and returns one figure per flow, then
-// one per sum. A failure fails every figure of the group; a cancelled run,
-// or a round with no samples for them, returns none.
-func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sums ...sum) []results.Figure {
-	if samples == 0 {
-		return nil
-	}
+// (in the first round), times them with the samples that samples gives for
+// their timing, and returns one figure per flow, then one per sum. A
+// failure fails every figure of the group; a cancelled run, or a round
+// with no samples for them, returns none.
+func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(measure.Timing) int, sums ...sum) []results.Figure {
 	shareSMs(flows, sums)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
@@ -144,14 +147,18 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sum
 	if err != nil {
 		return fail(err)
 	}
-	ms, err := e.timer.Measure(ctx, ts, tm, samples)
+	n := samples(tm)
+	if n == 0 {
+		return nil
+	}
+	ms, err := e.timer.Measure(ctx, ts, tm, n)
 	if err != nil {
 		return fail(err)
 	}
 	for _, w := range wins {
 		w.End()
 	}
-	out := e.checkFlows(flows, ms, tm.Reps)
+	out := e.checkFlows(flows, ms, tm)
 	for _, su := range sums {
 		t := su.fig
 		t.Verify = results.VerifySkipped
@@ -167,7 +174,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples int, sum
 			}
 		}
 		t.Samples = measure.TotalGBps(sizes, times)
-		repsParam(&t, tm.Reps)
+		t.Params = tm.Record(t.Params)
 		out = append(out, t)
 	}
 	for i := range out {
@@ -203,10 +210,12 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 	seeds := map[source]uint32{}
 	if e.verifying() {
 		for k, n := range span {
-			seeds[k] = e.seeds.Next()
 			if k.dv == nil {
-				host[k].issuer.FillHost(host[k].srcHost, seeds[k])
-			} else if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
+				seeds[k] = e.hostSource(host[k].srcHost, host[k].issuer)
+				continue
+			}
+			seeds[k] = e.seeds.Next()
+			if err := k.dv.Fill(k.p, n, seeds[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -222,9 +231,13 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 		ts[i] = measure.Transfer{Dev: fl.issuer, Op: op, Unlatched: fl.fig.Engine == results.EngineStaged}
 		if e.verifying() {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
-			if fl.dst == nil {
-				fl.issuer.PoisonHost(fl.dstHost)
-			} else if err := fl.dst.Poison(fl.dstPtr, fl.size); err != nil {
+			// Host memory too is poisoned by the GPU, through its device
+			// address: a memset over PCIe beats the CPU's pass over it.
+			poisoner := fl.dst
+			if poisoner == nil {
+				poisoner = fl.issuer
+			}
+			if err := poisoner.Poison(fl.dstPtr, fl.size); err != nil {
 				return nil, err
 			}
 		}
@@ -234,12 +247,12 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 
 // checkFlows makes the figures of timed flows: their samples, and the
 // verification of the data each moved.
-func (e *Engine) checkFlows(flows []flow, ms [][]float64, reps int) []results.Figure {
+func (e *Engine) checkFlows(flows []flow, ms [][]float64, tm measure.Timing) []results.Figure {
 	var out []results.Figure
 	for i, fl := range flows {
 		f := fl.fig
 		f.Samples = measure.GBps(fl.size, ms[i])
-		repsParam(&f, reps)
+		f.Params = tm.Record(f.Params)
 		f.Verify = results.VerifySkipped
 		if e.verifying() {
 			f.Verify = results.VerifyPassed
@@ -365,28 +378,51 @@ func (e *Engine) timing(ctx context.Context, key string, ts []measure.Transfer, 
 	if tm, ok := e.timings[key]; ok {
 		return tm, nil
 	}
-	tm, err := e.timer.Calibrate(ctx, ts, target)
-	if err == nil {
-		e.timings[key] = tm
+	longest, err := e.timer.Longest(ctx, ts)
+	if err != nil {
+		return measure.Timing{}, err
 	}
-	return tm, err
+	tm := measure.SteadyTimingFor(longest, target)
+	if shareDevice(ts) {
+		tm = measure.TimingFor(longest, target)
+	}
+	e.timings[key] = tm
+	return tm, nil
+}
+
+// shareDevice says whether two of the transfers are issued on one device.
+// Such transfers (host copies both ways, SM copies splitting a device's
+// SMs) take plain samples, one window each: measured on an H200 at
+// 512 MiB, host copies both ways in windows of four back-to-back copies
+// moved from round to round by 1–4% (copy engine) and 4–8% (SM copies,
+// whose later launches found the SMs the other direction's kernels had
+// freed), in windows of one copy by 0.1% and 0.3–0.7%.
+func shareDevice(ts []measure.Transfer) bool {
+	seen := map[*measure.Device]bool{}
+	for _, t := range ts {
+		if seen[t.Dev] {
+			return true
+		}
+		seen[t.Dev] = true
+	}
+	return false
 }
 
 // timeOne times a single-transfer figure with samples of about target and
 // verifies it with check (in the first round).
 func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transfer, target time.Duration, check func() error) {
-	samples := e.share(e.opt.Samples)
-	if samples == 0 {
-		return
-	}
 	ts := []measure.Transfer{t}
 	tm, err := e.timing(ctx, f.Key(), ts, target)
+	samples := e.roundSamples(tm)
+	if err == nil && samples == 0 {
+		return
+	}
 	if err == nil {
 		var ms [][]float64
 		ms, err = e.timer.Measure(ctx, ts, tm, samples)
 		if err == nil {
 			f.Samples = measure.GBps(f.Size, ms[0])
-			repsParam(&f, tm.Reps)
+			f.Params = tm.Record(f.Params)
 		}
 	}
 	if err != nil {
@@ -448,7 +484,7 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		ok = append(ok, fl)
 	}
 	if len(ok) > 0 {
-		for _, f := range e.flowFigures(ctx, ok, e.share(e.opt.Samples), sum{fig: tot}) {
+		for _, f := range e.flowFigures(ctx, ok, e.roundSamples, sum{fig: tot}) {
 			if f.Part != results.PartPair || !e.sched.GroupTotalsOnly {
 				e.add(f)
 			}

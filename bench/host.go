@@ -89,10 +89,34 @@ func (e *Engine) hostChaseSteps() []step {
 }
 
 // hostRegion is one region of host memory and the device whose context
-// allocated it.
+// allocated it. Copies only read a region they copy from, so its pattern,
+// once written (seed, over filled bytes), serves every later figure that
+// verifies it: a region of its own seed still tells a copy from the wrong
+// region, and the destination is poisoned for each figure.
 type hostRegion struct {
-	buf   cuda.HostBuffer
-	owner *measure.Device
+	buf    cuda.HostBuffer
+	owner  *measure.Device
+	seed   uint32
+	filled int
+}
+
+// hostSource returns the seed of the pattern in the host memory b (a
+// source of flows) reads, writing it with a new seed from seeds unless the
+// region b lies at the start of already holds one over b.
+func (e *Engine) hostSource(b []byte, dv *measure.Device) uint32 {
+	for i := range e.hostRegions {
+		r := &e.hostRegions[i]
+		if len(b) > 0 && len(r.buf.Host) > 0 && &r.buf.Host[0] == &b[0] {
+			if r.filled < len(b) {
+				r.seed, r.filled = e.seeds.Next(), len(b)
+				dv.FillHost(b, r.seed)
+			}
+			return r.seed
+		}
+	}
+	seed := e.seeds.Next()
+	dv.FillHost(b, seed)
+	return seed
 }
 
 // hostRegion returns region r of host memory, of the transfer size,
@@ -104,7 +128,7 @@ func (e *Engine) hostRegion(r int, dv *measure.Device) (cuda.HostBuffer, error) 
 		if err != nil {
 			return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
 		}
-		e.hostRegions = append(e.hostRegions, hostRegion{h, dv})
+		e.hostRegions = append(e.hostRegions, hostRegion{buf: h, owner: dv})
 	}
 	return e.hostRegions[r].buf, nil
 }

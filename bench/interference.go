@@ -74,7 +74,7 @@ func (e *Engine) interference(ctx context.Context, class int, test results.Test,
 		}
 		return out
 	}
-	samples := max(3, e.opt.Samples/max(1, e.rounds))
+	samples := func(measure.Timing) int { return max(3, e.opt.Samples/max(1, e.rounds)) }
 	var alone, together []float64
 	var counts []int
 	for range interferenceChecks {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -325,9 +324,4 @@ func (e *Engine) pairTemplates(test results.Test, s, d *measure.Device) []result
 		}
 	}
 	return out
-}
-
-// repsParam records a figure's repetitions per sample.
-func repsParam(f *results.Figure, reps int) {
-	f.Params = measure.WithParam(f.Params, "reps_per_sample", strconv.Itoa(reps))
 }

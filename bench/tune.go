@@ -169,14 +169,15 @@ func (e *Engine) tuneMeasure(ctx context.Context, s, d *measure.Device, dir stri
 		return fl
 	}
 	base, bothWays := measure.SplitTuneDirection(dir)
+	n := func(measure.Timing) int { return samples }
 	if !bothWays {
-		return e.flowFigures(ctx, []flow{mk(base, s, d)}, samples)
+		return e.flowFigures(ctx, []flow{mk(base, s, d)}, n)
 	}
 	fwd := mk(base, s, d)
 	rev := mk(base, d, s)
 	tot := fwd.fig
 	tot.Part = results.PartTotal
-	return e.flowFigures(ctx, []flow{fwd, rev}, samples, sum{fig: tot})
+	return e.flowFigures(ctx, []flow{fwd, rev}, n, sum{fig: tot})
 }
 
 // addTuning records a search and lets its winner serve the SM tests after it.

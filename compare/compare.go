@@ -154,7 +154,8 @@ type Change struct {
 	// be flagged (see noiseFloor); FloorFrom says what set it: "rounds" or
 	// "runs" (NoiseMultiple × the run-to-run CV), "measured" (what was
 	// measured between processes for such a figure, for runs without
-	// rounds), or "threshold".
+	// rounds), "modes" (a figure known to keep a mode for a whole process,
+	// which rounds cannot renew: processModes), or "threshold".
 	Floor     float64 `json:"floor"`
 	FloorFrom string  `json:"floor_from,omitempty"`
 	// Regression (Improvement): significant, worse (better), and at least

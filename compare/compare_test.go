@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -531,5 +532,68 @@ func TestRoundsGate(t *testing.T) {
 	}
 	if flagged == 0 {
 		t.Error("a 10% drop at small sizes is not flagged")
+	}
+}
+
+// TestProcessModes: copy-engine copies between two processes on one GPU
+// through legacy handles keep a mode for a whole process (15% apart on an
+// H200), which rounds cannot renew: such a drop is not a regression, while
+// the same drop of the copies between GPUs is.
+func TestProcessModes(t *testing.T) {
+	mk := func(seed uint64) *results.Run {
+		r := synth.New(synth.Options{GPUs: 2, Seed: seed, Rounds: 5, NoSweep: true})
+		// The same-GPU baseline, which synth does not make: the figures
+		// between GPUs again, as if between two processes on device 0.
+		for _, f := range r.Figures {
+			if f.Test == results.IPCCERead || f.Test == results.IPCCEWrite {
+				f.Src, f.Dst = 0, 0
+				params := maps.Clone(f.Params)
+				if params == nil {
+					params = map[string]string{}
+				}
+				params["same_gpu"] = "true"
+				f.Params = params
+				r.Figures = append(r.Figures, f)
+			}
+		}
+		return r
+	}
+	ipcCE := func(same bool) func(f *results.Figure) bool {
+		return func(f *results.Figure) bool {
+			return (f.Test == results.IPCCERead || f.Test == results.IPCCEWrite) && (f.Params["same_gpu"] == "true") == same
+		}
+	}
+	a := mk(1)
+	for _, same := range []bool{true, false} {
+		slow := variant(mk(2), 0.85, ipcCE(same))
+		res, err := compare.Compare([]compare.Input{{Name: "a", Runs: []*results.Run{a}}, {Name: "slow", Runs: []*results.Run{slow}}}, compare.Options{Threshold: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, flagged := 0, 0
+		for _, row := range res.Rows {
+			f := results.Figure{Test: row.Test, Params: map[string]string{}}
+			if strings.Contains(row.Params, "same_gpu=true") {
+				f.Params["same_gpu"] = "true"
+			}
+			if !ipcCE(same)(&f) || !row.Changes[0].Valid {
+				continue
+			}
+			seen++
+			if ch := row.Changes[0]; ch.Regression {
+				flagged++
+			} else if !same {
+				t.Errorf("%s: 15%% slower between GPUs, not flagged: %+v", row.Key, ch)
+			}
+			if ch := row.Changes[0]; same && ch.FloorFrom != "modes" {
+				t.Errorf("%s: floor from %q, want modes", row.Key, ch.FloorFrom)
+			}
+		}
+		if seen == 0 {
+			t.Fatalf("same GPU %v: no IPC copy-engine rows", same)
+		}
+		if same && flagged > 0 {
+			t.Errorf("%d of %d same-GPU legacy IPC rows flagged at 15%%", flagged, seen)
+		}
 	}
 }

@@ -204,7 +204,7 @@ func headerLines(r *Result) []string {
 		fmt.Sprintf("Medians ± their intervals: where a figure has two rounds (or runs) or more, where another run's median is expected (95%%, from the spread of their medians); else the median's %.0f%% confidence interval from the samples.", 100*r.Confidence),
 		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change): on the rounds' (or runs') medians where both sides have %d or more, else on the samples.", r.Alpha, MinUnits),
 		fmt.Sprintf("REGRESSION/better: significant and at least the noise floor: %g × the run-to-run CV (pooled over both sides and the figure's pairs and neighbouring sizes), "+
-			"or for runs without rounds what such a figure moved between processes on the 2× H200; never below the %g%% threshold.", r.FloorMultiple, 100*r.Threshold))
+			"or for runs without rounds what such a figure moved between processes on the 2× H200, or for figures known to keep a mode for a whole process (copy-engine copies between processes on one GPU through legacy handles) the modes' spread; never below the %g%% threshold.", r.FloorMultiple, 100*r.Threshold))
 }
 
 // summaryLine counts the flagged changes.

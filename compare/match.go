@@ -15,8 +15,12 @@ type twins struct {
 // the order they first come in the side's runs. A key that a run repeats
 // (a valid run has none) counts once, at its first figure.
 func sideIndex(in Input) (map[string][]*results.Figure, []string) {
-	index := map[string][]*results.Figure{}
-	var order []string
+	n := 0
+	for _, r := range in.Runs {
+		n = max(n, len(r.Figures))
+	}
+	index := make(map[string][]*results.Figure, n)
+	order := make([]string, 0, n)
 	for _, r := range in.Runs {
 		seen := make(map[string]bool, len(r.Figures))
 		for j := range r.Figures {

@@ -39,8 +39,8 @@
 // error, data that did not verify), else OUTLIER when it has outlier
 // figures or its topology differs from most nodes with its GPUs, else OK.
 //
-// Inputs. Load reads files, directories (every *.json under them) and glob
-// patterns, several files at once, and keeps of each run only its figures'
+// Inputs. Load reads files, directories (every *.json and *.json.gz under
+// them) and glob patterns, several files at once, and keeps of each run only its figures'
 // medians, so thousands of files fit in memory. A file that cannot be read
 // is listed with its error and the rest are analysed; incomplete runs are
 // analysed and named.

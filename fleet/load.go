@@ -74,7 +74,7 @@ func (b *Builder) AddError(source string, err error) {
 }
 
 // Load reads the results files that paths name — files, directories (every
-// *.json file under them) and glob patterns — several at once, and
+// *.json and *.json.gz file under them) and glob patterns — several at once, and
 // analyses them. Inputs that cannot be read are listed in the fleet's
 // Unreadable, and the rest analysed; the error is for no paths at all.
 func Load(paths []string, o Options) (*Fleet, error) {
@@ -145,7 +145,14 @@ func expand(paths []string, b *Builder) []string {
 	return files
 }
 
-// walk adds every *.json file under dir, in lexical order.
+// resultsName reports whether a file's name is a results file's: *.json,
+// or *.json.gz (gzip-compressed, see results.Write).
+func resultsName(path string) bool {
+	name := strings.ToLower(path)
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+}
+
+// walk adds every *.json and *.json.gz file under dir, in lexical order.
 func walk(dir string, add func(string), b *Builder) {
 	var found []string
 	// The function never fails the walk: an entry it cannot read is
@@ -157,13 +164,13 @@ func walk(dir string, add func(string), b *Builder) {
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
-		case !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".json"):
+		case !d.IsDir() && resultsName(path):
 			found = append(found, path)
 		}
 		return nil
 	})
 	if len(found) == 0 {
-		b.AddError(dir, errors.New("the directory has no .json files"))
+		b.AddError(dir, errors.New("the directory has no .json or .json.gz files"))
 	}
 	slices.Sort(found)
 	for _, f := range found {

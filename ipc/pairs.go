@@ -178,7 +178,6 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 	if !known {
 		r.timings[key] = tm
 	}
-	reps := tm.Reps
 	win.End()
 	verify := results.VerifySkipped
 	if r.verifying() {
@@ -189,7 +188,7 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 		sizes[i] = x.Bytes
 		f := &figs[i]
 		f.Samples = measure.GBps(x.Bytes, ms[i])
-		f.Params["reps_per_sample"] = strconv.Itoa(reps)
+		f.Params = tm.Record(f.Params)
 		f.Verify = results.VerifySkipped
 		if !r.verifying() {
 			continue
@@ -204,7 +203,7 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 	if len(xs) == 2 {
 		t := &figs[2]
 		t.Samples = measure.TotalGBps(sizes, ms)
-		t.Params["reps_per_sample"] = strconv.Itoa(reps)
+		t.Params = tm.Record(t.Params)
 		t.Verify = verify
 	}
 	win.Attach(figs)

@@ -190,9 +190,11 @@ func (c *server) time(ctx context.Context, req timeReq) (timeReply, error) {
 	case req.Reps < 0 || req.Warmup < 0:
 		return timeReply{}, fmt.Errorf("ipc-child: %d repetitions and %d warm-ups", req.Reps, req.Warmup)
 	case req.Reps == 0:
-		if tm, err = c.timer.Calibrate(ctx, ts, measure.SampleTarget); err != nil {
+		longest, err := c.timer.Longest(ctx, ts)
+		if err != nil {
 			return timeReply{}, err
 		}
+		tm = measure.TimingFor(longest, measure.SampleTarget)
 	}
 	ms, err := c.timer.Measure(ctx, ts, tm, max(1, req.Samples))
 	if err != nil {

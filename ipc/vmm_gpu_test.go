@@ -17,7 +17,11 @@ import (
 // baseline only): every figure measured and its data verified, the parent
 // holding no descriptor afterwards, and each VMM bandwidth figure within
 // 3% of its legacy twin (the figures are logged side by side; the issue's
-// bar is 1% on the 2× H200, or the difference explained).
+// bar is 1% on the 2× H200, or the difference explained). The copy
+// engine's copies between two processes on one GPU through legacy handles
+// keep a mode for the whole process, about 2060 or 1700–1820 GB/s on an
+// H200 (compare's processModes), where VMM handles gave 2072–2097: there
+// VMM may be faster, by up to the modes' 20%, never slower.
 func TestGPUVMMAgainstLegacy(t *testing.T) {
 	drv := openAtLeast(t, 1)
 	opt := ipcOptions(t)
@@ -64,7 +68,11 @@ func TestGPUVMMAgainstLegacy(t *testing.T) {
 		}
 		change := f.Stats.Median/g.Stats.Median - 1
 		t.Logf("%s: VMM %s, legacy %s: %+.2f%%", figureKey(f), formatMedian(f), formatMedian(g), 100*change)
-		if f.Unit == results.UnitGBps && math.Abs(change) > 0.03 {
+		tolerance := 0.03
+		if f.Engine == results.EngineCopy && f.Params["same_gpu"] == "true" && change > 0 {
+			tolerance = 0.20
+		}
+		if f.Unit == results.UnitGBps && math.Abs(change) > tolerance {
 			t.Errorf("%s: VMM %.2f against legacy %.2f GB/s (%+.1f%%)", figureKey(f), f.Stats.Median, g.Stats.Median, 100*change)
 		}
 	}

@@ -289,7 +289,7 @@ func (m *heatmap) key() string {
 			big = append(big, "red cells: the measurement failed or its data did not verify")
 		}
 		if seen[cellMissing] {
-			big = append(big, "hatched grey cells: not measured")
+			big = append(big, "grey cells: not measured")
 		}
 		return strings.Join(big, "; ")
 	}
@@ -363,7 +363,10 @@ func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			c.SetColor(fill)
 			c.Fill(rect.Path())
-			if cl.kind == cellMissing || failed && annotate {
+			// A big matrix's missing cells are plain grey: hatching
+			// thousands of cells a few points wide (a sampled plan's
+			// matrices are mostly missing) took longer than the rest.
+			if cl.kind == cellMissing && n <= bigMatrix || failed && annotate {
 				hatchRect(c, rect, hatch, vg.Length(math.Max(3, math.Min(6, float64(cellW)/4))))
 			}
 			if border {

@@ -34,6 +34,10 @@ import (
 
 // Document is a document about one run, ready to render.
 type Document struct {
+	// Findings are what the automatic checks found, where the document
+	// shows them (Report), so that a caller that also prints them need not
+	// check the run again.
+	Findings []Finding
 	// footer is on every page of a PDF.
 	footer string
 	sim    bool

@@ -41,6 +41,7 @@ func Report(run *results.Run) *Document {
 	go func() { defer wg.Done(); headlines = Headlines(run) }()
 	go func() { defer wg.Done(); figs = plot.Figures(run) }()
 	wg.Wait()
+	d.Findings = findings
 	verdictPage(d, run, headlines)
 	systemSection(d, run)
 	topologySection(d, run)

@@ -2,8 +2,10 @@ package results_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,6 +34,53 @@ func TestRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, run) {
 			t.Errorf("%+v: the run read back differs from the one written", o)
 		}
+	}
+}
+
+// TestGzip writes a run to a .gz name, checks that the file is gzip of what
+// Encode writes, and reads it back with Read and Decode; a file with gzip's
+// magic number that does not decompress is an error naming the file.
+func TestGzip(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Rounds: 2})
+	path := filepath.Join(t.TempDir(), "run.json.gz")
+	if err := results.Write(path, run); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the file is not gzip: %v", err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := run.Encode(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(plain, want.Bytes()) {
+		t.Error("the compressed file holds other JSON than Encode writes")
+	}
+	got, err := results.Read(path)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if !reflect.DeepEqual(got, run) {
+		t.Error("the run read back from gzip differs from the one written")
+	}
+	if got, err = results.Decode(bytes.NewReader(data)); err != nil || !reflect.DeepEqual(got, run) {
+		t.Errorf("Decode of gzip: %v, or the run differs", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json.gz")
+	if err := os.WriteFile(bad, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(bad); err == nil || !strings.Contains(err.Error(), "results file "+bad+" is gzip-compressed but does not decompress") {
+		t.Errorf("Read of truncated gzip: %v", err)
 	}
 }
 

@@ -3,8 +3,9 @@
 // catalogue that describes every test (unit, title, convention, whether it
 // needs a pair, is a matrix, copies both ways), the Go types of a results
 // file and its schema version (SCHEMA.md), validation, reading (encoding/json;
-// version 1 converted) and atomic writing, and the queries and rules that
-// readers share (figure keys, failure labels, the matrix size, statistics).
+// gzip-compressed or not; version 1 converted) and atomic writing, and the
+// queries and rules that readers share (figure keys, failure labels, the
+// matrix size, statistics).
 // The engine writes these types; everything downstream of a run (plots,
 // report, compare, the CLI's tables) reads them only.
 //

@@ -3,6 +3,7 @@ package results
 import (
 	"math"
 	"strconv"
+	"sync"
 
 	moremath "github.com/aclements/go-moremath/stats"
 	"github.com/montanaflynn/stats"
@@ -39,7 +40,20 @@ func ComputeStats(samples []float64) *Stats {
 	s.P5, _ = stats.Percentile(data, 5)
 	s.P95, _ = stats.Percentile(data, 95)
 	s.P99, _ = stats.Percentile(data, 99)
+	s.round()
 	return s
+}
+
+// round keeps SampleDigits significant digits of the statistics that are
+// not samples themselves (min and max are), each within [min, max] (with
+// samples of SampleDigits, rounding keeps them there and in order): digits
+// beyond the samples' carry nothing, and full float64 text made stats the
+// largest part of a results file.
+func (s *Stats) round() {
+	for _, x := range []*float64{&s.Median, &s.Mean, &s.P5, &s.P95, &s.P99} {
+		*x = min(max(roundDigits(*x), s.Min), s.Max)
+	}
+	s.Stddev, s.CV = roundDigits(s.Stddev), roundDigits(s.CV)
 }
 
 // ComputeRoundStats is ComputeStats of samples taken in rounds (counts of
@@ -53,10 +67,10 @@ func ComputeRoundStats(samples []float64, rounds []int) *Stats {
 		return s
 	}
 	lo, hi := RoundInterval(s.Median, meds)
-	rs := &RoundStats{N: len(meds), MedianLo: math.Max(lo, 0), MedianHi: hi, Confidence: IntervalConfidence}
+	rs := &RoundStats{N: len(meds), MedianLo: roundDigits(math.Max(lo, 0)), MedianHi: roundDigits(hi), Confidence: IntervalConfidence}
 	mean, _ := stats.Mean(meds)
 	if sd, _ := stats.StandardDeviationSample(meds); mean != 0 {
-		rs.RunCV = math.Abs(sd / mean)
+		rs.RunCV = roundDigits(math.Abs(sd / mean))
 	}
 	s.Rounds = rs
 	return s
@@ -128,9 +142,24 @@ func RoundInterval(median float64, meds []float64) (lo, hi float64) {
 		return median, median
 	}
 	s, _ := stats.StandardDeviationSample(meds)
-	t := moremath.InvCDF(moremath.TDist{V: float64(n - 1)})(1 - (1-IntervalConfidence)/2)
-	h := t * s * math.Sqrt(2*medianVariance/float64(n))
+	h := tQuantile(n-1) * s * math.Sqrt(2*medianVariance/float64(n))
 	return median - h, median + h
+}
+
+// tQuantiles holds tQuantile's answers by degrees of freedom: one takes a
+// bisection of the t distribution's CDF, far longer than the interval it
+// serves, and a run's figures have only a few round counts among them.
+var tQuantiles sync.Map // int → float64
+
+// tQuantile is Student's t quantile of df degrees of freedom that leaves
+// (1 − IntervalConfidence)/2 above it.
+func tQuantile(df int) float64 {
+	if t, ok := tQuantiles.Load(df); ok {
+		return t.(float64)
+	}
+	t := moremath.InvCDF(moremath.TDist{V: float64(df)})(1 - (1-IntervalConfidence)/2)
+	tQuantiles.Store(df, t)
+	return t
 }
 
 // SpreadText is an interval's half-width relative to its center, as
@@ -177,12 +206,19 @@ const SampleDigits = 9
 // RoundSamples rounds each sample to SampleDigits significant digits, in place.
 func RoundSamples(s []float64) []float64 {
 	for i, v := range s {
-		if v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', SampleDigits, 64), 64)
-			if err == nil {
-				s[i] = r
-			}
-		}
+		s[i] = roundDigits(v)
 	}
 	return s
+}
+
+// roundDigits rounds v to SampleDigits significant digits; 0, NaN and
+// infinities stay as they are.
+func roundDigits(v float64) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', SampleDigits, 64), 64); err == nil {
+		return r
+	}
+	return v
 }

@@ -15,9 +15,11 @@ func TestComputeStats(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"one", []float64{5}, &results.Stats{N: 1, Median: 5, Mean: 5, Min: 5, Max: 5, P5: 5, P95: 5, P99: 5}},
-		{"two", []float64{4, 2}, &results.Stats{N: 2, Median: 3, Mean: 3, Stddev: math.Sqrt2, CV: math.Sqrt2 / 3,
+		// Statistics keep results.SampleDigits significant digits (√2 =
+		// 1.41421356…).
+		{"two", []float64{4, 2}, &results.Stats{N: 2, Median: 3, Mean: 3, Stddev: 1.41421356, CV: 0.471404521,
 			Min: 2, Max: 4, P5: 2.1, P95: 3.9, P99: 3.98}},
-		{"one to five", []float64{3, 1, 5, 2, 4}, &results.Stats{N: 5, Median: 3, Mean: 3, Stddev: math.Sqrt(2.5), CV: math.Sqrt(2.5) / 3,
+		{"one to five", []float64{3, 1, 5, 2, 4}, &results.Stats{N: 5, Median: 3, Mean: 3, Stddev: 1.58113883, CV: 0.527046277,
 			Min: 1, Max: 5, P5: 1.2, P95: 4.8, P99: 4.96}},
 		{"zeros", []float64{0, 0, 0}, &results.Stats{N: 3}},
 	}

@@ -26,23 +26,7 @@ exec 3>&1 # the terminal, for timed's line when a run's output goes to a file
 log() { echo; echo "=== $* ==="; }
 timed() { local t0=$(date +%s%N); "$@"; local rc=$?; echo "[rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms] $*" >&3; return $rc; }
 
-# scale FILE OUT TEST FACTOR MIN MAX: a copy of FILE with the samples of TEST's
-# figures of MIN..MAX bytes times FACTOR (their stats dropped; compare reads samples).
-scale() {
-	python3 - "$@" <<'EOF'
-import json, sys
-src, out, test, factor, lo, hi = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-run = json.load(open(src))
-n = 0
-for f in run["figures"]:
-    if f["test"] == test and lo <= f["size_bytes"] <= hi and f.get("samples"):
-        f["samples"] = [x * factor for x in f["samples"]]
-        f.pop("stats", None)
-        n += 1
-json.dump(run, open(out, "w"))
-print(f"{out}: {n} figures of {test} scaled by {factor}")
-EOF
-}
+scale() { python3 "$(dirname "$0")/scale-samples.py" "$@"; }
 
 for phase in "$@"; do
 case $phase in

@@ -118,5 +118,6 @@ var noiseSource = map[string]string{
 	"rounds":    "that the rounds of both runs show",
 	"runs":      "that the runs show",
 	"measured":  "measured for such a figure between processes (the runs have no rounds)",
+	"modes":     "between the modes such a figure keeps for a whole process, which rounds cannot renew",
 	"threshold": "of such a figure",
 }

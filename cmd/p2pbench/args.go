@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -73,4 +74,11 @@ func readArgs(c *cli.Context, grouped bool) ([][]string, error) {
 		}
 	}
 	return groups, nil
+}
+
+// resultsStem is a results file's path without its extension (".json", or
+// ".json.gz" of a compressed file), to name what is made of it beside it.
+func resultsStem(path string) string {
+	path = strings.TrimSuffix(path, ".gz")
+	return strings.TrimSuffix(path, filepath.Ext(path))
 }

@@ -68,7 +68,7 @@ func checkAction(c *cli.Context) error {
 		return err
 	}
 	if out != "" {
-		if err := outfile.Write(out, run.Encode); err != nil {
+		if err := outfile.Write(out, run.EncodeFor(out)); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "results: %s\n", out)

@@ -19,7 +19,8 @@ func TestCheckReference(t *testing.T) {
 	// A contract demanding 400 GB/s of the copy engine fails, naming both pairs.
 	spec := filepath.Join(t.TempDir(), "contract.json")
 	os.WriteFile(spec, []byte(`{"name":"contract","figures":[{"test":"ce_read","link":"nvlink","size":"512MiB","min":400}]}`), 0o644)
-	out := filepath.Join(t.TempDir(), "judged.json")
+	// Written gzip-compressed, as its name asks.
+	out := filepath.Join(t.TempDir(), "judged.json.gz")
 	stdout, stderr, status = p2pbench(t, "check", "--expect", spec, "-o", out, reference)
 	if status != exitVerdict || !strings.Contains(stdout, "VERDICT: FAIL") || !strings.Contains(stdout, "0→1") || !strings.Contains(stdout, "1→0") {
 		t.Errorf("a 400 GB/s contract: status %d, stderr %q, output:\n%s", status, stderr, stdout)
@@ -27,6 +28,9 @@ func TestCheckReference(t *testing.T) {
 	run, err := results.Read(out)
 	if err != nil || run.Verdict == nil || run.Verdict.Status != results.StatusFail {
 		t.Errorf("the judged results: %v, verdict %+v", err, run)
+	}
+	if data, _ := os.ReadFile(out); !strings.HasPrefix(string(data), "\x1f\x8b") {
+		t.Errorf("%s is not gzip-compressed", out)
 	}
 	// A known-good run as the baseline of its repeat: PASS.
 	if stdout, stderr, status := p2pbench(t, "check", "--baseline", reference, "../../testdata/reference/h200x2/all-repeat.json"); status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {

@@ -20,11 +20,12 @@ func fleetCommand() *cli.Command {
 		Name:      "fleet",
 		Usage:     "one view of many nodes' results: machine types, each figure's spread, outlier nodes and links",
 		ArgsUsage: "PATH...",
-		Description: "PATH is a results file, a directory (every *.json under it) or a glob pattern. Nodes\n" +
-			"are grouped by machine type (GPUs and the link of every ordered pair); within a type,\n" +
-			"a figure is an outlier when it is at least --z robust z-scores (|x - median| /\n" +
-			"(1.4826 MAD)) and at least --threshold from the median of the same figure on the same\n" +
-			"link class across the type's nodes. Unreadable inputs are listed, never dropped.",
+		Description: "PATH is a results file, a directory (every *.json and *.json.gz under it) or a\n" +
+			"glob pattern. Nodes are grouped by machine type (GPUs and the link of every ordered\n" +
+			"pair); within a type, a figure is an outlier when it is at least --z robust z-scores\n" +
+			"(|x - median| / (1.4826 MAD)) and at least --threshold from the median of the same\n" +
+			"figure on the same link class across the type's nodes. Unreadable inputs are listed,\n" +
+			"never dropped.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(fleet.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the view to `FILE` instead of standard output"},

@@ -244,7 +244,7 @@ func (f *resultsFile) save(final bool) error {
 		snap.Figures = append([]results.Figure(nil), f.run.Figures...)
 		run = &snap
 	}
-	return outfile.Write(f.path, run.Encode)
+	return outfile.Write(f.path, run.EncodeFor(f.path))
 }
 
 // rescueResults writes run somewhere else when its results file could not be

@@ -47,7 +47,7 @@ func plotAction(c *cli.Context) error {
 	}
 	dir := c.String("output")
 	if dir == "" {
-		dir = strings.TrimSuffix(in, filepath.Ext(in)) + "-plots"
+		dir = resultsStem(in) + "-plots"
 	}
 	figs := plot.Figures(run)
 	for _, f := range figs {

@@ -67,7 +67,7 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	findings := report.Findings(run)
+	findings := doc.Findings
 	fmt.Fprintf(c.App.Writer, "%s written; %d finding%s\n", out, len(findings), map[bool]string{true: "", false: "s"}[len(findings) == 1])
 	for _, f := range findings {
 		fmt.Fprintf(c.App.Writer, "  %s\n", f)
@@ -87,7 +87,7 @@ func reportOutput(in, out, format string) (string, string, error) {
 		if format == "md" {
 			ext = ".md"
 		}
-		out = strings.TrimSuffix(in, filepath.Ext(in)) + "-report" + ext
+		out = resultsStem(in) + "-report" + ext
 	}
 	if format == "" {
 		switch strings.ToLower(filepath.Ext(out)) {

@@ -57,7 +57,7 @@ func topoAction(c *cli.Context) error {
 	run.Complete = true
 	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
 	if out != "" {
-		if err := outfile.Write(out, run.Encode); err != nil {
+		if err := outfile.Write(out, run.EncodeFor(out)); err != nil {
 			return err
 		}
 	}

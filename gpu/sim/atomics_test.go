@@ -27,9 +27,10 @@ func runAtomic(r *rig, issuer, owner int, op kernels.AtomicOp, chain, contended 
 	if chain {
 		k, params = op.Chain, kernels.ChainArgs{Buf: uint64(buf), Iters: iters}.Params()
 	}
-	ms, status := r.timeJobs(1, job{issuer, func(s cuda.Stream) error {
+	// One window (a warm-up and one timed launch): the counts below.
+	ms, status := r.window(1, []cuda.Stream{r.stream(issuer)}, []job{{issuer, func(s cuda.Stream) error {
 		return r.launch(issuer, k, blocks, block, s, params...)
-	}})
+	}}})
 	if status[0] != kernels.LatchReleased {
 		r.t.Fatalf("latch status %d", status[0])
 	}

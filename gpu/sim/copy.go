@@ -62,6 +62,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		// the previous op; the rest (link and PCIe latency) cannot.
 		o.floor = math.Max(o.setup-mm.ceSetup*2/3, mm.ceSetup/3)
 		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...)/p)
+		o.drain = drain(mm.ceDrain, dst.n)
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
@@ -69,6 +70,15 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		return nil
 	}
 	return o
+}
+
+// drainBytes is the size from which a copy pays its whole drain; a smaller
+// one pays its share, so small copies' fixed time stays their setup.
+const drainBytes = 64 << 20
+
+// drain is the drain of a copy of n bytes whose whole drain is full.
+func drain(full float64, n uint64) float64 {
+	return full * math.Min(1, float64(n)/drainBytes)
 }
 
 // MemcpyAsync is cuMemcpyAsync between any two addresses of the unified

@@ -69,6 +69,13 @@
 //     0.2 % of a transfer's time (an error of that order, for speed).
 //   - A copy's fixed cost overlaps the op before it on the stream (the front
 //     end prepares the next command), down to a floor: the link latency.
+//   - A large copy (copy engine or SM copy kernel) drains after its last byte
+//     moves: an event recorded after it completes 3 µs (copy engine) or 8 µs
+//     (SM kernel) later, scaled down below 64 MiB, while the next copy on
+//     the stream starts at once. So a window of one copy between two events
+//     reads 0.2–0.6% low at 512 MiB on h200x2, as one did on the H200, and
+//     back-to-back copies pay the drain once. Where a real copy's start and
+//     end costs sit is not known; this is where the model puts them.
 //   - Atomics on a link without native atomics (PCIe across switches) lose
 //     updates when many threads hit one address (the read-modify-write races);
 //     distinct addresses stay exact. The real behaviour is undefined.

@@ -150,8 +150,29 @@ type job struct {
 }
 
 // timeJobs runs the jobs at once behind latches, as the engine does, and
-// returns each job's milliseconds per repetition and the latch statuses.
+// timeJobs times reps back-to-back repetitions of each job at once in
+// steady state, as the engine does: a window of one repetition and one of
+// reps+1, each behind a latch released once everything is queued; ms is
+// their difference over reps (each copy's drain taken out), status the
+// latches' status words of the longer window.
 func (r *rig) timeJobs(reps int, jobs ...job) (ms []float64, status []uint32) {
+	r.t.Helper()
+	streams := make([]cuda.Stream, len(jobs))
+	for i, j := range jobs {
+		streams[i] = r.stream(j.dev)
+	}
+	one, _ := r.window(1, streams, jobs)
+	long, status := r.window(reps+1, streams, jobs)
+	for i := range jobs {
+		ms = append(ms, (long[i]-one[i])/float64(reps))
+	}
+	return ms, status
+}
+
+// window times reps repetitions of each job at once on its stream, after
+// one untimed, behind a latch per device released once everything is
+// queued: the milliseconds of each job's window and its latch's status word.
+func (r *rig) window(reps int, streams []cuda.Stream, jobs []job) (ms []float64, status []uint32) {
 	r.t.Helper()
 	latches := map[int]cuda.HostBuffer{}
 	type marks struct{ start, end cuda.Event }
@@ -165,7 +186,7 @@ func (r *rig) timeJobs(reps int, jobs ...job) (ms []float64, status []uint32) {
 			r.must(err)
 			latches[j.dev] = h
 		}
-		s := r.stream(j.dev)
+		s := streams[i]
 		st := 64 + 4*i
 		r.must(r.launch(j.dev, kernels.Latch, 1, 1, s, kernels.LatchArgs{Flag: uint64(h.Device), Status: uint64(h.Device) + uint64(st), TimeoutNs: 5e9}.Params()...))
 		r.must(j.op(s)) // warm-up
@@ -188,7 +209,7 @@ func (r *rig) timeJobs(reps int, jobs ...job) (ms []float64, status []uint32) {
 		r.must(c.EventSynchronize(ev[i].end))
 		el, err := c.EventElapsed(ev[i].start, ev[i].end)
 		r.must(err)
-		ms = append(ms, float64(el)/float64(reps))
+		ms = append(ms, float64(el))
 		status = append(status, atomic.LoadUint32(hostU32(latches[j.dev], 64+4*i)))
 	}
 	return ms, status

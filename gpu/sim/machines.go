@@ -120,8 +120,14 @@ type model struct {
 	ceSetupHost   float64
 	ceSetupStaged float64
 	kernelSetup   float64 // launch to first instruction and drain of a kernel
-	peerSetup     float64 // extra for a kernel whose first access crosses the link
-	latchPoll     float64 // a latch sees its host flag this long after it is written
+	// ceDrain and smDrain are a large copy's drain by the copy engine and
+	// by an SM copy kernel (the tail of its last wave of blocks): the time
+	// from its last byte moving to an event recorded after it completing.
+	// The next copy on the stream overlaps it, so back-to-back copies pay
+	// it once (drain).
+	ceDrain, smDrain float64
+	peerSetup        float64 // extra for a kernel whose first access crosses the link
+	latchPoll        float64 // a latch sees its host flag this long after it is written
 
 	chaseLocalL2   float64 // ns per dependent load, local memory, working set within L2
 	chaseLocalMem  float64 // ... beyond L2
@@ -182,6 +188,12 @@ func nvlinkModel(port float64, engines int) model {
 		kernelSetup:   1500,
 		peerSetup:     800,
 		latchPoll:     1000,
+		// What a sample of one 512 MiB copy lost on the 2× H200 against
+		// back-to-back copies (issue 15): 0.2–0.3% by the copy engine
+		// (393.1 against 393.8 GB/s pulled, 395.4 against 396.5 pushed),
+		// 0.6% by SM loads (374.0 against 376.2).
+		ceDrain: 3000,
+		smDrain: 8000,
 
 		chaseLocalL2:   250,
 		chaseLocalMem:  600,
@@ -237,6 +249,8 @@ func pcieModel() model {
 		kernelSetup:   1800,
 		peerSetup:     1200,
 		latchPoll:     1000,
+		ceDrain:       3000, // not measured: the H200's
+		smDrain:       8000,
 
 		chaseLocalL2:   280,
 		chaseLocalMem:  650,

@@ -86,6 +86,7 @@ type op struct {
 
 	setup     float64 // fixed time before data moves...
 	floor     float64 // ...of which this much cannot overlap the previous op
+	drain     float64 // after it ends, an event recorded on its stream waits this long (not the next op)
 	fl        *flow
 	delay     float64
 	endAt     float64 // known end; < 0 while unknown
@@ -118,6 +119,7 @@ type stream struct {
 	running   *op
 	ready     float64
 	lastStart float64 // start of the latest op that does work (not a record or wait)
+	drained   float64 // an event recorded now completes no earlier: the last op's drain
 	enqueued  uint64
 	completed uint64
 	destroyed bool
@@ -327,6 +329,9 @@ func (s *sched) startReady() {
 					break
 				}
 				t = math.Max(t, o.rec.t)
+			}
+			if o.kind == opRecord {
+				t = math.Max(t, st.drained)
 			}
 			if t > s.now+timeEps {
 				s.push(simEvent{t: t, kind: evWake, st: st})
@@ -563,6 +568,9 @@ func (s *sched) complete(o *op, t float64) {
 		s.busy[st.ctx.dev]--
 	}
 	st.ready = t
+	if o.kind == opWork {
+		st.drained = t + o.drain
+	}
 	st.queue[0] = nil // the op may hold memory; let it go
 	st.queue = st.queue[1:]
 	st.running = nil

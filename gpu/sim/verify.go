@@ -162,6 +162,7 @@ func (l *launch) smCopy() (*op, error) {
 		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
 		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
+		o.drain = drain(d.m.m.smDrain, bytes)
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {

@@ -7,7 +7,9 @@
 //     ping-pong);
 //   - latch-and-events timing (Transfer, Timing, Timer): every stream held
 //     by a latch kernel while the work is enqueued, released at once, timed
-//     by CUDA events;
+//     by CUDA events; bandwidth samples in steady state (SteadyTimingFor: a
+//     fit of back-to-back copies against one copy alone, so a timed
+//     window's start and end cost cancels);
 //   - verification of the data that moved (Fill, Poison, Check, Mismatch);
 //   - peer-access bookkeeping (Peers);
 //   - the traffic window (Meter): NVLink counters read around a figure;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -116,19 +117,38 @@ type Transfer struct {
 	Unlatched bool
 }
 
-// Timing is how many repetitions make one sample, and how many go untimed first.
+// Timing is how a sample is taken: Reps back-to-back repetitions between
+// two events, after Warmup untimed ones. With Short > 0 a sample is steady
+// state, a two-point fit of time against repetitions: every call of
+// Measure first times one window of Short repetitions, and each sample's
+// figure is (its window of Reps − that window) / (Reps − Short), the time of
+// one repetition with the fixed start and end cost of a timed window (the
+// first repetition's start, the last one's drain before the end event)
+// taken out. Without, a sample is its window / Reps, which carries that
+// cost divided by Reps.
 type Timing struct {
-	Reps, Warmup int
+	Reps, Warmup, Short int
+	// Few says a sample's repetitions take LongSample or more: such a
+	// figure takes fewer samples (Samples).
+	Few bool
 }
 
 // Target time of one sample, and the most operations queued behind one latch
 // (a stream's queue holds about a thousand entries before enqueueing blocks).
+// A quarter of a millisecond is 500 times an event's resolution (0.5 µs):
+// 0.2%, below what small copies vary from round to round (1–6%); at the
+// sweep's small sizes the samples' time is most of a run's.
 const (
-	SampleTarget = 500 * time.Microsecond
+	SampleTarget = 250 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
 	// next, and averaging two or more per sample keeps their spread near 1%.
 	HostSampleTarget = 10 * time.Millisecond
 	maxReps          = 200
+	minSteadyReps    = 4
+	// noWarmup is the repetition time from which a steady-state sample has
+	// no warm-up: a copy of 0.1 ms keeps the engines busy from its start,
+	// and the fit takes out what the first one costs more.
+	noWarmup = 0.1 // ms
 )
 
 // TimingFor picks the repetitions that make a sample about target long when
@@ -146,6 +166,68 @@ func TimingFor(longest float64, target time.Duration) Timing {
 		warmup = 0
 	}
 	return Timing{Reps: reps, Warmup: warmup}
+}
+
+// SteadyTimingFor is the steady-state timing whose timed copies last about
+// target, at least minSteadyReps of them per sample: a two-point fit (see
+// Timing) against one short repetition, unless the window of Reps lasts
+// PlainWindow or more, where its start and end cost (µs) is lost in it and
+// the fit's short window would only cost time. A fit's sample varies as
+// √(Reps+Short)/(Reps−Short) repetitions do: 1.7× one repetition with 2,
+// 0.75× with 4, so four are about as precise per repetition timed as the
+// plain sample of one behind a warm-up was.
+func SteadyTimingFor(longest float64, target time.Duration) Timing {
+	tm := TimingFor(longest, target)
+	tm.Reps = min(max(tm.Reps+1, minSteadyReps), maxReps)
+	window := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond))
+	if window < PlainWindow {
+		tm.Short = 1
+	}
+	if longest >= noWarmup {
+		tm.Warmup = 0
+	}
+	tm.Few = window >= LongSample
+	return tm
+}
+
+// PlainWindow is the window of copies from which a steady-state sample
+// takes no short window: four host copies of 512 MiB (39 ms on PCIe Gen5),
+// where a start and end cost of 10 µs is 0.03% of a copy.
+const PlainWindow = 20 * time.Millisecond
+
+// LongSample is the time of a sample's repetitions from which a figure
+// takes a quarter of its samples (Samples): copies of 128 MiB and more
+// between NVLink peers, of 16 MiB and more to or from the host. Such a
+// sample fits four copies or more and varies less than the rounds do
+// (0.1–0.5% between runs at these sizes on the 2× H200); the rounds, and the
+// figure's interval and run-to-run CV from them, stay as many.
+const LongSample = time.Millisecond
+
+// The params of a figure that say how its samples were taken: repetitions
+// per sample, and the repetitions of the short window of a steady-state fit
+// (absent: no fit).
+const (
+	ParamReps      = "reps_per_sample"
+	ParamShortReps = "short_reps_per_sample"
+)
+
+// Record returns a copy of params with the timing's params set.
+func (t Timing) Record(params map[string]string) map[string]string {
+	out := WithParam(params, ParamReps, strconv.Itoa(t.Reps))
+	if t.Short > 0 {
+		out[ParamShortReps] = strconv.Itoa(t.Short)
+	}
+	return out
+}
+
+// Samples is how many samples a figure asked for n over rounds takes with
+// this timing: n, or when Few a quarter of n (the default 20 over 5 rounds:
+// one per round), never fewer than one per round.
+func (t Timing) Samples(n, rounds int) int {
+	if !t.Few {
+		return n
+	}
+	return max(min(rounds, n), n/4)
 }
 
 // Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do
@@ -196,18 +278,30 @@ type Timer struct {
 	LatchTimeout time.Duration
 }
 
-// Calibrate times one repetition of each transfer (all at once, as they will
-// run) and picks the timing that makes a sample about target long.
-func (tm Timer) Calibrate(ctx context.Context, ts []Transfer, target time.Duration) (Timing, error) {
-	ms, err := tm.Measure(ctx, ts, Timing{Reps: 1, Warmup: 1}, 1)
+// Longest times one repetition of each transfer (all at once, as they will
+// run) and returns the longest one's milliseconds, from which TimingFor or
+// SteadyTimingFor picks a timing. A repetition shorter than noWarmup is
+// timed again behind an untimed one: the first of short ones may be slowed
+// by what happens once (clocks leaving idle, a kernel's first launch); a
+// longer one is not worth a second pass.
+func (tm Timer) Longest(ctx context.Context, ts []Transfer) (float64, error) {
+	longest, err := tm.longest(ctx, ts, Timing{Reps: 1})
+	if err == nil && longest < noWarmup {
+		longest, err = tm.longest(ctx, ts, Timing{Reps: 1, Warmup: 1})
+	}
+	return longest, err
+}
+
+func (tm Timer) longest(ctx context.Context, ts []Transfer, t Timing) (float64, error) {
+	ms, err := tm.Measure(ctx, ts, t, 1)
 	if err != nil {
-		return Timing{}, err
+		return 0, err
 	}
 	longest := 0.0
 	for _, m := range ms {
 		longest = math.Max(longest, m[0])
 	}
-	return TimingFor(longest, target), nil
+	return longest, nil
 }
 
 // slot is where a transfer sits on its device: its stream, its pair of
@@ -218,9 +312,55 @@ type slot struct{ stream, event, latch int }
 // it holds every stream with a latch, enqueues warm-up then the timed
 // repetitions between two events per transfer, releases every latch at once
 // and reads the events. It returns, per transfer, the milliseconds of one
-// repetition in each sample.
+// repetition in each sample: with t.Short, fitted against one window of
+// t.Short repetitions taken first (see Timing).
 func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples int) ([][]float64, error) {
 	out := make([][]float64, len(ts))
+	slots, devs, err := place(ts)
+	if err != nil {
+		return nil, err
+	}
+	var short []float64
+	if t.Short > 0 && samples > 0 {
+		if t.Short >= t.Reps {
+			return nil, fmt.Errorf("a steady-state fit of %d against %d repetitions", t.Reps, t.Short)
+		}
+		if short, err = tm.sample(ts, slots, devs, Timing{Reps: t.Short, Warmup: t.Warmup}); err != nil {
+			return nil, err
+		}
+	}
+	for range samples {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ms, err := tm.sample(ts, slots, devs, t)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ts {
+			if short != nil {
+				if ms[i], err = fit(ms[i], short[i], t); err != nil {
+					return nil, fmt.Errorf("device %d: %w", ts[i].Dev.Index, err)
+				}
+			}
+			out[i] = append(out[i], ms[i])
+		}
+	}
+	return out, nil
+}
+
+// fit is the milliseconds of one repetition from the per-repetition times
+// of a window of t.Reps and one of t.Short.
+func fit(long, short float64, t Timing) (float64, error) {
+	d := (long*float64(t.Reps) - short*float64(t.Short)) / float64(t.Reps-t.Short)
+	if d <= 0 {
+		return 0, fmt.Errorf("%d repetitions took no longer (%.6f ms) than %d (%.6f ms): no steady-state time", t.Reps, long*float64(t.Reps), t.Short, short*float64(t.Short))
+	}
+	return d, nil
+}
+
+// place gives each transfer its slot on its device, and lists the devices.
+func place(ts []Transfer) ([]slot, []*Device, error) {
 	slots := make([]slot, len(ts))
 	used := map[*Device]*slot{}
 	var devs []*Device
@@ -236,22 +376,10 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		u.event += 2
 		u.latch++
 		if u.latch > latchSlots {
-			return nil, fmt.Errorf("device %d: more than %d concurrent transfers", tr.Dev.Index, latchSlots)
+			return nil, nil, fmt.Errorf("device %d: more than %d concurrent transfers", tr.Dev.Index, latchSlots)
 		}
 	}
-	for range samples {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ms, err := tm.sample(ts, slots, devs, t)
-		if err != nil {
-			return nil, err
-		}
-		for i := range ts {
-			out[i] = append(out[i], ms[i])
-		}
-	}
-	return out, nil
+	return slots, devs, nil
 }
 
 func (tm Timer) sample(ts []Transfer, slots []slot, devs []*Device, t Timing) ([]float64, error) {

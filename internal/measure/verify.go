@@ -31,7 +31,8 @@ func (dv *Device) Fill(p cuda.DevicePtr, bytes uint64, seed uint32) error {
 	return nil
 }
 
-// Poison overwrites bytes of p (on dv) with a value no pattern starts from, and waits.
+// Poison overwrites bytes of p (memory dv reaches: its own, a peer's, mapped
+// host memory) with a value no pattern starts from, and waits.
 func (dv *Device) Poison(p cuda.DevicePtr, bytes uint64) error {
 	s := dv.streams[0]
 	if err := dv.Ctx.MemsetD32Async(p, poison, bytes/4, s); err != nil {
@@ -105,18 +106,6 @@ func (dv *Device) FillHost(b []byte, seed uint32) {
 			binary.LittleEndian.PutUint32(b[4*i:4*i+4], kernels.Pattern(seed, i))
 		}
 	})
-	dv.Ctx.HostWritten(b)
-}
-
-// PoisonHost is Poison for pinned host memory.
-func (dv *Device) PoisonHost(b []byte) {
-	b = b[:len(b)&^3]
-	if len(b) > 0 {
-		binary.LittleEndian.PutUint32(b, poison)
-		for n := 4; n < len(b); n *= 2 {
-			copy(b[n:], b[:n])
-		}
-	}
 	dv.Ctx.HostWritten(b)
 }
 

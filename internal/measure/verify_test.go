@@ -31,7 +31,9 @@ func TestHostHelpers(t *testing.T) {
 		t.Fatal(err)
 	}
 	dv.FillHost(src.Host, 9)
-	dv.PoisonHost(dst.Host)
+	if err := dv.Poison(dst.Device, n&^3); err != nil {
+		t.Fatal(err)
+	}
 	var mm *Mismatch
 	if err := dv.CheckHost(dst.Host, 9); !errors.As(err, &mm) || mm.FirstBadByte != 0 || mm.BadWords != n/4 {
 		t.Errorf("check of a poisoned buffer: %v", err)

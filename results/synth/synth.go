@@ -74,6 +74,17 @@ type Options struct {
 	// rounds vary with where its buffers landed.
 	Rounds      int
 	RoundSpread float64
+	// Representatives and PeersPerDevice, either from 1, shape the run as
+	// the default plan of a large domain (bench's sampled plan): the copy
+	// engine's one-way matrices (ce_read, ce_write), the aggregates and the
+	// host tests on every pair and device; the other matrices, the copies
+	// without peer access, the size sweeps, latency, atomics and IPC on the
+	// detail pairs only: Representatives pairs of each link class (NVLink
+	// count and performance rank), spread over the class, and each device's
+	// next PeersPerDevice devices. Both 0 keep the small machine's plan:
+	// everything on every pair, but latency and atomics beyond 8 GPUs.
+	Representatives int
+	PeersPerDevice  int
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -212,6 +223,8 @@ type gen struct {
 	// slow maps each ordered pair of a weak link (Options.SlowPairs and the
 	// slow pair Faults plants) to its bandwidth factor.
 	slow map[[2]int]float64
+	// detail holds the detail pairs of the sampled plan; nil without it.
+	detail map[[2]int]bool
 }
 
 // faults are the problems Options.Faults plants (besides a pair 15% slower
@@ -266,6 +279,12 @@ func New(o Options) *results.Run {
 	for _, p := range slow {
 		g.slow[[2]int{p.A, p.B}] = 1 - p.Percent/100
 		g.slow[[2]int{p.B, p.A}] = 1 - p.Percent/100
+	}
+	if g.planned() {
+		g.detail = map[[2]int]bool{}
+		for _, p := range g.detailPairs() {
+			g.detail[p] = true
+		}
 	}
 	g.header()
 	g.topology()
@@ -543,6 +562,9 @@ func (g *gen) bandwidth() {
 				w.Verify, w.VerifyDetail = results.VerifyFailed, "word 1048577 of 134217728: read 0x00000000, want 0x9e3779b9 (first of 3 bad words)"
 			}
 			g.add(w)
+			if !g.inDetail(s, d) {
+				continue // the sampled plan: the other matrices on the detail pairs
+			}
 			r := g.bwFigure(results.SMRead, smEngine, results.DirRead, results.PartNone, s, d, size, smRead, smLatency, g.smParams)
 			if [2]int{s, d} == g.faults.failed {
 				r.Error, r.ErrorName = "launching p2p_copy_v4_u4 on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
@@ -558,7 +580,7 @@ func (g *gen) bandwidth() {
 	// pair as the engine does.
 	for s := 0; s < n; s++ {
 		for d := 0; d < n; d++ {
-			if s == d {
+			if s == d || !g.inDetail(s, d) {
 				continue
 			}
 			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
@@ -597,34 +619,30 @@ func (g *gen) bandwidth() {
 	}
 }
 
-// sweep measures every pair at every size of SweepSizes (but the matrix size,
-// which the matrices already hold) for each test of Options.SweepTests.
+// sweep measures every pair of detailPairs at every size of SweepSizes (but
+// the matrix size, which the matrices already hold) for each test of
+// Options.SweepTests.
 func (g *gen) sweep() {
-	n := g.o.GPUs
-	for s := 0; s < n; s++ {
-		for d := 0; d < n; d++ {
-			if s == d {
-				continue
+	for _, p := range g.detailPairs() {
+		s, d := p[0], p[1]
+		ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
+		link := ce / 0.876
+		for _, test := range g.o.SweepTests {
+			peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
+			switch test {
+			case results.CEWrite:
+				peak, dir = ce*1.001, results.DirWrite
+			case results.SMRead:
+				peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
+			case results.SMWrite:
+				peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
 			}
-			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
-			link := ce / 0.876
-			for _, test := range g.o.SweepTests {
-				peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
-				switch test {
-				case results.CEWrite:
-					peak, dir = ce*1.001, results.DirWrite
-				case results.SMRead:
-					peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
-				case results.SMWrite:
-					peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
-				}
-				if g.m.links(s, d) == 0 && engine != results.EngineCopy {
-					peak = 0.95 * ce
-				}
-				for _, size := range SweepSizes() {
-					if size != MatrixSize {
-						g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
-					}
+			if g.m.links(s, d) == 0 && engine != results.EngineCopy {
+				peak = 0.95 * ce
+			}
+			for _, size := range SweepSizes() {
+				if size != MatrixSize {
+					g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
 				}
 			}
 		}
@@ -723,22 +741,15 @@ func (g *gen) groups(toOne, oneToAll results.Test, engine results.Engine, dir re
 	}
 }
 
-// latencyPairs are the remote pairs of the latency and atomic tests: every
-// pair up to 8 GPUs; beyond, each GPU's next neighbour and every pair from
-// GPU 0, as a real run would select to keep the run short.
+// latencyPairs are the remote pairs of the latency and atomic tests: the
+// detail pairs with the sampled plan or up to 8 GPUs; else each GPU's next
+// neighbour and every pair from GPU 0.
 func (g *gen) latencyPairs() [][2]int {
 	n := g.o.GPUs
-	var out [][2]int
-	if n <= 8 {
-		for s := 0; s < n; s++ {
-			for d := 0; d < n; d++ {
-				if s != d {
-					out = append(out, [2]int{s, d})
-				}
-			}
-		}
-		return out
+	if g.planned() || n <= 8 {
+		return g.detailPairs()
 	}
+	var out [][2]int
 	seen := map[[2]int]bool{}
 	for s := 0; s < n; s++ {
 		for _, p := range [][2]int{{s, (s + 1) % n}, {0, s}} {
@@ -746,6 +757,58 @@ func (g *gen) latencyPairs() [][2]int {
 				seen[p] = true
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// inDetail reports whether pair s → d is measured in detail.
+func (g *gen) inDetail(s, d int) bool { return g.detail == nil || g.detail[[2]int{s, d}] }
+
+// planned reports whether the run follows the sampled plan of a large
+// domain (Options.Representatives, Options.PeersPerDevice).
+func (g *gen) planned() bool { return g.o.Representatives > 0 || g.o.PeersPerDevice > 0 }
+
+// detailPairs are the pairs measured in detail: with the sampled plan, the
+// representatives of each link class and then each device's next
+// PeersPerDevice devices, each pair once; else every ordered pair.
+func (g *gen) detailPairs() [][2]int {
+	n := g.o.GPUs
+	classes := map[[2]int][][2]int{}
+	var order, out [][2]int
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s == d {
+				continue
+			}
+			if !g.planned() {
+				out = append(out, [2]int{s, d})
+				continue
+			}
+			c := [2]int{g.m.links(s, d), g.m.rank(s, d)}
+			if _, ok := classes[c]; !ok {
+				order = append(order, c)
+			}
+			classes[c] = append(classes[c], [2]int{s, d})
+		}
+	}
+	seen := map[[2]int]bool{}
+	add := func(p [2]int) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, c := range order {
+		pairs := classes[c]
+		k := min(g.o.Representatives, len(pairs))
+		for i := range k {
+			add(pairs[i*len(pairs)/k])
+		}
+	}
+	for s := range n {
+		for i := 1; i <= min(g.o.PeersPerDevice, n-1); i++ {
+			add([2]int{s, (s + i) % n})
 		}
 	}
 	return out
@@ -884,12 +947,18 @@ func (g *gen) atomics() {
 	}
 }
 
-// ipc repeats the copy-engine tests across two processes on pair 0->1.
+// ipc repeats the copy-engine tests across two processes: on the
+// detail pairs with the sampled plan, else on pairs 0→1,
+// 1→0 and 0→last.
 func (g *gen) ipc() {
 	n := g.o.GPUs
 	size := uint64(MatrixSize)
 	seen := map[[2]int]bool{}
-	for _, p := range [][2]int{{0, 1}, {1, 0}, {0, n - 1}} {
+	pairs := [][2]int{{0, 1}, {1, 0}, {0, n - 1}}
+	if g.planned() {
+		pairs = g.detailPairs()
+	}
+	for _, p := range pairs {
 		if p[0] == p[1] || seen[p] {
 			continue
 		}

@@ -74,6 +74,46 @@ func TestSweepAndRanks(t *testing.T) {
 	}
 }
 
+// TestSampledPlan: with Options.Representatives and PeersPerDevice, the
+// copy engine's one-way matrices are on every pair, the rest on the detail
+// pairs: two of each of the PCIe layout's three link classes and each
+// device's next peer, 12 pairs (0→1 and 4→5 are both).
+func TestSampledPlan(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 8, Representatives: 2, PeersPerDevice: 1, Samples: 4})
+	if err := run.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pairs := func(test results.Test, keep func(f *results.Figure) bool) int {
+		seen := map[[2]int]bool{}
+		for _, f := range run.FiguresOf(test) {
+			if f.Src != f.Dst && f.Src >= 0 && f.Dst >= 0 && keep(&f) {
+				seen[[2]int{f.Src, f.Dst}] = true
+			}
+		}
+		return len(seen)
+	}
+	all := func(*results.Figure) bool { return true }
+	for _, c := range []struct {
+		test results.Test
+		keep func(f *results.Figure) bool
+		want int
+	}{
+		{results.CERead, all, 56},
+		{results.AllToOne, all, 56},
+		{results.SMRead, all, 12},
+		{results.SMBidir, all, 12},
+		{results.NoP2PCopy, all, 12},
+		{results.CEWrite, func(f *results.Figure) bool { return f.Size != synth.MatrixSize }, 12},
+		{results.LatPingPong, all, 12},
+		{results.AtomicTput, all, 12},
+		{results.IPCCERead, all, 12},
+	} {
+		if got := pairs(c.test, c.keep); got != c.want {
+			t.Errorf("%s is on %d pairs, want %d", c.test, got, c.want)
+		}
+	}
+}
+
 func TestFaults(t *testing.T) {
 	run := synth.New(synth.Options{GPUs: 4, Faults: true, NoSweep: true})
 	var errored, badData int

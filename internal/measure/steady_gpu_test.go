@@ -1,0 +1,43 @@
+//go:build gpu
+
+package measure
+
+import (
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/gpu"
+)
+
+// TestGPUSteadyState: on GPU 0, at 512 MiB, the steady-state median of a
+// copy within the device and of host copies each way is within 0.3% of a
+// long back-to-back window's, and not below the median of samples of one
+// copy (less 0.05% for the medians' own noise). It prints the figures.
+func TestGPUSteadyState(t *testing.T) {
+	d, err := cuda.Open()
+	if err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	drv := gpu.NewCUDADriver(d)
+	t.Cleanup(func() { _ = drv.Close() }) // after the device's cleanups
+	if n, err := drv.DeviceCount(); err != nil || n < 1 {
+		t.Skipf("no GPU (%d, %v)", n, err)
+	}
+	dv := openSteady(t, drv, 0)
+	if err := WarmUp([]*Device{dv}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	copies := steadyCopies(t, dv)
+	for _, name := range []string{"local_copy", "h2d", "d2h"} {
+		t.Run(name, func(t *testing.T) {
+			f := measureSteady(t, dv, copies[name], steadySize, steadyTargets[name], steadyEffort{rounds: 10, samples: 4, refSamples: 5})
+			if d := f.steady/f.ref - 1; d < -0.003 || d > 0.003 {
+				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f", f.steady, 100*d, f.ref)
+			}
+			if f.steady < f.one*(1-0.0005) {
+				t.Errorf("steady state %.2f GB/s is below one copy per sample, %.2f", f.steady, f.one)
+			}
+		})
+	}
+}
