@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/measure"
@@ -34,12 +35,11 @@ func (e *Engine) atomicSteps() []step {
 		if !e.opt.Selected(test) {
 			continue
 		}
-		for _, issuer := range e.devices() {
-			for _, owner := range e.devices() {
-				steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, issuer.Index, owner.Index), func(ctx context.Context) {
-					e.atomics(ctx, test, issuer, owner)
-				}})
-			}
+		for _, p := range e.localAndDetailPairs() {
+			issuer, owner := p[0], p[1]
+			steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, issuer.Index, owner.Index), func(ctx context.Context) {
+				e.atomics(ctx, test, issuer, owner)
+			}, map[results.Test]time.Duration{results.AtomicTput: latencyStepCost, results.AtomicLatency: atomicLatencyCost}[test]})
 		}
 	}
 	return steps

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,12 +50,31 @@ func (fl flow) check() error {
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }
 
+// sum is a figure that totals some of a group's flows (of: their indices;
+// nil: every flow), such as a both-ways test's total.
+type sum struct {
+	fig results.Figure
+	of  []int
+}
+
+// flows lists the indices of the flows s totals among n.
+func (s sum) flows(n int) []int {
+	if s.of != nil {
+		return s.of
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
 // shareSMs splits a device's SMs between the SM copies that run on it at
 // once (measured on an H200: two full grids, host→device and device→host,
 // ran one after the other, so each direction's figure swung by ±20% from
 // sample to sample while their total was one direction's), and says so in
-// their figures and the total's.
-func shareSMs(flows []flow, total *results.Figure) {
+// their figures and the totals over them.
+func shareSMs(flows []flow, sums []sum) {
 	on := map[*measure.Device]int{}
 	for _, fl := range flows {
 		if fl.fig.Engine.IsSM() {
@@ -65,16 +86,18 @@ func shareSMs(flows []flow, total *results.Figure) {
 		if n := on[fl.issuer]; fl.fig.Engine.IsSM() && n > 1 {
 			fl.sm.Share = n
 			fl.fig.Params = measure.WithParam(fl.fig.Params, measure.ParamSMShare, fl.sm.Params()[measure.ParamSMShare])
-			if total != nil {
-				total.Params = measure.WithParam(total.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+			for j := range sums {
+				if slices.Contains(sums[j].flows(len(flows)), i) {
+					sums[j].fig.Params = measure.WithParam(sums[j].fig.Params, measure.ParamSMShare, fl.fig.Params[measure.ParamSMShare])
+				}
 			}
 		}
 	}
 }
 
 // measureFlows runs flows concurrently and records their figures.
-func (e *Engine) measureFlows(ctx context.Context, flows []flow, total *results.Figure) {
-	for _, f := range e.flowFigures(ctx, flows, total, e.roundSamples) {
+func (e *Engine) measureFlows(ctx context.Context, flows []flow, sums ...sum) {
+	for _, f := range e.flowFigures(ctx, flows, e.roundSamples, sums...) {
 		e.add(f)
 	}
 }
@@ -86,11 +109,11 @@ func (e *Engine) roundSamples(tm measure.Timing) int {
 
 // flowFigures runs flows concurrently: prepares and verifies their data
 // (in the first round), times them with the samples that samples gives for
-// their timing, and returns one figure per flow, plus a total when total is
-// not nil. A failure fails every figure of the group; a cancelled run, or a
-// round with no samples for them, returns none.
-func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.Figure, samples func(measure.Timing) int) []results.Figure {
-	shareSMs(flows, total)
+// their timing, and returns one figure per flow, then one per sum. A
+// failure fails every figure of the group; a cancelled run, or a round
+// with no samples for them, returns none.
+func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(measure.Timing) int, sums ...sum) []results.Figure {
+	shareSMs(flows, sums)
 	fail := func(err error) []results.Figure {
 		if errors.Is(err, context.Canceled) {
 			return nil
@@ -99,8 +122,8 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 		for _, fl := range flows {
 			out = append(out, measure.Fail(fl.fig, err))
 		}
-		if total != nil {
-			out = append(out, measure.Fail(*total, err))
+		for _, t := range sums {
+			out = append(out, measure.Fail(t.fig, err))
 		}
 		return out
 	}
@@ -114,11 +137,13 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 			target = measure.HostSampleTarget
 		}
 	}
-	var win *measure.Window
+	var wins []*measure.Window
 	if e.round == 0 {
-		win = e.traffic.Begin(linkPair(flows))
+		for _, l := range linkPairs(flows) {
+			wins = append(wins, e.traffic.Begin(l.src, l.dst, l.size))
+		}
 	}
-	tm, err := e.timing(ctx, flows[0].fig.Key(), ts, target)
+	tm, err := e.timing(ctx, fmt.Sprintf("%s|%d flows", flows[0].fig.Key(), len(flows)), ts, target)
 	if err != nil {
 		return fail(err)
 	}
@@ -130,22 +155,25 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 	if err != nil {
 		return fail(err)
 	}
-	win.End()
+	for _, w := range wins {
+		w.End()
+	}
 	out := e.checkFlows(flows, ms, tm)
-	if total != nil {
-		t := *total
-		sizes := make([]uint64, len(flows))
+	for _, su := range sums {
+		t := su.fig
 		t.Verify = results.VerifySkipped
 		if e.verifying() {
 			t.Verify = results.VerifyPassed
 		}
-		for i, fl := range flows {
-			sizes[i] = fl.size
+		var sizes []uint64
+		var times [][]float64
+		for _, i := range su.flows(len(flows)) {
+			sizes, times = append(sizes, flows[i].size), append(times, ms[i])
 			if out[i].Verify == results.VerifyFailed {
 				t.Verify = results.VerifyFailed
 			}
 		}
-		t.Samples = measure.TotalGBps(sizes, ms)
+		t.Samples = measure.TotalGBps(sizes, times)
 		t.Params = tm.Record(t.Params)
 		out = append(out, t)
 	}
@@ -154,7 +182,9 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, total *results.F
 			out[i].Stats = results.ComputeStats(out[i].Samples)
 		}
 	}
-	win.Attach(out)
+	for _, w := range wins {
+		w.Attach(out)
+	}
 	return out
 }
 
@@ -241,29 +271,38 @@ func (e *Engine) checkFlows(flows []flow, ms [][]float64, tm measure.Timing) []r
 	return out
 }
 
-// linkPair says which two devices' links a group of flows uses: one flow
-// between two devices, or two flows between the same two in opposite
-// directions (its first flow's src and dst); size is the largest transfer.
-// Other groups (aggregates over many pairs, host copies, staged copies)
-// give -1, -1.
-func linkPair(flows []flow) (src, dst int, size uint64) {
-	if len(flows) == 0 || len(flows) > 2 {
-		return -1, -1, 0
-	}
-	f := flows[0]
-	if f.src == nil || f.dst == nil || f.fig.Engine == results.EngineStaged {
-		return -1, -1, 0
-	}
-	if len(flows) == 2 {
-		g := flows[1]
-		if g.src != f.dst || g.dst != f.src {
-			return -1, -1, 0
+// link is two devices whose NVLink counters a group of flows reads: src
+// and dst of its first flow between them, and its largest transfer.
+type link struct {
+	src, dst int
+	size     uint64
+}
+
+// linkPairs says which devices' links a group of flows uses: each flow
+// between two devices, one way or both, and no device in two of the pairs
+// (one pair's flows, or pairs measured at once that share no device), so
+// each device's counters count its pair's traffic alone. Other groups
+// (aggregates, host copies, staged copies) give none.
+func linkPairs(flows []flow) []link {
+	var out []link
+	at := map[*measure.Device]int{} // a device's link in out, by either end
+	for _, fl := range flows {
+		if fl.src == nil || fl.dst == nil || fl.fig.Engine == results.EngineStaged {
+			return nil
+		}
+		i, ok := at[fl.src]
+		j, okd := at[fl.dst]
+		switch {
+		case !ok && !okd:
+			at[fl.src], at[fl.dst] = len(out), len(out)
+			out = append(out, link{fl.src.Index, fl.dst.Index, fl.size})
+		case ok && okd && i == j:
+			out[i].size = max(out[i].size, fl.size)
+		default:
+			return nil
 		}
 	}
-	for _, fl := range flows {
-		size = max(size, fl.size)
-	}
-	return f.src.Index, f.dst.Index, size
+	return out
 }
 
 // pairFlow builds the flow of test (ce_*, sm_*, nop2p_copy) for data moving
@@ -289,20 +328,29 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 // uniPair measures a one-direction test on s → d at size.
 func (e *Engine) uniPair(ctx context.Context, test results.Test, s, d *measure.Device, size uint64) {
 	_, dir := measure.CopyOf(test)
-	e.measureFlows(ctx, []flow{e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)}, nil)
+	e.measureFlows(ctx, []flow{e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)})
 }
 
-// bidirPair measures both directions between s and d at once.
-func (e *Engine) bidirPair(ctx context.Context, test results.Test, dir results.Direction, s, d *measure.Device, size uint64) {
-	fwd := e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)
-	fwd.fig.Part = results.PartForward
-	rev := e.pairFlow(test, dir, d, s, size, d.Send, s.Recv)
-	rev.fig.Part = results.PartReverse
-	// Both parts are filed under the pair (s, d) of the matrix.
-	rev.fig.Src, rev.fig.Dst = s.Index, d.Index
-	tot := fwd.fig
-	tot.Part = results.PartTotal
-	e.measureFlows(ctx, []flow{fwd, rev}, &tot)
+// bothWays measures both directions between each pair of pairs at once
+// (pairs that share no device), by dir; each pair's total sums its two
+// flows.
+func (e *Engine) bothWays(ctx context.Context, test results.Test, dir results.Direction, pairs [][2]*measure.Device, size uint64) {
+	var flows []flow
+	var sums []sum
+	for _, p := range pairs {
+		s, d := p[0], p[1]
+		fwd := e.pairFlow(test, dir, s, d, size, s.Send, d.Recv)
+		fwd.fig.Part = results.PartForward
+		rev := e.pairFlow(test, dir, d, s, size, d.Send, s.Recv)
+		rev.fig.Part = results.PartReverse
+		// Both parts are filed under the pair (s, d) of the matrix.
+		rev.fig.Src, rev.fig.Dst = s.Index, d.Index
+		tot := fwd.fig
+		tot.Part = results.PartTotal
+		sums = append(sums, sum{fig: tot, of: []int{len(flows), len(flows) + 1}})
+		flows = append(flows, fwd, rev)
+	}
+	e.measureFlows(ctx, flows, sums...)
 }
 
 // localCopy measures a device-to-device copy within dv.
@@ -398,7 +446,7 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 // destination receives into its own slot of the receive buffer.
 func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.Direction, pairs [][2]int, size uint64) {
 	n := len(e.order)
-	slot := roundDown(e.devs[e.order[0]].BufBytes/uint64(max(1, n-1)), 256)
+	slot := aggregateSlot(e.devs[e.order[0]].BufBytes, n)
 	size = min(size, slot)
 	index := map[int]int{}
 	for i, d := range e.order {
@@ -436,7 +484,11 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		ok = append(ok, fl)
 	}
 	if len(ok) > 0 {
-		e.measureFlows(ctx, ok, &tot)
+		for _, f := range e.flowFigures(ctx, ok, e.roundSamples, sum{fig: tot}) {
+			if f.Part != results.PartPair || !e.sched.GroupTotalsOnly {
+				e.add(f)
+			}
+		}
 	} else {
 		e.add(measure.Fail(tot, errors.New("no pair of the group has peer access")))
 	}
@@ -444,6 +496,12 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 		e.releasePair(fl.src, fl.dst)
 	}
 	e.disableIdle()
+}
+
+// aggregateSlot is the part of a receive buffer of bufBytes that each of
+// the other devices of n copies into in a group test.
+func aggregateSlot(bufBytes uint64, n int) uint64 {
+	return roundDown(bufBytes/uint64(max(1, n-1)), 256)
 }
 
 // oneWayTest is the one-way pair test that copies as sm and dir say.

@@ -1,6 +1,11 @@
 // Package bench measures GPU-to-GPU links within one process: it discovers
-// the topology (Discover), plans the selected tests over the devices and
-// pairs, and measures bandwidth (copy engine and SM kernels: between devices
+// the topology (Discover), sorts the pairs into link classes (Classify),
+// plans the selected tests over the devices and pairs (NewPlan: the
+// matrices on every pair, in groups of pairs that share no device where the
+// class's fabric should carry them at once and an interference check
+// agrees; the other pair tests on each class's representatives, sampled
+// peers on a large domain, or every pair; Preview prints it with an
+// estimate, cost.go), and measures bandwidth (copy engine and SM kernels: between devices
 // one way, both ways and in groups; between pinned host memory and the
 // devices one way, both ways and every device at once), latency (pointer
 // chase through device and host memory, ping-pong, small-copy completion)
@@ -47,6 +52,8 @@ type Options struct {
 	AfterWarmUp func()
 	// Trace, when set, is told how long setup and each step took.
 	Trace func(step string, took time.Duration)
+	// Plan chooses the pairs measured in detail (see NewPlan).
+	Plan PlanOptions
 }
 
 // Engine runs tests on a driver and appends what it measures to a results.Run.
@@ -58,6 +65,12 @@ type Engine struct {
 	seeds *measure.Seeds
 	devs  map[int]*measure.Device
 	order []int
+	// sched is the run's plan: its link classes and detail pairs;
+	// linkGBps and hostLinkGBps the theoretical bandwidths its estimate
+	// reads (cost.go), of each pair and of a device's PCIe link.
+	sched        *results.Plan
+	linkGBps     map[results.PairID]float64
+	hostLinkGBps float64
 
 	// hostRegions are the pinned buffers of the host tests, allocated on
 	// first use; hostSM is their SM copy configuration (hostSMConfig).
@@ -173,8 +186,10 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	}
 	e.hostSM = hostSMConfig(e.opt.Settings, infos)
 	e.opt.ResolveSM(infos)
-	once, each := e.tuneSteps(), e.plan()
-	total := len(once) + e.rounds*len(each)
+	e.schedule(run)
+	once := append(e.tuneSteps(), e.interferenceSteps()...)
+	// The plan's groups follow the interference check's verdicts.
+	total := len(once) + e.rounds*len(e.plan())
 	done := 0
 	runSteps := func(steps []step, suffix string) error {
 		for _, st := range steps {
@@ -197,6 +212,8 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	if err := runSteps(once, ""); err != nil {
 		return err
 	}
+	each := e.plan()
+	total = len(once) + e.rounds*len(each)
 	for e.round = range e.rounds {
 		suffix := ""
 		if e.rounds > 1 {
@@ -213,6 +230,28 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		e.opt.Progress(total, total, "done")
 	}
 	return ctx.Err()
+}
+
+// schedule plans the run from its topology (where the caller did not
+// discover it, from what the driver says of the pairs) and records the
+// plan in run.
+func (e *Engine) schedule(run *results.Run) {
+	topo := run.Topology
+	if topo == nil {
+		topo = &results.Topology{Devices: e.order, Pairs: readPairs(e.drv, e.order, nil)}
+	}
+	e.sched = NewPlan(topo, e.opt.Plan)
+	run.Plan = e.sched
+	e.note("plan: %s", PlanText(e.sched, len(topo.Pairs)))
+	e.linkGBps = map[results.PairID]float64{}
+	for _, p := range topo.Pairs {
+		e.linkGBps[results.PairID{p.Src, p.Dst}] = p.LinkGBps
+	}
+	for _, d := range run.Environment.Devices {
+		if d.PCIe != nil {
+			e.hostLinkGBps = d.PCIe.GBps()
+		}
+	}
 }
 
 // renew makes afresh, on every device, what the settings renew between

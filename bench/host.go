@@ -70,7 +70,7 @@ func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []ste
 	var steps []step
 	for _, info := range results.Catalogue() {
 		if sh, ok := hostShapes[info.Name]; ok && sh.all == all && e.opt.Selected(info.Name) {
-			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }})
+			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost()})
 		}
 	}
 	return steps
@@ -83,7 +83,7 @@ func (e *Engine) hostChaseSteps() []step {
 	}
 	var steps []step
 	for _, dv := range e.devices() {
-		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }})
+		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }, latencyStepCost})
 	}
 	return steps
 }
@@ -205,7 +205,7 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 			flows = append(flows, fl)
 		}
 	}
-	var tot *results.Figure
+	var sums []sum
 	if sh.all || sh.way == bothWays {
 		t := flows[0].fig
 		t.Part = results.PartTotal
@@ -213,18 +213,18 @@ func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*meas
 			t.Src, t.Dst = results.HostDevice, results.HostDevice
 			t.Params = measure.WithParam(t.Params, "devices", strconv.Itoa(len(devs)))
 		}
-		tot = &t
+		sums = append(sums, sum{fig: t})
 	}
 	if err != nil {
 		for _, fl := range flows {
 			e.add(measure.Fail(fl.fig, err))
 		}
-		if tot != nil {
-			e.add(measure.Fail(*tot, err))
+		for _, t := range sums {
+			e.add(measure.Fail(t.fig, err))
 		}
 		return
 	}
-	e.measureFlows(ctx, flows, tot)
+	e.measureFlows(ctx, flows, sums...)
 }
 
 // hostChase follows a chain through pinned host memory of its own from dv:

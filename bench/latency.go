@@ -27,25 +27,24 @@ func (e *Engine) latencySteps() []step {
 	var steps []step
 	if e.opt.Selected(results.LatChase) {
 		for _, ws := range measure.ChaseWorkingSets {
-			for _, o := range e.devices() {
-				for _, r := range e.devices() {
-					steps = append(steps, step{fmt.Sprintf("chase %s %d→%d", results.FormatBytes(ws), o.Index, r.Index), func(ctx context.Context) {
-						e.chase(ctx, o, r, ws)
-					}})
-				}
+			for _, p := range e.localAndDetailPairs() {
+				o, r := p[0], p[1]
+				steps = append(steps, step{fmt.Sprintf("chase %s %d→%d", results.FormatBytes(ws), o.Index, r.Index), func(ctx context.Context) {
+					e.chase(ctx, o, r, ws)
+				}, latencyStepCost})
 			}
 		}
 	}
 	if e.opt.Selected(results.LatPingPong) {
-		for _, p := range e.orderedPairs() {
+		for _, p := range e.detailPairs() {
 			a, b := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }})
+			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }, latencyStepCost})
 		}
 	}
 	if slices.ContainsFunc(copyLatTests, e.opt.Selected) {
-		for _, p := range e.orderedPairs() {
+		for _, p := range e.detailPairs() {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }})
+			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }, latencyStepCost})
 		}
 	}
 	return steps

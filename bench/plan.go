@@ -3,15 +3,20 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// step is one unit of work of the plan (a test on one pair, say).
+// step is one unit of work of the plan (a test on one pair, say), with
+// what one round of it is estimated to take (see cost.go).
 type step struct {
 	name string
 	run  func(ctx context.Context)
+	cost time.Duration
 }
 
 func (e *Engine) needsBandwidthBuffers() bool {
@@ -24,13 +29,16 @@ func (e *Engine) needsBandwidthBuffers() bool {
 }
 
 // plan turns the selected tests into the steps of one round: the tests of
-// each device alone, of each pair, of groups of pairs, then latency and
-// atomics. Every round repeats them, each step taking its share of every
-// figure's samples (Engine.share); the tuning (tuneSteps) runs once, before
-// the first round, as the SM tests use what it found.
+// each device alone, the matrices of every pair (in groups of pairs that
+// share no device, where their link class allows), the size sweeps of the
+// detail pairs, the tests of groups of pairs, then latency and atomics.
+// Every round repeats them, each step taking its share of every figure's
+// samples (Engine.share); the tuning (tuneSteps) and the interference check
+// run once, before the first round.
 func (e *Engine) plan() []step {
 	steps := e.deviceSteps()
-	steps = append(steps, e.pairSteps()...)
+	steps = append(steps, e.matrixSteps()...)
+	steps = append(steps, e.sweepSteps()...)
 	steps = append(steps, e.aggregateSteps()...)
 	steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
 	steps = append(steps, e.latencySteps()...)
@@ -51,6 +59,42 @@ func (e *Engine) orderedPairs() [][2]*measure.Device {
 	return out
 }
 
+// detailPairs lists the pairs the plan measures in detail.
+func (e *Engine) detailPairs() [][2]*measure.Device {
+	var out [][2]*measure.Device
+	for _, q := range e.sched.Detail {
+		if s, d := e.devs[q[0]], e.devs[q[1]]; s != nil && d != nil {
+			out = append(out, [2]*measure.Device{s, d})
+		}
+	}
+	return out
+}
+
+// stagedPairs are the pairs of the copies without peer access: these go
+// through host memory whatever the link, so the detail pairs, and every
+// pair without peer access, where they are the only way.
+func (e *Engine) stagedPairs() [][2]*measure.Device {
+	out := e.detailPairs()
+	for _, c := range e.sched.Classes {
+		for _, q := range c.Pairs {
+			if c.Name == noPeerClass && !slices.Contains(e.sched.Detail, q) {
+				out = append(out, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
+			}
+		}
+	}
+	return out
+}
+
+// localAndDetailPairs lists each device with itself, then the detail
+// pairs, for the tests that also run within one device (chase, atomics).
+func (e *Engine) localAndDetailPairs() [][2]*measure.Device {
+	var out [][2]*measure.Device
+	for _, dv := range e.devices() {
+		out = append(out, [2]*measure.Device{dv, dv})
+	}
+	return append(out, e.detailPairs()...)
+}
+
 // deviceSteps are the bandwidth tests of one device: host copies and the
 // copy within its memory.
 func (e *Engine) deviceSteps() []step {
@@ -59,27 +103,164 @@ func (e *Engine) deviceSteps() []step {
 	for _, dv := range e.devices() {
 		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
 		if e.opt.Selected(results.LocalCopy) {
-			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }})
+			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }, e.copyCost(1, float64(size)/localGBps)})
 		}
 	}
 	return steps
 }
 
-// pairSteps are the peer tests of every ordered pair, then the copies
-// without peer access.
-func (e *Engine) pairSteps() []step {
+// pairPeerTests are the tests that need peer access between the pair.
+var pairPeerTests = []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.SMBidir}
+
+// peerTests are the selected tests of pairPeerTests.
+func (e *Engine) peerTests() []results.Test {
+	var want []results.Test
+	for _, t := range pairPeerTests {
+		if e.opt.Selected(t) {
+			want = append(want, t)
+		}
+	}
+	return want
+}
+
+// matrixSteps are the peer tests at the matrix size of every ordered pair,
+// each step a group of pairs measured at once (groups), then the copies
+// without peer access, one pair at a time, on the pairs of stagedPairs. A
+// plan that measures some tests on the detail pairs only (Plan.EveryPair)
+// measures those in the same groups, cut down to the detail pairs.
+func (e *Engine) matrixSteps() []step {
+	var every, detail []results.Test
+	for _, t := range e.peerTests() {
+		if len(e.sched.EveryPair) == 0 || slices.Contains(e.sched.EveryPair, t) {
+			every = append(every, t)
+		} else {
+			detail = append(detail, t)
+		}
+	}
 	var steps []step
-	for _, p := range e.orderedPairs() {
-		s, d := p[0], p[1]
-		steps = append(steps, step{fmt.Sprintf("pair %d→%d", s.Index, d.Index), func(ctx context.Context) { e.pairTests(ctx, s, d) }})
+	add := func(g []results.PairID, tests []results.Test) {
+		if len(g) == 0 || len(tests) == 0 {
+			return
+		}
+		pairs := make([][2]*measure.Device, len(g))
+		names := make([]string, len(g))
+		for i, q := range g {
+			pairs[i] = [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]}
+			names[i] = fmt.Sprintf("%d→%d", q[0], q[1])
+		}
+		steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs, tests) }, e.matrixCost(g[0], tests)})
+	}
+	gs := groups(e.order, e.sched.Classes)
+	for _, g := range gs {
+		add(g, every)
+	}
+	for _, g := range gs {
+		add(slices.DeleteFunc(slices.Clone(g), func(q results.PairID) bool { return !slices.Contains(e.sched.Detail, q) }), detail)
 	}
 	if e.opt.Selected(results.NoP2PCopy) {
-		for _, p := range e.orderedPairs() {
+		for _, p := range e.stagedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
 				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
-			}})
+			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
 		}
+	}
+	return steps
+}
+
+// matrices measures peer tests want at the matrix size on pairs at once
+// (they share no device).
+func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device, want []results.Test) {
+	var ok [][2]*measure.Device
+	for _, p := range pairs {
+		if err := e.enablePair(p[0], p[1]); err != nil {
+			// Unsupported (or failing) pairs are recorded as such; nop2p_copy
+			// still measures them through the host.
+			for _, t := range want {
+				for _, f := range e.pairTemplates(t, p[0], p[1]) {
+					e.add(measure.Fail(f, err))
+				}
+			}
+			continue
+		}
+		ok = append(ok, p)
+	}
+	defer func() {
+		for _, p := range ok {
+			e.releasePair(p[0], p[1])
+		}
+		e.disableIdle()
+	}()
+	if len(ok) == 0 {
+		return
+	}
+	for _, t := range want {
+		if ctx.Err() != nil {
+			return
+		}
+		if t.Info().BothWays {
+			e.bothWays(ctx, t, results.DirRead, ok, e.opt.Size)
+			e.bothWays(ctx, t, results.DirWrite, ok, e.opt.Size)
+			continue
+		}
+		_, dir := measure.CopyOf(t)
+		flows := make([]flow, len(ok))
+		for i, p := range ok {
+			flows[i] = e.pairFlow(t, dir, p[0], p[1], e.opt.Size, p[0].Send, p[1].Recv)
+		}
+		e.measureFlows(ctx, flows)
+	}
+}
+
+// sweepSteps are the size sweeps of the one-way peer tests on the detail
+// pairs (on a sampled plan, the representatives').
+func (e *Engine) sweepSteps() []step {
+	var want []results.Test
+	for _, t := range e.peerTests() {
+		if !t.Info().BothWays {
+			want = append(want, t)
+		}
+	}
+	var sizes []uint64
+	for _, z := range e.opt.Sweep {
+		if z != e.opt.Size {
+			sizes = append(sizes, z)
+		}
+	}
+	if len(want) == 0 || len(sizes) == 0 {
+		return nil
+	}
+	pairs := e.detailPairs()
+	if e.sched.Mode == results.PlanSampled {
+		pairs = nil
+		for _, c := range e.sched.Classes {
+			for _, q := range c.Representatives {
+				pairs = append(pairs, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
+			}
+		}
+	}
+	var steps []step
+	for _, p := range pairs {
+		s, d := p[0], p[1]
+		steps = append(steps, step{fmt.Sprintf("size sweep %d→%d", s.Index, d.Index), func(ctx context.Context) {
+			if e.enablePair(s, d) != nil {
+				// The matrices recorded why.
+				e.disableIdle()
+				return
+			}
+			defer func() {
+				e.releasePair(s, d)
+				e.disableIdle()
+			}()
+			for _, t := range want {
+				for _, z := range sizes {
+					if ctx.Err() != nil {
+						return
+					}
+					e.uniPair(ctx, t, s, d, z)
+				}
+			}
+		}, e.sweepCost(len(want), sizes, s.Index, d.Index)})
 	}
 	return steps
 }
@@ -104,7 +285,7 @@ func (e *Engine) aggregateSteps() []step {
 			for _, dir := range dirs {
 				e.aggregate(ctx, test, dir, pairs, e.opt.Size)
 			}
-		}})
+		}, e.aggregateCost(len(dirs), pairs)})
 	}
 	for _, g := range []struct {
 		test results.Test
@@ -126,58 +307,6 @@ func (e *Engine) aggregateSteps() []step {
 		add(results.AllPairs, "all pairs at once", func(int, int) bool { return true }, results.DirWrite)
 	}
 	return steps
-}
-
-// pairPeerTests are the tests that need peer access between the pair.
-var pairPeerTests = []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.SMBidir}
-
-// pairTests runs every selected peer test on s → d: the matrices at the
-// matrix size, then the size sweep (one-way tests only).
-func (e *Engine) pairTests(ctx context.Context, s, d *measure.Device) {
-	var want []results.Test
-	for _, t := range pairPeerTests {
-		if e.opt.Selected(t) {
-			want = append(want, t)
-		}
-	}
-	if len(want) == 0 {
-		return
-	}
-	if err := e.enablePair(s, d); err != nil {
-		// Unsupported (or failing) pairs are recorded as such; nop2p_copy
-		// still measures them through the host.
-		for _, t := range want {
-			for _, f := range e.pairTemplates(t, s, d) {
-				e.add(measure.Fail(f, err))
-			}
-		}
-		e.disableIdle()
-		return
-	}
-	defer func() {
-		e.releasePair(s, d)
-		e.disableIdle()
-	}()
-	sizes := []uint64{e.opt.Size}
-	for _, z := range e.opt.Sweep {
-		if z != e.opt.Size {
-			sizes = append(sizes, z)
-		}
-	}
-	for _, t := range want {
-		for i, z := range sizes {
-			if ctx.Err() != nil {
-				return
-			}
-			switch {
-			case !t.Info().BothWays:
-				e.uniPair(ctx, t, s, d, z)
-			case i == 0:
-				e.bidirPair(ctx, t, results.DirRead, s, d, z)
-				e.bidirPair(ctx, t, results.DirWrite, s, d, z)
-			}
-		}
-	}
 }
 
 // pairTemplates returns the figures test would produce on s → d at the matrix size.

@@ -94,15 +94,23 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 	} else {
 		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
 	}
+	topo.Pairs = readPairs(drv, devs, topo.Links)
+	return env, topo, nil
+}
+
+// readPairs reads what the driver says of every ordered pair of devs, with
+// their NVLinks from links.
+func readPairs(drv gpu.Driver, devs []int, links []results.DeviceLinks) []results.Pair {
+	var out []results.Pair
 	p := pairReader{drv: drv}
 	for _, s := range devs {
 		for _, d := range devs {
 			if s != d {
-				topo.Pairs = append(topo.Pairs, p.read(s, d, topo.Links))
+				out = append(out, p.read(s, d, links))
 			}
 		}
 	}
-	return env, topo, nil
+	return out
 }
 
 // readLinks adds each device's NVLinks to topo, their far ends resolved to

@@ -36,7 +36,7 @@ func (e *Engine) tuneSteps() []step {
 	for _, p := range e.orderedPairs() {
 		for _, dir := range measure.TuneDirections {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("tune %d→%d %s", s.Index, d.Index, dir), func(ctx context.Context) { e.tunePair(ctx, s, d, dir) }})
+			steps = append(steps, step{fmt.Sprintf("tune %d→%d %s", s.Index, d.Index, dir), func(ctx context.Context) { e.tunePair(ctx, s, d, dir) }, tuneCost})
 		}
 	}
 	return steps
@@ -171,13 +171,13 @@ func (e *Engine) tuneMeasure(ctx context.Context, s, d *measure.Device, dir stri
 	base, bothWays := measure.SplitTuneDirection(dir)
 	n := func(measure.Timing) int { return samples }
 	if !bothWays {
-		return e.flowFigures(ctx, []flow{mk(base, s, d)}, nil, n)
+		return e.flowFigures(ctx, []flow{mk(base, s, d)}, n)
 	}
 	fwd := mk(base, s, d)
 	rev := mk(base, d, s)
 	tot := fwd.fig
 	tot.Part = results.PartTotal
-	return e.flowFigures(ctx, []flow{fwd, rev}, &tot, n)
+	return e.flowFigures(ctx, []flow{fwd, rev}, n, sum{fig: tot})
 }
 
 // addTuning records a search and lets its winner serve the SM tests after it.

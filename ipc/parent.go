@@ -42,6 +42,9 @@ type Options struct {
 	measure.Settings
 	// SkipSameGPU leaves out the baseline of two processes on Devices[0].
 	SkipSameGPU bool
+	// Pairs, when not nil, are the ordered pairs of devices to measure
+	// (a plan's detail pairs); nil measures every ordered pair.
+	Pairs []results.PairID
 	// Handles are the ways the children share memory, each measured in
 	// turn with children of its own (default: legacy only).
 	Handles []Handles
@@ -504,14 +507,14 @@ func (r *parent) shutdown(cancelled bool) {
 	}
 }
 
-// pairs lists the ordered pairs: every two distinct devices, then the
-// same-GPU baseline.
+// pairs lists the ordered pairs: every two distinct devices (those of
+// Options.Pairs when given), then the same-GPU baseline.
 func (r *parent) pairs() []pair {
 	n := len(r.opt.Devices)
 	var out []pair
 	for a := range n {
 		for b := range n {
-			if a != b {
+			if a != b && (r.opt.Pairs == nil || slices.Contains(r.opt.Pairs, results.PairID{r.opt.Devices[a], r.opt.Devices[b]})) {
 				out = append(out, pair{a: a, b: b})
 			}
 		}

@@ -45,9 +45,12 @@ type Run struct {
 	// worded them (a file stores only those words). Encode writes it and
 	// Decode reads it completed (see CompleteCatalogue).
 	Catalogue map[Test]TestInfo `json:"catalogue,omitempty"`
-	Figures   []Figure          `json:"figures"`
-	Tuning    []Tuning          `json:"tuning,omitempty"`
-	Notes     []string          `json:"notes,omitempty"`
+	// Plan says how the run chose its pairs (see Plan); nil for a run that
+	// measured every test on every pair.
+	Plan    *Plan    `json:"plan,omitempty"`
+	Figures []Figure `json:"figures"`
+	Tuning  []Tuning `json:"tuning,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	// Verdict judges the run against expectations (verdict.go); nil until
 	// a run is judged (p2pbench check, or all with --expect or --baseline).
 	Verdict *Verdict `json:"verdict,omitempty"`

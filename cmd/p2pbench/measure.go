@@ -38,6 +38,7 @@ func measureCommand(name, usage string) *cli.Command {
 	if name == "all" {
 		flags = append(flags, verdictFlags()...)
 	}
+	flags = append(flags, planFlags...)
 	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
 }
 
@@ -63,6 +64,9 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("dry-run") {
+		return dryRun(c, t, opt)
+	}
 	path, err := resultsPath(c)
 	if err != nil {
 		return err
@@ -84,6 +88,9 @@ func measureAction(c *cli.Context) error {
 		return err
 	}
 	m.settle(&opt.Settings)
+	if c.Command.Name == "all" {
+		fmt.Fprintf(c.App.ErrWriter, "p2pbench: %s\n", bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary())
+	}
 	runErr := m.measureInProcess(opt)
 	if c.Command.Name == "all" && runErr == nil {
 		runErr = m.measureAcrossProcesses(opt)
@@ -113,6 +120,9 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 			return o, err
 		}
 		o.Tune = c.Bool("tune")
+	}
+	if o.Plan, err = readPlan(c); err != nil {
+		return o, err
 	}
 	o.Settings, err = readSettings(c, tests, copies)
 	return o, err
@@ -184,6 +194,9 @@ func (m *measuring) clocksAfterWarmUp(warmUp time.Duration) {
 func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	io := ipc.Options{Settings: opt.Settings}
 	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
+	if m.run.Plan != nil {
+		io.Pairs, io.Devices = bench.AcrossProcesses(m.run.Plan, io.Devices)
+	}
 	if len(io.Tests) == 0 {
 		return nil
 	}

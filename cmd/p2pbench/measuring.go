@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
@@ -97,6 +98,9 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	m.bar.finish()
 	run := m.run
 	run.End = time.Now().UTC()
+	if d, ok := m.s.drv.(*sim.Driver); ok && run.Plan != nil {
+		run.Plan.ModelledSeconds = d.Elapsed().Seconds()
+	}
 	run.Environment.StateEnd = bench.ReadStates(m.s.mon, run.Environment.Devices)
 	run.Environment.HealthAfter = bench.ReadHealth(m.s.mon, run.Environment.Devices)
 	sig, stopped := interrupted(m.c.Context)
@@ -126,7 +130,7 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	where := "not saved (no -o given)"
 	if m.file != nil {
 		where = "saved to " + m.file.path
-		fmt.Fprintf(m.c.App.ErrWriter, "results: %s\n", m.file.path)
+		fmt.Fprintf(m.c.App.ErrWriter, "results: %s%s\n", m.file.path, modelledText(run))
 	}
 	switch {
 	case stopped:
@@ -146,6 +150,16 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 		return err
 	}
 	return verdictStatus(m.c, run.Verdict)
+}
+
+// modelledText says, for a simulated run, how long the simulator modelled
+// its tests in this process to take on the machine.
+func modelledText(run *results.Run) string {
+	if !run.Simulated || run.Plan == nil || run.Plan.ModelledSeconds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (SIMULATED: the tests in this process modelled %s of device and host time)",
+		time.Duration(run.Plan.ModelledSeconds*float64(time.Second)).Round(100*time.Millisecond))
 }
 
 // print writes the run on the command's standard output.

@@ -31,6 +31,7 @@ const (
 	resMem                       // device a's memory (read + write bytes)
 	resCE                        // device a's copy engines together
 	resHostMem                   // host memory
+	resPlane                     // a blocking NVSwitch plane, all ports together
 )
 
 type resKey struct {
@@ -100,6 +101,8 @@ func (m *machine) capacity(k resKey) float64 {
 		c = m.m.ceGBps
 	case resHostMem:
 		c = m.m.hostMemGBps
+	case resPlane:
+		c = m.planeGBps
 	}
 	return c * m.personality(k)
 }
@@ -110,6 +113,9 @@ func (m *machine) linkPath(a, b int) []resKey {
 	case topoDirect:
 		return []resKey{{resLink, a, b}}
 	case topoSwitch:
+		if m.planeGBps > 0 {
+			return []resKey{{resEgress, a, 0}, {resIngress, b, 0}, {resPlane, 0, 0}}
+		}
 		return []resKey{{resEgress, a, 0}, {resIngress, b, 0}}
 	}
 	sa, sb := m.switchOf[a], m.switchOf[b]

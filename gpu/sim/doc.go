@@ -3,7 +3,8 @@
 // --simulate.
 //
 // New("h200x2") is the 2× H200 machine of hardware.md; "dgx-h100" eight
-// H100s on NVSwitch; "pcie-4gpu" four L40S on two PCIe switches with one
+// H100s on NVSwitch, "dgx-h100-blocking" the same behind a switch plane that
+// carries only two pairs' worth at once; "pcie-4gpu" four L40S on two PCIe switches with one
 // pair (1↔2) without P2P; "nvl72" 72 GB200s, to test scale. The driver
 // answers the queries (attributes, P2P attributes, atomic capabilities) and
 // returns the errors of the real 580 driver (cuda-api.md, hardware.md),

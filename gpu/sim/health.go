@@ -232,8 +232,16 @@ func (d *Driver) HostClock() time.Duration {
 	return time.Duration(d.sched.host - simStart)
 }
 
-// elapsed is the virtual time since the machine was built: the later of
-// the GPU's and the host's clocks.
+// Elapsed is the duration the simulator modelled since the machine was
+// built: the later of the GPUs' and the host's virtual clocks, what the
+// calls so far would have taken on the machine (not the real time spent).
+func (d *Driver) Elapsed() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.elapsed()
+}
+
+// elapsed is Elapsed with the driver locked.
 func (d *Driver) elapsed() time.Duration {
 	return time.Duration(math.Max(d.sched.now, d.sched.host) - simStart)
 }

@@ -64,6 +64,10 @@ type machine struct {
 	// pcie is every GPU's PCIe link as NVML reads it (running at its
 	// maximum); the model's pcieGBps is what it carries.
 	pcie results.PCIeLink
+	// planeGBps, when not 0, is what one NVSwitch plane carries for every
+	// port together, per direction: less than the ports' sum makes a
+	// blocking switch, where pairs that share no GPU slow each other.
+	planeGBps float64
 	// PCIe machines: the switch of each GPU, and the pairs without P2P.
 	switchOf []int
 	noPeer   map[[2]int]bool
@@ -309,17 +313,13 @@ var machines = map[string]func() *machine{
 			m:    nvlinkModel(450, h200.asyncEngines),
 		}
 	},
-	"dgx-h100": func() *machine {
-		return &machine{
-			name:    "dgx-h100",
-			summary: "8× NVIDIA H100 SXM through four NVSwitches, NV18 between every pair",
-			gpu:     h100, n: 8,
-			busIDs: []string{"0000:18:00.0", "0000:2A:00.0", "0000:3A:00.0", "0000:5D:00.0",
-				"0000:9A:00.0", "0000:AB:00.0", "0000:BA:00.0", "0000:DB:00.0"},
-			topo: topoSwitch, links: 18, nvlinkVersion: 4, linkGBps: 25,
-			pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
-			m:    nvlinkModel(450, h100.asyncEngines),
-		}
+	"dgx-h100": dgxH100,
+	"dgx-h100-blocking": func() *machine {
+		m := dgxH100()
+		m.name = "dgx-h100-blocking"
+		m.summary = "dgx-h100 with a blocking switch plane: it carries two pairs' worth (900 GB/s per direction) for all eight ports together"
+		m.planeGBps = 2 * m.m.portGBps
+		return m
 	},
 	"pcie-4gpu": func() *machine {
 		return &machine{
@@ -350,6 +350,20 @@ var machines = map[string]func() *machine{
 			m:    nvlinkModel(900, gb200.asyncEngines),
 		}
 	},
+}
+
+// dgxH100 is eight H100s on NVSwitch.
+func dgxH100() *machine {
+	return &machine{
+		name:    "dgx-h100",
+		summary: "8× NVIDIA H100 SXM through four NVSwitches, NV18 between every pair",
+		gpu:     h100, n: 8,
+		busIDs: []string{"0000:18:00.0", "0000:2A:00.0", "0000:3A:00.0", "0000:5D:00.0",
+			"0000:9A:00.0", "0000:AB:00.0", "0000:BA:00.0", "0000:DB:00.0"},
+		topo: topoSwitch, links: 18, nvlinkVersion: 4, linkGBps: 25,
+		pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
+		m:    nvlinkModel(450, h100.asyncEngines),
+	}
 }
 
 // Machines lists the simulated machines New accepts.

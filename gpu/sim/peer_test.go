@@ -9,7 +9,7 @@ import (
 )
 
 func TestMachines(t *testing.T) {
-	want := map[string]int{"h200x2": 2, "dgx-h100": 8, "pcie-4gpu": 4, "nvl72": 72}
+	want := map[string]int{"h200x2": 2, "dgx-h100": 8, "dgx-h100-blocking": 8, "pcie-4gpu": 4, "nvl72": 72}
 	got := Machines()
 	if len(got) != len(want) {
 		t.Fatalf("Machines() = %v", got)

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The plan of a 72-GPU domain prints in well under a second, without a
+// measurement (issue 15).
+func TestDryRun(t *testing.T) {
+	start := time.Now()
+	out, _, status := p2pbench(t, "all", "--simulate", "nvl72", "--dry-run")
+	if took := time.Since(start); status != exitOK || took > 2*time.Second {
+		t.Fatalf("exit status %d after %v", status, took)
+	}
+	for _, want := range []string{"SIMULATED", "5112 ordered pairs in 1 link class", "NVLink 5 ×18 through NVSwitch", "142 groups of up to 36 pairs", "detail (sampled): 74 pairs", "estimated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = p2pbench(t, "bw", "--simulate", "dgx-h100", "--dry-run", "--all-pairs")
+	if !strings.Contains(out, "detail (all-pairs): 56 pairs") {
+		t.Errorf("--all-pairs:\n%s", out)
+	}
+}
+
+func TestPlanFlagsChecked(t *testing.T) {
+	for _, args := range [][]string{
+		{"--all-pairs", "--sample-peers", "2"},
+		{"--sample-peers", "-1"},
+		{"--sample-seed", "0"},
+	} {
+		_, stderr, status := p2pbench(t, append([]string{"all", "--simulate", "h200x2", "--dry-run"}, args...)...)
+		if status != exitUsage || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit status %d, %q; want a one-line usage error", args, status, stderr)
+		}
+	}
+}
+
+// The results of all say how the pairs were chosen, and a simulated run
+// how long the simulator modelled it to take.
+func TestAllRecordsItsPlan(t *testing.T) {
+	path, _ := sampleRun(t)
+	run := readResults(t, path)
+	if run.Plan == nil || run.Plan.Mode != results.PlanRepresentatives || len(run.Plan.Classes) != 1 || run.Plan.ModelledSeconds <= 0 {
+		t.Fatalf("plan %+v", run.Plan)
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool { return strings.HasPrefix(n, "plan: the matrices on all 2 pairs") }) {
+		t.Errorf("notes %q do not say the plan", run.Notes)
+	}
+}
