@@ -243,6 +243,7 @@ func (e *Engine) schedule(run *results.Run) {
 	e.sched = NewPlan(topo, e.opt.Plan)
 	run.Plan = e.sched
 	e.note("plan: %s", PlanText(e.sched, len(topo.Pairs)))
+	e.sampledHostNote()
 	e.linkGBps = map[results.PairID]float64{}
 	for _, p := range topo.Pairs {
 		e.linkGBps[results.PairID{p.Src, p.Dst}] = p.LinkGBps

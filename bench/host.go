@@ -76,6 +76,20 @@ func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []ste
 	return steps
 }
 
+// sampledHostNote says, on a sampled plan that selected them, that the
+// host copies of every device at once are left out.
+func (e *Engine) sampledHostNote() {
+	if e.sched.Mode != results.PlanSampled {
+		return
+	}
+	for name, sh := range hostShapes {
+		if sh.all && e.opt.Selected(name) {
+			e.note("plan: sampled, so no host copies of every device at once (a domain of %d GPUs spans several hosts); each device's own host copies are measured", len(e.order))
+			return
+		}
+	}
+}
+
 // hostChaseSteps are the host memory chases, one per device.
 func (e *Engine) hostChaseSteps() []step {
 	if !e.opt.Selected(results.LatHostChase) {

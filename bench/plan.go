@@ -40,7 +40,12 @@ func (e *Engine) plan() []step {
 	steps = append(steps, e.matrixSteps()...)
 	steps = append(steps, e.sweepSteps()...)
 	steps = append(steps, e.aggregateSteps()...)
-	steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
+	if e.sched.Mode != results.PlanSampled {
+		// A sampled plan's domain spans hosts (an NVL72 rack has four GPUs
+		// a host): copies to and from one host's memory from all its GPUs
+		// at once would measure no real machine (see sampledHostNote).
+		steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
+	}
 	steps = append(steps, e.latencySteps()...)
 	steps = append(steps, e.hostChaseSteps()...)
 	return append(steps, e.atomicSteps()...)

@@ -41,7 +41,8 @@ const (
 	// PlanRepresentatives: the representatives of each link class.
 	PlanRepresentatives PlanMode = "representatives"
 	// PlanSampled: the representatives and, from each device, a few peers
-	// drawn at random (large domains).
+	// drawn at random (large domains); no host copies of every device at
+	// once (such a domain spans several hosts).
 	PlanSampled PlanMode = "sampled"
 )
 

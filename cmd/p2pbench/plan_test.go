@@ -53,3 +53,33 @@ func TestAllRecordsItsPlan(t *testing.T) {
 		t.Errorf("notes %q do not say the plan", run.Notes)
 	}
 }
+
+// A sampled plan leaves out the host copies of every device at once, and
+// says so; each device's own host copies stay.
+func TestSampledPlanHostCopies(t *testing.T) {
+	path := t.TempDir() + "/r.json"
+	_, stderr, status := p2pbench(t, "bw", "--simulate", "pcie-4gpu", "--sample-peers", "1", "--tests", "h2d,host_to_all",
+		"--size", "1MiB", "--sizes", "none", "--samples", "2", "-o", path)
+	if status != exitOK {
+		t.Fatalf("exit status %d: %s", status, stderr)
+	}
+	run := readResults(t, path)
+	if run.Plan == nil || run.Plan.Mode != results.PlanSampled {
+		t.Fatalf("plan %+v", run.Plan)
+	}
+	h2d := 0
+	for _, f := range run.Figures {
+		switch f.Test {
+		case results.HostToAll:
+			t.Errorf("%s measured on a sampled plan", f.Key())
+		case results.H2D:
+			h2d++
+		}
+	}
+	if h2d != 4 {
+		t.Errorf("%d h2d figures, want one per device (4)", h2d)
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, "no host copies of every device at once") }) {
+		t.Errorf("notes %q do not say so", run.Notes)
+	}
+}
