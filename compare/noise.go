@@ -146,11 +146,12 @@ func measuredNoise(row *Row) float64 {
 // buffers stay put for the run) came out at about 2060 or 1700–1820 GB/s
 // by process on an H200 (six processes, testdata/reference/h200x1), while
 // each process's rounds agreed within 0.2%; the same copies through VMM
-// handles did not (2072–2097).
+// handles did not (2072–2097). Between the lowest mode seen and the VMM
+// figures: 23%.
 func processModes(row *Row) float64 {
 	if (row.Test == results.IPCCERead || row.Test == results.IPCCEWrite) &&
 		strings.Contains(","+row.Params+",", ",same_gpu=true,") && !strings.Contains(row.Params, results.ParamIPCHandle+"=") {
-		return 0.20
+		return 0.25
 	}
 	return 0
 }

@@ -21,7 +21,7 @@ import (
 // engine's copies between two processes on one GPU through legacy handles
 // keep a mode for the whole process, about 2060 or 1700–1820 GB/s on an
 // H200 (compare's processModes), where VMM handles gave 2072–2097: there
-// VMM may be faster, by up to the modes' 20%, never slower.
+// VMM may be faster, by up to the modes' 25%, never slower.
 func TestGPUVMMAgainstLegacy(t *testing.T) {
 	drv := openAtLeast(t, 1)
 	opt := ipcOptions(t)
@@ -70,7 +70,7 @@ func TestGPUVMMAgainstLegacy(t *testing.T) {
 		t.Logf("%s: VMM %s, legacy %s: %+.2f%%", figureKey(f), formatMedian(f), formatMedian(g), 100*change)
 		tolerance := 0.03
 		if f.Engine == results.EngineCopy && f.Params["same_gpu"] == "true" && change > 0 {
-			tolerance = 0.20
+			tolerance = 0.25
 		}
 		if f.Unit == results.UnitGBps && math.Abs(change) > tolerance {
 			t.Errorf("%s: VMM %.2f against legacy %.2f GB/s (%+.1f%%)", figureKey(f), f.Stats.Median, g.Stats.Median, 100*change)
