@@ -41,10 +41,16 @@ func (e *Engine) copyCost(figs int, copyNs float64) time.Duration {
 	return e.samplesCost(figs, copyNs, measure.SampleTarget)
 }
 
+// samplesCost is one round of figs figures of one copy of copyNs each,
+// timed as the figures will be (measure.SteadyTimingFor): the round's
+// samples of Reps copies behind Warmup ones, the fit's short window, and
+// the first round's calibration copy spread over the rounds.
 func (e *Engine) samplesCost(figs int, copyNs float64, target time.Duration) time.Duration {
 	c := time.Duration(copyNs)
-	sample := max(target, c) + c + perSample
-	return time.Duration(figs) * (time.Duration(e.share(e.opt.Samples)+1)*sample + perFigure)
+	tm := measure.SteadyTimingFor(copyNs/1e6, target)
+	sample := time.Duration(tm.Reps+tm.Warmup)*c + perSample
+	round := time.Duration(e.roundSamples(tm))*sample + time.Duration(tm.Short)*c + c/time.Duration(max(1, e.rounds))
+	return time.Duration(figs) * (round + perFigure)
 }
 
 // pairGBps guesses the bandwidth of one copy s → d: the link's theoretical

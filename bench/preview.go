@@ -86,7 +86,7 @@ func (p *Preview) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "detail (%s): %d pairs: %s\n", p.Plan.Mode, len(p.Plan.Detail), clip(pairList(p.Plan.Detail), 400))
 	fmt.Fprintf(&b, "%s\n", p.Summary())
-	b.WriteString("the estimate: samples × max(0.5 ms, size ÷ the link's bandwidth at 87%), per-sample and per-figure costs, 12 to 45 ms per latency or atomics step, as the simulator models an H200; not the tests across processes\n")
+	b.WriteString("the estimate: each figure's samples timed as they will be (steady-state windows of copies of size ÷ the link's bandwidth at 87%), per-sample and per-figure costs, 12 to 45 ms per latency or atomics step, as the simulator models an H200; not the tests across processes\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
