@@ -8,9 +8,9 @@ import (
 
 // Classify sorts the ordered pairs of topo into link classes by what the
 // driver and NVML say of them: no peer access; NVLinks (how many, their
-// version, direct or through a switch); or, without NVLinks, PCIe by the
-// driver's performance rank and native atomics (the driver's view of the
-// same switch, PIX/PXB, or across the host bridge, PHB/SYS). Classes come
+// version, direct or through a switch); or, without NVLinks, PCIe by where
+// the two GPUs' paths meet (NVML: PIX, PXB, PHB, NODE, SYS), the driver's
+// performance rank and native atomics. Classes come
 // in the order of their first pair; each has its first pair and that pair's
 // reverse (when in the class) as representatives. Direct NVLinks and
 // NVSwitch planes should carry disjoint pairs at once (Concurrent).
@@ -69,6 +69,9 @@ func linkClassOf(topo *results.Topology, p results.Pair) (string, bool) {
 	atomics := "native atomics"
 	if p.Attributes["native_atomic_supported"] == 0 {
 		atomics = "no native atomics"
+	}
+	if p.PCIePath != "" {
+		return fmt.Sprintf("PCIe %s, performance rank %d, %s", p.PCIePath, rank, atomics), false
 	}
 	return fmt.Sprintf("PCIe, performance rank %d, %s", rank, atomics), false
 }

@@ -33,7 +33,7 @@ func TestLinkClasses(t *testing.T) {
 	for machine, want := range map[string][]string{
 		"h200x2":    {"NVLink 4 ×18 direct"},
 		"dgx-h100":  {"NVLink 4 ×18 through NVSwitch"},
-		"pcie-4gpu": {"PCIe, performance rank 0, native atomics", "PCIe, performance rank 1, no native atomics", "no peer access"},
+		"pcie-4gpu": {"PCIe PIX, performance rank 0, native atomics", "PCIe PHB, performance rank 1, no native atomics", "no peer access"},
 	} {
 		_, topo := topology(t, machine)
 		classes := bench.Classify(topo)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -95,7 +96,42 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
 	}
 	topo.Pairs = readPairs(drv, devs, topo.Links)
+	if mon != nil {
+		readPCIePaths(mon, env.Devices, topo)
+	}
 	return env, topo, nil
+}
+
+// readPCIePaths sets where the PCIe paths of every pair without NVLinks
+// meet (one reading per unordered pair); what cannot be read is one note.
+func readPCIePaths(mon gpu.Monitor, devs []results.Device, topo *results.Topology) {
+	bus := map[int]string{}
+	for _, d := range devs {
+		bus[d.Index] = d.PCIBusID
+	}
+	read := map[[2]int]string{}
+	var failed int
+	var first error
+	for i := range topo.Pairs {
+		p := &topo.Pairs[i]
+		if p.NVLinks > 0 {
+			continue
+		}
+		k := [2]int{min(p.Src, p.Dst), max(p.Src, p.Dst)}
+		path, ok := read[k]
+		if !ok {
+			var err error
+			if path, err = mon.PCIePath(k[0], k[1], bus[k[0]], bus[k[1]]); err != nil {
+				failed++
+				first = cmp.Or(first, err)
+			}
+			read[k] = path
+		}
+		p.PCIePath = path
+	}
+	if failed > 0 {
+		topo.Notes = append(topo.Notes, fmt.Sprintf("PCIe path of %d pair(s) unavailable: %v", failed, first))
+	}
 }
 
 // readPairs reads what the driver says of every ordered pair of devs, with

@@ -237,3 +237,18 @@ func TestNVMLMonitorPCIe(t *testing.T) {
 		m.Close()
 	}
 }
+
+func TestNVMLMonitorPCIePath(t *testing.T) {
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, ""))
+	m, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if p, err := m.PCIePath(0, 1, "0000:18:00.0", "0000:2a:00.0"); p != "PHB" || err != nil {
+		t.Errorf("PCIePath(0, 1) = %q, %v; want PHB", p, err)
+	}
+	if p, err := m.PCIePath(0, 1, "0000:18:00.0", "0000:99:00.0"); p != "" || err == nil {
+		t.Errorf("a device NVML does not have: %q, %v; want an error", p, err)
+	}
+}

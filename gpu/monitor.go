@@ -55,6 +55,11 @@ type Monitor interface {
 	// most the device and system allow. What NVML did not give is 0; the
 	// error is for a reading that gave nothing.
 	PCIe(dev int, busID string) (results.PCIeLink, error)
+	// PCIePath says where the PCIe paths of devices a and b meet, as
+	// nvidia-smi topo -m names it: PIX (one switch), PXB (several
+	// switches), PHB (one host bridge), NODE (one NUMA node), SYS (across
+	// them), internal (one board).
+	PCIePath(a, b int, busA, busB string) (string, error)
 	// Fabric reads which multi-node NVLink domain a device belongs to; an
 	// error for a GPU in none, or where it cannot be read.
 	Fabric(dev int, busID string) (Fabric, error)

@@ -189,6 +189,22 @@ func processName(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
+func (m nvmlMonitor) PCIePath(a, b int, busA, busB string) (string, error) {
+	da, err := m.n.DeviceByPCIBusID(busA)
+	if err != nil {
+		return "", err
+	}
+	db, err := m.n.DeviceByPCIBusID(busB)
+	if err != nil {
+		return "", err
+	}
+	p, err := da.CommonAncestor(db)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
+}
+
 func (m nvmlMonitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	d, err := m.n.DeviceByPCIBusID(busID)
 	if err != nil {

@@ -110,6 +110,8 @@ type api struct {
 	nvmlDeviceGetMaxPcieLinkGeneration  func(dev uintptr, gen *uint32) Return
 	nvmlDeviceGetMaxPcieLinkWidth       func(dev uintptr, width *uint32) Return
 
+	nvmlDeviceGetTopologyCommonAncestor func(a, b uintptr, level *int32) Return
+
 	nvmlDeviceGetGpuFabricInfoV func(dev uintptr, info *fabricInfoV2) Return
 	nvmlDeviceGetGpuFabricInfo  func(dev uintptr, info *fabricInfoV1) Return
 
@@ -161,6 +163,7 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.nvmlDeviceGetCurrPcieLinkWidth, Name: "nvmlDeviceGetCurrPcieLinkWidth", Optional: true},
 		{Fn: &a.nvmlDeviceGetMaxPcieLinkGeneration, Name: "nvmlDeviceGetMaxPcieLinkGeneration", Optional: true},
 		{Fn: &a.nvmlDeviceGetMaxPcieLinkWidth, Name: "nvmlDeviceGetMaxPcieLinkWidth", Optional: true},
+		{Fn: &a.nvmlDeviceGetTopologyCommonAncestor, Name: "nvmlDeviceGetTopologyCommonAncestor", Optional: true},
 		// The NVLink domain of the GPU (fabric.go): optional, newer than
 		// some drivers (the V form since CUDA 12.4, the other since 12.2).
 		{Fn: &a.nvmlDeviceGetGpuFabricInfoV, Name: "nvmlDeviceGetGpuFabricInfoV", Optional: true},

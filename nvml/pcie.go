@@ -53,3 +53,57 @@ func (d Device) PCIeLink() (PCIeLink, error) {
 	}
 	return l, nil
 }
+
+// PCIePath is where the PCIe paths of two devices meet
+// (nvmlGpuTopologyLevel_t), named as nvidia-smi topo -m names it.
+type PCIePath int32
+
+// The levels of nvmlGpuTopologyLevel_t.
+const (
+	PathInternal   PCIePath = 0  // one board (a multi-GPU card)
+	PathSingle     PCIePath = 10 // PIX: one PCIe switch
+	PathMultiple   PCIePath = 20 // PXB: several switches, no host bridge
+	PathHostBridge PCIePath = 30 // PHB: one CPU's host bridge
+	PathNode       PCIePath = 40 // NODE: host bridges of one NUMA node
+	PathSystem     PCIePath = 50 // SYS: across NUMA nodes (the CPUs' interconnect)
+)
+
+// String is the level's nvidia-smi name, or "level N" for another.
+func (p PCIePath) String() string {
+	switch p {
+	case PathInternal:
+		return "internal"
+	case PathSingle:
+		return "PIX"
+	case PathMultiple:
+		return "PXB"
+	case PathHostBridge:
+		return "PHB"
+	case PathNode:
+		return "NODE"
+	case PathSystem:
+		return "SYS"
+	}
+	return fmt.Sprintf("level %d", int32(p))
+}
+
+// CommonAncestor is where the PCIe paths of d and o meet
+// (nvmlDeviceGetTopologyCommonAncestor); a library without the call
+// answers an error matching ErrUnavailable.
+func (d Device) CommonAncestor(o Device) (PCIePath, error) {
+	if err := d.usable(); err != nil {
+		return 0, err
+	}
+	if err := o.usable(); err != nil {
+		return 0, err
+	}
+	fn := d.n.api.nvmlDeviceGetTopologyCommonAncestor
+	if fn == nil {
+		return 0, fmt.Errorf("nvmlDeviceGetTopologyCommonAncestor: %w", ErrUnavailable)
+	}
+	var level int32
+	if err := d.n.check(fn(d.handle, o.handle, &level), "nvmlDeviceGetTopologyCommonAncestor"); err != nil {
+		return 0, fmt.Errorf("%s and %s: %w", d.BusID, o.BusID, err)
+	}
+	return PCIePath(level), nil
+}

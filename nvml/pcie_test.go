@@ -32,3 +32,20 @@ func TestPCIeLink(t *testing.T) {
 		t.Errorf("without the entry points: %+v, %v; want nothing and ErrUnavailable", l, err)
 	}
 }
+
+func TestCommonAncestor(t *testing.T) {
+	d0, d1 := fakeDevices(t, "")
+	if p, err := d0.CommonAncestor(d1); err != nil || p != nvml.PathHostBridge || p.String() != "PHB" {
+		t.Errorf("0 and 1: %v, %v; want PHB", p, err)
+	}
+	if p, err := d1.CommonAncestor(d1); err != nil || p != nvml.PathInternal {
+		t.Errorf("1 and itself: %v, %v; want internal", p, err)
+	}
+	if s := nvml.PCIePath(35).String(); s != "level 35" {
+		t.Errorf("an unknown level reads %q", s)
+	}
+	d0, d1 = fakeDevices(t, "NO_PCIE")
+	if _, err := d0.CommonAncestor(d1); !errors.Is(err, nvml.ErrUnavailable) {
+		t.Errorf("without the entry point: %v; want ErrUnavailable", err)
+	}
+}

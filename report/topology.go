@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -32,7 +33,7 @@ func topologySection(d *Document, run *results.Run) {
 	}
 	if len(t.Pairs) > 0 {
 		d.section("Topology and driver attributes")
-		d.para("What the driver reports for each ordered pair (source accessing the destination's memory): cuDeviceCanAccessPeer, the cuDeviceGetP2PAttribute values, the NVLinks NVML counts between the two GPUs and the theoretical one-direction bandwidth they give (NVLinks × link speed), and the cuDeviceGetP2PAtomicCapabilities bitmasks.")
+		d.para("What the driver reports for each ordered pair (source accessing the destination's memory): cuDeviceCanAccessPeer, the cuDeviceGetP2PAttribute values, the NVLinks NVML counts between the two GPUs and the theoretical one-direction bandwidth they give (NVLinks × link speed), where their PCIe paths meet when no NVLink joins them (NVML, named as nvidia-smi topo -m names it), and the cuDeviceGetP2PAtomicCapabilities bitmasks.")
 		d.table(pairTable(t.Pairs))
 	}
 	conformanceTable(d, t.Conformance)
@@ -66,7 +67,7 @@ func pairTable(pairs []results.Pair) *table {
 		}
 		row := []string{yesNo(p.CanAccessPeer), attr(results.AttrPerformanceRank), attr(results.AttrAccessSupported),
 			attr(results.AttrNativeAtomicSupported), attr(results.AttrOnlyPartialNativeAtoms), attr(results.AttrCUDAArrayAccess),
-			strconv.Itoa(p.NVLinks), link, atomicCaps(p)}
+			strconv.Itoa(p.NVLinks), link, cmp.Or(p.PCIePath, "—"), atomicCaps(p)}
 		k := strings.Join(row, "\x00")
 		if len(pairs) <= maxPairRows {
 			k = pairName(p.Src, p.Dst) // one row per pair
@@ -80,7 +81,7 @@ func pairTable(pairs []results.Pair) *table {
 		g.pairs = append(g.pairs, pairName(p.Src, p.Dst))
 	}
 	tab := &table{header: []string{"pairs", "peer access", "perf rank", "access", "native atomics", "partial atomics", "CUDA arrays",
-		"NVLinks", "link GB/s", "atomic caps"}, align: "llrrrrrrrl"}
+		"NVLinks", "link GB/s", "PCIe path", "atomic caps"}, align: "llrrrrrrrll"}
 	for _, k := range order {
 		g := groups[k]
 		tab.rows = append(tab.rows, append([]string{listPairs(g.pairs)}, g.row...))

@@ -162,6 +162,10 @@ type Pair struct {
 	// LinkGBps is the theoretical payload bandwidth src->dst, one direction,
 	// decimal GB/s (NVLinks × per-link speed), 0 when unknown.
 	LinkGBps float64 `json:"link_gbps,omitempty"`
+	// PCIePath is where src's and dst's PCIe paths meet, as nvidia-smi
+	// topo -m names it (PIX, PXB, PHB, NODE, SYS, internal), for pairs
+	// without NVLinks; empty when unknown.
+	PCIePath string `json:"pcie_path,omitempty"`
 }
 
 // DeviceLinks is one GPU's NVLinks.

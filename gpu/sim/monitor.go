@@ -113,6 +113,21 @@ func (m monitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	})
 }
 
+// PCIePath: on a PCIe machine, PIX for GPUs on one switch, PHB across the
+// switches (they meet at the host bridge); the NVLink machines' PCIe
+// trees are not modelled.
+func (m monitor) PCIePath(a, b int, busA, busB string) (string, error) {
+	return query(m.d, "nvmlDeviceGetTopologyCommonAncestor", []int{a, b}, func() (string, error) {
+		switch {
+		case m.d.m.topo != topoPCIe:
+			return "", fmt.Errorf("simulated machine: the PCIe tree of %s is not modelled", m.d.m.name)
+		case m.d.m.sameSwitch(a, b):
+			return "PIX", nil
+		}
+		return "PHB", nil
+	})
+}
+
 // Fabric: a simulated machine is one node, in no multi-node NVLink fabric.
 func (m monitor) Fabric(dev int, busID string) (gpu.Fabric, error) {
 	return gpu.Fabric{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoFabric)

@@ -393,6 +393,15 @@ nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *width)
 }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *gen) { return pcie(d, gen, 5, 4); }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *width) { return pcie(d, width, 16, 16); }
+/* The two devices meet at one CPU's host bridge (PHB); a device with itself
+ * is internal. */
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level)
+{
+	if (!valid(a) || !valid(b) || !level)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*level = a == b ? 0 : 30;
+	return NVML_SUCCESS;
+}
 #endif /* NO_PCIE */
 
 /* fake_inits is the number of nvmlInit_v2 calls not yet shut down. */
