@@ -545,40 +545,55 @@ func health(run *results.Run) []Finding {
 	return out
 }
 
-// noisy reports large bandwidth figures whose CV exceeds NoisyCV, per test.
-func noisy(run *results.Run) []Finding {
-	type group struct {
-		n, of int
-		worst *results.Figure
-	}
-	groups := map[results.Test]*group{}
-	var order []results.Test
+// tally is what perTest found of one test's figures: of figures judged, n
+// bad, the worst (highest score) of them.
+type tally struct {
+	test  results.Test
+	n, of int
+	worst *results.Figure
+	score float64
+}
+
+// perTest judges the figures of run test by test, in the order of their
+// first figure: judge says whether a figure counts (ok), whether it is bad,
+// and its score; tests with no bad figure are left out.
+func perTest(run *results.Run, judge func(f *results.Figure) (score float64, bad, ok bool)) []tally {
+	index := map[results.Test]int{}
+	var all []tally
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if f.Unit != results.UnitGBps || f.Size < LargeTransfer || f.Stats == nil || f.Failed() {
+		score, bad, ok := judge(f)
+		if !ok {
 			continue
 		}
-		g := groups[f.Test]
-		if g == nil {
-			g = &group{}
-			groups[f.Test] = g
-			order = append(order, f.Test)
+		k, seen := index[f.Test]
+		if !seen {
+			k = len(all)
+			index[f.Test] = k
+			all = append(all, tally{test: f.Test})
 		}
-		g.of++
-		if f.Stats.CV > NoisyCV {
-			g.n++
-			if g.worst == nil || f.Stats.CV > g.worst.Stats.CV {
-				g.worst = f
+		t := &all[k]
+		t.of++
+		if bad {
+			t.n++
+			if t.worst == nil || score > t.score {
+				t.worst, t.score = f, score
 			}
 		}
 	}
+	return slices.DeleteFunc(all, func(t tally) bool { return t.n == 0 })
+}
+
+// noisy reports large bandwidth figures whose CV exceeds NoisyCV, per test.
+func noisy(run *results.Run) []Finding {
 	var out []Finding
-	for _, t := range order {
-		g := groups[t]
-		if g.n == 0 {
-			continue
+	for _, g := range perTest(run, func(f *results.Figure) (float64, bool, bool) {
+		if f.Unit != results.UnitGBps || f.Size < LargeTransfer || f.Stats == nil || f.Failed() {
+			return 0, false, false
 		}
-		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: string(t),
+		return f.Stats.CV, f.Stats.CV > NoisyCV, true
+	}) {
+		out = append(out, Finding{Severity: Warning, Check: "noisy", Subject: string(g.test),
 			Message: fmt.Sprintf("%d of %d figures of %s or more have a coefficient of variation above %.0f%%; the worst, %s, has %.2f%% (samples %s–%s GB/s): another load on the GPUs or links, or clocks that moved",
 				g.n, g.of, results.FormatBytes(LargeTransfer), 100*NoisyCV, FigureName(g.worst), 100*g.worst.Stats.CV,
 				fmtGBps(g.worst.Stats.Min), fmtGBps(g.worst.Stats.Max))})
@@ -629,52 +644,28 @@ var knownModes = map[results.Test]string{
 // roundsDisagree reports, per test, the figures whose rounds disagree: the
 // modes of known bimodal figures as notes, any other as a warning.
 func roundsDisagree(run *results.Run) []Finding {
-	type group struct {
-		n, of int
-		worst *results.Figure
-		meds  []float64
-	}
-	groups := map[results.Test]*group{}
-	var order []results.Test
-	for i := range run.Figures {
-		f := &run.Figures[i]
+	var out []Finding
+	for _, g := range perTest(run, func(f *results.Figure) (float64, bool, bool) {
 		meds := roundMedians(f)
 		if len(meds) == 0 {
-			continue
+			return 0, false, false
 		}
-		g := groups[f.Test]
-		if g == nil {
-			g = &group{}
-			groups[f.Test] = g
-			order = append(order, f.Test)
-		}
-		g.of++
-		if disagree(meds) {
-			g.n++
-			if g.worst == nil || slices.Max(meds)/slices.Min(meds) > slices.Max(g.meds)/slices.Min(g.meds) {
-				g.worst, g.meds = f, meds
-			}
-		}
-	}
-	var out []Finding
-	for _, t := range order {
-		g := groups[t]
-		if g.n == 0 {
-			continue
-		}
-		vals := make([]string, len(g.meds))
-		for i, m := range g.meds {
+		return slices.Max(meds) / slices.Min(meds), disagree(meds), true
+	}) {
+		meds := roundMedians(g.worst)
+		vals := make([]string, len(meds))
+		for i, m := range meds {
 			if vals[i] = strconv.FormatFloat(m, 'g', 4, 64); m >= 1e4 {
 				vals[i] = strconv.FormatFloat(m, 'f', 0, 64)
 			}
 		}
 		msg := fmt.Sprintf("the rounds of %d of %d figures fall in groups more than %.0f%% apart; the widest, %s, has round medians %s %s",
 			g.n, g.of, 100*DisagreeFraction, FigureName(g.worst), strings.Join(vals, ", "), g.worst.Unit)
-		sev, why := Note, knownModes[t]
+		sev, why := Note, knownModes[g.test]
 		if why == "" {
 			sev, why = Warning, "something that stays for a while (where buffers landed, another load, clocks) moved these figures between rounds; their intervals cover it, but compare them with care"
 		}
-		out = append(out, Finding{Severity: sev, Check: "rounds_disagree", Subject: string(t), Message: msg + ": " + why})
+		out = append(out, Finding{Severity: sev, Check: "rounds_disagree", Subject: string(g.test), Message: msg + ": " + why})
 	}
 	return out
 }
