@@ -73,7 +73,16 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 		p.Mode, p.PeersPerDevice, p.Seed = results.PlanSampled, min(o.Peers, n-1), o.Seed
 		p.EveryPair, p.GroupTotalsOnly = sampledEveryPair, true
 	}
+	// The detail tests need peer access: pairs without it take only the
+	// copies staged through the host, which every such pair gets anyway.
+	noPeer := map[results.PairID]bool{}
 	for _, c := range p.Classes {
+		for _, q := range c.Pairs {
+			noPeer[q] = c.Name == noPeerClass
+		}
+		if c.Name == noPeerClass {
+			continue
+		}
 		for _, q := range c.Representatives {
 			add(q)
 		}
@@ -82,8 +91,12 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 		rng := rand.New(rand.NewPCG(p.Seed, uint64(d)))
 		others := slices.Delete(slices.Clone(topo.Devices), i, i+1)
 		rng.Shuffle(len(others), func(a, b int) { others[a], others[b] = others[b], others[a] })
-		for _, peer := range others[:p.PeersPerDevice] {
-			add(results.PairID{d, peer})
+		drawn := 0
+		for _, peer := range others {
+			if q := (results.PairID{d, peer}); drawn < p.PeersPerDevice && !noPeer[q] {
+				add(q)
+				drawn++
+			}
 		}
 	}
 	slices.SortFunc(p.Detail, func(a, b results.PairID) int {

@@ -73,6 +73,16 @@ func TestFailedFiguresExitStatus(t *testing.T) {
 	if !strings.Contains(out, "latch timed out") {
 		t.Errorf("the failures are not listed:\n%s", out)
 	}
+	// Failures the machine explains (a pair without peer access) leave
+	// exit status 0 and a note, unless nothing else was measured.
+	_, stderr, status = p2pbench(t, "bw", "--simulate", "pcie-4gpu", "--tests", "ce_read", "--size", "1MiB", "--sizes", "none", "--samples", "2")
+	if status != exitOK || !strings.Contains(stderr, "2 figures failed as this machine is known to make them fail") {
+		t.Errorf("pcie-4gpu, the pairs without peer access: exit status %d, stderr %q; want 0 and a note", status, stderr)
+	}
+	_, stderr, status = p2pbench(t, "bw", "--simulate", "pcie-4gpu", "--devices", "1,2", "--tests", "ce_read", "--size", "1MiB", "--sizes", "none", "--samples", "2")
+	if status != exitFailed || !strings.Contains(stderr, "2 of 2 figures failed") {
+		t.Errorf("pcie-4gpu, only a pair without peer access: exit status %d, stderr %q; want %d", status, stderr, exitFailed)
+	}
 	err := figuresFailed(&results.Run{})
 	var se statusError
 	if !errors.As(err, &se) || se.status != exitFailed || !strings.Contains(err.Error(), "nothing was measured") {

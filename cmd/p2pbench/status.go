@@ -26,8 +26,9 @@ const exitStatusHelp = `Exit status:
    2      usage: a bad flag, value, argument or command; an output path that
           is not a regular file (a device, FIFO, directory) or is an input
    3      no GPU or no driver: libcuda missing, no device, a selected device absent
-   4      figures failed (error or bad data), nothing was measured or compared,
-          or other programs were on the GPUs (see --allow-busy)
+   4      figures failed (error or bad data; not those the machine explains:
+          pairs without peer access or native atomics), nothing was measured
+          or compared, or other programs were on the GPUs (see --allow-busy)
    5      a regression (compare --fail-on-regression)
    128+n  stopped by signal n: 129 SIGHUP, 130 SIGINT (Ctrl-C), 143 SIGTERM;
           a measuring command saves what it measured first, marked partial`
