@@ -117,7 +117,9 @@ func AcrossProcesses(p *results.Plan, devs []int) ([]results.PairID, []int) {
 	if p.Mode == results.PlanSampled {
 		pairs = nil
 		for _, c := range p.Classes {
-			pairs = append(pairs, c.Representatives...)
+			if c.Name != noPeerClass {
+				pairs = append(pairs, c.Representatives...)
+			}
 		}
 	}
 	used := map[int]bool{}
