@@ -165,10 +165,10 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 	var ms [][]float64
 	if len(xs) == 1 {
 		var rep timeReply
-		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: samples, Reps: tm.Reps, Warmup: tm.Warmup, Short: tm.Short}, &rep); err != nil {
+		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: samples, Reps: tm.Reps, Warmup: tm.Warmup}, &rep); err != nil {
 			return err
 		}
-		ms, tm = [][]float64{rep.Ms}, measure.Timing{Reps: rep.Reps, Warmup: rep.Warmup, Short: rep.Short}
+		ms, tm = [][]float64{rep.Ms}, measure.Timing{Reps: rep.Reps, Warmup: rep.Warmup}
 	} else {
 		var err error
 		if ms, tm, err = r.together(ctx, p, xs[0], xs[1], tm, samples); err != nil {

@@ -264,21 +264,16 @@ type xfer struct {
 // timeReq asks for samples of a transfer alone, with the timing of Reps
 // repetitions after Warmup (a Reps of 0: calibrated by the child, as the
 // first round of a figure asks).
-// timeReq asks for samples of one transfer with a timing (none: the child
-// calibrates a steady-state one and replies with it); Short is the
-// steady-state fit's short window (measure.Timing).
 type timeReq struct {
 	X       xfer `json:"xfer"`
 	Samples int  `json:"samples"`
 	Reps    int  `json:"reps,omitempty"`
 	Warmup  int  `json:"warmup,omitempty"`
-	Short   int  `json:"short,omitempty"`
 }
 
 type timeReply struct {
 	Reps   int       `json:"reps"`
 	Warmup int       `json:"warmup"`
-	Short  int       `json:"short,omitempty"`
 	Ms     []float64 `json:"ms"`
 }
 

@@ -185,24 +185,22 @@ func (c *server) time(ctx context.Context, req timeReq) (timeReply, error) {
 		return timeReply{}, err
 	}
 	ts := []measure.Transfer{t}
-	tm := measure.Timing{Reps: req.Reps, Warmup: req.Warmup, Short: req.Short}
+	tm := measure.Timing{Reps: req.Reps, Warmup: req.Warmup}
 	switch {
-	case req.Reps < 0 || req.Warmup < 0 || req.Short < 0 || (req.Short > 0 && req.Short >= req.Reps):
-		return timeReply{}, fmt.Errorf("ipc-child: %d repetitions, %d warm-ups and a short window of %d", req.Reps, req.Warmup, req.Short)
+	case req.Reps < 0 || req.Warmup < 0:
+		return timeReply{}, fmt.Errorf("ipc-child: %d repetitions and %d warm-ups", req.Reps, req.Warmup)
 	case req.Reps == 0:
 		longest, err := c.timer.Longest(ctx, ts)
 		if err != nil {
 			return timeReply{}, err
 		}
-		// Steady state as in one process; the parent asks for the samples.
-		tm = measure.SteadyTimingFor(longest, measure.SampleTarget)
-		tm.Few = false
+		tm = measure.TimingFor(longest, measure.SampleTarget)
 	}
 	ms, err := c.timer.Measure(ctx, ts, tm, max(1, req.Samples))
 	if err != nil {
 		return timeReply{}, err
 	}
-	return timeReply{Reps: tm.Reps, Warmup: tm.Warmup, Short: tm.Short, Ms: ms[0]}, nil
+	return timeReply{Reps: tm.Reps, Warmup: tm.Warmup, Ms: ms[0]}, nil
 }
 
 // queue enqueues one sample of a transfer that runs with another process's.

@@ -196,8 +196,7 @@ const (
 	convByCEP2P  = "; copy engine (cuMemcpyPeerAsync)"
 	convBySM     = "; SM copy kernels, one per copy, on the issuing device"
 	convHostK    = " (on host memory the default register-path copy kernel, unless --variant names another)"
-	convSteady   = convFit + "; a figure whose samples' copies take 1 ms or more (128 MiB and more between NVLink peers, 16 MiB and more to or from the host) takes a quarter of the samples asked, at least one per round; copies issued on one device at once (host copies both ways, SM copies sharing a device's SMs, pulls into one device) take plain samples instead, one window of reps_per_sample copies each (elapsed / copies): windows of several such copies moved from round to round on an H200"
-	convFit      = "; steady state: every round first times one copy alone, then each sample a window of reps_per_sample back-to-back copies (at least 4), both between two CUDA events behind the latch; a sample is (window − the one copy) / (reps_per_sample − 1), one copy's time without the fixed start and end cost of a timed window (short_reps_per_sample = 1); where the window holds 20 ms of copies or more (host copies of 512 MiB) no copy alone is timed and a sample is window / reps_per_sample, the window's start and end cost (microseconds) lost in it"
+	convSteady   = "; steady state: every round first times one copy alone, then each sample a window of reps_per_sample back-to-back copies (at least 4), both between two CUDA events behind the latch; a sample is (window − the one copy) / (reps_per_sample − 1), one copy's time without the fixed start and end cost of a timed window (short_reps_per_sample = 1); where the window holds 20 ms of copies or more (host copies of 512 MiB) no copy alone is timed and a sample is window / reps_per_sample, the window's start and end cost (microseconds) lost in it; a figure whose samples' copies take 1 ms or more (128 MiB and more between NVLink peers, 16 MiB and more to or from the host) takes a quarter of the samples asked, at least one per round"
 	convWindow   = "; each sample is one window of reps_per_sample back-to-back copies between two CUDA events (elapsed / copies), after up to four untimed ones where a copy takes under 2 ms: it carries a window's fixed start and end cost divided by reps_per_sample"
 	convChase    = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory"
 	convHostLat  = "ns per dependent load (one thread on the GPU following a random cyclic chain through 2 MiB of pinned, mapped host memory, 128-byte stride, L1 bypassed): host-device latency; each sample is one timed chunk of 512 loads (%globaltimer); src = -1 (host memory holding the chain), dst = the GPU running the thread"
@@ -287,15 +286,15 @@ var catalogue = []TestInfo{
 	{Name: AtomicLatency, Unit: UnitNs, Title: "Atomic latency", Short: "atomic latency", Convention: convAtomLat, Command: CommandAtomic,
 		Doc: "latency of a dependent chain of atomics"},
 
-	{Name: IPCCERead, Unit: UnitGBps, Title: "Across processes: copy engine read (pull)", Short: "IPC CE read", Convention: convRead + convIPC + convIPCCE + convFit, Command: CommandIPC, SameProcess: CERead,
+	{Name: IPCCERead, Unit: UnitGBps, Title: "Across processes: copy engine read (pull)", Short: "IPC CE read", Convention: convRead + convIPC + convIPCCE + convWindow, Command: CommandIPC, SameProcess: CERead,
 		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the destination's process (pull)"},
-	{Name: IPCCEWrite, Unit: UnitGBps, Title: "Across processes: copy engine write (push)", Short: "IPC CE write", Convention: convWrite + convIPC + convIPCCE + convFit, Command: CommandIPC, SameProcess: CEWrite,
+	{Name: IPCCEWrite, Unit: UnitGBps, Title: "Across processes: copy engine write (push)", Short: "IPC CE write", Convention: convWrite + convIPC + convIPCCE + convWindow, Command: CommandIPC, SameProcess: CEWrite,
 		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the source's process (push)"},
 	{Name: IPCCEBidir, Unit: UnitGBps, Title: "Across processes: copy engine, both directions at once", Short: "IPC CE both ways", Convention: convBidir + convIPC + convIPCCE + convIPCBidir + convWindow, Command: CommandIPC, BothWays: true, SameProcess: CEBidir,
 		Doc: "copy engine, both processes at once, started by one latch through an IPC event"},
-	{Name: IPCSMRead, Unit: UnitGBps, Title: "Across processes: SM kernel read (pull)", Short: "IPC SM read", Convention: convRead + convIPC + convFit, Command: CommandIPC, SameProcess: SMRead,
+	{Name: IPCSMRead, Unit: UnitGBps, Title: "Across processes: SM kernel read (pull)", Short: "IPC SM read", Convention: convRead + convIPC + convWindow, Command: CommandIPC, SameProcess: SMRead,
 		Doc: "SM copy kernel in the destination's process reading the mapped peer buffer (pull)"},
-	{Name: IPCSMWrite, Unit: UnitGBps, Title: "Across processes: SM kernel write (push)", Short: "IPC SM write", Convention: convWrite + convIPC + convFit, Command: CommandIPC, SameProcess: SMWrite,
+	{Name: IPCSMWrite, Unit: UnitGBps, Title: "Across processes: SM kernel write (push)", Short: "IPC SM write", Convention: convWrite + convIPC + convWindow, Command: CommandIPC, SameProcess: SMWrite,
 		Doc: "SM copy kernel in the source's process writing the mapped peer buffer (push)"},
 	{Name: IPCSMBidir, Unit: UnitGBps, Title: "Across processes: SM kernels, both directions at once", Short: "IPC SM both ways", Convention: convBidir + convIPC + convIPCBidir + convWindow, Command: CommandIPC, BothWays: true, SameProcess: SMBidir,
 		Doc: "SM copy kernels, both processes at once, started by one latch through an IPC event"},
