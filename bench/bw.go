@@ -426,9 +426,7 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 		}
 	}
 	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.add(measure.Fail(f, err))
-		}
+		e.addResult(err, f)
 		return
 	}
 	f.Verify = results.VerifySkipped

@@ -139,6 +139,19 @@ func (e *Engine) note(format string, args ...any) {
 // add records a figure of the current round.
 func (e *Engine) add(f results.Figure) { e.coll.Add(f, e.round) }
 
+// addResult records figures measured together: as they are, or failed
+// with err; nothing when the run was cancelled.
+func (e *Engine) addResult(err error, figs ...results.Figure) {
+	for _, f := range figs {
+		switch {
+		case err == nil:
+			e.add(f)
+		case !errors.Is(err, context.Canceled):
+			e.add(measure.Fail(f, err))
+		}
+	}
+}
+
 // share is this round's part of n samples.
 func (e *Engine) share(n int) int { return results.SplitSamples(n, e.rounds)[e.round] }
 

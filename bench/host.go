@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -266,11 +265,5 @@ func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
 		f.Samples, err = dv.Chase(host.Device, hostChaseBytes, chunks)
 		return err
 	}()
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.add(measure.Fail(f, err))
-		}
-		return
-	}
-	e.add(f)
+	e.addResult(err, f)
 }

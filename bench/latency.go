@@ -81,13 +81,7 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		f.Samples, err = runner.Chase(buf, ws, chunks)
 		return err
 	}()
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.add(measure.Fail(f, err))
-		}
-		return
-	}
-	e.add(f)
+	e.addResult(err, f)
 }
 
 func (e *Engine) pingPong(ctx context.Context, a, b *measure.Device) {
@@ -127,15 +121,7 @@ func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kerne
 		}
 		return err
 	}()
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.add(measure.Fail(rt, err))
-			e.add(measure.Fail(ow, err))
-		}
-		return
-	}
-	e.add(rt)
-	e.add(ow)
+	e.addResult(err, rt, ow)
 }
 
 // bounce runs one ping-pong of iters round trips between a (initiator) and
