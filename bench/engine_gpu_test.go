@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2pbench/p2pbench/internal/gputest"
+
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -55,7 +56,7 @@ func TestGPUEngineEveryTestVerifies(t *testing.T) {
 // logs the host figures (hardware.md: 55.4 GB/s each way by the copy
 // engine, 51.2 and 52.6 by SM kernels, about 1.19 µs per host load).
 func TestGPUEngineOneDevice(t *testing.T) {
-	drv := openAtLeast(t, 1)
+	drv := gputest.OpenAtLeast(t, 1)
 	run := &results.Run{Schema: results.SchemaVersion, Verify: true}
 	var opt bench.Options
 	for _, info := range results.Catalogue() {
@@ -88,19 +89,4 @@ func TestGPUEngineOneDevice(t *testing.T) {
 }
 
 // openGPUs opens the real driver and skips without two GPUs.
-func openGPUs(t *testing.T) gpu.Driver { return openAtLeast(t, 2) }
-
-// openAtLeast opens the real driver and skips with fewer than n GPUs.
-func openAtLeast(t *testing.T, n int) gpu.Driver {
-	t.Helper()
-	d, err := cuda.Open()
-	if err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	drv := gpu.NewCUDADriver(d)
-	t.Cleanup(func() { drv.Close() })
-	if have, err := drv.DeviceCount(); err != nil || have < n {
-		t.Skipf("%d GPUs needed (%d, %v)", n, have, err)
-	}
-	return drv
-}
+func openGPUs(t *testing.T) gpu.Driver { return gputest.OpenAtLeast(t, 2) }

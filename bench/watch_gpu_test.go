@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2pbench/p2pbench/internal/gputest"
+
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
@@ -72,7 +74,7 @@ func watchedGPURun(t *testing.T, drv gpu.Driver, mon gpu.Monitor, devs []int, al
 // (GPU 1, or GPU 0 on a machine of one): refused by default, and with busy
 // GPUs allowed, every figure touching that GPU marked.
 func TestGPUWatch(t *testing.T) {
-	drv := openAtLeast(t, 1)
+	drv := gputest.OpenAtLeast(t, 1)
 	devs := []int{0}
 	if n, _ := drv.DeviceCount(); n > 1 {
 		devs = []int{0, 1}

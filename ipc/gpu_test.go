@@ -11,35 +11,21 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/gputest"
+
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
 
 // openGPUs opens the real driver and skips without two GPUs.
-func openGPUs(t *testing.T) gpu.Driver { return openAtLeast(t, 2) }
-
-// openAtLeast opens the real driver and skips with fewer than n GPUs.
-func openAtLeast(t *testing.T, n int) gpu.Driver {
-	t.Helper()
-	d, err := cuda.Open()
-	if err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	drv := gpu.NewCUDADriver(d)
-	t.Cleanup(func() { drv.Close() })
-	if have, err := drv.DeviceCount(); err != nil || have < n {
-		t.Skipf("%d GPUs needed (%d, %v)", n, have, err)
-	}
-	return drv
-}
+func openGPUs(t *testing.T) gpu.Driver { return gputest.OpenAtLeast(t, 2) }
 
 // TestGPUIPCOneDevice runs every IPC test with one GPU: two processes share
 // it (the same-GPU baseline), every figure measured and its data verified.
 func TestGPUIPCOneDevice(t *testing.T) {
-	drv := openAtLeast(t, 1)
+	drv := gputest.OpenAtLeast(t, 1)
 	run := &results.Run{Schema: results.SchemaVersion}
 	opt := ipcOptions(t)
 	opt.Devices = []int{0}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/gputest"
+
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -23,7 +25,7 @@ import (
 // H200 (compare's processModes), where VMM handles gave 2072–2097: there
 // VMM may be faster, by up to the modes' 25%, never slower.
 func TestGPUVMMAgainstLegacy(t *testing.T) {
-	drv := openAtLeast(t, 1)
+	drv := gputest.OpenAtLeast(t, 1)
 	opt := ipcOptions(t)
 	if n, _ := drv.DeviceCount(); n < 2 {
 		opt.Devices = []int{0}
