@@ -146,11 +146,12 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	case judgeErr != nil:
 		return judgeErr
 	}
-	if err := figuresFailed(run); err != nil {
+	explained, err := figuresFailed(run)
+	if err != nil {
 		return err
 	}
-	if n := explainedFailures(run); n > 0 {
-		fmt.Fprintf(m.c.App.ErrWriter, "p2pbench: note: %s failed as this machine is known to make them fail (pairs without peer access or native atomics; the notes say which), which is no fault of it\n", figures(n))
+	if explained > 0 {
+		fmt.Fprintf(m.c.App.ErrWriter, "p2pbench: note: %s failed as this machine is known to make them fail (pairs without peer access or native atomics; the notes say which), which is no fault of it\n", figures(explained))
 	}
 	return verdictStatus(m.c, run.Verdict)
 }
@@ -183,36 +184,32 @@ func (m *measuring) print(docs func(*results.Run) []*report.Document) error {
 // (exit status 4), nil for a run whose every figure was measured (and, where
 // verification was on, verified) or failed only as the machine is known to
 // make it fail (results.Run.ExplainedFailure: a pair without peer access, a
-// link without native atomics), unless every figure failed.
-func figuresFailed(run *results.Run) error {
+// link without native atomics), unless every figure failed; with nil it
+// says how many failed that way.
+func figuresFailed(run *results.Run) (explained int, err error) {
 	if len(run.Figures) == 0 {
-		return failedFigures(errors.New("nothing was measured"))
+		return 0, failedFigures(errors.New("nothing was measured"))
 	}
 	failed, bad := 0, 0
-	for _, f := range run.Figures {
+	for i := range run.Figures {
+		f := &run.Figures[i]
 		switch {
 		case f.Error != "":
 			failed++
 		case f.Verify == results.VerifyFailed:
 			bad++
+		default:
+			continue
+		}
+		if run.ExplainedFailure(f) != "" {
+			explained++
 		}
 	}
-	if failed+bad == 0 || (failed+bad < len(run.Figures) && explainedFailures(run) == failed+bad) {
-		return nil
+	if failed+bad == explained && failed+bad < len(run.Figures) {
+		return explained, nil
 	}
-	return failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
+	return 0, failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
 		failed+bad, len(run.Figures), failed, bad))
-}
-
-// explainedFailures counts the failed figures the run explains.
-func explainedFailures(run *results.Run) int {
-	n := 0
-	for i := range run.Figures {
-		if run.ExplainedFailure(&run.Figures[i]) != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // resultsFile is the results file of a run: locked against a second run
