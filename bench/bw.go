@@ -159,6 +159,10 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 		w.End()
 	}
 	out := e.checkFlows(flows, ms, tm)
+	plain, reps := e.methodCheck(ctx, flows[0].fig, ts, tm, ms)
+	for i := range plain {
+		out[i].Check = measure.NewCheck(measure.GBps(flows[i].size, plain[i]), reps)
+	}
 	for _, su := range sums {
 		t := su.fig
 		t.Verify = results.VerifySkipped
@@ -175,6 +179,13 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 		}
 		t.Samples = measure.TotalGBps(sizes, times)
 		t.Params = tm.Record(t.Params)
+		if plain != nil {
+			var pt [][]float64
+			for _, i := range su.flows(len(flows)) {
+				pt = append(pt, plain[i])
+			}
+			t.Check = measure.NewCheck(measure.TotalGBps(sizes, pt), reps)
+		}
 		out = append(out, t)
 	}
 	for i := range out {
@@ -423,6 +434,9 @@ func (e *Engine) timeOne(ctx context.Context, f results.Figure, t measure.Transf
 		if err == nil {
 			f.Samples = measure.GBps(f.Size, ms[0])
 			f.Params = tm.Record(f.Params)
+			if plain, reps := e.methodCheck(ctx, f, ts, tm, ms); plain != nil {
+				f.Check = measure.NewCheck(measure.GBps(f.Size, plain[0]), reps)
+			}
 		}
 	}
 	if err != nil {

@@ -85,6 +85,10 @@ type Engine struct {
 	// the key of its first figure, so that every round's samples are alike.
 	round, rounds int
 	timings       map[string]measure.Timing
+	// checked holds the families whose method check was taken, and
+	// checkWindowMs the length of their plain windows (check.go).
+	checked       map[string]bool
+	checkWindowMs map[string]float64
 	// notes collects problems that do not belong to one figure.
 	notes []string
 	// traffic reads NVLink counters around figures (nil: none).
@@ -95,7 +99,8 @@ type Engine struct {
 func NewEngine(drv gpu.Driver, opt Options) *Engine {
 	opt.SetDefaults()
 	e := &Engine{drv: drv, opt: opt, timer: measure.Timer{LatchTimeout: opt.LatchTimeout}, peers: measure.NewPeers(),
-		seeds: measure.NewSeeds(0x5eed), devs: map[int]*measure.Device{}, rounds: opt.Rounds, timings: map[string]measure.Timing{}}
+		seeds: measure.NewSeeds(0x5eed), devs: map[int]*measure.Device{}, rounds: opt.Rounds, timings: map[string]measure.Timing{},
+		checked: map[string]bool{}, checkWindowMs: map[string]float64{}}
 	e.traffic = measure.NewMeter(opt.Monitor, e.busID, e.note)
 	return e
 }
@@ -239,6 +244,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			return err
 		}
 	}
+	e.judgeChecks()
 	if e.opt.Progress != nil {
 		e.opt.Progress(total, total, "done")
 	}

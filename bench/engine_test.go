@@ -46,7 +46,9 @@ func simRun(t *testing.T, machine string, opt bench.Options, simOpts ...sim.Opti
 		t.Fatal(err)
 	}
 	run.Environment, run.Topology = env, topo
-	err = bench.NewEngine(drv, opt).Run(context.Background(), run)
+	e := bench.NewEngine(drv, opt)
+	err = e.Run(context.Background(), run)
+	run.Notes = append(run.Notes, e.Notes()...)
 	run.End, run.Complete = time.Now(), err == nil
 	return run, err
 }

@@ -213,7 +213,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 					f.Samples, ferr = e.copyLatSamples(ctx, t, issuer, s, d, dst, src, z, samples)
 				}
 				if t == results.LatCopyB2B {
-					f.Params = map[string]string{"copies_per_sample": strconv.Itoa(copyLatB2BCopies)}
+					f.Params = map[string]string{"copies_per_sample": strconv.Itoa(copyLatB2BCopies), results.ParamQueue: results.QueueUnheld}
 				}
 				switch {
 				case errors.Is(ferr, context.Canceled):
@@ -235,11 +235,20 @@ func (e *Engine) copyLatSamples(ctx context.Context, test results.Test, issuer, 
 		return hostCopyLatency(e.drv.HostClock, issuer, s, d, dst, src, size, samples)
 	}
 	tm := measure.Timing{Reps: 1, Warmup: 2}
-	if test == results.LatCopyB2B {
-		tm.Reps = copyLatB2BCopies
-	}
 	op := issuer.PeerCopy(dst, d.Ctx, src, s.Ctx, size)
-	ms, err := e.timer.Measure(ctx, []measure.Transfer{{Dev: issuer, Op: op}}, tm, samples)
+	t := measure.Transfer{Dev: issuer, Op: op}
+	if test == results.LatCopyB2B {
+		// Queued as an application queues them, on a stream nothing holds:
+		// measured on a 2x H100 (tools/probes/holdprobe.cu), 4-byte pulls
+		// queued behind a held stream (a spinning kernel, a wait on its
+		// event, or a stream memory wait) cost 13.3 µs each, the same
+		// pulls queued as issued 6.3-7.2 µs; pushes 2.3-2.6 against 2.9-3.5
+		// (there the host's enqueue rate shows, as it does to an
+		// application).
+		tm.Reps = copyLatB2BCopies
+		t.Unlatched = true
+	}
+	ms, err := e.timer.Measure(ctx, []measure.Transfer{t}, tm, samples)
 	if err != nil {
 		return nil, err
 	}

@@ -326,6 +326,16 @@ const (
 	IPCOpenPeerDevice = "peer_device_context"
 )
 
+// ParamQueue is the param of the back-to-back copy latency (lat_copy_b2b)
+// that says how its copies were queued: QueueUnheld, on a stream nothing
+// holds, as an application queues them. Files before 2026-11-25 have no
+// such param: their copies waited behind a latch kernel, which on an H100
+// doubles the cost of each pull queued behind it.
+const (
+	ParamQueue  = "queue"
+	QueueUnheld = "unheld"
+)
+
 // ParamIPCHandle is the param of IPC figures measured with memory shared
 // through the VMM API instead of cuIpc* handles: IPCHandleVMM for a POSIX
 // file descriptor, IPCHandleFabric for a fabric handle (across the nodes of

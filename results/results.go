@@ -246,6 +246,39 @@ type Figure struct {
 	// just after it was measured: the figure may be lower than the link
 	// allows. A field, not a param, so that it stays out of the figure's key.
 	OtherProcesses []int `json:"other_processes,omitempty"`
+	// Check holds the figure's timing method against a plain long window
+	// of the same transfer (see MethodCheck); nil where none was taken.
+	Check *MethodCheck `json:"method_check,omitempty"`
+}
+
+// MethodCheck is a figure held against a plain long window: the same
+// transfers back to back between two events, tens of milliseconds of them
+// (at most a few hundred repetitions for small transfers), taken in the
+// run's last round right after the figure's own samples. The plain window
+// carries no assumption about start and end costs beyond dividing them
+// over many repetitions, so where the figure's method disagrees with it
+// beyond Tolerance, the plain window stands: the figure's samples become
+// the plain window's (Replaced) and the run says so in its notes.
+type MethodCheck struct {
+	// RepsPerSample is the repetitions of one plain window; Samples its
+	// figures, one per window, in the figure's unit.
+	RepsPerSample int       `json:"reps_per_sample"`
+	Samples       []float64 `json:"samples"`
+	// Median is the plain windows' median; MethodMedian the median the
+	// figure's own method gave in the round the windows were taken in (the
+	// last); Delta = MethodMedian / Median − 1.
+	Median       float64 `json:"median"`
+	MethodMedian float64 `json:"method_median"`
+	Delta        float64 `json:"delta"`
+	// Tolerance is the largest |Delta| that agrees: the largest of 0.5%,
+	// three times the plain windows' own range (over their median), three
+	// times the figure's robust CV (1.4826 × the median absolute deviation
+	// of its samples over their median) and what a plain window's start
+	// and end cost (10 µs) is of its length.
+	Tolerance float64 `json:"tolerance"`
+	Agrees    bool    `json:"agrees"`
+	// Replaced says the figure's samples and stats are the plain windows'.
+	Replaced bool `json:"replaced,omitempty"`
 }
 
 // Stats summarises a figure's samples.

@@ -41,12 +41,23 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 			if direct {
 				o.setup = mm.ceSetupPeer
 				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
+				if c.dev == dd {
+					o.pull = dst.n <= smallPull
+					if d.coldPull[c.dev] > 0 {
+						d.coldPull[c.dev]--
+						o.extra = mm.firstPull
+					}
+				}
 			} else {
+				// Staged through host memory: both devices' copy engines
+				// moved host memory.
+				d.hostCopied[sd], d.hostCopied[dd] = true, true
 				o.setup = mm.ceSetupStaged
 				uses = d.stagedUses(sd, dd)
 				limit = mm.stagedGBps
 			}
 		case sd < 0 || dd < 0:
+			d.hostCopied[c.dev] = true
 			o.setup = mm.ceSetupHost
 			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
 			if pageable {
@@ -71,6 +82,10 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 	}
 	return o
 }
+
+// smallPull is the largest pull whose fixed time follows how it was queued
+// (model.pullSetup, heldPullSetup): the sizes the probe measured.
+const smallPull = 64 << 10
 
 // drainBytes is the size from which a copy pays its whole drain; a smaller
 // one pays its share, so small copies' fixed time stays their setup.

@@ -128,6 +128,20 @@ type model struct {
 	ceDrain, smDrain float64
 	peerSetup        float64 // extra for a kernel whose first access crosses the link
 	latchPoll        float64 // a latch sees its host flag this long after it is written
+	// Pulls (a copy-engine copy issued by the destination) measured on a
+	// 2× H100 NV18 (tools/probes/holdprobe.cu, 2026-11-25): the first pull
+	// a device issues after its peer access was enabled again following a
+	// copy to or from host memory costs firstPull more (0.17 ms at 512 MiB,
+	// 0.1 ms at 4 B); a small pull (≤ smallPull bytes) costs pullSetup when
+	// queued on a stream as it runs, heldPullSetup when it was queued
+	// behind work that had not started (a latch, a wait), 0 where not
+	// modelled.
+	firstPull, pullSetup, heldPullSetup float64
+	// eccPerSecond is how fast a link's corrected-ECC counter (NVLink error
+	// counter 4) rises while its device works, per link, the least and the
+	// most: on the 2× H100, 79–448 per link in 8 s of copying, none while
+	// idle; 0 where not modelled.
+	eccPerSecond [2]float64
 
 	chaseLocalL2   float64 // ns per dependent load, local memory, working set within L2
 	chaseLocalMem  float64 // ... beyond L2
@@ -194,6 +208,11 @@ func nvlinkModel(port float64, engines int) model {
 		// 0.6% by SM loads (374.0 against 376.2).
 		ceDrain: 3000,
 		smDrain: 8000,
+
+		firstPull:     165000,
+		pullSetup:     6500,
+		heldPullSetup: 13300,
+		eccPerSecond:  [2]float64{10, 56},
 
 		chaseLocalL2:   250,
 		chaseLocalMem:  600,

@@ -36,6 +36,10 @@ func (d *Driver) normal(keys ...uint64) float64 {
 	return math.Max(-3, math.Min(3, z))
 }
 
+// unit returns a number in [0, 1) determined by keys alone: a property of
+// the machine (a link's error rate, say), the same whatever the seed.
+func (d *Driver) unit(keys ...uint64) float64 { return unitFloat(hashKeys(0, keys...)) }
+
 // jitter returns a multiplicative factor near 1 with the machine's relative
 // standard deviation (sigma scales it; 1 is the model's default).
 func (d *Driver) jitter(sigma float64, keys ...uint64) float64 {
@@ -50,6 +54,7 @@ const (
 	noiseAtomic
 	noisePing
 	noisePlacement
+	noiseHealth
 )
 
 // placement is the process-level part of a copy's time, as a factor on it:

@@ -86,6 +86,11 @@ func (c *devContext) addPeer(dev int, call string) error {
 		return cuda.NewError(cuda.ErrorTooManyPeers, call)
 	}
 	c.peers[dev] = true
+	// Enabled again after host copies: the next pull pays the cold cost.
+	if c.d.hostCopied[c.dev] {
+		c.d.hostCopied[c.dev] = false
+		c.d.coldPull[c.dev] = c.d.coldPulls
+	}
 	return nil
 }
 

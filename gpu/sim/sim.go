@@ -51,6 +51,16 @@ type Driver struct {
 	version atomic.Int64
 	// load is each device's recent utilisation (0..1), for the Monitor's State.
 	load []float64
+	// busyNs is each device's virtual time with work running (corrected
+	// link errors rise with it, health.go).
+	busyNs []float64
+	// hostCopied says a device's copy engine moved host memory since its
+	// last peer access was enabled; coldPull how many of its next pulls pay
+	// the model's firstPull (copy.go), coldPulls how many do after each
+	// such enabling (1; WithColdPulls).
+	hostCopied []bool
+	coldPull   []int
+	coldPulls  int
 	// health holds the injected health conditions (health.go).
 	health health
 }
@@ -62,6 +72,20 @@ type Option func(*Driver) error
 // the same calls give the same figures.
 func WithSeed(seed int64) Option {
 	return func(d *Driver) error { d.seed = seed; return nil }
+}
+
+// WithColdPulls makes the first n pulls a device issues after its peer
+// access was enabled again following a host copy pay the cold cost the
+// 2× H100 showed for the first one (model.firstPull): a machine where one
+// untimed copy does not absorb it, for the tests of the run's method check.
+func WithColdPulls(n int) Option {
+	return func(d *Driver) error {
+		if n < 0 {
+			return fmt.Errorf("sim: %d cold pulls", n)
+		}
+		d.coldPulls = n
+		return nil
+	}
 }
 
 // WithFault injects a failure (see FaultKind). Several may be given.
@@ -129,6 +153,10 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		memExports:   map[uint64]*allocation{},
 		eventExports: map[uint64]*eventState{},
 		load:         make([]float64, m.n),
+		busyNs:       make([]float64, m.n),
+		hostCopied:   make([]bool, m.n),
+		coldPull:     make([]int, m.n),
+		coldPulls:    1,
 	}
 	d.sched.init(d)
 	d.mem.init(m.n)

@@ -86,6 +86,8 @@ type op struct {
 
 	setup     float64 // fixed time before data moves...
 	floor     float64 // ...of which this much cannot overlap the previous op
+	extra     float64 // fixed time on top that never overlaps (a cold first pull)
+	pull      bool    // a small pull, whose fixed time follows how it was queued
 	drain     float64 // after it ends, an event recorded on its stream waits this long (not the next op)
 	fl        *flow
 	delay     float64
@@ -120,6 +122,7 @@ type stream struct {
 	ready     float64
 	lastStart float64 // start of the latest op that does work (not a record or wait)
 	drained   float64 // an event recorded now completes no earlier: the last op's drain
+	holdEnd   float64 // when the latest hold of the stream (a latch, an event wait) let it go
 	enqueued  uint64
 	completed uint64
 	destroyed bool
@@ -356,6 +359,7 @@ func (s *sched) begin(o *op, at float64) {
 		s.complete(o, at)
 		return
 	case opWait:
+		o.s.holdEnd = at
 		s.complete(o, at)
 		return
 	}
@@ -381,6 +385,16 @@ func (s *sched) begin(o *op, at float64) {
 		hidden := at - math.Max(o.enq, o.s.lastStart)
 		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
 	}
+	if mm := s.d.m.m; o.pull && mm.pullSetup > 0 {
+		// A small pull queued while its stream was held (by a latch or an
+		// event wait: queued before the hold let the stream go) costs
+		// heldPullSetup; one queued as the stream runs, pullSetup.
+		o.setup = mm.pullSetup
+		if o.enq < o.s.holdEnd {
+			o.setup = mm.heldPullSetup
+		}
+	}
+	o.setup += o.extra
 	o.s.lastStart = at
 	s.busy[o.s.ctx.dev]++
 	o.counted = true
@@ -568,8 +582,11 @@ func (s *sched) complete(o *op, t float64) {
 		s.busy[st.ctx.dev]--
 	}
 	st.ready = t
-	if o.kind == opWork {
+	switch o.kind {
+	case opWork:
 		st.drained = t + o.drain
+	case opLatch:
+		st.holdEnd = t
 	}
 	st.queue[0] = nil // the op may hold memory; let it go
 	st.queue = st.queue[1:]
@@ -600,6 +617,7 @@ func (s *sched) accountLoad(dt float64) {
 		target := 0.0
 		if s.busy[i] > 0 {
 			target = 1
+			d.busyNs[i] += dt
 		}
 		d.load[i] += (target - d.load[i]) * k
 	}

@@ -256,6 +256,9 @@ func (c *Collector) Add(f results.Figure, round int) {
 	if g.Traffic == nil {
 		g.Traffic = f.Traffic
 	}
+	if f.Check != nil {
+		g.Check = f.Check
+	}
 	for _, p := range f.OtherProcesses {
 		if !slices.Contains(g.OtherProcesses, p) {
 			g.OtherProcesses = append(g.OtherProcesses, p)

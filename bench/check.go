@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The run's method check (results.MethodCheck): in the last round, the
+// first group of transfers of each family (test, direction, engine) at the
+// plan's transfer size and at the smallest size of the sweep is timed again
+// with plain long windows; after the rounds every checked figure is held
+// against them, and where they disagree the plain windows stand.
+
+// checkFamily is the family of f at its size: what one method check covers.
+func checkFamily(f results.Figure) string {
+	return fmt.Sprintf("%s|%s|%s|%d", f.Test, f.Direction, f.Engine, f.Size)
+}
+
+// checkSizes are the sizes a family is checked at.
+func (e *Engine) checkSizes() []uint64 {
+	out := []uint64{e.opt.Size}
+	if len(e.opt.Sweep) > 0 {
+		out = append(out, slices.Min(e.opt.Sweep))
+	}
+	return out
+}
+
+// methodCheck takes the plain windows of the check of f's family when this is the
+// round and the first group of the family to take them: ts as they were
+// just timed with tm, ms their per-repetition milliseconds; f is the
+// group's first figure. It returns per
+// transfer the milliseconds of one repetition in each plain window, and the
+// repetitions of a window; nil when no check is due or it failed (noted).
+func (e *Engine) methodCheck(ctx context.Context, f results.Figure, ts []measure.Transfer, tm measure.Timing, ms [][]float64) ([][]float64, int) {
+	family := checkFamily(f)
+	if e.round != e.rounds-1 || e.checked[family] || len(ts) == 0 || len(ms) == 0 || !slices.Contains(e.checkSizes(), f.Size) {
+		return nil, 0
+	}
+	longest := 0.0
+	for _, m := range ms {
+		if len(m) > 0 {
+			longest = max(longest, slices.Min(m))
+		}
+	}
+	for _, t := range ts {
+		if t.Unlatched {
+			return nil, 0
+		}
+	}
+	if !measure.Checked(tm, longest) {
+		return nil, 0
+	}
+	e.checked[family] = true
+	ct := measure.CheckTiming(longest)
+	plain, err := e.timer.Plain(ctx, ts, ct, measure.CheckWindows)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.note("method check of %s could not run: %v", family, err)
+		}
+		return nil, 0
+	}
+	e.checkWindowMs[family] = float64(ct.Reps) * longest
+	return plain, ct.Reps
+}
+
+// judgeChecks holds every checked figure of the run against its plain
+// windows, replaces those that disagree and notes them.
+func (e *Engine) judgeChecks() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.run.Figures {
+		f := &e.run.Figures[i]
+		if f.Check == nil {
+			continue
+		}
+		if measure.JudgeCheck(f, e.checkWindowMs[checkFamily(*f)]) {
+			e.notes = append(e.notes, measure.CheckNote(*f))
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// The method check (results.MethodCheck): plain windows of about
+// CheckWindow each, CheckWindows of them, behind one untimed repetition.
+const (
+	CheckWindow  = PlainWindow
+	CheckWindows = 2
+	// checkFloor is the least disagreement that counts; windowCost the
+	// start and end cost of one timed window a plain window carries (a few
+	// µs by the copy engine and SM kernels on an H100 and an H200: 10 µs is
+	// an upper bound), which is what a short plain window of small copies
+	// may read low by.
+	checkFloor = 0.005
+	windowCost = 10 * time.Microsecond
+)
+
+// CheckTiming is the plain timing of a method check for transfers whose
+// longest repetition takes longest milliseconds: about CheckWindow of
+// repetitions, at most maxReps, behind one untimed repetition.
+func CheckTiming(longest float64) Timing {
+	reps := maxReps
+	if longest > 0 {
+		reps = int(math.Ceil(float64(CheckWindow) / float64(time.Millisecond) / longest))
+	}
+	return Timing{Reps: max(minSteadyReps, min(reps, maxReps)), Warmup: 1}
+}
+
+// Checked says whether figures timed with t get a method check: those
+// whose samples are a steady-state fit, or plain windows shorter than a
+// check's, for transfers lasting longest milliseconds.
+func Checked(t Timing, longest float64) bool {
+	return t.Short > 0 || float64(t.Reps)*longest < float64(CheckWindow)/float64(time.Millisecond)
+}
+
+// Plain times the transfers of ts with plain windows of t (CheckTiming),
+// windows of them, and returns per transfer the milliseconds of one
+// repetition in each window.
+func (tm Timer) Plain(ctx context.Context, ts []Transfer, t Timing, windows int) ([][]float64, error) {
+	t.Short = 0
+	return tm.Measure(ctx, ts, t, windows)
+}
+
+// NewCheck starts the method check of a figure from the plain windows'
+// figures (in the figure's unit) and their repetitions.
+func NewCheck(samples []float64, reps int) *results.MethodCheck {
+	return &results.MethodCheck{RepsPerSample: reps, Samples: results.RoundSamples(samples)}
+}
+
+// JudgeCheck holds f (its rounds merged) against its plain windows
+// (f.Check), where both have figures: it fills the check's medians, delta,
+// tolerance and verdict, and where they disagree makes the plain windows
+// f's samples. The plain windows were taken right after f's last round,
+// so that round is what they are held against: rounds differ by what the
+// renewals between them change, a method's error does not. windowMs is the
+// length of one plain window in milliseconds. It returns whether f was
+// replaced.
+func JudgeCheck(f *results.Figure, windowMs float64) bool {
+	c := f.Check
+	if c == nil || len(c.Samples) == 0 || len(f.Samples) == 0 || f.Error != "" {
+		return false
+	}
+	last := f.Samples
+	if n := len(f.Rounds); n > 0 && f.Rounds[n-1] > 0 && f.Rounds[n-1] <= len(f.Samples) {
+		last = f.Samples[len(f.Samples)-f.Rounds[n-1]:]
+	}
+	plain := results.ComputeStats(c.Samples)
+	c.Median = plain.Median
+	c.MethodMedian = results.ComputeStats(last).Median
+	if c.Median <= 0 {
+		return false
+	}
+	c.Delta = c.MethodMedian/c.Median - 1
+	tol := max(checkFloor, 3*(plain.Max-plain.Min)/c.Median, 3*robustCV(f.Samples))
+	if windowMs > 0 {
+		tol = max(tol, float64(windowCost)/float64(time.Millisecond)/windowMs)
+	}
+	c.Tolerance = tol
+	c.Agrees = math.Abs(c.Delta) <= tol
+	if c.Agrees {
+		return false
+	}
+	c.Replaced = true
+	f.Samples = append([]float64(nil), c.Samples...)
+	f.Rounds = nil
+	f.Stats = results.ComputeRoundStats(f.Samples, nil)
+	return true
+}
+
+// CheckNote is the run's note of a figure its method check replaced.
+func CheckNote(f results.Figure) string {
+	c := f.Check
+	return fmt.Sprintf("method check: %s: the figure's own timing gave %.4g %s in its last round, plain windows of %d back-to-back repetitions %.4g (%+.1f%%, beyond the ±%.1f%% the noise allows); the plain windows stand",
+		checkLabel(f), c.MethodMedian, f.Unit, c.RepsPerSample, c.Median, 100*c.Delta, 100*c.Tolerance)
+}
+
+// checkLabel names f in a note: test, direction, part, pair and size.
+func checkLabel(f results.Figure) string {
+	s := string(f.Test)
+	for _, x := range []string{string(f.Direction), string(f.Part)} {
+		if x != "" {
+			s += " " + x
+		}
+	}
+	end := func(d int) string {
+		if d == results.HostDevice {
+			return "host"
+		}
+		return fmt.Sprint(d)
+	}
+	return s + " " + end(f.Src) + "→" + end(f.Dst) + " " + results.FormatBytes(f.Size)
+}
+
+// robustCV is the spread of samples from their median absolute deviation,
+// as a coefficient of variation (1.4826 MAD / median): the figure's own
+// noise, which a method error that shifts most of its rounds does not
+// widen.
+func robustCV(samples []float64) float64 {
+	m := results.ComputeStats(samples).Median
+	if m == 0 {
+		return 0
+	}
+	dev := make([]float64, len(samples))
+	for i, x := range samples {
+		dev[i] = math.Abs(x - m)
+	}
+	return 1.4826 * results.ComputeStats(dev).Median / math.Abs(m)
+}
