@@ -245,6 +245,9 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		}
 	}
 	e.judgeChecks()
+	if n, d := e.traffic.Spent(); n > 0 && e.opt.Trace != nil {
+		e.opt.Trace(fmt.Sprintf("NVLink counter readings, %d of them (within the steps above)", n), d)
+	}
 	if e.opt.Progress != nil {
 		e.opt.Progress(total, total, "done")
 	}

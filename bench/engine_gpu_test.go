@@ -4,6 +4,7 @@ package bench_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,10 @@ func TestGPUEngineEveryTestVerifies(t *testing.T) {
 			t.Errorf("%s %s %s %d→%d %d: rounds %v, want 5", f.Test, f.Engine, f.Part, f.Src, f.Dst, f.Size, f.Rounds)
 		}
 	}
-	if n := eng.Notes(); len(n) > 0 {
-		t.Errorf("notes (renewals that failed?): %q", n)
+	for _, n := range eng.Notes() {
+		if !strings.HasPrefix(n, "plan: ") {
+			t.Errorf("note (a renewal that failed? a method check that disagreed?): %q", n)
+		}
 	}
 }
 

@@ -13,14 +13,6 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Two processes on one GPU share it by time-slicing (without MPS), so every
-// ping-pong round trip waits for a switch: far fewer of them (samples over
-// all rounds, round trips per sample).
-const (
-	sameGPUPingChunks = 10
-	sameGPUPingChunk  = 10
-)
-
 // pairTests runs every selected test on p. Between two devices the
 // copy-engine tests run twice: as every one-GPU-per-process job copies (the
 // peer's buffer opened in the process's own context, cuMemcpyAsync), and
@@ -38,7 +30,9 @@ func (r *parent) pairTests(ctx context.Context, p pair) {
 			}
 			continue
 		case results.IPCLatPingPong:
-			r.pingPong(ctx, p)
+			if !p.sameGPU { // see noteStart
+				r.pingPong(ctx, p)
+			}
 			continue
 		}
 		sm, dir := measure.CopyOf(t)
@@ -85,7 +79,7 @@ func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, d
 	engine := results.EngineCopy
 	var params map[string]string
 	if sm, _ := measure.CopyOf(test); sm {
-		sm := r.opt.SMFor(r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays))
+		sm := r.opt.SMFor(r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays), r.opt.Size)
 		x.SM = &sm
 		engine, params = sm.Engine(), sm.Params()
 	} else {
@@ -239,7 +233,7 @@ func (r *parent) together(ctx context.Context, p pair, lead, follow xfer, tm mea
 		if err != nil {
 			return nil, tm, err
 		}
-		tm = measure.TimingFor(math.Max(m1, m2), measure.SampleTarget)
+		tm = measure.WindowTimingFor(math.Max(m1, m2), measure.SampleTarget)
 	}
 	ms := make([][]float64, 2)
 	for range samples {
@@ -313,9 +307,6 @@ func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
 // kernel in its own process.
 func (r *parent) pingPong(ctx context.Context, p pair) {
 	chunks, chunk := measure.PingChunks, measure.PingChunk
-	if p.sameGPU {
-		chunks, chunk = sameGPUPingChunks, sameGPUPingChunk
-	}
 	if chunks = r.share(chunks); chunks == 0 {
 		return
 	}

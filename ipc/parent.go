@@ -431,6 +431,9 @@ func (r *parent) noteStart() {
 		// rate, one after the other, so a total would count the time twice.
 		r.notes = append(r.notes, "ipc: the same-GPU baseline has no bidirectional figures: without MPS, two processes on one GPU take turns (time-slicing) instead of running at once")
 	}
+	if !r.opt.SkipSameGPU && r.opt.Selected(results.IPCLatPingPong) {
+		r.notes = append(r.notes, "ipc: the same-GPU baseline has no ping-pong: without MPS, two processes on one GPU take turns (time-slicing), so each bounce waits for the other process's time slice (2.19 ms one way on an H100, 2026-11-25): the scheduler's slice, not a latency")
+	}
 }
 
 func (r *parent) childInfos() []childInfo {

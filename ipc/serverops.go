@@ -194,7 +194,7 @@ func (c *server) time(ctx context.Context, req timeReq) (timeReply, error) {
 		if err != nil {
 			return timeReply{}, err
 		}
-		tm = measure.TimingFor(longest, measure.SampleTarget)
+		tm = measure.WindowTimingFor(longest, measure.SampleTarget)
 	}
 	ms, err := c.timer.Measure(ctx, ts, tm, max(1, req.Samples))
 	if err != nil {

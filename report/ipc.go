@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -113,8 +114,13 @@ func ipcComparison(d *Document, run, ref *results.Run) {
 				fmt.Sprintf("%+.1f%%", 100*(v-g.Stats.Median)/g.Stats.Median)})
 		}
 	}
-	if len(t.rows) == 0 && ref == nil {
-		d.para("No figures within one process to compare those across processes with: run `p2pbench all`, or give --reference with a bw or lat results file of this machine.")
+	inProcess := slices.ContainsFunc(run.Figures, func(f results.Figure) bool { return f.Test.Info().SameProcess == "" })
+	switch {
+	case len(t.rows) > 0:
+	case ref == nil && !inProcess:
+		d.para("No figures within one process to compare those across processes with: measure them with `p2pbench all`, or give --reference with a bw or lat results file of this machine.")
+	default:
+		d.para("No figure within one process measures the same transfers as those across processes (test, pair, size and engine).")
 	}
 	d.table(t)
 }

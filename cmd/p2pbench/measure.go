@@ -204,7 +204,20 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	if io.Child, err = ipcChildArgs(m.s); err != nil {
 		return err
 	}
-	io.Progress = func(done, total int, step string) { m.progress(done, total, "ipc: "+step) }
+	trace := os.Getenv("P2PBENCH_TRACE") != ""
+	last, lastStep := time.Now(), "ipc: start (children, mapping)"
+	io.Progress = func(done, total int, step string) {
+		if trace {
+			fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(time.Since(last).Microseconds())/1e3, lastStep)
+			last, lastStep = time.Now(), "ipc: "+step
+		}
+		m.progress(done, total, "ipc: "+step)
+	}
 	m.stopNote = "every child process was stopped"
-	return ipc.Run(m.c.Context, m.s.drv, io, m.run)
+	t0 := time.Now()
+	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
+	if trace {
+		fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  ipc: the whole run across processes\n", float64(time.Since(t0).Microseconds())/1e3)
+	}
+	return err
 }

@@ -47,6 +47,11 @@ type Settings struct {
 	// SM is the SM copy kernel and its grid: a variant of "" is the one best
 	// suited to the devices, a grid of 0 the variant's own (see ResolveSM).
 	SM SMConfig
+	// SMSmall, when its variant is set, is the kernel of transfers below
+	// kernels.LargeCopyBytes: ResolveSM sets it where it chose SM itself
+	// (no variant asked for) and the devices have a faster kernel for
+	// small transfers than for large ones.
+	SMSmall SMConfig
 	// Tuned holds tuned SM configurations per pair and direction (from a
 	// --tune run); pairs not in it use SM.
 	Tuned map[TuneKey]SMConfig
@@ -116,11 +121,12 @@ func (s *Settings) ResolveSM(devs []cuda.DeviceInfo) {
 			}
 		}
 		s.SM.Variant = kernels.CopyVariantFor(cc)
+		if v := kernels.SmallCopyVariantFor(cc); v != s.SM.Variant && s.SM.BlocksPerSM <= 0 && s.SM.BlockSize <= 0 {
+			s.SMSmall = SMConfig{Variant: v}
+			s.SMSmall.BlocksPerSM, s.SMSmall.BlockSize = defaultGrid(v)
+		}
 	}
-	b, t := 2, 512
-	if k, ok := kernels.CopyKernelByVariant(s.SM.Variant); ok {
-		b, t = k.DefaultGrid()
-	}
+	b, t := defaultGrid(s.SM.Variant)
 	if s.SM.BlocksPerSM <= 0 {
 		s.SM.BlocksPerSM = b
 	}
@@ -129,11 +135,24 @@ func (s *Settings) ResolveSM(devs []cuda.DeviceInfo) {
 	}
 }
 
-// SMFor is the SM copy configuration for src → dst in a tuning direction
-// (TuneDirections): the tuned one when there is one, else SM.
-func (s *Settings) SMFor(src, dst int, direction string) SMConfig {
+// defaultGrid is a variant's own grid (2 blocks of 512 threads per SM for
+// one the catalogue does not know).
+func defaultGrid(variant string) (blocksPerSM, blockSize int) {
+	if k, ok := kernels.CopyKernelByVariant(variant); ok {
+		return k.DefaultGrid()
+	}
+	return 2, 512
+}
+
+// SMFor is the SM copy configuration for transfers of size bytes src → dst
+// in a tuning direction (TuneDirections): the tuned one when there is one,
+// else SMSmall below kernels.LargeCopyBytes where it is set, else SM.
+func (s *Settings) SMFor(src, dst int, direction string, size uint64) SMConfig {
 	if c, ok := s.Tuned[TuneKey{src, dst, direction}]; ok {
 		return c
+	}
+	if s.SMSmall.Variant != "" && size < kernels.LargeCopyBytes {
+		return s.SMSmall
 	}
 	return s.SM
 }

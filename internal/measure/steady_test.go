@@ -19,8 +19,10 @@ const steadySize = DefaultSize
 // samples of one copy behind a warm-up (the timing before steady state), the
 // median of steady-state samples (SteadyTimingFor, as the engine calibrates
 // it), and the median of a few long back-to-back windows of refCopies, the
-// reference where a window's fixed cost is spread thinnest.
-type steadyFigures struct{ one, steady, ref float64 }
+// reference where a window's fixed cost is spread thinnest; refRange is
+// the range of the reference windows over their median, the path's own
+// noise over a long window.
+type steadyFigures struct{ one, steady, ref, refRange float64 }
 
 // steadyEffort is how many samples measureSteady takes of each kind: in
 // rounds as a run takes them (a steady-state round fits its samples against
@@ -40,7 +42,7 @@ func measureSteady(t *testing.T, dv *Device, op func(cuda.Stream) error, size ui
 	ctx := context.Background()
 	tm := Timer{}
 	ts := []Transfer{{Dev: dv, Op: op}}
-	median := func(tg Timing, rounds, samples int) float64 {
+	sorted := func(tg Timing, rounds, samples int) []float64 {
 		t.Helper()
 		var g []float64
 		for range rounds {
@@ -51,6 +53,10 @@ func measureSteady(t *testing.T, dv *Device, op func(cuda.Stream) error, size ui
 			g = append(g, GBps(size, ms[0])...)
 		}
 		slices.Sort(g)
+		return g
+	}
+	median := func(tg Timing, rounds, samples int) float64 {
+		g := sorted(tg, rounds, samples)
 		return g[len(g)/2]
 	}
 	longest, err := tm.Longest(ctx, ts)
@@ -61,10 +67,12 @@ func measureSteady(t *testing.T, dv *Device, op func(cuda.Stream) error, size ui
 	f := steadyFigures{
 		one:    median(Timing{Reps: 1, Warmup: 1}, e.rounds, e.samples),
 		steady: median(steady, e.rounds, e.samples),
-		ref:    median(Timing{Reps: refCopies, Warmup: 1}, 1, e.refSamples),
 	}
-	t.Logf("%d reps per sample: one copy %.2f GB/s, steady state %.2f, %d back to back %.2f (steady %+.3f%%, one copy %+.3f%% of it)",
-		steady.Reps, f.one, f.steady, refCopies, f.ref, 100*(f.steady/f.ref-1), 100*(f.one/f.ref-1))
+	refs := sorted(Timing{Reps: refCopies, Warmup: 1}, 1, e.refSamples)
+	f.ref = refs[len(refs)/2]
+	f.refRange = (refs[len(refs)-1] - refs[0]) / f.ref
+	t.Logf("%d reps per sample: one copy %.2f GB/s, steady state %.2f, %d back to back %.2f, range %.3f%% (steady %+.3f%%, one copy %+.3f%% of it)",
+		steady.Reps, f.one, f.steady, refCopies, f.ref, 100*f.refRange, 100*(f.steady/f.ref-1), 100*(f.one/f.ref-1))
 	return f
 }
 

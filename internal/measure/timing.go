@@ -190,6 +190,17 @@ func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	return tm
 }
 
+// WindowTimingFor is the timing of plain windows (no fit) of at least
+// minSteadyReps repetitions lasting about target, as the tests across
+// processes take them: a window of four 512 MiB copies carries a quarter of
+// its start and end cost (a few µs: under 0.1%), where a sample of one copy
+// carried all of it.
+func WindowTimingFor(longest float64, target time.Duration) Timing {
+	tm := SteadyTimingFor(longest, target)
+	tm.Short = 0
+	return tm
+}
+
 // PlainWindow is the window of copies from which a steady-state sample
 // takes no short window: four host copies of 512 MiB (39 ms on PCIe Gen5),
 // where a start and end cost of 10 µs is 0.03% of a copy.

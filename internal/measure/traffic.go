@@ -2,6 +2,7 @@ package measure
 
 import (
 	"sync"
+	"time"
 
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
@@ -24,6 +25,19 @@ type Meter struct {
 	mu     sync.Mutex
 	failed map[int]bool
 	noted  bool
+	// reads and spent count the counter readings and their time.
+	reads int
+	spent time.Duration
+}
+
+// Spent says how many readings the meter took and how long they took.
+func (m *Meter) Spent() (int, time.Duration) {
+	if m == nil {
+		return 0, 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reads, m.spent
 }
 
 // NewMeter returns the meter of mon (nil when mon is nil); bus gives a
@@ -98,6 +112,13 @@ func (m *Meter) read(src, dst int) (out [2]results.LinkCounts, ok bool) {
 	if skip {
 		return out, false
 	}
+	t0 := time.Now()
+	defer func() {
+		m.mu.Lock()
+		m.reads++
+		m.spent += time.Since(t0)
+		m.mu.Unlock()
+	}()
 	for i, dev := range [2]int{src, dst} {
 		c, err := m.mon.Traffic(dev, m.bus(dev))
 		if err != nil {
