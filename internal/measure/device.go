@@ -21,7 +21,7 @@ type Device struct {
 	Info  cuda.DeviceInfo
 	// Send and Recv are the bandwidth buffers, BufBytes each (0: none),
 	// at the round's offset in their allocations (sendBase, recvBase:
-	// BufBytes + PlacementSpare each).
+	// AllocBytes(BufBytes) each).
 	Send, Recv         cuda.DevicePtr
 	BufBytes           uint64
 	sendBase, recvBase cuda.DevicePtr
@@ -77,7 +77,7 @@ func (dv *Device) allocate(bufBytes uint64) error {
 			return fmt.Errorf("device %d: reading free memory: %w", d, err)
 		}
 		// Overflow-safe: neither side can wrap.
-		alloc := bufBytes + PlacementSpare
+		alloc := AllocBytes(bufBytes)
 		if bufBytes > MaxTransferSize || free < bufferMargin || alloc > (free-bufferMargin)/2 {
 			return fmt.Errorf("device %d: transfers of %s need 2 × %s of device memory, but only %s is free; choose a smaller --size/--sizes",
 				d, results.FormatBytes(bufBytes), results.FormatBytes(alloc), results.FormatBytes(free))
@@ -210,9 +210,9 @@ func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 		}
 		dv.scratch, dv.scratchBytes = 0, 0
 	}
-	p, err := dv.Ctx.MemAlloc(n + PlacementSpare)
+	p, err := dv.Ctx.MemAlloc(AllocBytes(n))
 	if err != nil {
-		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(n+PlacementSpare), err)
+		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(AllocBytes(n)), err)
 	}
 	dv.scratch, dv.scratchBytes = p, n
 	return p + cuda.DevicePtr(dv.offset), nil
