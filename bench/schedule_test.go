@@ -7,6 +7,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -132,7 +133,7 @@ func TestInterferenceCheck(t *testing.T) {
 func TestPairsAtOnceCarryTheirLinkTraffic(t *testing.T) {
 	mon := &countingMonitor{reads: map[int]uint64{}, fail: -1}
 	opt := options(results.CEWrite, results.SMBidir)
-	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1, 2, 3}, 2<<20, 3, mon
+	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1, 2, 3}, measure.TrafficMinSize, 3, mon
 	run, err := simRun(t, "dgx-h100", opt)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -47,8 +48,8 @@ func trafficRun(t *testing.T, mon gpu.Monitor) (*results.Run, []string) {
 	}
 	defer drv.Close()
 	opt := options(results.CERead, results.CEBidir, results.SMWrite, results.AllPairs)
-	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1}, 2<<20, 3, mon
-	opt.Sweep = []uint64{4 << 10, 2 << 20}
+	opt.Devices, opt.Size, opt.Samples, opt.Monitor = []int{0, 1}, measure.TrafficMinSize, 3, mon
+	opt.Sweep = []uint64{4 << 10, measure.TrafficMinSize}
 	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, Start: time.Now()}
 	eng := bench.NewEngine(drv, opt)
 	if err := eng.Run(context.Background(), run); err != nil {
@@ -64,7 +65,7 @@ func TestBandwidthFiguresCarryLinkTraffic(t *testing.T) {
 	for _, f := range run.Figures {
 		// all_pairs on two devices is the two directions of one pair.
 		pair := f.Src >= 0 && f.Dst >= 0 && f.Src != f.Dst
-		if pair && f.Size >= 1<<20 {
+		if pair && f.Size >= measure.TrafficMinSize {
 			if f.Traffic == nil || *f.Traffic != want {
 				t.Errorf("%s: traffic %+v, want one step on each device %+v", f.Key(), f.Traffic, want)
 			}
@@ -75,7 +76,7 @@ func TestBandwidthFiguresCarryLinkTraffic(t *testing.T) {
 			t.Errorf("%s: traffic %+v on a figure that should have none (small, or many pairs)", f.Key(), f.Traffic)
 		}
 	}
-	// ce_read and sm_write: 2 pairs each at 2 MiB (matrix and sweep are one
+	// ce_read and sm_write: 2 pairs each at 64 MiB (matrix and sweep are one
 	// size here, measured twice); ce_bidir: 1 pair × 3 parts per direction.
 	if with < 2*2+2*3 {
 		t.Errorf("%d figures with traffic, want at least 10", with)

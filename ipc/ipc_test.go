@@ -582,7 +582,7 @@ func (m *countingMonitor) Traffic(dev int, busID string) (results.LinkCounts, er
 
 func TestIPCFiguresCarryLinkTraffic(t *testing.T) {
 	h := newIPCHarness(t, results.IPCCERead, results.IPCCEBidir)
-	h.opt.Size = 2 << 20
+	h.opt.Size = measure.TrafficMinSize
 	h.opt.Monitor = &countingMonitor{reads: map[int]uint64{}}
 	run, err := h.run(context.Background())
 	if err != nil {

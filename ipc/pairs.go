@@ -154,15 +154,25 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 	if !p.sameGPU && r.round == 0 {
 		win = r.traffic.Begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
 	}
-	key, samples := figs[0].Key(), r.share(r.opt.Samples)
+	// Windows of a millisecond or more take a quarter of the samples, as in
+	// one process (measure.Timing.Samples); the rounds stay as many.
+	key := figs[0].Key()
 	tm, known := r.timings[key]
+	few := r.share(tm.Samples(r.opt.Samples, r.opt.Rounds))
+	if !known {
+		few = r.share(measure.Timing{Few: true}.Samples(r.opt.Samples, r.opt.Rounds))
+	}
+	samples := r.share(r.opt.Samples)
+	if known {
+		samples = few
+	}
 	var ms [][]float64
 	if len(xs) == 1 {
 		var rep timeReply
-		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: samples, Reps: tm.Reps, Warmup: tm.Warmup}, &rep); err != nil {
+		if err := r.call(ctx, p, xs[0].Issuer, opTime, timeReq{X: xs[0], Samples: samples, FewSamples: few, Reps: tm.Reps, Warmup: tm.Warmup}, &rep); err != nil {
 			return err
 		}
-		ms, tm = [][]float64{rep.Ms}, measure.Timing{Reps: rep.Reps, Warmup: rep.Warmup}
+		ms, tm = [][]float64{rep.Ms}, measure.Timing{Reps: rep.Reps, Warmup: rep.Warmup, Few: rep.Few}
 	} else {
 		var err error
 		if ms, tm, err = r.together(ctx, p, xs[0], xs[1], tm, samples); err != nil {
@@ -234,6 +244,7 @@ func (r *parent) together(ctx context.Context, p pair, lead, follow xfer, tm mea
 			return nil, tm, err
 		}
 		tm = measure.WindowTimingFor(math.Max(m1, m2), measure.SampleTarget)
+		samples = r.share(tm.Samples(r.opt.Samples, r.opt.Rounds))
 	}
 	ms := make([][]float64, 2)
 	for range samples {

@@ -267,13 +267,17 @@ type xfer struct {
 type timeReq struct {
 	X       xfer `json:"xfer"`
 	Samples int  `json:"samples"`
-	Reps    int  `json:"reps,omitempty"`
-	Warmup  int  `json:"warmup,omitempty"`
+	// FewSamples, when set, is how many samples to take instead of Samples
+	// when the calibrated timing's windows are long (measure.Timing.Few).
+	FewSamples int `json:"few_samples,omitempty"`
+	Reps       int `json:"reps,omitempty"`
+	Warmup     int `json:"warmup,omitempty"`
 }
 
 type timeReply struct {
 	Reps   int       `json:"reps"`
 	Warmup int       `json:"warmup"`
+	Few    bool      `json:"few,omitempty"`
 	Ms     []float64 `json:"ms"`
 }
 

@@ -196,11 +196,15 @@ func (c *server) time(ctx context.Context, req timeReq) (timeReply, error) {
 		}
 		tm = measure.WindowTimingFor(longest, measure.SampleTarget)
 	}
-	ms, err := c.timer.Measure(ctx, ts, tm, max(1, req.Samples))
+	n := req.Samples
+	if tm.Few && req.FewSamples > 0 {
+		n = req.FewSamples
+	}
+	ms, err := c.timer.Measure(ctx, ts, tm, max(1, n))
 	if err != nil {
 		return timeReply{}, err
 	}
-	return timeReply{Reps: tm.Reps, Warmup: tm.Warmup, Ms: ms[0]}, nil
+	return timeReply{Reps: tm.Reps, Warmup: tm.Warmup, Few: tm.Few, Ms: ms[0]}, nil
 }
 
 // queue enqueues one sample of a transfer that runs with another process's.

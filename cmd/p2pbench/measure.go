@@ -27,11 +27,14 @@ func measureCommand(name, usage string) *cli.Command {
 	if name == "bw" || name == "all" {
 		sizes := ""
 		if name == "all" {
-			sizes = "4B:1GiB"
+			// Every fourth power of two: the curve's shape at half the
+			// time of every power (a run of all on two GPUs spent a quarter
+			// of its time in the sweep, 2026-11-25).
+			sizes = "4B:1GiB:4"
 		}
 		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
 		flags = append(flags,
-			&cli.StringFlag{Name: "sizes", Value: sizes, Usage: "size sweep for CE and SM read/write, e.g. 4B:1GiB (powers of two) or 4KiB,1MiB; \"none\" for no sweep"},
+			&cli.StringFlag{Name: "sizes", Value: sizes, Usage: "size sweep for CE and SM read/write, e.g. 4B:1GiB (powers of two), 4B:1GiB:4 (of four) or 4KiB,1MiB; \"none\" for no sweep"},
 			&cli.BoolFlag{Name: "tune", Usage: "first search SM copy variant and grid per pair and direction; the winners are recorded and used"},
 		)
 	}

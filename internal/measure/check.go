@@ -12,7 +12,7 @@ import (
 // The method check (results.MethodCheck): plain windows of about
 // CheckWindow each, CheckWindows of them, behind one untimed repetition.
 const (
-	CheckWindow  = PlainWindow
+	CheckWindow  = 20 * time.Millisecond
 	CheckWindows = 2
 	// checkFloor is the least disagreement that counts; windowCost the
 	// start and end cost of one timed window a plain window carries (a few
@@ -35,10 +35,10 @@ func CheckTiming(longest float64) Timing {
 }
 
 // Checked says whether figures timed with t get a method check: those
-// whose samples are a steady-state fit, or plain windows shorter than a
-// check's, for transfers lasting longest milliseconds.
+// whose samples are a steady-state fit, or plain windows shorter than
+// PlainWindow, for transfers lasting longest milliseconds.
 func Checked(t Timing, longest float64) bool {
-	return t.Short > 0 || float64(t.Reps)*longest < float64(CheckWindow)/float64(time.Millisecond)
+	return t.Short > 0 || float64(t.Reps)*longest < float64(PlainWindow)/float64(time.Millisecond)
 }
 
 // Plain times the transfers of ts with plain windows of t (CheckTiming),

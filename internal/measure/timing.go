@@ -178,6 +178,13 @@ func TimingFor(longest float64, target time.Duration) Timing {
 // plain sample of one behind a warm-up was.
 func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	tm := TimingFor(longest, target)
+	if plain := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond)); plain >= PlainWindow {
+		// The window the target asks for is long enough already: a plain
+		// window of it (host copies of 512 MiB: two, 19 ms).
+		tm.Warmup = 0
+		tm.Few = plain >= LongSample
+		return tm
+	}
 	tm.Reps = min(max(tm.Reps+1, minSteadyReps), maxReps)
 	window := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond))
 	if window < PlainWindow {
@@ -202,9 +209,9 @@ func WindowTimingFor(longest float64, target time.Duration) Timing {
 }
 
 // PlainWindow is the window of copies from which a steady-state sample
-// takes no short window: four host copies of 512 MiB (39 ms on PCIe Gen5),
-// where a start and end cost of 10 µs is 0.03% of a copy.
-const PlainWindow = 20 * time.Millisecond
+// takes no short window: two host copies of 512 MiB (19 ms on PCIe Gen5),
+// where a start and end cost of 10 µs is 0.05% of a copy.
+const PlainWindow = 10 * time.Millisecond
 
 // LongSample is the time of a sample's repetitions from which a figure
 // takes a quarter of its samples (Samples): copies of 128 MiB and more
