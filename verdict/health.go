@@ -183,7 +183,7 @@ func (h *health) counterItem(dev int, c results.LinkCounter) (results.CheckItem,
 			Message: fmt.Sprintf("%d %s errors %s during the run: %s fails any replay or recovery error (DCGM_FR_NVLINK_ERROR_CRITICAL); nvidia-smi nvlink -e shows them",
 				total, name, where, dcgmPolicy)}, true
 	}
-	window := fmt.Sprintf("in %.1f s", h.seconds)
+	window := fmt.Sprintf("in %.3g s", h.seconds)
 	if h.seconds <= 0 {
 		return results.CheckItem{Status: results.StatusWarn, Subject: subject,
 			Message: fmt.Sprintf("%d %s errors %s during a run of unknown duration: %s warns of any and fails at %.0f a second, which cannot be told here",

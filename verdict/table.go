@@ -97,7 +97,7 @@ type path struct {
 func (p path) String() string {
 	switch p.kind {
 	case pathNVLink:
-		return fmt.Sprintf("NVLink %d ×%d", p.version, p.links)
+		return fmt.Sprintf("NVLink %s ×%d", versionName(p.version), p.links)
 	case pathHost:
 		return fmt.Sprintf("host ↔ GPU, PCIe Gen%d x%d", p.gen, p.width)
 	case pathStaged:

@@ -85,6 +85,13 @@ type Options struct {
 	// everything on every pair, but latency and atomics beyond 8 GPUs.
 	Representatives int
 	PeersPerDevice  int
+	// Health adds the health readings of a healthy machine, as p2pbench
+	// all takes them: before the first test and after the last (every
+	// NVLink of the topology active, its error counters unchanged; ECC
+	// counts and row remapping clean) and between tests (clocks steady,
+	// only idling). Without it the run has none, as an import or an old
+	// file does.
+	Health bool
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -288,6 +295,9 @@ func New(o Options) *results.Run {
 	}
 	g.header()
 	g.topology()
+	if o.Health {
+		g.health()
+	}
 	// Each part of the run is made when it has a test the options want.
 	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
 		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
@@ -428,6 +438,38 @@ func (g *gen) topology() {
 		cc("enable_self", "cuCtxEnablePeerAccess(own context)", "CUDA_ERROR_INVALID_CONTEXT", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "this driver answers PEER_ACCESS_UNSUPPORTED where the documentation says INVALID_CONTEXT"),
 	}
 	g.run.Topology = t
+}
+
+// health adds a healthy machine's readings (Options.Health): the same
+// counters before and after the run, every link active.
+func (g *gen) health() {
+	env := &g.run.Environment
+	links := map[int][]results.Link{}
+	for _, dl := range g.run.Topology.Links {
+		links[dl.Device] = dl.Links
+	}
+	for i := range env.Devices {
+		h := results.Health{Device: i,
+			ECC:          map[results.ECCCounter]uint64{results.ECCVolatileCorrected: 0, results.ECCVolatileUncorrected: 0, results.ECCAggregateCorrected: 0, results.ECCAggregateUncorrected: 0},
+			RemappedRows: &results.RemappedRows{}}
+		for _, l := range links[i] {
+			h.Links = append(h.Links, results.LinkHealth{Link: l.Link, Active: true, SpeedGBps: l.SpeedGBps,
+				Errors: map[results.LinkCounter]uint64{results.LinkReplay: 0, results.LinkRecovery: 0, results.LinkCRCFlit: 0,
+					results.LinkCRCData: uint64(g.rng.IntN(50)), results.LinkECCData: uint64(g.rng.IntN(500))}})
+		}
+		env.HealthBefore = append(env.HealthBefore, h)
+		after := h
+		after.Links = nil
+		for _, l := range h.Links {
+			l.Errors = maps.Clone(l.Errors)
+			after.Links = append(after.Links, l)
+		}
+		after.ECC = maps.Clone(h.ECC)
+		after.RemappedRows = &results.RemappedRows{}
+		env.HealthAfter = append(env.HealthAfter, after)
+		env.DuringRun = append(env.DuringRun, results.DeviceWatch{Device: i, Readings: 40,
+			Throttle: map[results.ThrottleReason]int{results.ThrottleIdle: 40}, SMClockMinMHz: 1980, SMClockMaxMHz: 1980})
+	}
 }
 
 // samples draws n values around median with the given coefficient of
