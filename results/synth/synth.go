@@ -151,6 +151,7 @@ type machine struct {
 	name     string
 	gpu      results.Device
 	perLink  float64 // GB/s per NVLink per direction
+	nvlink   int     // the NVLink version
 	links    func(s, d int) int
 	rank     func(s, d int) int
 	pcieGBps float64 // host link and PCIe peer paths
@@ -167,6 +168,7 @@ func newMachine(o Options) machine {
 			gpu: results.Device{Name: "NVIDIA H200", ComputeCapability: "9.0", SMCount: 132,
 				MemoryBytes: 143771 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
 			perLink:   25,
+			nvlink:    4,
 			links:     func(s, d int) int { return 18 },
 			rank:      func(s, d int) int { return 0 },
 			pcieGBps:  55,
@@ -179,6 +181,7 @@ func newMachine(o Options) machine {
 			gpu: results.Device{Name: "NVIDIA H100 NVL", ComputeCapability: "9.0", SMCount: 132,
 				MemoryBytes: 95830 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
 			perLink: 25,
+			nvlink:  4,
 			links: func(s, d int) int {
 				if s/2 == d/2 {
 					return 12 // an NVLink bridge
@@ -203,6 +206,7 @@ func newMachine(o Options) machine {
 			gpu: results.Device{Name: "NVIDIA GB200", ComputeCapability: "10.0", SMCount: 148,
 				MemoryBytes: 189471 << 20, UnifiedAddressing: true, AsyncEngines: 4, L2CacheBytes: 126 << 20},
 			perLink:   50,
+			nvlink:    5,
 			links:     func(s, d int) int { return 18 },
 			rank:      func(s, d int) int { return 0 },
 			pcieGBps:  60,
@@ -415,7 +419,7 @@ func (g *gen) topology() {
 		switch g.o.Layout {
 		case NVSwitch:
 			for l := 0; l < 18; l++ {
-				dl.Links = append(dl.Links, results.Link{Link: l, Active: true, RemoteBus: fmt.Sprintf("00000000:%02X:00.0", 0xc0+l%6), RemoteDev: -1, SpeedGBps: g.m.perLink})
+				dl.Links = append(dl.Links, results.Link{Link: l, Active: true, RemoteBus: fmt.Sprintf("00000000:%02X:00.0", 0xc0+l%6), RemoteDev: -1, SpeedGBps: g.m.perLink, Version: g.m.nvlink, PayloadGBps: g.m.perLink})
 			}
 		default:
 			for d := 0; d < n; d++ {
@@ -423,7 +427,7 @@ func (g *gen) topology() {
 					continue
 				}
 				for l := 0; l < g.m.links(i, d); l++ {
-					dl.Links = append(dl.Links, results.Link{Link: len(dl.Links), Active: true, RemoteBus: g.run.Environment.Devices[d].PCIBusID, RemoteDev: d, SpeedGBps: g.m.perLink})
+					dl.Links = append(dl.Links, results.Link{Link: len(dl.Links), Active: true, RemoteBus: g.run.Environment.Devices[d].PCIBusID, RemoteDev: d, SpeedGBps: g.m.perLink, Version: g.m.nvlink, PayloadGBps: g.m.perLink})
 				}
 			}
 		}
