@@ -64,7 +64,7 @@ var sources = []source{
 		gpus:  []string{"GPU-f0a58175-aeab-e0d1-b3ba-47249f505a20"},
 		files: []string{"h100x1/2026-11-23/all1.json", "h100x1/2026-11-23/all2.json"}},
 	{id: "hgx-h100-p2p", machine: "hgx-h100-nccl1264",
-		what: "CUDA samples' p2pBandwidthLatencyTest on an 8× H100 SXM HGX (NVSwitch), 40 MB copies (cudaMemcpyPeerAsync, issued by the source), published in github.com/NVIDIA/nccl/issues/1264 (2024-04): one way 371–377 GB/s, both ways 739–773 total, without peer access 36.3–38.1"},
+		what: "CUDA samples' p2pBandwidthLatencyTest on an 8× H100 SXM HGX (NVSwitch), 40 MB copies through cudaMemcpyPeerAsync, published in github.com/NVIDIA/nccl/issues/1264 (2024-04): the one-way matrix with peer access, \"P2P Writes\" (its first row as quoted, 6 pairs: 371.0–376.8 GB/s), and without peer access, staged through the host (all 56 pairs: 36.27–38.05); its both-ways matrix (739–773 total) is not used, as it does not say which side issued the copies"},
 	{id: "rtx4090-nvbw", machine: "rtx4090-nvbw15",
 		what: "NVIDIA nvbandwidth v0.2 on 8× RTX 4090 (PCIe Gen4 x16), host copies through the copy engine, published in github.com/NVIDIA/nvbandwidth/issues/15 (2024-01): host→device 23.90–26.38, device→host 26.25–27.11 GB/s over the 8 GPUs"},
 }
@@ -149,9 +149,9 @@ var (
 // per kind.
 var table = []entry{
 	{nv4x18, copyKind{results.CERead, ""}, []measured{{"h200x2", 393.1, 393.1, 393.1}, {"h200x2-nvbw", 393.8, 393.8, 393.8}}},
-	{nv4x18, copyKind{results.CEWrite, ""}, []measured{{"h200x2", 395.3, 395.3, 395.6}, {"h200x2-nvbw", 396.5, 396.5, 396.5}, {"hgx-h100-p2p", 376, 371, 377}}},
+	{nv4x18, copyKind{results.CEWrite, ""}, []measured{{"h200x2", 395.3, 395.3, 395.6}, {"h200x2-nvbw", 396.5, 396.5, 396.5}, {"hgx-h100-p2p", 376.3, 371.0, 376.8}}},
 	{nv4x18, copyKind{results.CEBidir, results.DirRead}, []measured{{"h200x2", 775.3, 775.2, 775.7}, {"h200x2-nvbw", 778.7, 778.7, 778.7}}},
-	{nv4x18, copyKind{results.CEBidir, results.DirWrite}, []measured{{"h200x2", 781.5, 781.3, 781.8}, {"h200x2-nvbw", 783.6, 783.6, 783.6}, {"hgx-h100-p2p", 742, 739, 773}}},
+	{nv4x18, copyKind{results.CEBidir, results.DirWrite}, []measured{{"h200x2", 781.5, 781.3, 781.8}, {"h200x2-nvbw", 783.6, 783.6, 783.6}}},
 	{nv4x18, copyKind{results.SMRead, ""}, []measured{{"h200x2", 373.7, 373.3, 373.9}, {"h200x2-nvbw", 376.2, 376.2, 376.2}}},
 	{nv4x18, copyKind{results.SMWrite, ""}, []measured{{"h200x2", 372.1, 372.0, 372.1}, {"h200x2-nvbw", 372, 372, 372}}},
 	{nv4x18, copyKind{results.SMBidir, results.DirRead}, []measured{{"h200x2", 673.1, 672.9, 673.2}, {"h200x2-nvbw", 676.9, 676.9, 676.9}}},
@@ -161,7 +161,7 @@ var table = []entry{
 	{gen5Host, copyKind{results.D2H, ""}, []measured{{"h200x2", 55.4, 55.3, 55.4}, {"h200x1-a", 55.3, 55.3, 55.4}, {"h200x1-b", 55.4, 55.4, 55.4}, {"h200x1-c", 55.3, 55.3, 55.3}, {"h100x1", 55.1, 55.1, 55.2}}},
 	{gen4Host, copyKind{results.H2D, ""}, []measured{{"rtx4090-nvbw", 26.19, 23.90, 26.38}}},
 	{gen4Host, copyKind{results.D2H, ""}, []measured{{"rtx4090-nvbw", 26.80, 26.25, 27.11}}},
-	{gen5Stag, copyKind{results.NoP2PCopy, ""}, []measured{{"h200x2", 38.4, 38.4, 38.5}, {"hgx-h100-p2p", 37.2, 36.3, 38.1}}},
+	{gen5Stag, copyKind{results.NoP2PCopy, ""}, []measured{{"h200x2", 38.4, 38.4, 38.5}, {"hgx-h100-p2p", 37.2, 36.27, 38.05}}},
 
 	{path{kind: pathLocal, gpu: "NVIDIA H200"}, copyKind{results.LocalCopy, ""}, []measured{{"h200x2", 2100.8, 2098.1, 2102.2}, {"h200x1-a", 2107.2, 2106.7, 2107.6}, {"h200x1-b", 2104.7, 2103.9, 2105.6}, {"h200x1-c", 2093.0, 2091.7, 2093.3}}},
 	{path{kind: pathLocal, gpu: "NVIDIA H100 80GB HBM3"}, copyKind{results.LocalCopy, ""}, []measured{{"h100x1", 1495.9, 1495.1, 1496.7}}},
@@ -307,8 +307,11 @@ func TableMarkdown() string {
 			}
 			vs = append(vs, s)
 		}
-		if x.machines == 1 {
+		switch {
+		case len(x.values) == 1:
 			vs = append(vs, "**one source only**")
+		case x.machines == 1:
+			vs = append(vs, "**one machine only**")
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% | %s | %s |\n", e.path, e.kind, strings.Join(vs, "; "), fmtValue(x.typical),
 			100*x.spread, fmtValue(x.typical*(1-x.warn)), fmtValue(x.typical*(1-x.fail)))
