@@ -238,7 +238,7 @@ func notJudged(name string, v *results.Verdict) string {
 		return "no bandwidth figure that the expectations cover"
 	case "latency":
 		if v.Expectations.Kind == results.ExpectModel {
-			return "the model has no expectation for latency or atomics: give --expect or --baseline to judge them"
+			return "the expectation table has none for latency or atomics: give --expect or --baseline to judge them"
 		}
 		return "no latency or atomic figure that the expectations cover"
 	case "measurements":
