@@ -19,7 +19,7 @@ const maxPairRows = 12
 // run's verdict, see verdictPage), then the details: the system and its
 // environment, the topology and driver attributes, headline bandwidth
 // against the links' theoretical limits, what the NVLink counters saw, the
-// verdict in detail, the findings of the automatic checks and every figure
+// verdict in detail, everything the verdict's checks found and every figure
 // of package plot; then, as an appendix, how the figures are computed.
 func Report(run *results.Run) *Document {
 	host := run.Host
