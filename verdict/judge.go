@@ -26,16 +26,15 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 		return nil, err
 	}
 	v := &results.Verdict{Status: results.StatusPass}
-	figs := map[string]*results.Figure{}
+	// The figures in one process (and every figure that failed), then those
+	// across processes, held to their twins in one process.
 	byKey := map[string]results.FigureVerdict{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		if f.Test.Info().SameProcess != "" && !f.Failed() {
-			continue // across processes: held to their twins below
+			continue
 		}
 		if fv, ok := judgeFigure(run, f, judge); ok {
-			v.Figures = append(v.Figures, fv)
-			figs[fv.Key] = f
 			byKey[fv.Key] = fv
 		}
 	}
@@ -46,8 +45,8 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	for _, fv := range ipcFigures {
 		byKey[fv.Key] = fv
 	}
-	// The figures in the run's order.
-	v.Figures = v.Figures[:0]
+	// The verdicts in the run's order.
+	figs := map[string]*results.Figure{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		if fv, ok := byKey[f.Key()]; ok {

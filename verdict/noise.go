@@ -68,7 +68,7 @@ func noiseItems(run *results.Run, judged map[string]bool, h *health, c *clocks) 
 			return "the figures' NVLinks replayed or retrained during the run (see the links check)"
 		}
 		if why := knownModes[f.Test]; disagree && why != "" {
-			return "known modes of " + string(f.Test) + ": " + why
+			return "known modes: " + why
 		}
 		return ""
 	}
@@ -103,7 +103,13 @@ func noiseItems(run *results.Run, judged map[string]bool, h *health, c *clocks) 
 		}
 		st := results.StatusNote
 		if strings.HasPrefix(cause, "known modes") {
-			items = append(items, results.CheckItem{Status: st, Subject: string(ns[0].f.Test),
+			var tests []string
+			for _, n := range ns {
+				if t := string(n.f.Test); !slices.Contains(tests, t) {
+					tests = append(tests, t)
+				}
+			}
+			items = append(items, results.CheckItem{Status: st, Subject: strings.Join(tests, ", "),
 				Message: fmt.Sprintf("the rounds of %d figure%s fall in groups more than %.0f%% apart (%s): %s", len(ns), plural(len(ns)), 100*DisagreeFraction, worstRounds(ns), cause)})
 			continue
 		}

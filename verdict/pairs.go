@@ -160,7 +160,7 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		if t.deficit >= SlowPairFraction {
 			st = results.StatusFail
 		}
-		msg := fmt.Sprintf("%s: %s GB/s, %.1f%% below the median of the other pairs of its class (%s, %d pairs) %s GB/s; %.1f σ out, significant over the run's %d comparisons (Holm, family-wise %.0f%%)",
+		msg := fmt.Sprintf("%s: %s GB/s, %.1f%% below the median of its class (%s, %d pairs) %s GB/s; %.1f σ out, significant over the run's %d comparisons (Holm, family-wise %.0f%%)",
 			results.FigureName(f), fmtValue(t.m.v), 100*t.deficit, t.class, t.peers, fmtValue(t.ref), t.z, comparisons, 100*pairAlpha)
 		if n := count[k]; n > 1 {
 			msg += fmt.Sprintf("; %d more of its figures are low too", n-1)
