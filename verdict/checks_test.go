@@ -129,6 +129,12 @@ func TestNotReadIsNotJudged(t *testing.T) {
 	if c := check(v, "links"); !strings.Contains(c.Summary, "not read") {
 		t.Errorf("links: %q", c.Summary)
 	}
+	// One GPU of two read: the links are not judged.
+	half := healthy(time.Minute)
+	half.Environment.HealthAfter = half.Environment.HealthAfter[:1]
+	if c := check(judge(t, half, verdict.Model(half)), "links"); c.Status != results.StatusNotJudged || !strings.Contains(c.Summary, "the counters of GPU 1 not read") {
+		t.Errorf("half read: %+v", c)
+	}
 	if v.Status != results.StatusPass || check(v, "bandwidth").Status != results.StatusPass {
 		t.Errorf("its bandwidth judged: %s", v.Status)
 	}

@@ -250,9 +250,13 @@ func (h *health) linksSummary() (string, bool) {
 	var parts []string
 	judged := true
 	nvlinks := 0
+	var unread []string // GPUs with NVLinks whose counters were not read
 	if t := h.run.Topology; t != nil {
 		for _, dl := range t.Links {
 			nvlinks += len(dl.Links)
+			if len(dl.Links) > 0 && !h.read[dl.Device] {
+				unread = append(unread, fmt.Sprint(dl.Device))
+			}
 		}
 	}
 	switch {
@@ -265,6 +269,10 @@ func (h *health) linksSummary() (string, bool) {
 	default:
 		parts, judged = append(parts, "NVLinks and their counters not read (the run has no health readings)"), false
 	}
+	if len(unread) > 0 && h.links > 0 {
+		// Some GPUs read, some not: what was not read is not judged.
+		parts, judged = append(parts, fmt.Sprintf("the counters of GPU %s not read, so the links are not judged", strings.Join(unread, ", "))), false
+	}
 	pcie := 0
 	for _, d := range h.run.Environment.Devices {
 		if d.PCIe != nil && d.PCIe.Width > 0 && d.PCIe.MaxWidth > 0 {
@@ -273,7 +281,7 @@ func (h *health) linksSummary() (string, bool) {
 	}
 	if pcie > 0 {
 		parts = append(parts, fmt.Sprintf("the PCIe links of %d GPU%s at their full width", pcie, plural(pcie)))
-		judged = judged || len(h.read) > 0
+		judged = judged || len(h.read) > 0 && len(unread) == 0
 	}
 	return strings.Join(parts, "; "), judged
 }
