@@ -115,6 +115,7 @@ func ipcItems(all []ipcCompared) []results.CheckItem {
 		open        string
 		handle      string
 		size        uint64
+		params      string // the twin's identity (measure, working set …)
 		st          results.Status
 		explanation bool
 	}
@@ -124,7 +125,7 @@ func ipcItems(all []ipcCompared) []results.CheckItem {
 		if c.st == results.StatusPass {
 			continue
 		}
-		k := key{c.f.Test, c.f.Direction, c.f.Params[results.ParamIPCOpen], c.f.Params[results.ParamIPCHandle], c.f.Size, c.st, c.explained}
+		k := key{c.f.Test, c.f.Direction, c.f.Params[results.ParamIPCOpen], c.f.Params[results.ParamIPCHandle], c.f.Size, c.g.IdentityParams(), c.st, c.explained}
 		if groups[k] == nil {
 			order = append(order, k)
 		}
@@ -151,6 +152,11 @@ func ipcItems(all []ipcCompared) []results.CheckItem {
 		what := string(f.Test)
 		if f.Direction != "" {
 			what += " " + string(f.Direction)
+		}
+		for _, p := range []string{"measure", "working_set"} {
+			if v := f.Params[p]; v != "" {
+				what += " " + p + "=" + v
+			}
 		}
 		msg := fmt.Sprintf("%s, %s (%s): across processes %s %s%s against %s in one process, %s%% worse, beyond the noise (%.0f%% or more)",
 			results.FormatBytes(f.Size), arrangement(f), strings.Join(pairs, ", "), span(ipcDir), f.Unit, per, span(oneDir), spanPct(worse), 100*minOf(cs))
