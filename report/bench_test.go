@@ -8,6 +8,7 @@ import (
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // write72 writes a synthetic 72-GPU run with a size sweep on every pair
@@ -50,9 +51,11 @@ func BenchmarkReport72(b *testing.B) {
 			}
 		}
 	})
-	b.Run("findings", func(b *testing.B) {
+	b.Run("judge", func(b *testing.B) {
 		for b.Loop() {
-			report.Findings(run)
+			if _, err := verdict.Judge(run, verdict.Model(run)); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -8,21 +8,22 @@
 //     run's verdict: PASS, WARN or FAIL in large, one line per check, the
 //     headline matrix against expectation, what failed and what to do
 //     next; verdict.go), then system, topology, headline bandwidth against
-//     the links, the NVLink counters, the verdict in detail, the findings
-//     of the automatic checks and every figure of package plot;
+//     the links, the NVLink counters, the verdict in detail, everything
+//     the verdict's checks found and every figure of package plot;
 //   - Verdict: the report's first page alone, for p2pbench check;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
 //   - Summary: the one screen that ends all and show.
 //
-// The rules that judge figures are written here once: Headlines (figures
-// against the links' limits) and Findings (the automatic checks: problems,
-// warnings, and notes of behaviour known and explained), which package
-// verdict turns into a verdict. A simulated run says SIMULATED at the top
-// of every document.
+// The report judges nothing: package verdict owns every rule, and the
+// report renders the run's verdict (results.Verdict: its checks, items and
+// figure verdicts) as it is. Headlines only picks the figures a buyer
+// holds against the links' limits, for the tables. A simulated run says
+// SIMULATED at the top of every document.
 //
-// The package reads results only, and draws through plot: it never imports
-// cuda, gpu, bench or ipc.
+// The package reads results (and the verdict's exported thresholds and
+// helpers), and draws through plot: it never imports cuda, gpu, bench or
+// ipc.
 package report
 
 import (
@@ -34,9 +35,9 @@ import (
 
 // Document is a document about one run, ready to render.
 type Document struct {
-	// Findings are what the automatic checks found, where the document
+	// Findings are what the verdict's checks found, where the document
 	// shows them (Report), so that a caller that also prints them need not
-	// check the run again.
+	// look through the verdict again.
 	Findings []Finding
 	// footer is on every page of a PDF.
 	footer string

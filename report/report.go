@@ -19,7 +19,7 @@ const maxPairRows = 12
 // run's verdict, see verdictPage), then the details: the system and its
 // environment, the topology and driver attributes, headline bandwidth
 // against the links' theoretical limits, what the NVLink counters saw, the
-// verdict in detail, the findings of the automatic checks and every figure
+// verdict in detail, everything the verdict's checks found and every figure
 // of package plot; then, as an appendix, how the figures are computed.
 func Report(run *results.Run) *Document {
 	host := run.Host
@@ -31,17 +31,15 @@ func Report(run *results.Run) *Document {
 	// independently: on a run of hundreds of thousands of figures they are
 	// worth every processor.
 	var (
-		findings  []Finding
 		headlines []Headline
 		figs      []plot.Figure
 		wg        sync.WaitGroup
 	)
-	wg.Add(3)
-	go func() { defer wg.Done(); findings = Findings(run) }()
+	wg.Add(2)
 	go func() { defer wg.Done(); headlines = Headlines(run) }()
 	go func() { defer wg.Done(); figs = plot.Figures(run) }()
 	wg.Wait()
-	d.Findings = findings
+	d.Findings = findingsOf(run.Verdict)
 	verdictPage(d, run, headlines)
 	systemSection(d, run)
 	topologySection(d, run)
@@ -50,7 +48,7 @@ func Report(run *results.Run) *Document {
 		wireSection(d, run, headlines[0].Size)
 	}
 	verdictDetails(d, run)
-	findingsSection(d, findings)
+	findingsSection(d, run, d.Findings)
 	if len(figs) > 0 {
 		d.section("Figures")
 		for _, f := range figs {
@@ -341,18 +339,50 @@ func pctText(p float64) string {
 	return fmt.Sprintf("%.1f%%", p)
 }
 
-func findingsSection(d *Document, findings []Finding) {
+// findingsOf lists what the verdict's checks found (failures first, then
+// warnings, then notes), each as "check: subject: message"; none without a
+// verdict.
+func findingsOf(v *results.Verdict) []Finding {
+	if v == nil {
+		return nil
+	}
+	var out []Finding
+	for _, c := range v.Checks {
+		for _, it := range c.Items {
+			out = append(out, Finding{Check: c.Name, CheckItem: it})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
+	return out
+}
+
+// Finding is one item of a verdict's checks, with the check it belongs to.
+type Finding struct {
+	Check string
+	results.CheckItem
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s: %s: %s: %s", f.Status.Label(), f.Check, f.Subject, f.Message)
+}
+
+// findingsSection lists every item of the verdict's checks: the report
+// renders what the verdict decided and judges nothing itself.
+func findingsSection(d *Document, run *results.Run, findings []Finding) {
 	d.section("Findings")
-	if len(findings) == 0 {
-		d.para("The automatic checks found nothing to report.")
+	if run.Verdict == nil {
+		d.para("The run has no verdict: nothing was checked.")
 		return
 	}
-	d.para("Automatic checks (a problem fails the verdict, a warning warns, a note is behaviour known and explained): failed or unverified figures; pairs %.0f%% or more below the median of pairs of the same performance rank (transfers of %s or more); IPC figures more than %.0f%% worse than in one process; SM clocks moving more than %.0f%% or temperatures rising more than %d °C during the run; large-transfer (%s or more) figures with a coefficient of variation above %.0f%%; driver behaviour that differs from its documentation.",
-		100*SlowPairFraction, results.FormatBytes(slowPairMinSize), 100*IPCSlowerFraction, 100*ClockChangeFraction, TemperatureRiseC,
-		results.FormatBytes(LargeTransfer), 100*NoisyCV)
-	t := &table{header: []string{"severity", "check", "subject", "finding"}, align: "llll"}
+	if len(findings) == 0 {
+		d.para("The verdict's checks found nothing to report.")
+		return
+	}
+	d.para("Everything the verdict's checks found (a FAIL fails the verdict, a WARN warns, a NOTE is behaviour known and explained); package verdict's documentation and verdict/EXPECTATIONS.md give the rules and thresholds.")
+	t := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
 	for _, f := range findings {
-		t.rows = append(t.rows, []string{f.Severity.String(), f.Check, f.Subject, f.Message})
+		t.shade[[2]int{len(t.rows), 0}] = f.Status
+		t.rows = append(t.rows, []string{f.Status.Label(), f.Check, f.Subject, f.Message})
 	}
 	d.table(t)
 }

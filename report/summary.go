@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Summary returns the one screen that ends `all` and `show`: the best and
@@ -32,7 +33,7 @@ func Summary(run *results.Run) *Document {
 		case f.Verify == results.VerifyFailed:
 			badData++
 		}
-		if f.Unit == results.UnitGBps && f.Size >= LargeTransfer && f.Stats != nil && (noisiest == nil || f.Stats.CV > noisiest.Stats.CV) {
+		if f.Unit == results.UnitGBps && f.Size >= verdict.LargeTransfer && f.Stats != nil && (noisiest == nil || f.Stats.CV > noisiest.Stats.CV) {
 			noisiest = f
 		}
 	}
@@ -42,7 +43,7 @@ func Summary(run *results.Run) *Document {
 	}
 	lines[0] += fmt.Sprintf("; %d failed, %d with bad data", failed, badData)
 	if noisiest != nil {
-		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(LargeTransfer), 100*noisiest.Stats.CV, FigureName(noisiest))
+		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(verdict.LargeTransfer), 100*noisiest.Stats.CV, results.FigureName(noisiest))
 	}
 	if !run.Verify {
 		lines = append(lines, "Data verification was OFF (--no-verify).")
@@ -134,7 +135,7 @@ func latencySummary(run *results.Run) *table {
 	add("4-byte cuMemcpyPeerAsync, host end to end, pushed", results.LatCopyHost, 1e3, "µs", smallest, way(results.DirWrite))
 	// One copy's device time only where its rounds agree (rounds_disagree
 	// says where they do not); a file without rounds has not shown it.
-	add("4-byte cuMemcpyPeerAsync, device time", results.LatCopyDevice, 1e3, "µs", smallest, roundsAgree)
+	add("4-byte cuMemcpyPeerAsync, device time", results.LatCopyDevice, 1e3, "µs", smallest, verdict.RoundsAgree)
 	add("remote atomic add u32, distinct addresses", results.AtomicTput, 1, string(results.UnitGOps), peer, param("op", "red_add_u32"), param("contended", "false"))
 	return t
 }

@@ -259,7 +259,7 @@ func singlesTable(d *Document, run *results.Run) {
 				g.Src, g.Dst = f.Dst, f.Src // the way its data moves
 			}
 		}
-		t.rows = append(t.rows, []string{name, transferName(&g), results.FormatBytes(f.Size), cellText(f), cvText(f), f.Verify})
+		t.rows = append(t.rows, []string{name, results.TransferName(&g), results.FormatBytes(f.Size), cellText(f), cvText(f), f.Verify})
 	}
 	d.table(t)
 }
@@ -443,7 +443,7 @@ func failuresTable(d *Document, run *results.Run) {
 		if why == "" {
 			why = f.VerifyDetail
 		}
-		t.rows = append(t.rows, []string{FigureName(f), f.FailureLabel(), why})
+		t.rows = append(t.rows, []string{results.FigureName(f), f.FailureLabel(), why})
 	}
 	if len(bad) > maxFailuresListed {
 		t.notes = []string{fmt.Sprintf("… and %d more (see the results file)", len(bad)-maxFailuresListed)}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // maxPairColumns is the most pairs the first page's matrix shows one per
@@ -49,7 +50,7 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	if v != nil {
 		judged := "Judged against: " + v.Expectations.Name
 		if v.Expectations.Conservative {
-			judged += "; conservative where the machine differs from what the model was measured on"
+			judged += "; loosely where the table has one machine's measurements only or the vendor's figure (see the notes)"
 		}
 		facts = append(facts, judged)
 	}
@@ -69,25 +70,51 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	}
 }
 
-// verdictLine says what the verdict rests on, in a sentence.
+// verdictLine says what the verdict rests on, in a sentence: which checks
+// failed or warned, whether any of them judges the machine (a failure of
+// the run's own measurements or hygiene does not say the machine is bad),
+// and which checks had nothing to judge by.
 func verdictLine(v *results.Verdict) string {
-	count := map[results.Status]int{}
+	var failed, warned, notJudged []string
+	machine := false
 	for _, c := range v.Checks {
-		count[c.Status]++
-	}
-	checks := func(n int) string {
-		if n == 1 {
-			return "1 check"
+		switch c.Status {
+		case results.StatusFail:
+			failed = append(failed, c.Title)
+			machine = machine || verdict.MachineCheck(c.Name)
+		case results.StatusWarn:
+			warned = append(warned, c.Title)
+		case results.StatusNotJudged:
+			notJudged = append(notJudged, c.Title)
 		}
-		return fmt.Sprintf("%d checks", n)
+	}
+	unjudged := ""
+	if len(notJudged) > 0 {
+		unjudged = " Not judged (nothing to judge by): " + strings.Join(notJudged, "; ") + "."
 	}
 	switch v.Status {
 	case results.StatusFail:
-		return fmt.Sprintf("%s failed: this machine is not as good as it should be.", checks(count[results.StatusFail]))
+		if machine {
+			return fmt.Sprintf("%s failed: this machine is not as good as it should be.%s", checksText(failed), unjudged)
+		}
+		return fmt.Sprintf("%s failed: the run cannot vouch for this machine, though nothing it judged of the machine failed.%s", checksText(failed), unjudged)
 	case results.StatusWarn:
-		return fmt.Sprintf("Nothing failed, but %s warned: look at them before relying on the figures.", checks(count[results.StatusWarn]))
+		return fmt.Sprintf("Nothing failed, but %s warned: look at them before relying on the figures.%s", checksText(warned), unjudged)
+	case results.StatusNotJudged:
+		return "Nothing of the machine could be judged: the run has no figure the expectations cover and no health reading." + unjudged
+	}
+	if len(notJudged) > 0 {
+		return "Every check that had something to judge passed: this machine is as good as it should be, as far as they go." + unjudged
 	}
 	return "Every check passed: this machine is as good as it should be."
+}
+
+// checksText names checks: "Bandwidth", "2 checks (Links; Memory)".
+func checksText(titles []string) string {
+	if len(titles) == 1 {
+		return "1 check (" + titles[0] + ")"
+	}
+	return fmt.Sprintf("%d checks (%s)", len(titles), strings.Join(titles, "; "))
 }
 
 // headlineMatrix is the headline figures against their verdicts: a row
@@ -348,7 +375,7 @@ func verdictDetails(d *Document, run *results.Run) {
 			expected = fmtGBps(fv.Expected)
 		}
 		figs.shade[[2]int{len(figs.rows), 0}] = fv.Status
-		figs.rows = append(figs.rows, []string{fv.Status.Label(), FigureName(f), fmtGBps(fv.Value), expected, fmtGBps(fv.Bound), fv.Reason})
+		figs.rows = append(figs.rows, []string{fv.Status.Label(), results.FigureName(f), fmtGBps(fv.Value), expected, fmtGBps(fv.Bound), fv.Reason})
 	}
 	figs.title = fmt.Sprintf("The %d judged figures", len(v.Figures))
 	if passed > 0 {

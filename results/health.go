@@ -14,7 +14,8 @@ import (
 // reasons and SM clocks read between tests (DeviceWatch), and the compute
 // processes of other programs seen on the selected GPUs (Process), which
 // also mark the figures measured while they were there
-// (Figure.OtherProcesses). (*Run).HealthFindings judges them.
+// (Figure.OtherProcesses). (*Run).HealthFindings lists what changed;
+// package verdict judges it.
 
 // LinkCounter names an NVLink data-link error counter.
 type LinkCounter string
@@ -236,14 +237,17 @@ func (f HealthFinding) Subject() string {
 
 func (f HealthFinding) String() string { return f.Subject() + ": " + f.Message }
 
-// HealthFindings judges the run's health readings: every NVLink error
-// counter that rose and every link that went down or slowed between the
-// readings before and after the run (naming device, link and counter, with
-// both values), uncorrected ECC errors that rose, rows remapped for
-// uncorrectable errors, a remapping pending or failed, throttle reasons
-// other than idling seen between tests, and other programs' processes on
-// the selected GPUs. It returns them in that order, by device; nothing for
-// a run without health readings.
+// HealthFindings lists what changed in the run's health readings, as
+// facts: every NVLink error counter that rose and every link that went
+// down or slowed between the readings before and after the run (naming
+// device, link and counter, with both values), uncorrected ECC errors that
+// rose, rows remapped for uncorrectable errors, a remapping pending or
+// failed, throttle reasons other than idling seen between tests, and other
+// programs' processes on the selected GPUs. It returns them in that order,
+// by device; nothing for a run without health readings. It judges nothing:
+// package verdict holds these facts to NVIDIA's policies (an NVLink
+// counter that rose is not by itself a fault: the ECC-data counter counts
+// errors the link corrected).
 func (r *Run) HealthFindings() []HealthFinding {
 	e := &r.Environment
 	var out []HealthFinding

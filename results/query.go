@@ -394,3 +394,41 @@ func AtomicCapabilityNames(mask uint32) []string {
 	}
 	return out
 }
+
+// FigureName names a figure for people: "ce_bidir write total 0→1 512 MiB",
+// with the params that tell it from its neighbours. The verdict's items
+// and the report's tables name figures with it.
+func FigureName(f *Figure) string {
+	parts := []string{string(f.Test)}
+	for _, x := range []string{string(f.Direction), string(f.Part)} {
+		if x != "" {
+			parts = append(parts, x)
+		}
+	}
+	parts = append(parts, TransferName(f), FormatBytes(f.Size))
+	for _, k := range []string{"variant", "op", "contended", "working_set", "measure", ParamIPCOpen, ParamIPCHandle} {
+		if v := f.Params[k]; v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// TransferName names a figure's transfer: "0→1", "host→2", "all→3" (the
+// ends of aggregates are all devices), "host, all GPUs" (the total of a
+// host test of every device at once).
+func TransferName(f *Figure) string {
+	if f.Src < 0 && f.Dst < 0 && !f.Test.Info().NeedsPair {
+		return "host, all GPUs"
+	}
+	end := func(d int) string {
+		switch {
+		case d >= 0:
+			return strconv.Itoa(d)
+		case f.Test.Info().NeedsPair:
+			return "all"
+		}
+		return "host"
+	}
+	return end(f.Src) + "→" + end(f.Dst)
+}

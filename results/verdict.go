@@ -44,7 +44,9 @@ func (s Status) Label() string {
 // Verdict is a judgement of a run.
 type Verdict struct {
 	// Status is the overall outcome: fail when anything failed, else warn
-	// when anything warned, else pass.
+	// when anything warned, else pass; not_judged when nothing warned or
+	// failed and no check of the machine judged anything (no figure the
+	// expectations cover, no health reading).
 	Status Status `json:"status"`
 	// Expectations says what the figures were held against.
 	Expectations ExpectationSource `json:"expectations"`
@@ -85,7 +87,7 @@ const (
 // sentence, and the entries that did not pass.
 type Check struct {
 	// Name identifies the check: bandwidth, latency, links, memory,
-	// processes, clocks, measurements, pairs, ipc, driver.
+	// processes, clocks, measurements, pairs, noise, ipc, driver.
 	Name string `json:"name"`
 	// Title names it for people: "Bandwidth against the model".
 	Title  string `json:"title"`
@@ -130,7 +132,7 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 		}
 		v.add("%s: status %q is not one of %v", where, s, allowed)
 	}
-	ok("verdict", vd.Status, StatusPass, StatusWarn, StatusFail)
+	ok("verdict", vd.Status, StatusPass, StatusWarn, StatusFail, StatusNotJudged)
 	judged := []Status{StatusPass, StatusNote, StatusNotJudged, StatusWarn, StatusFail}
 	for i, c := range vd.Checks {
 		where := fmt.Sprintf("verdict.checks[%d]", i)

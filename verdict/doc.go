@@ -1,33 +1,48 @@
 // Package verdict answers the question a buyer runs p2pbench for: is this
-// machine as good as it should be? It judges a results run against
-// expectations and returns a results.Verdict (PASS, WARN or FAIL, with one
-// line per check, every judged figure with its expected value and reason,
-// and what to do next), which the run keeps in its file and the report
-// opens with.
+// machine as good as it should be? It is the one judge: every rule of the
+// answer is here, and the order is results → verdict → report. Judge
+// returns a results.Verdict (PASS, WARN, FAIL or NOT JUDGED, one line per
+// check, every judged figure with its expected value and reason, and what
+// to do next), which the run keeps in its file; package report renders it
+// and judges nothing.
 //
-// The expectations come from one of three sources:
+// The figures in one process are held to one of three sources:
 //
-//   - Model(run): p2pbench's model of the machine, from what the run knows
-//     of it (GPU model, NVLinks and their version per pair, PCIe generation
-//     and width, peer access), with efficiency factors measured on the
-//     2× H200 (model.go); parts of a machine the factors were not measured
-//     on get lower floors, and the verdict says so;
+//   - Model(run): the expectation table (table.go; EXPECTATIONS.md prints
+//     it with its sources): what each kind of large copy reaches on each
+//     kind of path (NVLink version and link count, PCIe generation and
+//     width, GPU model), from several machines' reference runs and
+//     published results, with margins the sources' spread justifies; where
+//     no source measured a path, the vendor's figure with a wide margin. No
+//     figure judges the machine it came from: a source's GPUs are left out;
 //   - LoadSpec(path): a small JSON file of least (or, for times, most)
 //     figures per test, link class and size, as a purchase contract states
-//     them (spec.go; examples for the machines p2pbench knows in
-//     examples/expect/);
+//     them (spec.go; examples in examples/expect/);
 //   - FromBaseline(base, ...): a known-good results file, judged with
 //     compare's statistics and a noise floor (baseline.go).
 //
-// Judge adds to the figures the checks of the run itself, from report's
-// automatic checks (report.Findings, which reads the run's health and
-// hygiene): an NVLink error counter that rose or a link that went down,
-// uncorrected memory errors, failed figures and slow pairs FAIL; another
-// program on the GPUs, throttling and noisy figures WARN; behaviour that is
-// known and explained (a pair without peer access, the IPC copy-engine
-// arrangement the NVLink counters explain, a driver that differs from its
-// documentation) is a NOTE and never a warning.
+// The checks of the run (each a line of the verdict):
 //
-// verdict reads results only: it imports results, compare (statistics)
-// and report (the automatic checks), never cuda, gpu, bench or ipc.
+//   - links (health.go): NVML's NVLink error counters judged as rates over
+//     the run by DCGM's health-watch policy (any replay or recovery error
+//     fails; CRC errors fail at 100 a second per GPU and warn below; errors
+//     the link corrected are a note), links down or slowed fail;
+//   - memory: uncorrected ECC errors and failed row remapping fail;
+//   - processes, clocks (state.go): another program beside the run, clocks
+//     held down or moved warn;
+//   - measurements (measurements.go): figures that failed or moved data
+//     that did not verify fail (a failure the machine explains is a note);
+//   - pairs (pairs.go): each pair held to the others of its link class,
+//     false alarms held to 1% over every comparison (Holm);
+//   - noise (noise.go): noisy figures given the cause the readings
+//     support, one line per cause; noise with no cause is a note;
+//   - ipc (ipc.go): figures across processes held to the same run's
+//     figures in one process; a shortfall warns naming the arrangement and
+//     fails only where the figure in one process fails too;
+//   - driver: behaviour that differs from the documentation, a note.
+//
+// A check with nothing to judge by is not judged, never PASS.
+//
+// verdict reads results only: it imports results and compare
+// (statistics), never report, cuda, gpu, bench or ipc.
 package verdict

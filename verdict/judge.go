@@ -5,37 +5,74 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Judge holds run to exp and returns its verdict: every figure exp judges
-// and every figure that failed, and the checks of the run in the order a
-// report lists them (see checkKinds). The error, a *SpecError, is for
+// Judge holds run to exp and returns its verdict: every figure exp judges,
+// every figure across processes held to its twin in one process, every
+// figure that failed, and the checks of the run in the order a report
+// lists them (see checkKinds). The error, a *SpecError, is for
 // expectations that do not fit the run (a link class no pair has, a
 // baseline that shares no figure with it); the command line exits 2 for it.
+//
+// The verdict is PASS, WARN or FAIL by its worst check; NOT JUDGED where
+// nothing warned or failed and no check of the machine (MachineCheck)
+// judged anything: a file with neither a judged figure nor a health
+// reading is not a machine that passed. A check with nothing to judge by
+// is not judged, never PASS.
 func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	judge, err := exp.forRun(run)
 	if err != nil {
 		return nil, err
 	}
-	v := &results.Verdict{Status: results.StatusPass, Expectations: exp.Source()}
+	v := &results.Verdict{Status: results.StatusPass}
+	// The figures in one process (and every figure that failed), then those
+	// across processes, held to their twins in one process.
+	byKey := map[string]results.FigureVerdict{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Test.Info().SameProcess != "" && !f.Failed() {
+			continue
+		}
+		if fv, ok := judgeFigure(run, f, judge); ok {
+			byKey[fv.Key] = fv
+		}
+	}
+	ipcFigures, ipcChecked, ipcJudged := ipcJudge(run, func(key string) (results.FigureVerdict, bool) {
+		fv, ok := byKey[key]
+		return fv, ok
+	})
+	for _, fv := range ipcFigures {
+		byKey[fv.Key] = fv
+	}
+	// The verdicts in the run's order.
 	figs := map[string]*results.Figure{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		if fv, ok := judgeFigure(run, f, judge); ok {
+		if fv, ok := byKey[f.Key()]; ok {
 			v.Figures = append(v.Figures, fv)
 			figs[fv.Key] = f
+			delete(byKey, f.Key())
 		}
 	}
-	v.Checks = checks(run, v, figs, report.Findings(run))
+	v.Expectations = exp.Source()
+	j := &judgement{run: run, v: v, figs: figs, health: readHealth(run), clocks: readClocks(run),
+		ipcItems: ipcChecked, ipcJudged: ipcJudged}
+	v.Checks = j.checks()
+	judged := false // some check of the machine judged something
 	for _, c := range v.Checks {
 		if c.Status.Worse(v.Status) {
 			v.Status = c.Status
 		}
+		judged = judged || MachineCheck(c.Name) && c.Status != results.StatusNotJudged && c.Status != results.StatusNote
 		if c.Status == results.StatusFail || c.Status == results.StatusWarn {
-			v.NextSteps = append(v.NextSteps, kindOf(c.Name).advice)
+			if a := kindOf(c.Name).advice; a != "" && !slices.Contains(v.NextSteps, a) {
+				v.NextSteps = append(v.NextSteps, a)
+			}
 		}
+	}
+	if !judged && v.Status == results.StatusPass {
+		v.Status = results.StatusNotJudged
 	}
 	return v, nil
 }
@@ -72,43 +109,38 @@ func judgeFigure(run *results.Run, f *results.Figure, judge figureJudge) (result
 	return fv, ok
 }
 
-// checkKind is one line of a verdict: the report findings it gathers, and
-// what to do when it fails or warns.
+// checkKind is one line of a verdict, and what to do when it fails or
+// warns. machine is true for the checks that judge the machine; the others
+// judge the run (its hygiene and its measurements).
 type checkKind struct {
 	name, title string
-	findings    []string
+	machine     bool
 	advice      string
 }
 
 // checkKinds are a verdict's checks, in order.
 var checkKinds = []checkKind{
-	{name: "bandwidth", title: "Bandwidth",
+	{name: "bandwidth", title: "Bandwidth", machine: true,
 		advice: "Bandwidth below expectation: rerun p2pbench all to confirm; if a pair stays low, check its links (nvidia-smi nvlink -s and -e, nvidia-smi topo -m) and its GPUs' PCIe links (nvidia-smi -q -d PCIE), then open a ticket with the vendor with this report."},
-	{name: "latency", title: "Latency and atomics",
+	{name: "latency", title: "Latency and atomics", machine: true,
 		advice: "Latency or atomics outside expectation: rerun to confirm (small figures vary from run to run), then check the pair's link as for bandwidth."},
-	{name: "links", title: "NVLink and PCIe links",
-		findings: []string{string(results.HealthLinkErrors), string(results.HealthLinkDown), string(results.HealthLinkSlower)},
-		advice:   "A failing link: open a ticket with the vendor naming the GPU and link; NVLink errors or a link that went down point at the link, its cable or the board (nvidia-smi nvlink -e shows the counters)."},
-	{name: "memory", title: "GPU memory",
-		findings: []string{string(results.HealthECC), string(results.HealthRowRemap)},
-		advice:   "Memory errors: the GPU needs service (reset it for a pending row remap; have it replaced if remapping failed or uncorrected errors keep rising)."},
+	{name: "links", title: "NVLink and PCIe links", machine: true,
+		advice: "NVLink errors at a rate NVIDIA's DCGM fails, or a link down or slowed: rerun, and if it stays, open a ticket with the vendor naming the GPU and link (nvidia-smi nvlink -e and nvmlDeviceGetNvLinkErrorCounter show the counters); CRC errors below DCGM's limit warn: watch whether they keep rising."},
+	{name: "memory", title: "GPU memory", machine: true,
+		advice: "Memory errors: the GPU needs service (reset it for a pending row remap; have it replaced if remapping failed or uncorrected errors keep rising)."},
 	{name: "processes", title: "Other programs on the GPUs",
-		findings: []string{string(results.HealthOtherProcess)},
-		advice:   "Other programs used the GPUs during the run: rerun on idle GPUs before trusting the figures."},
+		advice: "Other programs used the GPUs during the run (measured with --allow-busy): rerun on idle GPUs before trusting the figures."},
 	{name: "clocks", title: "Clocks and temperature",
-		findings: []string{string(results.HealthThrottle), "clock_change", "temperature_rise"},
-		advice:   "Clocks held down or moving: check cooling, power limits and application clocks (nvidia-smi -q -d PERFORMANCE,CLOCK), then rerun."},
+		advice: "Clocks held down or moving: check cooling, power limits and application clocks (nvidia-smi -q -d PERFORMANCE,CLOCK), then rerun."},
 	{name: "measurements", title: "Every figure measured",
-		findings: []string{"incomplete", "failed", "bad_data"},
-		advice:   "Figures failed or their data did not verify: see which in the details; rerun; a pair that keeps failing points at its link or the driver."},
-	{name: "pairs", title: "Pairs alike, figures steady",
-		findings: []string{"slow_pair", "noisy", "rounds_disagree"},
-		advice:   "A pair slower than the others of its kind, or noisy figures or rounds that disagree: check that pair's links as for bandwidth; rerun on an idle machine for noise."},
-	{name: "ipc", title: "Across processes",
-		findings: []string{"ipc_slower"},
-		advice:   "IPC copies slower than in one process without an explanation: rerun the ipc tests; compare the copy calls in the report's IPC section."},
-	{name: "driver", title: "Driver behaviour",
-		findings: []string{"conformance"}},
+		advice: "Figures failed or their data did not verify: the run cannot vouch for them; see which in the details, rerun, and report a failure that stays (with its message) to p2pbench's maintainers, or to the vendor where the driver refused a pair."},
+	{name: "pairs", title: "Pairs alike within their link class", machine: true,
+		advice: "A pair slower than the others of its link class: check that pair's links as for bandwidth, then rerun to confirm."},
+	{name: "noise", title: "Figures steady",
+		advice: "Figures varied with a cause the run's readings show: remove the cause (another program, clocks, link errors) and rerun."},
+	{name: "ipc", title: "Across processes, against one process",
+		advice: "Copies across processes short of the same copies in one process: rerun the ipc tests; compare the arrangements in the report's IPC section (where the buffer was opened, which handles): one arrangement short while the others are not points at how the copies are issued, not at the links."},
+	{name: "driver", title: "Driver behaviour"},
 }
 
 func kindOf(name string) checkKind {
@@ -116,80 +148,86 @@ func kindOf(name string) checkKind {
 	return checkKinds[i]
 }
 
+// MachineCheck reports whether the check of that name judges the machine
+// (its bandwidth, links, memory, pairs) rather than the run (its hygiene
+// and measurements): a report says a machine is not as good as it should
+// be only when one of these fails.
+func MachineCheck(name string) bool {
+	i := slices.IndexFunc(checkKinds, func(k checkKind) bool { return k.name == name })
+	return i >= 0 && checkKinds[i].machine
+}
+
 // maxItems bounds the items a check lists; the figure verdicts hold them all.
 const maxItems = 20
 
-// checks makes the verdict's checks from its figure verdicts (figs maps
-// their keys to the figures) and the report's findings.
-func checks(run *results.Run, v *results.Verdict, figs map[string]*results.Figure, findings []report.Finding) []results.Check {
+// judgement is what Judge gathered to make the checks.
+type judgement struct {
+	run       *results.Run
+	v         *results.Verdict
+	figs      map[string]*results.Figure
+	health    *health
+	clocks    *clocks
+	ipcItems  []results.CheckItem
+	ipcJudged bool
+}
+
+// checks makes the verdict's checks.
+func (j *judgement) checks() []results.Check {
+	run := j.run
+	judgedKeys := map[string]bool{}
+	for _, fv := range j.v.Figures {
+		judgedKeys[fv.Key] = true
+	}
 	var out []results.Check
 	for _, k := range checkKinds {
 		c := results.Check{Name: k.name, Title: k.title}
-		for _, f := range findings {
-			if slices.Contains(k.findings, f.Check) {
-				c.Items = append(c.Items, results.CheckItem{Status: statusOf(f.Severity), Subject: f.Subject, Message: f.Message})
-			}
-		}
-		var ok bool
+		var judged bool
 		switch k.name {
 		case "bandwidth", "latency":
-			ok = figureCheck(&c, v, figs, k.name == "bandwidth")
+			judged = j.figureCheck(&c, k.name == "bandwidth")
 		case "links":
-			c.Items = append(c.Items, linkItems(run)...)
-			health := len(run.Environment.HealthAfter) > 0
-			ok = health || run.Topology != nil && len(run.Topology.Links) > 0
-			c.Summary = "no NVLink error counter rose, no link went down or slowed, every link up"
-			if !health {
-				c.Summary = "every NVLink up before the run; error counters not read (the run has no health readings)"
-			}
+			c.Items, _ = j.health.linkItems()
+			c.Summary, judged = j.health.linksSummary()
 		case "memory":
-			ok, c.Summary = len(run.Environment.HealthAfter) > 0, "no uncorrected ECC error and no row remapping during the run"
+			c.Items, judged = j.health.memoryItems()
+			c.Summary = "no uncorrected ECC error and no row remapping during the run"
 		case "processes":
-			ok, c.Summary = len(run.Environment.HealthBefore) > 0, "no other program's compute process on the GPUs"
+			c.Items, judged = j.health.processItems()
+			c.Summary = "no other program's compute process on the GPUs"
 		case "clocks":
-			ok = len(run.Environment.DuringRun) > 0 || len(run.Environment.StateEnd) > 0
-			c.Summary = "clocks not held down, steady from start to end, temperatures steady"
-			if len(run.Environment.DuringRun) == 0 {
-				c.Summary = "clocks and temperatures steady from start to end; throttle reasons not read during the run"
-			}
+			c.Items, judged = j.clocks.items, j.clocks.judged
+			c.Summary = j.clocks.summary(run)
 		case "measurements":
-			ok, c.Summary = true, fmt.Sprintf("all %d figures measured and their data verified", len(run.Figures))
-			if !run.Verify {
-				c.Items = append(c.Items, results.CheckItem{Status: results.StatusWarn, Subject: "run",
-					Message: "run with --no-verify: the data that moved was not checked"})
-			}
+			c.Items, judged = measurementItems(run), len(run.Figures) > 0
+			c.Summary = fmt.Sprintf("all %d figures measured and their data verified", len(run.Figures))
 		case "pairs":
-			ok, c.Summary = true, fmt.Sprintf("no pair %.0f%% below the others of its performance rank; large transfers steady", 100*report.SlowPairFraction)
+			c.Items, judged, c.Summary = pairItems(run)
+		case "noise":
+			c.Items, judged = noiseItems(run, judgedKeys, j.health, j.clocks)
+			c.Summary = fmt.Sprintf("large transfers steady (CV at most %.0f%% from %s), rounds agree (within %.0f%%)",
+				100*NoisyCV, results.FormatBytes(LargeTransfer), 100*DisagreeFraction)
 		case "ipc":
-			ok = slices.ContainsFunc(run.Figures, func(f results.Figure) bool { return f.Test.IsIPC() })
-			c.Summary = fmt.Sprintf("figures across processes within %.0f%% of the same figures in one process", 100*report.IPCSlowerFraction)
+			c.Items, judged = j.ipcItems, j.ipcJudged
+			c.Summary = fmt.Sprintf("figures across processes within the noise (%.0f%% or more) of the same figures in one process", 100*IPCNoiseFloor)
 		case "driver":
-			ok = run.Topology != nil && len(run.Topology.Conformance) > 0
+			c.Items, judged = conformanceItems(run), run.Topology != nil && len(run.Topology.Conformance) > 0
 			c.Summary = "the driver answers as documented"
 		}
-		if !ok && len(c.Items) == 0 {
-			if k.name == "ipc" || k.name == "driver" {
+		if !judged && len(c.Items) == 0 {
+			if k.name == "ipc" || k.name == "driver" || k.name == "noise" {
 				continue // nothing of the kind in this run
 			}
-			c.Status, c.Summary = results.StatusNotJudged, notJudged(k.name, v)
+			c.Status = results.StatusNotJudged
+			if k.name != "links" && k.name != "pairs" { // their summaries say why
+				c.Summary = notJudged(k.name, j.v)
+			}
 			out = append(out, c)
 			continue
 		}
-		summarize(&c)
+		summarize(&c, judged)
 		out = append(out, c)
 	}
 	return out
-}
-
-// statusOf maps a finding's severity to a status.
-func statusOf(s report.Severity) results.Status {
-	switch s {
-	case report.Problem:
-		return results.StatusFail
-	case report.Warning:
-		return results.StatusWarn
-	}
-	return results.StatusNote
 }
 
 // notJudged says why a check had nothing to judge.
@@ -199,18 +237,25 @@ func notJudged(name string, v *results.Verdict) string {
 		return "no bandwidth figure that the expectations cover"
 	case "latency":
 		if v.Expectations.Kind == results.ExpectModel {
-			return "the model has no expectation for latency or atomics: give --expect or --baseline to judge them"
+			return "the expectation table has none for latency or atomics: give --expect or --baseline to judge them"
 		}
 		return "no latency or atomic figure that the expectations cover"
+	case "measurements":
+		return "the run has no figures"
+	case "clocks":
+		return "no clock readings during or at the end of the run"
 	}
 	return "the run has no health readings (NVML) to judge by"
 }
 
-// summarize sets a check's status to its worst item's, and its summary to
-// the failures and warnings when it has any; only the first maxItems items
-// are kept.
-func summarize(c *results.Check) {
+// summarize sets a check's status to its worst item's (not judged when it
+// judged nothing and has only notes), and its summary to the failures and
+// warnings when it has any; only the first maxItems items are kept.
+func summarize(c *results.Check, judged bool) {
 	c.Status = results.StatusPass
+	if !judged {
+		c.Status = results.StatusNotJudged
+	}
 	bad, notes := 0, 0
 	for _, it := range c.Items {
 		if it.Status.Worse(c.Status) {
@@ -247,19 +292,20 @@ func summarize(c *results.Check) {
 }
 
 // figureCheck fills the bandwidth check (bw) or the latency and atomics
-// check from the figure verdicts of their units; false when there are none.
-func figureCheck(c *results.Check, v *results.Verdict, figs map[string]*results.Figure, bw bool) bool {
+// check from the verdicts of the figures in one process of their units;
+// false when there are none.
+func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 	count := map[results.Status]int{}
 	n := 0
-	for _, fv := range v.Figures {
-		f := figs[fv.Key]
-		if (f.Unit == results.UnitGBps) != bw || f.Failed() {
-			continue // failed figures are the measurements check's
+	for _, fv := range j.v.Figures {
+		f := j.figs[fv.Key]
+		if (f.Unit == results.UnitGBps) != bw || f.Failed() || f.Test.Info().SameProcess != "" {
+			continue // failed figures are the measurements check's, those across processes the ipc check's
 		}
 		n++
 		count[fv.Status]++
 		if fv.Status == results.StatusFail || fv.Status == results.StatusWarn {
-			c.Items = append(c.Items, results.CheckItem{Status: fv.Status, Subject: report.FigureName(f), Message: fv.Reason})
+			c.Items = append(c.Items, results.CheckItem{Status: fv.Status, Subject: results.FigureName(f), Message: fv.Reason})
 		}
 	}
 	if n == 0 {
@@ -271,7 +317,7 @@ func figureCheck(c *results.Check, v *results.Verdict, figs map[string]*results.
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s.Label()))
 		}
 	}
-	c.Title += " against " + sourceShort(v.Expectations)
+	c.Title += " against " + sourceShort(j.v.Expectations)
 	c.Summary = fmt.Sprintf("%d figure%s judged: %s", n, plural(n), strings.Join(parts, ", "))
 	return true
 }
@@ -285,47 +331,7 @@ func sourceShort(s results.ExpectationSource) string {
 		return "the baseline"
 	}
 	if s.Conservative {
-		return "the model (conservative in part)"
+		return "the expectation table (loosely in part)"
 	}
-	return "the model"
-}
-
-// linkItems are what the run's link facts say beside the health readings:
-// a GPU of a model the model knows with fewer NVLinks up than it has
-// (FAIL), a PCIe link on fewer lanes than it allows (WARN).
-func linkItems(run *results.Run) []results.CheckItem {
-	var out []results.CheckItem
-	down := map[int][]int{} // device → its links that are down
-	counted := map[int]int{}
-	if run.Topology != nil {
-		for _, dl := range run.Topology.Links {
-			for _, l := range dl.Links {
-				counted[dl.Device]++
-				if !l.Active {
-					down[dl.Device] = append(down[dl.Device], l.Link)
-				}
-			}
-		}
-	}
-	for _, d := range run.Environment.Devices {
-		subject := fmt.Sprintf("GPU %d", d.Index)
-		if g, ok := gpuModels[d.Name]; ok && g.nvlinks > 0 && counted[d.Index] > 0 {
-			if up := counted[d.Index] - len(down[d.Index]); up < g.nvlinks {
-				out = append(out, results.CheckItem{Status: results.StatusFail, Subject: subject,
-					Message: fmt.Sprintf("%d of the %s's %d NVLinks are up (down: %v) before the run", up, d.Name, g.nvlinks, down[d.Index])})
-			}
-		}
-		if l := d.PCIe; l != nil && l.Width > 0 && l.MaxWidth > 0 && l.Width < l.MaxWidth {
-			out = append(out, results.CheckItem{Status: results.StatusWarn, Subject: subject,
-				Message: fmt.Sprintf("its PCIe link runs on %d of its %d lanes (%s): reseat the GPU or check the slot", l.Width, l.MaxWidth, l)})
-		}
-	}
-	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return "the expectation table"
 }

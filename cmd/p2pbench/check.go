@@ -29,12 +29,14 @@ func checkCommand() *cli.Command {
 		Name:      "check",
 		Usage:     "judge a results file: PASS, WARN or FAIL for every figure and check, against expectations",
 		ArgsUsage: "RESULTS.json",
-		Description: "Without --expect or --baseline, the figures are held to p2pbench's model of the\n" +
-			"machine (each test's share of its link's limit, measured on a 2x H200; a conservative\n" +
-			"model on other machines, and the verdict says so). Link health (NVLink errors, links\n" +
-			"down, uncorrected ECC) fails naming the link; other programs on the GPUs and throttling\n" +
-			"warn; known, explained behaviour is a note. Exit status 0 for PASS and WARN (5 for WARN\n" +
-			"with --strict), 5 for FAIL, 2 for a spec or baseline that cannot judge the run.",
+		Description: "Without --expect or --baseline, the figures are held to p2pbench's expectation\n" +
+			"table (verdict/EXPECTATIONS.md: several machines' reference runs and published results,\n" +
+			"the vendor's figure with a wide margin where none measured the path; never the machine's\n" +
+			"own). Link health is NVIDIA's DCGM policy on the NVLink counters (replay, recovery, CRC\n" +
+			"rates), naming GPU and link; other programs on the GPUs and clocks held down warn; known,\n" +
+			"explained behaviour is a note; what was not read is not judged. Exit status 0 for PASS,\n" +
+			"WARN and NOT JUDGED (5 for WARN with --strict), 5 for FAIL, 2 for a spec or baseline that\n" +
+			"cannot judge the run.",
 		Flags: append(verdictFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"}),
 		Action: checkAction,
@@ -77,7 +79,7 @@ func checkAction(c *cli.Context) error {
 }
 
 // expectationsOf reads --expect and --baseline (at most one of them); nil
-// without either: the model of the run's machine.
+// without either: the expectation table for the run's machine.
 func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	spec, base := c.String("expect"), c.String("baseline")
 	switch {
@@ -119,7 +121,7 @@ func judgeAfterwards(c *cli.Context, run *results.Run) (func(*results.Run) error
 	return func(run *results.Run) error { return judge(run, exp) }, nil
 }
 
-// judge gives run its verdict against exp (the model of its machine when
+// judge gives run its verdict against exp (the expectation table when
 // nil); expectations that cannot judge it are a usage error (exit 2).
 func judge(run *results.Run, exp verdict.Expectations) error {
 	if exp == nil {

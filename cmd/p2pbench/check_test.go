@@ -91,3 +91,25 @@ func TestManAndCompletion(t *testing.T) {
 		t.Errorf("completion zsh: status %d, %q", status, stderr)
 	}
 }
+
+// TestCheckEvidence runs check on the hold-out (verdict/testdata): the
+// 2× H100 run whose NVLinks only corrected errors fails nothing of the
+// machine (its six ce_read figures that could not be measured fail the run,
+// exit 5, and say so), the one whose CRC-data errors reached DCGM's limit
+// fails its links; the 1× H100 passes.
+func TestCheckEvidence(t *testing.T) {
+	const dir = "../../verdict/testdata/"
+	stdout, stderr, status := p2pbench(t, "check", dir+"h100x2-2026-11-25/all3.json.gz")
+	if status != exitVerdict || !strings.Contains(stdout, "the run cannot vouch for this machine, though nothing it judged of the machine failed") ||
+		!strings.Contains(stdout, "PASS        NVLink and PCIe links") || strings.Contains(stdout, "FAIL        Bandwidth") {
+		t.Errorf("run 3: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	stdout, _, status = p2pbench(t, "check", dir+"h100x2-2026-11-25/all1.json.gz")
+	if status != exitVerdict || !strings.Contains(stdout, "FAIL        NVLink and PCIe links") || !strings.Contains(stdout, "195.6 a second for the GPU") {
+		t.Errorf("run 1: status %d, output:\n%s", status, stdout)
+	}
+	stdout, _, status = p2pbench(t, "check", "--strict", dir+"h100x1-2026-11-25/all2.json.gz")
+	if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {
+		t.Errorf("1× H100 run 2: status %d, output:\n%s", status, stdout)
+	}
+}

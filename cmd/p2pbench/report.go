@@ -19,9 +19,10 @@ func reportCommand() *cli.Command {
 		Usage:     "write a report of a results file: system, topology, headline figures, plots, findings",
 		ArgsUsage: "RESULTS.json",
 		Description: "Writes a multi-page PDF (or Markdown with PNG figures in DIR_files beside it) that a\n" +
-			"buyer can read, and prints the findings of the automatic checks: failed or unverified\n" +
-			"figures, slow pairs, IPC slower than in one process, clocks or temperatures that moved,\n" +
-			"noisy large transfers, driver behaviour that differs from its documentation.",
+			"buyer can read, opening with the run's verdict (a file without one is judged by the\n" +
+			"expectation table for the report, the file left as it is), and prints what the verdict's\n" +
+			"checks found: link health, failed or unverified figures, pairs low in their class, copies\n" +
+			"across processes short of one process, clocks, noise and its causes, driver behaviour.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "report `FILE`, .pdf or .md (default: RESULTS-report.pdf beside the results file)"},
 			&cli.StringFlag{Name: "format", Usage: "pdf or md (default: from the output file's extension)"},

@@ -85,6 +85,13 @@ type Options struct {
 	// everything on every pair, but latency and atomics beyond 8 GPUs.
 	Representatives int
 	PeersPerDevice  int
+	// Health adds the health readings of a healthy machine, as p2pbench
+	// all takes them: before the first test and after the last (every
+	// NVLink of the topology active, its error counters unchanged; ECC
+	// counts and row remapping clean) and between tests (clocks steady,
+	// only idling). Without it the run has none, as an import or an old
+	// file does.
+	Health bool
 }
 
 // SlowPair is a weak link: the bandwidth between devices A and B, in both
@@ -144,9 +151,13 @@ type machine struct {
 	name     string
 	gpu      results.Device
 	perLink  float64 // GB/s per NVLink per direction
+	nvlink   int     // the NVLink version
 	links    func(s, d int) int
 	rank     func(s, d int) int
 	pcieGBps float64 // host link and PCIe peer paths
+	// localGBps is a copy within one GPU: 87.6% of half its memory
+	// bandwidth, as the H200 and the H100 reach (testdata/reference).
+	localGBps float64
 }
 
 func newMachine(o Options) machine {
@@ -156,10 +167,12 @@ func newMachine(o Options) machine {
 			name: "h200x2",
 			gpu: results.Device{Name: "NVIDIA H200", ComputeCapability: "9.0", SMCount: 132,
 				MemoryBytes: 143771 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
-			perLink:  25,
-			links:    func(s, d int) int { return 18 },
-			rank:     func(s, d int) int { return 0 },
-			pcieGBps: 55,
+			perLink:   25,
+			nvlink:    4,
+			links:     func(s, d int) int { return 18 },
+			rank:      func(s, d int) int { return 0 },
+			pcieGBps:  55,
+			localGBps: 0.876 * 4800 / 2,
 		}
 	case PCIeBridged:
 		half := (o.GPUs + 1) / 2
@@ -168,6 +181,7 @@ func newMachine(o Options) machine {
 			gpu: results.Device{Name: "NVIDIA H100 NVL", ComputeCapability: "9.0", SMCount: 132,
 				MemoryBytes: 95830 << 20, UnifiedAddressing: true, AsyncEngines: 3, L2CacheBytes: 50 << 20},
 			perLink: 25,
+			nvlink:  4,
 			links: func(s, d int) int {
 				if s/2 == d/2 {
 					return 12 // an NVLink bridge
@@ -183,17 +197,20 @@ func newMachine(o Options) machine {
 				}
 				return 2
 			},
-			pcieGBps: 52,
+			pcieGBps:  52,
+			localGBps: 0.876 * 3900 / 2,
 		}
 	default:
 		return machine{
 			name: fmt.Sprintf("gb200-nvl%d", o.GPUs),
 			gpu: results.Device{Name: "NVIDIA GB200", ComputeCapability: "10.0", SMCount: 148,
 				MemoryBytes: 189471 << 20, UnifiedAddressing: true, AsyncEngines: 4, L2CacheBytes: 126 << 20},
-			perLink:  50,
-			links:    func(s, d int) int { return 18 },
-			rank:     func(s, d int) int { return 0 },
-			pcieGBps: 60,
+			perLink:   50,
+			nvlink:    5,
+			links:     func(s, d int) int { return 18 },
+			rank:      func(s, d int) int { return 0 },
+			pcieGBps:  60,
+			localGBps: 0.876 * 8000 / 2,
 		}
 	}
 }
@@ -288,6 +305,9 @@ func New(o Options) *results.Run {
 	}
 	g.header()
 	g.topology()
+	if o.Health {
+		g.health()
+	}
 	// Each part of the run is made when it has a test the options want.
 	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
 		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
@@ -399,7 +419,7 @@ func (g *gen) topology() {
 		switch g.o.Layout {
 		case NVSwitch:
 			for l := 0; l < 18; l++ {
-				dl.Links = append(dl.Links, results.Link{Link: l, Active: true, RemoteBus: fmt.Sprintf("00000000:%02X:00.0", 0xc0+l%6), RemoteDev: -1, SpeedGBps: g.m.perLink})
+				dl.Links = append(dl.Links, results.Link{Link: l, Active: true, RemoteBus: fmt.Sprintf("00000000:%02X:00.0", 0xc0+l%6), RemoteDev: -1, SpeedGBps: g.m.perLink, Version: g.m.nvlink, PayloadGBps: g.m.perLink})
 			}
 		default:
 			for d := 0; d < n; d++ {
@@ -407,7 +427,7 @@ func (g *gen) topology() {
 					continue
 				}
 				for l := 0; l < g.m.links(i, d); l++ {
-					dl.Links = append(dl.Links, results.Link{Link: len(dl.Links), Active: true, RemoteBus: g.run.Environment.Devices[d].PCIBusID, RemoteDev: d, SpeedGBps: g.m.perLink})
+					dl.Links = append(dl.Links, results.Link{Link: len(dl.Links), Active: true, RemoteBus: g.run.Environment.Devices[d].PCIBusID, RemoteDev: d, SpeedGBps: g.m.perLink, Version: g.m.nvlink, PayloadGBps: g.m.perLink})
 				}
 			}
 		}
@@ -428,6 +448,38 @@ func (g *gen) topology() {
 		cc("enable_self", "cuCtxEnablePeerAccess(own context)", "CUDA_ERROR_INVALID_CONTEXT", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "this driver answers PEER_ACCESS_UNSUPPORTED where the documentation says INVALID_CONTEXT"),
 	}
 	g.run.Topology = t
+}
+
+// health adds a healthy machine's readings (Options.Health): the same
+// counters before and after the run, every link active.
+func (g *gen) health() {
+	env := &g.run.Environment
+	links := map[int][]results.Link{}
+	for _, dl := range g.run.Topology.Links {
+		links[dl.Device] = dl.Links
+	}
+	for i := range env.Devices {
+		h := results.Health{Device: i,
+			ECC:          map[results.ECCCounter]uint64{results.ECCVolatileCorrected: 0, results.ECCVolatileUncorrected: 0, results.ECCAggregateCorrected: 0, results.ECCAggregateUncorrected: 0},
+			RemappedRows: &results.RemappedRows{}}
+		for _, l := range links[i] {
+			h.Links = append(h.Links, results.LinkHealth{Link: l.Link, Active: true, SpeedGBps: l.SpeedGBps,
+				Errors: map[results.LinkCounter]uint64{results.LinkReplay: 0, results.LinkRecovery: 0, results.LinkCRCFlit: 0,
+					results.LinkCRCData: uint64(g.rng.IntN(50)), results.LinkECCData: uint64(g.rng.IntN(500))}})
+		}
+		env.HealthBefore = append(env.HealthBefore, h)
+		after := h
+		after.Links = nil
+		for _, l := range h.Links {
+			l.Errors = maps.Clone(l.Errors)
+			after.Links = append(after.Links, l)
+		}
+		after.ECC = maps.Clone(h.ECC)
+		after.RemappedRows = &results.RemappedRows{}
+		env.HealthAfter = append(env.HealthAfter, after)
+		env.DuringRun = append(env.DuringRun, results.DeviceWatch{Device: i, Readings: 40,
+			Throttle: map[results.ThrottleReason]int{results.ThrottleIdle: 40}, SMClockMinMHz: 1980, SMClockMaxMHz: 1980})
+	}
 }
 
 // samples draws n values around median with the given coefficient of
@@ -615,7 +667,7 @@ func (g *gen) bandwidth() {
 		g.add(results.Figure{Test: results.D2H, Engine: results.EngineCopy, Src: d, Dst: -1, Size: size,
 			Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
 		g.add(results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: d, Dst: d, Size: size,
-			Samples: g.samples(2010, 0.002), Verify: results.VerifyPassed})
+			Samples: g.samples(g.m.localGBps, 0.002), Verify: results.VerifyPassed})
 	}
 }
 

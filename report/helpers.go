@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// pairIndex looks up topology pairs.
+type pairIndex struct {
+	pairs map[[2]int]results.Pair
+}
+
+func newPairIndex(run *results.Run) *pairIndex {
+	return &pairIndex{pairs: run.Topology.PairIndex()}
+}
+
+func (ix *pairIndex) rank(src, dst int) (int, bool) {
+	p, ok := ix.pairs[[2]int{src, dst}]
+	if !ok {
+		return 0, false
+	}
+	return p.PerformanceRank()
+}
+
+// pairName names an ordered pair of devices: "0→1".
+func pairName(src, dst int) string { return fmt.Sprintf("%d→%d", src, dst) }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func medianSorted(vs []float64) float64 {
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+func fmtGBps(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// sameProcessIndex indexes by Key the usable figures of runs (the first
+// of a key wins) that the IPC figures of ipc repeat within one process.
+// Only tests and sizes with an IPC figure are keyed: keys cost time on runs
+// of hundreds of thousands of figures.
+func sameProcessIndex(ipc *results.Run, runs ...*results.Run) map[string]*results.Figure {
+	type testSize struct {
+		test results.Test
+		size uint64
+	}
+	twins := map[testSize]bool{}
+	for i := range ipc.Figures {
+		f := &ipc.Figures[i]
+		if t := f.Test.Info().SameProcess; t != "" {
+			twins[testSize{t, f.Size}] = true
+		}
+	}
+	idx := map[string]*results.Figure{}
+	for _, r := range runs {
+		for i := range r.Figures {
+			f := &r.Figures[i]
+			if !twins[testSize{f.Test, f.Size}] {
+				continue
+			}
+			if v, ok := f.Value(); ok && v != 0 {
+				if k := f.Key(); idx[k] == nil {
+					idx[k] = f
+				}
+			}
+		}
+	}
+	return idx
+}

@@ -1,0 +1,131 @@
+package verdict_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// The hold-out (testdata/README.md): real runs on machines the table's
+// sources never measured.
+
+func evidence(t *testing.T, machine string, i int) *results.Verdict {
+	t.Helper()
+	run := read(t, fmt.Sprintf("testdata/%s-2026-11-25/all%d.json.gz", machine, i))
+	return judge(t, run, verdict.Model(run))
+}
+
+// TestEvidence2xH100 checks what the verdict says of the five 2× H100
+// runs: the links as DCGM's health watch judges their counters (run 1's
+// CRC-data at 196 and 208 a second per GPU fail, run 2's 93 and 76 warn,
+// runs 3–5, where only corrected ECC-data counts rose, pass with a note);
+// no bandwidth figure fails against the table; the copies across processes
+// that fall short of one process warn, naming the arrangement, and fail
+// nothing.
+func TestEvidence2xH100(t *testing.T) {
+	for i := 1; i <= 5; i++ {
+		v := evidence(t, "h100x2", i)
+		links := check(v, "links")
+		switch i {
+		case 1:
+			it0, it1 := item(v, "links", results.StatusFail, "GPU 0 NVLink"), item(v, "links", results.StatusFail, "GPU 1 NVLink")
+			if links.Status != results.StatusFail || it0 == nil || it1 == nil ||
+				!strings.Contains(it0.Message, "4617 CRC-data errors on 18 of GPU 0's NVLinks in 23.6 s: 195.6 a second for the GPU") ||
+				!strings.Contains(it1.Message, "208.0 a second") || !strings.Contains(it0.Message, "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD") {
+				t.Errorf("run 1 links: %+v", links)
+			}
+		case 2:
+			it := item(v, "links", results.StatusWarn, "GPU 0 NVLink")
+			if links.Status != results.StatusWarn || it == nil || !strings.Contains(it.Message, "93.5 a second") || !strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_THRESHOLD") {
+				t.Errorf("run 2 links: %+v", links)
+			}
+		default:
+			if links.Status != results.StatusPass || len(links.Items) != 1 || links.Items[0].Status != results.StatusNote ||
+				!strings.Contains(links.Items[0].Message, "ECC-data") || !strings.Contains(links.Summary, "36 NVLinks read") {
+				t.Errorf("run %d links: %+v", i, links)
+			}
+		}
+		if c := check(v, "bandwidth"); c.Status != results.StatusPass || !strings.Contains(c.Summary, "72 figures judged: 72 PASS") {
+			t.Errorf("run %d bandwidth: %+v", i, c)
+		}
+		ipc := check(v, "ipc")
+		if ipc.Status != results.StatusWarn {
+			t.Errorf("run %d ipc: %+v", i, ipc)
+		}
+		for _, it := range ipc.Items {
+			if it.Status == results.StatusFail || !strings.Contains(it.Message, "IPC handles") || !strings.Contains(it.Message, "opened in the issuing process's") {
+				t.Errorf("run %d ipc item: %+v", i, it)
+			}
+		}
+		// The legacy-handle copies both ways pushing, a quarter short: the
+		// counters say fewer bytes reached the links.
+		if it := item(v, "ipc", results.StatusWarn, "ipc_ce_bidir write own context, legacy handles"); it == nil ||
+			!strings.Contains(it.Message, "fewer bytes reached the links") {
+			t.Errorf("run %d: no warning of the pushing arrangement:\n%s", i, worst(v))
+		}
+		for _, c := range v.Checks {
+			if c.Status == results.StatusFail && c.Name != "links" && c.Name != "measurements" {
+				t.Errorf("run %d: %s fails: %s", i, c.Name, c.Summary)
+			}
+		}
+		// The six ce_read figures that could not be measured fail the run's
+		// measurements, not the machine.
+		if c := check(v, "measurements"); c.Status != results.StatusFail || !strings.Contains(c.Summary, "6 figures could not be measured") {
+			t.Errorf("run %d measurements: %+v", i, c)
+		}
+	}
+}
+
+// TestEvidence1xH100 passes the three 1× H100 runs: their host copies vary,
+// and nothing in their readings names a cause, so that is a note.
+func TestEvidence1xH100(t *testing.T) {
+	for i := 1; i <= 3; i++ {
+		v := evidence(t, "h100x1", i)
+		if v.Status != results.StatusPass || worst(v) != "" {
+			t.Errorf("run %d: %s\n%s", i, v.Status, worst(v))
+		}
+		if it := item(v, "noise", results.StatusNote, "host→GPU 0"); it == nil || !strings.Contains(it.Message, "name no cause") {
+			t.Errorf("run %d: no note of the host paths' noise: %+v", i, check(v, "noise"))
+		}
+		if c := check(v, "bandwidth"); c.Status != results.StatusPass || !strings.Contains(c.Summary, "3 figures judged: 3 PASS") {
+			t.Errorf("run %d bandwidth: %+v", i, c)
+		}
+	}
+}
+
+// TestIPCHeldToOneProcess: a copy across processes short of the same copy
+// in one process warns, naming the arrangement; where the copy in one
+// process fails the table too, it fails; within the noise it passes.
+func TestIPCHeldToOneProcess(t *testing.T) {
+	mk := func(ipcScale, ceScale float64) *results.Verdict {
+		run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.IPCCERead}})
+		for i := range run.Figures {
+			f := &run.Figures[i]
+			scale := map[results.Test]float64{results.IPCCERead: ipcScale, results.CERead: ceScale}[f.Test]
+			if f.Src == 0 && f.Dst == 1 && scale != 0 {
+				for j := range f.Samples {
+					f.Samples[j] *= scale
+				}
+				f.Stats = results.ComputeStats(f.Samples)
+			}
+		}
+		return judge(t, run, verdict.Model(run))
+	}
+	v := mk(1, 1)
+	if c := check(v, "ipc"); c.Status != results.StatusPass || len(c.Items) != 0 {
+		t.Errorf("copies across processes like those in one process: %+v", c)
+	}
+	v = mk(0.8, 1)
+	it := item(v, "ipc", results.StatusWarn, "ipc_ce_read read own context, legacy handles")
+	if v.Status != results.StatusWarn || it == nil || !strings.Contains(it.Message, "20.4% worse") || check(v, "bandwidth").Status != results.StatusPass {
+		t.Errorf("20%% short across processes: %s\n%s", v.Status, worst(v))
+	}
+	v = mk(0.24, 0.3)
+	if item(v, "ipc", results.StatusFail, "ipc_ce_read") == nil || item(v, "bandwidth", results.StatusFail, "ce_read read 0→1") == nil {
+		t.Errorf("short in one process too: %s\n%s", v.Status, worst(v))
+	}
+}

@@ -1,0 +1,125 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// maxListed bounds the examples an item lists.
+const maxListed = 4
+
+// measurementItems are what the run says of its own measurements: a run
+// cut short, figures that failed or whose data did not verify (one item
+// per test and cause, with a few examples; a failure the machine explains
+// is a note), and a run without verification.
+func measurementItems(run *results.Run) []results.CheckItem {
+	var out []results.CheckItem
+	if !run.Complete {
+		msg := "the run did not complete; figures after the stop are missing"
+		if run.Stopped != "" {
+			msg = "the run stopped early (" + run.Stopped + "); figures after the stop are missing"
+		}
+		out = append(out, results.CheckItem{Status: results.StatusFail, Subject: "run", Message: msg})
+	}
+	if !run.Verify {
+		out = append(out, results.CheckItem{Status: results.StatusWarn, Subject: "run",
+			Message: "run with --no-verify: the data that moved was not checked"})
+	}
+	return append(out, failureItems(run)...)
+}
+
+// failureItems groups the figures that failed by test, cause and
+// explanation.
+func failureItems(run *results.Run) []results.CheckItem {
+	type group struct {
+		badData     bool
+		test, cause string
+		why         string // Run.ExplainedFailure: a note
+		examples    []string
+		n           int
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		var cause, detail string
+		badData := false
+		switch {
+		case f.Error != "":
+			cause, detail = f.ErrorName, f.Error
+			if cause == "" {
+				cause = "error"
+			}
+		case f.Verify == results.VerifyFailed:
+			badData, cause, detail = true, "verification", f.VerifyDetail
+		default:
+			continue
+		}
+		why := run.ExplainedFailure(f)
+		k := fmt.Sprint(badData) + "\x00" + string(f.Test) + "\x00" + cause + "\x00" + why
+		g := groups[k]
+		if g == nil {
+			g = &group{badData: badData, test: string(f.Test), cause: cause, why: why}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.n++
+		if len(g.examples) < maxListed {
+			ex := results.FigureName(f)
+			if detail != "" && len(g.examples) == 0 {
+				ex += ": " + detail
+			}
+			g.examples = append(g.examples, ex)
+		}
+	}
+	var out []results.CheckItem
+	for _, k := range order {
+		g := groups[k]
+		what := "could not be measured"
+		if g.badData {
+			what = "moved data that did not verify (the figures cannot be trusted)"
+		} else if g.cause != "error" {
+			what += " (" + g.cause + ")"
+		}
+		msg := fmt.Sprintf("%d figure%s %s: %s", g.n, plural(g.n), what, strings.Join(g.examples, "; "))
+		if g.n > len(g.examples) {
+			msg += fmt.Sprintf("; and %d more", g.n-len(g.examples))
+		}
+		st := results.StatusFail
+		if g.why != "" {
+			st, msg = results.StatusNote, msg+". Known and explained: "+g.why
+		}
+		out = append(out, results.CheckItem{Status: st, Subject: g.test, Message: msg})
+	}
+	return out
+}
+
+// conformanceItems note driver behaviour that differs from the
+// documentation: it is the driver's, recorded as it is, and says nothing
+// of the machine.
+func conformanceItems(run *results.Run) []results.CheckItem {
+	if run.Topology == nil {
+		return nil
+	}
+	var out []results.CheckItem
+	for _, c := range run.Topology.Conformance {
+		if c.Matches {
+			continue
+		}
+		msg := fmt.Sprintf("%s on %d→%d: the documentation says %s, the driver returned %s", c.Call, c.Src, c.Dst, c.Documented, c.Observed)
+		if c.Note != "" {
+			msg += " (" + c.Note + ")"
+		}
+		out = append(out, results.CheckItem{Status: results.StatusNote, Subject: c.Name, Message: msg})
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
