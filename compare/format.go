@@ -248,7 +248,7 @@ func runLines(r *Result) []string {
 		if len(none) > 0 {
 			what = append(what, strings.Join(none, ", ")+" (no rounds)")
 		}
-		lines = append(lines, fmt.Sprintf("No run-to-run estimate of its own: %s. Their rounds do not carry what differs between processes, "+
+		lines = append(lines, fmt.Sprintf("No run-to-run estimate of its own: %s. Nothing in such a run carries what differs between processes, "+
 			"so each floor adds the fallback of the figure's family and size: %g × what separate processes moved beyond their own data "+
 			"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin))
 	}
@@ -377,7 +377,7 @@ func rowText(row Row) string {
 
 // whyText says why a change was flagged: its test and its floor.
 func whyText(ch Change, base, other Cell) string {
-	test := "untested: a side has fewer than " + strconv.Itoa(MinUnits) + " independent units"
+	test := "untested (too few units)"
 	if ch.Tested {
 		test = fmt.Sprintf("p=%.3f on %d+%d rounds", ch.P, base.Units, other.Units)
 		if ch.TestedOn == onRuns {
@@ -509,7 +509,10 @@ func pText(c Change, base, other Cell) string {
 	}
 	floor := fmt.Sprintf("floor %s%%", strconv.FormatFloat(100*c.Floor, 'g', 2, 64))
 	if !c.Tested {
-		return "untested " + floor
+		if c.Regression || c.Improvement {
+			return "untested " + floor
+		}
+		return floor
 	}
 	if c.TestedOn == onRuns {
 		return fmt.Sprintf("p=%.3f runs %s", c.P, floor)

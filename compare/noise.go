@@ -128,8 +128,8 @@ type rowNoise struct {
 	// roundRange and runRange are each side's least and greatest unit.
 	roundRange, runRange [][2]float64
 	within               []float64
-	fallback     float64
-	fallbackFrom string
+	fallback             float64
+	fallbackFrom         string
 }
 
 // withinRunSpread is half the p5–p95 range of a figure's samples, relative
