@@ -81,12 +81,13 @@ type Result struct {
 	// FallbackMargin is FallbackMargin: how many times what separate
 	// processes showed beyond their data a figure's fallback is.
 	FallbackMargin float64 `json:"fallback_margin"`
-	// Replicates says, per side, what its runs' units carry:
-	// ReplicatesProcess where every run's rounds carry what differs between
-	// processes, ReplicatesWithin where they were taken within one process
-	// (some run of the side has rounds, not every one carries process
-	// differences), ReplicatesNone where no run has rounds. The last two have
-	// no run-to-run estimate of their own: their floors add the fallback.
+	// Replicates says, per side, what its units carry: ReplicatesProcess
+	// where every run's rounds carry what differs between processes,
+	// ReplicatesRuns where the side is MinUnits separate runs or more,
+	// ReplicatesWithin where its rounds were taken within one process,
+	// ReplicatesNone where it has one or two runs without rounds. The last
+	// two have no run-to-run estimate of their own, nor has a comparison of
+	// any side with one of them: its floors add the fallback.
 	Replicates []string `json:"replicates"`
 	// Warnings are benchmath's remarks (too few samples, ...) and what
 	// differs between the runs of one side, once each.
@@ -201,6 +202,7 @@ type Change struct {
 // What a side's units carry (Result.Replicates).
 const (
 	ReplicatesProcess = results.ReplicatesProcess
+	ReplicatesRuns    = "separate_runs"
 	ReplicatesWithin  = "within_process"
 	ReplicatesNone    = "none"
 )
@@ -316,6 +318,8 @@ func replicatesOf(in Input) string {
 	switch {
 	case process:
 		return ReplicatesProcess
+	case len(in.Runs) >= MinUnits:
+		return ReplicatesRuns
 	case rounds:
 		return ReplicatesWithin
 	}
@@ -343,7 +347,7 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 		Cells: make([]Cell, len(tw.figs)), Changes: make([]Change, len(tw.figs)-1)}
 	sides := make([]side, len(tw.figs))
 	noise := rowNoise{rounds: make([]unitSpread, len(sides)), runs: make([]unitSpread, len(sides)), within: make([]float64, len(sides)),
-		roundRange: make([][2]float64, len(sides)), runRange: make([][2]float64, len(sides))}
+		roundRange: make([][2]float64, len(sides)), runRange: make([][2]float64, len(sides)), processFrom: make([]string, len(sides)-1)}
 	for i, figs := range tw.figs {
 		if len(figs) == 0 {
 			continue
@@ -359,7 +363,7 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 	noise.fallback, noise.fallbackFrom = fallback(row.Family, bandOf(row.Size), row.Unit)
 	for i := 1; i < len(tw.figs); i++ {
 		var warns []error
-		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test)
+		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
 	}
 	return row, noise
@@ -430,7 +434,8 @@ func median(values []float64) float64 {
 
 // change compares side i's cell of a row with the baseline's, testing on
 // their units where both have MinUnits of them (unitsOf).
-func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
+// processFrom is set to what carries the differences between processes.
+func change(row *Row, i int, base, other side, test *uTest, processFrom *string) (Change, []error) {
 	b, o := row.Cells[0], row.Cells[i]
 	if !b.Present || !o.Present || b.Failed != "" || o.Failed != "" || b.Center == 0 {
 		return Change{}, nil
@@ -443,6 +448,7 @@ func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
 	}
 	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
 	on, process := unitsOf(base, other)
+	*processFrom = process
 	if on == "" {
 		return ch, nil
 	}
@@ -451,7 +457,7 @@ func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
 		x, y = base.runs, other.runs
 	}
 	cmp := test.compare(x, y)
-	ch.Tested, ch.TestedOn, ch.ProcessUnits, ch.P, ch.Significant = true, on, process, cmp.P, cmp.P < cmp.Alpha
+	ch.Tested, ch.TestedOn, ch.ProcessUnits, ch.P, ch.Significant = true, on, process != "", cmp.P, cmp.P < cmp.Alpha
 	return ch, cmp.Warnings
 }
 

@@ -128,3 +128,55 @@ func cacheOf(run *results.Run, key string) string {
 	}
 	return ""
 }
+
+// TestEvidenceGroups: three runs a side are separate processes, so their
+// floors come from their own units, without the fallback: the 2× H100 runs
+// grouped 1 2 3 against 4 5 1 flag nothing, and against a copy of 4 5 1
+// with ce_write 5% slower from 128 MiB flag exactly those figures. Grouped
+// two against three (1 2 -- 3 4 5), the sides have no estimate of their
+// own: the fallback applies, and nothing is flagged.
+func TestEvidenceGroups(t *testing.T) {
+	runs := evidence(t)
+	slow := func(f *results.Figure) bool { return f.Test == results.CEWrite && f.Size >= 128<<20 }
+	side := func(name string, rs ...*results.Run) compare.Input { return compare.Input{Name: name, Runs: rs} }
+	for _, tc := range []struct {
+		name       string
+		in         []compare.Input
+		flagged    func(f *results.Figure) bool
+		replicates string
+	}{
+		{"1 2 3 -- 4 5 1", []compare.Input{side("A", runs[0], runs[1], runs[2]), side("B", runs[3], runs[4], runs[0])}, nil, compare.ReplicatesRuns},
+		{"1 2 3 -- 4 5 1 slower", []compare.Input{side("A", runs[0], runs[1], runs[2]),
+			side("B", variant(runs[3], 0.95, slow), variant(runs[4], 0.95, slow), variant(runs[0], 0.95, slow))}, slow, compare.ReplicatesRuns},
+		{"1 2 -- 3 4 5", []compare.Input{side("A", runs[0], runs[1]), side("B", runs[2], runs[3], runs[4])}, nil, ""},
+	} {
+		res, err := compare.Compare(tc.in, compare.Options{Threshold: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.replicates != "" && (res.Replicates[0] != tc.replicates || res.Replicates[1] != tc.replicates) {
+			t.Errorf("%s: replicates %v, want %s", tc.name, res.Replicates, tc.replicates)
+		}
+		hits := 0
+		for _, row := range res.Rows {
+			c := row.Changes[0]
+			if !c.Valid {
+				continue
+			}
+			if tc.replicates == compare.ReplicatesRuns && (!c.ProcessUnits || c.Fallback != 0 || c.FloorFrom != "runs" && c.FloorFrom != "threshold") {
+				t.Errorf("%s: %s: %+v; want the floor from the runs' own units", tc.name, row.Key, c)
+			}
+			if tc.replicates == "" && c.ProcessUnits {
+				t.Errorf("%s: %s: the units of two runs a side taken to carry process differences", tc.name, row.Key)
+			}
+			want := tc.flagged != nil && tc.flagged(&results.Figure{Test: row.Test, Size: row.Size})
+			if c.Regression != want || c.Improvement {
+				t.Errorf("%s: %s: %+.2f%% p=%.3f floor %.2f%%, regression %v; want %v", tc.name, row.Key, c.Pct, c.P, 100*c.Floor, c.Regression, want)
+			}
+			hits += b2i(c.Regression)
+		}
+		if tc.flagged != nil && hits == 0 {
+			t.Errorf("%s: nothing flagged", tc.name)
+		}
+	}
+}

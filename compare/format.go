@@ -263,10 +263,10 @@ func runLines(r *Result) []string {
 func legendLines(r *Result) []string {
 	return []string{
 		fmt.Sprintf("Medians ± their intervals: where a figure has two rounds (or runs) or more, where another run's median is expected (95%%, from the spread of their medians); else the median's %.0f%% confidence interval from the samples of one run.", 100*r.Confidence),
-		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change) on independent units only: the rounds' medians, or the runs' where each side is %d runs or more; with fewer than %d a side, untested.", r.Alpha, MinUnits, MinUnits),
+		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change) on independent units only, never a run's samples: the rounds' medians (of every run of a side), or the runs' medians for runs without rounds, %d a side or more; with fewer than %d units a side, untested.", r.Alpha, MinUnits, MinUnits),
 		fmt.Sprintf("REGRESSION/better: at least the noise floor, and significant where tested, the new median outside the base's units' range and the base's outside the new's. "+
-			"The floor is %g × the CV of the units (pooled over both sides and the figure's pairs and neighbouring sizes) where they carry what differs between processes; "+
-			"otherwise that of the rounds (or the runs' spread of samples) plus the fallback of the figure's family and size; never below the %g%% threshold.", r.FloorMultiple, 100*r.Threshold),
+			"The floor is %g × the CV of the units (pooled over both sides and the figure's pairs and neighbouring sizes) where they carry what differs between processes "+
+			"(rounds of runs with process replicates, or %d separate runs a side or more); otherwise that of the rounds (or the runs' spread of samples) plus the fallback of the figure's family and size; never below the %g%% threshold.", r.FloorMultiple, MinUnits, 100*r.Threshold),
 	}
 }
 

@@ -116,7 +116,7 @@ const (
 // Where a floor came from (Change.FloorFrom).
 const (
 	fromRounds    = "rounds"    // the rounds, which carry what differs between processes
-	fromRuns      = "runs"      // the runs' medians
+	fromRuns      = "runs"      // the units of three runs a side or more
 	fromMeasured  = "measured"  // the rounds or samples of the runs, plus the fallback
 	fromThreshold = "threshold" // Options.Threshold, above the others
 )
@@ -128,8 +128,11 @@ type rowNoise struct {
 	// roundRange and runRange are each side's least and greatest unit.
 	roundRange, runRange [][2]float64
 	within               []float64
-	fallback             float64
-	fallbackFrom         string
+	// processFrom says, per change, what carries the differences between
+	// processes (unitsOf), "" for nothing.
+	processFrom  []string
+	fallback     float64
+	fallbackFrom string
 }
 
 // withinRunSpread is half the p5–p95 range of a figure's samples, relative
@@ -141,22 +144,32 @@ func withinRunSpread(f *results.Figure) float64 {
 	return 0
 }
 
-// unitsOf picks the units two sides are tested on, and says whether they
-// carry what differs between processes: the rounds where every run of both
-// sides has process replicates, else the runs' medians where both sides
-// have MinUnits runs, else the rounds (within one process); "" where the
-// sides lack MinUnits of them.
-func unitsOf(a, b side) (on string, process bool) {
+// unitsOf picks the units two sides are tested on, and says what carries
+// the differences between processes (fromRounds, fromRuns; "" for nothing):
+//
+//   - every run of both sides has process replicates: the rounds;
+//   - both sides are MinUnits runs or more (separate processes): the rounds
+//     of all of them, whose spread about the side's mean holds the runs'
+//     differences, or the runs' medians where the runs have no rounds;
+//   - else the rounds, within one process;
+//
+// and "" where the sides lack MinUnits units.
+func unitsOf(a, b side) (on, process string) {
 	enough := func(s *benchmath.Sample) bool { return s != nil && len(s.Values) >= MinUnits }
+	more := func(s side) bool {
+		return s.rounds != nil && s.runs != nil && len(s.rounds.Values) > len(s.runs.Values)
+	}
 	switch {
 	case a.process && b.process && enough(a.rounds) && enough(b.rounds):
-		return onRounds, true
+		return onRounds, fromRounds
+	case enough(a.runs) && enough(b.runs) && more(a) && more(b):
+		return onRounds, fromRuns
 	case enough(a.runs) && enough(b.runs):
-		return onRuns, true
+		return onRuns, fromRuns
 	case enough(a.rounds) && enough(b.rounds):
-		return onRounds, false
+		return onRounds, ""
 	}
-	return "", false
+	return "", ""
 }
 
 // classOf names a row's class: its key but for the pair, with its size's
@@ -225,10 +238,7 @@ func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
 			case ch.ProcessUnits:
 				// The units carry what differs between processes: their
 				// spread is the floor, whatever the test.
-				ch.Floor, ch.FloorFrom = data[r][i], fromRounds
-				if ch.TestedOn == onRuns {
-					ch.FloorFrom = fromRuns
-				}
+				ch.Floor, ch.FloorFrom = data[r][i], noise[r].processFrom[i]
 			default:
 				ch.Floor, ch.FloorFrom = data[r][i], fromMeasured
 				if withFallback {
