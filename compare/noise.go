@@ -266,9 +266,6 @@ func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
 	}
 }
 
-// unitsTest says whether a change was tested on units.
-func unitsTest(ch Change) bool { return ch.TestedOn != "" }
-
 // unitRange is the least and greatest of a side's units (zeros for none).
 func unitRange(units *benchmath.Sample) [2]float64 {
 	if units == nil || len(units.Values) == 0 {
