@@ -1,16 +1,18 @@
 // Package compare compares p2pbench results runs figure by figure, the way
 // benchstat compares benchmark runs. For every figure that a baseline shares
-// with another side (the same results.Figure.Key: test, engine, direction,
-// part, pair, size and identifying params) it gives each side's median with
-// its interval, the change against the baseline, whether the change is
-// significant, and whether it is a regression or an improvement: significant
-// and at least the figure's noise floor. A side is one run or several runs
-// of the same configuration. The statistics are golang.org/x/perf/benchmath's
-// non-parametric ones — medians, order-statistic intervals and the
-// Mann–Whitney U test — over independent units: the medians of the rounds
-// each figure was measured in, and of the runs of a side; runs without
-// rounds are tested on their samples (noise.go says the model). Write
-// renders a comparison as text, Markdown, CSV or JSON.
+// with another side — the same measurement: test, engine kind, direction,
+// part, pair, size and the params that say what was measured, whatever the
+// kernel variant or grid that measured it (match.go) — it gives each side's
+// median with its interval, the change against the baseline, whether the
+// change is significant, and whether it is a regression or an improvement:
+// at least the figure's noise floor, and significant where it could be
+// tested. A side is one run or several runs of the same configuration. The
+// statistics are golang.org/x/perf/benchmath's non-parametric ones —
+// medians, intervals and the Mann–Whitney U test — over independent units
+// only: the medians of the rounds each figure was measured in, or of the
+// runs of a side; never a run's samples (noise.go says the model). Write
+// renders a comparison as text, Markdown, CSV or JSON, what was flagged
+// first.
 //
 // compare reads results only: it imports results and the statistics
 // library, never the packages that measure (cuda, gpu, bench, ipc).
@@ -76,6 +78,17 @@ type Result struct {
 	// FloorMultiple is NoiseMultiple: how many run-to-run CVs make a
 	// figure's noise floor.
 	FloorMultiple float64 `json:"floor_multiple"`
+	// FallbackMargin is FallbackMargin: how many times what separate
+	// processes showed beyond their data a figure's fallback is.
+	FallbackMargin float64 `json:"fallback_margin"`
+	// Replicates says, per side, what its units carry: ReplicatesProcess
+	// where every run's rounds carry what differs between processes,
+	// ReplicatesRuns where the side is MinUnits separate runs or more,
+	// ReplicatesWithin where its rounds were taken within one process,
+	// ReplicatesNone where it has one or two runs without rounds. The last
+	// two have no run-to-run estimate of their own, nor has a comparison of
+	// any side with one of them: its floors add the fallback.
+	Replicates []string `json:"replicates"`
 	// Warnings are benchmath's remarks (too few samples, ...) and what
 	// differs between the runs of one side, once each.
 	Warnings []string `json:"warnings,omitempty"`
@@ -97,11 +110,22 @@ type Row struct {
 	Src       int               `json:"src"`
 	Dst       int               `json:"dst"`
 	Size      uint64            `json:"size_bytes"`
-	// Params are the identifying params (results.Figure.IdentityParams).
+	// Key is the baseline figure's results.Figure.Key. Engine is the
+	// engine's kind (copy_engine, staged, sm: the SM kernel's variant is
+	// part of Methods); Params are the params that say what was measured
+	// (results.Figure.IdentityParams less those of Methods).
 	Params string       `json:"params,omitempty"`
 	Unit   results.Unit `json:"unit"`
 	// LowerIsBetter: for times a rise is a regression, for rates a drop.
 	LowerIsBetter bool `json:"lower_is_better"`
+	// Family is the figure's family of the fallback table (FALLBACK.md).
+	Family string `json:"family"`
+	// Methods says, per side, how its figure was measured: the SM kernel's
+	// variant and grid, the copy call ("" for none, or where the side lacks
+	// the figure); MethodChanged is true where two sides that have the
+	// figure differ.
+	Methods       []string `json:"methods"`
+	MethodChanged bool     `json:"method_changed,omitempty"`
 	// Cells has one entry per side; Changes one per side after the baseline.
 	Cells   []Cell   `json:"cells"`
 	Changes []Change `json:"changes"`
@@ -141,33 +165,56 @@ type Change struct {
 	Valid bool `json:"valid"`
 	// Pct is the change of the median in percent (new/base − 1).
 	Pct float64 `json:"pct"`
-	// P is the U test's p-value; Tested is false when a side had no raw
-	// samples to test. TestedOn says on what: "rounds" or "runs" (the
-	// medians of the independent units, both sides having at least
-	// MinUnits) or "samples" (the raw samples, for runs without rounds).
+	// P is the U test's p-value. Tested is true where both sides have at
+	// least MinUnits independent units, and TestedOn says which: "rounds"
+	// (the medians of every run's rounds) or "runs" (the runs' medians, each
+	// side three runs or more). A run's samples are never the units.
 	P        float64 `json:"p"`
 	Tested   bool    `json:"tested"`
 	TestedOn string  `json:"tested_on,omitempty"`
-	// Significant: P < Alpha.
+	// ProcessUnits: the units carry what differs between processes (rounds
+	// of runs with process replicates, or separate runs).
+	ProcessUnits bool `json:"process_units,omitempty"`
+	// Significant: tested, and P < Alpha.
 	Significant bool `json:"significant"`
 	// Floor is the noise floor, as a fraction: the least change that can
-	// be flagged (see noiseFloor); FloorFrom says what set it: "rounds" or
-	// "runs" (NoiseMultiple × the run-to-run CV), "measured" (what was
-	// measured between processes for such a figure, for runs without
-	// rounds), "modes" (a figure known to keep a mode for a whole process,
-	// which rounds cannot renew: processModes), or "threshold".
+	// be flagged (noise.go). FloorFrom says what set it: "rounds" or "runs"
+	// (NoiseMultiple × the CV of units that carry what differs between
+	// processes), "measured" (the runs' own data, NoiseMultiple × their
+	// rounds' CV or their samples' spread, plus Fallback), or "threshold".
 	Floor     float64 `json:"floor"`
 	FloorFrom string  `json:"floor_from,omitempty"`
-	// Regression (Improvement): significant, worse (better), and at least
-	// the floor in size.
+	// Fallback is the part of a "measured" floor that stands for what
+	// separate processes differ by, which the runs cannot show
+	// (FALLBACK.md); FallbackFrom names its family and size.
+	Fallback     float64 `json:"fallback,omitempty"`
+	FallbackFrom string  `json:"fallback_from,omitempty"`
+	// Covered: tested, and one side's median lies within the range of the
+	// other side's units (noise.go): not flagged, whatever its size.
+	Covered bool `json:"covered,omitempty"`
+	// Regression (Improvement): worse (better), at least the floor in size,
+	// and, where tested, significant and not covered. An untested change (a
+	// side without MinUnits units) is flagged on its floor alone.
 	Regression  bool `json:"regression"`
 	Improvement bool `json:"improvement"`
 }
 
+// What a side's units carry (Result.Replicates).
+const (
+	ReplicatesProcess = results.ReplicatesProcess
+	ReplicatesRuns    = "separate_runs"
+	ReplicatesWithin  = "within_process"
+	ReplicatesNone    = "none"
+)
+
 // Compare compares every side with the first on the figures they share. A
 // NaN sample is an error: the U test has no answer for it (results.Read
 // refuses such files).
-func Compare(inputs []Input, opt Options) (*Result, error) {
+func Compare(inputs []Input, opt Options) (*Result, error) { return compareWith(inputs, opt, true) }
+
+// compareWith is Compare, with the fallback left out of the floors where
+// withFallback is false (what the fallback is measured against).
+func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
 	}
@@ -185,7 +232,7 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	case !(opt.Threshold >= 0):
 		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
 	}
-	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple}
+	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin}
 	for _, in := range inputs {
 		if len(in.Runs) == 0 || slices.Contains(in.Runs, nil) {
 			return nil, fmt.Errorf("compare: %s has no run", in.Name)
@@ -199,6 +246,7 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 		}
 		res.Names = append(res.Names, in.Name)
 		res.Runs = append(res.Runs, len(in.Runs))
+		res.Replicates = append(res.Replicates, replicatesOf(in))
 	}
 	var spread []string
 	res.Differences, spread = differences(inputs)
@@ -206,7 +254,7 @@ func Compare(inputs []Input, opt Options) (*Result, error) {
 	shared, res.OnlyInBase, res.OnlyInOther = match(inputs)
 	var noise []rowNoise
 	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
-	judge(res.Rows, noise, opt.Threshold)
+	judge(res.Rows, noise, opt.Threshold, withFallback)
 	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
 }
@@ -220,13 +268,17 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	noise := make([]rowNoise, len(shared))
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	test := newUTest()
+	process := make([]bool, len(inputs))
+	for i, in := range inputs {
+		process[i] = replicatesOf(in) == ReplicatesProcess
+	}
 	var next atomic.Int64
 	var mu sync.Mutex
 	warnings := map[string]bool{}
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			m := rowMaker{runs: process, opt: opt, th: th, test: test, warnings: map[string]bool{}}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
 				rows[r], noise[r] = m.row(shared[r])
 			}
@@ -242,41 +294,76 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 // rowMaker makes rows; each worker has its own, and all share the memo of
 // U tests.
 type rowMaker struct {
+	// runs[i] says, per side, whether each of its runs has process
+	// replicates (all of them: true).
+	runs     []bool
 	opt      Options
 	th       *benchmath.Thresholds
 	test     *uTest
 	warnings map[string]bool
 }
 
-// side is what a row needs of one side's figures: every sample, and the
-// median of every unit (a round, or a run without rounds).
+// replicatesOf says what a side's units carry (Result.Replicates).
+func replicatesOf(in Input) string {
+	process, rounds := true, false
+	for _, r := range in.Runs {
+		process = process && results.RunHasProcessReplicates(r)
+		for i := range r.Figures {
+			if len(r.Figures[i].Rounds) > 1 {
+				rounds = true
+				break
+			}
+		}
+	}
+	switch {
+	case process:
+		return ReplicatesProcess
+	case len(in.Runs) >= MinUnits:
+		return ReplicatesRuns
+	case rounds:
+		return ReplicatesWithin
+	}
+	return ReplicatesNone
+}
+
+// side is what a row needs of one side's figures: every sample (for the
+// cell), the median of every round of every run, and each run's median.
 type side struct {
-	samples, units *benchmath.Sample
-	rounds         bool // some run of the side has two or more rounds
+	samples, rounds, runs *benchmath.Sample
+	// process: every run of the side has process replicates.
+	process bool
+	// within is the largest spread of the side's figures within their runs
+	// (withinRunSpread).
+	within float64
 }
 
 // row makes the row of a baseline figure and its twins, with the changes'
 // tests but not their flags (judge sets those).
 func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 	bf := tw.figs[0][0]
-	row := Row{Key: tw.key, Test: bf.Test, Engine: bf.Engine, Direction: bf.Direction, Part: bf.Part,
-		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: bf.IdentityParams(), Unit: bf.Unit,
-		LowerIsBetter: bf.LowerIsBetter(), Cells: make([]Cell, len(tw.figs)), Changes: make([]Change, len(tw.figs)-1)}
+	row := Row{Key: bf.Key(), Test: bf.Test, Engine: engineKind(bf.Engine), Direction: bf.Direction, Part: bf.Part,
+		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: whatParams(bf), Unit: bf.Unit, Family: familyOf(bf),
+		LowerIsBetter: bf.LowerIsBetter(), Methods: make([]string, len(tw.figs)),
+		Cells: make([]Cell, len(tw.figs)), Changes: make([]Change, len(tw.figs)-1)}
 	sides := make([]side, len(tw.figs))
+	noise := rowNoise{rounds: make([]unitSpread, len(sides)), runs: make([]unitSpread, len(sides)), within: make([]float64, len(sides)),
+		roundRange: make([][2]float64, len(sides)), runRange: make([][2]float64, len(sides)), processFrom: make([]string, len(sides)-1)}
 	for i, figs := range tw.figs {
-		if len(figs) > 0 {
-			var warns []error
-			row.Cells[i], sides[i], warns = summarize(figs, m.th, m.opt.Confidence)
-			m.note(warns)
+		if len(figs) == 0 {
+			continue
 		}
+		row.Methods[i] = methodOf(figs[0])
+		row.MethodChanged = row.MethodChanged || row.Methods[i] != row.Methods[0]
+		var warns []error
+		row.Cells[i], sides[i], warns = summarize(figs, m.runs[i], m.th, m.opt.Confidence)
+		m.note(warns)
+		noise.rounds[i], noise.runs[i], noise.within[i] = spreadOf(sides[i].rounds), spreadOf(sides[i].runs), sides[i].within
+		noise.roundRange[i], noise.runRange[i] = unitRange(sides[i].rounds), unitRange(sides[i].runs)
 	}
-	noise := rowNoise{sides: make([]unitSpread, len(sides)), baseSpread: withinRunSpread(bf)}
-	for i := range sides {
-		noise.sides[i] = spreadOf(sides[i].units)
-	}
+	noise.fallback, noise.fallbackFrom = fallback(row.Family, bandOf(row.Size), row.Unit)
 	for i := 1; i < len(tw.figs); i++ {
 		var warns []error
-		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test)
+		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
 	}
 	return row, noise
@@ -290,16 +377,20 @@ func (m *rowMaker) note(warns []error) {
 
 // summarize makes a side's cell of a figure from its figures in the side's
 // runs, and its samples and units for the U test (nil without raw samples).
-func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence float64) (Cell, side, []error) {
-	var sd side
-	var all, units []float64
+// process says whether the side's runs have process replicates.
+func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, confidence float64) (Cell, side, []error) {
+	sd := side{process: process}
+	var all, units, runs []float64
 	for _, f := range figs {
 		if label := f.FailureLabel(); label != "" {
 			return Cell{Present: true, Failed: label}, side{}, nil
 		}
 		all = append(all, f.Samples...)
 		units = append(units, results.RoundMedians(f.Samples, f.Rounds)...)
-		sd.rounds = sd.rounds || len(f.Rounds) > 1
+		if len(f.Samples) > 0 {
+			runs = append(runs, median(f.Samples))
+		}
+		sd.within = math.Max(sd.within, withinRunSpread(f))
 	}
 	if len(all) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
@@ -312,7 +403,8 @@ func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence floa
 	}
 	// benchmath sorts the values it is given; the runs' stay as they are.
 	sd.samples = benchmath.NewSample(slices.Clone(all), th)
-	sd.units = benchmath.NewSample(slices.Clone(units), th)
+	sd.rounds = benchmath.NewSample(units, th)
+	sd.runs = benchmath.NewSample(runs, th)
 	sum := benchmath.AssumeNothing.Summary(sd.samples, confidence)
 	c := Cell{Present: true, N: len(all), Units: len(units), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: confidence}
 	warns := sum.Warnings
@@ -329,9 +421,21 @@ func summarize(figs []*results.Figure, th *benchmath.Thresholds, confidence floa
 	return c, sd, warns
 }
 
+// median is the median of values, left as they are.
+func median(values []float64) float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // change compares side i's cell of a row with the baseline's, testing on
-// their units where both have MinUnits of them, else on their samples.
-func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
+// their units where both have MinUnits of them (unitsOf).
+// processFrom is set to what carries the differences between processes.
+func change(row *Row, i int, base, other side, test *uTest, processFrom *string) (Change, []error) {
 	b, o := row.Cells[0], row.Cells[i]
 	if !b.Present || !o.Present || b.Failed != "" || o.Failed != "" || b.Center == 0 {
 		return Change{}, nil
@@ -343,19 +447,18 @@ func change(row *Row, i int, base, other side, test *uTest) (Change, []error) {
 		return Change{}, nil
 	}
 	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
-	var warns []error
-	x, y, on := base.samples, other.samples, "samples"
-	if onUnits(base, other) {
-		x, y, on = base.units, other.units, "runs"
-		if base.rounds || other.rounds {
-			on = "rounds"
-		}
+	on, process := unitsOf(base, other)
+	*processFrom = process
+	if on == "" {
+		return ch, nil
 	}
-	if x != nil && y != nil {
-		cmp := test.compare(x, y)
-		ch.Tested, ch.TestedOn, ch.P, ch.Significant, warns = true, on, cmp.P, cmp.P < cmp.Alpha, cmp.Warnings
+	x, y := base.rounds, other.rounds
+	if on == onRuns {
+		x, y = base.runs, other.runs
 	}
-	return ch, warns
+	cmp := test.compare(x, y)
+	ch.Tested, ch.TestedOn, ch.ProcessUnits, ch.P, ch.Significant = true, on, process != "", cmp.P, cmp.P < cmp.Alpha
+	return ch, cmp.Warnings
 }
 
 // differences lists the properties that differ between the sides (as their

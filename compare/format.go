@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // Formats returns the output formats Write knows.
@@ -32,11 +34,18 @@ func Write(w io.Writer, r *Result, format string) error {
 	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
-// WriteText writes the comparison as aligned text tables, one per section.
+// WriteText writes the comparison as text: the runs, what was flagged and
+// why, then aligned tables, one per section.
 func WriteText(w io.Writer, r *Result) error {
 	var b bytes.Buffer
+	for _, l := range runLines(r) {
+		fmt.Fprintln(&b, l)
+	}
+	b.WriteByte('\n')
+	flaggedText(&b, r)
+	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, l := range headerLines(r) {
+	for _, l := range legendLines(r) {
 		fmt.Fprintln(tw, l)
 	}
 	names := shortNames(r)
@@ -75,13 +84,30 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	}
 	tableRow := func(cells []string) { fmt.Fprintf(bw, "| %s |\n", strings.Join(cells, " | ")) }
 	fmt.Fprint(bw, "# p2pbench comparison\n\n")
-	for _, l := range headerLines(r) {
+	for _, l := range runLines(r) {
 		// The differences get a table of their own below.
 		if !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "What differs") {
 			fmt.Fprintf(bw, "%s\n\n", esc.Replace(l))
 		}
 	}
 	names := shortNames(r)
+	fmt.Fprint(bw, "## Flagged\n\n")
+	head, flagged, more := flaggedRows(r)
+	fmt.Fprintf(bw, "%s\n\n", esc.Replace(head))
+	if len(flagged) > 0 {
+		tableRow([]string{"", "figure", "change", "why", "method"})
+		tableRow([]string{"---", "---", "---:", "---", "---"})
+		for _, f := range flagged {
+			tableRow(escAll([]string{f.verdict, f.figure, f.change, f.why, f.method}))
+		}
+		if more > 0 {
+			fmt.Fprintf(bw, "\n… and %d more, marked in the tables below.\n", more)
+		}
+		fmt.Fprintln(bw)
+	}
+	for _, l := range legendLines(r) {
+		fmt.Fprintf(bw, "%s\n\n", esc.Replace(l))
+	}
 	if len(r.Differences) > 0 {
 		fmt.Fprint(bw, "What differs between the runs:\n\n")
 		tableRow(append([]string{""}, escAll(names)...))
@@ -100,6 +126,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 		if s.hasParams {
 			align[2] = "---"
+		}
+		if s.hasMethods {
+			align[len(align)-1] = "---"
 		}
 		tableRow(head)
 		tableRow(align)
@@ -123,28 +152,30 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 // WriteCSV writes one line per figure and run.
 func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "params", "unit", "run",
-		"n", "units", "median", "ci_lo", "ci_hi", "ci_confidence", "failed", "change_pct", "p", "tested_on", "significant", "floor", "floor_from", "regression", "improvement"})
+	cw.Write([]string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "params", "unit", "family", "run", "method",
+		"n", "units", "median", "ci_lo", "ci_hi", "ci_confidence", "failed", "change_pct", "p", "tested_on", "process_units", "significant",
+		"covered", "floor", "floor_from", "fallback", "fallback_from", "regression", "improvement"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		for i, c := range row.Cells {
 			rec := []string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
 				strconv.Itoa(row.Src), strconv.Itoa(row.Dst), strconv.FormatUint(row.Size, 10), row.Params,
-				string(row.Unit), r.Names[i]}
+				string(row.Unit), row.Family, r.Names[i], row.Methods[i]}
 			if !c.Present {
 				rec = append(rec, "", "", "", "", "", "", "absent")
 			} else {
 				rec = append(rec, strconv.Itoa(c.N), strconv.Itoa(c.Units), f(c.Center), f(c.Lo), f(c.Hi), f(c.Confidence), c.Failed)
 			}
 			if i == 0 || !row.Changes[i-1].Valid {
-				rec = append(rec, "", "", "", "", "", "", "", "")
+				rec = append(rec, "", "", "", "", "", "", "", "", "", "", "", "")
 			} else {
 				ch := row.Changes[i-1]
 				p := ""
 				if ch.Tested {
 					p = f(ch.P)
 				}
-				rec = append(rec, f(ch.Pct), p, ch.TestedOn, strconv.FormatBool(ch.Significant), f(ch.Floor), ch.FloorFrom,
+				rec = append(rec, f(ch.Pct), p, ch.TestedOn, strconv.FormatBool(ch.ProcessUnits), strconv.FormatBool(ch.Significant),
+					strconv.FormatBool(ch.Covered), f(ch.Floor), ch.FloorFrom, f(ch.Fallback), ch.FallbackFrom,
 					strconv.FormatBool(ch.Regression), strconv.FormatBool(ch.Improvement))
 			}
 			cw.Write(rec)
@@ -161,9 +192,9 @@ func WriteJSON(w io.Writer, r *Result) error {
 	return enc.Encode(r)
 }
 
-// headerLines are the runs, what differs between them, and what was
-// compared.
-func headerLines(r *Result) []string {
+// runLines are the runs, what differs between them, what was compared, and
+// which runs have no run-to-run estimate of their own.
+func runLines(r *Result) []string {
 	names := shortNames(r)
 	var lines []string
 	for i, n := range r.Names {
@@ -200,25 +231,190 @@ func headerLines(r *Result) []string {
 				shared, r.OnlyInBase[i], names[0], r.OnlyInOther[i], names[i+1]))
 		}
 	}
-	return append(lines,
-		fmt.Sprintf("Medians ± their intervals: where a figure has two rounds (or runs) or more, where another run's median is expected (95%%, from the spread of their medians); else the median's %.0f%% confidence interval from the samples.", 100*r.Confidence),
-		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change): on the rounds' (or runs') medians where both sides have %d or more, else on the samples.", r.Alpha, MinUnits),
-		fmt.Sprintf("REGRESSION/better: significant and at least the noise floor: %g × the run-to-run CV (pooled over both sides and the figure's pairs and neighbouring sizes), "+
-			"or for runs without rounds what such a figure moved between processes on the 2× H200, or for figures known to keep a mode for a whole process (copy-engine copies between processes on one GPU through legacy handles) the modes' spread; never below the %g%% threshold.", r.FloorMultiple, 100*r.Threshold))
+	var within, none []string
+	for i, rep := range r.Replicates {
+		switch rep {
+		case ReplicatesWithin:
+			within = append(within, names[i])
+		case ReplicatesNone:
+			none = append(none, names[i])
+		}
+	}
+	if len(within)+len(none) > 0 {
+		var what []string
+		if len(within) > 0 {
+			what = append(what, strings.Join(within, ", ")+" (rounds taken within one process)")
+		}
+		if len(none) > 0 {
+			what = append(what, strings.Join(none, ", ")+" (no rounds)")
+		}
+		lines = append(lines, fmt.Sprintf("No run-to-run estimate of its own: %s. Nothing in such a run carries what differs between processes, "+
+			"so each floor adds the fallback of the figure's family and size: %g × what separate processes moved beyond their own data "+
+			"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin))
+	}
+	if n := methodChanges(r); n > 0 {
+		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (SM kernel variant, grid, copy call): "+
+			"compared on what they measure, each with its methods beside it.", n))
+	}
+	return lines
+}
+
+// legendLines say how to read the tables.
+func legendLines(r *Result) []string {
+	return []string{
+		fmt.Sprintf("Medians ± their intervals: where a figure has two rounds (or runs) or more, where another run's median is expected (95%%, from the spread of their medians); else the median's %.0f%% confidence interval from the samples of one run.", 100*r.Confidence),
+		fmt.Sprintf("Changes tested with the Mann–Whitney U test at alpha %g (~: no significant change) on independent units only, never a run's samples: the rounds' medians (of every run of a side), or the runs' medians for runs without rounds, %d a side or more; with fewer than %d units a side, untested.", r.Alpha, MinUnits, MinUnits),
+		fmt.Sprintf("REGRESSION/better: at least the noise floor, and significant where tested, the new median outside the base's units' range and the base's outside the new's. "+
+			"The floor is %g × the CV of the units (pooled over both sides and the figure's pairs and neighbouring sizes) where they carry what differs between processes "+
+			"(rounds of runs with process replicates, or %d separate runs a side or more); otherwise that of the rounds (or the runs' spread of samples) plus the fallback of the figure's family and size; never below the %g%% threshold.", r.FloorMultiple, MinUnits, 100*r.Threshold),
+	}
+}
+
+// methodChanges counts the rows whose sides measured by different methods.
+func methodChanges(r *Result) int {
+	n := 0
+	for _, row := range r.Rows {
+		n += b2i(row.MethodChanged)
+	}
+	return n
 }
 
 // summaryLine counts the flagged changes.
 func summaryLine(r *Result) string {
-	var sig, reg, imp int
+	var sig, reg, imp, untested int
 	for _, row := range r.Rows {
 		for _, c := range row.Changes {
 			sig += b2i(c.Significant)
 			reg += b2i(c.Regression)
 			imp += b2i(c.Improvement)
+			untested += b2i(c.Valid && !c.Tested)
 		}
 	}
-	return fmt.Sprintf("%d figures compared: %d significant changes, %d regressions and %d improvements beyond their noise floor (at least %g%%).",
+	line := fmt.Sprintf("%d figures compared: %d significant changes, %d regressions and %d improvements beyond their noise floor (at least %g%%).",
 		len(r.Rows), sig, reg, imp, 100*r.Threshold)
+	if untested > 0 {
+		line += fmt.Sprintf(" %d changes untested (a side without %d independent units): flagged on their floor alone.", untested, MinUnits)
+	}
+	return line
+}
+
+// maxFlaggedLines is how many flagged changes the lead of the text and
+// Markdown outputs lists; the tables mark every one.
+const maxFlaggedLines = 50
+
+// flagged is one flagged change, in words.
+type flagged struct {
+	verdict, figure, change, why, method string
+}
+
+// flaggedRows are the lead's first line and its flagged changes, regressions
+// first, each kind in the rows' order, with how many more there are.
+func flaggedRows(r *Result) (head string, out []flagged, more int) {
+	names := shortNames(r)
+	var regs, imps []flagged
+	for _, row := range r.Rows {
+		for k, ch := range row.Changes {
+			if !ch.Regression && !ch.Improvement {
+				continue
+			}
+			f := flagged{verdict: "better", figure: rowText(row), change: fmt.Sprintf("%+.2f%%", ch.Pct), why: whyText(ch, row.Cells[0], row.Cells[k+1])}
+			if len(names) > 2 {
+				f.figure += " (" + names[k+1] + ")"
+			}
+			if row.MethodChanged {
+				f.method = methodText(row)
+			}
+			if ch.Regression {
+				f.verdict = "REGRESSION"
+				regs = append(regs, f)
+			} else {
+				imps = append(imps, f)
+			}
+		}
+	}
+	all := append(regs, imps...)
+	if len(all) == 0 {
+		return fmt.Sprintf("Flagged: nothing. No change among the %d figures compared is beyond its noise floor.", len(r.Rows)), nil, 0
+	}
+	head = fmt.Sprintf("Flagged: %d regression%s and %d improvement%s among the %d figures compared:", len(regs), plural(len(regs)), len(imps), plural(len(imps)), len(r.Rows))
+	if len(all) > maxFlaggedLines {
+		return head, all[:maxFlaggedLines], len(all) - maxFlaggedLines
+	}
+	return head, all, 0
+}
+
+// flaggedText writes the lead of the text output.
+func flaggedText(b *bytes.Buffer, r *Result) {
+	head, rows, more := flaggedRows(r)
+	fmt.Fprintln(b, head)
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
+	for _, f := range rows {
+		line := "  " + strings.Join([]string{f.verdict, f.figure, f.change, f.why}, "\t")
+		if f.method != "" {
+			line += "\tmethod " + f.method
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	if more > 0 {
+		fmt.Fprintf(b, "  … and %d more, marked in the tables below.\n", more)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// rowText names a row's figure in one line: "ce_write copy_engine write
+// 0→1 512 MiB op=add".
+func rowText(row Row) string {
+	return strings.Join(strings.Fields(strings.Join([]string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
+		pairText(row.Src, row.Dst), results.FormatBytes(row.Size), row.Params}, " ")), " ")
+}
+
+// whyText says why a change was flagged: its test and its floor.
+func whyText(ch Change, base, other Cell) string {
+	test := "untested (too few units)"
+	if ch.Tested {
+		test = fmt.Sprintf("p=%.3f on %d+%d rounds", ch.P, base.Units, other.Units)
+		if ch.TestedOn == onRuns {
+			test = fmt.Sprintf("p=%.3f on the runs' medians", ch.P)
+		}
+	}
+	return test + ", floor " + floorText(ch)
+}
+
+// floorText is a floor and what set it: "2.1% (3 × the rounds' CV)".
+func floorText(ch Change) string {
+	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', 2, 64) + "%" }
+	switch ch.FloorFrom {
+	case fromRounds:
+		return p(ch.Floor) + " (the rounds' CV, process replicates)"
+	case fromRuns:
+		return p(ch.Floor) + " (the runs' CV)"
+	case fromThreshold:
+		return p(ch.Floor) + " (the threshold)"
+	}
+	return fmt.Sprintf("%s (the runs' own %s + fallback %s of %s)", p(ch.Floor), p(ch.Floor-ch.Fallback), p(ch.Fallback), ch.FallbackFrom)
+}
+
+// methodText is a row's methods, side by side: "variant=bulk → variant=v4_u4".
+func methodText(row Row) string {
+	m := make([]string, len(row.Methods))
+	for i, s := range row.Methods {
+		switch {
+		case !row.Cells[i].Present:
+			m[i] = "—"
+		case s == "":
+			m[i] = "(none)"
+		default:
+			m[i] = s
+		}
+	}
+	return strings.Join(m, " → ")
 }
 
 func b2i(b bool) int {
@@ -285,19 +481,21 @@ func valueText(v float64) string {
 }
 
 // changeText is benchstat's: "~" for no significant change, else the
-// percentage, flagged when beyond the threshold.
+// percentage, flagged when beyond the floor.
 func changeText(c Change) string {
 	switch {
 	case !c.Valid:
 		return ""
-	case !c.Tested:
-		return fmt.Sprintf("%+.2f%% (untested)", c.Pct)
-	case !c.Significant:
-		return "~"
 	case c.Regression:
 		return fmt.Sprintf("%+.2f%% REGRESSION", c.Pct)
 	case c.Improvement:
 		return fmt.Sprintf("%+.2f%% better", c.Pct)
+	case !c.Tested:
+		return fmt.Sprintf("%+.2f%% (untested)", c.Pct)
+	case !c.Significant:
+		return "~"
+	case c.Covered:
+		return fmt.Sprintf("%+.2f%% (within its units)", c.Pct)
 	}
 	return fmt.Sprintf("%+.2f%%", c.Pct)
 }
@@ -311,12 +509,15 @@ func pText(c Change, base, other Cell) string {
 	}
 	floor := fmt.Sprintf("floor %s%%", strconv.FormatFloat(100*c.Floor, 'g', 2, 64))
 	if !c.Tested {
+		if c.Regression || c.Improvement {
+			return "untested " + floor
+		}
 		return floor
 	}
-	nb, no := base.N, other.N
-	if unitsTest(c) {
-		nb, no = base.Units, other.Units
+	if c.TestedOn == onRuns {
+		return fmt.Sprintf("p=%.3f runs %s", c.P, floor)
 	}
+	nb, no := base.Units, other.Units
 	n := strconv.Itoa(nb)
 	if nb != no {
 		n += "+" + strconv.Itoa(no)

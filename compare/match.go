@@ -1,14 +1,103 @@
 package compare
 
-import "github.com/p2pbench/p2pbench/results"
+import (
+	"slices"
+	"strconv"
+	"strings"
 
-// twins are one figure of the baseline and its twins, the figures with the
-// same key, on every side.
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// Figures are matched by what they measure, not by how: the test, the
+// engine's kind, the direction, the part, the pair, the size and the params
+// that say what was measured (the working set, the atomic operation, the
+// processes …). How it was measured — the SM kernel variant (in the engine's
+// name and in the params), its grid, the copy call — is the figure's method:
+// two runs that measured the same thing with another kernel are compared
+// row by row, and the row shows both methods.
+
+// methodParam reports whether a param says how a figure was measured rather
+// than what: the SM copy kernel's variant and grid, the SMs' share of a
+// device, the driver call that made the copy.
+func methodParam(name string) bool {
+	switch name {
+	case "variant", "block_size", "blocks_per_sm", "grid", "sm_share", "copy_call":
+		return true
+	}
+	return false
+}
+
+// engineKind is the engine without its SM kernel variant: "sm" for
+// "sm:v4_u4", the engine itself otherwise.
+func engineKind(e results.Engine) results.Engine {
+	if e.IsSM() {
+		return results.EngineSM
+	}
+	return e
+}
+
+// whatParams are a figure's identifying params (results.Figure.IdentityParams)
+// less its method's, as sorted k=v joined by commas.
+func whatParams(f *results.Figure) string {
+	var kv []string
+	for k, v := range f.Params {
+		if !results.DescriptiveParam(k) && !methodParam(k) {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+// methodOf says how a figure was measured: its SM kernel variant and the
+// method params, as sorted k=v joined by commas ("" for none).
+func methodOf(f *results.Figure) string {
+	var kv []string
+	for k, v := range f.Params {
+		if methodParam(k) && !results.DescriptiveParam(k) {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	if v := f.Engine.Variant(); v != "" && f.Params["variant"] == "" {
+		kv = append(kv, "variant="+v)
+	}
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+// measureKey is what a figure measured: results.Figure.Key without the
+// method.
+func measureKey(f *results.Figure) string {
+	return strings.Join([]string{string(f.Test), string(engineKind(f.Engine)), string(f.Direction), string(f.Part),
+		strconv.Itoa(f.Src), strconv.Itoa(f.Dst), strconv.FormatUint(f.Size, 10), whatParams(f)}, "|")
+}
+
+// twins are one figure of the baseline and its twins, the figures that
+// measured the same, on every side.
 type twins struct {
 	key string
 	// figs[i] are side i's figures of the key, one per run that has it
 	// (none where side i lacks it); figs[0] are the baseline's.
 	figs [][]*results.Figure
+}
+
+// runKeys gives each figure of a run the key it is matched by: its
+// measureKey, or, where the run measured the same thing by two methods or
+// more (a sweep of kernel variants), its full results.Figure.Key, so that
+// each method stays a row of its own.
+func runKeys(r *results.Run) []string {
+	keys := make([]string, len(r.Figures))
+	count := make(map[string]int, len(r.Figures))
+	for j := range r.Figures {
+		keys[j] = measureKey(&r.Figures[j])
+		count[keys[j]]++
+	}
+	for j, k := range keys {
+		if count[k] > 1 {
+			keys[j] = r.Figures[j].Key()
+		}
+	}
+	return keys
 }
 
 // sideIndex maps each key to a side's figures of it, and lists the keys in
@@ -22,10 +111,10 @@ func sideIndex(in Input) (map[string][]*results.Figure, []string) {
 	index := make(map[string][]*results.Figure, n)
 	order := make([]string, 0, n)
 	for _, r := range in.Runs {
+		keys := runKeys(r)
 		seen := make(map[string]bool, len(r.Figures))
 		for j := range r.Figures {
-			f := &r.Figures[j]
-			k := f.Key()
+			k := keys[j]
 			if seen[k] {
 				continue
 			}
@@ -33,7 +122,7 @@ func sideIndex(in Input) (map[string][]*results.Figure, []string) {
 			if _, ok := index[k]; !ok {
 				order = append(order, k)
 			}
-			index[k] = append(index[k], f)
+			index[k] = append(index[k], &r.Figures[j])
 		}
 	}
 	return index, order

@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,28 +13,42 @@ import (
 )
 
 // The noise model: a change is flagged (a regression or an improvement)
-// only when it is significant on independent units and larger than the
-// noise the runs themselves show.
+// only when it is at least its noise floor, and significant on independent
+// units where the sides have them.
 //
-// The samples of one run are not independent of each other: what a process
-// keeps for its life (where its buffers landed, its streams) moves all of
-// them together, by 2–6% at small sizes on the 2× H200 while each run's own
-// interval is ±0.1%. A run takes each figure's samples in rounds that renew
-// that state (results.Figure.Rounds), so the rounds' medians are the units
-// that vary as runs do; several runs of one side (ReadGroups) are units too,
-// through their rounds. Where both sides have MinUnits units, the U test
-// runs on their medians, and the noise floor is NoiseMultiple times the
-// run-to-run CV: the relative standard deviation of the units about their
-// side's mean, pooled over both sides and over the figure's class (the
-// figures of the same test, engine, direction, part and params on every
-// pair, at sizes within a factor of 16: sizeBand), since five rounds a side
-// alone estimate it too loosely.
+// The samples of one run are never taken as independent: what a process
+// keeps for its life (its context, where its buffers and the other
+// processes' landed, the mode a small transfer settles in) moves all of them
+// together. The units are the medians of the rounds a figure was measured
+// in (results.Figure.Rounds), or of whole runs where each side is three runs
+// or more (ReadGroups). The U test runs on them where both sides have
+// MinUnits; with fewer, a change is not tested, and is flagged on its floor
+// alone.
 //
-// Runs without rounds (written before rounds, or with --rounds below
-// MinUnits) have no units to test: the U test runs on their samples, as it
-// did, and the floor is what was measured between processes for such a
-// figure (measuredNoise) or the baseline's own spread, whichever is larger.
+// The floor depends on whether the units carry what differs between
+// processes:
+//
+//   - Runs whose rounds do (results.RunHasProcessReplicates), or sides of
+//     separate runs tested on the runs' medians: NoiseMultiple × the
+//     units' CV, pooled over both sides and the figure's class (the figures
+//     of the same test, engine, direction, part and params on every pair, at
+//     sizes within a factor of 16: sizeBand). Nothing else: no floor is
+//     looked up by the figure's test.
+//   - Rounds taken within one process (every run before the marker): the
+//     same data floor plus the fallback of the figure's family and size,
+//     what separate processes on real machines moved beyond such a floor
+//     (family.go, FALLBACK.md).
+//   - No units to test (runs without rounds): the larger spread of the two
+//     runs' samples plus the fallback.
+//
 // Either floor is at least the threshold (Options.Threshold).
+//
+// A tested change is not flagged either where one side's median lies within
+// the range of the other side's units: a median that the other run's own
+// rounds reached is no sign of a change. Figures whose rounds fall in two
+// modes (a small copy's device time of 12 or 20 µs) change their median by
+// the modes' distance whenever the majority of their rounds moves, while
+// their pooled CV, over sizes that do not, is smaller.
 
 // MinUnits is the fewest units each side needs to be tested on them. With
 // three against three the U test cannot reach p < 0.05 (its least p is
@@ -92,16 +107,32 @@ func spreadOf(units *benchmath.Sample) unitSpread {
 	return unitSpread{ss: ss, df: len(units.Values) - 1}
 }
 
-// rowNoise is what a row knows of its noise before judge: the spread of
-// each side's units, and the baseline's spread within its run.
-type rowNoise struct {
-	sides      []unitSpread
-	baseSpread float64
-}
+// Units of a change (Change.TestedOn).
+const (
+	onRounds = "rounds"
+	onRuns   = "runs"
+)
 
-// onUnits says whether two sides are tested on their units.
-func onUnits(a, b side) bool {
-	return a.units != nil && b.units != nil && len(a.units.Values) >= MinUnits && len(b.units.Values) >= MinUnits
+// Where a floor came from (Change.FloorFrom).
+const (
+	fromRounds    = "rounds"    // the rounds, which carry what differs between processes
+	fromRuns      = "runs"      // the units of three runs a side or more
+	fromMeasured  = "measured"  // the rounds or samples of the runs, plus the fallback
+	fromThreshold = "threshold" // Options.Threshold, above the others
+)
+
+// rowNoise is what a row knows of its noise before judge: per side, the
+// spread of its units of each kind and of its samples within its runs.
+type rowNoise struct {
+	rounds, runs []unitSpread
+	// roundRange and runRange are each side's least and greatest unit.
+	roundRange, runRange [][2]float64
+	within               []float64
+	// processFrom says, per change, what carries the differences between
+	// processes (unitsOf), "" for nothing.
+	processFrom  []string
+	fallback     float64
+	fallbackFrom string
 }
 
 // withinRunSpread is half the p5–p95 range of a figure's samples, relative
@@ -113,102 +144,143 @@ func withinRunSpread(f *results.Figure) float64 {
 	return 0
 }
 
-// measuredNoise is how much worse than its baseline a figure of its kind
-// and size came out from one run to the next on the healthy 2× H200, as a
-// fraction (hardware.md; testdata/reference/h200x2/all.json against
-// all-repeat.json, back to back): bandwidth at 64 MiB and more by 0.1%
-// across processes, from 1 MiB by up to 3.6% (16 MiB), below 1 MiB by up
-// to 7.4% (8 KiB) between two runs and 2–6% across five processes. A small
-// copy's device time is 12.1 or 20.3 µs depending on the process (68%), its
-// host time spreads by 22%; the pointer chase beyond L2 lands on either of
-// two modes 16% apart. Other latencies and atomics have no measurement of
-// their own and take the small copies' 10%.
-func measuredNoise(row *Row) float64 {
+// unitsOf picks the units two sides are tested on, and says what carries
+// the differences between processes (fromRounds, fromRuns; "" for nothing):
+//
+//   - every run of both sides has process replicates: the rounds;
+//   - both sides are MinUnits runs or more (separate processes): the rounds
+//     of all of them, whose spread about the side's mean holds the runs'
+//     differences, or the runs' medians where the runs have no rounds;
+//   - else the rounds, within one process;
+//
+// and "" where the sides lack MinUnits units.
+func unitsOf(a, b side) (on, process string) {
+	enough := func(s *benchmath.Sample) bool { return s != nil && len(s.Values) >= MinUnits }
+	more := func(s side) bool {
+		return s.rounds != nil && s.runs != nil && len(s.rounds.Values) > len(s.runs.Values)
+	}
 	switch {
-	case row.Test == results.LatCopyDevice || row.Test == results.LatCopyHost:
-		return 0.70
-	case row.Test == results.LatChase || row.Test == results.IPCLatChase:
-		return 0.20
-	case row.Unit != results.UnitGBps:
-		return 0.10
-	case row.Size >= 64<<20:
-		return 0.02
-	case row.Size >= 1<<20:
-		return 0.05
+	case a.process && b.process && enough(a.rounds) && enough(b.rounds):
+		return onRounds, fromRounds
+	case enough(a.runs) && enough(b.runs) && more(a) && more(b):
+		return onRounds, fromRuns
+	case enough(a.runs) && enough(b.runs):
+		return onRuns, fromRuns
+	case enough(a.rounds) && enough(b.rounds):
+		return onRounds, ""
 	}
-	return 0.10
-}
-
-// processModes is the floor of the figures known to settle, for a whole
-// process, in one of modes that its rounds cannot renew (0 for any other):
-// the copy engine's copies between two processes on one GPU through legacy
-// IPC handles (the importer's mapping is made once, as the exporter's
-// buffers stay put for the run) came out at about 2060 or 1700–1820 GB/s
-// by process on an H200 (six processes, testdata/reference/h200x1), while
-// each process's rounds agreed within 0.2%; the same copies through VMM
-// handles did not (2072–2097). Between the lowest mode seen and the VMM
-// figures: 23%.
-func processModes(row *Row) float64 {
-	if (row.Test == results.IPCCERead || row.Test == results.IPCCEWrite) &&
-		strings.Contains(","+row.Params+",", ",same_gpu=true,") && !strings.Contains(row.Params, results.ParamIPCHandle+"=") {
-		return 0.25
-	}
-	return 0
+	return "", ""
 }
 
 // classOf names a row's class: its key but for the pair, with its size's
-// band.
-func classOf(row *Row) string {
+// band, and the units its change was tested on.
+func classOf(row *Row, on string) string {
 	return strings.Join([]string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
-		string(row.Unit), row.Params, strconv.Itoa(sizeBand(row.Size))}, "|")
+		string(row.Unit), row.Params, strconv.Itoa(sizeBand(row.Size)), on}, "|")
 }
 
 // sizeBand groups sizes by factors of 16 (4 B–32 B, 64 B–512 B, 1 KiB–8 KiB,
 // …): the run-to-run noise changes slowly with the size (at small sizes it
 // is the copies' fixed cost, at large ones the link's), so neighbouring
-// sizes of a sweep share their rounds' evidence.
+// sizes of a sweep share their units' evidence.
 func sizeBand(n uint64) int { return bits.Len64(n) / 4 }
 
-// judge sets every change's noise floor and its flags: significant, worse
-// or better, and at least the floor.
-func judge(rows []Row, noise []rowNoise, threshold float64) {
+// dataFloors are the floors the runs' own data give each change:
+// NoiseMultiple × the CV of its units pooled over its class, or, untested,
+// the larger spread of the two sides' samples within their runs.
+func dataFloors(rows []Row, noise []rowNoise) [][]float64 {
+	out := make([][]float64, len(rows))
+	for r := range out {
+		out[r] = make([]float64, len(rows[r].Changes))
+	}
 	if len(rows) == 0 {
-		return
+		return out
+	}
+	spreadOn := func(n *rowNoise, side int, on string) unitSpread {
+		if on == onRuns {
+			return n.runs[side]
+		}
+		return n.rounds[side]
 	}
 	for i := range rows[0].Changes {
 		class := map[string]unitSpread{}
 		for r := range rows {
-			if unitsTest(rows[r].Changes[i]) {
-				k := classOf(&rows[r])
-				class[k] = class[k].add(noise[r].sides[0]).add(noise[r].sides[i+1])
+			if on := rows[r].Changes[i].TestedOn; on != "" {
+				k := classOf(&rows[r], on)
+				class[k] = class[k].add(spreadOn(&noise[r], 0, on)).add(spreadOn(&noise[r], i+1, on))
 			}
 		}
 		for r := range rows {
-			row, ch := &rows[r], &rows[r].Changes[i]
+			ch := rows[r].Changes[i]
+			if ch.TestedOn != "" {
+				out[r][i] = NoiseMultiple * math.Sqrt(class[classOf(&rows[r], ch.TestedOn)].variance())
+			} else {
+				out[r][i] = math.Max(noise[r].within[0], noise[r].within[i+1])
+			}
+		}
+	}
+	return out
+}
+
+// judge sets every change's noise floor and its flags: worse or better, at
+// least the floor, and significant where it was tested. withFallback false
+// leaves the fallback out (what the fallback table is measured against).
+func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
+	data := dataFloors(rows, noise)
+	for r := range rows {
+		row := &rows[r]
+		for i := range row.Changes {
+			ch := &row.Changes[i]
 			if !ch.Valid {
 				continue
 			}
-			if unitsTest(*ch) {
-				ch.Floor, ch.FloorFrom = NoiseMultiple*math.Sqrt(class[classOf(row)].variance()), ch.TestedOn
-				if m := processModes(row); m > ch.Floor {
-					ch.Floor, ch.FloorFrom = m, "modes"
+			switch {
+			case ch.ProcessUnits:
+				// The units carry what differs between processes: their
+				// spread is the floor, whatever the test.
+				ch.Floor, ch.FloorFrom = data[r][i], noise[r].processFrom[i]
+			default:
+				ch.Floor, ch.FloorFrom = data[r][i], fromMeasured
+				if withFallback {
+					ch.Fallback, ch.FallbackFrom = noise[r].fallback, noise[r].fallbackFrom
+					ch.Floor += ch.Fallback
 				}
-			} else {
-				ch.Floor, ch.FloorFrom = math.Max(measuredNoise(row), noise[r].baseSpread), "measured"
 			}
 			if threshold >= ch.Floor {
-				ch.Floor, ch.FloorFrom = threshold, "threshold"
+				ch.Floor, ch.FloorFrom = threshold, fromThreshold
+			}
+			if ch.Tested {
+				ch.Covered = covered(row, i, &noise[r], ch.TestedOn)
 			}
 			worse := ch.Pct < 0
 			if row.LowerIsBetter {
 				worse = ch.Pct > 0
 			}
 			big := math.Abs(ch.Pct) >= 100*ch.Floor && ch.Pct != 0
-			ch.Regression = ch.Significant && worse && big
-			ch.Improvement = ch.Significant && !worse && big
+			// Untested (no units), a change beyond its floor is flagged on
+			// the floor alone; tested, it must be significant too.
+			ok := big && (ch.Significant && !ch.Covered || !ch.Tested)
+			ch.Regression = ok && worse
+			ch.Improvement = ok && !worse
 		}
 	}
 }
 
-// unitsTest says whether a change was tested on units.
-func unitsTest(ch Change) bool { return ch.TestedOn == "rounds" || ch.TestedOn == "runs" }
+// unitRange is the least and greatest of a side's units (zeros for none).
+func unitRange(units *benchmath.Sample) [2]float64 {
+	if units == nil || len(units.Values) == 0 {
+		return [2]float64{}
+	}
+	return [2]float64{slices.Min(units.Values), slices.Max(units.Values)}
+}
+
+// covered says whether side i+1's median lies within the range of the
+// baseline's units of kind on, or the baseline's within side i+1's.
+func covered(row *Row, i int, n *rowNoise, on string) bool {
+	ranges := n.roundRange
+	if on == onRuns {
+		ranges = n.runRange
+	}
+	in := func(v float64, r [2]float64) bool { return r[0] <= v && v <= r[1] }
+	return in(row.Cells[i+1].Center, ranges[0]) || in(row.Cells[0].Center, ranges[i+1])
+}

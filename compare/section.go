@@ -17,9 +17,13 @@ type section struct {
 	// shares, which go in the title.
 	params    []string
 	hasParams bool
+	// hasMethods: some row was measured by different methods, shown in a
+	// last column.
+	hasMethods bool
 }
 
-// sectionKey is what puts rows in one section.
+// sectionKey is what puts rows in one section (Row.Engine is the engine's
+// kind: the SM kernel variants of a sweep share a section).
 type sectionKey struct {
 	test          results.Test
 	engine        results.Engine
@@ -43,6 +47,7 @@ func sections(r *Result) []*section {
 			out = append(out, s)
 		}
 		s.rows = append(s.rows, row)
+		s.hasMethods = s.hasMethods || row.MethodChanged
 	}
 	for _, s := range out {
 		s.splitParams()
@@ -124,6 +129,9 @@ func (s *section) header(names []string, pHead string) []string {
 	for _, n := range names[1:] {
 		h = append(h, n, "vs "+names[0], pHead)
 	}
+	if s.hasMethods {
+		h = append(h, "method")
+	}
 	return h
 }
 
@@ -137,6 +145,13 @@ func (s *section) cells(i int) []string {
 	c = append(c, cellText(row.Cells[0]))
 	for k, ch := range row.Changes {
 		c = append(c, cellText(row.Cells[k+1]), changeText(ch), pText(ch, row.Cells[0], row.Cells[k+1]))
+	}
+	if s.hasMethods {
+		m := ""
+		if row.MethodChanged {
+			m = methodText(*row)
+		}
+		c = append(c, m)
 	}
 	return c
 }

@@ -14,9 +14,10 @@ import (
 
 // TestCompareWithReference compares the nvbandwidth fixture (figures the
 // 2× H200 gave nvbandwidth, hardware.md) with p2pbench's reference run of
-// that machine: the tests both measure the same way pair up, each with the
-// imported value, no interval and no test, and a change of a few tenths of
-// a percent.
+// that machine: the tests both measure pair up — the SM copies too, by what
+// they measure, each showing its kernel (nvbandwidth's against p2pbench's)
+// — each with the imported value, no interval and no test, and a change of
+// a few tenths of a percent.
 func TestCompareWithReference(t *testing.T) {
 	ref, err := results.Read("../testdata/reference/h200x2/all.json")
 	if err != nil {
@@ -40,11 +41,14 @@ func TestCompareWithReference(t *testing.T) {
 			t.Errorf("%s: change %+v, want a valid, untested change", row.Key, ch)
 		case math.Abs(ch.Pct) > 1:
 			t.Errorf("%s: %+.2f%% between nvbandwidth's figure and p2pbench's", row.Key, ch.Pct)
+		case row.MethodChanged != (row.Engine == results.EngineSM) || row.MethodChanged && row.Methods[1] != "variant=nvbandwidth":
+			t.Errorf("%s: methods %q (changed %v)", row.Key, row.Methods, row.MethodChanged)
 		}
 	}
-	want := []results.Test{results.H2D, results.D2H, results.LocalCopy, results.CERead, results.CEWrite, results.CEBidir, results.AllToOne, results.OneToAll}
-	if !slices.Equal(tests, want) || len(res.Rows) != 26 {
-		t.Errorf("compared %d figures of %v, want 26 of %v", len(res.Rows), tests, want)
+	want := []results.Test{results.H2D, results.D2H, results.LocalCopy, results.CERead, results.CEWrite, results.CEBidir,
+		results.SMRead, results.SMWrite, results.SMBidir, results.AllToOne, results.OneToAll}
+	if !slices.Equal(tests, want) || len(res.Rows) != 42 {
+		t.Errorf("compared %d figures of %v, want 42 of %v", len(res.Rows), tests, want)
 	}
 	var out strings.Builder
 	if err := compare.WriteText(&out, res); err != nil {

@@ -47,10 +47,17 @@ type Run struct {
 	Catalogue map[Test]TestInfo `json:"catalogue,omitempty"`
 	// Plan says how the run chose its pairs (see Plan); nil for a run that
 	// measured every test on every pair.
-	Plan    *Plan    `json:"plan,omitempty"`
-	Figures []Figure `json:"figures"`
-	Tuning  []Tuning `json:"tuning,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
+	Plan *Plan `json:"plan,omitempty"`
+	// Replicates says what a figure's rounds (its replicates) carry:
+	// ReplicatesProcess when each round renews what differs between
+	// processes, so that the spread of the round medians is the spread of
+	// separate runs; empty for a run without rounds, or whose rounds were
+	// taken within one process renewing only what --renew names (every
+	// file written before the marker). See RunHasProcessReplicates.
+	Replicates string   `json:"replicates,omitempty"`
+	Figures    []Figure `json:"figures"`
+	Tuning     []Tuning `json:"tuning,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
 	// Verdict judges the run against expectations (verdict.go); nil until
 	// a run is judged (p2pbench check, or all with --expect or --baseline).
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -342,3 +349,16 @@ const (
 	VerifySkipped = "skipped"
 	VerifyNA      = "n/a"
 )
+
+// ReplicatesProcess is Run.Replicates of a run whose rounds each carry what
+// differs between processes.
+const ReplicatesProcess = "process"
+
+// RunHasProcessReplicates reports whether run's rounds carry what differs
+// between processes (Run.Replicates is ReplicatesProcess): the spread of a
+// figure's round medians then stands for the spread of separate runs, and a
+// reader may take its noise from them alone. Any other value, and a nil
+// run, report false: such rounds tell nothing of what a new process changes.
+func RunHasProcessReplicates(run *Run) bool {
+	return run != nil && run.Replicates == ReplicatesProcess
+}

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"bytes"
 	"math"
 	"testing"
 
@@ -49,5 +50,31 @@ func TestComputeStatsLeavesSamplesAlone(t *testing.T) {
 	results.ComputeStats(s)
 	if s[0] != 3 || s[1] != 1 || s[2] != 2 {
 		t.Errorf("ComputeStats reordered its input: %v", s)
+	}
+}
+
+func TestRunHasProcessReplicates(t *testing.T) {
+	for _, tt := range []struct {
+		run  *results.Run
+		want bool
+	}{
+		{nil, false},
+		{&results.Run{}, false},
+		{&results.Run{Replicates: results.ReplicatesProcess}, true},
+		{&results.Run{Replicates: "within-process"}, false},
+		{&results.Run{Replicates: "Process"}, false},
+	} {
+		if got := results.RunHasProcessReplicates(tt.run); got != tt.want {
+			t.Errorf("RunHasProcessReplicates(%+v) = %v, want %v", tt.run, got, tt.want)
+		}
+	}
+	// The marker survives writing and reading.
+	var buf bytes.Buffer
+	if err := (&results.Run{Schema: results.SchemaVersion, Replicates: results.ReplicatesProcess}).Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.Decode(&buf)
+	if err != nil || !results.RunHasProcessReplicates(back) {
+		t.Errorf("after Encode and Decode: %v, replicates %q", err, back.Replicates)
 	}
 }

@@ -195,6 +195,7 @@ func (v *validator) header(r *Run) {
 		{"tool.name", r.Tool.Name}, {"tool.version", r.Tool.Version}, {"tool.goos", r.Tool.GoOS},
 		{"tool.goarch", r.Tool.GoArch}, {"sim_machine", r.SimMachine}, {"host", r.Host},
 		{"environment.cuda_version", r.Environment.CUDAVersion}, {"environment.driver_release", r.Environment.DriverRelease},
+		{"replicates", r.Replicates},
 	} {
 		v.name("run", n.field, n.s)
 	}

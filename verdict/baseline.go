@@ -24,10 +24,10 @@ type baseline struct {
 // results file (named file in the verdict): a figure FAILs when it is worse
 // than base's by at least threshold (a fraction; 0 means DefaultThreshold)
 // and by more than run-to-run noise, and the U test finds the difference
-// significant: package compare's noise model (compare.Change.Floor: on the
-// rounds of both runs where they have them, else on the samples with what
-// such a figure moved between processes); worse by as much but not
-// significantly, it WARNs. Figures base lacks, or has no value of, are not
+// significant: package compare's noise model (compare.Change.Floor: the
+// rounds of both runs, plus what such a figure moved between processes where
+// the rounds do not carry it; runs without rounds are not tested, and fail
+// beyond the floor alone); worse by as much but not significantly, it WARNs. Figures base lacks, or has no value of, are not
 // judged.
 func FromBaseline(base *results.Run, file string, threshold float64) Expectations {
 	if threshold == 0 {
@@ -47,7 +47,7 @@ func (b *baseline) Source() results.ExpectationSource {
 	name += ")"
 	return results.ExpectationSource{Kind: results.ExpectBaseline, Name: name, File: b.file,
 		Notes: []string{fmt.Sprintf("A figure fails when it is at least %.0f%% worse than the baseline, by more than run-to-run noise, "+
-			"and significantly so (Mann–Whitney U test at alpha 0.05 over the rounds' medians, or the samples of runs without rounds).", 100*b.threshold)}}
+			"and significantly so (Mann–Whitney U test at alpha 0.05 over the rounds' medians; runs without rounds are not tested, and fail beyond the floor alone).", 100*b.threshold)}}
 }
 
 func (b *baseline) forRun(run *results.Run) (figureJudge, error) {
@@ -98,6 +98,11 @@ func (b *baseline) judge(f *results.Figure, row *compare.Row, differ []string) r
 	case ch.Significant:
 		out.Status = results.StatusFail
 		out.Reason = fmt.Sprintf("%s, significantly (p = %.3f); %s", change, ch.P, gate)
+	case ch.Regression:
+		// Untested (too few independent units a side, as in runs without
+		// rounds), compare flags a change beyond its floor alone.
+		out.Status = results.StatusFail
+		out.Reason = fmt.Sprintf("%s, beyond its floor (untested: the runs have too few rounds); %s", change, gate)
 	default:
 		out.Status = results.StatusWarn
 		why := fmt.Sprintf("not significantly (p = %.3f)", ch.P)
@@ -117,7 +122,7 @@ func (b *baseline) judge(f *results.Figure, row *compare.Row, differ []string) r
 var noiseSource = map[string]string{
 	"rounds":    "that the rounds of both runs show",
 	"runs":      "that the runs show",
-	"measured":  "measured for such a figure between processes (the runs have no rounds)",
+	"measured":  "that the runs show plus the fallback measured for such a figure between processes (the runs' rounds do not carry what differs between processes)",
 	"modes":     "between the modes such a figure keeps for a whole process, which rounds cannot renew",
 	"threshold": "of such a figure",
 }

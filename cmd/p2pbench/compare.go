@@ -20,17 +20,21 @@ func compareCommand() *cli.Command {
 		Name:      "compare",
 		Usage:     "compare results files figure by figure, benchstat-style, against the first",
 		ArgsUsage: "BASE.json NEW.json [MORE.json...]  or  BASE1.json [BASE2.json...] -- NEW1.json [NEW2.json...] [-- ...]",
-		Description: "For every figure the baseline shares with another run: each run's median with its\n" +
-			"interval, the change against the baseline, and whether it is significant (Mann-Whitney U\n" +
-			"test, golang.org/x/perf/benchmath) on independent units: the medians of the rounds each\n" +
-			"figure was measured in (and of the runs, when a side has several). A regression is a\n" +
-			"significant change in the bad direction (lower GB/s or Gop/s, higher ns) of at least the\n" +
-			"noise floor: 3 × the run-to-run CV the rounds show, never below the threshold; runs\n" +
-			"without rounds are tested on their samples, with what such a figure moved between\n" +
-			"processes on the 2× H200 as the floor. Each row says its floor. \"--\" groups files: the\n" +
-			"runs of one configuration (separate processes) compared as one side. Runs of different\n" +
-			"machines are compared on the figures they share; a run that shares none with the\n" +
-			"baseline is an error (exit status 4).",
+		Description: "For every figure the baseline shares with another run — the same test, pair, size,\n" +
+			"direction and part, whatever kernel variant or grid measured it (a changed method is shown\n" +
+			"beside the row) — each run's median with its interval, the change against the baseline,\n" +
+			"and whether it is significant (Mann-Whitney U test, golang.org/x/perf/benchmath) on\n" +
+			"independent units only: the medians of the rounds each figure was measured in, or of the\n" +
+			"runs where each side is three runs or more; never a run's samples. A regression is a change\n" +
+			"in the bad direction (lower GB/s or Gop/s, higher ns) of at least the noise floor, and\n" +
+			"significant where it could be tested. The floor is 3 × the rounds' run-to-run CV where the\n" +
+			"rounds carry what differs between processes (\"replicates\": \"process\" in the file); other\n" +
+			"runs have no run-to-run estimate of their own, which the output says, and their floor adds\n" +
+			"a fallback per family of tests and size, measured between processes on real machines\n" +
+			"(compare/FALLBACK.md). Never below the threshold. The output starts with what was flagged\n" +
+			"and why; the full tables follow. \"--\" groups files: the runs of one configuration\n" +
+			"(separate processes) compared as one side. Runs of different machines are compared on the\n" +
+			"figures they share; a run that shares none with the baseline is an error (exit status 4).",
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
 			&cli.StringFlag{Name: "threshold", Value: "1%", Usage: "smallest change that counts as a regression or improvement, whatever the noise floor, e.g. 1% or 2.5"},

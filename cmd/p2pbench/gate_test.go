@@ -88,7 +88,8 @@ func scaled(t *testing.T, path, name string, factor float64, keep func(f *result
 // unchanged (simulated) machine in separate processes, whose figures differ
 // by a process-level offset of a few percent at small sizes, compare with
 // no figure flagged, one against one and grouped; a copy of one with one
-// test's samples 2% lower from 16 MiB, or 10% lower up to 64 KiB, is
+// test's samples 2% lower from 16 MiB, or 10% lower up to 64 KiB (20%
+// while the runs' rounds do not carry what differs between processes), is
 // flagged there and nowhere else.
 func TestCompareGate(t *testing.T) {
 	dir := t.TempDir()
@@ -104,13 +105,25 @@ func TestCompareGate(t *testing.T) {
 			}
 		}
 	}
+	// Small SM writes move by a few percent between processes (the
+	// simulator models it, as the 2× H200 showed): where the rounds do not
+	// carry that, their floor adds the fallback of sm_write below 64 KiB
+	// (8.5%, FALLBACK.md), and only a larger loss is flagged.
+	run, err := results.Read(runs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := 0.90
+	if !results.RunHasProcessReplicates(run) {
+		small = 0.80
+	}
 	for _, tc := range []struct {
 		name   string
 		factor float64
 		keep   func(f *results.Figure) bool
 	}{
 		{"large-2pct.json", 0.98, func(f *results.Figure) bool { return f.Test == results.CERead && f.Size >= 16<<20 }},
-		{"small-10pct.json", 0.90, func(f *results.Figure) bool { return f.Test == results.SMWrite && f.Size <= 64<<10 }},
+		{"small.json", small, func(f *results.Figure) bool { return f.Test == results.SMWrite && f.Size <= 64<<10 }},
 	} {
 		slower := scaled(t, runs[1], tc.name, tc.factor, tc.keep)
 		res, status := compareJSON(t, runs[0], slower)
