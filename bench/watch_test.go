@@ -52,8 +52,8 @@ func TestWatchHealthyRun(t *testing.T) {
 	if len(e.HealthBefore) != 2 || len(e.HealthAfter) != 2 || len(e.HealthBefore[1].Links) != 18 {
 		t.Errorf("health before %d, after %d devices", len(e.HealthBefore), len(e.HealthAfter))
 	}
-	if e.OtherProcesses != nil || run.HealthFindings() != nil {
-		t.Errorf("a healthy machine: other processes %+v, findings %+v", e.OtherProcesses, run.HealthFindings())
+	if e.OtherProcesses != nil || faults(run) != nil {
+		t.Errorf("a healthy machine: other processes %+v, findings %+v", e.OtherProcesses, faults(run))
 	}
 	// One reading before measuring and one after each of the 6 steps (h2d
 	// and local copy on each device, ce_read on each pair) of each of the
@@ -188,11 +188,25 @@ func TestWatchNamesSickLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, h := range run.HealthFindings() {
+	for _, h := range faults(run) {
 		got = append(got, string(h.Check)+" "+h.String())
 	}
 	if len(got) != 2 || !strings.HasPrefix(got[0], "link_errors GPU 0 NVLink 3: replay errors rose during the run, 0 → ") ||
 		got[1] != "link_down GPU 1 NVLink 11: went down during the run (active before it, inactive after)" {
 		t.Errorf("findings %q", got)
 	}
+}
+
+// faults are the run's health findings but the corrected errors a healthy
+// NVLink 4 link counts as it works (ECC-data: the simulator's machines
+// count them as the 2x H100 did), which are facts, not faults.
+func faults(run *results.Run) []results.HealthFinding {
+	var out []results.HealthFinding
+	for _, f := range run.HealthFindings() {
+		if f.Check == results.HealthLinkErrors && f.What == string(results.LinkECCData) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -102,6 +102,16 @@
 //   - Host-side timings (results.LatCopyHost) read HostClock, the virtual
 //     host clock: fixed costs per call (timing.go), not an operating
 //     system's scheduling, so they are repeatable where a real host's vary.
+//   - What the 2× H100 showed (2026-11-25, tools/probes/holdprobe.cu) is
+//     modelled on the NVLink machines: the first pull a device issues after
+//     its peer access was enabled again following a copy through host
+//     memory costs 0.165 ms more (WithColdPulls makes it last longer); a
+//     pull of 64 KiB or less costs 6.5 µs queued as its stream runs and
+//     13.3 µs queued behind a hold (a latch or an event wait); each active
+//     link's corrected-error counter (ECC-data) starts in the hundreds to
+//     thousands and rises by 10–56 a second while its device works, and its
+//     CRC-data counter holds a base of hundreds. Whether an H200 or a
+//     GB200 does the same was not measured.
 //   - The Monitor's clocks are constant; temperature and power follow the
 //     device's utilisation over about a second of virtual time; there are no
 //     NVLink throughput counters. An NVSwitch machine's links lead to

@@ -275,6 +275,15 @@ func (m monitor) Health(dev int, busID string) (results.Health, error) {
 					lh.Errors[e.Counter] += uint64(e.PerSecond * d.elapsed().Seconds())
 				}
 			}
+			if r := d.m.m.eccPerSecond; r[1] > 0 && l.Active {
+				// Corrected errors, as a healthy NVLink 4 link counts them
+				// (2× H100, 2026-11-25): a base of hundreds to a few
+				// thousand, rising while the device works, at a rate of
+				// its own per link; CRC-data a base that stays.
+				u := d.unit(noiseHealth, uint64(dev), uint64(l.Link))
+				lh.Errors[results.LinkECCData] += uint64(300+3000*u) + uint64((r[0]+(r[1]-r[0])*u)*d.busyNs[dev]/1e9)
+				lh.Errors[results.LinkCRCData] += uint64(150 + 400*u)
+			}
 			h.Links = append(h.Links, lh)
 		}
 		return h, nil
