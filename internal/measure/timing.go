@@ -338,11 +338,18 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 	if err != nil {
 		return nil, err
 	}
+	if t.Short > 0 && samples > 0 && t.Short >= t.Reps {
+		return nil, fmt.Errorf("a steady-state fit of %d against %d repetitions", t.Reps, t.Short)
+	}
+	if len(ts) == 1 && !ts[0].Unlatched && samples > 0 {
+		ms, err := tm.batched(ctx, ts[0], t, samples)
+		if err != nil {
+			return nil, err
+		}
+		return [][]float64{ms}, nil
+	}
 	var short []float64
 	if t.Short > 0 && samples > 0 {
-		if t.Short >= t.Reps {
-			return nil, fmt.Errorf("a steady-state fit of %d against %d repetitions", t.Reps, t.Short)
-		}
 		// The short window runs behind at least one untimed repetition in
 		// the same held stream. Measured on a 2x H100 (2026-11-25,
 		// tools/probes/holdprobe.cu): the first 512 MiB pull after host
@@ -371,6 +378,114 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		}
 	}
 	return out, nil
+}
+
+// window is one timed window of a batch: its timing, and whether it is a
+// fit's short window.
+type window struct {
+	tm    Timing
+	short bool
+}
+
+// batchOps bounds the operations one batch queues behind a latch: a
+// stream's queue holds about a thousand entries before enqueueing blocks.
+const batchOps = 600
+
+// batched takes the samples of one transfer (and its fit's short window
+// first, behind an untimed repetition) as windows queued back to back
+// behind one latch, as many as batchOps allows, each between its own pair
+// of events: one hold, release and wait for many samples, where a sample
+// of small copies spent more time in those than on the GPU (the size sweep
+// of a run on two H100s, 2026-11-25). Each window is preceded by its own
+// warm-up repetitions, as a sample taken alone is. It returns the
+// milliseconds of one repetition in each sample.
+func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int) ([]float64, error) {
+	var ws []window
+	if t.Short > 0 {
+		ws = append(ws, window{Timing{Reps: t.Short, Warmup: max(t.Warmup, 1)}, true})
+	}
+	for range samples {
+		ws = append(ws, window{t, false})
+	}
+	cost := func(w window) int { return w.tm.Warmup + w.tm.Reps + 3 }
+	var short float64
+	var out []float64
+	for len(ws) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, ops := 0, 0
+		for n < len(ws) && (n == 0 || ops+cost(ws[n]) <= batchOps) {
+			ops += cost(ws[n])
+			n++
+		}
+		ms, err := tm.batch(tr, ws[:n])
+		if err != nil {
+			return nil, err
+		}
+		for i, w := range ws[:n] {
+			switch {
+			case w.short:
+				short = ms[i]
+			case t.Short > 0:
+				out = append(out, fit(ms[i], short, t))
+			default:
+				out = append(out, ms[i])
+			}
+		}
+		ws = ws[n:]
+	}
+	return out, nil
+}
+
+// batch queues windows of tr back to back behind one latch, releases it
+// and returns each window's milliseconds per repetition.
+func (tm Timer) batch(tr Transfer, ws []window) ([]float64, error) {
+	dv := tr.Dev
+	s, err := dv.Stream(0)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]cuda.Event, 2*len(ws))
+	for i := range evs {
+		if evs[i], err = dv.Event(i); err != nil {
+			return nil, err
+		}
+	}
+	latch, err := dv.Function(kernels.Latch)
+	if err != nil {
+		return nil, err
+	}
+	timeout := tm.LatchTimeout
+	if timeout <= 0 {
+		timeout = defaultLatchTimeout
+	}
+	dv.arm()
+	err = dv.Ctx.Do(func(c gpu.Context) error {
+		if err := dv.launchLatch(c, latch, s, 0, timeout); err != nil {
+			return err
+		}
+		for i, w := range ws {
+			if err := tr.Enqueue(c, s, evs[2*i], evs[2*i+1], w.tm); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	dv.Release()
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]float64, len(ws))
+	for i, w := range ws {
+		if ms[i], err = dv.Elapsed(evs[2*i], evs[2*i+1], w.tm.Reps); err != nil {
+			return nil, err
+		}
+	}
+	if err := dv.latchTimedOut(0); err != nil {
+		return nil, err
+	}
+	return ms, nil
 }
 
 // fit is the milliseconds of one repetition from the per-repetition times
