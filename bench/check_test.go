@@ -9,15 +9,15 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// pullAfterHost measures host copies and pulls between the two devices of
-// h200x2 in five rounds, as `all` orders them: every round's host copies
-// leave the next round's first pull cold (the simulator's model of the
-// 2× H100, tools/probes/holdprobe.cu).
+// pullAfterHost measures host copies, pulls and staged copies between the
+// two devices of h200x2 in five rounds, as `all` orders them: every round's
+// staged copies disable peer access, the next round's pulls enable it again
+// after its host copies, and its first pull is cold (the simulator's model
+// of the 2× H100, tools/probes/holdprobe.cu).
 func pullAfterHost(t *testing.T, simOpts ...sim.Option) (*results.Run, results.Figure) {
 	t.Helper()
 	opt := options(results.H2D, results.D2H, results.CERead, results.NoP2PCopy)
 	opt.Size, opt.Samples, opt.Rounds = 512<<20, 20, 5
-	opt.Sweep = []uint64{4, 4096}
 	run, err := simRun(t, "h200x2", opt, simOpts...)
 	if err != nil {
 		t.Fatal(err)

@@ -166,6 +166,8 @@ func (e *Engine) matrixSteps() []step {
 		for _, p := range e.stagedPairs() {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
+				// Without peer access: the copy goes through the host.
+				e.disableIdleNow()
 				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
 			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
 		}

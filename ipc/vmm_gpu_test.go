@@ -18,8 +18,8 @@ import (
 // VMM handles, on GPUs 0 and 1 and the same-GPU baseline (with one GPU, the
 // baseline only): every figure measured and its data verified, the parent
 // holding no descriptor afterwards, and each VMM bandwidth figure within
-// 3% of its legacy twin (the figures are logged side by side; the issue's
-// bar is 1% on the 2× H200, or the difference explained). The copy
+// 3% of its legacy twin or apart by what the NVLink counters predict (the
+// figures are logged side by side). The copy
 // engine's copies between two processes on one GPU through legacy handles
 // keep a mode for the whole process, about 2060 or 1700–1820 GB/s on an
 // H200 (compare's processModes), where VMM handles gave 2072–2097: there
@@ -74,8 +74,24 @@ func TestGPUVMMAgainstLegacy(t *testing.T) {
 		if f.Engine == results.EngineCopy && f.Params["same_gpu"] == "true" && change > 0 {
 			tolerance = 0.25
 		}
-		if f.Unit == results.UnitGBps && math.Abs(change) > tolerance {
-			t.Errorf("%s: VMM %.2f against legacy %.2f GB/s (%+.1f%%)", figureKey(f), f.Stats.Median, g.Stats.Median, 100*change)
+		if f.Unit != results.UnitGBps || math.Abs(change) <= tolerance {
+			continue
 		}
+		// With the peer's buffer opened on the peer's GPU, the 2x H100
+		// (2026-11-25) made legacy copies with the copy engine of the GPU
+		// that holds the buffer (reads both ways at 1.079 raw bytes per
+		// payload byte, like pushes) and VMM copies with the issuer's (1.131,
+		// real reads): a difference the NVLink counters explain where the
+		// ratio of their wire costs predicts the ratio of the figures.
+		wf, okf := f.Wire()
+		wg, okg := g.Wire()
+		if okf && okg {
+			predicted := wg/wf - 1
+			t.Logf("%s: wire bytes per payload byte VMM %.3f, legacy %.3f: predicted %+.2f%%, measured %+.2f%%", figureKey(f), wf, wg, 100*predicted, 100*change)
+			if math.Abs(change-predicted) <= 0.01 {
+				continue
+			}
+		}
+		t.Errorf("%s: VMM %.2f against legacy %.2f GB/s (%+.1f%%), not explained by the NVLink counters", figureKey(f), f.Stats.Median, g.Stats.Median, 100*change)
 	}
 }

@@ -327,13 +327,14 @@ const (
 )
 
 // ParamQueue is the param of the back-to-back copy latency (lat_copy_b2b)
-// that says how its copies were queued: QueueUnheld, on a stream nothing
-// holds, as an application queues them. Files before 2026-11-25 have no
+// that says how its copies were queued: QueueFaster, each sample the faster
+// of a window queued on a stream nothing holds, as an application queues
+// copies, and one queued behind a latch. Files before 2026-11-25 have no
 // such param: their copies waited behind a latch kernel, which on an H100
 // doubles the cost of each pull queued behind it.
 const (
 	ParamQueue  = "queue"
-	QueueUnheld = "unheld"
+	QueueFaster = "faster_of_unheld_and_held"
 )
 
 // ParamIPCHandle is the param of IPC figures measured with memory shared

@@ -245,7 +245,8 @@ type Figure struct {
 	Error     string `json:"error,omitempty"`
 	ErrorName string `json:"error_name,omitempty"`
 	// Traffic is what the NVLink counters of src and dst counted while the
-	// figure was measured (bandwidth figures between two devices of ≥ 64 MiB,
+	// figure was measured (bandwidth figures between two devices at the run's
+	// transfer size when it is 64 MiB or more,
 	// where NVML has the counters).
 	Traffic *LinkTraffic `json:"link_traffic,omitempty"`
 	// OtherProcesses are the pids of other programs' compute processes

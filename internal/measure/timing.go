@@ -387,9 +387,12 @@ type window struct {
 	short bool
 }
 
-// batchOps bounds the operations one batch queues behind a latch: a
-// stream's queue holds about a thousand entries before enqueueing blocks.
-const batchOps = 600
+// batchOps bounds the operations one batch queues behind a latch. On the
+// 2× H100 (2026-11-25) 402 small pulls queued behind one latch blocked the
+// host's enqueueing until the latch timed out: the stream's queue held fewer
+// than that. A sample alone queues at most maxReps and its warm-ups, which
+// never blocked; a batch stays near that.
+const batchOps = maxReps + 40
 
 // batched takes the samples of one transfer (and its fit's short window
 // first, behind an untimed repetition) as windows queued back to back
