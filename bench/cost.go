@@ -9,24 +9,39 @@ import (
 
 // The estimate of a plan's duration (Preview): each bandwidth figure takes
 // its round's samples, each about measure.SampleTarget or one copy if
-// longer, after a warm-up copy, plus one calibration sample, at a bandwidth
-// guessed from the topology; the other steps a fixed time each. The
-// constants are the simulator's model of an H200 machine (sim.Driver's
-// Elapsed, step by step, on h200x2), so the estimate is only as good as
-// that model.
+// longer, queued behind as few latches as the batches allow, plus one
+// calibration sample in the first round, at a bandwidth guessed from the
+// topology; the other steps a fixed time each; the NVLink counter readings
+// of the first round; the tests across processes; and what a run costs
+// around its measurements. The fixed costs were read off the traces
+// (P2PBENCH_TRACE) of five runs of all on a 2× H100 NV18 (2026-11-25,
+// testdata/reference/h100x2/2026-11-25): the estimate is as good as that
+// machine is like the one measured.
 const (
-	// perSample is the fixed cost of one sample: the latch, the events,
-	// the host waiting for them.
-	perSample = 60 * time.Microsecond
-	// perFigure is the fixed cost of one figure in a round: peer access,
-	// the pattern written and checked (first round), the results kept.
-	perFigure = 500 * time.Microsecond
+	// perHold is one latched batch of samples: the latch launched, the
+	// copies queued, the release, the wait for the events.
+	perHold = 300 * time.Microsecond
+	// perFigure is the fixed cost of one figure in a round: the pattern
+	// written and checked (first round), the results kept.
+	perFigure = 400 * time.Microsecond
 	// latencyStepCost is one round of a latency step or of the atomic
 	// throughput of a pair; atomicLatencyCost of the atomic latency.
 	latencyStepCost   = 12 * time.Millisecond
 	atomicLatencyCost = 45 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
+	// counterWindow is the two readings of both devices' NVLink counters
+	// around a figure at the transfer size, in the first round (22 ms
+	// each on the 2× H100).
+	counterWindow = 45 * time.Millisecond
+	// runCost is what a run spends around its measurements: starting,
+	// discovering the machine, writing the results, judging and printing.
+	runCost = 1500 * time.Millisecond
+	// Across processes: starting the children and mapping their memory
+	// (ipcStart), and each figure's round, the requests to the children
+	// around its copies (ipcPerFigure).
+	ipcStart     = 500 * time.Millisecond
+	ipcPerFigure = 6 * time.Millisecond
 	// pairEfficiency is the share of a link's theoretical bandwidth a copy
 	// reaches; localGBps a copy within a device's memory; defaultGBps the
 	// guess where the topology gives none (a PCIe Gen4 link).
@@ -43,13 +58,16 @@ func (e *Engine) copyCost(figs int, copyNs float64) time.Duration {
 
 // samplesCost is one round of figs figures of one copy of copyNs each,
 // timed as the figures will be (measure.SteadyTimingFor): the round's
-// samples of Reps copies behind Warmup ones, the fit's short window, and
-// the first round's calibration copy spread over the rounds.
+// samples of Reps copies behind Warmup ones and the fit's short window,
+// queued in batches behind latches, and the first round's calibration copy
+// spread over the rounds.
 func (e *Engine) samplesCost(figs int, copyNs float64, target time.Duration) time.Duration {
 	c := time.Duration(copyNs)
 	tm := measure.SteadyTimingFor(copyNs/1e6, target)
-	sample := time.Duration(tm.Reps+tm.Warmup)*c + perSample
-	round := time.Duration(e.roundSamples(tm))*sample + time.Duration(tm.Short)*c + c/time.Duration(max(1, e.rounds))
+	n := e.roundSamples(tm)
+	copies := n*(tm.Reps+tm.Warmup) + tm.Short*(1+max(tm.Warmup, 1))
+	holds := max(1, (n*(tm.Reps+tm.Warmup+3)+measure.BatchOps-1)/measure.BatchOps)
+	round := time.Duration(copies)*c + time.Duration(holds)*perHold + (c+perHold)/time.Duration(max(1, e.rounds))
 	return time.Duration(figs) * (round + perFigure)
 }
 
@@ -116,4 +134,49 @@ func (e *Engine) aggregateCost(dirs int, pairs [][2]int) time.Duration {
 // directions and the devices' links run side by side.
 func (e *Engine) hostCost() time.Duration {
 	return e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
+}
+
+// ipcCost is the tests across processes of a plan: the children's start,
+// and each figure's rounds on each pair (both ways of a pair take a figure
+// each; the copy engine's figures twice, as the peer's buffer is opened in
+// two places), with the counter readings of its first round.
+func (e *Engine) ipcCost() time.Duration {
+	var figs int
+	for _, t := range e.opt.Tests {
+		if !t.IsIPC() {
+			continue
+		}
+		n := 1
+		if sm, _ := measure.CopyOf(t); !sm {
+			n = 2
+		}
+		if t.Info().BothWays {
+			n *= 2
+		}
+		figs += n
+	}
+	if figs == 0 {
+		return 0
+	}
+	pairs, _ := AcrossProcesses(e.sched, e.order)
+	per := time.Duration(len(pairs)*figs) * (time.Duration(e.rounds)*ipcPerFigure + counterWindow)
+	return ipcStart + per
+}
+
+// countersCost is the NVLink counter readings of the first round: one
+// window around each group of figures at the transfer size between two
+// devices, about one per peer test and pair.
+func (e *Engine) countersCost() time.Duration {
+	if e.linkGBps == nil {
+		return 0
+	}
+	var windows int
+	for _, t := range e.peerTests() {
+		n := 1
+		if t.Info().BothWays {
+			n = 2
+		}
+		windows += n * len(e.linkGBps)
+	}
+	return time.Duration(windows) * counterWindow
 }

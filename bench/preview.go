@@ -36,7 +36,7 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 	once := append(e.tuneSteps(), e.interferenceSteps()...)
 	each := e.plan()
 	p := &Preview{Plan: e.sched, Pairs: len(topo.Pairs), Groups: map[string][]int{}, Once: len(once), PerRound: len(each), Rounds: e.rounds}
-	p.Estimate = setupCost * time.Duration(len(e.order))
+	p.Estimate = runCost + setupCost*time.Duration(len(e.order)) + e.countersCost() + e.ipcCost()
 	for _, st := range once {
 		p.Estimate += st.cost
 	}
@@ -57,8 +57,9 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 	return p
 }
 
-// setupCost is what opening a device and allocating its buffers take.
-const setupCost = 150 * time.Millisecond
+// setupCost is what opening a device and allocating its buffers take (the
+// 2× H100: 0.5-0.7 s for two).
+const setupCost = 300 * time.Millisecond
 
 // Summary says in a line what the plan measures and how long it should take.
 func (p *Preview) Summary() string {
@@ -86,7 +87,7 @@ func (p *Preview) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "detail (%s): %d pairs: %s\n", p.Plan.Mode, len(p.Plan.Detail), clip(pairList(p.Plan.Detail), 400))
 	fmt.Fprintf(&b, "%s\n", p.Summary())
-	b.WriteString("the estimate: each figure's samples timed as they will be (steady-state windows of copies of size ÷ the link's bandwidth at 87%), per-sample and per-figure costs, 12 to 45 ms per latency or atomics step, as the simulator models an H200; not the tests across processes\n")
+	b.WriteString("the estimate: each figure's samples timed as they will be (steady-state windows of copies of size ÷ the link's bandwidth at 87%), per-batch and per-figure costs, 12 to 45 ms per latency or atomics step, the NVLink counter readings, the tests across processes and the run's own start and end, with the fixed costs of a 2× H100 (bench/cost.go)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -387,16 +387,16 @@ type window struct {
 	short bool
 }
 
-// batchOps bounds the operations one batch queues behind a latch. On the
+// BatchOps bounds the operations one batch queues behind a latch. On the
 // 2× H100 (2026-11-25) 402 small pulls queued behind one latch blocked the
 // host's enqueueing until the latch timed out: the stream's queue held fewer
 // than that. A sample alone queues at most maxReps and its warm-ups, which
 // never blocked; a batch stays near that.
-const batchOps = maxReps + 40
+const BatchOps = maxReps + 40
 
 // batched takes the samples of one transfer (and its fit's short window
 // first, behind an untimed repetition) as windows queued back to back
-// behind one latch, as many as batchOps allows, each between its own pair
+// behind one latch, as many as BatchOps allows, each between its own pair
 // of events: one hold, release and wait for many samples, where a sample
 // of small copies spent more time in those than on the GPU (the size sweep
 // of a run on two H100s, 2026-11-25). Each window is preceded by its own
@@ -418,7 +418,7 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 			return nil, err
 		}
 		n, ops := 0, 0
-		for n < len(ws) && (n == 0 || ops+cost(ws[n]) <= batchOps) {
+		for n < len(ws) && (n == 0 || ops+cost(ws[n]) <= BatchOps) {
 			ops += cost(ws[n])
 			n++
 		}
