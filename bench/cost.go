@@ -21,9 +21,16 @@ const (
 	// perHold is one latched batch of samples: the latch launched, the
 	// copies queued, the release, the wait for the events.
 	perHold = 300 * time.Microsecond
-	// perFigure is the fixed cost of one figure in a round: the pattern
-	// written and checked (first round), the results kept.
-	perFigure = 400 * time.Microsecond
+	// perFigure is the fixed cost of one figure in a round, the results
+	// kept; firstRound what a figure's first round adds: its calibration,
+	// the pattern written and checked, buffers allocated (the 2× H100's
+	// first rounds took 3.3 s more than the others, 1 s of it counter
+	// readings, for about 400 figures).
+	perFigure  = 400 * time.Microsecond
+	firstRound = 5 * time.Millisecond
+	// checkCost is the method check of one family in the last round: two
+	// plain windows of about 20 ms behind a warm-up copy.
+	checkCost = 50 * time.Millisecond
 	// latencyStepCost is one round of a latency step or of the atomic
 	// throughput of a pair; atomicLatencyCost of the atomic latency.
 	latencyStepCost   = 12 * time.Millisecond
@@ -67,7 +74,7 @@ func (e *Engine) samplesCost(figs int, copyNs float64, target time.Duration) tim
 	n := e.roundSamples(tm)
 	copies := n*(tm.Reps+tm.Warmup) + tm.Short*(1+max(tm.Warmup, 1))
 	holds := max(1, (n*(tm.Reps+tm.Warmup+3)+measure.BatchOps-1)/measure.BatchOps)
-	round := time.Duration(copies)*c + time.Duration(holds)*perHold + (c+perHold)/time.Duration(max(1, e.rounds))
+	round := time.Duration(copies)*c + time.Duration(holds)*perHold + (c+perHold+firstRound)/time.Duration(max(1, e.rounds))
 	return time.Duration(figs) * (round + perFigure)
 }
 
@@ -179,4 +186,25 @@ func (e *Engine) countersCost() time.Duration {
 		windows += n * len(e.linkGBps)
 	}
 	return time.Duration(windows) * counterWindow
+}
+
+// checksCost is the run's method checks (check.go): one per family of the
+// peer tests at the transfer size and, for the one-way tests, at the
+// smallest size of the sweep, and one for the local copy.
+func (e *Engine) checksCost() time.Duration {
+	n := 0
+	for _, t := range e.peerTests() {
+		switch {
+		case t.Info().BothWays:
+			n += 2
+		case len(e.opt.Sweep) > 0:
+			n += 2
+		default:
+			n++
+		}
+	}
+	if e.opt.Selected(results.LocalCopy) {
+		n++
+	}
+	return time.Duration(n) * checkCost
 }

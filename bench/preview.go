@@ -36,7 +36,7 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 	once := append(e.tuneSteps(), e.interferenceSteps()...)
 	each := e.plan()
 	p := &Preview{Plan: e.sched, Pairs: len(topo.Pairs), Groups: map[string][]int{}, Once: len(once), PerRound: len(each), Rounds: e.rounds}
-	p.Estimate = runCost + setupCost*time.Duration(len(e.order)) + e.countersCost() + e.ipcCost()
+	p.Estimate = runCost + setupCost*time.Duration(len(e.order)) + e.countersCost() + e.ipcCost() + e.checksCost()
 	for _, st := range once {
 		p.Estimate += st.cost
 	}

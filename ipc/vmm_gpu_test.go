@@ -8,6 +8,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/internal/gputest"
 
 	"github.com/p2pbench/p2pbench/ipc"
@@ -31,6 +32,11 @@ func TestGPUVMMAgainstLegacy(t *testing.T) {
 		opt.Devices = []int{0}
 	}
 	opt.Handles = ipc.AllHandles
+	if mon, err := gpu.OpenNVML(); err == nil {
+		opt.Monitor = mon
+	} else {
+		t.Logf("no NVML (%v): no NVLink counters to explain a difference", err)
+	}
 	run := &results.Run{Schema: results.SchemaVersion}
 	fds := countFDs()
 	if err := ipc.Run(context.Background(), drv, opt, run); err != nil {
