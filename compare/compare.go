@@ -388,7 +388,7 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		all = append(all, f.Samples...)
 		units = append(units, results.RoundMedians(f.Samples, f.Rounds)...)
 		if len(f.Samples) > 0 {
-			runs = append(runs, median(f.Samples))
+			runs = append(runs, results.Median(f.Samples))
 		}
 		sd.within = math.Max(sd.within, withinRunSpread(f))
 	}
@@ -419,17 +419,6 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		c.Lo, c.Hi = c.Center, c.Center
 	}
 	return c, sd, warns
-}
-
-// median is the median of values, left as they are.
-func median(values []float64) float64 {
-	s := slices.Clone(values)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // change compares side i's cell of a row with the baseline's, testing on

@@ -82,7 +82,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	for _, k := range order {
 		a := accs[k]
 		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Open: k.open, Handle: k.handle, Size: size, Pairs: len(a.gbps),
-			GBps: medianOf(a.gbps), Wire: medianOf(a.wire), Back: medianOf(a.back)}
+			GBps: Median(a.gbps), Wire: Median(a.wire), Back: Median(a.back)}
 		e.WireGBps = e.GBps * e.Wire
 		out = append(out, e)
 	}
@@ -120,8 +120,8 @@ func KindLabel(t Test, d Direction, p Part, open string) string {
 	return l
 }
 
-// medianOf is the median of v (0 when empty); v is not changed.
-func medianOf(v []float64) float64 {
+// Median is the median of v (0 when empty); v is not changed.
+func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
