@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/p2pbench/p2pbench/internal/dl"
@@ -177,12 +176,6 @@ func (a *api) entries() []dl.Entry {
 type NVML struct {
 	api    *api
 	closed atomic.Bool
-	// handles are the device handles found so far, by normalised bus id:
-	// a handle stays valid while NVML is open, and the lookup is a call
-	// into the driver that the counters read around every figure would
-	// repeat.
-	mu      sync.Mutex
-	handles map[string]uintptr
 }
 
 // Open loads libnvidia-ml.so.1 (or the file named by P2PBENCH_LIBNVML),
@@ -257,23 +250,11 @@ func (n *NVML) DeviceByPCIBusID(bus string) (Device, error) {
 	if err := n.usable(); err != nil {
 		return Device{}, err
 	}
-	key := NormalizeBusID(bus)
-	n.mu.Lock()
-	h, ok := n.handles[key]
-	n.mu.Unlock()
-	if ok {
-		return Device{n: n, handle: h, BusID: key}, nil
-	}
+	var h uintptr
 	if err := n.check(n.api.nvmlDeviceGetHandleByPciBusId(bus, &h), "nvmlDeviceGetHandleByPciBusId"); err != nil {
 		return Device{}, fmt.Errorf("PCI bus id %s: %w", bus, err)
 	}
-	n.mu.Lock()
-	if n.handles == nil {
-		n.handles = map[string]uintptr{}
-	}
-	n.handles[key] = h
-	n.mu.Unlock()
-	return Device{n: n, handle: h, BusID: key}, nil
+	return Device{n: n, handle: h, BusID: NormalizeBusID(bus)}, nil
 }
 
 // usable returns an error for a Device that did not come from
