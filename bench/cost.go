@@ -35,6 +35,10 @@ const (
 	// throughput of a pair; atomicLatencyCost of the atomic latency.
 	latencyStepCost   = 12 * time.Millisecond
 	atomicLatencyCost = 45 * time.Millisecond
+	// copyLatencyCost is one round of the small-copy latencies of a pair:
+	// 80 ms on the 2× H100 (four sizes, both ways, three tests, the
+	// back-to-back copies queued twice).
+	copyLatencyCost = 80 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
 	// counterWindow is the two readings of both devices' NVLink counters
@@ -134,13 +138,21 @@ func (e *Engine) aggregateCost(dirs int, pairs [][2]int) time.Duration {
 	buf, _ := e.bufferBytes()
 	size := min(e.opt.Size, aggregateSlot(buf, len(e.order)))
 	q := results.PairID{pairs[0][0], pairs[0][1]}
-	return e.copyCost(dirs, float64(busiest)*float64(size)/e.pairGBps(q))
+	// Twice the copies' time: on the 2× H100 a group's step took 35-54 ms
+	// a round, where its copies alone came to about 20.
+	return 2 * e.copyCost(dirs, float64(busiest)*float64(size)/e.pairGBps(q))
 }
 
 // hostCost is one round of a host bandwidth test: one copy's time, as the
-// directions and the devices' links run side by side.
-func (e *Engine) hostCost() time.Duration {
-	return e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
+// directions and the devices' links run side by side; both ways at once
+// take windows of one copy, four samples a round, and the directions slow
+// each other (the 2× H100: 60-90 ms a round against 14-33 for one way).
+func (e *Engine) hostCost(bothWays bool) time.Duration {
+	c := e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
+	if bothWays {
+		c *= 3
+	}
+	return c
 }
 
 // ipcCost is the tests across processes of a plan: the children's start,

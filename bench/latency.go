@@ -44,7 +44,7 @@ func (e *Engine) latencySteps() []step {
 	if slices.ContainsFunc(copyLatTests, e.opt.Selected) {
 		for _, p := range e.detailPairs() {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }, latencyStepCost})
+			steps = append(steps, step{fmt.Sprintf("copy latency %d→%d", s.Index, d.Index), func(ctx context.Context) { e.copyLatency(ctx, s, d) }, copyLatencyCost})
 		}
 	}
 	return steps
