@@ -85,7 +85,7 @@ func (e *Engine) atomics(ctx context.Context, test results.Test, issuer, owner *
 			}
 			return
 		}
-		defer func() { e.peers.Release(issuer.Ctx, owner.Ctx); e.disableIdle() }()
+		defer e.peers.Release(issuer.Ctx, owner.Ctx)
 	}
 	for _, op := range kernels.AtomicOps {
 		if ctx.Err() != nil {

@@ -512,7 +512,6 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 	for _, fl := range ok {
 		e.releasePair(fl.src, fl.dst)
 	}
-	e.disableIdle()
 }
 
 // aggregateSlot is the part of a receive buffer of bufBytes that each of

@@ -371,20 +371,15 @@ func (e *Engine) enablePair(a, b *measure.Device) error { return e.peers.EnableB
 
 func (e *Engine) releasePair(a, b *measure.Device) { e.peers.ReleaseBoth(a.Ctx, b.Ctx) }
 
-// disableIdle is where a step is done with its pairs: peer access stays
-// enabled there (the steps that need it off call disableIdleNow). Enabling
-// it again maps
-// every allocation of the peer anew: on the 2× H100 (2026-11-25) each
-// step of the aggregates, which enabled and disabled its pair, took 57 ms a
-// round for about 10 ms of copies (what the enabling cost was not timed
-// apart). Peers.Enable disables
-// the least recently used idle pair when the driver's limit of peers is
-// reached, and the staged copies disable what they need (disableIdleNow).
-func (e *Engine) disableIdle() {}
-
-// disableIdleNow disables every pair of peers that no measurement holds;
-// failures go to the notes.
-func (e *Engine) disableIdleNow() {
+// disableIdle disables every pair of peers that no measurement holds;
+// failures go to the notes. Only the staged copies need it: peer access
+// otherwise stays enabled between steps, as enabling it again maps every
+// allocation of the peer anew (on the 2× H100, 2026-11-25, each step of the
+// aggregates, which enabled and disabled its pair, took 57 ms a round for
+// about 10 ms of copies; what the enabling cost was not timed apart), and
+// Peers.Enable disables the least recently used idle pair when the
+// driver's limit of peers is reached.
+func (e *Engine) disableIdle() {
 	for _, err := range e.peers.DisableIdle() {
 		e.note("%v", err)
 	}

@@ -62,7 +62,6 @@ func (e *Engine) interference(ctx context.Context, class int, test results.Test,
 		defer e.releasePair(s, d)
 		pairs = append(pairs, [2]*measure.Device{s, d})
 	}
-	defer e.disableIdle()
 	if len(pairs) < 2 {
 		return
 	}

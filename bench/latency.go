@@ -67,7 +67,7 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			if err := e.peers.Enable(runner.Ctx, owner.Ctx); err != nil {
 				return err
 			}
-			defer func() { e.peers.Release(runner.Ctx, owner.Ctx); e.disableIdle() }()
+			defer e.peers.Release(runner.Ctx, owner.Ctx)
 		}
 		buf, err := owner.Scratch(ws)
 		if err != nil {
@@ -112,7 +112,7 @@ func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kerne
 		if err := e.enablePair(a, b); err != nil {
 			return err
 		}
-		defer func() { e.releasePair(a, b); e.disableIdle() }()
+		defer e.releasePair(a, b)
 		times, err := bounce(a, b, k, uint32(chunks*measure.PingChunk))
 		for j := 0; j+1 < len(times); j++ {
 			per := float64(times[j+1]-times[j]) / measure.PingChunk
@@ -191,7 +191,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 		}
 		return
 	}
-	defer func() { e.releasePair(s, d); e.disableIdle() }()
+	defer e.releasePair(s, d)
 	src, err := s.Scratch(64 << 10)
 	var dst cuda.DevicePtr
 	if err == nil {

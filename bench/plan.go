@@ -167,7 +167,7 @@ func (e *Engine) matrixSteps() []step {
 			s, d := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
 				// Without peer access: the copy goes through the host.
-				e.disableIdleNow()
+				e.disableIdle()
 				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
 			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
 		}
@@ -196,7 +196,6 @@ func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device, want 
 		for _, p := range ok {
 			e.releasePair(p[0], p[1])
 		}
-		e.disableIdle()
 	}()
 	if len(ok) == 0 {
 		return
@@ -251,14 +250,9 @@ func (e *Engine) sweepSteps() []step {
 		s, d := p[0], p[1]
 		steps = append(steps, step{fmt.Sprintf("size sweep %d→%d", s.Index, d.Index), func(ctx context.Context) {
 			if e.enablePair(s, d) != nil {
-				// The matrices recorded why.
-				e.disableIdle()
-				return
+				return // the matrices recorded why
 			}
-			defer func() {
-				e.releasePair(s, d)
-				e.disableIdle()
-			}()
+			defer e.releasePair(s, d)
 			for _, t := range want {
 				for _, z := range sizes {
 					if ctx.Err() != nil {

@@ -57,7 +57,7 @@ func (e *Engine) tunePair(ctx context.Context, s, d *measure.Device, dir string)
 		rec.Tried = append(rec.Tried, results.TuneCandidate{Error: err.Error()})
 		return
 	}
-	defer func() { e.releasePair(s, d); e.disableIdle() }()
+	defer e.releasePair(s, d)
 	t := tuner{e: e, ctx: ctx, s: s, d: d, dir: dir}
 	// Stage 1: every variant at the default grid.
 	stage1 := t.variants()
