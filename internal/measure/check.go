@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/montanaflynn/stats"
+
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -74,7 +76,7 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 	}
 	plain := results.ComputeStats(c.Samples)
 	c.Median = plain.Median
-	c.MethodMedian = results.ComputeStats(last).Median
+	c.MethodMedian = results.Median(last)
 	if c.Median <= 0 {
 		return false
 	}
@@ -99,24 +101,7 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 func CheckNote(f results.Figure) string {
 	c := f.Check
 	return fmt.Sprintf("method check: %s: the figure's own timing gave %.4g %s in its last round, plain windows of %d back-to-back repetitions %.4g (%+.1f%%, beyond the ±%.1f%% the noise allows); the plain windows stand",
-		checkLabel(f), c.MethodMedian, f.Unit, c.RepsPerSample, c.Median, 100*c.Delta, 100*c.Tolerance)
-}
-
-// checkLabel names f in a note: test, direction, part, pair and size.
-func checkLabel(f results.Figure) string {
-	s := string(f.Test)
-	for _, x := range []string{string(f.Direction), string(f.Part)} {
-		if x != "" {
-			s += " " + x
-		}
-	}
-	end := func(d int) string {
-		if d == results.HostDevice {
-			return "host"
-		}
-		return fmt.Sprint(d)
-	}
-	return s + " " + end(f.Src) + "→" + end(f.Dst) + " " + results.FormatBytes(f.Size)
+		results.FigureName(&f), c.MethodMedian, f.Unit, c.RepsPerSample, c.Median, 100*c.Delta, 100*c.Tolerance)
 }
 
 // robustCV is the spread of samples from their median absolute deviation,
@@ -124,13 +109,11 @@ func checkLabel(f results.Figure) string {
 // noise, which a method error that shifts most of its rounds does not
 // widen.
 func robustCV(samples []float64) float64 {
-	m := results.ComputeStats(samples).Median
+	m := results.Median(samples)
 	if m == 0 {
 		return 0
 	}
-	dev := make([]float64, len(samples))
-	for i, x := range samples {
-		dev[i] = math.Abs(x - m)
-	}
-	return 1.4826 * results.ComputeStats(dev).Median / math.Abs(m)
+	// Fails only on no samples, which JudgeCheck never passes.
+	mad, _ := stats.MedianAbsoluteDeviation(samples)
+	return 1.4826 * mad / math.Abs(m)
 }

@@ -296,6 +296,14 @@ type Timer struct {
 	LatchTimeout time.Duration
 }
 
+// latchTimeout is LatchTimeout, or its default.
+func (tm Timer) latchTimeout() time.Duration {
+	if tm.LatchTimeout <= 0 {
+		return defaultLatchTimeout
+	}
+	return tm.LatchTimeout
+}
+
 // Longest times one repetition of each transfer (all at once, as they will
 // run) and returns the longest one's milliseconds, from which TimingFor or
 // SteadyTimingFor picks a timing. A repetition shorter than noWarmup is
@@ -459,10 +467,7 @@ func (tm Timer) batch(tr Transfer, ws []window) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout := tm.LatchTimeout
-	if timeout <= 0 {
-		timeout = defaultLatchTimeout
-	}
+	timeout := tm.latchTimeout()
 	dv.arm()
 	err = dv.Ctx.Do(func(c gpu.Context) error {
 		if err := dv.launchLatch(c, latch, s, 0, timeout); err != nil {
@@ -543,10 +548,7 @@ func (tm Timer) sample(ts []Transfer, slots []slot, devs []*Device, t Timing) ([
 	}
 	// Whatever fails while enqueueing, the latches must not stay armed.
 	defer release()
-	timeout := tm.LatchTimeout
-	if timeout <= 0 {
-		timeout = defaultLatchTimeout
-	}
+	timeout := tm.latchTimeout()
 	marks := make([][2]cuda.Event, len(ts))
 	for i, tr := range ts {
 		if err := tr.enqueueLatched(slots[i], &marks[i], timeout, t); err != nil {
