@@ -155,17 +155,13 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 		win = r.traffic.Begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
 	}
 	// Windows of a millisecond or more take a quarter of the samples, as in
-	// one process (measure.Timing.Samples); the rounds stay as many.
+	// one process (measure.Timing.Samples); the rounds stay as many. Before
+	// the timing is known (the first round), the child chooses once it has
+	// calibrated: samples, or few for long windows.
 	key := figs[0].Key()
 	tm, known := r.timings[key]
-	few := r.share(tm.Samples(r.opt.Samples, r.opt.Rounds))
-	if !known {
-		few = r.share(measure.Timing{Few: true}.Samples(r.opt.Samples, r.opt.Rounds))
-	}
-	samples := r.share(r.opt.Samples)
-	if known {
-		samples = few
-	}
+	samples := r.share(tm.Samples(r.opt.Samples, r.opt.Rounds))
+	few := r.share(measure.Timing{Few: true}.Samples(r.opt.Samples, r.opt.Rounds))
 	var ms [][]float64
 	if len(xs) == 1 {
 		var rep timeReply
