@@ -387,6 +387,31 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 		v.stats(where, f.Stats, len(f.Samples), lo, hi)
 	}
 	v.rounds(where, f)
+	v.methodCheck(where, f.Check)
+}
+
+// methodCheck checks a figure's method check: its windows' repetitions and
+// figures, and values that are numbers (Delta, a change, may be negative).
+func (v *validator) methodCheck(where fmt.Stringer, c *MethodCheck) {
+	if c == nil {
+		return
+	}
+	if c.RepsPerSample < 1 || len(c.Samples) == 0 {
+		v.add("%s: method_check has %d repetitions per sample and %d samples: want at least one of each", where, c.RepsPerSample, len(c.Samples))
+	}
+	for j, x := range c.Samples {
+		if bad, why := badValue(x); bad {
+			v.add("%s: method_check.samples[%d] is %v%s", where, j, x, why)
+		}
+	}
+	for _, fv := range []struct {
+		name string
+		x    float64
+	}{{"median", c.Median}, {"method_median", c.MethodMedian}, {"tolerance", c.Tolerance}, {"delta", math.Abs(c.Delta)}} {
+		if bad, why := badValue(fv.x); bad {
+			v.add("%s: method_check.%s is %v%s", where, fv.name, fv.x, why)
+		}
+	}
 }
 
 // rounds checks a figure's rounds against its samples and its stats.

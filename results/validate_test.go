@@ -38,6 +38,13 @@ func TestValidateInMemory(t *testing.T) {
 		{"duplicate device", func(r *results.Run) { r.Environment.Devices[1].Index = 0 }, "appears twice"},
 		{"tuning NaN", func(r *results.Run) { r.Tuning[0].Tried[0].CV = math.NaN() }, "tuning[0].tried[0]: cv is NaN"},
 		{"schema", func(r *results.Run) { r.Schema = 3 }, "schema is 3"},
+		{"method check without windows", func(r *results.Run) { r.Figures[0].Check = &results.MethodCheck{} }, "method_check has 0 repetitions per sample and 0 samples"},
+		{"method check NaN", func(r *results.Run) {
+			r.Figures[0].Check = &results.MethodCheck{RepsPerSample: 15, Samples: []float64{395.2, math.NaN()}, Delta: -0.01}
+		}, "method_check.samples[1] is NaN"},
+		{"method check Inf delta", func(r *results.Run) {
+			r.Figures[0].Check = &results.MethodCheck{RepsPerSample: 15, Samples: []float64{395.2}, Delta: math.Inf(-1)}
+		}, "method_check.delta is +Inf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
