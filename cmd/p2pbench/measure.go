@@ -163,11 +163,8 @@ func resultsPath(c *cli.Context) (string, error) {
 
 // measureInProcess runs the engine's tests.
 func (m *measuring) measureInProcess(opt bench.Options) error {
-	if os.Getenv("P2PBENCH_TRACE") != "" {
-		// Where the time goes, step by step, for tuning p2pbench itself.
-		opt.Trace = func(step string, took time.Duration) {
-			fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
-		}
+	if tracing() {
+		opt.Trace = m.trace
 	}
 	opt.WarmUp = 200 * time.Millisecond
 	opt.AfterWarmUp = func() { m.clocksAfterWarmUp(opt.WarmUp) }
@@ -207,11 +204,11 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	if io.Child, err = ipcChildArgs(m.s); err != nil {
 		return err
 	}
-	trace := os.Getenv("P2PBENCH_TRACE") != ""
+	trace := tracing()
 	last, lastStep := time.Now(), "ipc: start (children, mapping)"
 	io.Progress = func(done, total int, step string) {
 		if trace {
-			fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(time.Since(last).Microseconds())/1e3, lastStep)
+			m.trace(lastStep, time.Since(last))
 			last, lastStep = time.Now(), "ipc: "+step
 		}
 		m.progress(done, total, "ipc: "+step)
@@ -220,7 +217,16 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	t0 := time.Now()
 	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {
-		fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  ipc: the whole run across processes\n", float64(time.Since(t0).Microseconds())/1e3)
+		m.trace("ipc: the whole run across processes", time.Since(t0))
 	}
 	return err
+}
+
+// tracing says whether P2PBENCH_TRACE asks for where the time goes, step
+// by step, for tuning p2pbench itself.
+func tracing() bool { return os.Getenv("P2PBENCH_TRACE") != "" }
+
+// trace prints how long a step took.
+func (m *measuring) trace(step string, took time.Duration) {
+	fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
 }
