@@ -92,28 +92,28 @@ func readHealth(run *results.Run) *health {
 			continue
 		}
 		h.read[a.Device] = true
-		was := map[int]results.LinkHealth{}
+		was := map[int]bool{}
 		for _, l := range b.Links {
-			was[l.Link] = l
+			was[l.Link] = true
 		}
 		for _, l := range a.Links {
-			bl, ok := was[l.Link]
-			if !ok {
-				continue
-			}
-			h.links++
-			for _, c := range slices.Sorted(maps.Keys(l.Errors)) {
-				x, had := bl.Errors[c]
-				if y := l.Errors[c]; had && y > x {
-					h.rises = append(h.rises, linkRise{a.Device, l.Link, c, y - x})
-					if c == results.LinkReplay || c == results.LinkRecovery {
-						h.erring[a.Device] = true
-					}
-				}
+			if was[l.Link] {
+				h.links++
 			}
 		}
 	}
+	// The counters' rises are the readings' facts (results.HealthFindings).
 	h.facts = run.HealthFindings()
+	for _, f := range h.facts {
+		if f.Check != results.HealthLinkErrors {
+			continue
+		}
+		c := results.LinkCounter(f.What)
+		h.rises = append(h.rises, linkRise{f.Device, f.Link, c, f.After - f.Before})
+		if c == results.LinkReplay || c == results.LinkRecovery {
+			h.erring[f.Device] = true
+		}
+	}
 	return h
 }
 
