@@ -41,6 +41,12 @@ const (
 	// RenewEvents destroys the timing events and allocates a new latch
 	// (its flag and status words in mapped host memory).
 	RenewEvents
+	// RenewModules unloads the kernels' modules; the next use loads them
+	// again, at wherever the driver puts them this time.
+	RenewModules
+	// RenewSmall allocates the buffer of flags, statuses and timestamps
+	// (Small) afresh, the new one before the old is freed.
+	RenewSmall
 )
 
 // DefaultRenewal is what a run renews unless told otherwise: everything
@@ -58,7 +64,7 @@ const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents
 var renewalNames = []struct {
 	r    Renewal
 	name string
-}{{RenewOffset, "offset"}, {RenewAlloc, "alloc"}, {RenewStreams, "streams"}, {RenewEvents, "events"}}
+}{{RenewOffset, "offset"}, {RenewAlloc, "alloc"}, {RenewStreams, "streams"}, {RenewEvents, "events"}, {RenewModules, "modules"}, {RenewSmall, "small"}}
 
 // RenewalNames are the names ParseRenewal reads, one per kind.
 func RenewalNames() []string {
@@ -158,6 +164,25 @@ func (dv *Device) Renew(what Renewal, round int) error {
 		dv.streams = nil
 		if _, err := dv.Stream(n - 1); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if what&RenewModules != 0 {
+		for name, m := range dv.mods {
+			if err := c.UnloadModule(m); err != nil {
+				errs = append(errs, fmt.Errorf("device %d: unloading module %s: %w", d, name, err))
+			}
+		}
+		dv.mods, dv.fns = map[string]cuda.Module{}, map[string]cuda.Function{}
+	}
+	if what&RenewSmall != 0 && dv.small != 0 {
+		p, err := c.MemAlloc(SmallBytes)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("device %d: allocating a new flag buffer: %w", d, err))
+		} else {
+			if err := c.MemFree(dv.small); err != nil {
+				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
+			}
+			dv.small = p
 		}
 	}
 	if what&RenewEvents != 0 {
