@@ -59,7 +59,18 @@ const (
 // allocations too 95% and 95%, but a host-to-device copy right after them
 // ran 10% slow (55.4 GB/s in a run's first round, 50.1 in the others, at
 // 512 MiB: the driver readies the new memory with the copy engines).
-const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents
+//
+// Modules and the flag buffer joined on a 2× H100 (2026-11-25,
+// testdata/reference/h100x2/2026-11-25/call8): three processes each of
+// `bw --tests sm_read,sm_write,ce_read --size 64MiB --sizes 4B:1MiB:4` and
+// `lat --tests lat_pingpong,lat_copy` with offset, streams and events, and
+// three with modules and small too, in turns: each run's intervals held
+// the other runs' medians for 72% of the bandwidth figures (SM reads below
+// 64 KiB: 43%) and 88% of the ping-pong's, against 84% (70%) and 100%
+// with the two renewals; they cost no measurable time (2.0 s a run either
+// way). Where the kernels' code and the flags land differs between
+// processes, and now between rounds.
+const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents | RenewModules | RenewSmall
 
 var renewalNames = []struct {
 	r    Renewal
