@@ -41,8 +41,15 @@ func TestGPUSteadyState(t *testing.T) {
 			if d := f.steady/f.ref - 1; math.Abs(d) > tol {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f (tolerance ±%.2f%%)", f.steady, 100*d, f.ref, 100*tol)
 			}
-			if f.steady < f.one*(1-0.0005) {
-				t.Errorf("steady state %.2f GB/s is below one copy per sample, %.2f", f.steady, f.one)
+			// A copy of OwnWindow or more (host copies of 512 MiB, 9.7 ms)
+			// is its own sample: the two medians are of the same window,
+			// and differ by the path's noise only.
+			oneTol := 0.0005
+			if f.reps == 1 {
+				oneTol = tol
+			}
+			if f.steady < f.one*(1-oneTol) {
+				t.Errorf("steady state %.2f GB/s is below one copy per sample, %.2f (tolerance %.2f%%)", f.steady, f.one, 100*oneTol)
 			}
 		})
 	}
