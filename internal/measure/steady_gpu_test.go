@@ -41,11 +41,12 @@ func TestGPUSteadyState(t *testing.T) {
 			if d := f.steady/f.ref - 1; math.Abs(d) > tol {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f (tolerance ±%.2f%%)", f.steady, 100*d, f.ref, 100*tol)
 			}
-			// A copy of OwnWindow or more (host copies of 512 MiB, 9.7 ms)
-			// is its own sample: the two medians are of the same window,
-			// and differ by the path's noise only.
+			// Where the path itself varies by more than 1% over long
+			// windows (the host path of the 2× H100 of call 9b, 2026-11-25:
+			// 9.5%), the two medians differ by that noise: steady 55.08
+			// against one copy 55.16 GB/s there.
 			oneTol := 0.0005
-			if f.reps == 1 {
+			if f.reps == 1 || f.refRange > 0.01 {
 				oneTol = tol
 			}
 			if f.steady < f.one*(1-oneTol) {

@@ -141,13 +141,12 @@ type Timing struct {
 const (
 	SampleTarget = 250 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
-	// next than NVLink copies do. At 512 MiB (9.7 ms on PCIe Gen5) it asks
-	// for one copy per sample, its own plain window (OwnWindow): two per
-	// sample, as before 2026-11-25, kept a round's sample within about 1%
-	// where one copy varies by 1–2%, but the host copies were then a
-	// quarter of a run on two GPUs, and their rounds' spread on the VMs
-	// measured so far (2–19% between runs) is larger than either.
-	HostSampleTarget = 5 * time.Millisecond
+	// next, and averaging two or more per sample keeps their spread near 1%.
+	// One copy of 512 MiB per sample was tried on a 2× H100 whose host path
+	// stalled a copy now and then (2026-11-25, call 9b): 0.3 s less a run,
+	// but a third of the samples 10-50% low and one run's h2d median 17%
+	// below the others'.
+	HostSampleTarget = 10 * time.Millisecond
 	maxReps          = 200
 	minSteadyReps    = 4
 	// noWarmup is the repetition time from which a steady-state sample has
@@ -170,11 +169,7 @@ func TimingFor(longest float64, target time.Duration) Timing {
 		// one on; warming up before each sample would only double the time.
 		warmup = 0
 	}
-	// A window of LongSample or more takes fewer samples (Samples), as a
-	// steady-state one does: host copies both ways at 512 MiB took four
-	// windows of 13 ms a round, a fifth of a round on two H100s (2026-11-25).
-	few := float64(reps)*longest*float64(time.Millisecond) >= float64(LongSample)
-	return Timing{Reps: reps, Warmup: warmup, Few: few}
+	return Timing{Reps: reps, Warmup: warmup}
 }
 
 // SteadyTimingFor is the steady-state timing whose timed copies last about
@@ -187,8 +182,7 @@ func TimingFor(longest float64, target time.Duration) Timing {
 // plain sample of one behind a warm-up was.
 func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	tm := TimingFor(longest, target)
-	plain := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond))
-	if plain >= PlainWindow || time.Duration(longest*float64(time.Millisecond)) >= OwnWindow {
+	if plain := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond)); plain >= PlainWindow {
 		// The window the target asks for is long enough already: a plain
 		// window of it (host copies of 512 MiB: two, 19 ms).
 		tm.Warmup = 0
@@ -222,12 +216,6 @@ func WindowTimingFor(longest float64, target time.Duration) Timing {
 // takes no short window: two host copies of 512 MiB (19 ms on PCIe Gen5),
 // where a start and end cost of 10 µs is 0.05% of a copy.
 const PlainWindow = 10 * time.Millisecond
-
-// OwnWindow is the repetition time from which one repetition is a plain
-// window of its own: a start and end cost of 10 µs is 0.2% of it, below
-// what such copies (host copies of 256 MiB and more) vary from one to the
-// next.
-const OwnWindow = 5 * time.Millisecond
 
 // LongSample is the time of a sample's repetitions from which a figure
 // takes a quarter of its samples (Samples): copies of 128 MiB and more
