@@ -137,6 +137,12 @@ type model struct {
 	// behind work that had not started (a latch, a wait), 0 where not
 	// modelled.
 	firstPull, pullSetup, heldPullSetup float64
+	// pullTurn is how far a device's small pulls' fixed time swings, in
+	// turn, below and above it: on the 2× H100 a pull timed alone took
+	// 11.0-12.3 µs and the next one 20.2-20.6, turn about, in every run
+	// (lat_copy_device, testdata/reference/h100x2/2026-11-25); 0 where not
+	// modelled.
+	pullTurn float64
 	// eccPerSecond is how fast a link's corrected-ECC counter (NVLink error
 	// counter 4) rises while its device works, per link, the least and the
 	// most: on the 2× H100, 79–448 per link in 8 s of copying, none while
@@ -212,6 +218,7 @@ func nvlinkModel(port float64, engines int) model {
 		firstPull:     165000,
 		pullSetup:     6500,
 		heldPullSetup: 13300,
+		pullTurn:      4500,
 		eccPerSecond:  [2]float64{10, 56},
 
 		chaseLocalL2:   250,
