@@ -15,6 +15,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/sysinfo"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -149,6 +150,8 @@ func (s *session) discover(run *results.Run) error {
 	if err != nil {
 		return err
 	}
+	sys := sysinfo.Read(os.DirFS("/"))
+	env.System = &sys
 	run.Environment, run.Topology = env, topo
 	return nil
 }
