@@ -42,7 +42,10 @@ type Document struct {
 	// footer is on every page of a PDF.
 	footer string
 	sim    bool
-	blocks []block
+	// compact keeps sections flowing on from the page before (the buyer's
+	// report); pageSection still starts a page.
+	compact bool
+	blocks  []block
 }
 
 type blockKind int
@@ -70,6 +73,8 @@ type block struct {
 	// the sentence under it.
 	status results.Status
 	line   string
+	// small sets a paragraph in a smaller type (facts under the verdict).
+	small bool
 }
 
 // table is a table with an optional title above it and notes below it;
@@ -120,8 +125,14 @@ func (d *Document) heading(level int, text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: level, text: text})
 }
 
-// section starts a major section on a page of its own.
+// section starts a major section on a page of its own, or, in a compact
+// document, under what came before.
 func (d *Document) section(text string) {
+	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: !d.compact})
+}
+
+// pageSection starts a major section on a page of its own.
+func (d *Document) pageSection(text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: true})
 }
 

@@ -46,7 +46,7 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		machine += " · date: " + run.Start.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	machine += " · driver: " + strings.TrimSpace(env.DriverRelease+" (CUDA "+env.CUDAVersion+")")
-	facts := []string{machine}
+	facts := append([]string{machine}, identityLines(run)...)
 	if v != nil {
 		judged := "Judged against: " + v.Expectations.Name
 		if v.Expectations.Conservative {
@@ -55,6 +55,7 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		facts = append(facts, judged)
 	}
 	d.para("%s", strings.Join(facts, "\n"))
+	d.blocks[len(d.blocks)-1].small = true
 	if v == nil {
 		return
 	}
@@ -64,10 +65,110 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		checks.shade[[2]int{i, 0}] = c.Status
 	}
 	d.table(checks)
-	failedLines(d, v)
 	if t := headlineMatrix(hs, v); t != nil {
 		d.table(t)
 	}
+	failedLines(d, v)
+}
+
+// maxSerialsListed is the most GPUs whose serials the first page lists.
+const maxSerialsListed = 8
+
+// identityLines name the machine for a procurement file: the system
+// (vendor, product, serial, CPU, kernel, OS; what could not be read said
+// so) and the GPU boards (serials, part numbers, VBIOS, InfoROM).
+func identityLines(run *results.Run) []string {
+	var out []string
+	if s := run.Environment.System; s != nil {
+		var parts []string
+		sys := strings.TrimSpace(s.Vendor + " " + s.Product)
+		if sys == "" {
+			sys = "vendor and product unknown"
+		}
+		serial := s.Serial
+		if serial == "" {
+			serial = "not readable (see System and environment)"
+			for _, u := range s.Unreadable {
+				if strings.HasPrefix(u, "serial: ") && strings.Contains(u, "root") {
+					serial = "not readable (DMI serials need root)"
+				}
+			}
+		}
+		what := "System: "
+		if run.Simulated {
+			what = "Host running the simulator (not simulated): "
+		}
+		parts = append(parts, what+sys+", serial "+serial)
+		if s.CPU != "" {
+			cpu := s.CPU
+			if s.CPUs > 0 {
+				cpu += fmt.Sprintf(" (%d logical CPUs)", s.CPUs)
+			}
+			parts = append(parts, "CPU: "+cpu)
+		}
+		if s.OS != "" || s.Kernel != "" {
+			parts = append(parts, "OS: "+strings.TrimSpace(s.OS+", kernel "+s.Kernel))
+		}
+		out = append(out, strings.Join(parts, " · "))
+	}
+	devs := run.Environment.Devices
+	var serials []string
+	for _, d := range devs {
+		if d.Serial != "" {
+			serials = append(serials, fmt.Sprintf("%d: %s", d.Index, d.Serial))
+		}
+	}
+	switch {
+	case len(serials) == 0 && run.Environment.NVML:
+		out = append(out, "GPU serials: not given by NVML (see the notes under System and environment)")
+	case len(serials) == 0:
+		out = append(out, "GPU serials: not recorded (no NVML)")
+	case len(devs) > maxSerialsListed:
+		out = append(out, fmt.Sprintf("GPU serials: %d of %d recorded, listed under System and environment", len(serials), len(devs)))
+	default:
+		line := "GPU serials: " + strings.Join(serials, ", ")
+		if len(serials) < len(devs) {
+			line += fmt.Sprintf(" (%d of %d: see the notes)", len(serials), len(devs))
+		}
+		out = append(out, line)
+	}
+	if b := boardLine(devs); b != "" {
+		out[len(out)-1] += " · " + b
+	}
+	return out
+}
+
+// boardLine says the boards' part number, VBIOS and InfoROM versions, or
+// "mixed" where the GPUs differ.
+func boardLine(devs []results.Device) string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		get  func(results.Device) string
+	}{
+		{"board part number", func(d results.Device) string { return d.BoardPartNumber }},
+		{"VBIOS", func(d results.Device) string { return d.VBIOS }},
+		{"InfoROM", func(d results.Device) string { return d.InfoROM }},
+	} {
+		seen := map[string]bool{}
+		var vals []string
+		for _, d := range devs {
+			if v := f.get(d); v != "" && !seen[v] {
+				seen[v] = true
+				vals = append(vals, v)
+			}
+		}
+		switch {
+		case len(vals) == 1:
+			parts = append(parts, f.name+" "+vals[0])
+		case len(vals) > 1:
+			parts = append(parts, fmt.Sprintf("%s mixed (%d kinds)", f.name, len(vals)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "boards: " + strings.Join(parts, ", ")
 }
 
 // verdictLine says what the verdict rests on, in a sentence: which checks
@@ -142,10 +243,8 @@ func headlineMatrix(hs []Headline, v *results.Verdict) *table {
 		}
 	}
 	slices.SortFunc(pairs, func(a, b [2]int) int { return (a[0]-b[0])*1000 + a[1] - b[1] })
-	t := &table{title: fmt.Sprintf("Headline bandwidth at %s against expectation, median GB/s", results.FormatBytes(hs[0].Size)),
-		shade: map[[2]int]results.Status{},
-		notes: []string{"(WARN) and (FAIL) mark figures short of expectation (in the PDF: green pass, amber warn, red fail, grey not judged); " +
-			"expected = what such a figure typically reaches, pass at = the least it must reach."}}
+	t := &table{title: fmt.Sprintf("Headline bandwidth at %s, median GB/s, against expected (typical) and pass at (the least it must reach)", results.FormatBytes(hs[0].Size)),
+		shade: map[[2]int]results.Status{}}
 	perPair := len(pairs) <= maxPairColumns
 	if perPair {
 		t.header = []string{"figure"}
@@ -305,7 +404,7 @@ func failedLines(d *Document, v *results.Verdict) {
 	bad := append(fails, warns...)
 	noted := ""
 	if len(notes) > 0 {
-		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, in The verdict in detail.",
+		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
 			len(notes), plural(len(notes)))
 	}
 	if len(bad) == 0 {
@@ -314,7 +413,7 @@ func failedLines(d *Document, v *results.Verdict) {
 	}
 	d.heading(2, "What failed")
 	if n := len(bad); n > maxFailedLines {
-		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (The verdict in detail)", n-maxFailedLines))
+		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
 	}
 	d.para("%s", strings.Join(bad, "\n"))
 	d.heading(2, "What to do next")
