@@ -15,7 +15,7 @@ import (
 const maxPairColumns = 6
 
 // maxFailedLines bounds what the first page lists under "What failed".
-const maxFailedLines = 8
+const maxFailedLines = 4
 
 // Verdict returns the report's first page alone, the answer, for p2pbench
 // check and the end of all to print (see verdictPage).
@@ -87,7 +87,7 @@ func identityLines(run *results.Run) []string {
 		}
 		serial := s.Serial
 		if serial == "" {
-			serial = "not readable (see System and environment)"
+			serial = "not readable (the report's system table says why)"
 			for _, u := range s.Unreadable {
 				if strings.HasPrefix(u, "serial: ") && strings.Contains(u, "root") {
 					serial = "not readable (DMI serials need root)"
@@ -119,12 +119,14 @@ func identityLines(run *results.Run) []string {
 		}
 	}
 	switch {
+	case len(serials) == 0 && run.Environment.NVML && run.Environment.System == nil:
+		out = append(out, "GPU serials: not recorded (a results file of an older p2pbench)")
 	case len(serials) == 0 && run.Environment.NVML:
-		out = append(out, "GPU serials: not given by NVML (see the notes under System and environment)")
+		out = append(out, "GPU serials: not given by NVML (the environment's notes say why)")
 	case len(serials) == 0:
 		out = append(out, "GPU serials: not recorded (no NVML)")
 	case len(devs) > maxSerialsListed:
-		out = append(out, fmt.Sprintf("GPU serials: %d of %d recorded, listed under System and environment", len(serials), len(devs)))
+		out = append(out, fmt.Sprintf("GPU serials: %d of %d recorded, listed in the report's GPU boards table", len(serials), len(devs)))
 	default:
 		line := "GPU serials: " + strings.Join(serials, ", ")
 		if len(serials) < len(devs) {
@@ -417,10 +419,11 @@ func failedLines(d *Document, v *results.Verdict) {
 	}
 	d.para("%s", strings.Join(bad, "\n"))
 	d.heading(2, "What to do next")
-	d.para("%s", strings.Join(v.NextSteps, "\n"))
+	next := v.NextSteps
 	if noted != "" {
-		d.para("%s", strings.TrimSpace(noted))
+		next = append(slices.Clone(next), strings.TrimSpace(noted))
 	}
+	d.para("%s", strings.Join(next, "\n"))
 }
 
 // verdictDetails is the section that spells the verdict out: what the

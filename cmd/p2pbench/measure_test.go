@@ -47,10 +47,14 @@ func TestTopoNamesItsResultsFile(t *testing.T) {
 
 func TestAllSimulated(t *testing.T) {
 	path, out := sampleRun(t)
-	for _, want := range []string{"SIMULATED", "==== Summary ====", "CE read", "pointer chase", "ping-pong", "cuMemcpyPeerAsync", "Atomics", "IPC CE read"} {
+	// One screen: the verdict first, the headline figures, where the rest is.
+	for _, want := range []string{"SIMULATED", "# VERDICT: ", "Headline bandwidth", "CE read", "p2pbench show " + path} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	if n := strings.Count(out, "\n"); n > 60 || strings.Contains(out, "==== Summary ====") {
+		t.Errorf("all printed %d lines, the tables among them, not one screen:\n%s", n, out)
 	}
 	run := readResults(t, path)
 	if !run.Complete || !run.Simulated || run.SimMachine != "h200x2" || len(run.Figures) < 100 {
