@@ -97,10 +97,21 @@ type pdfPages struct {
 	// hasFigure is true when the page holds a figure, which carries its
 	// own SIMULATED watermark.
 	hasFigure bool
+	// cur is the font text is drawn in, set again after the footer of a
+	// page break has drawn in its own.
+	cur struct {
+		bold  bool
+		size  float64
+		color color.Color
+	}
 }
 
 func (p *pdfPages) newPage() {
+	cur := p.cur
 	p.f.AddPage()
+	if cur.size > 0 {
+		p.font(cur.bold, cur.size, cur.color)
+	}
 	p.y = margin
 	p.fresh = true
 	p.hasFigure = false
@@ -137,6 +148,7 @@ func (p *pdfPages) font(bold bool, size float64, c color.Color) {
 		style = "B"
 	}
 	p.f.SetFont(family, style, size)
+	p.cur.bold, p.cur.size, p.cur.color = bold, size, c
 	r, g, b := rgb(c)
 	p.f.SetTextColor(r, g, b)
 }
@@ -192,6 +204,7 @@ func (p *pdfPages) render(b block, rest []block) {
 		h := lineH(size)*float64(len(lines)) + 10
 		// A heading stays with the start of what follows it.
 		p.need(h + p.startHeight(rest))
+		p.font(true, size, black) // measuring what follows set others
 		p.y += 2
 		for _, l := range lines {
 			p.f.Text(margin, p.y+size, l)
@@ -230,7 +243,7 @@ func (p *pdfPages) render(b block, rest []block) {
 // page), a paragraph's first three lines, a figure's least size.
 func (p *pdfPages) startHeight(rest []block) float64 {
 	h := 0.0
-	for _, b := range rest {
+	for i, b := range rest {
 		switch b.kind {
 		case headingBlock:
 			h += lineH(12.5) + 10
@@ -241,7 +254,12 @@ func (p *pdfPages) startHeight(rest []block) float64 {
 			return h + 0.6*(bottom-margin)
 		case paraBlock:
 			p.font(false, 10, black)
-			return h + lineH(10)*float64(min(3, len(p.wrap(b.text, textW))))
+			n := len(p.wrap(b.text, textW))
+			if i+1 < len(rest) && rest[i+1].kind == tableBlock && rest[i+1].table.title == "" {
+				// The paragraph keeps with its table: so does the heading.
+				return h + lineH(10)*float64(n) + 6 + p.tableStart(rest[i+1].table)
+			}
+			return h + lineH(10)*float64(min(3, n))
 		}
 		return h + 40
 	}
