@@ -125,7 +125,12 @@ func CaptionLines(run *results.Run) []string {
 		sw += ", CUDA " + env.CUDAVersion
 	}
 	parts = append(parts, sw)
-	parts = append(parts, "p2pbench "+orUnknown(run.Tool.Version))
+	if run.Imported != nil {
+		// Another tool's figures: named as its, with the importer.
+		parts = append(parts, strings.TrimSpace(orUnknown(run.Tool.Name)+" "+run.Tool.Version)+", imported by p2pbench")
+	} else {
+		parts = append(parts, "p2pbench "+orUnknown(run.Tool.Version))
+	}
 	if !run.Start.IsZero() {
 		parts = append(parts, run.Start.UTC().Format("2006-01-02 15:04 UTC"))
 	}

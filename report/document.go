@@ -28,6 +28,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
@@ -42,6 +43,9 @@ type Document struct {
 	// footer is on every page of a PDF.
 	footer string
 	sim    bool
+	// tool names another tool whose figures an imported run holds
+	// ("nvbandwidth v0.8"): table titles and the footer say so.
+	tool string
 	// compact keeps sections flowing on from the page before (the buyer's
 	// report); pageSection still starts a page.
 	compact bool
@@ -103,6 +107,10 @@ func newDocument(run *results.Run, title string) *Document {
 	if title != "" {
 		d.heading(1, title)
 	}
+	if run.Imported != nil {
+		d.tool = strings.TrimSpace(run.Tool.Name + " " + run.Tool.Version)
+		d.footer += "  ·  " + d.tool + "'s figures, imported"
+	}
 	if run.Simulated {
 		d.footer += "  ·  SIMULATED"
 		machine := ""
@@ -149,6 +157,9 @@ func (d *Document) banner(text string) {
 func (d *Document) table(t *table) {
 	if len(t.rows) == 0 {
 		return
+	}
+	if d.tool != "" && t.title != "" {
+		t.title = d.tool + ": " + t.title
 	}
 	if d.sim && t.title != "" {
 		t.title = "SIMULATED: " + t.title

@@ -27,6 +27,10 @@ type Headline struct {
 	// for totals of both directions; for a copy staged through the host
 	// the slower of the two GPUs' PCIe links; 0 if unknown.
 	LinkGBps float64
+	// Method names, for an imported run's SM figure, whose kernel made it
+	// ("nvbandwidth's kernel"): another method than p2pbench's SM rows of
+	// the same name; "" for p2pbench's own.
+	Method string
 	// CEGBps is, for an SM figure, the median of the copy-engine figure of
 	// the same pair, direction and part (0 when there is none): the SM path
 	// is judged against the copy engine as well as against the link.
@@ -35,7 +39,13 @@ type Headline struct {
 
 // Label names the headline's kind of figure: "CE read", "SM both ways,
 // writing (total)".
-func (h Headline) Label() string { return results.KindLabel(h.Test, h.Direction, h.Part, "") }
+func (h Headline) Label() string {
+	l := results.KindLabel(h.Test, h.Direction, h.Part, "")
+	if h.Method != "" {
+		l += " [" + h.Method + "]"
+	}
+	return l
+}
 
 // PercentOfCE is an SM figure's median as a percentage of CEGBps, 0 if unknown.
 func (h Headline) PercentOfCE() float64 {
@@ -91,6 +101,9 @@ func Headlines(run *results.Run) []Headline {
 		}
 		if h.Failed == "" {
 			h.Stats = f.Stats
+		}
+		if run.Imported != nil && f.Engine.IsSM() {
+			h.Method = run.Tool.Name + "'s kernel"
 		}
 		out = append(out, h)
 	}

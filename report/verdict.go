@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -46,7 +47,13 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		machine += " · date: " + run.Start.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	machine += " · driver: " + strings.TrimSpace(env.DriverRelease+" (CUDA "+env.CUDAVersion+")")
-	facts := append([]string{machine}, identityLines(run)...)
+	facts := []string{machine}
+	if im := run.Imported; im != nil {
+		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
+			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), im.File, im.Format, cmp.Or(im.Importer, "p2pbench"), run.Tool.Name))
+	} else {
+		facts = append(facts, identityLines(run)...)
+	}
 	if v != nil {
 		judged := "Judged against: " + v.Expectations.Name
 		if v.Expectations.Conservative {
