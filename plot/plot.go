@@ -191,6 +191,9 @@ func watermark(c draw.Canvas) {
 // written before it.
 func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) ([]string, error) {
 	for _, f := range formats {
+		if strings.ToLower(f) == "pdf" {
+			continue
+		}
 		if _, err := canvasFor(f, vg.Inch, vg.Inch); err != nil {
 			return nil, err
 		}
@@ -243,6 +246,9 @@ func (f Figure) WriteFile(path, format string) error {
 // WriteTo draws the figure at its natural size and writes it in the given
 // format (png, svg or pdf) to w.
 func (f Figure) WriteTo(w io.Writer, format string) error {
+	if strings.ToLower(format) == "pdf" {
+		return f.writePDF(w)
+	}
 	c, err := canvasFor(format, f.Width, f.Height)
 	if err != nil {
 		return err
@@ -264,8 +270,6 @@ func canvasFor(format string, w, h vg.Length) (canvas, error) {
 		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI))}, nil
 	case "svg":
 		return vgsvg.New(w, h), nil
-	case "pdf":
-		return NewPDFCanvas(w, h), nil
 	}
 	return nil, fmt.Errorf("plot: unknown image format %q (want png, svg or pdf)", format)
 }
