@@ -99,7 +99,9 @@ func (t target) open() (*session, error) {
 		d, err := cuda.Open()
 		if err != nil {
 			if errors.Is(err, cuda.ErrNoLibrary) {
-				err = fmt.Errorf("%w (or run with --simulate %s to try p2pbench without a GPU)", err, sim.Machines()[0])
+				// The smallest simulated machine: seconds and little memory
+				// (dgx-h100 takes a minute or two and 8 GB), as the README's.
+				err = fmt.Errorf("%w (or run with --simulate %s to try p2pbench without a GPU)", err, trySimulated)
 			}
 			return nil, noGPU(err)
 		}
@@ -120,6 +122,10 @@ func (t target) open() (*session, error) {
 	}
 	return s, nil
 }
+
+// trySimulated is the simulated machine the error of a machine without
+// libcuda suggests.
+const trySimulated = "h200x2"
 
 // newRun starts the results record of command c.
 func newRun(c *cli.Context, s *session) *results.Run {
