@@ -26,7 +26,7 @@ const (
 	margin = 36.0
 	// bottom is the lowest y (from the top) content may reach, above the
 	// footer.
-	bottom = pageH - margin - 18
+	bottom = pageH - margin - 16
 	textW  = pageW - 2*margin
 	family = "Liberation"
 )
@@ -214,7 +214,7 @@ func (p *pdfPages) render(b block, rest []block) {
 	case paraBlock:
 		size := 10.0
 		if b.small {
-			size = 9
+			size = 8.5
 		}
 		// A paragraph that introduces a table stays with it.
 		if len(rest) > 0 && rest[0].kind == tableBlock && rest[0].table.title == "" {
@@ -401,18 +401,24 @@ func (p *pdfPages) cells(lt *pdfTable, row []string, bold bool) ([][]string, int
 func (lt *pdfTable) rowHeight(n int) float64 { return lt.size*1.2*float64(n) + 2.5 }
 
 // tableStart is how much of a table must fit where it starts: all of it
-// when it fits on a page, else a third of a page.
+// when it fits on a page, unless more than half a page is left here (a
+// long table then starts here and goes on, its header repeated, rather
+// than leave half a page empty); else a third of a page.
 func (p *pdfPages) tableStart(t *table) float64 {
-	if h := p.tableHeight(t); h <= bottom-margin {
+	h := p.tableHeight(t)
+	switch {
+	case h <= p.left():
+		return h
+	case h <= bottom-margin && p.left() < (bottom-margin)/2:
 		return h
 	}
-	return (bottom - margin) / 3
+	return min(h, (bottom-margin)/3)
 }
 
 // tableHeight is the height of a whole table: title, header, rows, notes.
 func (p *pdfPages) tableHeight(t *table) float64 {
 	lt := p.layoutTable(t)
-	h := 12.0
+	h := 0.0 // the space after it may fall off the page
 	if t.title != "" {
 		p.font(true, 10, black)
 		h += lineH(10)*float64(len(p.wrap(t.title, textW))) + 6
@@ -485,13 +491,10 @@ func (p *pdfPages) table(t *table) {
 		heights[i] = lt.rowHeight(n)
 	}
 	for i, row := range t.rows {
-		// Break before a row that does not fit, or earlier so that the
-		// last page has three rows or all that are left.
-		tail := 0.0
-		for _, h := range heights[i:min(i+3, len(heights))] {
-			tail += h
-		}
-		if p.y+heights[i] > bottom || (i > 0 && p.y+tail > bottom && sumAll(heights[i:]) > p.left()) {
+		// Break before a row that does not fit, or before the last two
+		// rows when they do not both fit, so that no page holds one row
+		// of a table alone.
+		if p.y+heights[i] > bottom || (i >= 3 && len(heights)-i == 2 && p.y+sumAll(heights[i:]) > bottom) {
 			p.newPage()
 			p.fresh = false
 			header()

@@ -80,6 +80,26 @@ func report(run *results.Run, full bool) *Document {
 	return d
 }
 
+// commonTail is the longest tail that every text shares, from a clause
+// boundary ("; "), when there are two texts or more; "" otherwise.
+func commonTail(texts []string) string {
+	if len(texts) < 2 {
+		return ""
+	}
+	tail := texts[0]
+	for _, t := range texts[1:] {
+		n := 0
+		for n < len(tail) && n < len(t) && tail[len(tail)-1-n] == t[len(t)-1-n] {
+			n++
+		}
+		tail = tail[len(tail)-n:]
+	}
+	if i := strings.Index(tail, "; "); i >= 0 {
+		return tail[i:]
+	}
+	return ""
+}
+
 // reportTitle names the report by its machine: the system's vendor and
 // product where DMI gave them, else the host; an imported run by its tool.
 func reportTitle(run *results.Run, host string) string {
@@ -137,11 +157,22 @@ func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline)
 	if !full {
 		d.para("The headline tests in brief; p2pbench report --full says it for every test of the run, and the results file holds each test's convention.")
 	}
-	t := &table{header: []string{"test", "unit", "how its figures are computed"}, align: "lll"}
+	var convs []string
+	var shown []results.Test
 	for _, tt := range tests {
 		if c := run.Convention(tt); c != "" {
-			t.rows = append(t.rows, []string{tt.Title() + " (" + string(tt) + ")", string(tt.Info().Unit), c})
+			convs = append(convs, c)
+			shown = append(shown, tt)
 		}
+	}
+	// What every test's convention ends with is said once, under the table.
+	common := commonTail(convs)
+	t := &table{header: []string{"test", "unit", "how its figures are computed"}, align: "lll"}
+	for i, tt := range shown {
+		t.rows = append(t.rows, []string{tt.Title() + " (" + string(tt) + ")", string(tt.Info().Unit), strings.TrimRight(convs[i][:len(convs[i])-len(common)], " ;,")})
+	}
+	if common != "" {
+		t.notes = []string{"Every test above: " + strings.TrimLeft(common, " ;,") + "."}
 	}
 	d.table(t)
 }

@@ -66,6 +66,12 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	if v == nil {
 		return
 	}
+	// With nothing failed or warned, saying so takes two lines: they go
+	// above the tables, which then keep page 1 to themselves.
+	clear := v.Status != results.StatusFail && v.Status != results.StatusWarn
+	if clear {
+		failedLines(d, v)
+	}
 	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
 	for i, c := range v.Checks {
 		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, c.Summary})
@@ -75,7 +81,9 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	if t := headlineMatrix(hs, v); t != nil {
 		d.table(t)
 	}
-	failedLines(d, v)
+	if !clear {
+		failedLines(d, v)
+	}
 }
 
 // maxSerialsListed is the most GPUs whose serials the first page lists.
