@@ -4,16 +4,24 @@
 // (WriteMarkdown) or PDF (WritePDF), so the formats cannot say different
 // things:
 //
-//   - Report: the whole report a buyer reads, opening with the answer (the
-//     run's verdict: PASS, WARN or FAIL in large, one line per check, the
-//     headline matrix against expectation, what failed and what to do
-//     next; verdict.go), then system, topology, headline bandwidth against
-//     the links, the NVLink counters, the verdict in detail, everything
-//     the verdict's checks found and every figure of package plot;
+//   - Report: the report a buyer reads, about a dozen pages, opening with
+//     the answer (the run's verdict: PASS, WARN or FAIL in large, the
+//     machine's identity, one line per check, the headline matrix against
+//     expectation, what failed and what to do next; verdict.go), then
+//     system, topology, headline bandwidth against the limit of the path
+//     each figure crosses, the NVLink counters, the findings (one line
+//     each), the key figures and the headline tests' methods; Full adds
+//     the verdict in detail, every finding in full, every figure of
+//     package plot and every test's method;
 //   - Verdict: the report's first page alone, for p2pbench check;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
-//   - Summary: the one screen that ends all and show.
+//   - Summary: the summary that ends show (and all --tables);
+//   - Where: where the rest of a run is, under the one screen of all.
+//
+// The PDF is laid out by go-pdf/fpdf (pdf.go): text flow, tables kept
+// whole or split with their header repeated, headings kept with what
+// follows, figures as PNG images of package plot.
 //
 // The report judges nothing: package verdict owns every rule, and the
 // report renders the run's verdict (results.Verdict: its checks, items and

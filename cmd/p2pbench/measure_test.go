@@ -60,6 +60,13 @@ func TestAllSimulated(t *testing.T) {
 	if !run.Complete || !run.Simulated || run.SimMachine != "h200x2" || len(run.Figures) < 100 {
 		t.Errorf("complete %v, simulated %v (%q), %d figures", run.Complete, run.Simulated, run.SimMachine, len(run.Figures))
 	}
+	// The machine's identity: simulated boards say so; the host's system is read.
+	if d := run.Environment.Devices; len(d) == 0 || d[0].Serial != "SIM-h200x2-0" || d[0].VBIOS != "simulated" {
+		t.Errorf("the devices' identity: %+v", d)
+	}
+	if s := run.Environment.System; s == nil || (s.Kernel == "" && len(s.Unreadable) == 0) {
+		t.Errorf("the system's identity: %+v", s)
+	}
 	if len(run.Tool.Command) < 2 || run.Tool.Command[1] != "all" {
 		t.Errorf("the results record the command line %q", run.Tool.Command)
 	}
