@@ -51,7 +51,8 @@ const PNGDPI = 150
 
 // Figures returns every figure the run has data for, in reading order:
 // heatmaps, size curves, rank scatter, the NVLink counters' wire chart,
-// latency and atomics. Figures whose
+// latency and atomics, and an imported nccl-tests run's bus and algorithm
+// bandwidth of each collective. Figures whose
 // tests are absent from the run are left out.
 func Figures(run *results.Run) []Figure {
 	ix := newIndex(run)
@@ -78,6 +79,9 @@ func Figures(run *results.Run) []Figure {
 	for _, b := range latencyFigures(ix) {
 		b := b
 		add(b.name, b.title, b.width, 6*vg.Inch, b.draw)
+	}
+	for _, n := range ncclCharts(ix) {
+		add(n.name, n.title, 9*vg.Inch, 6*vg.Inch, n.draw)
 	}
 	return figs
 }

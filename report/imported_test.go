@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,5 +44,25 @@ func TestImportedNamesItsTool(t *testing.T) {
 	}
 	if c := strings.Join(plot.CaptionLines(run), " "); !strings.Contains(c, "nvbandwidth v0.8, imported by p2pbench") {
 		t.Errorf("captions %q do not name nvbandwidth", c)
+	}
+}
+
+// An imported nccl-tests run is shown and plotted as nccl-tests shows it:
+// bus and algorithm bandwidth of its collective against size.
+func TestImportedNCCL(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nccl-tests-all_reduce_perf-2023-h200x2.txt", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := formats(t, report.Tables(run, nil), false)
+	if !strings.Contains(txt, "NCCL all_reduce (nccl-tests)") || !strings.Contains(txt, "busbw in place") || strings.Contains(txt, "host, all GPUs") {
+		t.Errorf("the tables do not show the collective's bandwidths:\n%s", txt)
+	}
+	var names []string
+	for _, f := range plot.Figures(run) {
+		names = append(names, f.Name)
+	}
+	if !slices.Contains(names, "nccl_all_reduce") {
+		t.Errorf("figures %v: none of the collective", names)
 	}
 }

@@ -134,7 +134,8 @@ func keyFigure(run *results.Run) func(name string) bool {
 		case "rank":
 			return gpus > 2
 		}
-		return false
+		return strings.HasPrefix(name, "nccl_") // an imported nccl-tests run's collectives
+
 	}
 }
 
