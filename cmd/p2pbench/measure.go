@@ -42,6 +42,7 @@ func measureCommand(name, usage string) *cli.Command {
 	}
 	if name == "all" {
 		flags = append(flags, verdictFlags()...)
+		flags = append(flags, &cli.BoolFlag{Name: "tables", Usage: "print every result table and the summary too, not only the one screen of the verdict (p2pbench show RESULTS.json prints them later)"})
 	}
 	flags = append(flags, planFlags...)
 	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
@@ -101,11 +102,14 @@ func measureAction(c *cli.Context) error {
 		runErr = m.measureAcrossProcesses(opt)
 	}
 	return m.finish(runErr, func(run *results.Run) []*report.Document {
-		docs := []*report.Document{report.Tables(run, nil)}
-		if c.Command.Name == "all" {
-			docs = append(docs, report.Summary(run), report.Verdict(run))
+		switch {
+		case c.Command.Name != "all":
+			return []*report.Document{report.Tables(run, nil)}
+		case c.Bool("tables"):
+			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		return docs
+		// One screen: the verdict first, then where the rest is.
+		return []*report.Document{report.Verdict(run), report.Where(path)}
 	})
 }
 
