@@ -209,6 +209,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	// The plan's groups follow the interference check's verdicts.
 	total := len(once) + e.rounds*len(e.plan())
 	done := 0
+	var watched time.Duration
 	runSteps := func(steps []step, suffix string) error {
 		for _, st := range steps {
 			if err := ctx.Err(); err != nil {
@@ -223,7 +224,10 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			st.run(ctx)
 			e.trace(st.name+suffix, t0)
 			done++
-			if err := e.opt.Watch.Check(run, buses, nil, e.coll.Grown()); err != nil {
+			t1 := time.Now()
+			err := e.opt.Watch.Check(run, buses, nil, e.coll.Grown())
+			watched += time.Since(t1)
+			if err != nil {
 				return err
 			}
 		}
@@ -249,6 +253,9 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	e.judgeChecks()
 	if n, d := e.traffic.Spent(); n > 0 && e.opt.Trace != nil {
 		e.opt.Trace(fmt.Sprintf("NVLink counter readings, %d of them (within the steps above)", n), d)
+	}
+	if e.opt.Trace != nil && e.opt.Watch != nil {
+		e.opt.Trace(fmt.Sprintf("watching the GPUs between the %d steps (other processes, throttling)", done), watched)
 	}
 	if e.opt.Progress != nil {
 		e.opt.Progress(total, total, "done")
