@@ -1,0 +1,4 @@
+package results
+
+// ReadBounded is readBounded, for tests of its bound below MaxFileBytes.
+var ReadBounded = readBounded
