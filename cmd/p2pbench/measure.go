@@ -27,10 +27,7 @@ func measureCommand(name, usage string) *cli.Command {
 	if name == "bw" || name == "all" {
 		sizes := ""
 		if name == "all" {
-			// Every fourth power of two: the curve's shape at half the
-			// time of every power (a run of all on two GPUs spent a quarter
-			// of its time in the sweep, 2026-11-25).
-			sizes = "4B:1GiB:4"
+			sizes = bench.DefaultSweep
 		}
 		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
 		flags = append(flags,
