@@ -20,3 +20,10 @@ func allocPages(n uint64) ([]byte, error) {
 
 // freePages unmaps memory from allocPages.
 func freePages(b []byte) { _ = syscall.Munmap(b) }
+
+// pageBytes is the unit releasePages gives back.
+var pageBytes = syscall.Getpagesize()
+
+// releasePages gives the pages of b (whole pages of allocPages memory) back
+// to the system; they read as zeros when next touched.
+func releasePages(b []byte) { _ = syscall.Madvise(b, syscall.MADV_DONTNEED) }
