@@ -160,25 +160,30 @@ func (e *Engine) hostCost(bothWays bool) time.Duration {
 // each; the copy engine's figures twice, as the peer's buffer is opened in
 // two places), with the counter readings of its first round.
 func (e *Engine) ipcCost() time.Duration {
-	var figs int
+	var figs, windows int
 	for _, t := range e.opt.Tests {
 		if !t.IsIPC() {
 			continue
 		}
 		n := 1
-		if sm, _ := measure.CopyOf(t); !sm {
+		sm, _ := measure.CopyOf(t)
+		if !sm {
 			n = 2
 		}
 		if t.Info().BothWays {
 			n *= 2
 		}
 		figs += n
+		if !sm {
+			// Only the copy engine's figures read the counters (ipc/pairs.go).
+			windows += n
+		}
 	}
 	if figs == 0 {
 		return 0
 	}
 	pairs, _ := AcrossProcesses(e.sched, e.order)
-	per := time.Duration(len(pairs)*figs) * (time.Duration(e.rounds)*ipcPerFigure + counterWindow)
+	per := time.Duration(len(pairs)*figs)*time.Duration(e.rounds)*ipcPerFigure + time.Duration(len(pairs)*windows)*counterWindow
 	return ipcStart + per
 }
 

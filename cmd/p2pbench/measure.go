@@ -210,10 +210,33 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 		}
 		m.progress(done, total, "ipc: "+step)
 	}
+	type opKey struct {
+		op    string
+		first bool
+	}
+	var ops []opKey
+	opTotal, opCount := map[opKey]time.Duration{}, map[opKey]int{}
+	if trace {
+		io.OpTime = func(op string, round int, took time.Duration) {
+			k := opKey{op, round == 0}
+			if opCount[k] == 0 {
+				ops = append(ops, k)
+			}
+			opTotal[k] += took
+			opCount[k]++
+		}
+	}
 	m.stopNote = "every child process was stopped"
 	t0 := time.Now()
 	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {
+		for _, k := range ops {
+			when := "the later rounds"
+			if k.first {
+				when = "the first round"
+			}
+			m.trace(fmt.Sprintf("ipc: %d requests %q in %s", opCount[k], k.op, when), opTotal[k])
+		}
 		m.trace("ipc: the whole run across processes", time.Since(t0))
 	}
 	return err
