@@ -52,10 +52,16 @@ func writeRuns(b *testing.B, dir string, n, k int) []string {
 // show, check, compare of two runs, the Markdown and PDF reports (with
 // their plots), plot, the fleet view of three runs, and show of the first
 // run gzip-compressed. The bar (issue 27) is 1 s and 300 MB for each on a
-// 2-core machine at 72 GPUs; docs/performance.md has the figures.
+// 2-core machine at 72 GPUs; docs/performance.md has the figures, and
+// scripts/readers-rss.sh measures the commands' peak memory on the same
+// inputs, which $P2PBENCH_READERS_DIR, when set, keeps.
 func BenchmarkReaders(b *testing.B) {
+	keep := os.Getenv("P2PBENCH_READERS_DIR")
 	for _, n := range []int{8, 72} {
 		dir := b.TempDir()
+		if keep != "" {
+			dir = keep
+		}
 		paths := writeRuns(b, dir, n, 3)
 		out := filepath.Join(dir, "out")
 		for _, c := range []struct {
