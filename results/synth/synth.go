@@ -245,8 +245,8 @@ type gen struct {
 	// figures only read them.
 	smParams map[string]map[string]string
 	// cc is the devices' compute capability, major*10+minor.
-	cc int
-	faults   faults
+	cc     int
+	faults faults
 	// slow maps each ordered pair of a weak link (Options.SlowPairs and the
 	// slow pair Faults plants) to its bandwidth factor.
 	slow map[[2]int]float64
