@@ -120,7 +120,7 @@ func Read(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(path, data)
+	return decode(path, data, true)
 }
 
 // Decode reads, checks and validates a results file from r, gzip-compressed
@@ -134,7 +134,7 @@ func Decode(r io.Reader) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode("", data)
+	return decode("", data, true)
 }
 
 // readBounded returns the JSON of r (named file in messages): its bytes,
@@ -261,18 +261,26 @@ func gzipSize(f *os.File, start, size int64) int64 {
 	return int64(binary.LittleEndian.Uint32(tail[:]))
 }
 
-// decode decodes a file of this version in one pass. Unknown fields are
-// ignored: within a schema version fields may only be added, so a newer file
-// of the same version still reads. Only when that fails or finds another
-// version does it look at the version alone, so that a file of another
-// version is reported as such rather than as whatever type mismatch its
-// different shape happens to cause first.
-func decode(file string, data []byte) (*Run, error) {
-	// encoding/json appends a slice's elements to what the slice holds, so
-	// room for every figure saves growing (and copying) the slice a figure
-	// at a time; Encode writes each figure's test as its first field.
-	run := Run{Figures: make([]Figure, 0, bytes.Count(data, []byte(`{"test":`)))}
-	if err := json.Unmarshal(data, &run); err != nil || run.Schema != SchemaVersion {
+// decode decodes a file of this version in one pass (with byLines, its
+// figures on every CPU at once where it is laid out as Encode writes it,
+// lines.go). Unknown fields are ignored: within a schema version fields may
+// only be added, so a newer file of the same version still reads. Only when
+// that fails or finds another version does it look at the version alone, so
+// that a file of another version is reported as such rather than as
+// whatever type mismatch its different shape happens to cause first.
+func decode(file string, data []byte, byLines bool) (*Run, error) {
+	var run Run
+	fast := false
+	if byLines {
+		run, fast = decodeLines(data)
+	}
+	if !fast {
+		// encoding/json appends a slice's elements to what the slice holds,
+		// so room for every figure saves growing (and copying) the slice a
+		// figure at a time; Encode writes each figure's test first.
+		run = Run{Figures: make([]Figure, 0, bytes.Count(data, []byte(`{"test":`)))}
+	}
+	if err := decodeWhole(fast, data, &run); err != nil || run.Schema != SchemaVersion {
 		version, verr := schemaVersion(file, data)
 		switch {
 		case verr != nil:
@@ -291,6 +299,15 @@ func decode(file string, data []byte) (*Run, error) {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	return &run, nil
+}
+
+// decodeWhole decodes data into run with encoding/json, unless decodeLines
+// did (done).
+func decodeWhole(done bool, data []byte, run *Run) error {
+	if done {
+		return nil
+	}
+	return json.Unmarshal(data, run)
 }
 
 // schemaVersion reads the schema version of a results file and nothing else.
