@@ -99,12 +99,12 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	size := "more than " + FormatBytes(uint64(e.Limit))
 	if e.Size > 0 {
-		size = FormatBytes(uint64(e.Size))
+		return fmt.Sprintf("%s holds %s of JSON, more than the %s a results file may hold (a 72-GPU run's holds about 60 MB): refused",
+			subject(e.File), FormatBytes(uint64(e.Size)), FormatBytes(uint64(e.Limit)))
 	}
-	return fmt.Sprintf("%s holds %s of JSON, over the %s a results file may hold (a 72-GPU run's is about 60 MB): refused",
-		subject(e.File), size, FormatBytes(uint64(e.Limit)))
+	return fmt.Sprintf("%s holds more than the %s of JSON a results file may hold (a 72-GPU run's holds about 60 MB): refused",
+		subject(e.File), FormatBytes(uint64(e.Limit)))
 }
 
 // Read reads, checks and validates a results file, gzip-compressed or not;
