@@ -754,15 +754,7 @@ func (g *gen) sweep() {
 
 // sweepPairs are the pairs the engine sweeps: the detail pairs, on a
 // sampled plan the representatives of each link class only.
-func (g *gen) sweepPairs() [][2]int {
-	if g.o.PeersPerDevice == 0 {
-		return g.detailPairs()
-	}
-	peers := g.o.PeersPerDevice
-	g.o.PeersPerDevice = 0
-	defer func() { g.o.PeersPerDevice = peers }()
-	return g.detailPairs()
-}
+func (g *gen) sweepPairs() [][2]int { return g.pairs(0) }
 
 // gpuGBps is what one GPU can send (or take in) at once over all its paths.
 func (g *gen) gpuGBps(x int) float64 {
@@ -890,7 +882,11 @@ func (g *gen) planned() bool { return g.o.Representatives > 0 || g.o.PeersPerDev
 // detailPairs are the pairs measured in detail: with the sampled plan, the
 // representatives of each link class and then each device's next
 // PeersPerDevice devices, each pair once; else every ordered pair.
-func (g *gen) detailPairs() [][2]int {
+func (g *gen) detailPairs() [][2]int { return g.pairs(g.o.PeersPerDevice) }
+
+// pairs are the representatives of each link class (on the sampled plan;
+// else every ordered pair) and then each device's next peers devices.
+func (g *gen) pairs(peers int) [][2]int {
 	n := g.o.GPUs
 	classes := map[[2]int][][2]int{}
 	var order, out [][2]int
@@ -925,7 +921,7 @@ func (g *gen) detailPairs() [][2]int {
 		}
 	}
 	for s := range n {
-		for i := 1; i <= min(g.o.PeersPerDevice, n-1); i++ {
+		for i := 1; i <= min(peers, n-1); i++ {
 			add([2]int{s, (s + i) % n})
 		}
 	}
