@@ -151,6 +151,10 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 			}
 		}
 	}
+	if len(wins) == 0 {
+		// Traffic outside any counter window (measure.Meter.Invalidate).
+		e.traffic.Invalidate()
+	}
 	tm, err := e.timing(ctx, fmt.Sprintf("%s|%d flows", flows[0].fig.Key(), len(flows)), ts, target)
 	if err != nil {
 		return fail(err)

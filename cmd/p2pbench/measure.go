@@ -37,6 +37,7 @@ func measureCommand(name, usage string) *cli.Command {
 	}
 	if name == "all" {
 		flags = append(flags, verdictFlags()...)
+		flags = append(flags, &cli.BoolFlag{Name: "tables", Usage: "print every result table and the summary too, not only the one screen of the verdict (p2pbench show RESULTS.json prints them later)"})
 	}
 	flags = append(flags, planFlags...)
 	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
@@ -71,11 +72,15 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
 	m, err := startMeasuring(c, t, path, c.String("tuning"), c.String("expect"), c.String("baseline"))
 	if err != nil {
 		return err
 	}
 	defer m.close()
+	if tracing() {
+		m.trace("start: the driver, NVML, the machine's discovery and health", time.Since(t0))
+	}
 	if c.Command.Name == "all" {
 		if m.judge, err = judgeAfterwards(c, m.run); err != nil {
 			return err
@@ -95,12 +100,19 @@ func measureAction(c *cli.Context) error {
 	if c.Command.Name == "all" && runErr == nil {
 		runErr = m.measureAcrossProcesses(opt)
 	}
+	t1 := time.Now()
+	if tracing() {
+		defer func() { m.trace("end: health, the verdict, writing and printing", time.Since(t1)) }()
+	}
 	return m.finish(runErr, func(run *results.Run) []*report.Document {
-		docs := []*report.Document{report.Tables(run, nil)}
-		if c.Command.Name == "all" {
-			docs = append(docs, report.Summary(run), report.Verdict(run))
+		switch {
+		case c.Command.Name != "all":
+			return []*report.Document{report.Tables(run, nil)}
+		case c.Bool("tables"):
+			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		return docs
+		// One screen: the verdict first, then where the rest is.
+		return []*report.Document{report.Verdict(run), report.Where(path)}
 	})
 }
 
