@@ -79,13 +79,15 @@ type Options struct {
 	Rounds      int
 	RoundSpread float64
 	// Representatives and PeersPerDevice, either from 1, shape the run as
-	// the default plan of a large domain (bench's sampled plan): the copy
-	// engine's one-way matrices (ce_read, ce_write), the aggregates and the
-	// host tests on every pair and device; the other matrices, the copies
-	// without peer access, the size sweeps, latency, atomics and IPC on the
-	// detail pairs only: Representatives pairs of each link class (NVLink
-	// count and performance rank), spread over the class, and each device's
-	// next PeersPerDevice devices. Both 0 keep the small machine's plan:
+	// the default plan of a large domain (bench's sampled plan; Default sets
+	// them as the engine does): the copy engine's one-way matrices (ce_read,
+	// ce_write) on every pair, the totals of the tests of many pairs at once
+	// (all_pairs, all_to_one, ...), each device's own host tests and none of
+	// every device at once; the size sweeps and IPC on Representatives
+	// pairs of each link class (NVLink count and performance rank), spread
+	// over the class; the other matrices, the copies without peer access,
+	// latency and atomics on the detail pairs: those and each device's next
+	// PeersPerDevice devices. Both 0 keep the small machine's plan:
 	// everything on every pair, but latency and atomics beyond 8 GPUs.
 	Representatives int
 	PeersPerDevice  int
