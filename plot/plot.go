@@ -14,7 +14,6 @@ package plot
 import (
 	"context"
 	"fmt"
-	"git.sr.ht/~sbinet/gg"
 	"image"
 	"image/color"
 	imagedraw "image/draw"
@@ -27,6 +26,7 @@ import (
 	"strings"
 	"sync"
 
+	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
