@@ -12,6 +12,7 @@
 package plot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image"
@@ -245,6 +246,37 @@ func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) 
 		}
 	}
 	return paths, nil
+}
+
+// PNGs draws figs as PNG images, on as many goroutines as there are CPUs,
+// their watermark drawn once per size (as WriteAll does), and returns them
+// in the order of figs; on an error, the first in that order.
+func PNGs(figs []Figure) ([][]byte, error) {
+	out := make([][]byte, len(figs))
+	errs := make([]error, len(figs))
+	marks := &watermarks{}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), len(figs)) {
+		wg.Go(func() {
+			for i := range next {
+				var buf bytes.Buffer
+				errs[i] = figs[i].writeTo(&buf, "png", marks)
+				out[i] = buf.Bytes()
+			}
+		})
+	}
+	for i := range figs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // FileName is the name of the figure's file in a format: its Name and the
