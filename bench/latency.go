@@ -75,9 +75,9 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		}
 		// The same chains every round (measure.ChaseChains): one chain
 		// beyond L2 keeps one of two modes by its seed.
-		seeds := e.chainSeeds(f.Key())
-		for i, n := range measure.ChainShares(chunks) {
-			if err := owner.BuildChain(buf, ws, seeds[i]); err != nil {
+		shares := measure.ChainShares(chunks, ws, uint64(max(0, owner.Info.L2CacheBytes)))
+		for i, n := range shares {
+			if err := owner.BuildChain(buf, ws, measure.ChainSeed(f.Key(), i)); err != nil {
 				return err
 			}
 			s, err := runner.Chase(buf, ws, n)
@@ -86,7 +86,7 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			}
 			f.Samples = append(f.Samples, s...)
 		}
-		f.Params["chains"] = strconv.Itoa(len(measure.ChainShares(chunks)))
+		f.Params["chains"] = strconv.Itoa(len(shares))
 		return nil
 	}()
 	e.addResult(err, f)
@@ -336,18 +336,4 @@ func hostCopyLatency(clock func() time.Duration, issuer, s, d *measure.Device, d
 
 func copyLatFigure(test results.Test, dir results.Direction, s, d *measure.Device, size uint64) results.Figure {
 	return results.Figure{Test: test, Engine: results.EngineCopy, Direction: dir, Src: s.Index, Dst: d.Index, Size: size, Unit: results.UnitNs}
-}
-
-// chainSeeds are the seeds of a chase figure's chains, drawn from the run's
-// seeds the first time and the same in every round after.
-func (e *Engine) chainSeeds(key string) []uint32 {
-	if s, ok := e.chains[key]; ok {
-		return s
-	}
-	s := make([]uint32, measure.ChaseChains)
-	for i := range s {
-		s[i] = e.seeds.Next()
-	}
-	e.chains[key] = s
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -74,12 +75,12 @@ const (
 	chaseHops   = 512 // dependent loads per timed chunk
 	ChaseChunks = 100 // timed chunks per chase figure, over all its rounds
 	// ChaseChains is how many chains, each of its own seed, every round of
-	// a chase follows, the same seeds in every round (ChainShares): on a
-	// 2× H100 (2026-11-25) a chain beyond L2 kept one of two modes, 850-930
-	// or 1005 ns a load 0 → 1, by its seed; with a new seed every round the
-	// rounds' figures were their chains' modes, the same pattern in every
-	// run, and their spread (up to 15%) all compare could hold a change
-	// against.
+	// a chase beyond L2 follows, the same chains in every round and run
+	// (ChainSeed): on a 2× H100 (2026-11-25) a chain beyond L2 kept one of
+	// two modes by its seed, 850-930 or 1005 ns a load 0 → 1; with a new
+	// seed every round the rounds' figures were their chains' modes, the
+	// same pattern in every run, and their spread (up to 15%) all compare
+	// could hold a change against. Within L2 one chain does.
 	ChaseChains = 4
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
@@ -244,11 +245,15 @@ func (dv *Device) PingPongTimes(iters, chunk uint32) ([]uint64, error) {
 	return dv.readU64(dv.small+smallTimes, int(iters/chunk)+1)
 }
 
-// ChainShares splits a round's chunks of a chase over its chains: one
-// share per chain, at least one chunk each, as many chains as chunks
-// allow up to ChaseChains.
-func ChainShares(chunks int) []int {
-	n := min(ChaseChains, chunks)
+// ChainShares splits a round's chunks of a chase of working set ws on a
+// GPU with l2 bytes of L2 over its chains: one share per chain, at least
+// one chunk each; ChaseChains chains beyond L2, one within it.
+func ChainShares(chunks int, ws, l2 uint64) []int {
+	n := 1
+	if ws > l2 {
+		n = ChaseChains
+	}
+	n = min(n, chunks)
 	out := make([]int, n)
 	for i := range out {
 		out[i] = chunks / n
@@ -257,4 +262,15 @@ func ChainShares(chunks int) []int {
 		}
 	}
 	return out
+}
+
+// ChainSeed is the seed of chain k of the chase figure key: from the key
+// alone, so the same chains are followed in every round, every run and
+// every plan (a seed drawn from the run's sequence would change with the
+// tests before it).
+func ChainSeed(key string, k int) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	h.Write([]byte{byte(k)})
+	return h.Sum32()
 }
