@@ -34,9 +34,9 @@ func checkCommand() *cli.Command {
 			"the vendor's figure with a wide margin where none measured the path; never the machine's\n" +
 			"own). Link health is NVIDIA's DCGM policy on the NVLink counters (replay, recovery, CRC\n" +
 			"rates), naming GPU and link; other programs on the GPUs and clocks held down warn; known,\n" +
-			"explained behaviour is a note; what was not read is not judged. Exit status 0 for PASS,\n" +
-			"WARN and NOT JUDGED (5 for WARN with --strict), 5 for FAIL, 2 for a spec or baseline that\n" +
-			"cannot judge the run.",
+			"explained behaviour is a note; what was not read is not judged. Exit status 0 for PASS\n" +
+			"and WARN (5 for WARN with --strict), 5 for FAIL, 4 for NOT JUDGED (no figure judged), 2 for\n" +
+			"a spec or baseline that cannot judge the run (an entry that matches no figure included).",
 		Flags: append(verdictFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"}),
 		Action: checkAction,
@@ -140,8 +140,12 @@ func judge(run *results.Run, exp verdict.Expectations) error {
 }
 
 // verdictStatus is exit status 5 for a failing verdict (a WARN too under
-// --strict), naming the first failing check.
+// --strict), naming the first failing check, and 4 for a verdict that
+// judged nothing of the machine (NOT JUDGED is no PASS).
 func verdictStatus(c *cli.Context, v *results.Verdict) error {
+	if v != nil && v.Status == results.StatusNotJudged {
+		return failedFigures(errors.New("verdict NOT JUDGED: no figure of the run is one the expectations cover (give --expect or --baseline that name its figures, or measure the sizes the expectation table covers)"))
+	}
 	if v == nil || !verdict.Failing(v, c.Bool("strict")) {
 		return nil
 	}

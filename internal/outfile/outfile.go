@@ -17,7 +17,7 @@
 //     beside it for its whole duration, so a second run given the same path
 //     fails at once instead of overwriting the first one's results.
 //
-// It imports nothing of p2pbench.
+// It imports nothing of p2pbench but internal/infile, its twin for inputs.
 package outfile
 
 import (
@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/p2pbench/p2pbench/internal/infile"
 )
 
 // Error is a refused or failed output: Path is what the user gave.
@@ -43,7 +45,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Refusals; Check and Write return them wrapped in an *Error.
 var (
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = infile.ErrNotRegular
 	ErrSameAsIn   = errors.New("is also an input of this command")
 	ErrLocked     = errors.New("another p2pbench run is writing it")
 )
@@ -212,24 +214,9 @@ func resolve(path string) (string, error) {
 		case mode.IsDir():
 			return "", fmt.Errorf("%w: it is a directory; give a file name", ErrNotRegular)
 		default:
-			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, kind(mode))
+			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, infile.Kind(mode))
 		}
 	}
-}
-
-// kind names a file mode that is neither regular, directory nor link.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file (" + m.String() + ")"
 }
 
 // same reports whether target and in are the same existing file.

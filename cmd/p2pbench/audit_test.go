@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The regression tests of the second hostile-input audit (issue 28): each
+// reproduction behaves, with one line, the right exit status and no hang.
+
+// oneLine fails the test unless stderr is one error line (after any
+// progress lines) containing want.
+func oneLine(t *testing.T, what, stderr string, status, wantStatus int, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if status != wantStatus || !strings.HasPrefix(last, "p2pbench: ") || !strings.Contains(last, want) {
+		t.Errorf("%s: status %d (want %d), stderr:\n%s\nwant one line with %q", what, status, wantStatus, stderr, want)
+	}
+}
+
+// Item 1: a contract whose entries match no figure is refused (exit 2),
+// naming them, after the run is saved.
+func TestAuditExpectThatMatchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, status := p2pbench(t, "all", "--simulate", "h200x2", "--expect", "../../examples/expect/h200x2.json",
+		"--size", "4MiB", "--sizes", "none", "--samples", "2", "--tests", "ce_read,ce_write,lat_pingpong", "--dir", dir, "--strict")
+	oneLine(t, "a spec of 512 MiB figures on a 4 MiB run", stderr, status, exitUsage, "13 of its 14 entries match no figure of this run")
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
+		t.Errorf("the measured run was not saved: %v", err)
+	}
+	typo := filepath.Join(dir, "typo.json")
+	os.WriteFile(typo, []byte(`{"figures": [{"test": "ce_read", "link": "nvlink", "size": "512MiB", "min": 1},
+		{"test": "atomic_tput", "params": {"op": "red_add_u32", "contended": "flase"}, "min": 1}]}`), 0o644)
+	_, stderr, status = p2pbench(t, "check", "--expect", typo, reference)
+	oneLine(t, "a typo in a params value", stderr, status, exitUsage, `contended="flase"`)
+}
+
+// Item 2: a run with nothing judgeable is NOT JUDGED, exit 4, also when its
+// health readings are clean.
+func TestAuditNothingJudgedIsExit4(t *testing.T) {
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "t.json")
+	if _, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", topo); status != exitOK {
+		t.Fatalf("topo: %d %s", status, stderr)
+	}
+	stdout, stderr, status := p2pbench(t, "check", topo)
+	oneLine(t, "check of a topo file", stderr, status, exitFailed, "verdict NOT JUDGED")
+	if strings.Contains(stdout, "VERDICT: PASS") || !strings.Contains(stdout, "VERDICT: NOT JUDGED") {
+		t.Errorf("check of a topo file:\n%s", stdout)
+	}
+	_, stderr, status = p2pbench(t, "all", "--simulate", "h200x2", "--simulate-health", "slow-link:0:1:0.5", "--size", "4MiB",
+		"--sizes", "none", "--samples", "2", "--tests", "ce_read,ce_write", "--strict", "--dir", filepath.Join(dir, "slow"))
+	oneLine(t, "a half-speed link at 4 MiB", stderr, status, exitFailed, "verdict NOT JUDGED")
+}
+
+// Items 2 and 7: the counts the measurements check prints are true, and an
+// import whose tool checks no data is not a run made with --no-verify.
+func TestAuditImportsAreNotNoVerify(t *testing.T) {
+	dir := t.TempDir()
+	nvb, nccl := filepath.Join(dir, "nvb.json"), filepath.Join(dir, "nccl.json")
+	for in, out := range map[string]string{"nvbandwidth-v0.8-h200x2.json": nvb, "nccl-tests-2.19-sendrecv-h200x2.txt": nccl} {
+		if _, stderr, status := p2pbench(t, "import", "../../ingest/testdata/"+in, "-o", out); status != exitOK {
+			t.Fatalf("import %s: %d %s", in, status, stderr)
+		}
+	}
+	stdout, stderr, status := p2pbench(t, "check", "--strict", nvb)
+	if status != exitOK || strings.Contains(stdout, "--no-verify") ||
+		!strings.Contains(stdout, "86 not checked (nvbandwidth did not check them)") {
+		t.Errorf("check --strict of an nvbandwidth import: status %d, stderr %q\n%s", status, stderr, stdout)
+	}
+	stdout, _, _ = p2pbench(t, "check", nccl)
+	if !strings.Contains(stdout, "all 84 figures measured; their data: 42 verified, 42 not checked (nccl-tests did not check them)") {
+		t.Errorf("check of an nccl-tests import with N/A checks:\n%s", stdout)
+	}
+}
