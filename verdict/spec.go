@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -176,27 +175,7 @@ func typeProblem(te *json.UnmarshalTypeError) error {
 	if te.Field != "" {
 		where = te.Field
 	}
-	return fmt.Errorf("%s: %s, not %s", where, jsonKind(te.Type), article(te.Value))
-}
-
-// jsonKind names what JSON value a Go type reads.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
-		return "a number"
-	}
-	return "another kind of value"
+	return fmt.Errorf("%s: %s, not %s", where, results.JSONKind(te.Type), article(te.Value))
 }
 
 // article puts "a" or "an" before one of encoding/json's value kinds.

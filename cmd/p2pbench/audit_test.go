@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -74,5 +75,67 @@ func TestAuditImportsAreNotNoVerify(t *testing.T) {
 	stdout, _, _ = p2pbench(t, "check", nccl)
 	if !strings.Contains(stdout, "all 84 figures measured; their data: 42 verified, 42 not checked (nccl-tests did not check them)") {
 		t.Errorf("check of an nccl-tests import with N/A checks:\n%s", stdout)
+	}
+}
+
+// mkfifo makes a FIFO at path, or skips the test.
+func mkfifo(t *testing.T, path string) string {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	return path
+}
+
+// Items 4 and 9: a FIFO given as an input never blocks: fleet lists one
+// named *.json in its directory as unreadable, --expect, --baseline, a
+// results file and P2PBENCH_LIBCUDA refuse one before opening it. (A hang
+// fails the test by its timeout.)
+func TestAuditFIFOsNeverBlock(t *testing.T) {
+	dir := t.TempDir()
+	nodes := filepath.Join(dir, "nodes")
+	os.Mkdir(nodes, 0o755)
+	copyOf(t, reference, nodes, "a.json")
+	f := mkfifo(t, filepath.Join(nodes, "b.json"))
+	stdout, stderr, status := p2pbench(t, "fleet", nodes)
+	if status != exitOK || !strings.Contains(stdout, "b.json") || !strings.Contains(stdout, "named pipe (FIFO)") {
+		t.Errorf("fleet with a FIFO in its directory: status %d, stderr %q\n%s", status, stderr, stdout)
+	}
+	for _, args := range [][]string{{"check", "--expect", f, reference}, {"check", "--baseline", f, reference}, {"check", f}, {"show", f},
+		{"compare", reference, f}, {"all", "--simulate", "h200x2", "--expect", f, "--dir", filepath.Join(dir, "run")}} {
+		_, stderr, status := p2pbench(t, args...)
+		oneLine(t, strings.Join(args, " "), stderr, status, exitUsage, "named pipe (FIFO)")
+	}
+	t.Setenv("P2PBENCH_LIBCUDA", f)
+	_, stderr, status = p2pbench(t, "topo")
+	oneLine(t, "P2PBENCH_LIBCUDA naming a FIFO", stderr, status, exitNoGPU, "named pipe (FIFO)")
+	if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+		t.Errorf("all refused for its --expect made its results directory")
+	}
+}
+
+// Item 13: all makes its results directory only once the driver is open
+// and its inputs read: a failed start leaves nothing.
+func TestAuditAllLeavesNothingWhenRefused(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	_, stderr, status := p2pbench(t, "all", "--dir", run)
+	oneLine(t, "all without a driver", stderr, status, exitNoGPU, "cannot load")
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"figures": [{"test": "ce_reed", "min": 1}]}`), 0o644)
+	_, stderr, status = p2pbench(t, "all", "--simulate", "h200x2", "--expect", bad, "--dir", run)
+	oneLine(t, "all with a bad spec", stderr, status, exitUsage, "ce_reed")
+	_, stderr, status = p2pbench(t, "all", "--simulate", "h200x2", "--baseline", filepath.Join(dir, "missing.json"), "--dir", run)
+	oneLine(t, "all with a missing baseline", stderr, status, exitUsage, "missing.json")
+	if _, err := os.Stat(run); err == nil {
+		t.Errorf("a refused all made its results directory %s", run)
+	}
+	// A second run given the same results file while the first holds it is
+	// refused, naming the process; a lock file left behind naming process 1
+	// (a killed run in a container) is taken over.
+	os.Mkdir(run, 0o755)
+	os.WriteFile(filepath.Join(run, ".results.json.lock"), []byte("1\n"), 0o644)
+	if _, stderr, status := p2pbench(t, append([]string{"all", "--dir", run, "--tests", "ce_read"}, small...)...); status != exitFailed && status != exitOK {
+		t.Errorf("a stale lock naming process 1: status %d, %s", status, stderr)
 	}
 }

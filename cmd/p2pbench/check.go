@@ -105,14 +105,11 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	return nil, nil
 }
 
-// judgeAfterwards reads what all is to judge its run against, before
-// anything is measured: a spec that names a link class the machine lacks is
-// refused now (exit 2), not after the run.
-func judgeAfterwards(c *cli.Context, run *results.Run) (func(*results.Run) error, error) {
-	exp, err := expectationsOf(c)
-	if err != nil {
-		return nil, err
-	}
+// judgeAfterwards holds what all is to judge its run against (read by
+// expectationsOf) to the machine before anything is measured: a spec that
+// names a link class the machine lacks is refused now (exit 2), not after
+// the run.
+func judgeAfterwards(run *results.Run, exp verdict.Expectations) (func(*results.Run) error, error) {
 	if spec, ok := exp.(*verdict.Spec); ok {
 		if err := spec.Fits(run); err != nil {
 			return nil, usageError{err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
@@ -110,6 +112,11 @@ func compareAction(c *cli.Context) error {
 	for _, out := range []string{cmp.output, cmp.plot} {
 		if err := outfile.Check(out, cmp.inputs...); err != nil {
 			return err
+		}
+	}
+	for _, in := range cmp.inputs {
+		if err := infile.Check(in); errors.Is(err, infile.ErrNotRegular) {
+			return err // a FIFO would block the read: refused before it is opened
 		}
 	}
 	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })

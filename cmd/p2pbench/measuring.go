@@ -28,7 +28,8 @@ type measuring struct {
 	c    *cli.Context
 	s    *session
 	run  *results.Run
-	file *resultsFile // nil without one
+	path string       // the results file to claim; "" for none
+	file *resultsFile // nil until claimed, and without one
 	bar  *progress
 	// stopNote is said when the run is interrupted (what was cleaned up).
 	stopNote string
@@ -36,17 +37,17 @@ type measuring struct {
 	judge func(*results.Run) error
 }
 
-// startMeasuring claims the results file at path (none when ""), which must
-// not be one of inputs, opens the session of t and starts the record with
-// the machine's environment and topology.
+// startMeasuring checks that the results file at path (none when "") can
+// be written and is none of inputs, opens the session of t and starts the
+// record with the machine's environment and topology. Nothing is created
+// yet: claim takes the results file once every check has passed, so that a
+// run refused (no driver, a bad input) leaves no directory or file behind.
 func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*measuring, error) {
-	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
-	var err error
-	if path != "" {
-		if m.file, err = claimResults(path, inputs...); err != nil {
-			return nil, err
-		}
+	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM")), path: path}
+	if err := outfile.Writable(path, inputs...); err != nil {
+		return nil, err
 	}
+	var err error
 	if m.s, err = t.open(); err != nil {
 		m.close()
 		return nil, err
@@ -56,10 +57,21 @@ func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*m
 		m.close()
 		return nil, err
 	}
-	if m.file != nil {
-		m.file.run = m.run
-	}
 	return m, nil
+}
+
+// claim takes the results file (its lock, and its directory when missing)
+// just before measuring.
+func (m *measuring) claim() error {
+	if m.path == "" {
+		return nil
+	}
+	f, err := claimResults(m.path)
+	if err != nil {
+		return err
+	}
+	m.file, f.run = f, m.run
+	return nil
 }
 
 func (m *measuring) close() {
@@ -228,7 +240,7 @@ type resultsFile struct {
 // claimResults checks that path can be written and is none of inputs, and
 // takes its lock.
 func claimResults(path string, inputs ...string) (*resultsFile, error) {
-	if err := outfile.Check(path, inputs...); err != nil {
+	if err := outfile.Writable(path, inputs...); err != nil {
 		return nil, err
 	}
 	unlock, err := outfile.Lock(path)
