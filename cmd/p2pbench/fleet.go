@@ -24,8 +24,11 @@ func fleetCommand() *cli.Command {
 			"glob pattern. Nodes are grouped by machine type (GPUs and the link of every ordered\n" +
 			"pair); within a type, a figure is an outlier when it is at least --z robust z-scores\n" +
 			"(|x - median| / (1.4826 MAD)) and at least --threshold from the median of the same\n" +
-			"figure on the same link class across the type's nodes. Unreadable inputs are listed,\n" +
-			"never dropped.",
+			"figure on the same link class across the type's nodes, and worse than it (one-sided);\n" +
+			"lat_copy_device, which nothing judges, and classes of too few figures are not judged,\n" +
+			"and each type says so. Unreadable inputs are listed, never dropped. Exit status 4 when no\n" +
+			"node could be read or judged; with --fail-on-outlier, 5 for outliers, failures or\n" +
+			"unreadable inputs.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(fleet.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the view to `FILE` instead of standard output"},
@@ -115,16 +118,30 @@ func fleetAction(c *cli.Context) error {
 	return fleetAttention(c, f)
 }
 
-// fleetAttention fails with status 5 under --fail-on-outlier when a node
-// is not OK or an input could not be read.
+// fleetAttention fails with status 4 when no node was read or none could
+// be judged (nothing done is no OK), and with status 5 under
+// --fail-on-outlier when a node is an outlier or failed, or an input could
+// not be read.
 func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
+	judged := 0
+	for _, n := range f.Nodes {
+		if n.Verdict != fleet.NotJudged {
+			judged++
+		}
+	}
+	switch {
+	case len(f.Nodes) == 0:
+		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), plural(len(f.Unreadable))))
+	case judged == 0:
+		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), plural(len(f.Nodes)), fleet.MinJudged))
+	}
 	if !c.Bool("fail-on-outlier") {
 		return nil
 	}
 	var first string
 	bad := 0
 	for _, n := range f.Nodes {
-		if n.Verdict != fleet.OK {
+		if n.Verdict == fleet.Outlier || n.Verdict == fleet.Failed {
 			if bad == 0 {
 				first = fmt.Sprintf(" (first: %s %s)", n.Name, n.Verdict)
 			}
