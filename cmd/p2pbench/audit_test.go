@@ -95,7 +95,9 @@ func TestAuditFIFOsNeverBlock(t *testing.T) {
 	dir := t.TempDir()
 	nodes := filepath.Join(dir, "nodes")
 	os.Mkdir(nodes, 0o755)
-	copyOf(t, reference, nodes, "a.json")
+	for _, n := range []string{"a.json", "c.json", "d.json"} {
+		copyOf(t, reference, nodes, n) // three nodes: enough figures to judge
+	}
 	f := mkfifo(t, filepath.Join(nodes, "b.json"))
 	stdout, stderr, status := p2pbench(t, "fleet", nodes)
 	if status != exitOK || !strings.Contains(stdout, "b.json") || !strings.Contains(stdout, "named pipe (FIFO)") {
@@ -137,5 +139,28 @@ func TestAuditAllLeavesNothingWhenRefused(t *testing.T) {
 	os.WriteFile(filepath.Join(run, ".results.json.lock"), []byte("1\n"), 0o644)
 	if _, stderr, status := p2pbench(t, append([]string{"all", "--dir", run, "--tests", "ce_read"}, small...)...); status != exitFailed && status != exitOK {
 		t.Errorf("a stale lock naming process 1: status %d, %s", status, stderr)
+	}
+}
+
+// Item 6: nothing done is no success: an import of no test case and a plot
+// of a run without figures exit 4 and write nothing.
+func TestAuditNothingDoneIsExit4(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"nvbandwidth": {"version": "v0.8", "testcases": []}}`), 0o644)
+	out := filepath.Join(dir, "out.json")
+	_, stderr, status := p2pbench(t, "import", "--format", "nvbandwidth-json", "-o", out, empty)
+	oneLine(t, "import of no test case", stderr, status, exitFailed, "holds no figure to import")
+	topo := filepath.Join(dir, "topo.json")
+	if _, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", topo); status != exitOK {
+		t.Fatalf("topo: %s", stderr)
+	}
+	plots := filepath.Join(dir, "plots")
+	_, stderr, status = p2pbench(t, "plot", topo, "-o", plots)
+	oneLine(t, "plot of a run without figures", stderr, status, exitFailed, "no figures to plot")
+	for _, p := range []string{out, plots} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
 	}
 }
