@@ -491,14 +491,20 @@ func differences(inputs []Input) ([]Difference, []string) {
 		vals := make([]string, len(inputs))
 		same := true
 		for i, in := range inputs {
-			vals[i] = p.get(in.Runs[0])
-			same = same && vals[i] == vals[0]
+			first := p.get(in.Runs[0])
+			seen := []string{first}
 			for _, r := range in.Runs[1:] {
-				if v := p.get(r); v != vals[i] {
-					within = append(within, fmt.Sprintf("the runs of %s differ in %s: %s, %s", in.Name, p.what, vals[i], v))
-					break
+				if v := p.get(r); !slices.Contains(seen, v) {
+					if len(seen) == 1 {
+						within = append(within, fmt.Sprintf("the runs of %s differ in %s: %s, %s", in.Name, p.what, first, v))
+					}
+					seen = append(seen, v)
 				}
 			}
+			// A side whose runs differ shows every value it pooled: the
+			// property is not the same, whatever the first runs say.
+			vals[i] = strings.Join(seen, " + ")
+			same = same && len(seen) == 1 && vals[i] == vals[0]
 		}
 		if !same {
 			out = append(out, Difference{What: p.what, Values: vals})

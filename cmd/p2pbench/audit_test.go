@@ -164,3 +164,16 @@ func TestAuditNothingDoneIsExit4(t *testing.T) {
 		}
 	}
 }
+
+// Item 8: runs of different machines are never mixed without a word:
+// compare names the machines a side pools, and a baseline of other GPUs is
+// refused.
+func TestAuditDifferentMachines(t *testing.T) {
+	h100 := "../../testdata/reference/h100x2/2026-11-25/all1.json.gz"
+	stdout, stderr, status := p2pbench(t, "compare", reference, "../../testdata/reference/h200x2/all-repeat.json", "--", reference, h100)
+	if status != exitOK || strings.Contains(stdout, "are the same") || !strings.Contains(stdout, "2× NVIDIA H200 + 2× NVIDIA H100") {
+		t.Errorf("compare pooling a 2× H200 and a 2× H100: status %d, stderr %q\n%s", status, stderr, stdout)
+	}
+	_, stderr, status = p2pbench(t, "check", reference, "--baseline", h100)
+	oneLine(t, "check against another machine's baseline", stderr, status, exitUsage, "the baseline is of another machine")
+}
