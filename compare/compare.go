@@ -430,12 +430,14 @@ func change(row *Row, i int, base, other side, test *uTest, processFrom *string)
 		return Change{}, nil
 	}
 	ratio := o.Center / b.Center
-	if math.IsInf(ratio, 0) {
-		// Beyond any percentage (a center near the smallest float): the
-		// cells show both medians, and no change is claimed.
+	pct := 100 * (ratio - 1)
+	if math.IsInf(ratio, 0) || math.IsInf(pct, 0) {
+		// Beyond any percentage (a center near the smallest float; the
+		// ratio may be finite and its percentage not): the cells show
+		// both medians, and no change is claimed.
 		return Change{}, nil
 	}
-	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
+	ch := Change{Valid: true, Pct: pct}
 	on, process := unitsOf(base, other)
 	*processFrom = process
 	if on == "" {
