@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
 )
 
 // The regression tests of the second hostile-input audit (issue 28): each
@@ -176,4 +178,24 @@ func TestAuditDifferentMachines(t *testing.T) {
 	}
 	_, stderr, status = p2pbench(t, "check", reference, "--baseline", h100)
 	oneLine(t, "check against another machine's baseline", stderr, status, exitUsage, "the baseline is of another machine")
+}
+
+// Item 12: a Markdown report (text and figure files) holds its output's
+// lock while it writes: a second report to the same file at once fails
+// instead of mixing the two runs' files.
+func TestAuditReportsToOneFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.md")
+	unlock, err := outfile.Lock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status := p2pbench(t, "report", reference, "-o", out)
+	oneLine(t, "a report while another writes the same file", stderr, status, exitError, "another p2pbench run is writing it")
+	unlock()
+	if _, stderr, status := p2pbench(t, "report", reference, "-o", out); status != exitOK {
+		t.Errorf("the report once the lock is free: %d %s", status, stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.lock")); len(m) > 0 {
+		t.Errorf("lock files left: %v", m)
+	}
 }
