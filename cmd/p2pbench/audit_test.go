@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // The regression tests of the second hostile-input audit (issue 28): each
@@ -197,5 +198,37 @@ func TestAuditReportsToOneFile(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.lock")); len(m) > 0 {
 		t.Errorf("lock files left: %v", m)
+	}
+}
+
+// Item 14: escape sequences in a results file (a host name, a params
+// value) never reach the terminal or a Markdown report raw.
+func TestAuditNoTerminalEscapes(t *testing.T) {
+	dir := t.TempDir()
+	run := readResults(t, reference)
+	run.Host = "evil\x1b[2J\x1b]0;owned\x07\rVERDICT: PASS\u009b31m"
+	for i := range run.Figures {
+		if len(run.Figures[i].Params) > 0 {
+			for k := range run.Figures[i].Params {
+				run.Figures[i].Params[k] += "\x1b[1A"
+				break
+			}
+		}
+	}
+	evil := filepath.Join(dir, "evil.json")
+	if err := results.Write(evil, run); err != nil {
+		t.Fatalf("the crafted file: %v", err)
+	}
+	md := filepath.Join(dir, "r.md")
+	for _, args := range [][]string{{"check", evil}, {"show", evil}, {"compare", reference, evil}, {"report", evil, "-o", md}} {
+		stdout, stderr, _ := p2pbench(t, args...)
+		for _, s := range []string{stdout, stderr} {
+			if strings.ContainsAny(s, "\x1b\r\x07\u009b") {
+				t.Errorf("%s printed a control character: %q", args[0], s[:min(len(s), 300)])
+			}
+		}
+	}
+	if data, err := os.ReadFile(md); err != nil || strings.ContainsAny(string(data), "\x1b\r\x07\u009b") || !strings.Contains(string(data), "evil^[[2J") {
+		t.Errorf("the Markdown report: %v, escapes kept or the host not shown visibly", err)
 	}
 }

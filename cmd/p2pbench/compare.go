@@ -13,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -127,7 +128,12 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return compare.Write(w, res, cmp.format) }
+	write := func(w io.Writer) error {
+		if cmp.format != "json" { // text from the files, written where a terminal may show it
+			w = termsafe.New(w)
+		}
+		return compare.Write(w, res, cmp.format)
+	}
 	if cmp.output != "" {
 		err = writeRendered(c.Context, cmp.output, write)
 	} else {

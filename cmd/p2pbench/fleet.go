@@ -12,6 +12,7 @@ import (
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 )
 
@@ -81,7 +82,12 @@ func fleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return f.Write(w, format) }
+	write := func(w io.Writer) error {
+		if format != "json" { // text from the files, written where a terminal may show it
+			w = termsafe.New(w)
+		}
+		return f.Write(w, format)
+	}
 	if out := c.String("output"); out != "" {
 		err = writeRendered(c.Context, out, write)
 	} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -304,7 +305,7 @@ type progress struct{ bar *progressbar.ProgressBar }
 
 // newProgress draws on w when it is a terminal and TERM is not "dumb".
 func newProgress(w io.Writer, termName string) *progress {
-	f, ok := w.(*os.File)
+	f, ok := termsafe.File(w) // the bar draws on the terminal itself
 	if !ok || termName == "dumb" || !term.IsTerminal(int(f.Fd())) {
 		return &progress{}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 )
@@ -130,5 +131,5 @@ func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...s
 	if _, err := plot.WriteAll(c.Context, figs, figDir, []string{"png"}); err != nil {
 		return err
 	}
-	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(w, filepath.Base(figDir)) })
+	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(termsafe.New(w), filepath.Base(figDir)) })
 }
