@@ -232,3 +232,33 @@ func TestAuditNoTerminalEscapes(t *testing.T) {
 		t.Errorf("the Markdown report: %v, escapes kept or the host not shown visibly", err)
 	}
 }
+
+// Item 15: what the readers would refuse is refused before anything is
+// written or loaded; each message asks for what is wrong.
+func TestAuditRefusedBeforeTheWork(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "big.json")
+	_, stderr, status := p2pbench(t, "bw", "--simulate", "h200x2", "--allow-busy", "--simulate-health", "process:1:4242:"+strings.Repeat("x", 5000),
+		"--tests", "ce_read", "--sizes", "none", "--size", "4KiB", "--samples", "2", "-o", out)
+	oneLine(t, "a 5,000-byte process name", stderr, status, exitUsage, "process name of 5000 bytes: at most 256")
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
+	}
+	// mnnvl's numbers are checked before the driver loads (none is here:
+	// exit status 3 would mean it was tried).
+	for _, tc := range []struct{ args, want string }{
+		{"--rank 0 --ranks 1", "--ranks 1: want 2 to 1024 processes"},
+		{"--rank -1 --ranks 2", "--rank -1: want 0 or more"},
+		{"--rank 0 --ranks 99999999", "--ranks 99999999: want 2 to 1024"},
+		{"--rank 0 --ranks 2 --rendezvous 127.0.0.1:99999", `port "99999" is not a number from 1 to 65535`},
+		{"--rank 2 --ranks 2 --rendezvous h:29500", "rank 2 of 2 processes"},
+	} {
+		_, stderr, status := p2pbench(t, append([]string{"mnnvl"}, strings.Fields(tc.args)...)...)
+		oneLine(t, "mnnvl "+tc.args, stderr, status, exitUsage, tc.want)
+	}
+	_, stderr, status = p2pbench(t, "fleet", reference, "--report", filepath.Join(dir, "fleet.txt"))
+	oneLine(t, "fleet --report of no known format", stderr, status, exitUsage, "name a .pdf or .md file")
+	if strings.Contains(stderr, "--format") {
+		t.Errorf("fleet --report suggests --format, which is fleet's view's: %s", stderr)
+	}
+}

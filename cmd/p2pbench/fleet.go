@@ -69,6 +69,13 @@ func fleetAction(c *cli.Context) error {
 	}
 	reportOut, reportFormat := c.String("report"), ""
 	if reportOut != "" {
+		// fleet's --format is its view's: the report's format comes from
+		// the file's extension alone.
+		switch strings.ToLower(filepath.Ext(reportOut)) {
+		case ".pdf", ".md", ".markdown":
+		default:
+			return usageError{fmt.Errorf("--report %q: name a .pdf or .md file", reportOut)}
+		}
 		if reportOut, reportFormat, err = reportOutput("", reportOut, ""); err != nil {
 			return err
 		}

@@ -130,7 +130,15 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	}
 	var saveErr error
 	if m.file != nil {
-		if err := m.file.save(true); err != nil {
+		// The writer refuses what the readers would: a run that would not
+		// read back is an error, and is saved elsewhere, not lost.
+		err := run.Validate()
+		if err != nil {
+			err = fmt.Errorf("the results would not read back (%v)", err)
+		} else {
+			err = m.file.save(true)
+		}
+		if err != nil {
 			saveErr = rescueResults(run, m.file.path, err)
 		}
 	}
