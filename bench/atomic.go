@@ -25,8 +25,16 @@ const (
 	atomIters          = 64
 	atomContendedBlock = 64
 	atomContendedIters = 8
-	atomChainIters     = 2000
-	atomSamples        = 10 // per figure, over all its rounds
+	atomChainIters     = 1000 // over the counters, in a sample's long set
+	atomSamples        = 10   // per figure, over all its rounds
+	// The chain of the atomic latency runs on atomChainCounters counters
+	// measure.PlacementStep apart (each its own launch), the same places
+	// in every sample, round and run: on a 2× H100 (2026-11-25) a chain
+	// on one counter took 143.8-253.9 ns an operation by where the round
+	// put it (the same five figures, to 0.1%, in the five rounds of every
+	// run), so a round's figure was its place's, and its rounds' spread
+	// (29%) all compare could hold a change against.
+	atomChainCounters = 8
 )
 
 func (e *Engine) atomicSteps() []step {
@@ -168,6 +176,9 @@ func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.
 	l := newAtomicLaunch(f, op, issuer)
 	f.Params["threads"] = strconv.FormatUint(l.threads(), 10)
 	f.Params["ops_per_thread"] = strconv.Itoa(int(l.iters))
+	if l.chain {
+		f.Params["counters_per_sample"] = strconv.Itoa(atomChainCounters)
+	}
 	var err error
 	f.Samples, err = e.atomicSamples(ctx, l, issuer, owner, samples)
 	var mm *atomicMismatch
@@ -188,6 +199,9 @@ func (e *Engine) atomicFigure(ctx context.Context, f results.Figure, op kernels.
 // issuer for samples samples, and checks the counters: the samples come
 // back with a mismatch.
 func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owner *measure.Device, samples int) ([]float64, error) {
+	if l.chain {
+		return e.chainSamples(ctx, l, issuer, owner, samples)
+	}
 	bytes := l.bytes()
 	buf, err := owner.Scratch(max(bytes, 1<<20))
 	if err != nil {
@@ -199,10 +213,6 @@ func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owne
 	}
 	k := l.op.Tput
 	params := kernels.AtomicArgs{Buf: uint64(buf), Iters: l.iters, Contended: b2u(l.contended)}.Params()
-	if l.chain {
-		k = l.op.Chain
-		params = kernels.ChainArgs{Buf: uint64(buf), Iters: l.iters}.Params()
-	}
 	fn, err := issuer.Function(k)
 	if err != nil {
 		return nil, err
@@ -215,30 +225,79 @@ func (e *Engine) atomicSamples(ctx context.Context, l atomicLaunch, issuer, owne
 	}}
 	tm := measure.Timing{Reps: 1, Warmup: 1}
 	launches := uint64(samples * (tm.Reps + tm.Warmup))
-	if l.chain {
-		// A chain's operands assume the counter starts from its initial
-		// value, so each sample resets it (before its start event).
-		t.Prep = func(s cuda.Stream) error {
-			if err := issuer.Ctx.MemsetD32Async(buf, init, bytes/4, s); err != nil {
-				return fmt.Errorf("device %d: resetting the counter: %w", issuer.Index, err)
-			}
-			return nil
-		}
-		launches = 1
-	}
 	ms, err := e.timer.Measure(ctx, []measure.Transfer{t}, tm, samples)
 	if err != nil {
 		return nil, err
 	}
 	var out []float64
 	for _, m := range ms[0] {
-		if l.chain {
-			out = append(out, m*1e6/float64(l.iters))
-		} else {
-			out = append(out, float64(l.threads())*float64(l.iters)/(m*1e-3)/1e9)
-		}
+		out = append(out, float64(l.threads())*float64(l.iters)/(m*1e-3)/1e9)
 	}
 	return out, checkAtomics(owner, buf, l.op, l.elems(), l.threads(), uint64(l.iters), launches, l.single())
+}
+
+// chainSamples times the atomic latency: each sample launches the chain
+// on each of atomChainCounters counters in turn, once with l.iters
+// operations on each and once with half as many, and is (long − short)
+// over the operations the long one did more: the launches' own start and
+// end cost, the same in both, is taken out (on one counter it was paid
+// once over 2000 operations; on eight, eight times over fewer). Every
+// counter is reset before each timed set (a chain's operands assume its
+// initial value) and checked after the last.
+func (e *Engine) chainSamples(ctx context.Context, l atomicLaunch, issuer, owner *measure.Device, samples int) ([]float64, error) {
+	const stride = measure.PlacementStep
+	n := uint64(atomChainCounters)
+	span := (n-1)*stride + 256
+	buf, err := owner.Scratch(span)
+	if err != nil {
+		return nil, err
+	}
+	init := uint32(l.op.Init)
+	reset := func(s cuda.Stream) error {
+		if err := issuer.Ctx.MemsetD32Async(buf, init, span/4, s); err != nil {
+			return fmt.Errorf("device %d: resetting the counters: %w", issuer.Index, err)
+		}
+		return nil
+	}
+	if err := owner.Memset(buf, init, span/4); err != nil {
+		return nil, fmt.Errorf("initialising counters: %w", err)
+	}
+	fn, err := issuer.Function(l.op.Chain)
+	if err != nil {
+		return nil, err
+	}
+	perCounter := l.iters / uint32(n)
+	set := func(iters uint32) measure.Transfer {
+		return measure.Transfer{Dev: issuer, Prep: reset, Op: func(s cuda.Stream) error {
+			for c := range n {
+				params := kernels.ChainArgs{Buf: uint64(buf) + c*stride, Iters: iters}.Params()
+				if err := issuer.Ctx.Launch(fn, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, params...); err != nil {
+					return fmt.Errorf("launching %s on device %d: %w", l.op.Chain.Entry, issuer.Index, err)
+				}
+			}
+			return nil
+		}}
+	}
+	tm := measure.Timing{Reps: 1, Warmup: 1}
+	long, err := e.timer.Measure(ctx, []measure.Transfer{set(perCounter)}, tm, samples)
+	if err != nil {
+		return nil, err
+	}
+	short, err := e.timer.Measure(ctx, []measure.Transfer{set(perCounter / 2)}, tm, samples)
+	if err != nil {
+		return nil, err
+	}
+	ops := float64(n) * float64(perCounter-perCounter/2)
+	out := make([]float64, samples)
+	for i := range out {
+		out[i] = (long[0][i] - short[0][i]) * 1e6 / ops
+	}
+	for c := range n {
+		if err := checkAtomics(owner, buf+cuda.DevicePtr(c*stride), l.op, 1, 1, uint64(perCounter/2), 1, true); err != nil {
+			return nil, fmt.Errorf("counter %d: %w", c, err)
+		}
+	}
+	return out, nil
 }
 
 func b2u(b bool) uint32 {

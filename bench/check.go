@@ -10,7 +10,8 @@ import (
 )
 
 // The run's method check (results.MethodCheck): in the last round, the
-// first group of transfers of each family (test, direction, engine) at the
+// first group of transfers of each family (test, direction, engine; for a
+// transfer timed alone, direction and engine whatever the test) at the
 // plan's transfer size and at the smallest size of the sweep is timed again
 // with plain long windows; after the rounds every checked figure is held
 // against them, and where they disagree the plain windows stand.
@@ -18,6 +19,16 @@ import (
 // checkFamily is the family of f at its size: what one method check covers.
 func checkFamily(f results.Figure) string {
 	return fmt.Sprintf("%s|%s|%s|%d", f.Test, f.Direction, f.Engine, f.Size)
+}
+
+// singleFamily is the family of a figure timed as one transfer alone:
+// whatever its test, one copy of an engine in a direction at a size is
+// timed the same way (Timer.batched), so one check covers them all. On two
+// GPUs every test of many pairs at once is one pair alone (all to 0 is
+// 1 → 0), the same copy as the pair tests' figures: checking each of them
+// again took 0.4 s of a run's 16 (the 2× H100, 2026-11-25, call 9b).
+func singleFamily(f results.Figure) string {
+	return fmt.Sprintf("one|%s|%s|%d", f.Direction, f.Engine, f.Size)
 }
 
 // checkSizes are the sizes a family is checked at.
@@ -37,6 +48,9 @@ func (e *Engine) checkSizes() []uint64 {
 // repetitions of a window; nil when no check is due or it failed (noted).
 func (e *Engine) methodCheck(ctx context.Context, f results.Figure, ts []measure.Transfer, tm measure.Timing, ms [][]float64) ([][]float64, int) {
 	family := checkFamily(f)
+	if len(ts) == 1 {
+		family = singleFamily(f)
+	}
 	if e.round != e.rounds-1 || e.checked[family] || len(ts) == 0 || len(ms) == 0 || !slices.Contains(e.checkSizes(), f.Size) {
 		return nil, 0
 	}
@@ -72,6 +86,9 @@ func (e *Engine) methodCheck(ctx context.Context, f results.Figure, ts []measure
 		return nil, 0
 	}
 	e.checkWindowMs[family] = float64(ct.Reps) * longest
+	if len(ts) == 1 {
+		e.checkWindowMs[f.Key()] = float64(ct.Reps) * longest
+	}
 	return plain, ct.Reps
 }
 
@@ -85,7 +102,11 @@ func (e *Engine) judgeChecks() {
 		if f.Check == nil {
 			continue
 		}
-		if measure.JudgeCheck(f, e.checkWindowMs[checkFamily(*f)]) {
+		ms, ok := e.checkWindowMs[f.Key()]
+		if !ok {
+			ms = e.checkWindowMs[checkFamily(*f)]
+		}
+		if measure.JudgeCheck(f, ms) {
 			e.notes = append(e.notes, measure.CheckNote(*f))
 		}
 	}

@@ -41,10 +41,10 @@ const (
 	copyLatencyCost = 80 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
-	// counterWindow is the two readings of both devices' NVLink counters
-	// around a figure at the transfer size, in the first round (22 ms
-	// each on the 2× H100).
-	counterWindow = 45 * time.Millisecond
+	// counterReading is one reading of both devices' NVLink counters (22 ms
+	// on the 2× H100): a step's windows back to back take one each, and
+	// one more for the first one's start (measure.Meter).
+	counterReading = 22 * time.Millisecond
 	// runCost is what a run spends around its measurements: starting,
 	// discovering the machine, writing the results, judging and printing.
 	runCost = 1500 * time.Millisecond
@@ -160,25 +160,30 @@ func (e *Engine) hostCost(bothWays bool) time.Duration {
 // each; the copy engine's figures twice, as the peer's buffer is opened in
 // two places), with the counter readings of its first round.
 func (e *Engine) ipcCost() time.Duration {
-	var figs int
+	var figs, windows int
 	for _, t := range e.opt.Tests {
 		if !t.IsIPC() {
 			continue
 		}
 		n := 1
-		if sm, _ := measure.CopyOf(t); !sm {
+		sm, _ := measure.CopyOf(t)
+		if !sm {
 			n = 2
 		}
 		if t.Info().BothWays {
 			n *= 2
 		}
 		figs += n
+		if !sm {
+			// Only the copy engine's figures read the counters (ipc/pairs.go).
+			windows += n
+		}
 	}
 	if figs == 0 {
 		return 0
 	}
 	pairs, _ := AcrossProcesses(e.sched, e.order)
-	per := time.Duration(len(pairs)*figs) * (time.Duration(e.rounds)*ipcPerFigure + counterWindow)
+	per := time.Duration(len(pairs)*figs)*time.Duration(e.rounds)*ipcPerFigure + time.Duration(len(pairs)*(windows+1))*counterReading
 	return ipcStart + per
 }
 
@@ -195,9 +200,9 @@ func (e *Engine) countersCost() time.Duration {
 		if t.Info().BothWays {
 			n = 2
 		}
-		windows += n * len(e.linkGBps)
+		windows += n
 	}
-	return time.Duration(windows) * counterWindow
+	return time.Duration((windows+1)*len(e.linkGBps)) * counterReading
 }
 
 // checksCost is the run's method checks (check.go): one per family of the

@@ -218,6 +218,8 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 				e.opt.Progress(done, total, st.name+suffix)
 			}
 			t0 := time.Now()
+			// Each step starts its counter windows afresh (measure.Meter).
+			e.traffic.Invalidate()
 			st.run(ctx)
 			e.trace(st.name+suffix, t0)
 			done++

@@ -36,7 +36,7 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 	once := append(e.tuneSteps(), e.interferenceSteps()...)
 	each := e.plan()
 	p := &Preview{Plan: e.sched, Pairs: len(topo.Pairs), Groups: map[string][]int{}, Once: len(once), PerRound: len(each), Rounds: e.rounds}
-	p.Estimate = runCost + setupCost*time.Duration(len(e.order)) + e.countersCost() + e.ipcCost() + e.checksCost()
+	p.Estimate = runCost + setupCost*time.Duration(len(e.order)) + e.countersCost() + e.ipcCost() + e.checksCost() + e.pinCost()
 	for _, st := range once {
 		p.Estimate += st.cost
 	}
@@ -60,6 +60,23 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 // setupCost is what opening a device and allocating its buffers take (the
 // 2× H100: 0.5-0.7 s for two).
 const setupCost = 300 * time.Millisecond
+
+// pinPerGiB is what pinning host memory for the host tests costs a GiB,
+// the devices' regions allocated at once: 2 GiB took 0.76 s on one 2× H100
+// and 1.1-1.3 s on another (2026-11-25, the first round's first host step).
+const pinPerGiB = 500 * time.Millisecond
+
+// pinCost is the pinned host memory of the plan's host tests: two regions
+// of the transfer size per device (bench/host.go hostRegion).
+func (e *Engine) pinCost() time.Duration {
+	for name := range hostShapes {
+		if e.opt.Selected(name) {
+			gib := float64(2*len(e.order)) * float64(e.opt.Size) / (1 << 30)
+			return time.Duration(gib * float64(pinPerGiB))
+		}
+	}
+	return 0
+}
 
 // Summary says in a line what the plan measures and how long it should take.
 func (p *Preview) Summary() string {

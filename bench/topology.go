@@ -88,6 +88,11 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 			} else {
 				env.Notes = append(env.Notes, fmt.Sprintf("PCIe link of device %d unavailable: %v", d.Index, err))
 			}
+			id, err := mon.Identity(*d)
+			d.Serial, d.BoardPartNumber, d.VBIOS, d.InfoROM = id.Serial, id.BoardPartNumber, id.VBIOS, id.InfoROM
+			if err != nil {
+				env.Notes = append(env.Notes, fmt.Sprintf("identity of device %d incomplete: %v", d.Index, err))
+			}
 		}
 		env.StateStart = ReadStates(mon, env.Devices)
 		env.HealthBefore = ReadHealth(mon, env.Devices)

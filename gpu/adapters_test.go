@@ -252,3 +252,22 @@ func TestNVMLMonitorPCIePath(t *testing.T) {
 		t.Errorf("a device NVML does not have: %q, %v; want an error", p, err)
 	}
 }
+
+func TestNVMLMonitorIdentity(t *testing.T) {
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, ""))
+	m, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := m.Identity(results.Device{Index: 0, Name: "GPU", PCIBusID: "0000:18:00.0"})
+	if err != nil || d.Name != "GPU" || d.Serial != "1654923000017" || d.BoardPartNumber != "692-2G520-0200-000" ||
+		d.VBIOS != "96.00.A5.00.01" || d.InfoROM != "G520.0200.00.05" {
+		t.Errorf("device 0: %+v, %v", d, err)
+	}
+	// A board without a serial: the rest kept, the error says so.
+	d, err = m.Identity(results.Device{Index: 1, PCIBusID: "0000:2a:00.0"})
+	if !errors.Is(err, nvml.ErrNotSupported) || d.Serial != "" || d.VBIOS != "96.00.A5.00.01" {
+		t.Errorf("device 1: %+v, %v", d, err)
+	}
+}

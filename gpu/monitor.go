@@ -63,5 +63,9 @@ type Monitor interface {
 	// Fabric reads which multi-node NVLink domain a device belongs to; an
 	// error for a GPU in none, or where it cannot be read.
 	Fabric(dev int, busID string) (Fabric, error)
+	// Identity reads the board's serial, part number, VBIOS and InfoROM
+	// versions into a copy of dev: what it could read, with an error
+	// naming what it could not.
+	Identity(dev results.Device) (results.Device, error)
 	Close() error
 }

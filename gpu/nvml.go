@@ -219,6 +219,17 @@ func (m nvmlMonitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	return results.PCIeLink{Gen: l.Gen, Width: l.Width, MaxGen: l.MaxGen, MaxWidth: l.MaxWidth}, nil
 }
 
+func (m nvmlMonitor) Identity(dev results.Device) (results.Device, error) {
+	d, err := m.n.DeviceByPCIBusID(dev.PCIBusID)
+	if err != nil {
+		return dev, err
+	}
+	// Identity returns what it could read along with an error for the rest.
+	id, err := d.Identity()
+	dev.Serial, dev.BoardPartNumber, dev.VBIOS, dev.InfoROM = id.Serial, id.BoardPartNumber, id.VBIOS, id.InfoROM
+	return dev, err
+}
+
 func (m nvmlMonitor) Fabric(dev int, busID string) (Fabric, error) {
 	d, err := m.n.DeviceByPCIBusID(busID)
 	if err != nil {

@@ -64,7 +64,7 @@ type nvbCase struct {
 	how    string // what a value is, in p2pbench's terms
 }
 
-// nvbCases is the mapping, in nvbandwidth's order. README lists it.
+// nvbCases is the mapping, in nvbandwidth's order. docs/imports.md lists it.
 var nvbCases = []nvbCase{
 	{name: "host_to_device_memcpy_ce", test: results.H2D, engine: results.EngineCopy, cells: toColumn,
 		how: "host → device, pinned memory, cuMemcpyAsync"},

@@ -19,17 +19,23 @@ import (
 // with the peer's buffer opened in a context on the peer's device (see
 // xfer.PeerContext).
 func (r *parent) pairTests(ctx context.Context, p pair) {
+	// Counter windows back to back share a reading (measure.Meter); what
+	// moves NVLink traffic outside them (another pair, the latency tests,
+	// SM copies) breaks the chain.
+	r.traffic.Invalidate()
 	for _, t := range r.opt.Tests {
 		if ctx.Err() != nil {
 			return
 		}
 		switch t {
 		case results.IPCLatChase:
+			r.traffic.Invalidate()
 			for _, ws := range measure.ChaseWorkingSets {
 				r.chase(ctx, p, ws)
 			}
 			continue
 		case results.IPCLatPingPong:
+			r.traffic.Invalidate()
 			if !p.sameGPU { // see noteStart
 				r.pingPong(ctx, p)
 			}
@@ -150,9 +156,17 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 			}
 		}
 	}
+	// The wire of the copy engine's figures only: they are what the
+	// arrangements of the buffers change (the engine of the GPU that holds
+	// the buffer makes the copy); SM copies across processes run the
+	// kernels whose wire the same run measured in one process, and each
+	// window costs two readings of about 22 ms.
 	var win *measure.Window
-	if !p.sameGPU && r.round == 0 {
+	if !p.sameGPU && r.round == 0 && figs[0].Engine == results.EngineCopy {
 		win = r.traffic.Begin(r.dev(xs[0].Src.Rank), r.dev(xs[0].Dst.Rank), xs[0].Bytes)
+	}
+	if win == nil {
+		r.traffic.Invalidate()
 	}
 	// Windows of a millisecond or more take a quarter of the samples, as in
 	// one process (measure.Timing.Samples); the rounds stay as many. Before

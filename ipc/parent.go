@@ -56,6 +56,10 @@ type Options struct {
 	// Timeout bounds every wait for a child's reply (default 60 s); a child
 	// that does not answer in time is killed and its pairs fail.
 	Timeout time.Duration
+	// OpTime, when set, is told how long each request to a child took,
+	// from its sending to its reply, with the round it belongs to
+	// (P2PBENCH_TRACE: where the time across processes goes).
+	OpTime func(op string, round int, took time.Duration)
 
 	// fabric, set by RunFabric, is how the ranks of a run across nodes are
 	// reached.
@@ -557,7 +561,11 @@ func (r *parent) usable(p pair) error {
 // A child that fails is dropped by the others.
 func (r *parent) call(ctx context.Context, p pair, rank int, op string, req, resp any) error {
 	k := r.host(p, rank)
+	t0 := time.Now()
 	err := k.call(ctx, op, req, resp, r.opt.Timeout)
+	if r.opt.OpTime != nil {
+		r.opt.OpTime(op, r.round, time.Since(t0))
+	}
 	if !k.alive() {
 		r.drop(ctx, k)
 	}

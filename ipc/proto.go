@@ -327,8 +327,8 @@ type pingPongReply struct {
 	Times  []uint64 `json:"times,omitempty"`
 }
 
-// renewReq asks a child to renew what What names (of RenewStreams and
-// RenewEvents) on every rank it hosts, before round Round (from 0).
+// renewReq asks a child to renew what What names (of RenewStreams,
+// RenewEvents and RenewModules) on every rank it hosts, before round Round (from 0).
 type renewReq struct {
 	What  measure.Renewal `json:"what"`
 	Round int             `json:"round"`

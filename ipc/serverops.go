@@ -357,9 +357,10 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 	return out, nil
 }
 
-// renewable is what a child renews between rounds: not the buffers, which
-// other processes have mapped at their addresses.
-const renewable = measure.RenewStreams | measure.RenewEvents
+// renewable is what a child renews between rounds: not the buffers (the
+// flag buffer among them), which other processes have mapped at their
+// addresses.
+const renewable = measure.RenewStreams | measure.RenewEvents | measure.RenewModules
 
 // renew makes afresh, on every rank this process hosts, what req names of
 // renewable.

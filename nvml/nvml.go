@@ -3,8 +3,9 @@
 // the NVLink links of each GPU and where they lead, clocks, temperature
 // and power around a run, and the machine's health and hygiene (NVLink
 // error counters, ECC counts, remapped rows, why clocks are held down, the
-// processes using each GPU; health.go), each GPU's PCIe link (pcie.go) and
-// the multi-node NVLink domain it belongs to (fabric.go).
+// processes using each GPU; health.go), each GPU's PCIe link (pcie.go), the
+// multi-node NVLink domain it belongs to (fabric.go) and the board's serial,
+// part number and firmware versions (identity.go).
 //
 // It loads the library at run time on the loader package cuda uses
 // (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
@@ -115,6 +116,11 @@ type api struct {
 	nvmlDeviceGetGpuFabricInfoV func(dev uintptr, info *fabricInfoV2) Return
 	nvmlDeviceGetGpuFabricInfo  func(dev uintptr, info *fabricInfoV1) Return
 
+	nvmlDeviceGetSerial              func(dev uintptr, buf *byte, length uint32) Return
+	nvmlDeviceGetBoardPartNumber     func(dev uintptr, buf *byte, length uint32) Return
+	nvmlDeviceGetVbiosVersion        func(dev uintptr, buf *byte, length uint32) Return
+	nvmlDeviceGetInforomImageVersion func(dev uintptr, buf *byte, length uint32) Return
+
 	lib *dl.Bound // the loaded library, for the symbol bound to each name
 }
 
@@ -168,6 +174,12 @@ func (a *api) entries() []dl.Entry {
 		// some drivers (the V form since CUDA 12.4, the other since 12.2).
 		{Fn: &a.nvmlDeviceGetGpuFabricInfoV, Name: "nvmlDeviceGetGpuFabricInfoV", Optional: true},
 		{Fn: &a.nvmlDeviceGetGpuFabricInfo, Name: "nvmlDeviceGetGpuFabricInfo", Optional: true},
+		// The board's identity (identity.go): optional, as a machine is
+		// measured without it.
+		{Fn: &a.nvmlDeviceGetSerial, Name: "nvmlDeviceGetSerial", Optional: true},
+		{Fn: &a.nvmlDeviceGetBoardPartNumber, Name: "nvmlDeviceGetBoardPartNumber", Optional: true},
+		{Fn: &a.nvmlDeviceGetVbiosVersion, Name: "nvmlDeviceGetVbiosVersion", Optional: true},
+		{Fn: &a.nvmlDeviceGetInforomImageVersion, Name: "nvmlDeviceGetInforomImageVersion", Optional: true},
 	}
 }
 

@@ -51,7 +51,8 @@ const PNGDPI = 150
 
 // Figures returns every figure the run has data for, in reading order:
 // heatmaps, size curves, rank scatter, the NVLink counters' wire chart,
-// latency and atomics. Figures whose
+// latency and atomics, and an imported nccl-tests run's bus and algorithm
+// bandwidth of each collective. Figures whose
 // tests are absent from the run are left out.
 func Figures(run *results.Run) []Figure {
 	ix := newIndex(run)
@@ -78,6 +79,9 @@ func Figures(run *results.Run) []Figure {
 	for _, b := range latencyFigures(ix) {
 		b := b
 		add(b.name, b.title, b.width, 6*vg.Inch, b.draw)
+	}
+	for _, n := range ncclCharts(ix) {
+		add(n.name, n.title, 9*vg.Inch, 6*vg.Inch, n.draw)
 	}
 	return figs
 }
@@ -125,7 +129,12 @@ func CaptionLines(run *results.Run) []string {
 		sw += ", CUDA " + env.CUDAVersion
 	}
 	parts = append(parts, sw)
-	parts = append(parts, "p2pbench "+orUnknown(run.Tool.Version))
+	if run.Imported != nil {
+		// Another tool's figures: named as its, with the importer.
+		parts = append(parts, strings.TrimSpace(orUnknown(run.Tool.Name)+" "+run.Tool.Version)+", imported by p2pbench")
+	} else {
+		parts = append(parts, "p2pbench "+orUnknown(run.Tool.Version))
+	}
 	if !run.Start.IsZero() {
 		parts = append(parts, run.Start.UTC().Format("2006-01-02 15:04 UTC"))
 	}
@@ -186,6 +195,9 @@ func watermark(c draw.Canvas) {
 // written before it.
 func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) ([]string, error) {
 	for _, f := range formats {
+		if strings.ToLower(f) == "pdf" {
+			continue
+		}
 		if _, err := canvasFor(f, vg.Inch, vg.Inch); err != nil {
 			return nil, err
 		}
@@ -238,6 +250,9 @@ func (f Figure) WriteFile(path, format string) error {
 // WriteTo draws the figure at its natural size and writes it in the given
 // format (png, svg or pdf) to w.
 func (f Figure) WriteTo(w io.Writer, format string) error {
+	if strings.ToLower(format) == "pdf" {
+		return f.writePDF(w)
+	}
 	c, err := canvasFor(format, f.Width, f.Height)
 	if err != nil {
 		return err
@@ -259,8 +274,6 @@ func canvasFor(format string, w, h vg.Length) (canvas, error) {
 		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI))}, nil
 	case "svg":
 		return vgsvg.New(w, h), nil
-	case "pdf":
-		return NewPDFCanvas(w, h), nil
 	}
 	return nil, fmt.Errorf("plot: unknown image format %q (want png, svg or pdf)", format)
 }

@@ -4,16 +4,24 @@
 // (WriteMarkdown) or PDF (WritePDF), so the formats cannot say different
 // things:
 //
-//   - Report: the whole report a buyer reads, opening with the answer (the
-//     run's verdict: PASS, WARN or FAIL in large, one line per check, the
-//     headline matrix against expectation, what failed and what to do
-//     next; verdict.go), then system, topology, headline bandwidth against
-//     the links, the NVLink counters, the verdict in detail, everything
-//     the verdict's checks found and every figure of package plot;
+//   - Report: the report a buyer reads, about a dozen pages, opening with
+//     the answer (the run's verdict: PASS, WARN or FAIL in large, the
+//     machine's identity, one line per check, the headline matrix against
+//     expectation, what failed and what to do next; verdict.go), then
+//     system, topology, headline bandwidth against the limit of the path
+//     each figure crosses, the NVLink counters, the findings (one line
+//     each), the key figures and the headline tests' methods; Full adds
+//     the verdict in detail, every finding in full, every figure of
+//     package plot and every test's method;
 //   - Verdict: the report's first page alone, for p2pbench check;
 //   - Topology: the devices, pairs, links and driver conformance (topo);
 //   - Tables: the result tables of a measuring command or of show;
-//   - Summary: the one screen that ends all and show.
+//   - Summary: the summary that ends show (and all --tables);
+//   - Where: where the rest of a run is, under the one screen of all.
+//
+// The PDF is laid out by go-pdf/fpdf (pdf.go): text flow, tables kept
+// whole or split with their header repeated, headings kept with what
+// follows, figures as PNG images of package plot.
 //
 // The report judges nothing: package verdict owns every rule, and the
 // report renders the run's verdict (results.Verdict: its checks, items and
@@ -28,6 +36,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
@@ -42,7 +51,13 @@ type Document struct {
 	// footer is on every page of a PDF.
 	footer string
 	sim    bool
-	blocks []block
+	// tool names another tool whose figures an imported run holds
+	// ("nvbandwidth v0.8"): table titles and the footer say so.
+	tool string
+	// compact keeps sections flowing on from the page before (the buyer's
+	// report); pageSection still starts a page.
+	compact bool
+	blocks  []block
 }
 
 type blockKind int
@@ -70,6 +85,8 @@ type block struct {
 	// the sentence under it.
 	status results.Status
 	line   string
+	// small sets a paragraph in a smaller type (facts under the verdict).
+	small bool
 }
 
 // table is a table with an optional title above it and notes below it;
@@ -98,6 +115,10 @@ func newDocument(run *results.Run, title string) *Document {
 	if title != "" {
 		d.heading(1, title)
 	}
+	if run.Imported != nil {
+		d.tool = strings.TrimSpace(run.Tool.Name + " " + run.Tool.Version)
+		d.footer += "  ·  " + d.tool + "'s figures, imported"
+	}
 	if run.Simulated {
 		d.footer += "  ·  SIMULATED"
 		machine := ""
@@ -120,8 +141,14 @@ func (d *Document) heading(level int, text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: level, text: text})
 }
 
-// section starts a major section on a page of its own.
+// section starts a major section on a page of its own, or, in a compact
+// document, under what came before.
 func (d *Document) section(text string) {
+	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: !d.compact})
+}
+
+// pageSection starts a major section on a page of its own.
+func (d *Document) pageSection(text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: true})
 }
 
@@ -138,6 +165,9 @@ func (d *Document) banner(text string) {
 func (d *Document) table(t *table) {
 	if len(t.rows) == 0 {
 		return
+	}
+	if d.tool != "" && t.title != "" {
+		t.title = d.tool + ": " + t.title
 	}
 	if d.sim && t.title != "" {
 		t.title = "SIMULATED: " + t.title

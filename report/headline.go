@@ -22,10 +22,15 @@ type Headline struct {
 	// Figure.FailureLabel does).
 	Stats  *results.Stats
 	Failed string
-	// LinkGBps is the limit the figure is held against (Pair.LinkLimit):
-	// the pair's theoretical bandwidth, doubled for totals of both
-	// directions; 0 if unknown.
+	// LinkGBps is the limit the figure is held against, from the path it
+	// crosses: the pair's theoretical bandwidth (Pair.LinkLimit), doubled
+	// for totals of both directions; for a copy staged through the host
+	// the slower of the two GPUs' PCIe links; 0 if unknown.
 	LinkGBps float64
+	// Method names, for an imported run's SM figure, whose kernel made it
+	// ("nvbandwidth's kernel"): another method than p2pbench's SM rows of
+	// the same name; "" for p2pbench's own.
+	Method string
 	// CEGBps is, for an SM figure, the median of the copy-engine figure of
 	// the same pair, direction and part (0 when there is none): the SM path
 	// is judged against the copy engine as well as against the link.
@@ -34,7 +39,13 @@ type Headline struct {
 
 // Label names the headline's kind of figure: "CE read", "SM both ways,
 // writing (total)".
-func (h Headline) Label() string { return results.KindLabel(h.Test, h.Direction, h.Part, "") }
+func (h Headline) Label() string {
+	l := results.KindLabel(h.Test, h.Direction, h.Part, "")
+	if h.Method != "" {
+		l += " [" + h.Method + "]"
+	}
+	return l
+}
 
 // PercentOfCE is an SM figure's median as a percentage of CEGBps, 0 if unknown.
 func (h Headline) PercentOfCE() float64 {
@@ -60,6 +71,12 @@ func (h Headline) PercentOfLink() float64 {
 func Headlines(run *results.Run) []Headline {
 	size := run.MatrixSize()
 	pairs := run.Topology.PairIndex()
+	pcie := map[int]float64{}
+	for _, d := range run.Environment.Devices {
+		if d.PCIe != nil {
+			pcie[d.Index] = d.PCIe.GBps()
+		}
+	}
 	var out []Headline
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -73,8 +90,20 @@ func Headlines(run *results.Run) []Headline {
 		}
 		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Key: f.Key(), Src: f.Src, Dst: f.Dst, Size: f.Size,
 			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkLimit(f), Failed: f.FailureLabel()}
+		if f.Test == results.NoP2PCopy {
+			// A staged copy crosses both GPUs' PCIe links through host
+			// memory, never the NVLinks: the slower PCIe link is its limit
+			// (0, unknown, without NVML's reading of both).
+			h.LinkGBps = 0
+			if a, b := pcie[f.Src], pcie[f.Dst]; a > 0 && b > 0 {
+				h.LinkGBps = min(a, b)
+			}
+		}
 		if h.Failed == "" {
 			h.Stats = f.Stats
+		}
+		if run.Imported != nil && f.Engine.IsSM() {
+			h.Method = run.Tool.Name + "'s kernel"
 		}
 		out = append(out, h)
 	}

@@ -1,27 +1,34 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 
-	xfont "golang.org/x/image/font"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/text"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"codeberg.org/go-fonts/liberation/liberationsansbold"
+	"codeberg.org/go-fonts/liberation/liberationsansregular"
+	"codeberg.org/go-pdf/fpdf"
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// A4 landscape: wide tables and figures fit better across than down.
+// The PDF is laid out by go-pdf/fpdf (text flow, fonts, images), in
+// points, A4 landscape: wide tables and figures fit better across than
+// down. Its font is Liberation Sans embedded as UTF-8, so arrows and ≥
+// print as themselves.
 const (
-	pageW  = 841.89 // points
+	pageW  = 841.89
 	pageH  = 595.28
-	margin = 36
+	margin = 36.0
+	// bottom is the lowest y (from the top) content may reach, above the
+	// footer.
+	bottom = pageH - margin - 16
+	textW  = pageW - 2*margin
+	family = "Liberation"
 )
 
 var (
@@ -44,97 +51,145 @@ var statusColors = map[results.Status][2]color.Color{
 	results.StatusNotJudged: {color.Gray{235}, darkGrey},
 }
 
-func style(variant font.Variant, size float64, bold bool, clr color.Color) text.Style {
-	f := font.Font{Typeface: "Liberation", Variant: variant, Size: font.Length(size)}
-	if bold {
-		f.Weight = xfont.WeightBold
+// WritePDF writes the document as a multi-page PDF: A4 landscape, its
+// title and author in the PDF's information, the footer and page number on
+// every page, and SIMULATED across every page of a simulated run.
+func (d *Document) WritePDF(w io.Writer) error {
+	f := fpdf.New("L", "pt", "A4", "")
+	f.AddUTF8FontFromBytes(family, "", liberationsansregular.TTF)
+	f.AddUTF8FontFromBytes(family, "B", liberationsansbold.TTF)
+	f.SetMargins(margin, margin, margin)
+	f.SetAutoPageBreak(false, 0)
+	f.SetCellMargin(0)
+	f.SetTitle(d.title(), true)
+	f.SetAuthor("p2pbench", true)
+	f.SetCreator("p2pbench", true)
+	f.AliasNbPages("{nb}")
+	p := &pdfPages{doc: d, f: f}
+	f.SetFooterFunc(p.footer)
+	p.newPage()
+	for i, b := range d.blocks {
+		p.render(b, d.blocks[i+1:])
+		if err := f.Error(); err != nil {
+			return err
+		}
 	}
-	return text.Style{Color: clr, Font: f, Handler: text.Plain{Fonts: font.DefaultCache}, XAlign: draw.XLeft, YAlign: draw.YTop}
+	return f.Output(w)
 }
 
-// WritePDF writes the document as a multi-page PDF: A4 landscape, the
-// footer on every page, and SIMULATED across every page of a simulated run.
-func (d *Document) WritePDF(w io.Writer) error {
-	p := &pdfPages{doc: d, c: plot.NewPDFCanvas(pageW, pageH), page: 1}
-	p.top()
+// title is the document's first heading, the PDF's title.
+func (d *Document) title() string {
 	for _, b := range d.blocks {
-		p.render(b)
+		if b.kind == headingBlock {
+			return b.text
+		}
 	}
-	p.finishPage()
-	_, err := p.c.WriteTo(w)
-	return err
+	return "p2pbench"
 }
 
 // pdfPages flows blocks down pages.
 type pdfPages struct {
-	doc  *Document
-	c    plot.PDFCanvas
-	page int
-	y    vg.Length // top of the free space
+	doc *Document
+	f   *fpdf.Fpdf
+	y   float64 // top of the free space, from the page's top
 	// fresh is true while nothing but headings is on the page.
 	fresh bool
 	// hasFigure is true when the page holds a figure, which carries its
 	// own SIMULATED watermark.
 	hasFigure bool
+	// cur is the font text is drawn in, set again after the footer of a
+	// page break has drawn in its own.
+	cur struct {
+		bold  bool
+		size  float64
+		color color.Color
+	}
 }
 
-func (p *pdfPages) canvas() draw.Canvas {
-	return draw.Canvas{Canvas: p.c, Rectangle: vg.Rectangle{Max: vg.Point{X: pageW, Y: pageH}}}
-}
-
-// text draws one line of text on the current page.
-func (p *pdfPages) text(s text.Style, pt vg.Point, txt string) {
-	c := p.canvas()
-	c.FillText(s, pt, txt)
-}
-
-// line strokes a line on the current page.
-func (p *pdfPages) line(s draw.LineStyle, x0, y0, x1, y1 vg.Length) {
-	c := p.canvas()
-	c.StrokeLine2(s, x0, y0, x1, y1)
-}
-
-func (p *pdfPages) top() {
-	p.y = pageH - margin
+func (p *pdfPages) newPage() {
+	cur := p.cur
+	p.f.AddPage()
+	if cur.size > 0 {
+		p.font(cur.bold, cur.size, cur.color)
+	}
+	p.y = margin
 	p.fresh = true
 	p.hasFigure = false
 }
 
-// bottom is the lowest y content may use, above the footer.
-const bottom = margin + 18
-
-func (p *pdfPages) newPage() {
-	p.finishPage()
-	p.c.NextPage()
-	p.page++
-	p.top()
-}
-
-// finishPage draws the footer and, for a simulated run, the watermark.
-func (p *pdfPages) finishPage() {
-	c := p.canvas()
-	c.StrokeLine2(draw.LineStyle{Color: ruleGrey, Width: 0.5}, margin, margin+12, pageW-margin, margin+12)
-	s := style("Sans", 8, false, darkGrey)
-	s.YAlign = draw.YBottom
-	c.FillText(s, vg.Point{X: margin, Y: margin}, p.doc.footer)
-	s.XAlign = draw.XRight
-	c.FillText(s, vg.Point{X: pageW - margin, Y: margin}, "page "+strconv.Itoa(p.page))
+// footer draws the footer and, for a simulated run, the watermark; fpdf
+// calls it as each page closes.
+func (p *pdfPages) footer() {
+	f := p.f
+	setDraw(f, ruleGrey)
+	f.SetLineWidth(0.5)
+	f.Line(margin, pageH-margin-12, pageW-margin, pageH-margin-12)
+	p.font(false, 8, darkGrey)
+	f.SetXY(margin, pageH-margin-8)
+	f.CellFormat(textW, 8, p.doc.footer, "", 0, "L", false, 0, "")
+	f.SetXY(margin, pageH-margin-8)
+	f.CellFormat(textW, 8, fmt.Sprintf("page %d of {nb}", f.PageNo()), "", 0, "R", false, 0, "")
 	if p.doc.sim && !p.hasFigure {
-		w := style("Sans", 96, false, color.RGBA{R: 24, G: 4, B: 4, A: 31}) // alertRed at 12% opacity, premultiplied
-		w.Rotation = math.Atan2(pageH, pageW)
-		w.XAlign, w.YAlign = draw.XCenter, draw.YCenter
-		c.FillText(w, vg.Point{X: pageW / 2, Y: pageH / 2}, "SIMULATED")
+		p.font(true, 96, alertRed)
+		f.SetAlpha(0.12, "Normal")
+		angle := math.Atan2(pageH, pageW) * 180 / math.Pi
+		f.TransformBegin()
+		f.TransformRotate(angle, pageW/2, pageH/2)
+		w := f.GetStringWidth("SIMULATED")
+		f.Text(pageW/2-w/2, pageH/2+32, "SIMULATED")
+		f.TransformEnd()
+		f.SetAlpha(1, "Normal")
 	}
 }
 
+func (p *pdfPages) font(bold bool, size float64, c color.Color) {
+	style := ""
+	if bold {
+		style = "B"
+	}
+	p.f.SetFont(family, style, size)
+	p.cur.bold, p.cur.size, p.cur.color = bold, size, c
+	r, g, b := rgb(c)
+	p.f.SetTextColor(r, g, b)
+}
+
+func rgb(c color.Color) (int, int, int) {
+	r, g, b, _ := c.RGBA()
+	return int(r >> 8), int(g >> 8), int(b >> 8)
+}
+
+func setFill(f *fpdf.Fpdf, c color.Color) { r, g, b := rgb(c); f.SetFillColor(r, g, b) }
+func setDraw(f *fpdf.Fpdf, c color.Color) { r, g, b := rgb(c); f.SetDrawColor(r, g, b) }
+
+// lineH is the height of a line of text of a size.
+func lineH(size float64) float64 { return size * 1.3 }
+
+// left is the height left on the page.
+func (p *pdfPages) left() float64 { return bottom - p.y }
+
 // need starts a new page unless h points fit.
-func (p *pdfPages) need(h vg.Length) {
-	if p.y-h < bottom && !p.fresh {
+func (p *pdfPages) need(h float64) {
+	if h > p.left() && !p.fresh {
 		p.newPage()
 	}
 }
 
-func (p *pdfPages) render(b block) {
+// wrap breaks txt into lines no wider than w in the current font.
+func (p *pdfPages) wrap(txt string, w float64) []string {
+	var out []string
+	for _, para := range strings.Split(txt, "\n") {
+		if strings.TrimSpace(para) == "" {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, p.f.SplitText(para, w)...)
+	}
+	return out
+}
+
+// render draws block b; rest are the blocks after it, which a heading is
+// kept with.
+func (p *pdfPages) render(b block, rest []block) {
 	if b.pageBreak && !p.fresh {
 		p.newPage()
 	}
@@ -144,14 +199,29 @@ func (p *pdfPages) render(b block) {
 		if b.level > 1 {
 			size = 12.5
 		}
-		s := style("Sans", size, true, black)
-		// Keep a heading with at least a few lines of what follows.
-		p.need(s.Height(b.text) + 60)
-		p.y -= 4
-		p.text(s, vg.Point{X: margin, Y: p.y}, b.text)
-		p.y -= s.Height(b.text) + 8
+		p.font(true, size, black)
+		lines := p.wrap(b.text, textW)
+		h := lineH(size)*float64(len(lines)) + 10
+		// A heading stays with the start of what follows it.
+		p.need(h + p.startHeight(rest))
+		p.font(true, size, black) // measuring what follows set others
+		p.y += 2
+		for _, l := range lines {
+			p.f.Text(margin, p.y+size, l)
+			p.y += lineH(size)
+		}
+		p.y += 8
 	case paraBlock:
-		p.paragraph(b.text, style("Sans", 10, false, black), 0)
+		size := 10.0
+		if b.small {
+			size = 8.5
+		}
+		// A paragraph that introduces a table stays with it.
+		if len(rest) > 0 && rest[0].kind == tableBlock && rest[0].table.title == "" {
+			p.font(false, size, black)
+			p.need(lineH(size)*float64(len(p.wrap(b.text, textW))) + 6 + p.tableStart(rest[0].table))
+		}
+		p.paragraph(b.text, false, size, black)
 		p.fresh = false
 	case bannerBlock:
 		p.banner(b.text)
@@ -160,17 +230,7 @@ func (p *pdfPages) render(b block) {
 		p.verdict(b)
 		p.fresh = false
 	case tableBlock:
-		if b.table.title != "" {
-			s := style("Sans", 10, true, black)
-			lineH := s.Height("Mg") * 1.3
-			// Keep the title with the table's first rows.
-			p.need(lineH*vg.Length(len(wrap(b.table.title, pageW-2*margin, s))) + 60)
-			p.paragraph(b.table.title, s, 0)
-		}
 		p.table(b.table)
-		for _, n := range b.table.notes {
-			p.paragraph(n, style("Sans", 8.5, false, darkGrey), 0)
-		}
 		p.fresh = false
 	case figureBlock:
 		p.figure(b.figure)
@@ -178,103 +238,107 @@ func (p *pdfPages) render(b block) {
 	}
 }
 
-// paragraph writes wrapped text indented by indent.
-func (p *pdfPages) paragraph(txt string, s text.Style, indent vg.Length) {
-	lineH := s.Height("Mg") * 1.3
-	for _, line := range wrap(txt, pageW-2*margin-indent, s) {
-		p.need(lineH)
-		p.text(s, vg.Point{X: margin + indent, Y: p.y}, line)
-		p.y -= lineH
+// startHeight is how much of what follows a heading must fit under it:
+// the next heading's and, after it, a table whole (up to a third of a
+// page), a paragraph's first three lines, a figure's least size.
+func (p *pdfPages) startHeight(rest []block) float64 {
+	h := 0.0
+	for i, b := range rest {
+		switch b.kind {
+		case headingBlock:
+			h += lineH(12.5) + 10
+			continue
+		case tableBlock:
+			return h + p.tableStart(b.table)
+		case figureBlock:
+			return h + 0.6*(bottom-margin)
+		case paraBlock:
+			p.font(false, 10, black)
+			n := len(p.wrap(b.text, textW))
+			if i+1 < len(rest) && rest[i+1].kind == tableBlock && rest[i+1].table.title == "" {
+				// The paragraph keeps with its table: so does the heading.
+				return h + lineH(10)*float64(n) + 6 + p.tableStart(rest[i+1].table)
+			}
+			return h + lineH(10)*float64(min(3, n))
+		}
+		return h + 40
 	}
-	p.y -= 6
+	return h
+}
+
+// paragraph writes wrapped text, keeping at least two lines together on
+// either side of a page break, and a paragraph of up to five lines whole.
+func (p *pdfPages) paragraph(txt string, bold bool, size float64, c color.Color) {
+	p.font(bold, size, c)
+	lines := p.wrap(txt, textW)
+	lh := lineH(size)
+	if len(lines) <= 5 {
+		p.need(lh * float64(len(lines)))
+	} else {
+		p.need(2 * lh)
+	}
+	for i, l := range lines {
+		if p.y+lh > bottom && len(lines)-i >= 2 {
+			p.newPage()
+			p.fresh = false
+			p.font(bold, size, c)
+		}
+		p.f.Text(margin, p.y+size, l)
+		p.y += lh
+	}
+	p.y += 6
 }
 
 func (p *pdfPages) banner(txt string) {
-	s := style("Sans", 11, true, alertRed)
-	lines := wrap(txt, pageW-2*margin-16, s)
-	lineH := s.Height("Mg") * 1.3
-	h := lineH*vg.Length(len(lines)) + 12
+	f := p.f
+	p.font(true, 11, alertRed)
+	lines := p.wrap(txt, textW-16)
+	h := lineH(11)*float64(len(lines)) + 10
 	p.need(h)
-	c := p.canvas()
-	r := vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: pageW - margin, Y: p.y}}
-	c.SetColor(bannerRed)
-	c.Fill(r.Path())
-	c.SetLineStyle(draw.LineStyle{Color: alertRed, Width: 1.5})
-	c.Stroke(r.Path())
-	y := p.y - 6
+	setFill(f, bannerRed)
+	setDraw(f, alertRed)
+	f.SetLineWidth(1.5)
+	f.Rect(margin, p.y, textW, h, "FD")
+	y := p.y + 5
 	for _, l := range lines {
-		c.FillText(s, vg.Point{X: margin + 8, Y: y}, l)
-		y -= lineH
+		f.Text(margin+8, y+11, l)
+		y += lineH(11)
 	}
-	p.y -= h + 10
+	p.y += h + 10
 }
 
 // verdict draws the verdict in large: its status in a box of the status's
 // colour, the line beside it on the light colour.
 func (p *pdfPages) verdict(b block) {
-	big := style("Sans", 28, true, color.White)
-	line := style("Sans", 12, true, black)
-	boxW := max(big.Width("WARN"), big.Width(b.text)) + 48
-	lines := wrap(b.line, pageW-2*margin-boxW-16, line)
-	lineH := line.Height("Mg") * 1.3
-	h := max(big.Height("M")+16, lineH*vg.Length(len(lines))+16)
+	f := p.f
+	p.font(true, 26, color.White)
+	boxW := max(f.GetStringWidth("WARN"), f.GetStringWidth(b.text)) + 40
+	p.font(true, 12, black)
+	lines := p.wrap(b.line, textW-boxW-24)
+	h := max(26+14, lineH(12)*float64(len(lines))+10)
 	p.need(h)
-	c := p.canvas()
 	cols := statusColors[b.status]
-	r := vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + boxW, Y: p.y}}
-	c.SetColor(cols[1])
-	c.Fill(r.Path())
-	big.XAlign, big.YAlign = draw.XCenter, draw.YCenter
-	c.FillText(big, vg.Point{X: margin + boxW/2, Y: p.y - h/2}, b.text)
-	rest := vg.Rectangle{Min: vg.Point{X: margin + boxW, Y: p.y - h}, Max: vg.Point{X: pageW - margin, Y: p.y}}
-	c.SetColor(cols[0])
-	c.Fill(rest.Path())
-	y := p.y - (h-lineH*vg.Length(len(lines)))/2
+	setFill(f, cols[1])
+	f.Rect(margin, p.y, boxW, h, "F")
+	setFill(f, cols[0])
+	f.Rect(margin+boxW, p.y, textW-boxW, h, "F")
+	p.font(true, 26, color.White)
+	f.Text(margin+(boxW-f.GetStringWidth(b.text))/2, p.y+h/2+9, b.text)
+	p.font(true, 12, black)
+	y := p.y + (h-lineH(12)*float64(len(lines)))/2
 	for _, l := range lines {
-		c.FillText(line, vg.Point{X: margin + boxW + 12, Y: y}, l)
-		y -= lineH
+		f.Text(margin+boxW+12, y+12, l)
+		y += lineH(12)
 	}
-	p.y -= h + 12
+	p.y += h + 8
 }
 
-// wrap breaks txt into lines no wider than w.
-func wrap(txt string, w vg.Length, s text.Style) []string {
-	var lines []string
-	for _, para := range strings.Split(txt, "\n") {
-		words := strings.Fields(para)
-		if len(words) == 0 {
-			lines = append(lines, "")
-			continue
-		}
-		line := words[0]
-		for _, word := range words[1:] {
-			if s.Width(line+" "+word) > w {
-				lines = append(lines, line)
-				line = word
-				continue
-			}
-			line += " " + word
-		}
-		// A single word longer than the line is cut, so nothing overflows.
-		for s.Width(line) > w && len(line) > 1 {
-			cut := len(line) * int(w) / int(s.Width(line))
-			if cut < 1 {
-				cut = 1
-			}
-			lines = append(lines, line[:cut])
-			line = line[cut:]
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
-
-// pdfTable is a table laid out for the page: its styles and column widths.
+// pdfTable is a table laid out for the page: its font size and column
+// widths.
 type pdfTable struct {
 	*table
-	body, head text.Style
-	widths     []vg.Length
-	lineH      vg.Length
+	size   float64
+	widths []float64
 }
 
 // cellPad is the space around a cell's text.
@@ -283,26 +347,25 @@ const cellPad = 8
 // layoutTable fits t to the page's width: it wraps the widest column into
 // what the others leave, if that leaves it a useful width, or else tries a
 // smaller font.
-func layoutTable(t *table) *pdfTable {
-	avail := vg.Length(pageW - 2*margin)
+func (p *pdfPages) layoutTable(t *table) *pdfTable {
 	lt := &pdfTable{table: t}
-	for size := 8.5; ; size -= 0.5 {
-		lt.body = style("Sans", size, false, black)
-		lt.head = style("Sans", size, true, black)
-		lt.lineH = lt.body.Height("Mg") * 1.25
-		lt.widths = make([]vg.Length, len(t.header))
+	for size := 8.0; ; size -= 0.5 {
+		lt.size = size
+		lt.widths = make([]float64, len(t.header))
+		p.font(true, size, black)
 		for i, h := range t.header {
-			lt.widths[i] = lt.head.Width(h) + cellPad
+			lt.widths[i] = p.f.GetStringWidth(h) + cellPad
 		}
+		p.font(false, size, black)
 		for _, row := range t.rows {
 			for i, cell := range row {
 				if i < len(lt.widths) {
-					lt.widths[i] = max(lt.widths[i], lt.body.Width(cell)+cellPad)
+					lt.widths[i] = max(lt.widths[i], p.f.GetStringWidth(cell)+cellPad)
 				}
 			}
 		}
 		total := sum(lt.widths)
-		if total <= avail {
+		if total <= textW {
 			return lt
 		}
 		wi := 0
@@ -311,8 +374,8 @@ func layoutTable(t *table) *pdfTable {
 				wi = i
 			}
 		}
-		if rest := total - lt.widths[wi]; avail-rest >= 140 || size <= 6 {
-			lt.widths[wi] = max(avail-rest, 60)
+		if rest := total - lt.widths[wi]; textW-rest >= 140 || size <= 6 {
+			lt.widths[wi] = max(textW-rest, 60)
 			return lt
 		}
 	}
@@ -320,7 +383,8 @@ func layoutTable(t *table) *pdfTable {
 
 // cells wraps a row's cells into their columns and returns how many lines
 // the row takes.
-func (lt *pdfTable) cells(row []string, s text.Style) ([][]string, int) {
+func (p *pdfPages) cells(lt *pdfTable, row []string, bold bool) ([][]string, int) {
+	p.font(bold, lt.size, black)
 	out := make([][]string, len(lt.widths))
 	n := 1
 	for i := range lt.widths {
@@ -328,59 +392,109 @@ func (lt *pdfTable) cells(row []string, s text.Style) ([][]string, int) {
 		if i < len(row) {
 			cell = row[i]
 		}
-		out[i] = wrap(cell, lt.widths[i]-cellPad, s)
+		out[i] = p.wrap(cell, lt.widths[i]-cellPad)
 		n = max(n, len(out[i]))
 	}
 	return out, n
 }
 
-// drawRow draws one row at the top of the free space, on fill if not nil,
-// the cells of shade (by column) on their status's colour.
-func (p *pdfPages) drawRow(lt *pdfTable, row []string, s text.Style, fill color.Color, shade map[int]results.Status) {
-	lines, n := lt.cells(row, s)
-	h := lt.lineH*vg.Length(n) + 3
-	c := p.canvas()
-	if fill != nil {
-		c.SetColor(fill)
-		c.Fill(vg.Rectangle{Min: vg.Point{X: margin, Y: p.y - h}, Max: vg.Point{X: margin + sum(lt.widths), Y: p.y}}.Path())
+func (lt *pdfTable) rowHeight(n int) float64 { return lt.size*1.2*float64(n) + 2.5 }
+
+// tableStart is how much of a table must fit where it starts: all of it
+// when it fits on a page, unless more than half a page is left here (a
+// long table then starts here and goes on, its header repeated, rather
+// than leave half a page empty); else a third of a page.
+func (p *pdfPages) tableStart(t *table) float64 {
+	h := p.tableHeight(t)
+	switch {
+	case h <= p.left():
+		return h
+	case h <= bottom-margin && p.left() < (bottom-margin)/2:
+		return h
 	}
-	x := vg.Length(margin)
-	for i, w := range lt.widths {
-		if st, ok := shade[i]; ok {
-			c.SetColor(statusColors[st][0])
-			c.Fill(vg.Rectangle{Min: vg.Point{X: x + 1, Y: p.y - h + 1}, Max: vg.Point{X: x + w - 1, Y: p.y - 1}}.Path())
-		}
-		x += w
-	}
-	x = vg.Length(margin)
-	for i, w := range lt.widths {
-		for j, l := range lines[i] {
-			ts := s
-			tx := x + cellPad/2
-			if i < len(lt.align) && lt.align[i] == 'r' {
-				ts.XAlign = draw.XRight
-				tx = x + w - cellPad/2
-			}
-			c.FillText(ts, vg.Point{X: tx, Y: p.y - 1.5 - lt.lineH*vg.Length(j)}, l)
-		}
-		x += w
-	}
-	p.y -= h
+	return min(h, (bottom-margin)/3)
 }
 
-// table draws t, striped, repeating the header on each new page.
-func (p *pdfPages) table(t *table) {
-	lt := layoutTable(t)
-	header := func() {
-		p.drawRow(lt, t.header, lt.head, headGrey, nil)
-		p.line(draw.LineStyle{Color: ruleGrey, Width: 0.6}, margin, p.y, margin+sum(lt.widths), p.y)
+// tableHeight is the height of a whole table: title, header, rows, notes.
+func (p *pdfPages) tableHeight(t *table) float64 {
+	lt := p.layoutTable(t)
+	h := 0.0 // the space after it may fall off the page
+	if t.title != "" {
+		p.font(true, 10, black)
+		h += lineH(10)*float64(len(p.wrap(t.title, textW))) + 6
 	}
-	_, hn := lt.cells(t.header, lt.head)
-	_, fn := lt.cells(t.rows[0], lt.body)
-	p.need(lt.lineH*vg.Length(hn+fn) + 8)
+	_, n := p.cells(lt, t.header, true)
+	h += lt.rowHeight(n)
+	for _, r := range t.rows {
+		_, n := p.cells(lt, r, false)
+		h += lt.rowHeight(n)
+	}
+	p.font(false, 8.5, darkGrey)
+	for _, n := range t.notes {
+		h += lineH(8.5)*float64(len(p.wrap(n, textW))) + 6
+	}
+	return h
+}
+
+// drawRow draws one row at the top of the free space, on fill if not nil,
+// the cells of shade (by column) on their status's colour.
+func (p *pdfPages) drawRow(lt *pdfTable, row []string, bold bool, fill color.Color, shade map[int]results.Status) {
+	f := p.f
+	lines, n := p.cells(lt, row, bold)
+	h := lt.rowHeight(n)
+	if fill != nil {
+		setFill(f, fill)
+		f.Rect(margin, p.y, sum(lt.widths), h, "F")
+	}
+	x := margin
+	for i, w := range lt.widths {
+		if st, ok := shade[i]; ok {
+			setFill(f, statusColors[st][0])
+			f.Rect(x+1, p.y+1, w-2, h-2, "F")
+		}
+		x += w
+	}
+	p.font(bold, lt.size, black)
+	x = margin
+	for i, w := range lt.widths {
+		for j, l := range lines[i] {
+			tx := x + cellPad/2
+			if i < len(lt.align) && lt.align[i] == 'r' {
+				tx = x + w - cellPad/2 - f.GetStringWidth(l)
+			}
+			f.Text(tx, p.y+1+lt.size+lt.size*1.2*float64(j), l)
+		}
+		x += w
+	}
+	p.y += h
+}
+
+// table draws t, striped: whole on one page when it fits on one (a new
+// page when it does not fit on this one), else across pages with the
+// header repeated and no page holding fewer than three of its rows.
+func (p *pdfPages) table(t *table) {
+	lt := p.layoutTable(t)
+	p.need(p.tableStart(t))
+	if t.title != "" {
+		p.paragraph(t.title, true, 10, black)
+	}
+	header := func() {
+		p.drawRow(lt, t.header, true, headGrey, nil)
+		setDraw(p.f, ruleGrey)
+		p.f.SetLineWidth(0.6)
+		p.f.Line(margin, p.y, margin+sum(lt.widths), p.y)
+	}
 	header()
+	heights := make([]float64, len(t.rows))
 	for i, row := range t.rows {
-		if _, n := lt.cells(row, lt.body); p.y-(lt.lineH*vg.Length(n)+3) < bottom {
+		_, n := p.cells(lt, row, false)
+		heights[i] = lt.rowHeight(n)
+	}
+	for i, row := range t.rows {
+		// Break before a row that does not fit, or before the last two
+		// rows when they do not both fit, so that no page holds one row
+		// of a table alone.
+		if p.y+heights[i] > bottom || (i >= 3 && len(heights)-i == 2 && p.y+sumAll(heights[i:]) > bottom) {
 			p.newPage()
 			p.fresh = false
 			header()
@@ -398,35 +512,43 @@ func (p *pdfPages) table(t *table) {
 				shade[k[1]] = st
 			}
 		}
-		p.drawRow(lt, row, lt.body, fill, shade)
+		p.drawRow(lt, row, false, fill, shade)
 	}
-	p.y -= 12
+	p.y += 6
+	for _, n := range t.notes {
+		p.paragraph(n, false, 8.5, darkGrey)
+	}
+	p.y += 6
 }
 
-func sum(ws []vg.Length) vg.Length {
-	var t vg.Length
+func sum(ws []float64) float64 { return sumAll(ws) }
+
+func sumAll(ws []float64) float64 {
+	t := 0.0
 	for _, w := range ws {
 		t += w
 	}
 	return t
 }
 
-// figure draws a figure scaled to fit the rest of the page (a new page if
-// little is left), keeping its proportions and so its design.
-func (p *pdfPages) figure(f plot.Figure) {
-	if !p.fresh && p.y-bottom < 0.6*(pageH-margin-bottom) {
+// figure draws a figure, as a PNG of package plot at its natural size,
+// scaled to fit the rest of the page (a new page if little is left),
+// keeping its proportions and so its design.
+func (p *pdfPages) figure(fig plot.Figure) {
+	if !p.fresh && p.left() < 0.6*(bottom-margin) {
 		p.newPage()
 	}
-	availW, availH := vg.Length(pageW-2*margin), p.y-bottom-4
-	scale := math.Min(float64(availW/f.Width), float64(availH/f.Height))
-	w, h := f.Width*vg.Length(scale), f.Height*vg.Length(scale)
-	x0, y0 := margin+(availW-w)/2, p.y-h
-	c := p.c
-	c.Push()
-	c.Translate(vg.Point{X: x0, Y: y0})
-	c.Scale(scale, scale)
-	f.Draw(draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}})
-	c.Pop()
+	var buf bytes.Buffer
+	if err := fig.WriteTo(&buf, "png"); err != nil {
+		p.f.SetError(fmt.Errorf("figure %s: %w", fig.Name, err))
+		return
+	}
+	p.f.RegisterImageOptionsReader(fig.Name, fpdf.ImageOptions{ImageType: "PNG"}, &buf)
+	availW, availH := textW, p.left()-4
+	fw, fh := float64(fig.Width.Points()), float64(fig.Height.Points())
+	scale := math.Min(availW/fw, availH/fh)
+	w, h := fw*scale, fh*scale
+	p.f.ImageOptions(fig.Name, margin+(availW-w)/2, p.y, w, h, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
 	// One figure per page reads best: what follows starts a new page.
 	p.y = bottom
 	p.fresh = false

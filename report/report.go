@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,18 +16,29 @@ import (
 // maxPairRows is the most pairs listed one per row; more are summarised.
 const maxPairRows = 12
 
-// Report returns the whole report of run. It opens with the answer (the
-// run's verdict, see verdictPage), then the details: the system and its
-// environment, the topology and driver attributes, headline bandwidth
-// against the links' theoretical limits, what the NVLink counters saw, the
-// verdict in detail, everything the verdict's checks found and every figure
-// of package plot; then, as an appendix, how the figures are computed.
-func Report(run *results.Run) *Document {
+// Report returns the report a buyer reads, about a dozen pages for 8 GPUs.
+// It opens with the answer (the run's verdict and the machine's identity,
+// see verdictPage), then the system and its environment, the topology and
+// driver attributes, headline bandwidth against the limits of the path
+// each figure crosses, what the NVLink counters saw, every item the
+// verdict's checks found (one line each, once), the figures a buyer reads
+// (heatmaps only where a matrix has more cells than its table shows at a
+// glance) and, in brief, how the headline figures are computed. Full adds
+// everything else.
+func Report(run *results.Run) *Document { return report(run, false) }
+
+// Full returns the whole report: Report's sections, each starting a page,
+// with the verdict in detail (every judged figure), every finding in full,
+// every figure of package plot and how every test's figures are computed.
+func Full(run *results.Run) *Document { return report(run, true) }
+
+func report(run *results.Run, full bool) *Document {
 	host := run.Host
 	if host == "" {
 		host = "unknown host"
 	}
-	d := newDocument(run, "p2pbench report: "+host)
+	d := newDocument(run, reportTitle(run, host))
+	d.compact = !full
 	// The checks, the headline figures and the plots read the run
 	// independently: on a run of hundreds of thousands of figures they are
 	// worth every processor.
@@ -37,7 +49,14 @@ func Report(run *results.Run) *Document {
 	)
 	wg.Add(2)
 	go func() { defer wg.Done(); headlines = Headlines(run) }()
-	go func() { defer wg.Done(); figs = plot.Figures(run) }()
+	go func() {
+		defer wg.Done()
+		figs = plot.Figures(run)
+		if !full {
+			key := keyFigure(run)
+			figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !key(f.Name) })
+		}
+	}()
 	wg.Wait()
 	d.Findings = findingsOf(run.Verdict)
 	verdictPage(d, run, headlines)
@@ -47,31 +66,116 @@ func Report(run *results.Run) *Document {
 	if len(headlines) > 0 {
 		wireSection(d, run, headlines[0].Size)
 	}
-	verdictDetails(d, run)
-	findingsSection(d, run, d.Findings)
+	if full {
+		verdictDetails(d, run)
+	}
+	findingsSection(d, run, d.Findings, full)
 	if len(figs) > 0 {
-		d.section("Figures")
+		d.pageSection("Figures")
 		for _, f := range figs {
 			d.figure(f)
 		}
 	}
-	conventionsSection(d, run)
+	conventionsSection(d, run, full, headlines)
 	return d
 }
 
+// commonTail is the longest tail that every text shares, from a clause
+// boundary ("; "), when there are two texts or more; "" otherwise.
+func commonTail(texts []string) string {
+	if len(texts) < 2 {
+		return ""
+	}
+	tail := texts[0]
+	for _, t := range texts[1:] {
+		n := 0
+		for n < len(tail) && n < len(t) && tail[len(tail)-1-n] == t[len(t)-1-n] {
+			n++
+		}
+		tail = tail[len(tail)-n:]
+	}
+	if i := strings.Index(tail, "; "); i >= 0 {
+		return tail[i:]
+	}
+	return ""
+}
+
+// reportTitle names the report by its machine: the system's vendor and
+// product where DMI gave them, else the host; an imported run by its tool.
+func reportTitle(run *results.Run, host string) string {
+	what := host
+	if s := run.Environment.System; s != nil && s.Product != "" {
+		what = strings.TrimSpace(s.Vendor+" "+s.Product) + " (host " + host + ")"
+	}
+	tool := "p2pbench"
+	if run.Imported != nil {
+		tool = strings.TrimSpace(run.Tool.Name + " " + run.Tool.Version)
+		return tool + " results (imported by p2pbench): " + what
+	}
+	return tool + " report: " + what
+}
+
+// keyFigure says which figures the buyer's report shows: a heatmap only
+// of a matrix larger than 3×3 (smaller ones are tables already) and only
+// of the copy engine's one-way tests and the all-pairs aggregate; the size
+// curves, the rank scatter, the NVLink counters' chart, the chase latency
+// and the atomics' throughput.
+func keyFigure(run *results.Run) func(name string) bool {
+	gpus := len(run.Environment.Devices)
+	if run.Topology != nil && len(run.Topology.Devices) > 0 {
+		gpus = len(run.Topology.Devices)
+	}
+	return func(name string) bool {
+		switch name {
+		case "heatmap_ce_read", "heatmap_ce_write", "heatmap_all_pairs":
+			return gpus > 3
+		case "size_read", "size_write", "wire", "latency_chase", "atomic_throughput":
+			return true
+		case "rank":
+			return gpus > 2
+		}
+		return strings.HasPrefix(name, "nccl_") // an imported nccl-tests run's collectives
+
+	}
+}
+
 // conventionsSection says how the figures of each test of the run are
-// computed, as the run's catalogue words it.
-func conventionsSection(d *Document, run *results.Run) {
+// computed, as the run's catalogue words it: every test in full, the
+// headline tests' alone otherwise.
+func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline) {
 	tests := run.Tests()
+	if !full {
+		shown := map[results.Test]bool{}
+		for _, h := range hs {
+			shown[h.Test] = true
+		}
+		tests = slices.DeleteFunc(slices.Clone(tests), func(t results.Test) bool { return !shown[t] })
+	}
 	if len(tests) == 0 {
 		return
 	}
-	d.section("Appendix: how the figures are computed")
-	for _, t := range tests {
-		if c := run.Convention(t); c != "" {
-			d.para("%s — %s, %s: %s.", t.Title(), t, t.Info().Unit, c)
+	d.pageSection("Appendix: how the figures are computed")
+	if !full {
+		d.para("The headline tests in brief; p2pbench report --full says it for every test of the run, and the results file holds each test's convention.")
+	}
+	var convs []string
+	var shown []results.Test
+	for _, tt := range tests {
+		if c := run.Convention(tt); c != "" {
+			convs = append(convs, c)
+			shown = append(shown, tt)
 		}
 	}
+	// What every test's convention ends with is said once, under the table.
+	common := commonTail(convs)
+	t := &table{header: []string{"test", "unit", "how its figures are computed"}, align: "lll"}
+	for i, tt := range shown {
+		t.rows = append(t.rows, []string{tt.Title() + " (" + string(tt) + ")", string(tt.Info().Unit), strings.TrimRight(convs[i][:len(convs[i])-len(common)], " ;,")})
+	}
+	if common != "" {
+		t.notes = []string{"Every test above: " + strings.TrimLeft(common, " ;,") + "."}
+	}
+	d.table(t)
 }
 
 func systemSection(d *Document, run *results.Run) {
@@ -84,6 +188,16 @@ func systemSection(d *Document, run *results.Run) {
 		}
 	}
 	add("host", run.Host)
+	if sys := env.System; sys != nil {
+		add("system", strings.TrimSpace(sys.Vendor+" "+sys.Product))
+		add("system serial", sys.Serial)
+		add("CPU", sys.CPU)
+		add("kernel", sys.Kernel)
+		add("OS", sys.OS)
+		for _, u := range sys.Unreadable {
+			add("not read", u)
+		}
+	}
 	add("GPUs", run.GPUSummary())
 	if !run.Start.IsZero() {
 		when := run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -142,6 +256,19 @@ func devicesTable(d *Document, devs []results.Device) {
 		t.rows = append(t.rows, []string{strconv.Itoa(dv.Index), dv.Name, dv.UUID, dv.PCIBusID, dv.ComputeCapability,
 			strconv.Itoa(dv.SMCount), fmt.Sprintf("%.1f GiB", float64(dv.MemoryBytes)/(1<<30)), l2, strconv.Itoa(dv.AsyncEngines),
 			yesNo(dv.UnifiedAddressing)})
+	}
+	d.table(t)
+	boardsTable(d, devs)
+}
+
+// boardsTable lists the GPU boards' identity (NVML), where any was read.
+func boardsTable(d *Document, devs []results.Device) {
+	t := &table{title: "GPU boards (NVML)", header: []string{"GPU", "serial", "board part number", "VBIOS", "InfoROM"}, align: "lllll"}
+	for _, dv := range devs {
+		if dv.Serial == "" && dv.BoardPartNumber == "" && dv.VBIOS == "" && dv.InfoROM == "" {
+			continue
+		}
+		t.rows = append(t.rows, []string{strconv.Itoa(dv.Index), dv.Serial, dv.BoardPartNumber, dv.VBIOS, dv.InfoROM})
 	}
 	d.table(t)
 }
@@ -366,9 +493,11 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s: %s", f.Status.Label(), f.Check, f.Subject, f.Message)
 }
 
-// findingsSection lists every item of the verdict's checks: the report
-// renders what the verdict decided and judges nothing itself.
-func findingsSection(d *Document, run *results.Run, findings []Finding) {
+// findingsSection lists every item of the verdict's checks, once: the
+// report renders what the verdict decided and judges nothing itself. The
+// buyer's report gives each in one line (its message cut to fit, the
+// results file and --full hold the rest); the full report whole.
+func findingsSection(d *Document, run *results.Run, findings []Finding, full bool) {
 	d.section("Findings")
 	if run.Verdict == nil {
 		d.para("The run has no verdict: nothing was checked.")
@@ -378,11 +507,37 @@ func findingsSection(d *Document, run *results.Run, findings []Finding) {
 		d.para("The verdict's checks found nothing to report.")
 		return
 	}
-	d.para("Everything the verdict's checks found (a FAIL fails the verdict, a WARN warns, a NOTE is behaviour known and explained); package verdict's documentation and verdict/EXPECTATIONS.md give the rules and thresholds.")
+	intro := "Everything the verdict's checks found (a FAIL fails the verdict, a WARN warns, a NOTE is behaviour known and explained); package verdict's documentation and verdict/EXPECTATIONS.md give the rules and thresholds."
+	if !full {
+		intro += " One line each: p2pbench check and p2pbench report --full give each in full."
+	}
+	d.para("%s", intro)
 	t := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
 	for _, f := range findings {
 		t.shade[[2]int{len(t.rows), 0}] = f.Status
-		t.rows = append(t.rows, []string{f.Status.Label(), f.Check, f.Subject, f.Message})
+		msg := f.Message
+		if !full {
+			msg = oneLine(msg, maxFindingChars-len(f.Check)-len(f.Subject))
+		}
+		t.rows = append(t.rows, []string{f.Status.Label(), f.Check, f.Subject, msg})
 	}
 	d.table(t)
+}
+
+// maxFindingChars is about what one line of the findings table holds.
+const maxFindingChars = 200
+
+// oneLine cuts s to at most n characters (at least 60) at a word, marked
+// with an ellipsis.
+func oneLine(s string, n int) string {
+	n = max(n, 60)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
 }

@@ -55,6 +55,16 @@ func Summary(run *results.Run) *Document {
 	return d
 }
 
+// Where says where the rest of a run is, under the one screen that ends
+// all: the results file and the commands that show, report and judge it.
+func Where(results string) *Document {
+	d := &Document{}
+	d.para("Everything measured is in %s: p2pbench show prints every table, p2pbench report writes the PDF report,\n"+
+		"  p2pbench show %s\n"+
+		"  p2pbench report %s", results, results, results)
+	return d
+}
+
 // headlineSummary gives each kind of headline figure's best median, its
 // worst with the pair, and the worst as a share of that pair's link.
 func headlineSummary(hs []Headline) *table {

@@ -33,6 +33,7 @@ func Tables(run, ref *results.Run) *Document {
 	}
 	inProcess(results.UnitGBps)
 	singlesTable(d, run)
+	ncclTables(d, run)
 	sweepTable(d, run)
 	inProcess(results.UnitNs)
 	copyLatencyTable(d, run)
@@ -245,7 +246,8 @@ func singlesTable(d *Document, run *results.Run) {
 		f := &run.Figures[i]
 		info := f.Test.Info()
 		parts := !info.NeedsPair // the host tests show every part
-		if info.Unit != results.UnitGBps || info.Matrix || info.SameProcess != "" || !parts && f.Part != results.PartNone && f.Part != results.PartTotal {
+		if info.Unit != results.UnitGBps || info.Matrix || info.SameProcess != "" || f.Engine == results.EngineNCCL ||
+			!parts && f.Part != results.PartNone && f.Part != results.PartTotal {
 			continue
 		}
 		name := info.Short
@@ -449,4 +451,66 @@ func failuresTable(d *Document, run *results.Run) {
 		t.notes = []string{fmt.Sprintf("… and %d more (see the results file)", len(bad)-maxFailuresListed)}
 	}
 	d.table(t)
+}
+
+// ncclTables show an imported nccl-tests run as nccl-tests does: per
+// collective, each size's bus and algorithm bandwidth out of place and in
+// place, and its time.
+func ncclTables(d *Document, run *results.Run) {
+	for _, coll := range results.NCCLCollectives() {
+		bw, tm, _ := results.NCCLTests(coll)
+		type row struct{ cells [5]string }
+		rows := map[uint64]*row{}
+		var sizes []uint64
+		ranks := ""
+		for i := range run.Figures {
+			f := &run.Figures[i]
+			if f.Test != bw && f.Test != tm {
+				continue
+			}
+			r := rows[f.Size]
+			if r == nil {
+				r = &row{}
+				rows[f.Size] = r
+				sizes = append(sizes, f.Size)
+			}
+			ranks = f.Params["ranks"]
+			inPlace := f.Params[results.ParamNCCLInPlace] == "true"
+			col := -1
+			switch {
+			case f.Test == tm && !inPlace:
+				col = 4
+			case f.Test == bw && f.Params[results.ParamNCCLBandwidth] == results.NCCLBusBW:
+				col = 0
+			case f.Test == bw && f.Params[results.ParamNCCLBandwidth] == results.NCCLAlgBW:
+				col = 2
+			}
+			if col < 0 {
+				continue
+			}
+			if inPlace && col < 4 {
+				col++
+			}
+			if f.Test == tm {
+				r.cells[col] = medianFormat(f, func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) })
+			} else {
+				r.cells[col] = cellText(f)
+			}
+		}
+		if len(sizes) == 0 {
+			continue
+		}
+		slices.Sort(sizes)
+		title := "NCCL " + coll + " (nccl-tests), decimal GB/s as nccl-tests prints them"
+		if ranks != "" {
+			title += ", " + ranks + " ranks"
+		}
+		t := &table{title: title, header: []string{"size", "busbw", "busbw in place", "algbw", "algbw in place", "time µs"}, align: "rrrrrr",
+			notes: []string{"busbw: nccl-tests' bus bandwidth, which it scales so that it can be held against the links' peak whatever the number of ranks; algbw: size / time; time: out of place"}}
+		for _, z := range sizes {
+			c := rows[z].cells
+			t.rows = append(t.rows, []string{results.FormatBytes(z), c[0], c[1], c[2], c[3], c[4]})
+		}
+		d.table(t)
+	}
 }

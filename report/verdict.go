@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -15,7 +16,7 @@ import (
 const maxPairColumns = 6
 
 // maxFailedLines bounds what the first page lists under "What failed".
-const maxFailedLines = 8
+const maxFailedLines = 4
 
 // Verdict returns the report's first page alone, the answer, for p2pbench
 // check and the end of all to print (see verdictPage).
@@ -47,6 +48,12 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	}
 	machine += " · driver: " + strings.TrimSpace(env.DriverRelease+" (CUDA "+env.CUDAVersion+")")
 	facts := []string{machine}
+	if im := run.Imported; im != nil {
+		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
+			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), im.File, im.Format, cmp.Or(im.Importer, "p2pbench"), run.Tool.Name))
+	} else {
+		facts = append(facts, identityLines(run)...)
+	}
 	if v != nil {
 		judged := "Judged against: " + v.Expectations.Name
 		if v.Expectations.Conservative {
@@ -55,8 +62,15 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		facts = append(facts, judged)
 	}
 	d.para("%s", strings.Join(facts, "\n"))
+	d.blocks[len(d.blocks)-1].small = true
 	if v == nil {
 		return
+	}
+	// With nothing failed or warned, saying so takes two lines: they go
+	// above the tables, which then keep page 1 to themselves.
+	clear := v.Status != results.StatusFail && v.Status != results.StatusWarn
+	if clear {
+		failedLines(d, v)
 	}
 	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
 	for i, c := range v.Checks {
@@ -64,10 +78,114 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 		checks.shade[[2]int{i, 0}] = c.Status
 	}
 	d.table(checks)
-	failedLines(d, v)
 	if t := headlineMatrix(hs, v); t != nil {
 		d.table(t)
 	}
+	if !clear {
+		failedLines(d, v)
+	}
+}
+
+// maxSerialsListed is the most GPUs whose serials the first page lists.
+const maxSerialsListed = 8
+
+// identityLines name the machine for a procurement file: the system
+// (vendor, product, serial, CPU, kernel, OS; what could not be read said
+// so) and the GPU boards (serials, part numbers, VBIOS, InfoROM).
+func identityLines(run *results.Run) []string {
+	var out []string
+	if s := run.Environment.System; s != nil {
+		var parts []string
+		sys := strings.TrimSpace(s.Vendor + " " + s.Product)
+		if sys == "" {
+			sys = "vendor and product unknown"
+		}
+		serial := s.Serial
+		if serial == "" {
+			serial = "not readable (the report's system table says why)"
+			for _, u := range s.Unreadable {
+				if strings.HasPrefix(u, "serial: ") && strings.Contains(u, "root") {
+					serial = "not readable (DMI serials need root)"
+				}
+			}
+		}
+		what := "System: "
+		if run.Simulated {
+			what = "Host running the simulator (not simulated): "
+		}
+		parts = append(parts, what+sys+", serial "+serial)
+		if s.CPU != "" {
+			cpu := s.CPU
+			if s.CPUs > 0 {
+				cpu += fmt.Sprintf(" (%d logical CPUs)", s.CPUs)
+			}
+			parts = append(parts, "CPU: "+cpu)
+		}
+		if s.OS != "" || s.Kernel != "" {
+			parts = append(parts, "OS: "+strings.TrimSpace(s.OS+", kernel "+s.Kernel))
+		}
+		out = append(out, strings.Join(parts, " · "))
+	}
+	devs := run.Environment.Devices
+	var serials []string
+	for _, d := range devs {
+		if d.Serial != "" {
+			serials = append(serials, fmt.Sprintf("%d: %s", d.Index, d.Serial))
+		}
+	}
+	switch {
+	case len(serials) == 0 && run.Environment.NVML && run.Environment.System == nil:
+		out = append(out, "GPU serials: not recorded (a results file of an older p2pbench)")
+	case len(serials) == 0 && run.Environment.NVML:
+		out = append(out, "GPU serials: not given by NVML (the environment's notes say why)")
+	case len(serials) == 0:
+		out = append(out, "GPU serials: not recorded (no NVML)")
+	case len(devs) > maxSerialsListed:
+		out = append(out, fmt.Sprintf("GPU serials: %d of %d recorded, listed in the report's GPU boards table", len(serials), len(devs)))
+	default:
+		line := "GPU serials: " + strings.Join(serials, ", ")
+		if len(serials) < len(devs) {
+			line += fmt.Sprintf(" (%d of %d: see the notes)", len(serials), len(devs))
+		}
+		out = append(out, line)
+	}
+	if b := boardLine(devs); b != "" {
+		out[len(out)-1] += " · " + b
+	}
+	return out
+}
+
+// boardLine says the boards' part number, VBIOS and InfoROM versions, or
+// "mixed" where the GPUs differ.
+func boardLine(devs []results.Device) string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		get  func(results.Device) string
+	}{
+		{"board part number", func(d results.Device) string { return d.BoardPartNumber }},
+		{"VBIOS", func(d results.Device) string { return d.VBIOS }},
+		{"InfoROM", func(d results.Device) string { return d.InfoROM }},
+	} {
+		seen := map[string]bool{}
+		var vals []string
+		for _, d := range devs {
+			if v := f.get(d); v != "" && !seen[v] {
+				seen[v] = true
+				vals = append(vals, v)
+			}
+		}
+		switch {
+		case len(vals) == 1:
+			parts = append(parts, f.name+" "+vals[0])
+		case len(vals) > 1:
+			parts = append(parts, fmt.Sprintf("%s mixed (%d kinds)", f.name, len(vals)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "boards: " + strings.Join(parts, ", ")
 }
 
 // verdictLine says what the verdict rests on, in a sentence: which checks
@@ -142,10 +260,8 @@ func headlineMatrix(hs []Headline, v *results.Verdict) *table {
 		}
 	}
 	slices.SortFunc(pairs, func(a, b [2]int) int { return (a[0]-b[0])*1000 + a[1] - b[1] })
-	t := &table{title: fmt.Sprintf("Headline bandwidth at %s against expectation, median GB/s", results.FormatBytes(hs[0].Size)),
-		shade: map[[2]int]results.Status{},
-		notes: []string{"(WARN) and (FAIL) mark figures short of expectation (in the PDF: green pass, amber warn, red fail, grey not judged); " +
-			"expected = what such a figure typically reaches, pass at = the least it must reach."}}
+	t := &table{title: fmt.Sprintf("Headline bandwidth at %s, median GB/s, against expected (typical) and pass at (the least it must reach)", results.FormatBytes(hs[0].Size)),
+		shade: map[[2]int]results.Status{}}
 	perPair := len(pairs) <= maxPairColumns
 	if perPair {
 		t.header = []string{"figure"}
@@ -305,7 +421,7 @@ func failedLines(d *Document, v *results.Verdict) {
 	bad := append(fails, warns...)
 	noted := ""
 	if len(notes) > 0 {
-		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, in The verdict in detail.",
+		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
 			len(notes), plural(len(notes)))
 	}
 	if len(bad) == 0 {
@@ -314,14 +430,15 @@ func failedLines(d *Document, v *results.Verdict) {
 	}
 	d.heading(2, "What failed")
 	if n := len(bad); n > maxFailedLines {
-		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (The verdict in detail)", n-maxFailedLines))
+		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
 	}
 	d.para("%s", strings.Join(bad, "\n"))
 	d.heading(2, "What to do next")
-	d.para("%s", strings.Join(v.NextSteps, "\n"))
+	next := v.NextSteps
 	if noted != "" {
-		d.para("%s", strings.TrimSpace(noted))
+		next = append(slices.Clone(next), strings.TrimSpace(noted))
 	}
+	d.para("%s", strings.Join(next, "\n"))
 }
 
 // verdictDetails is the section that spells the verdict out: what the

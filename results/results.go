@@ -97,6 +97,9 @@ type Environment struct {
 	Library       string   `json:"library,omitempty"`        // the libcuda loaded, or the simulated machine
 	NVML          bool     `json:"nvml"`
 	Devices       []Device `json:"devices"`
+	// System is the machine the GPUs sit in; nil in runs written before
+	// it was recorded, and in imports.
+	System *System `json:"system,omitempty"`
 	// StateStart and StateEnd are NVML readings (clocks, temperature, power) at
 	// the start and end of the run; empty without NVML.
 	StateStart []DeviceState `json:"state_start,omitempty"`
@@ -114,6 +117,23 @@ type Environment struct {
 	Notes          []string  `json:"notes,omitempty"`
 }
 
+// System names the machine for an asset or procurement file: its vendor,
+// product and serial number (DMI), its CPU, kernel and operating system.
+// What could not be read is empty and named in Unreadable with the reason
+// (a DMI serial is readable by root only), never silently left out.
+type System struct {
+	Vendor  string `json:"vendor,omitempty"`  // DMI sys_vendor, e.g. "Supermicro"
+	Product string `json:"product,omitempty"` // DMI product_name
+	Serial  string `json:"serial,omitempty"`  // DMI product_serial
+	CPU     string `json:"cpu,omitempty"`     // the processor's model name
+	CPUs    int    `json:"cpus,omitempty"`    // logical processors
+	Kernel  string `json:"kernel,omitempty"`  // the kernel release, e.g. "6.8.0-49-generic"
+	OS      string `json:"os,omitempty"`      // os-release PRETTY_NAME
+	// Unreadable says, one entry per field, what could not be read and why:
+	// "serial: open /sys/class/dmi/id/product_serial: permission denied".
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
 // Device is one GPU as the driver describes it.
 type Device struct {
 	Index             int    `json:"index"`
@@ -128,6 +148,13 @@ type Device struct {
 	L2CacheBytes      int    `json:"l2_cache_bytes,omitempty"`
 	// PCIe is the GPU's PCIe link from NVML; nil without it.
 	PCIe *PCIeLink `json:"pcie,omitempty"`
+	// The board's identity from NVML: serial number, board part number,
+	// VBIOS and InfoROM image versions; empty where NVML did not give
+	// them (the environment's notes say why).
+	Serial          string `json:"serial,omitempty"`
+	BoardPartNumber string `json:"board_part_number,omitempty"`
+	VBIOS           string `json:"vbios_version,omitempty"`
+	InfoROM         string `json:"inforom_version,omitempty"`
 }
 
 // DeviceState is an NVML snapshot of one GPU.

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -55,20 +56,34 @@ func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
 		out.Reason = fmt.Sprintf("%s%s, %s %s to pass; %s", got, of, least, fmtValue(b.pass), b.basis)
 	case !worse(v, b.fail):
 		out.Status = results.StatusWarn
-		out.Reason = fmt.Sprintf("%s%s, %s the %s to pass but not %s %s, where it would fail: rerun, and look at it if it stays; %s",
-			got, of, short, fmtValue(b.pass), fails, fmtValue(b.fail), b.basis)
+		gotS, passS := distinct(v, b.pass)
+		out.Reason = fmt.Sprintf("%s %s%s, %s the %s to pass but not %s %s, where it would fail: rerun, and look at it if it stays; %s",
+			gotS, f.Unit, of, short, passS, fails, fmtValue(b.fail), b.basis)
 	case b.pass == b.fail:
 		out.Status = results.StatusFail
 		must := "it must reach"
 		if b.lower {
 			must = "it may take"
 		}
-		out.Reason = fmt.Sprintf("%s%s, %s the %s %s; %s", got, of, short, fmtValue(b.pass), must, b.basis)
+		gotS, passS := distinct(v, b.pass)
+		out.Reason = fmt.Sprintf("%s %s%s, %s the %s %s; %s", gotS, f.Unit, of, short, passS, must, b.basis)
 	default:
 		out.Status = results.StatusFail
-		out.Reason = fmt.Sprintf("%s%s, %s %s, where it fails (%s %s to pass); %s", got, of, fails, fmtValue(b.fail), least, fmtValue(b.pass), b.basis)
+		gotS, failS := distinct(v, b.fail)
+		out.Reason = fmt.Sprintf("%s %s%s, %s %s, where it fails (%s %s to pass); %s", gotS, f.Unit, of, fails, failS, least, fmtValue(b.pass), b.basis)
 	}
 	return out
+}
+
+// distinct writes v and the bound x it was held against with as many
+// decimals as it takes for them to read differently (up to 4), so that no
+// sentence says a figure fails below a bound it prints equal to.
+func distinct(v, x float64) (string, string) {
+	a, b := fmtValue(v), fmtValue(x)
+	for d := 1; a == b && v != x && d <= 4; d++ {
+		a, b = strconv.FormatFloat(v, 'f', d, 64), strconv.FormatFloat(x, 'f', d, 64)
+	}
+	return a, b
 }
 
 // fmtValue writes a figure's value with three significant digits or more.

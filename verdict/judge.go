@@ -263,13 +263,16 @@ func summarize(c *results.Check, judged bool) {
 	if !judged {
 		c.Status = results.StatusNotJudged
 	}
-	bad, notes := 0, 0
+	bad, fails, notes := 0, 0, 0
 	for _, it := range c.Items {
 		if it.Status.Worse(c.Status) {
 			c.Status = it.Status
 		}
 		if it.Status == results.StatusFail || it.Status == results.StatusWarn {
 			bad++
+			if it.Status == results.StatusFail {
+				fails++
+			}
 		} else {
 			notes++
 		}
@@ -287,7 +290,14 @@ func summarize(c *results.Check, judged bool) {
 		first := c.Items[0]
 		c.Summary = first.Subject + ": " + first.Message
 		if bad > 1 {
-			c.Summary = fmt.Sprintf("%d problems; the first: %s", bad, c.Summary)
+			var counts []string
+			if fails > 0 {
+				counts = append(counts, fmt.Sprintf("%d failed", fails))
+			}
+			if w := bad - fails; w > 0 {
+				counts = append(counts, fmt.Sprintf("%d warned", w))
+			}
+			c.Summary = fmt.Sprintf("%s; the first: %s", strings.Join(counts, ", "), c.Summary)
 		}
 	} else if notes > 0 {
 		c.Summary += fmt.Sprintf(", but for %d known and explained (see the note%s)", notes, plural(notes))

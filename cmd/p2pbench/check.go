@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/export"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -38,7 +39,8 @@ func checkCommand() *cli.Command {
 			"and WARN (5 for WARN with --strict), 5 for FAIL, 4 for NOT JUDGED (no figure judged), 2 for\n" +
 			"a spec or baseline that cannot judge the run (an entry that matches no figure included).",
 		Flags: append(verdictFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"}),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "what to print: text (the verdict page), junit (JUnit XML for CI: a test case per check and per judged figure) or prometheus (the verdict and headline figures as Prometheus text, metrics p2pbench_*, GPUs labelled by serial, for node_exporter's textfile collector)"}),
 		Action: checkAction,
 	}
 }
@@ -52,6 +54,10 @@ func checkAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("check takes one results file, got %d arguments", len(args))}
 	}
 	in, out := args[0], c.String("output")
+	format := c.String("format")
+	if format != "text" && format != "junit" && format != "prometheus" {
+		return usageError{fmt.Errorf("--format %q: want text, junit or prometheus", format)}
+	}
 	if err := outfile.Check(out, in, c.String("expect"), c.String("baseline")); err != nil {
 		return err
 	}
@@ -66,7 +72,15 @@ func checkAction(c *cli.Context) error {
 	if err := judge(run, exp); err != nil {
 		return err
 	}
-	if err := report.Verdict(run).WriteText(c.App.Writer); err != nil {
+	switch format {
+	case "junit":
+		err = export.WriteJUnit(c.App.Writer, run, c.Bool("strict"))
+	case "prometheus":
+		err = export.WritePrometheus(c.App.Writer, run)
+	default:
+		err = report.Verdict(run).WriteText(c.App.Writer)
+	}
+	if err != nil {
 		return err
 	}
 	if out != "" {

@@ -113,3 +113,25 @@ func TestCheckEvidence(t *testing.T) {
 		t.Errorf("1× H100 run 2: status %d, output:\n%s", status, stdout)
 	}
 }
+
+// check --format junit and prometheus: for CI and fleet monitoring; the
+// exit status still follows the verdict.
+func TestCheckFormats(t *testing.T) {
+	stdout, stderr, status := p2pbench(t, "check", "--format", "junit", reference)
+	if status != exitOK || !strings.HasPrefix(stdout, "<?xml") || !strings.Contains(stdout, "<testsuites") || strings.Contains(stdout, "<failure") {
+		t.Errorf("junit: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	stdout, stderr, status = p2pbench(t, "check", "--format", "prometheus", reference)
+	if status != exitOK || !strings.Contains(stdout, `p2pbench_verdict{host="vm",status="pass"} 1`) ||
+		!strings.Contains(stdout, "p2pbench_headline_bandwidth_bytes_per_second{") {
+		t.Errorf("prometheus: status %d, stderr %q, output:\n%s", status, stderr, stdout)
+	}
+	spec := filepath.Join(t.TempDir(), "contract.json")
+	os.WriteFile(spec, []byte(`{"name":"contract","figures":[{"test":"ce_read","link":"nvlink","size":"512MiB","min":400}]}`), 0o644)
+	if stdout, _, status := p2pbench(t, "check", "--format", "junit", "--expect", spec, reference); status != exitVerdict || !strings.Contains(stdout, `<failure type="FAIL"`) {
+		t.Errorf("a failing contract as JUnit: status %d, output:\n%s", status, stdout)
+	}
+	if _, stderr, status := p2pbench(t, "check", "--format", "tap", reference); status != exitUsage || !strings.Contains(stderr, "want text, junit or prometheus") {
+		t.Errorf("an unknown format: status %d, stderr %q", status, stderr)
+	}
+}

@@ -144,7 +144,6 @@ func compareAction(c *cli.Context) error {
 	}
 	if cmp.plot != "" {
 		if cmp.plotFormat == "pdf" {
-			pdfTempDir(filepath.Dir(cmp.plot))
 		}
 		if err := writeRendered(c.Context, cmp.plot, func(w io.Writer) error { return changeChart(inputs, res).WriteTo(w, cmp.plotFormat) }); err != nil {
 			return err

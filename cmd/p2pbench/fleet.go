@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -105,7 +104,6 @@ func fleetAction(c *cli.Context) error {
 	}
 	if dir := c.String("plot"); dir != "" {
 		if slices.Contains(formats, "pdf") {
-			pdfTempDir(dir)
 		}
 		written, err := plot.WriteAll(c.Context, f.Figures(), dir, formats)
 		for _, p := range written {
@@ -118,7 +116,6 @@ func fleetAction(c *cli.Context) error {
 	if reportOut != "" {
 		doc := f.Document(true)
 		if reportFormat == "pdf" {
-			pdfTempDir(filepath.Dir(reportOut))
 			err = writeRendered(c.Context, reportOut, doc.WritePDF)
 		} else {
 			err = writeMarkdown(c, doc, reportOut, paths...)

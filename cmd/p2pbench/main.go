@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // results record.
 const argsKey = "args"
 
-// newApp is the command line, its commands in the README's order.
+// newApp is the command line, its commands in docs/commands.md's order.
 func newApp(stdout, stderr io.Writer) *cli.App {
 	commands := []*cli.Command{
 		topoCommand(),

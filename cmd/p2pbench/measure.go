@@ -31,8 +31,10 @@ func measureCommand(name, usage string) *cli.Command {
 		if name == "all" {
 			// Every fourth power of two: the curve's shape at half the
 			// time of every power (a run of all on two GPUs spent a quarter
-			// of its time in the sweep, 2026-11-25).
-			sizes = "4B:1GiB:4"
+			// of its time in the sweep, 2026-11-25), up to 256 MiB: the
+			// matrices measure --size (512 MiB), and 1 GiB took 40% of
+			// the sweep's time for a point on the same plateau.
+			sizes = "4B:256MiB:4"
 		}
 		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
 		flags = append(flags,
@@ -42,6 +44,7 @@ func measureCommand(name, usage string) *cli.Command {
 	}
 	if name == "all" {
 		flags = append(flags, verdictFlags()...)
+		flags = append(flags, &cli.BoolFlag{Name: "tables", Usage: "print every result table and the summary too, not only the one screen of the verdict (p2pbench show RESULTS.json prints them later)"})
 	}
 	flags = append(flags, planFlags...)
 	return &cli.Command{Name: name, Usage: usage, Flags: flags, Action: measureAction}
@@ -116,11 +119,14 @@ func measureAction(c *cli.Context) error {
 		runErr = m.measureAcrossProcesses(opt)
 	}
 	return m.finish(runErr, func(run *results.Run) []*report.Document {
-		docs := []*report.Document{report.Tables(run, nil)}
-		if c.Command.Name == "all" {
-			docs = append(docs, report.Summary(run), report.Verdict(run))
+		switch {
+		case c.Command.Name != "all":
+			return []*report.Document{report.Tables(run, nil)}
+		case c.Bool("tables"):
+			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		return docs
+		// One screen: the verdict first, then where the rest is.
+		return []*report.Document{report.Verdict(run), report.Where(path)}
 	})
 }
 
@@ -230,10 +236,33 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 		}
 		m.progress(done, total, "ipc: "+step)
 	}
+	type opKey struct {
+		op    string
+		first bool
+	}
+	var ops []opKey
+	opTotal, opCount := map[opKey]time.Duration{}, map[opKey]int{}
+	if trace {
+		io.OpTime = func(op string, round int, took time.Duration) {
+			k := opKey{op, round == 0}
+			if opCount[k] == 0 {
+				ops = append(ops, k)
+			}
+			opTotal[k] += took
+			opCount[k]++
+		}
+	}
 	m.stopNote = "every child process was stopped"
 	t0 := time.Now()
 	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {
+		for _, k := range ops {
+			when := "the later rounds"
+			if k.first {
+				when = "the first round"
+			}
+			m.trace(fmt.Sprintf("ipc: %d requests %q in %s", opCount[k], k.op, when), opTotal[k])
+		}
 		m.trace("ipc: the whole run across processes", time.Since(t0))
 	}
 	return err

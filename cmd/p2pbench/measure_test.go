@@ -47,14 +47,25 @@ func TestTopoNamesItsResultsFile(t *testing.T) {
 
 func TestAllSimulated(t *testing.T) {
 	path, out := sampleRun(t)
-	for _, want := range []string{"SIMULATED", "==== Summary ====", "CE read", "pointer chase", "ping-pong", "cuMemcpyPeerAsync", "Atomics", "IPC CE read"} {
+	// One screen: the verdict first, the headline figures, where the rest is.
+	for _, want := range []string{"SIMULATED", "# VERDICT: ", "Headline bandwidth", "CE read", "p2pbench show " + path} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+	if n := strings.Count(out, "\n"); n > 60 || strings.Contains(out, "==== Summary ====") {
+		t.Errorf("all printed %d lines, the tables among them, not one screen:\n%s", n, out)
+	}
 	run := readResults(t, path)
 	if !run.Complete || !run.Simulated || run.SimMachine != "h200x2" || len(run.Figures) < 100 {
 		t.Errorf("complete %v, simulated %v (%q), %d figures", run.Complete, run.Simulated, run.SimMachine, len(run.Figures))
+	}
+	// The machine's identity: simulated boards say so; the host's system is read.
+	if d := run.Environment.Devices; len(d) == 0 || d[0].Serial != "SIM-h200x2-0" || d[0].VBIOS != "simulated" {
+		t.Errorf("the devices' identity: %+v", d)
+	}
+	if s := run.Environment.System; s == nil || (s.Kernel == "" && len(s.Unreadable) == 0) {
+		t.Errorf("the system's identity: %+v", s)
 	}
 	if len(run.Tool.Command) < 2 || run.Tool.Command[1] != "all" {
 		t.Errorf("the results record the command line %q", run.Tool.Command)

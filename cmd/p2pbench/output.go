@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 )
@@ -24,16 +23,4 @@ func writeRendered(ctx context.Context, path string, render func(io.Writer) erro
 		_, err := w.Write(content)
 		return err
 	})
-}
-
-// pdfTempDir lets the PDF library make its font: it does that in a
-// temporary directory of os.TempDir, so when TMPDIR names a directory that
-// is missing or not writable, TMPDIR is pointed at dir (the output's
-// directory, which outfile.Check found writable).
-func pdfTempDir(dir string) {
-	if d, err := os.MkdirTemp("", "p2pbench-"); err == nil {
-		os.Remove(d)
-		return
-	}
-	os.Setenv("TMPDIR", dir)
 }

@@ -62,7 +62,6 @@ func plotAction(c *cli.Context) error {
 		}
 	}
 	if slices.Contains(formats, "pdf") {
-		pdfTempDir(dir)
 	}
 	paths, err := plot.WriteAll(c.Context, figs, dir, formats)
 	for _, p := range paths {

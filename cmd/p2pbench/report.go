@@ -27,6 +27,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "report `FILE`, .pdf or .md (default: RESULTS-report.pdf beside the results file)"},
 			&cli.StringFlag{Name: "format", Usage: "pdf or md (default: from the output file's extension)"},
+			&cli.BoolFlag{Name: "full", Usage: "the whole report: every judged figure, every finding in full, every figure and every test's method (default: what a buyer reads, about a dozen pages)"},
 		},
 		Action: reportAction,
 	}
@@ -60,8 +61,10 @@ func reportAction(c *cli.Context) error {
 		}
 	}
 	doc := report.Report(run)
+	if c.Bool("full") {
+		doc = report.Full(run)
+	}
 	if format == "pdf" {
-		pdfTempDir(filepath.Dir(out))
 		err = writeRendered(c.Context, out, doc.WritePDF)
 	} else {
 		err = writeMarkdown(c, doc, out, in)

@@ -15,6 +15,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/sysinfo"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -98,7 +99,9 @@ func (t target) open() (*session, error) {
 		d, err := cuda.Open()
 		if err != nil {
 			if errors.Is(err, cuda.ErrNoLibrary) {
-				err = fmt.Errorf("%w (or run with --simulate %s to try p2pbench without a GPU)", err, sim.Machines()[0])
+				// The smallest simulated machine: seconds and little memory
+				// (dgx-h100 takes a minute or two and 8 GB), as the README's.
+				err = fmt.Errorf("%w (or run with --simulate %s to try p2pbench without a GPU)", err, trySimulated)
 			}
 			return nil, noGPU(err)
 		}
@@ -119,6 +122,10 @@ func (t target) open() (*session, error) {
 	}
 	return s, nil
 }
+
+// trySimulated is the simulated machine the error of a machine without
+// libcuda suggests.
+const trySimulated = "h200x2"
 
 // newRun starts the results record of command c.
 func newRun(c *cli.Context, s *session) *results.Run {
@@ -149,6 +156,8 @@ func (s *session) discover(run *results.Run) error {
 	if err != nil {
 		return err
 	}
+	sys := sysinfo.Read(os.DirFS("/"))
+	env.System = &sys
 	run.Environment, run.Topology = env, topo
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 )
 
-// Exit statuses; exitStatusHelp (in --help) and the README say the same.
+// Exit statuses; exitStatusHelp (in --help) and docs/commands.md say the same.
 const (
 	exitOK      = 0 // everything measured (and verified), or the reader's work done
 	exitError   = 1 // an error: I/O, an unreadable input, an internal failure

@@ -66,7 +66,7 @@ func TestExitStatusOfBadCommandLines(t *testing.T) {
 }
 
 // The help says what the exit statuses mean, and lists the commands in the
-// README's order; the help of every measuring command names its tests
+// docs/commands.md's order; the help of every measuring command names its tests
 // (issue 19, #18).
 func TestHelp(t *testing.T) {
 	out, _, status := p2pbench(t, "--help")
@@ -82,7 +82,7 @@ func TestHelp(t *testing.T) {
 	for _, c := range []string{"topo", "bw", "lat", "atomic", "ipc", "all", "show", "plot", "report", "compare"} {
 		i := strings.Index(out, "\n   "+c+" ")
 		if i < last {
-			t.Errorf("--help lists %s out of the README's order:\n%s", c, out)
+			t.Errorf("--help lists %s out of the docs/commands.md's order:\n%s", c, out)
 		}
 		last = i
 	}

@@ -203,7 +203,7 @@ func (r *atomicRun) prepare(o *op) *asyncError {
 	}
 	j := d.jitter(1, o.keys(noiseAtomic)...)
 	if r.chain {
-		o.delay = float64(r.iters) * lat * j
+		o.delay = float64(r.iters) * lat * j * atomicPlace(r.buf, mm.atomPlaceSpread)
 		return nil
 	}
 	// Little's law: a thread keeps two atoms (four reds) in flight.
@@ -288,4 +288,16 @@ func (d *Driver) applyAtomics(sp span, a atomicDesc, elems, n, iters uint64) {
 		}
 	}
 	d.writeBytes(sp, b)
+}
+
+// atomicPlace is the factor a counter's address puts on a dependent
+// atomic's round trip: 1 to 1 + spread, the same for an address every time,
+// from its 4 KiB and 2 MiB page bits (which memory partition and L2 slice
+// serve it, on hardware).
+func atomicPlace(addr uint64, spread float64) float64 {
+	if spread == 0 {
+		return 1
+	}
+	h := (addr>>12 ^ addr>>21 ^ addr>>8) & 7
+	return 1 + spread*float64(h)/7
 }

@@ -163,8 +163,9 @@ func TestAtomicRates(t *testing.T) {
 		want  float64
 	}{{1, 1200}, {0, 600}} {
 		_, ms := runAtomic(r, 0, tc.owner, add, true, false, 1, 1, 2000)
-		if ns := ms * 1e6 / 2000; !near(ns, tc.want, 0.03) {
-			t.Errorf("chain on device %d's memory: %.0f ns per atomic, want ~%.0f", tc.owner, ns, tc.want)
+		// The counter's place puts a factor of 1 to 1.75 on it (atomicPlace).
+		if ns := ms * 1e6 / 2000; ns < tc.want*0.97 || ns > tc.want*1.75*1.03 {
+			t.Errorf("chain on device %d's memory: %.0f ns per atomic, want %.0f to %.0f by the counter's place", tc.owner, ns, tc.want, tc.want*1.75)
 		}
 	}
 }

@@ -107,7 +107,9 @@
 //     its peer access was enabled again following a copy through host
 //     memory costs 0.165 ms more (WithColdPulls makes it last longer); a
 //     pull of 64 KiB or less costs 6.5 µs queued as its stream runs and
-//     13.3 µs queued behind a hold (a latch or an event wait); each active
+//     13.3 µs queued behind a hold (a latch or an event wait), 4.5 µs less
+//     and more in turn (a pull timed alone took 11-12 and 20 µs, turn
+//     about, in the reference runs); each active
 //     link's corrected-error counter (ECC-data) starts in the hundreds to
 //     thousands and rises by 10–56 a second while its device works, and its
 //     CRC-data counter holds a base of hundreds. Whether an H200 or a

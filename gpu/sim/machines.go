@@ -137,6 +137,12 @@ type model struct {
 	// behind work that had not started (a latch, a wait), 0 where not
 	// modelled.
 	firstPull, pullSetup, heldPullSetup float64
+	// pullTurn is how far a device's small pulls' fixed time swings, in
+	// turn, below and above it: on the 2× H100 a pull timed alone took
+	// 11.0-12.3 µs and the next one 20.2-20.6, turn about, in every run
+	// (lat_copy_device, testdata/reference/h100x2/2026-11-25); 0 where not
+	// modelled.
+	pullTurn float64
 	// eccPerSecond is how fast a link's corrected-ECC counter (NVLink error
 	// counter 4) rises while its device works, per link, the least and the
 	// most: on the 2× H100, 79–448 per link in 8 s of copying, none while
@@ -154,6 +160,13 @@ type model struct {
 	relaxedStore   float64 // a relaxed store's visibility relative to a release store's
 	atomLatLocal   float64 // one atomic's round trip, local memory
 	atomLatRemote  float64 // ... peer memory
+	// atomPlaceSpread is how much a dependent atomic's round trip depends
+	// on where its counter lies: up to 1 + atomPlaceSpread times the
+	// least, by the counter's address (atomics.go). On the 2× H100
+	// (2026-11-25) a chain took 143.8-253.9 ns an operation on local
+	// memory by the place of its counter, the same at each place in every
+	// run; 0 where not modelled.
+	atomPlaceSpread float64
 
 	// Atomic throughput, Gop/s: red (no return), atom (returns), cas, and all
 	// threads on one address (contended).
@@ -212,18 +225,20 @@ func nvlinkModel(port float64, engines int) model {
 		firstPull:     165000,
 		pullSetup:     6500,
 		heldPullSetup: 13300,
+		pullTurn:      4500,
 		eccPerSecond:  [2]float64{10, 56},
 
-		chaseLocalL2:   250,
-		chaseLocalMem:  600,
-		chaseRemoteL2:  900,
-		chaseRemoteMem: 1300,
-		chaseHost:      1190,
-		storeLocal:     400,
-		storeRemote:    800,
-		relaxedStore:   0.8,
-		atomLatLocal:   600,
-		atomLatRemote:  1200,
+		chaseLocalL2:    250,
+		chaseLocalMem:   600,
+		chaseRemoteL2:   900,
+		chaseRemoteMem:  1300,
+		chaseHost:       1190,
+		storeLocal:      400,
+		storeRemote:     800,
+		relaxedStore:    0.8,
+		atomLatLocal:    600,
+		atomLatRemote:   1200,
+		atomPlaceSpread: 0.75,
 
 		redLocal: 480, atomLocal: 320, casLocal: 200, contLocal: 1.6,
 		redRemote: 60, atomRemote: 45, casRemote: 30, contRemote: 0.9,

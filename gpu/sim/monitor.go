@@ -113,6 +113,17 @@ func (m monitor) PCIe(dev int, busID string) (results.PCIeLink, error) {
 	})
 }
 
+// Identity gives a simulated board's identity: serial SIM-<machine>-<index>,
+// part number, VBIOS and InfoROM "simulated", so that no simulated board
+// can pass for a real one.
+func (m monitor) Identity(dev results.Device) (results.Device, error) {
+	return query(m.d, "nvmlDeviceGetSerial", []int{dev.Index}, func() (results.Device, error) {
+		dev.Serial = fmt.Sprintf("SIM-%s-%d", m.d.m.name, dev.Index)
+		dev.BoardPartNumber, dev.VBIOS, dev.InfoROM = "simulated", "simulated", "simulated"
+		return dev, nil
+	})
+}
+
 // PCIePath: on a PCIe machine, PIX for GPUs on one switch, PHB across the
 // switches (they meet at the host bridge); the NVLink machines' PCIe
 // trees are not modelled.

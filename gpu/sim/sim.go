@@ -61,6 +61,9 @@ type Driver struct {
 	hostCopied []bool
 	coldPull   []int
 	coldPulls  int
+	// pullTurn counts each device's small pulls, whose fixed time
+	// alternates (model.pullTurn, timing.go).
+	pullTurn []int
 	// health holds the injected health conditions (health.go).
 	health health
 }
@@ -156,6 +159,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		busyNs:       make([]float64, m.n),
 		hostCopied:   make([]bool, m.n),
 		coldPull:     make([]int, m.n),
+		pullTurn:     make([]int, m.n),
 		coldPulls:    1,
 	}
 	d.sched.init(d)

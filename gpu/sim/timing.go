@@ -393,6 +393,15 @@ func (s *sched) begin(o *op, at float64) {
 		if o.enq < o.s.holdEnd {
 			o.setup = mm.heldPullSetup
 		}
+		if mm.pullTurn > 0 {
+			dev := o.s.ctx.dev
+			if s.d.pullTurn[dev]%2 == 0 {
+				o.setup -= mm.pullTurn
+			} else {
+				o.setup += mm.pullTurn
+			}
+			s.d.pullTurn[dev]++
+		}
 	}
 	o.setup += o.extra
 	o.s.lastStart = at

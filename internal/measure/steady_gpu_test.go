@@ -41,8 +41,16 @@ func TestGPUSteadyState(t *testing.T) {
 			if d := f.steady/f.ref - 1; math.Abs(d) > tol {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f (tolerance ±%.2f%%)", f.steady, 100*d, f.ref, 100*tol)
 			}
-			if f.steady < f.one*(1-0.0005) {
-				t.Errorf("steady state %.2f GB/s is below one copy per sample, %.2f", f.steady, f.one)
+			// Where the path itself varies by more than 1% over long
+			// windows (the host path of the 2× H100 of call 9b, 2026-11-25:
+			// 9.5%), the two medians differ by that noise: steady 55.08
+			// against one copy 55.16 GB/s there.
+			oneTol := 0.0005
+			if f.reps == 1 || f.refRange > 0.01 {
+				oneTol = tol
+			}
+			if f.steady < f.one*(1-oneTol) {
+				t.Errorf("steady state %.2f GB/s is below one copy per sample, %.2f (tolerance %.2f%%)", f.steady, f.one, 100*oneTol)
 			}
 		})
 	}

@@ -22,7 +22,11 @@ const steadySize = DefaultSize
 // reference where a window's fixed cost is spread thinnest; refRange is
 // the range of the reference windows over their median, the path's own
 // noise over a long window.
-type steadyFigures struct{ one, steady, ref, refRange float64 }
+type steadyFigures struct {
+	one, steady, ref, refRange float64
+	// reps is the steady-state timing's repetitions per sample.
+	reps int
+}
 
 // steadyEffort is how many samples measureSteady takes of each kind: in
 // rounds as a run takes them (a steady-state round fits its samples against
@@ -67,6 +71,7 @@ func measureSteady(t *testing.T, dv *Device, op func(cuda.Stream) error, size ui
 	f := steadyFigures{
 		one:    median(Timing{Reps: 1, Warmup: 1}, e.rounds, e.samples),
 		steady: median(steady, e.rounds, e.samples),
+		reps:   steady.Reps,
 	}
 	refs := sorted(Timing{Reps: refCopies, Warmup: 1}, 1, e.refSamples)
 	f.ref = refs[len(refs)/2]

@@ -142,6 +142,10 @@ const (
 	SampleTarget = 250 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
 	// next, and averaging two or more per sample keeps their spread near 1%.
+	// One copy of 512 MiB per sample was tried on a 2× H100 whose host path
+	// stalled a copy now and then (2026-11-25, call 9b): 0.3 s less a run,
+	// but a third of the samples 10-50% low and one run's h2d median 17%
+	// below the others'.
 	HostSampleTarget = 10 * time.Millisecond
 	maxReps          = 200
 	minSteadyReps    = 4

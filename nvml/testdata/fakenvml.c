@@ -33,9 +33,16 @@
  * no fabric (NOT_SUPPORTED). nvmlDeviceGetGpuFabricInfoV insists on the
  * version of nvmlGpuFabricInfo_v2_t.
  *
+ * Identity: device 0 is serial 1654923000017, board part number
+ * 692-2G520-0200-000, VBIOS 96.00.A5.00.01, InfoROM G520.0200.00.05;
+ * device 1 has no serial (NOT_SUPPORTED, as some boards answer) and the
+ * same part number and firmware. A buffer shorter than the text gets
+ * INSUFFICIENT_SIZE.
+ *
  * Build flags:
  *   -DNO_FIELD_VALUES   leave out nvmlDeviceGetFieldValues (optional)
  *   -DNO_PCIE           leave out the four PCIe link entry points (optional)
+ *   -DNO_IDENTITY       leave out the four identity entry points (optional)
  *   -DNO_HEALTH         leave out every health entry point (all optional)
  *   -DOLD_NVML          name them as older drivers do: only the throttle
  *                       reasons and the _v2 process list answer, and
@@ -403,6 +410,27 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
 	return NVML_SUCCESS;
 }
 #endif /* NO_PCIE */
+
+#ifndef NO_IDENTITY
+static nvmlReturn_t text(nvmlDevice_t d, char *buf, unsigned int length, const char *dev0, const char *dev1)
+{
+	const char *v;
+	if (!valid(d) || !buf)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	v = d == &devs[0] ? dev0 : dev1;
+	if (!v)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (strlen(v) + 1 > length)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	strcpy(buf, v);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t d, char *s, unsigned int n) { return text(d, s, n, "1654923000017", NULL); }
+nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t d, char *s, unsigned int n) { return text(d, s, n, "692-2G520-0200-000", "692-2G520-0200-000"); }
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *s, unsigned int n) { return text(d, s, n, "96.00.A5.00.01", "96.00.A5.00.01"); }
+nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t d, char *s, unsigned int n) { return text(d, s, n, "G520.0200.00.05", "G520.0200.00.05"); }
+#endif /* NO_IDENTITY */
 
 /* fake_inits is the number of nvmlInit_v2 calls not yet shut down. */
 int fake_inits(void) { return inits; }

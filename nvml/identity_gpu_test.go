@@ -1,0 +1,44 @@
+//go:build gpu && linux
+
+package nvml_test
+
+import (
+	"testing"
+
+	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/nvml"
+)
+
+// TestGPUIdentity reads every device's board identity: a data-centre GPU
+// has a serial, a board part number, a VBIOS and an InfoROM version.
+func TestGPUIdentity(t *testing.T) {
+	n, err := nvml.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer n.Close()
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatalf("cuda.Open: %v", err)
+	}
+	defer d.Close()
+	count, err := d.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dev := range count {
+		info, err := d.DeviceInfo(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd, err := n.DeviceByPCIBusID(info.PCIBusID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := nd.Identity()
+		t.Logf("device %d (%s): serial %q, part %q, VBIOS %q, InfoROM %q, %v", dev, info.Name, id.Serial, id.BoardPartNumber, id.VBIOS, id.InfoROM, err)
+		if id.VBIOS == "" || id.Serial == "" {
+			t.Errorf("device %d: no VBIOS or serial: %v", dev, err)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package report_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// An imported nvbandwidth run is shown as nvbandwidth's: the report's
+// title, every table title, the footer and the figures' captions name the
+// tool and its version, and the SM rows say whose kernels made them
+// (issue 26).
+func TestImportedNamesItsTool(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nvbandwidth-v0.8-h200x2.json", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verdict.Judge(run, verdict.Model(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	txt, _ := formats(t, report.Report(run), false)
+	if !strings.Contains(txt, "nvbandwidth v0.8 results (imported by p2pbench)") {
+		t.Errorf("the title does not name nvbandwidth:\n%s", txt[:min(len(txt), 400)])
+	}
+	for _, l := range strings.Split(txt, "\n") {
+		if strings.Contains(l, "p2pbench v") {
+			t.Errorf("a line names p2pbench as the figures' tool: %q", l)
+		}
+	}
+	if !strings.Contains(txt, "nvbandwidth v0.8: Headline bandwidth") || !strings.Contains(txt, "SM read [nvbandwidth's kernel]") {
+		t.Errorf("the tables do not say whose figures they are:\n%s", txt)
+	}
+	for _, c := range plot.CaptionLines(run) {
+		if strings.Contains(c, "p2pbench dev") || strings.Contains(c, "p2pbench v") {
+			t.Errorf("caption %q names p2pbench as the tool", c)
+		}
+	}
+	if c := strings.Join(plot.CaptionLines(run), " "); !strings.Contains(c, "nvbandwidth v0.8, imported by p2pbench") {
+		t.Errorf("captions %q do not name nvbandwidth", c)
+	}
+}
+
+// An imported nccl-tests run is shown and plotted as nccl-tests shows it:
+// bus and algorithm bandwidth of its collective against size.
+func TestImportedNCCL(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nccl-tests-all_reduce_perf-2023-h200x2.txt", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := formats(t, report.Tables(run, nil), false)
+	if !strings.Contains(txt, "NCCL all_reduce (nccl-tests)") || !strings.Contains(txt, "busbw in place") || strings.Contains(txt, "host, all GPUs") {
+		t.Errorf("the tables do not show the collective's bandwidths:\n%s", txt)
+	}
+	var names []string
+	for _, f := range plot.Figures(run) {
+		names = append(names, f.Name)
+	}
+	if !slices.Contains(names, "nccl_all_reduce") {
+		t.Errorf("figures %v: none of the collective", names)
+	}
+}

@@ -1,0 +1,47 @@
+package report_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// TestOneScreen: what all prints (the verdict and where the rest is) fits
+// one screen on 2, 8 and 72 GPUs, faults and all, with the verdict among
+// the first lines (issue 26).
+func TestOneScreen(t *testing.T) {
+	for _, gpus := range []int{2, 8, 72} {
+		o := synth.Options{GPUs: gpus, Faults: true, NoSweep: true}
+		if gpus == 72 {
+			o.Representatives, o.PeersPerDevice = 1, 2
+		}
+		run := synth.New(o)
+		v, err := verdict.Judge(run, verdict.Model(run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Verdict = v
+		var b bytes.Buffer
+		for _, d := range []*report.Document{report.Verdict(run), report.Where("dir/results.json")} {
+			if err := d.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		if len(lines) > 60 {
+			t.Errorf("%d GPUs: %d lines, want at most 60:\n%s", gpus, len(lines), b.String())
+		}
+		at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "VERDICT: ") })
+		if at < 0 || at > 10 {
+			t.Errorf("%d GPUs: the verdict is on line %d:\n%s", gpus, at+1, b.String())
+		}
+		if !strings.Contains(b.String(), "p2pbench show dir/results.json\n") {
+			t.Errorf("%d GPUs: no word of where the rest is", gpus)
+		}
+	}
+}
