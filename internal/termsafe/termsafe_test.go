@@ -9,7 +9,7 @@ import (
 
 func TestControlsMadeVisible(t *testing.T) {
 	for in, want := range map[string]string{
-		"host\x1b[2J\x1b]0;owned\x07": "host^[[2J^[]0;owned^G",
+		"host\x1b[2J\x1b]0;owned\x07":  "host^[[2J^[]0;owned^G",
 		"VERDICT: FAIL\rVERDICT: PASS": "VERDICT: FAIL^MVERDICT: PASS",
 		"a\u009b31mb":                  "a\uFFFD31mb",
 		"del\x7f":                      "del^?",
