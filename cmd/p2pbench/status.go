@@ -24,7 +24,9 @@ const exitStatusHelp = `Exit status:
    0      everything measured and verified (a reader: its work done)
    1      an error: I/O, an unreadable input, an internal failure
    2      usage: a bad flag, value, argument or command; an output path that
-          is not a regular file (a device, FIFO, directory) or is an input
+          is not a regular file (a device, FIFO, directory) or is an input;
+          an input that is not a regular file; a spec or baseline that
+          cannot judge the run
    3      no GPU or no driver: libcuda missing, no device, a selected device absent
    4      figures failed (error or bad data; not those the machine explains:
           pairs without peer access or native atomics), nothing was measured,
