@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -260,5 +263,40 @@ func TestAuditRefusedBeforeTheWork(t *testing.T) {
 	oneLine(t, "fleet --report of no known format", stderr, status, exitUsage, "name a .pdf or .md file")
 	if strings.Contains(stderr, "--format") {
 		t.Errorf("fleet --report suggests --format, which is fleet's view's: %s", stderr)
+	}
+}
+
+// Item 3 (bounded gzip decompression, issue 27's, in the reader): a 2 MB
+// gzip of 2 GiB of spaces is refused in one line, exit status non-zero,
+// without decompressing it all. Compressing 2 GiB takes this test tens of
+// seconds, so it runs only with P2PBENCH_GZIP_BOMB=1 (and the reader's bound
+// is on the readers branch, not merged at this writing).
+func TestAuditGzipBomb(t *testing.T) {
+	if os.Getenv("P2PBENCH_GZIP_BOMB") == "" {
+		t.Skip("set P2PBENCH_GZIP_BOMB=1: compresses 2 GiB; the reader's bound is issue 27's (readers branch)")
+	}
+	bomb := filepath.Join(t.TempDir(), "bomb.json.gz")
+	f, err := os.Create(bomb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	spaces := bytes.Repeat([]byte(" "), 1<<20)
+	for range 2048 {
+		zw.Write(spaces)
+	}
+	zw.Close()
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, args := range [][]string{{"show", bomb}, {"check", bomb}, {"fleet", bomb}, {"check", reference, "--baseline", bomb}} {
+		_, stderr, status := p2pbench(t, args...)
+		if status == exitOK || strings.Count(strings.TrimSpace(stderr), "\n") > 0 && args[0] != "fleet" {
+			t.Errorf("%s of a gzip bomb: status %d, stderr %q", args[0], status, stderr)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<30+256<<20 {
+		t.Errorf("reading the bomb allocated %d MiB", grown>>20)
 	}
 }
