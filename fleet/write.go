@@ -33,7 +33,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 	}
 	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED, %d NOT JUDGED.",
 		f.Files, len(f.Nodes), len(f.Types), plural(len(f.Types)), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed], counts[NotJudged]))
-	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% from the median of its class: the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
+	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% worse than the median of its class (a better figure is none): the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
 		f.Options.Z, 100*f.Options.Threshold))
 	var unreadable [][]string
 	for _, u := range f.Unreadable {
