@@ -129,6 +129,8 @@ func TestAuditAllLeavesNothingWhenRefused(t *testing.T) {
 	run := filepath.Join(dir, "run")
 	_, stderr, status := p2pbench(t, "all", "--dir", run)
 	oneLine(t, "all without a driver", stderr, status, exitNoGPU, "cannot load")
+	_, stderr, status = p2pbench(t, "topo", "-o", filepath.Join(run, "topo.json"))
+	oneLine(t, "topo without a driver", stderr, status, exitNoGPU, "cannot load")
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"figures": [{"test": "ce_reed", "min": 1}]}`), 0o644)
 	_, stderr, status = p2pbench(t, "all", "--simulate", "h200x2", "--expect", bad, "--dir", run)
