@@ -183,8 +183,9 @@ func Write(path string, write func(io.Writer) error) (err error) {
 // ends, so a lock file left behind by a killed run is taken over, whatever
 // it holds, and a live one is never mistaken for a stale one (a process
 // id may be reused, or be 1 in every container). The file says which
-// process holds it, for the message of a second run. The returned
-// function releases the lock and removes the file.
+// process holds it, for the message of a second run. On a file system
+// that cannot lock, the file is taken as it is and only marks the run. The
+// returned function releases the lock and removes the file.
 func Lock(path string) (unlock func(), err error) {
 	target, err := resolve(path)
 	if err != nil {
@@ -203,18 +204,19 @@ func Lock(path string) (unlock func(), err error) {
 		if err != nil {
 			return nil, &Error{path, fmt.Errorf("cannot create the lock file %s: %w", lock, bare(err))}
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
 			who, _ := io.ReadAll(io.LimitReader(f, 200))
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				holder := strings.TrimSpace(string(who))
-				if holder == "" {
-					holder = "another process"
-				}
-				return nil, &Error{path, fmt.Errorf("%w: %s holds the lock on %s (it is released when that process ends)", ErrLocked, holder, lock)}
+			holder := strings.TrimSpace(string(who))
+			if holder == "" {
+				holder = "another process"
 			}
-			return nil, &Error{path, fmt.Errorf("cannot lock %s: %w", lock, err)}
+			return nil, &Error{path, fmt.Errorf("%w: %s holds the lock on %s (it is released when that process ends)", ErrLocked, holder, lock)}
 		}
+		// Any other error is a file system that cannot lock (Lustre
+		// mounted without flock, NFS without a lock manager): the run goes
+		// on, the file marking it, rather than refuse every run there.
 		// Between the open and the lock, the run that held it may have
 		// removed the file and a third made a new one: the lock is ours
 		// only if the name still leads to the file locked.
