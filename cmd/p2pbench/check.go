@@ -100,7 +100,7 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	case spec != "" && base != "":
 		return nil, usageError{errors.New("--expect and --baseline exclude each other: judge against one of them")}
 	case spec != "":
-		s, err := verdict.LoadSpec(spec)
+		s, err := interruptible(c.Context, func() (*verdict.Spec, error) { return verdict.LoadSpec(spec) })
 		if err != nil {
 			return nil, usageError{err}
 		}
