@@ -206,54 +206,37 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	e.opt.ResolveSM(infos)
 	e.schedule(run)
 	once := append(e.tuneSteps(), e.interferenceSteps()...)
-	// The plan's groups follow the interference check's verdicts.
-	total := len(once) + e.rounds*len(e.plan())
-	done := 0
-	runSteps := func(steps []step, suffix string) error {
-		for _, st := range steps {
-			if err := ctx.Err(); err != nil {
-				return err
+	// The plan's groups follow the interference check's verdicts: the
+	// rounds' steps are planned once it has run.
+	var planned []measure.Step
+	loop := measure.Loop{
+		Rounds: e.rounds,
+		SetRound: func(round int) {
+			e.round = round
+			if planned == nil {
+				planned = measureSteps(e.plan())
 			}
-			if e.opt.Progress != nil {
-				e.opt.Progress(done, total, st.name+suffix)
-			}
-			t0 := time.Now()
-			// Each step starts its counter windows afresh (measure.Meter).
-			e.traffic.Invalidate()
-			st.run(ctx)
-			e.trace(st.name+suffix, t0)
-			done++
-			if err := e.opt.Watch.Check(run, buses, nil, e.coll.Grown()); err != nil {
-				return err
-			}
-		}
-		return nil
+		},
+		Renew: func(int) { e.renew() },
+		// Each step starts its counter windows afresh (measure.Meter).
+		BeforeStep: e.traffic.Invalidate,
+		Progress:   e.opt.Progress,
+		Trace:      e.opt.Trace,
 	}
-	if err := runSteps(once, ""); err != nil {
-		return err
+	if e.opt.Watch != nil {
+		loop.AfterStep = func() error { return e.opt.Watch.Check(run, buses, nil, e.coll.Grown()) }
 	}
-	each := e.plan()
-	total = len(once) + e.rounds*len(each)
-	for e.round = range e.rounds {
-		suffix := ""
-		if e.rounds > 1 {
-			suffix = fmt.Sprintf(" (round %d of %d)", e.round+1, e.rounds)
+	err = loop.Run(ctx, measureSteps(once), func() []measure.Step {
+		if planned != nil {
+			return planned
 		}
-		if e.round > 0 {
-			e.renew()
-		}
-		if err := runSteps(each, suffix); err != nil {
-			return err
-		}
-	}
+		return measureSteps(e.plan())
+	})
 	e.judgeChecks()
 	if n, d := e.traffic.Spent(); n > 0 && e.opt.Trace != nil {
 		e.opt.Trace(fmt.Sprintf("NVLink counter readings, %d of them (within the steps above)", n), d)
 	}
-	if e.opt.Progress != nil {
-		e.opt.Progress(total, total, "done")
-	}
-	return ctx.Err()
+	return err
 }
 
 // schedule plans the run from its topology (where the caller did not
@@ -286,13 +269,20 @@ func (e *Engine) renew() {
 	if e.opt.Renew == 0 {
 		return
 	}
-	t0 := time.Now()
 	for _, dv := range e.devices() {
 		if err := dv.Renew(e.opt.Renew, e.round); err != nil {
 			e.note("round %d: renewing %s: %v", e.round+1, e.opt.Renew, err)
 		}
 	}
-	e.trace(fmt.Sprintf("renewing %s", e.opt.Renew), t0)
+}
+
+// measureSteps are steps as the round loop takes them.
+func measureSteps(steps []step) []measure.Step {
+	out := make([]measure.Step, len(steps))
+	for i, st := range steps {
+		out[i] = measure.Step{Name: st.name, Run: st.run}
+	}
+	return out
 }
 
 func (e *Engine) trace(step string, since time.Time) {

@@ -236,34 +236,22 @@ func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, inf
 		return err
 	}
 	// Round after round over every pair, in the same children: the rounds
-	// spread each figure's samples over the run.
-	pairs := r.pairs()
-	total := r.opt.Rounds * len(pairs)
-	for r.round = range r.opt.Rounds {
-		if r.round > 0 {
-			r.renew(ctx)
-		}
-		for i, p := range pairs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if opt.Progress != nil {
-				step := r.label() + " " + r.pairName(p)
-				if r.opt.Rounds > 1 {
-					step += fmt.Sprintf(" (round %d of %d)", r.round+1, r.opt.Rounds)
-				}
-				opt.Progress(r.round*len(pairs)+i, total, step)
-			}
-			r.pairTests(ctx, p)
-			if err := opt.Watch.Check(run, buses, r.childPIDs(), r.coll.Grown()); err != nil {
-				return err
-			}
-		}
+	// spread each figure's samples over the run (measure.Loop, as in one
+	// process).
+	var steps []measure.Step
+	for _, p := range r.pairs() {
+		steps = append(steps, measure.Step{Name: r.label() + " " + r.pairName(p), Run: func(ctx context.Context) { r.pairTests(ctx, p) }})
 	}
-	if opt.Progress != nil {
-		opt.Progress(total, total, "done")
+	loop := measure.Loop{
+		Rounds:   r.opt.Rounds,
+		SetRound: func(round int) { r.round = round },
+		Renew:    func(int) { r.renew(ctx) },
+		Progress: opt.Progress,
 	}
-	return ctx.Err()
+	if opt.Watch != nil {
+		loop.AfterStep = func() error { return opt.Watch.Check(run, buses, r.childPIDs(), r.coll.Grown()) }
+	}
+	return loop.Run(ctx, nil, func() []measure.Step { return steps })
 }
 
 // renew asks every live child to renew what the settings say before this

@@ -94,11 +94,15 @@ func measureAction(c *cli.Context) error {
 	if opt.Tuned, err = readTuning(c); err != nil {
 		return err
 	}
+	t0 := time.Now()
 	m, err := startMeasuring(c, t, path, c.String("tuning"), c.String("expect"), c.String("baseline"))
 	if err != nil {
 		return err
 	}
 	defer m.close()
+	if tracing() {
+		m.trace("start: the driver, NVML, the machine's discovery and health", time.Since(t0))
+	}
 	if c.Command.Name == "all" {
 		if m.judge, err = judgeAfterwards(m.run, exp); err != nil {
 			return err
@@ -117,6 +121,10 @@ func measureAction(c *cli.Context) error {
 	runErr := m.measureInProcess(opt)
 	if c.Command.Name == "all" && runErr == nil {
 		runErr = m.measureAcrossProcesses(opt)
+	}
+	t1 := time.Now()
+	if tracing() {
+		defer func() { m.trace("end: health, the verdict, writing and printing", time.Since(t1)) }()
 	}
 	return m.finish(runErr, func(run *results.Run) []*report.Document {
 		switch {
