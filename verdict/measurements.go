@@ -50,6 +50,16 @@ func unverified(run *results.Run) results.CheckItem {
 		Message: tool + " does not check the data it moves: the figures' data is unverified, by the tool's design, not the run's choice"}
 }
 
+// Unverified says why the data of run was not checked, as the verdict's
+// measurements check says it (--no-verify, or an imported tool that checks
+// nothing); "" for a run that checked it. Reports say it in these words.
+func Unverified(run *results.Run) string {
+	if run.Verify {
+		return ""
+	}
+	return unverified(run).Message
+}
+
 // measurementSummary says what a clean measurements check saw, every
 // count true: how many figures were measured, and of how many the data was
 // verified, failed to verify or was not checked, and why not.

@@ -78,6 +78,13 @@ func TestAuditImportsAreNotNoVerify(t *testing.T) {
 		!strings.Contains(stdout, "86 not checked (nvbandwidth did not check them)") {
 		t.Errorf("check --strict of an nvbandwidth import: status %d, stderr %q\n%s", status, stderr, stdout)
 	}
+	md := filepath.Join(dir, "nvb.md")
+	if _, stderr, status := p2pbench(t, "report", nvb, "-o", md); status != exitOK {
+		t.Fatalf("report of the import: %d %s", status, stderr)
+	}
+	if data, _ := os.ReadFile(md); strings.Contains(string(data), "--no-verify") || !strings.Contains(string(data), "nvbandwidth does not check the data it moves") {
+		t.Errorf("the report of an nvbandwidth import calls it --no-verify, or does not say why its data is unverified")
+	}
 	stdout, _, _ = p2pbench(t, "check", nccl)
 	if !strings.Contains(stdout, "all 84 figures measured; their data: 42 verified, 42 not checked (nccl-tests did not check them)") {
 		t.Errorf("check of an nccl-tests import with N/A checks:\n%s", stdout)
