@@ -140,6 +140,22 @@ func (c *Context) call(fn func() error) error {
 	return o.err
 }
 
+// callRaw calls the entry point name at addr (bound by address: dl.Call)
+// with args on the context's thread: straight away, without a closure to
+// hand over, when the caller is there already, as a sample's enqueueing
+// is (inside Do).
+func (c *Context) callRaw(name string, addr uintptr, args ...uintptr) error {
+	select {
+	case <-c.done:
+		return c.closedError()
+	default:
+	}
+	if c.tid > 0 && dl.ThreadID() == c.tid {
+		return c.check(Result(int32(dl.Call(addr, args...))), name)
+	}
+	return c.call(func() error { return c.check(Result(int32(dl.Call(addr, args...))), name) })
+}
+
 func (c *Context) closedError() error {
 	return fmt.Errorf("device %d context: %w", c.dev, ErrClosed)
 }

@@ -57,9 +57,7 @@ type api struct {
 	cuMemsetD32Async          func(p DevicePtr, value uint32, words uint64, s Stream) Result
 	cuMemcpyHtoD              func(dst DevicePtr, src unsafe.Pointer, bytes uint64) Result
 	cuMemcpyDtoH              func(dst unsafe.Pointer, src DevicePtr, bytes uint64) Result
-	cuMemcpyAsync             func(dst, src DevicePtr, bytes uint64, s Stream) Result
 	cuMemcpyPeer              func(dst DevicePtr, dstCtx uintptr, src DevicePtr, srcCtx uintptr, bytes uint64) Result
-	cuMemcpyPeerAsync         func(dst DevicePtr, dstCtx uintptr, src DevicePtr, srcCtx uintptr, bytes uint64, s Stream) Result
 
 	cuModuleLoadDataEx  func(m *Module, image *byte, numOptions uint32, options *int32, values *uintptr) Result
 	cuModuleUnload      func(m Module) Result
@@ -73,7 +71,6 @@ type api struct {
 	cuStreamWaitEvent   func(s Stream, e Event, flags uint32) Result
 	cuEventCreate       func(e *Event, flags uint32) Result
 	cuEventDestroy      func(e Event) Result
-	cuEventRecord       func(e Event, s Stream) Result
 	cuEventSynchronize  func(e Event) Result
 	cuEventElapsedTime  func(ms *float32, start, end Event) Result
 
@@ -101,6 +98,11 @@ type api struct {
 	cuGetErrorString func(code Result, s **byte) Result
 
 	lib *dl.Bound // the loaded library, for the symbol bound to each name
+	// The entry points a sample enqueues over and over, called by address
+	// (dl.Entry.Raw, dl.Call): cuMemcpyAsync(dst, src, bytes, stream),
+	// cuMemcpyPeerAsync(dst, dstCtx, src, srcCtx, bytes, stream),
+	// cuEventRecord(event, stream).
+	rawMemcpyAsync, rawMemcpyPeerAsync, rawEventRecord uintptr
 }
 
 // library is libcuda as dl.Load finds it and speaks of it.
@@ -155,9 +157,9 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuMemsetD32Async, Name: "cuMemsetD32Async"},
 		{Fn: &a.cuMemcpyHtoD, Name: "cuMemcpyHtoD", Symbols: []string{"cuMemcpyHtoD_v2"}},
 		{Fn: &a.cuMemcpyDtoH, Name: "cuMemcpyDtoH", Symbols: []string{"cuMemcpyDtoH_v2"}},
-		{Fn: &a.cuMemcpyAsync, Name: "cuMemcpyAsync"},
+		{Raw: &a.rawMemcpyAsync, Name: "cuMemcpyAsync"},
 		{Fn: &a.cuMemcpyPeer, Name: "cuMemcpyPeer"},
-		{Fn: &a.cuMemcpyPeerAsync, Name: "cuMemcpyPeerAsync"},
+		{Raw: &a.rawMemcpyPeerAsync, Name: "cuMemcpyPeerAsync"},
 
 		{Fn: &a.cuModuleLoadDataEx, Name: "cuModuleLoadDataEx"},
 		{Fn: &a.cuModuleUnload, Name: "cuModuleUnload"},
@@ -171,7 +173,7 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuStreamWaitEvent, Name: "cuStreamWaitEvent"},
 		{Fn: &a.cuEventCreate, Name: "cuEventCreate"},
 		{Fn: &a.cuEventDestroy, Name: "cuEventDestroy", Symbols: []string{"cuEventDestroy_v2"}},
-		{Fn: &a.cuEventRecord, Name: "cuEventRecord"},
+		{Raw: &a.rawEventRecord, Name: "cuEventRecord"},
 		{Fn: &a.cuEventSynchronize, Name: "cuEventSynchronize"},
 		{Fn: &a.cuEventElapsedTime, Name: "cuEventElapsedTime", Symbols: []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 

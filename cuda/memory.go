@@ -118,18 +118,14 @@ func (c *Context) MemcpyDtoH(dst []byte, src DevicePtr) error {
 // MemcpyAsync copies bytes within the unified address space (device to
 // device, or to and from mapped host memory), in stream order.
 func (c *Context) MemcpyAsync(dst, src DevicePtr, bytes uint64, s Stream) error {
-	return c.call(func() error {
-		return c.check(c.drv.api.cuMemcpyAsync(dst, src, bytes, s), "cuMemcpyAsync")
-	})
+	return c.callRaw("cuMemcpyAsync", c.drv.api.rawMemcpyAsync, uintptr(dst), uintptr(src), uintptr(bytes), uintptr(s))
 }
 
 // MemcpyPeerAsync copies bytes from src in srcCtx to dst in dstCtx with the
 // copy engines, issued from this context (cuMemcpyPeerAsync).
 func (c *Context) MemcpyPeerAsync(dst DevicePtr, dstCtx *Context, src DevicePtr, srcCtx *Context, bytes uint64, s Stream) error {
 	dh, sh := handleOf(dstCtx), handleOf(srcCtx)
-	return c.call(func() error {
-		return c.check(c.drv.api.cuMemcpyPeerAsync(dst, dh, src, sh, bytes, s), "cuMemcpyPeerAsync")
-	})
+	return c.callRaw("cuMemcpyPeerAsync", c.drv.api.rawMemcpyPeerAsync, uintptr(dst), dh, uintptr(src), sh, uintptr(bytes), uintptr(s))
 }
 
 // MemcpyPeer is MemcpyPeerAsync on the legacy default stream, returning

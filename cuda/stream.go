@@ -71,9 +71,7 @@ func (c *Context) EventDestroy(e Event) error {
 
 // EventRecord records e on stream s (cuEventRecord).
 func (c *Context) EventRecord(e Event, s Stream) error {
-	return c.call(func() error {
-		return c.check(c.drv.api.cuEventRecord(e, s), "cuEventRecord")
-	})
+	return c.callRaw("cuEventRecord", c.drv.api.rawEventRecord, uintptr(e), uintptr(s))
 }
 
 // EventSynchronize waits until e has completed (cuEventSynchronize).

@@ -51,6 +51,12 @@ type Entry struct {
 	// StructArgs is false it is left unbound (*Fn nil) for the caller to
 	// report when it is called.
 	ByValue bool
+	// Raw, when set, receives the entry point's address instead of a typed
+	// function in Fn (which may be nil), for Call: the entry points a
+	// sample enqueues hundreds of times, whose arguments are all integers
+	// and handles. A typed function costs about 400 ns a call in reflection
+	// and 8 allocations; Call about 100 ns.
+	Raw *uintptr
 }
 
 func (e Entry) symbols() []string {
@@ -129,7 +135,11 @@ func Load(lib Library, entries []Entry) (*Bound, error) {
 func bind(handle uintptr, e Entry) (string, bool) {
 	for _, name := range e.symbols() {
 		if addr := lookup(handle, name); addr != 0 {
-			register(e.Fn, addr)
+			if e.Raw != nil {
+				*e.Raw = addr
+			} else {
+				register(e.Fn, addr)
+			}
 			return name, true
 		}
 	}

@@ -37,6 +37,14 @@ func lookup(handle uintptr, name string) uintptr {
 
 func register(fptr any, addr uintptr) { purego.RegisterFunc(fptr, addr) }
 
+// Call calls the C function at addr (an Entry's Raw) with integer and
+// handle arguments, and returns its integer result. No argument may be a
+// Go pointer.
+func Call(addr uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(addr, args...)
+	return r
+}
+
 // ThreadID returns the kernel's id of the calling OS thread. A goroutine that
 // has called runtime.LockOSThread is the only one that ever sees its value.
 func ThreadID() int { return syscall.Gettid() }

@@ -19,5 +19,8 @@ func lookup(handle uintptr, name string) uintptr { return 0 }
 
 func register(fptr any, addr uintptr) { panic("dl: register without a library") }
 
+// Call is never reached: no library is loaded here.
+func Call(addr uintptr, args ...uintptr) uintptr { panic("dl: call without a library") }
+
 // ThreadID returns -1: thread identity is only tracked on Linux.
 func ThreadID() int { return -1 }
