@@ -28,8 +28,9 @@ const (
 	atomChainIters     = 1000 // over the counters, in a sample's long set
 	atomSamples        = 10   // per figure, over all its rounds
 	// The chain of the atomic latency runs on atomChainCounters counters
-	// measure.PlacementStep apart (each its own launch), the same places
-	// in every sample, round and run: on a 2× H100 (2026-11-25) a chain
+	// measure.PlacementStep apart (each its own launch) from the start of
+	// the scratch allocation, the same places in every sample, round and
+	// run: on a 2× H100 (2026-11-25) a chain
 	// on one counter took 143.8-253.9 ns an operation by where the round
 	// put it (the same five figures, to 0.1%, in the five rounds of every
 	// run), so a round's figure was its place's, and its rounds' spread
@@ -248,7 +249,8 @@ func (e *Engine) chainSamples(ctx context.Context, l atomicLaunch, issuer, owner
 	const stride = measure.PlacementStep
 	n := uint64(atomChainCounters)
 	span := (n-1)*stride + 256
-	buf, err := owner.Scratch(span)
+	// The same places in every round: not moved by the round's offset.
+	buf, err := owner.ScratchBase(span)
 	if err != nil {
 		return nil, err
 	}

@@ -153,8 +153,10 @@ func bounce(a, b *measure.Device, k kernels.Kernel, iters uint32) ([]uint64, err
 	return a.PingPongTimes(iters, measure.PingChunk)
 }
 
-// copyLatencySizes are the sizes of the small-copy latency test.
-func copyLatencySizes() []uint64 {
+// CopyLatencySizes are the sizes of the small-copy latency tests
+// (lat_copy_host, lat_copy_b2b, lat_copy_device): 4 B to 64 KiB, every
+// fourth power of two.
+func CopyLatencySizes() []uint64 {
 	var out []uint64
 	for n := uint64(4); n <= 64<<10; n *= 4 {
 		out = append(out, n)
@@ -187,7 +189,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 	dirs := []results.Direction{results.DirRead, results.DirWrite}
 	if err := e.enablePair(s, d); err != nil {
 		for _, dir := range dirs {
-			for _, z := range copyLatencySizes() {
+			for _, z := range CopyLatencySizes() {
 				for _, t := range want {
 					e.add(measure.Fail(copyLatFigure(t, dir, s, d, z), err))
 				}
@@ -206,7 +208,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 		if dir == results.DirWrite {
 			issuer = s
 		}
-		for _, z := range copyLatencySizes() {
+		for _, z := range CopyLatencySizes() {
 			if ctx.Err() != nil {
 				return
 			}

@@ -48,8 +48,9 @@ func BenchmarkReference(b *testing.B) {
 	})
 }
 
-// BenchmarkCompare72 measures `p2pbench compare` of two 72-GPU runs with a
-// size sweep on every pair (72×71 pairs × 28 sizes × 2 engines and more):
+// BenchmarkCompare72 measures `p2pbench compare` of two 72-GPU runs with
+// every pair in detail, as --all-pairs measures one (a size sweep of four
+// tests on each of the 72×71 pairs, and more):
 // files (reading both files, comparing every figure and writing the text
 // table, as the command does) and the steps alone.
 func BenchmarkCompare72(b *testing.B) {

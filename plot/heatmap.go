@@ -333,60 +333,89 @@ func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	annotate := fontSize >= 5 && n <= bigMatrix
 	border := n <= 24
 	hatch := draw.LineStyle{Color: midGrey, Width: vg.Points(0.5)}
+	// look is how cell (r, col) is drawn; plain cells (a fill alone) of one
+	// colour side by side in a row are filled as one rectangle: a big
+	// matrix of a sampled plan is mostly missing cells, and filling 5,184
+	// cells one by one was most of a heatmap's drawing.
+	type look struct {
+		fill    color.Color
+		label   string
+		failed  bool
+		hatched bool
+	}
+	lookOf := func(cl cell) look {
+		var lk look
+		switch cl.kind {
+		case cellValue:
+			lk.fill, lk.label = m.color(cl.value), formatValue(cl.value)
+		case cellSelf:
+			lk.fill = paleGrey
+		case cellError:
+			lk.fill, lk.label = lightGrey, "ERR"
+		case cellBadData:
+			lk.fill, lk.label = lightGrey, "BAD DATA"
+		default:
+			lk.fill, lk.label = lightGrey, "—"
+		}
+		lk.failed = cl.kind == cellError || cl.kind == cellBadData
+		if lk.failed && !annotate {
+			lk.fill = alertRed
+		}
+		// A big matrix's missing cells are plain grey: hatching thousands
+		// of cells a few points wide (a sampled plan's matrices are mostly
+		// missing) took longer than the rest.
+		lk.hatched = cl.kind == cellMissing && n <= bigMatrix || lk.failed && annotate
+		return lk
+	}
+	plain := func(lk look) bool { return !border && !lk.hatched && !(annotate && lk.label != "") }
 	for r := 0; r < n; r++ {
+		y0, y1 := trY(float64(r)-0.5), trY(float64(r)+0.5)
+		if y0 > y1 {
+			y0, y1 = y1, y0
+		}
 		for col := 0; col < n; col++ {
-			cl := m.cells[r][col]
-			x0, x1 := trX(float64(col)-0.5), trX(float64(col)+0.5)
-			y0, y1 := trY(float64(r)-0.5), trY(float64(r)+0.5)
-			if y0 > y1 {
-				y0, y1 = y1, y0
+			lk := lookOf(m.cells[r][col])
+			last := col
+			for plain(lk) && last+1 < n {
+				next := lookOf(m.cells[r][last+1])
+				if !plain(next) || !sameColor(next.fill, lk.fill) {
+					break
+				}
+				last++
 			}
+			x0, x1 := trX(float64(col)-0.5), trX(float64(last)+0.5)
 			rect := vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}
-			var fill color.Color
-			label := ""
-			switch cl.kind {
-			case cellValue:
-				fill = m.color(cl.value)
-				label = formatValue(cl.value)
-			case cellSelf:
-				fill = paleGrey
-			case cellError:
-				fill, label = lightGrey, "ERR"
-			case cellBadData:
-				fill, label = lightGrey, "BAD DATA"
-			default:
-				fill, label = lightGrey, "—"
-			}
-			failed := cl.kind == cellError || cl.kind == cellBadData
-			if failed && !annotate {
-				fill = alertRed
-			}
-			c.SetColor(fill)
+			c.SetColor(lk.fill)
 			c.Fill(rect.Path())
-			// A big matrix's missing cells are plain grey: hatching
-			// thousands of cells a few points wide (a sampled plan's
-			// matrices are mostly missing) took longer than the rest.
-			if cl.kind == cellMissing && n <= bigMatrix || failed && annotate {
+			col = last
+			if lk.hatched {
 				hatchRect(c, rect, hatch, vg.Length(math.Max(3, math.Min(6, float64(cellW)/4))))
 			}
 			if border {
 				c.SetLineStyle(draw.LineStyle{Color: white, Width: vg.Points(1)})
 				c.Stroke(rect.Path())
 			}
-			if annotate && label != "" {
-				sty := textStyle(fontSize, textOn(fill))
-				if cl.kind == cellError || cl.kind == cellBadData {
+			if annotate && lk.label != "" {
+				sty := textStyle(fontSize, textOn(lk.fill))
+				if lk.failed {
 					sty = boldStyle(fontSize, alertRed)
 				}
-				if w := sty.Width(label); w > cellW*0.9 {
+				if w := sty.Width(lk.label); w > cellW*0.9 {
 					// A failure label is longer than a value: it shrinks to fit.
 					sty.Font.Size *= font.Length(cellW * 0.9 / w)
 				}
 				sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
-				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
+				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, lk.label)
 			}
 		}
 	}
+}
+
+// sameColor reports whether a and b are one colour.
+func sameColor(a, b color.Color) bool {
+	ar, ag, ab, aa := a.RGBA()
+	br, bg, bb, ba := b.RGBA()
+	return ar == br && ag == bg && ab == bb && aa == ba
 }
 
 // hatchRect strokes 45° lines spaced step apart across r.

@@ -11,9 +11,11 @@ import (
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
-// write72 writes a synthetic 72-GPU run with a size sweep on every pair
-// (72×71 pairs × 28 sizes × 2 engines) and lets it go, so that only what a
-// benchmark reads back is in memory, as in the command.
+// write72 writes a synthetic 72-GPU run with every pair in detail, as
+// --all-pairs measures one (a size sweep of four tests on each of the
+// 72×71 pairs), and lets it go, so that only what a benchmark reads back is
+// in memory, as in the command; cmd/p2pbench's BenchmarkReaders reads the
+// default plan's.
 func write72(b *testing.B, dir string) string {
 	path := filepath.Join(dir, "72.json")
 	run := synth.New(synth.Options{GPUs: 72})

@@ -1,9 +1,11 @@
 package results
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,63 +81,206 @@ func subject(file string) string {
 	return "results file " + file
 }
 
+// MaxFileBytes bounds the JSON of a results file, decompressed: 1 GiB,
+// sixteen times the largest real file (a 72-GPU run's is about 60 MB), so
+// input that decompresses to more (a gzip bomb: 2 GiB of spaces in 2 MB)
+// is refused with a *TooLargeError instead of filling memory; reading
+// never holds more than this bound.
+const MaxFileBytes = 1 << 30
+
+// TooLargeError reports a results input whose JSON is larger than
+// MaxFileBytes, as stored or decompressed.
+type TooLargeError struct {
+	File string // "" when decoding a reader
+	// Size is the size found (the file's, or its gzip trailer's), 0 when
+	// reading stopped at the bound.
+	Size  int64
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Size > 0 {
+		return fmt.Sprintf("%s holds %s of JSON, more than the %s a results file may hold (a 72-GPU run's holds about 60 MB): refused",
+			subject(e.File), FormatBytes(uint64(e.Size)), FormatBytes(uint64(e.Limit)))
+	}
+	return fmt.Sprintf("%s holds more than the %s of JSON a results file may hold (a 72-GPU run's holds about 60 MB): refused",
+		subject(e.File), FormatBytes(uint64(e.Limit)))
+}
+
 // Read reads, checks and validates a results file, gzip-compressed or not;
-// a file of schema version 1 is converted (see Decode).
+// a file of schema version 1 is converted (see Decode). A file whose JSON
+// is larger than MaxFileBytes is refused (a *TooLargeError).
 func Read(path string) (*Run, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	if data, err = gunzip(path, data); err != nil {
+	defer f.Close()
+	data, err := readBounded(path, f, MaxFileBytes)
+	if err != nil {
 		return nil, err
 	}
-	return decode(path, data)
+	return decode(path, data, true)
 }
 
 // Decode reads, checks and validates a results file from r, gzip-compressed
 // or not. A file of schema version 1 is converted to the current version:
 // the unit and convention each of its figures repeated become the catalogue
 // entry of the figure's test. The run's catalogue is completed (see
-// Run.CompleteCatalogue).
+// Run.CompleteCatalogue). Input whose JSON is larger than MaxFileBytes is
+// refused (a *TooLargeError).
 func Decode(r io.Reader) (*Run, error) {
-	data, err := io.ReadAll(r)
+	data, err := readBounded("", r, MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("reading results: %w", err)
-	}
-	if data, err = gunzip("", data); err != nil {
 		return nil, err
 	}
-	return decode("", data)
+	return decode("", data, true)
 }
 
-// gunzip returns the content of data if it is gzip-compressed (it starts
-// with gzip's magic number), else data.
-func gunzip(file string, data []byte) ([]byte, error) {
-	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
-		return data, nil
+// readBounded returns the JSON of r (named file in messages): its bytes,
+// decompressed when they are gzip-compressed (they start with gzip's magic
+// number), refusing more than limit bytes of JSON (a *TooLargeError). It
+// holds no more than the JSON's true size: a regular file's size sizes the
+// buffer, and a file larger than limit is refused unread; a gzip file's
+// trailer states the size of its content, which sizes the buffer when it
+// is within limit and proves true. Else (a trailer that states more, is cut
+// off or lies; several gzip members) the file is first decompressed
+// without being kept, until it proves too large or broken, then again
+// into a buffer of the size found. Only input that cannot be read twice (a
+// pipe) is read into a buffer that grows, up to limit.
+func readBounded(file string, r io.Reader, limit int64) ([]byte, error) {
+	f, _ := r.(*os.File)
+	size, start := int64(-1), int64(0)
+	if f != nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if start, err = f.Seek(0, io.SeekCurrent); err == nil {
+				size = fi.Size() - start
+			}
+		}
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err == nil {
-		data, err = io.ReadAll(zr)
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		if size > limit {
+			return nil, &TooLargeError{File: file, Size: size, Limit: limit}
+		}
+		data, _, err := readAtMost(br, size, limit, true)
+		if err != nil && !errors.As(err, new(*TooLargeError)) {
+			return nil, fmt.Errorf("reading results: %w", err)
+		}
+		return data, tooLarge(err, file)
 	}
-	if err != nil {
+	gunzip := func(hint, limit int64, keep bool) ([]byte, int64, error) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer zr.Close()
+		return readAtMost(zr, hint, limit, keep)
+	}
+	rewind := func() error {
+		_, err := f.Seek(start, io.SeekStart)
+		br.Reset(f)
+		return err
+	}
+	var data []byte
+	var err error
+	switch hint := gzipSize(f, start, size); {
+	case size < 0:
+		data, _, err = gunzip(-1, limit, true)
+	case hint >= 0 && hint <= limit:
+		if data, _, err = gunzip(hint, hint, true); err == nil || !errors.As(err, new(*TooLargeError)) {
+			break
+		}
+		fallthrough // more than the trailer says: several members
+	default:
+		var n int64
+		if err = rewind(); err == nil {
+			_, n, err = gunzip(-1, limit, false)
+		}
+		if err == nil {
+			if err = rewind(); err == nil {
+				data, _, err = gunzip(n, n, true)
+			}
+		}
+	}
+	var tl *TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		tl.Limit = limit
+		return nil, tooLarge(err, file)
+	case err != nil:
 		return nil, fmt.Errorf("%s is gzip-compressed but does not decompress: %w", subject(file), err)
 	}
 	return data, nil
 }
 
-// decode decodes a file of this version in one pass. Unknown fields are
-// ignored: within a schema version fields may only be added, so a newer file
-// of the same version still reads. Only when that fails or finds another
-// version does it look at the version alone, so that a file of another
-// version is reported as such rather than as whatever type mismatch its
-// different shape happens to cause first.
-func decode(file string, data []byte) (*Run, error) {
-	// encoding/json appends a slice's elements to what the slice holds, so
-	// room for every figure saves growing (and copying) the slice a figure
-	// at a time; Encode writes each figure's test as its first field.
-	run := Run{Figures: make([]Figure, 0, bytes.Count(data, []byte(`{"test":`)))}
-	if err := json.Unmarshal(data, &run); err != nil || run.Schema != SchemaVersion {
+// readAtMost reads r to its end, keeping what it reads (in a buffer with
+// room for hint bytes, none when hint < 0) or not, and returns how many
+// bytes it read; more than limit bytes is a *TooLargeError.
+func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error) {
+	lr := io.LimitReader(r, limit+1)
+	var n int64
+	var buf bytes.Buffer
+	var err error
+	if !keep {
+		n, err = io.Copy(io.Discard, lr)
+	} else {
+		if hint >= 0 {
+			buf.Grow(int(hint) + bytes.MinRead)
+		}
+		n, err = buf.ReadFrom(lr)
+	}
+	if n > limit {
+		return nil, n, &TooLargeError{Limit: limit}
+	}
+	return buf.Bytes(), n, err
+}
+
+// tooLarge names file in err when it is a *TooLargeError.
+func tooLarge(err error, file string) error {
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		tl.File = file
+	}
+	return err
+}
+
+// gzipSize is the decompressed size that the trailer of a gzip file
+// states (modulo 2^32: exact up to 4 GiB unless the file is cut off or
+// lies, which gzip's own check at its end finds; of the last member only
+// when there are several), the file holding size bytes from start; -1 when
+// it cannot be read.
+func gzipSize(f *os.File, start, size int64) int64 {
+	var tail [4]byte
+	if f == nil || size < 18 {
+		return -1
+	}
+	if _, err := f.ReadAt(tail[:], start+size-4); err != nil {
+		return -1
+	}
+	return int64(binary.LittleEndian.Uint32(tail[:]))
+}
+
+// decode decodes a file of this version in one pass (with byLines, its
+// figures on every CPU at once where it is laid out as Encode writes it,
+// lines.go). Unknown fields are ignored: within a schema version fields may
+// only be added, so a newer file of the same version still reads. Only when
+// that fails or finds another version does it look at the version alone, so
+// that a file of another version is reported as such rather than as
+// whatever type mismatch its different shape happens to cause first.
+func decode(file string, data []byte, byLines bool) (*Run, error) {
+	var run Run
+	fast := false
+	if byLines {
+		run, fast = decodeLines(data)
+	}
+	if !fast {
+		// encoding/json appends a slice's elements to what the slice holds,
+		// so room for every figure saves growing (and copying) the slice a
+		// figure at a time; Encode writes each figure's test first.
+		run = Run{Figures: make([]Figure, 0, bytes.Count(data, []byte(`{"test":`)))}
+	}
+	if err := decodeWhole(fast, data, &run); err != nil || run.Schema != SchemaVersion {
 		version, verr := schemaVersion(file, data)
 		switch {
 		case verr != nil:
@@ -154,6 +299,15 @@ func decode(file string, data []byte) (*Run, error) {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	return &run, nil
+}
+
+// decodeWhole decodes data into run with encoding/json, unless decodeLines
+// did (done).
+func decodeWhole(done bool, data []byte, run *Run) error {
+	if done {
+		return nil
+	}
+	return json.Unmarshal(data, run)
 }
 
 // schemaVersion reads the schema version of a results file and nothing else.

@@ -29,12 +29,7 @@ func measureCommand(name, usage string) *cli.Command {
 	if name == "bw" || name == "all" {
 		sizes := ""
 		if name == "all" {
-			// Every fourth power of two: the curve's shape at half the
-			// time of every power (a run of all on two GPUs spent a quarter
-			// of its time in the sweep, 2026-11-25), up to 256 MiB: the
-			// matrices measure --size (512 MiB), and 1 GiB took 40% of
-			// the sweep's time for a point on the same plateau.
-			sizes = "4B:256MiB:4"
+			sizes = bench.DefaultSweep
 		}
 		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
 		flags = append(flags,

@@ -51,15 +51,19 @@
 //     wrote every byte of one (the real driver needs neither). Copies, fills
 //     and memsets into pinned memory are held symbolically until a HostRead of
 //     their range (hostmem.go): a program that reads a pinned buffer without
-//     it sees stale bytes. A range the CPU wrote is described (the
-//     verification pattern, one repeated value, else a copy of the bytes,
-//     checked byte for byte) when a copy first reads it; a change the CPU
-//     makes later without HostWritten is not seen by later copies. Blocking
-//     copies (cuMemcpyHtoD, cuMemcpyDtoH) take and leave the bytes at once,
-//     and kernels' word-sized accesses (a latch's flag and status, atomics, a
-//     check's result, a chase's pointers) use the buffer's bytes directly. So
-//     a device holding a host copy costs no memory, and a run holds about the
-//     pinned memory the program touches, as a real one does.
+//     it sees stale bytes (zeros, where the pages were released). A range
+//     the CPU wrote is described (the verification pattern, one repeated
+//     value, else a copy of the bytes, checked byte for byte) at its
+//     HostWritten; a change the CPU makes later without HostWritten is not
+//     seen by copies. Blocking copies (cuMemcpyHtoD, cuMemcpyDtoH) take and
+//     leave the bytes at once, and kernels' word-sized accesses (a latch's
+//     flag and status, atomics, a check's result, a chase's pointers) use
+//     the buffer's bytes directly. The pages of whole chunks held
+//     symbolically go back to the system, and of the ranges settled for the
+//     CPU to read only the latest 1 GiB keep theirs. So a device holding a
+//     host copy costs no memory, and a run holds far less pinned memory than
+//     it allocates (all --simulate dgx-h100: 1.6 GB at most, against 8 GiB
+//     of pinned regions).
 //   - cuMemcpyPeerAsync goes over the link when the issuing context has peer
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do

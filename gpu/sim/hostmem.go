@@ -32,11 +32,35 @@ import (
 // The simulator's own small accesses (a latch's flag and status, a check's
 // result, an atomic, a chase's pointers) settle their few bytes and use the
 // buffer itself, so the host sees them without announcing a read.
+//
+// Nor does the buffer keep its pages once its bytes are held symbolically:
+// a simulated machine has as much pinned memory as a real one (two
+// transfer-size regions per device: 8 GiB on dgx-h100 at 512 MiB), and
+// keeping every page the CPU once filled made `all --simulate dgx-h100`
+// peak at 8 GiB. So the bytes the CPU wrote are described as soon as it
+// says so (HostWritten), and the pages of every chunk described, or
+// overwritten by a GPU, go back to the system (releasePages). The bytes
+// settled for the CPU to read stay until the settled ranges exceed
+// settledBudget; the oldest are then described and their pages released.
+// The CPU reads a range right after announcing it, one at a time (the
+// engine verifies one figure after another), so a range is never released
+// under its reader.
 
 // chunkBytes is the unit in which host bytes are described, at buffer
 // offsets that are multiples of it; a run of host bytes shorter than a
 // chunk stays in the buffer.
 const chunkBytes = 1 << 20
+
+// settledBudget bounds the bytes that settle keeps in the buffers' own
+// pages for the CPU to read: two of the largest transfers the default plan
+// verifies (512 MiB), so that even two reads at once keep their bytes.
+const settledBudget = 1 << 30
+
+// settledRange is a range of a host buffer that settle wrote out for the CPU.
+type settledRange struct {
+	h      *hostBuf
+	off, n uint64
+}
 
 // newHostBuf returns a host buffer over b, holding b's bytes; pages says
 // whether b is the driver's own pages (allocPages), to free with it.
@@ -84,13 +108,67 @@ func (h *hostBuf) settle(off, n uint64) {
 		p.s.bytesAt(h.b[p.lo:p.hi], p.lo)
 	})
 	h.mem.write(off, n, []segment{h.bytesSeg(off, n)})
+	if h.space != nil && n >= chunkBytes {
+		h.space.settled(h, off, n)
+	}
+}
+
+// settled records that [off, off+n) of h is in h's pages for the CPU (in
+// place of any earlier record of those bytes), describing and releasing
+// the oldest such ranges beyond s.budget (settledBudget; never the newest).
+func (s *addressSpace) settled(h *hostBuf, off, n uint64) {
+	// An earlier record of these bytes must not release them later.
+	s.settledRanges = slices.DeleteFunc(s.settledRanges, func(r settledRange) bool {
+		if r.h == h && r.off < off+n && off < r.off+r.n {
+			s.settledBytes -= r.n
+			return true
+		}
+		return false
+	})
+	s.settledRanges = append(s.settledRanges, settledRange{h, off, n})
+	s.settledBytes += n
+	for len(s.settledRanges) > 1 && s.settledBytes > s.budget {
+		r := s.settledRanges[0]
+		s.settledRanges = s.settledRanges[1:]
+		s.settledBytes -= r.n
+		if !r.h.freed {
+			r.h.describe(r.off, r.n)
+			r.h.release(r.off, r.n)
+		}
+	}
+}
+
+// release gives back to the system the pages of [off, off+n) whose bytes
+// the buffer's content holds symbolically (not host bytes): whole pages
+// only, of the driver's own pages only.
+func (h *hostBuf) release(off, n uint64) {
+	if !h.pages || h.freed || n == 0 {
+		return
+	}
+	page := uint64(pageBytes)
+	for _, s := range h.mem.read(off, n) {
+		if s.kind == segHost {
+			continue
+		}
+		lo, hi := alignUp(s.off, page), (s.off+s.n)/page*page
+		if hi > lo {
+			releasePages(h.b[lo:hi])
+		}
+	}
 }
 
 // overwrite marks [off, off+n) as the buffer's own bytes: the caller
 // writes every one of them there.
 func (h *hostBuf) overwrite(off, n uint64) {
-	if n > 0 && !h.freed && !h.inBuffer(off, n) {
+	if n == 0 || h.freed {
+		return
+	}
+	if !h.inBuffer(off, n) {
 		h.mem.write(off, n, []segment{h.bytesSeg(off, n)})
+	}
+	if h.pages && n >= chunkBytes {
+		h.describe(off, n)
+		h.release(off, n)
 	}
 }
 
@@ -98,6 +176,9 @@ func (h *hostBuf) overwrite(off, n uint64) {
 func (h *hostBuf) store(off, n uint64, segs []segment) {
 	if n > 0 && !h.freed {
 		h.mem.write(off, n, segs)
+		if n >= chunkBytes {
+			h.release(off, n)
+		}
 	}
 }
 
@@ -142,6 +223,15 @@ func (h *hostBuf) describe(off, n uint64) {
 
 // free gives the buffer's memory back.
 func (h *hostBuf) free() {
+	if sp := h.space; sp != nil {
+		sp.settledRanges = slices.DeleteFunc(sp.settledRanges, func(r settledRange) bool {
+			if r.h == h {
+				sp.settledBytes -= r.n
+				return true
+			}
+			return false
+		})
+	}
 	h.freed = true
 	h.mem = content{}
 	if h.pages {

@@ -184,3 +184,71 @@ func TestBlockingCopiesOfPinnedBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestHostPagesReleased is issue 27's "8 GiB for dgx-h100": the pages of
+// host memory whose bytes the simulator holds symbolically go back to the
+// system (they read as zeros), and the bytes still verify exactly when the
+// CPU next reads them; of the ranges settled for the CPU, the oldest are
+// released beyond the budget, never the one just settled.
+func TestHostPagesReleased(t *testing.T) {
+	const size = 4 << 20
+	r := newRig(t, "h200x2")
+	c := r.ctx[0]
+	a, err := c.HostAlloc(size, true)
+	r.must(err)
+	b, err := c.HostAlloc(size, true)
+	r.must(err)
+	zero := func(buf []byte) bool {
+		for _, x := range buf {
+			if x != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	holds := func(name string, buf []byte, seed uint32) {
+		t.Helper()
+		for i := uint64(0); i < size/4; i++ {
+			if got, want := binary.LittleEndian.Uint32(buf[4*i:]), kernels.Pattern(seed, i); got != want {
+				t.Fatalf("%s: word %d is %#x, want %#x", name, i, got, want)
+			}
+		}
+	}
+	// What the CPU wrote and announced is described and its pages released.
+	fillHost(c, a.Host, 5)
+	if !zero(a.Host) {
+		t.Error("the pages the CPU filled with the pattern were kept")
+	}
+	dev := r.alloc(0, size)
+	r.must(c.MemcpyAsync(dev, a.Device, size, 0))
+	r.must(c.Synchronize())
+	if _, bad, err := r.check(0, dev, size, 5); bad != 0 || err != nil {
+		t.Errorf("host→0 after release: %d bad words, %v", bad, err)
+	}
+	// What a GPU wrote is settled on reading; a range settled again keeps
+	// its bytes however small the budget.
+	r.d.mem.budget = size
+	r.fill(0, dev, size, 6)
+	r.must(c.MemcpyAsync(a.Device, dev, size, 0))
+	r.must(c.Synchronize())
+	if !zero(a.Host) {
+		t.Error("the pages a GPU overwrote were kept")
+	}
+	c.HostRead(a.Host)
+	holds("a, read", a.Host, 6)
+	r.fill(0, dev, size, 7)
+	r.must(c.MemcpyAsync(a.Device, dev, size, 0))
+	r.must(c.Synchronize())
+	c.HostRead(a.Host)
+	holds("a, read again", a.Host, 7)
+	// Settling b releases a, beyond the budget; a reads right once more.
+	r.must(c.MemcpyAsync(b.Device, dev, size, 0))
+	r.must(c.Synchronize())
+	c.HostRead(b.Host)
+	holds("b", b.Host, 7)
+	if !zero(a.Host) {
+		t.Error("a range beyond the budget was kept")
+	}
+	c.HostRead(a.Host)
+	holds("a, after b", a.Host, 7)
+}

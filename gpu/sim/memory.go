@@ -40,6 +40,7 @@ type hostBuf struct {
 	mem   content
 	pages bool // b is the driver's own pages (allocPages)
 	freed bool
+	space *addressSpace // where settle records what it keeps; nil for a blocking copy's bytes
 }
 
 // ipcMapping is an IPC handle opened in a context.
@@ -55,11 +56,17 @@ type addressSpace struct {
 	devs  [][]*allocation // per device, by base
 	used  []uint64
 	hosts []*hostBuf // by ptr
+	// The ranges settle wrote out for the CPU, oldest first, and their
+	// bytes (hostmem.go).
+	settledRanges []settledRange
+	settledBytes  uint64
+	budget        uint64 // settledBudget (less in tests)
 }
 
 func (s *addressSpace) init(n int) {
 	s.devs = make([][]*allocation, n)
 	s.used = make([]uint64, n)
+	s.budget = settledBudget
 }
 
 func (s *addressSpace) drop() {
@@ -73,6 +80,7 @@ func (s *addressSpace) drop() {
 		h.free()
 	}
 	s.hosts = nil
+	s.settledRanges, s.settledBytes = nil, 0
 }
 
 // span is a resolved range of memory: part of an allocation (possibly
@@ -357,6 +365,7 @@ func (c *devContext) HostAlloc(bytes uint64, mapped bool) (cuda.HostBuffer, erro
 			return cuda.HostBuffer{}, cuda.NewError(cuda.ErrorOutOfMemory, call)
 		}
 		h := newHostBuf(b, true)
+		h.space = &d.mem
 		i := sort.Search(len(d.mem.hosts), func(i int) bool { return d.mem.hosts[i].ptr > h.ptr })
 		d.mem.hosts = append(d.mem.hosts, nil)
 		copy(d.mem.hosts[i+1:], d.mem.hosts[i:])

@@ -218,6 +218,17 @@ func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 	return p + cuda.DevicePtr(dv.offset), nil
 }
 
+// ScratchBase is Scratch without the round's offset: the start of the
+// scratch allocation, for a test that places its own data at the same
+// places in every round (the atomic latency's counters).
+func (dv *Device) ScratchBase(n uint64) (cuda.DevicePtr, error) {
+	p, err := dv.Scratch(n)
+	if err != nil {
+		return 0, err
+	}
+	return p - cuda.DevicePtr(dv.offset), nil
+}
+
 // Layout of the small buffer.
 const (
 	SmallBytes   = 64 << 10

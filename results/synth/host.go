@@ -27,10 +27,11 @@ func (g *gen) host() {
 		}
 		return smLatency
 	}
+	smEngine, smParams := g.smHost()
 	fig := func(test results.Test, e results.Engine, part results.Part, s, d int, gbps float64) results.Figure {
 		var params map[string]string
 		if e != results.EngineCopy {
-			params = g.smParams
+			params = smParams
 		}
 		return g.bwFigure(test, e, "", part, s, d, size, gbps, lat(e), params)
 	}
@@ -47,6 +48,9 @@ func (g *gen) host() {
 		g.add(results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: -1, Dst: d, Size: 2 << 20,
 			Samples: g.latSamples(1190, chaseSamples), Verify: results.VerifyNA,
 			Params: map[string]string{"working_set": "2 MiB", "stride": "128", "hops_per_sample": "512", "memory": "host"}})
+	}
+	if g.planned() {
+		return // a sampled plan has no host copies of every device at once
 	}
 	total := func(test results.Test, e results.Engine, gbps float64) {
 		f := fig(test, e, results.PartTotal, -1, -1, gbps)

@@ -16,8 +16,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -49,8 +54,7 @@ type Options struct {
 	// NoSweep leaves out the size sweeps (4 B … 1 GiB on every pair).
 	NoSweep bool
 	// SweepTests are the tests swept over sizes, of CERead, CEWrite, SMRead
-	// and SMWrite (default CEWrite and SMWrite: the copy engine and the SM
-	// kernel, pushing).
+	// and SMWrite (default all four, as the engine sweeps).
 	SweepTests []results.Test
 	// Faults adds the problems the report should find: a slow pair, a figure
 	// that failed, a failed verification, a slow IPC figure, a clock drop, a
@@ -75,13 +79,15 @@ type Options struct {
 	Rounds      int
 	RoundSpread float64
 	// Representatives and PeersPerDevice, either from 1, shape the run as
-	// the default plan of a large domain (bench's sampled plan): the copy
-	// engine's one-way matrices (ce_read, ce_write), the aggregates and the
-	// host tests on every pair and device; the other matrices, the copies
-	// without peer access, the size sweeps, latency, atomics and IPC on the
-	// detail pairs only: Representatives pairs of each link class (NVLink
-	// count and performance rank), spread over the class, and each device's
-	// next PeersPerDevice devices. Both 0 keep the small machine's plan:
+	// the default plan of a large domain (bench's sampled plan; Default sets
+	// them as the engine does): the copy engine's one-way matrices (ce_read,
+	// ce_write) on every pair, the totals of the tests of many pairs at once
+	// (all_pairs, all_to_one, ...), each device's own host tests and none of
+	// every device at once; the size sweeps and IPC on Representatives
+	// pairs of each link class (NVLink count and performance rank), spread
+	// over the class; the other matrices, the copies without peer access,
+	// latency and atomics on the detail pairs: those and each device's next
+	// PeersPerDevice devices. Both 0 keep the small machine's plan:
 	// everything on every pair, but latency and atomics beyond 8 GPUs.
 	Representatives int
 	PeersPerDevice  int
@@ -104,27 +110,30 @@ type SlowPair struct {
 // MatrixSize is the transfer size of the pairwise bandwidth matrices.
 const MatrixSize = 512 << 20
 
-// smVariant is the SM copy kernel of every SM copy figure; smEngine its engine.
-const smVariant = "v4_u4"
-
-var smEngine = results.SMCopyEngine(smVariant)
-
-// SweepSizes returns the size sweep: powers of two from 4 B to 1 GiB.
+// SweepSizes returns the size sweep of p2pbench all (bench.DefaultSweep).
 func SweepSizes() []uint64 {
-	var s []uint64
-	for n := uint64(4); n <= 1<<30; n *= 2 {
-		s = append(s, n)
+	s, err := units.ParseSizes(bench.DefaultSweep)
+	if err != nil {
+		panic("synth: bench.DefaultSweep does not parse: " + err.Error())
 	}
 	return s
 }
 
-// LatencySizes returns the sizes of the copy latency tests: 4 B to 64 KiB.
-func LatencySizes() []uint64 {
-	var s []uint64
-	for n := uint64(4); n <= 64<<10; n *= 2 {
-		s = append(s, n)
+// LatencySizes returns the sizes of the copy latency tests
+// (bench.CopyLatencySizes).
+func LatencySizes() []uint64 { return bench.CopyLatencySizes() }
+
+// Default returns the options of a run shaped as p2pbench all measures a
+// machine of n GPUs with its defaults: bench's sampled plan beyond
+// bench.SampleAbove devices (the representatives of each link class, each
+// device's bench.DefaultPeers peers), measure.DefaultRounds rounds, and the
+// health readings all takes.
+func Default(n int) Options {
+	o := Options{GPUs: n, Rounds: measure.DefaultRounds, Health: true}
+	if n > bench.SampleAbove {
+		o.Representatives, o.PeersPerDevice = 2, bench.DefaultPeers
 	}
-	return s
+	return o
 }
 
 // atomicOp is an atomic operation of the synthetic runs.
@@ -234,9 +243,12 @@ type gen struct {
 	m   machine
 	rng *rand.Rand
 	run *results.Run
-	// Shared params maps: figures only read them.
-	smParams map[string]string
-	faults   faults
+	// smParams are the params of each SM copy variant's figures, shared:
+	// figures only read them.
+	smParams map[string]map[string]string
+	// cc is the devices' compute capability, major*10+minor.
+	cc     int
+	faults faults
 	// slow maps each ordered pair of a weak link (Options.SlowPairs and the
 	// slow pair Faults plants) to its bandwidth factor.
 	slow map[[2]int]float64
@@ -275,15 +287,20 @@ func New(o Options) *results.Run {
 		o.Samples = 20
 	}
 	if len(o.SweepTests) == 0 {
-		o.SweepTests = []results.Test{results.CEWrite, results.SMWrite}
+		o.SweepTests = []results.Test{results.CERead, results.CEWrite, results.SMRead, results.SMWrite}
 	}
 	g := &gen{
 		o:        o,
 		m:        newMachine(o),
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		smParams: map[string]string{"variant": smVariant, "blocks_per_sm": "4", "block_size": "512"},
+		smParams: map[string]map[string]string{},
 		faults:   faults{ipcSlow: 0.995},
 		slow:     map[[2]int]float64{},
+	}
+	if major, minor, ok := strings.Cut(g.m.gpu.ComputeCapability, "."); ok {
+		a, _ := strconv.Atoi(major)
+		b, _ := strconv.Atoi(minor)
+		g.cc = 10*a + b
 	}
 	slow := o.SlowPairs
 	if o.Faults {
@@ -588,6 +605,37 @@ func (g *gen) bwFigure(test results.Test, engine results.Engine, dir results.Dir
 		Params: params, Samples: g.samples(rate, cv), Verify: results.VerifyPassed}
 }
 
+// smCopy is the SM copy kernel that p2pbench's default settings run on the
+// machine for transfers of size bytes (kernels.CopyVariantFor from
+// kernels.LargeCopyBytes, kernels.SmallCopyVariantFor below), as the
+// figure's engine and params.
+func (g *gen) smCopy(size uint64) (results.Engine, map[string]string) {
+	v := kernels.CopyVariantFor(g.cc)
+	if size < kernels.LargeCopyBytes {
+		v = kernels.SmallCopyVariantFor(g.cc)
+	}
+	return g.smVariant(v)
+}
+
+// smHost is the SM copy kernel of the host tests (kernels.DefaultCopyVariant).
+func (g *gen) smHost() (results.Engine, map[string]string) {
+	return g.smVariant(kernels.DefaultCopyVariant)
+}
+
+// smVariant is SM copy variant v, with its own grid, as engine and params.
+func (g *gen) smVariant(v string) (results.Engine, map[string]string) {
+	p, ok := g.smParams[v]
+	if !ok {
+		blocks, threads := 2, 512
+		if k, ok := kernels.CopyKernelByVariant(v); ok {
+			blocks, threads = k.DefaultGrid()
+		}
+		p = map[string]string{"variant": v, "blocks_per_sm": strconv.Itoa(blocks), "block_size": strconv.Itoa(threads)}
+		g.smParams[v] = p
+	}
+	return results.SMCopyEngine(v), p
+}
+
 // Per-transfer latencies of the size models, seconds.
 const (
 	ceLatency = 2.6e-6
@@ -617,13 +665,14 @@ func (g *gen) bandwidth() {
 			if !g.inDetail(s, d) {
 				continue // the sampled plan: the other matrices on the detail pairs
 			}
-			r := g.bwFigure(results.SMRead, smEngine, results.DirRead, results.PartNone, s, d, size, smRead, smLatency, g.smParams)
+			smEngine, smParams := g.smCopy(size)
+			r := g.bwFigure(results.SMRead, smEngine, results.DirRead, results.PartNone, s, d, size, smRead, smLatency, smParams)
 			if [2]int{s, d} == g.faults.failed {
-				r.Error, r.ErrorName = "launching p2p_copy_v4_u4 on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
+				r.Error, r.ErrorName = "launching p2p_copy_"+smParams["variant"]+" on device 0: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT"
 				r.Verify = results.VerifyNA
 			}
 			g.add(r)
-			g.add(g.bwFigure(results.SMWrite, smEngine, results.DirWrite, results.PartNone, s, d, size, smWrite, smLatency, g.smParams))
+			g.add(g.bwFigure(results.SMWrite, smEngine, results.DirWrite, results.PartNone, s, d, size, smWrite, smLatency, smParams))
 			staged := math.Min(0.45*g.m.pcieGBps, ce)
 			g.add(g.bwFigure(results.NoP2PCopy, results.EngineStaged, "", results.PartNone, s, d, size, staged, 8e-6, nil))
 		}
@@ -637,6 +686,7 @@ func (g *gen) bandwidth() {
 			}
 			ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
 			link := ce / 0.876
+			smEngine, smParams := g.smCopy(size)
 			for _, b := range []struct {
 				test   results.Test
 				engine results.Engine
@@ -646,8 +696,8 @@ func (g *gen) bandwidth() {
 			}{
 				{results.CEBidir, results.EngineCopy, results.DirRead, 0.9935 * ce, nil},
 				{results.CEBidir, results.EngineCopy, results.DirWrite, 0.9945 * ce, nil},
-				{results.SMBidir, smEngine, results.DirRead, 0.748 * link, g.smParams},
-				{results.SMBidir, smEngine, results.DirWrite, 0.815 * link, g.smParams},
+				{results.SMBidir, smEngine, results.DirRead, 0.748 * link, smParams},
+				{results.SMBidir, smEngine, results.DirWrite, 0.815 * link, smParams},
 			} {
 				if g.m.links(s, d) == 0 {
 					b.each = 0.8 * ce
@@ -671,35 +721,42 @@ func (g *gen) bandwidth() {
 	}
 }
 
-// sweep measures every pair of detailPairs at every size of SweepSizes (but
-// the matrix size, which the matrices already hold) for each test of
-// Options.SweepTests.
+// sweep measures the pairs the engine sweeps (sweepPairs) at every size of
+// SweepSizes (but the matrix size, which the matrices already hold) for
+// each test of Options.SweepTests.
 func (g *gen) sweep() {
-	for _, p := range g.detailPairs() {
+	for _, p := range g.sweepPairs() {
 		s, d := p[0], p[1]
 		ce := g.m.peerGBps(s, d) * g.pairFactor(s, d)
 		link := ce / 0.876
 		for _, test := range g.o.SweepTests {
-			peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
-			switch test {
-			case results.CEWrite:
-				peak, dir = ce*1.001, results.DirWrite
-			case results.SMRead:
-				peak, lat, engine, params = 0.829*link, smLatency, smEngine, g.smParams
-			case results.SMWrite:
-				peak, lat, engine, params, dir = 0.823*link, smLatency, smEngine, g.smParams, results.DirWrite
-			}
-			if g.m.links(s, d) == 0 && engine != results.EngineCopy {
-				peak = 0.95 * ce
-			}
 			for _, size := range SweepSizes() {
-				if size != MatrixSize {
-					g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
+				if size == MatrixSize {
+					continue
 				}
+				peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
+				switch test {
+				case results.CEWrite:
+					peak, dir = ce*1.001, results.DirWrite
+				case results.SMRead:
+					peak, lat = 0.829*link, smLatency
+					engine, params = g.smCopy(size)
+				case results.SMWrite:
+					peak, lat, dir = 0.823*link, smLatency, results.DirWrite
+					engine, params = g.smCopy(size)
+				}
+				if g.m.links(s, d) == 0 && engine != results.EngineCopy {
+					peak = 0.95 * ce
+				}
+				g.add(g.bwFigure(test, engine, dir, results.PartNone, s, d, size, peak, lat, params))
 			}
 		}
 	}
 }
+
+// sweepPairs are the pairs the engine sweeps: the detail pairs, on a
+// sampled plan the representatives of each link class only.
+func (g *gen) sweepPairs() [][2]int { return g.pairs(0) }
 
 // gpuGBps is what one GPU can send (or take in) at once over all its paths.
 func (g *gen) gpuGBps(x int) float64 {
@@ -738,9 +795,12 @@ func (g *gen) aggregates() {
 			}
 			share := 0.97 * math.Min(g.m.peerGBps(s, d), g.gpuGBps(s)/float64(n-1))
 			total += share
-			g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartPair, s, d, size, share, ceLatency, nil))
+			if !g.planned() { // a sampled plan records the totals only
+				g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartPair, s, d, size, share, ceLatency, nil))
+			}
 		}
 	}
+	smEngine, smParams := g.smCopy(size)
 	g.add(g.bwFigure(results.AllPairs, results.EngineCopy, results.DirWrite, results.PartTotal, -1, -1, size, total*0.98, ceLatency,
 		map[string]string{"pairs": strconv.Itoa(n * (n - 1))}))
 	for _, k := range []struct {
@@ -752,8 +812,8 @@ func (g *gen) aggregates() {
 	}{
 		{results.AllToOne, results.OneToAll, results.EngineCopy, results.DirWrite, 1, nil},
 		{results.AllToOne, results.OneToAll, results.EngineCopy, results.DirRead, 0.995, nil},
-		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirWrite, 0.94, g.smParams},
-		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirRead, 0.95, g.smParams},
+		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirWrite, 0.94, smParams},
+		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirRead, 0.95, smParams},
 	} {
 		g.groups(k.toOne, k.oneToAll, k.engine, k.dir, k.speed, size, k.params)
 	}
@@ -778,13 +838,13 @@ func (g *gen) groups(toOne, oneToAll results.Test, engine results.Engine, dir re
 			}
 		}
 		in, out = speed*math.Min(in, g.gpuGBps(x)), speed*math.Min(out, g.gpuGBps(x))
-		for y := 0; y < n; y++ {
+		for y := 0; y < n && !g.planned(); y++ {
 			if y != x {
 				g.add(g.bwFigure(toOne, engine, dir, results.PartPair, y, x, size, in/float64(n-1), lat, params))
 			}
 		}
 		g.add(g.bwFigure(toOne, engine, dir, results.PartTotal, -1, x, size, in, lat, group))
-		for y := 0; y < n; y++ {
+		for y := 0; y < n && !g.planned(); y++ {
 			if y != x {
 				g.add(g.bwFigure(oneToAll, engine, dir, results.PartPair, x, y, size, out/float64(n-1), lat, params))
 			}
@@ -824,7 +884,11 @@ func (g *gen) planned() bool { return g.o.Representatives > 0 || g.o.PeersPerDev
 // detailPairs are the pairs measured in detail: with the sampled plan, the
 // representatives of each link class and then each device's next
 // PeersPerDevice devices, each pair once; else every ordered pair.
-func (g *gen) detailPairs() [][2]int {
+func (g *gen) detailPairs() [][2]int { return g.pairs(g.o.PeersPerDevice) }
+
+// pairs are the representatives of each link class (on the sampled plan;
+// else every ordered pair) and then each device's next peers devices.
+func (g *gen) pairs(peers int) [][2]int {
 	n := g.o.GPUs
 	classes := map[[2]int][][2]int{}
 	var order, out [][2]int
@@ -859,7 +923,7 @@ func (g *gen) detailPairs() [][2]int {
 		}
 	}
 	for s := range n {
-		for i := 1; i <= min(g.o.PeersPerDevice, n-1); i++ {
+		for i := 1; i <= min(peers, n-1); i++ {
 			add([2]int{s, (s + i) % n})
 		}
 	}
@@ -925,15 +989,18 @@ func (g *gen) latency() {
 				Params: map[string]string{"measure": m.name, "round_trips_per_sample": "100"}})
 		}
 	}
-	for _, size := range LatencySizes() {
-		for _, p := range pairs {
-			ns := 2100 + float64(size)/g.m.peerGBps(p[0], p[1])
-			g.add(results.Figure{Test: results.LatCopyDevice, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
-				Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
-			g.add(results.Figure{Test: results.LatCopyHost, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
-				Size: size, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
-			g.add(results.Figure{Test: results.LatCopyB2B, Engine: results.EngineCopy, Direction: results.DirRead, Src: p[0], Dst: p[1],
-				Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA, Params: map[string]string{"copies_per_sample": "50"}})
+	// Pulled (issued by the destination) and pushed, as the engine copies.
+	for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {
+		for _, size := range LatencySizes() {
+			for _, p := range pairs {
+				ns := 2100 + float64(size)/g.m.peerGBps(p[0], p[1])
+				g.add(results.Figure{Test: results.LatCopyDevice, Engine: results.EngineCopy, Direction: dir, Src: p[0], Dst: p[1],
+					Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA})
+				g.add(results.Figure{Test: results.LatCopyHost, Engine: results.EngineCopy, Direction: dir, Src: p[0], Dst: p[1],
+					Size: size, Samples: g.latSamples(ns+6300, copyLatSamples), Verify: results.VerifyNA})
+				g.add(results.Figure{Test: results.LatCopyB2B, Engine: results.EngineCopy, Direction: dir, Src: p[0], Dst: p[1],
+					Size: size, Samples: g.latSamples(ns, copyLatSamples), Verify: results.VerifyNA, Params: map[string]string{"copies_per_sample": "50"}})
+			}
 		}
 	}
 }
@@ -1000,7 +1067,7 @@ func (g *gen) atomics() {
 }
 
 // ipc repeats the copy-engine tests across two processes: on the
-// detail pairs with the sampled plan, else on pairs 0→1,
+// representatives with the sampled plan, else on pairs 0→1,
 // 1→0 and 0→last.
 func (g *gen) ipc() {
 	n := g.o.GPUs
@@ -1008,7 +1075,7 @@ func (g *gen) ipc() {
 	seen := map[[2]int]bool{}
 	pairs := [][2]int{{0, 1}, {1, 0}, {0, n - 1}}
 	if g.planned() {
-		pairs = g.detailPairs()
+		pairs = g.sweepPairs() // the representatives, on a sampled plan
 	}
 	for _, p := range pairs {
 		if p[0] == p[1] || seen[p] {

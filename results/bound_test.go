@@ -1,0 +1,140 @@
+package results_test
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// spacesGzip returns a valid one-member gzip file of n MiB of spaces,
+// about 1 KiB per MiB: deflate flushed after each MiB settles, from the
+// third, on the same bytes (the window all spaces), so they are repeated
+// instead of compressed n times.
+func spacesGzip(t *testing.T, mib int) []byte {
+	t.Helper()
+	spaces := bytes.Repeat([]byte(" "), 1<<20)
+	var part bytes.Buffer
+	zw, err := flate.NewWriter(&part, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks [][]byte
+	for range 3 {
+		zw.Write(spaces)
+		zw.Flush()
+		chunks = append(chunks, bytes.Clone(part.Bytes()))
+		part.Reset()
+	}
+	if !bytes.Equal(chunks[1], chunks[2]) {
+		t.Fatal("deflate of spaces did not settle: build the test input another way")
+	}
+	zw.Close()
+	out := bytes.NewBuffer([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	crc := uint32(0)
+	for i := range mib {
+		out.Write(chunks[min(i, 2)])
+		crc = crc32.Update(crc, crc32.IEEETable, spaces)
+	}
+	out.Write(part.Bytes()) // the final block
+	out.Write(binary.LittleEndian.AppendUint32(nil, crc))
+	out.Write(binary.LittleEndian.AppendUint32(nil, uint32(uint64(mib)<<20)))
+	return out.Bytes()
+}
+
+// TestReadRefusesGzipBomb reads a 2 MB gzip file of 2 GiB of spaces: Read
+// refuses it in one line as too large, holding a few megabytes at most.
+func TestReadRefusesGzipBomb(t *testing.T) {
+	bomb := spacesGzip(t, 2048)
+	if len(bomb) > 3<<20 {
+		t.Fatalf("the bomb is %d bytes, want about 2 MB", len(bomb))
+	}
+	path := filepath.Join(t.TempDir(), "bomb.json.gz")
+	if err := os.WriteFile(path, bomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := results.Read(path)
+	runtime.ReadMemStats(&after)
+	var tl *results.TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("Read of a gzip bomb: %v, want a TooLargeError", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, path) || !strings.Contains(msg, "refused") {
+		t.Errorf("message %q: want one line naming the file", msg)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("Read allocated %d MiB refusing the bomb, want a few", got>>20)
+	}
+}
+
+// TestReadBound covers the bound where no size is known first: a stream,
+// a gzip file of several members (its trailer states the last one's size),
+// a plain file larger than the bound (refused unread).
+func TestReadBound(t *testing.T) {
+	const limit = 4 << 20
+	one := spacesGzip(t, 3)
+	cases := []struct {
+		name string
+		data []byte
+		ok   bool
+		want int // bytes of JSON
+	}{
+		{"plain within", bytes.Repeat([]byte(" "), limit), true, limit},
+		{"plain over", bytes.Repeat([]byte(" "), limit+1), false, 0},
+		{"gzip within", one, true, 3 << 20},
+		{"gzip members over", slices.Concat(one, one), false, 0},
+	}
+	for _, c := range cases {
+		for _, asFile := range []bool{false, true} {
+			var err error
+			var data []byte
+			if asFile {
+				path := filepath.Join(t.TempDir(), "x.json")
+				if err := os.WriteFile(path, c.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				f, ferr := os.Open(path)
+				if ferr != nil {
+					t.Fatal(ferr)
+				}
+				data, err = results.ReadBounded(path, f, limit)
+				f.Close()
+			} else {
+				data, err = results.ReadBounded("", bytes.NewReader(c.data), limit)
+			}
+			var tl *results.TooLargeError
+			switch {
+			case c.ok && err != nil:
+				t.Errorf("%s (file %v): %v", c.name, asFile, err)
+			case c.ok && !bytes.Equal(bytes.TrimLeft(data, " "), nil):
+				t.Errorf("%s (file %v): read other bytes than spaces", c.name, asFile)
+			case c.ok && len(data) != c.want:
+				t.Errorf("%s (file %v): read %d bytes", c.name, asFile, len(data))
+			case !c.ok && !errors.As(err, &tl):
+				t.Errorf("%s (file %v): %v, want a TooLargeError", c.name, asFile, err)
+			}
+		}
+	}
+	// A sparse file over MaxFileBytes is refused by its size, unread.
+	path := filepath.Join(t.TempDir(), "huge.json")
+	if err := os.WriteFile(path, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, results.MaxFileBytes+1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	if _, err := results.Read(path); !errors.As(err, new(*results.TooLargeError)) {
+		t.Errorf("Read of a file over the bound: %v, want a TooLargeError", err)
+	}
+}

@@ -1,0 +1,76 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/synth"
+)
+
+// TestDecodeByLines: a file as Encode writes it decodes its figures line
+// by line, to the run that decoding it whole gives; laid out otherwise, or
+// crafted so that its lines mislead, it decodes whole, to the same run or
+// the same error as encoding/json's reading of it.
+func TestDecodeByLines(t *testing.T) {
+	run := synth.New(synth.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
+	run.Verdict = &results.Verdict{Status: results.StatusPass, Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
+	var enc bytes.Buffer
+	if err := run.Encode(&enc); err != nil {
+		t.Fatal(err)
+	}
+	data := enc.Bytes()
+	if !results.ByLines(data) {
+		t.Fatal("a file as Encode writes it is not decoded line by line")
+	}
+	same := func(name string, data []byte) {
+		t.Helper()
+		got, gerr := results.Decode(bytes.NewReader(data))
+		want, werr := results.DecodeWhole(data)
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("%s: error %v, decoded whole %v", name, gerr, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the run differs from the one decoded whole", name)
+		}
+	}
+	same("as written", data)
+	got, err := results.Decode(bytes.NewReader(data))
+	if err != nil || len(got.Figures) != len(run.Figures) || got.Verdict == nil || len(got.Verdict.Figures) != 1 {
+		t.Fatalf("decoded %v: want %d figures and the verdict", err, len(run.Figures))
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, data, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	nl := bytes.IndexByte(data, '\n')
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		lines bool
+	}{
+		{"indented", indented.Bytes(), false},
+		// "figures" again at the end: the last counts.
+		{"figures twice", append(bytes.Clone(data[:len(data)-2]), []byte(`,"figures":[]}`+"\n")...), false},
+		// The second line's key inside an object of the first line.
+		{"nested key", append(append(bytes.Clone(data[:nl-1]), []byte(`,"x":{"a":1,`)...), append(data[nl:len(data)-2], []byte("}}\n")...)...), false},
+		// The same, the run's own figures being the stand-in decodeLines
+		// puts in place of the lines: only the first line's check tells.
+		{"nested key, stand-in", append(append(bytes.Clone(data[:nl-1]), []byte(`,"x":{"a":1,`)...),
+			append(data[nl:len(data)-2], []byte(`},"figures":[{"test":"\u0000figures on their own lines"}]}`+"\n")...)...), false},
+		{"figure broken", bytes.Replace(data, []byte(`{"test":"ce_read"`), []byte(`{"test":ce_read"`), 1), false},
+		{"comma missing", bytes.Replace(data, []byte("},\n{"), []byte("}\n{"), 1), false},
+		{"cut short", data[:len(data)/2], false},
+	} {
+		if results.ByLines(c.data) != c.lines {
+			t.Errorf("%s: decoded line by line: %v, want %v", c.name, !c.lines, c.lines)
+		}
+		same(c.name, c.data)
+	}
+	if _, err := results.Decode(strings.NewReader(string(data[:len(data)/2]))); err == nil {
+		t.Error("a file cut short decodes")
+	}
+}
