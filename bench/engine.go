@@ -63,8 +63,10 @@ type Engine struct {
 	timer measure.Timer
 	peers *measure.Peers
 	seeds *measure.Seeds
-	devs  map[int]*measure.Device
-	order []int
+	// chains holds each chase figure's chain seeds (chainSeeds).
+	chains map[string][]uint32
+	devs   map[int]*measure.Device
+	order  []int
 	// sched is the run's plan: its link classes and detail pairs;
 	// linkGBps and hostLinkGBps the theoretical bandwidths its estimate
 	// reads (cost.go), of each pair and of a device's PCIe link.
@@ -100,7 +102,7 @@ func NewEngine(drv gpu.Driver, opt Options) *Engine {
 	opt.SetDefaults()
 	e := &Engine{drv: drv, opt: opt, timer: measure.Timer{LatchTimeout: opt.LatchTimeout}, peers: measure.NewPeers(),
 		seeds: measure.NewSeeds(0x5eed), devs: map[int]*measure.Device{}, rounds: opt.Rounds, timings: map[string]measure.Timing{},
-		checked: map[string]bool{}, checkWindowMs: map[string]float64{}}
+		checked: map[string]bool{}, checkWindowMs: map[string]float64{}, chains: map[string][]uint32{}}
 	e.traffic = measure.NewMeter(opt.Monitor, e.busID, e.note)
 	return e
 }

@@ -73,13 +73,21 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		if err != nil {
 			return err
 		}
-		// A new chain every round: the chase of one chain may settle in one
-		// of two modes beyond L2, and the rounds show which.
-		if err := owner.BuildChain(buf, ws, e.seeds.Next()); err != nil {
-			return err
+		// The same chains every round (measure.ChaseChains): one chain
+		// beyond L2 keeps one of two modes by its seed.
+		seeds := e.chainSeeds(f.Key())
+		for i, n := range measure.ChainShares(chunks) {
+			if err := owner.BuildChain(buf, ws, seeds[i]); err != nil {
+				return err
+			}
+			s, err := runner.Chase(buf, ws, n)
+			if err != nil {
+				return err
+			}
+			f.Samples = append(f.Samples, s...)
 		}
-		f.Samples, err = runner.Chase(buf, ws, chunks)
-		return err
+		f.Params["chains"] = strconv.Itoa(len(measure.ChainShares(chunks)))
+		return nil
 	}()
 	e.addResult(err, f)
 }
@@ -328,4 +336,18 @@ func hostCopyLatency(clock func() time.Duration, issuer, s, d *measure.Device, d
 
 func copyLatFigure(test results.Test, dir results.Direction, s, d *measure.Device, size uint64) results.Figure {
 	return results.Figure{Test: test, Engine: results.EngineCopy, Direction: dir, Src: s.Index, Dst: d.Index, Size: size, Unit: results.UnitNs}
+}
+
+// chainSeeds are the seeds of a chase figure's chains, drawn from the run's
+// seeds the first time and the same in every round after.
+func (e *Engine) chainSeeds(key string) []uint32 {
+	if s, ok := e.chains[key]; ok {
+		return s
+	}
+	s := make([]uint32, measure.ChaseChains)
+	for i := range s {
+		s[i] = e.seeds.Next()
+	}
+	e.chains[key] = s
+	return s
 }

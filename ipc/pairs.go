@@ -316,12 +316,35 @@ func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
 	f := r.figure(p, results.IPCLatChase, results.EngineSM, ws)
 	maps.Copy(f.Params, measure.ChaseParams(ws, "ipc", r.infos[f.Src].L2CacheBytes))
 	err := r.usable(p)
-	if err == nil {
+	// The same chains every round (measure.ChaseChains), as in one process.
+	seeds := r.chainSeeds(f.Key())
+	for i, n := range measure.ChainShares(chunks) {
+		if err != nil {
+			break
+		}
 		var rep samplesReply
-		err = r.call(ctx, p, p.b, opChase, chaseReq{Owner: p.a, Runner: p.b, Bytes: ws, Seed: r.seeds.Next(), Chunks: chunks}, &rep)
-		f.Samples = rep.Samples
+		err = r.call(ctx, p, p.b, opChase, chaseReq{Owner: p.a, Runner: p.b, Bytes: ws, Seed: seeds[i], Chunks: n}, &rep)
+		f.Samples = append(f.Samples, rep.Samples...)
 	}
+	f.Params["chains"] = strconv.Itoa(len(measure.ChainShares(chunks)))
 	r.record(ctx, p, []results.Figure{f}, err)
+}
+
+// chainSeeds are the seeds of a chase figure's chains, drawn from the run's
+// seeds the first time and the same in every round after.
+func (r *parent) chainSeeds(key string) []uint32 {
+	if s, ok := r.chains[key]; ok {
+		return s
+	}
+	s := make([]uint32, measure.ChaseChains)
+	for i := range s {
+		s[i] = r.seeds.Next()
+	}
+	if r.chains == nil {
+		r.chains = map[string][]uint32{}
+	}
+	r.chains[key] = s
+	return s
 }
 
 // pingPong bounces a flag between a (initiator) and b (responder), each

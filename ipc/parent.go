@@ -136,6 +136,8 @@ type parent struct {
 	dropped map[int]bool
 	sizes   map[string]uint64
 	seeds   *measure.Seeds
+	// chains holds each chase figure's chain seeds (chainSeeds).
+	chains  map[string][]uint32
 	notes   []string
 	traffic *measure.Meter
 	coll    *measure.Collector

@@ -176,7 +176,7 @@ func (f Figure) Key() string {
 // machines whose caches or SM counts differ.
 func DescriptiveParam(name string) bool {
 	switch name {
-	case "threads", "ptx", "memory", "cache", "native_atomic_supported":
+	case "threads", "ptx", "memory", "cache", "native_atomic_supported", "chains":
 		return true
 	}
 	return strings.HasSuffix(name, "_per_sample") || strings.HasSuffix(name, "_per_thread") ||

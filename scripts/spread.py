@@ -19,7 +19,7 @@ import statistics
 import sys
 
 # Params that describe a figure rather than identify it (results.DescriptiveParam).
-DESCRIPTIVE = {"threads", "native_atomic_supported", "memory", "cache", "ptx"}
+DESCRIPTIVE = {"threads", "native_atomic_supported", "memory", "cache", "ptx", "chains"}
 
 
 def descriptive(k):

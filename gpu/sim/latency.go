@@ -72,12 +72,13 @@ func (l *launch) chaseBuild() (*op, error) {
 const maxWalk = 1 << 26
 
 // walkChase follows hops pointers from start as a kernel of c would. It
-// returns the final pointer, the working set (for the cache model) and the
-// device holding the chain (-1 host); ok is false at an illegal address.
-func (d *Driver) walkChase(c *devContext, start, hops uint64) (final, footprint uint64, mem int, ok bool) {
+// returns the final pointer, the working set (for the cache model), the
+// device holding the chain (-1 host) and the chain's desc when it is one
+// p2p_chase_build wrote (nil otherwise); ok is false at an illegal address.
+func (d *Driver) walkChase(c *devContext, start, hops uint64) (final, footprint uint64, mem int, chain *chaseDesc, ok bool) {
 	sp, found := d.resolve(start, 8)
 	if !found || !c.accessible(sp) {
-		return 0, 0, 0, false
+		return 0, 0, 0, nil, false
 	}
 	mem = sp.dev()
 	if sp.a != nil {
@@ -89,7 +90,7 @@ func (d *Driver) walkChase(c *devContext, start, hops uint64) (final, footprint 
 			if start-rel == desc.addr && rel%desc.stride == 0 && len(whole) == 1 &&
 				whole[0].chase == desc && whole[0].origin == s.origin {
 				node := desc.advance(rel/desc.stride, hops)
-				return desc.addr + node*desc.stride, desc.nodes * desc.stride, mem, true
+				return desc.addr + node*desc.stride, desc.nodes * desc.stride, mem, desc, true
 			}
 		}
 		footprint = sp.a.size
@@ -101,12 +102,12 @@ func (d *Driver) walkChase(c *devContext, start, hops uint64) (final, footprint 
 	for i := uint64(0); i < min(hops, maxWalk); i++ {
 		sp, found := d.resolve(p, 8)
 		if !found || !c.accessible(sp) || p%8 != 0 {
-			return 0, 0, 0, false
+			return 0, 0, 0, nil, false
 		}
 		d.readBytes(sp, b[:])
 		p = binary.LittleEndian.Uint64(b[:])
 	}
-	return p, footprint, mem, true
+	return p, footprint, mem, nil, true
 }
 
 // hopLatency is the ns of one dependent load from device dev to memory on
@@ -161,7 +162,8 @@ func (l *launch) chase() (*op, error) {
 		var footprint uint64
 		var mem int
 		var ok bool
-		final, footprint, mem, ok = d.walkChase(c, a.Start, uint64(a.Chunks)*uint64(a.Hops))
+		var chain *chaseDesc
+		final, footprint, mem, chain, ok = d.walkChase(c, a.Start, uint64(a.Chunks)*uint64(a.Hops))
 		if !ok {
 			return illegalAddress("p2p_chase on device %d followed a pointer to memory it cannot reach (start %#x)", c.dev, a.Start)
 		}
@@ -170,6 +172,10 @@ func (l *launch) chase() (*op, error) {
 		}
 		o.setup = l.kernelSetup(o, mem != c.dev)
 		hop := d.hopLatency(c.dev, mem, footprint)
+		if mm := d.m.m; chain != nil && mm.chaseSeedMode > 0 && footprint > uint64(d.m.gpu.l2Bytes) && chain.seed%3 == 0 {
+			// A third of the chains beyond L2 keep the faster mode.
+			hop *= 1 - mm.chaseSeedMode
+		}
 		stamps = make([]float64, a.Chunks+1)
 		t := o.start + o.setup
 		stamps[0] = t

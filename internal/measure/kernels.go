@@ -73,6 +73,14 @@ const (
 	ChaseStride = 128 // bytes between chase nodes: one node per cache line
 	chaseHops   = 512 // dependent loads per timed chunk
 	ChaseChunks = 100 // timed chunks per chase figure, over all its rounds
+	// ChaseChains is how many chains, each of its own seed, every round of
+	// a chase follows, the same seeds in every round (ChainShares): on a
+	// 2× H100 (2026-11-25) a chain beyond L2 kept one of two modes, 850-930
+	// or 1005 ns a load 0 → 1, by its seed; with a new seed every round the
+	// rounds' figures were their chains' modes, the same pattern in every
+	// run, and their spread (up to 15%) all compare could hold a change
+	// against.
+	ChaseChains = 4
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
 	// so one that fits in L2 is there; chaseTLBHops of a longer one, 32
@@ -234,4 +242,19 @@ func (dv *Device) WaitPingPong() (uint32, error) {
 // one per chunk of round trips, and one at the start.
 func (dv *Device) PingPongTimes(iters, chunk uint32) ([]uint64, error) {
 	return dv.readU64(dv.small+smallTimes, int(iters/chunk)+1)
+}
+
+// ChainShares splits a round's chunks of a chase over its chains: one
+// share per chain, at least one chunk each, as many chains as chunks
+// allow up to ChaseChains.
+func ChainShares(chunks int) []int {
+	n := min(ChaseChains, chunks)
+	out := make([]int, n)
+	for i := range out {
+		out[i] = chunks / n
+		if i < chunks%n {
+			out[i]++
+		}
+	}
+	return out
 }
