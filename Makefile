@@ -53,9 +53,10 @@ dist:
 test-arm64:
 	scripts/test-arm64.sh
 
-## fuzz: a minute of fuzzing each parser of outside input (results files, sizes, device lists, imports)
-FUZZ_TARGETS := ./results:FuzzDecode ./internal/units:FuzzParseDeviceList ./internal/units:FuzzParseSize \
-	./internal/units:FuzzParseSizes
+## fuzz: a minute of fuzzing each parser of outside input (results files, plain and gzip-compressed,
+## specs, sizes, device lists, imports)
+FUZZ_TARGETS := ./results:FuzzDecode ./results:FuzzDecodeGzip ./verdict:FuzzParseSpec \
+	./internal/units:FuzzParseDeviceList ./internal/units:FuzzParseSize ./internal/units:FuzzParseSizes
 fuzz:
 	for t in $(FUZZ_TARGETS) $$(cd ingest && grep -ho '^func Fuzz[A-Za-z]*' *_test.go | sed 's|^func |./ingest:|'); do \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=60s -fuzzminimizetime=2s "$${t%%:*}" || exit 1; \

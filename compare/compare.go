@@ -430,12 +430,14 @@ func change(row *Row, i int, base, other side, test *uTest, processFrom *string)
 		return Change{}, nil
 	}
 	ratio := o.Center / b.Center
-	if math.IsInf(ratio, 0) {
-		// Beyond any percentage (a center near the smallest float): the
-		// cells show both medians, and no change is claimed.
+	pct := 100 * (ratio - 1)
+	if math.IsInf(ratio, 0) || math.IsInf(pct, 0) {
+		// Beyond any percentage (a center near the smallest float; the
+		// ratio may be finite and its percentage not): the cells show
+		// both medians, and no change is claimed.
 		return Change{}, nil
 	}
-	ch := Change{Valid: true, Pct: 100 * (ratio - 1)}
+	ch := Change{Valid: true, Pct: pct}
 	on, process := unitsOf(base, other)
 	*processFrom = process
 	if on == "" {
@@ -491,14 +493,20 @@ func differences(inputs []Input) ([]Difference, []string) {
 		vals := make([]string, len(inputs))
 		same := true
 		for i, in := range inputs {
-			vals[i] = p.get(in.Runs[0])
-			same = same && vals[i] == vals[0]
+			first := p.get(in.Runs[0])
+			seen := []string{first}
 			for _, r := range in.Runs[1:] {
-				if v := p.get(r); v != vals[i] {
-					within = append(within, fmt.Sprintf("the runs of %s differ in %s: %s, %s", in.Name, p.what, vals[i], v))
-					break
+				if v := p.get(r); !slices.Contains(seen, v) {
+					if len(seen) == 1 {
+						within = append(within, fmt.Sprintf("the runs of %s differ in %s: %s, %s", in.Name, p.what, first, v))
+					}
+					seen = append(seen, v)
 				}
 			}
+			// A side whose runs differ shows every value it pooled: the
+			// property is not the same, whatever the first runs say.
+			vals[i] = strings.Join(seen, " + ")
+			same = same && len(seen) == 1 && vals[i] == vals[0]
 		}
 		if !same {
 			out = append(out, Difference{What: p.what, Values: vals})

@@ -494,8 +494,16 @@ func TestReadInputs(t *testing.T) {
 // +Inf": a median so small that the other run's is more than the largest
 // float times it gives no change, and every format writes.
 func TestChangeBeyondAPercentage(t *testing.T) {
+	// 1e-309: the ratio overflows; 1e-307 (normal floats, which validation
+	// accepts): the ratio is finite, its percentage not (issue 28, item 11).
+	for _, factor := range []float64{1e-309, 1e-307} {
+		changeBeyondAPercentage(t, factor)
+	}
+}
+
+func changeBeyondAPercentage(t *testing.T, factor float64) {
 	base := baseRun(t)
-	tiny := variant(base, 1e-309, pair(0, 1))
+	tiny := variant(base, factor, pair(0, 1))
 	res := run(t, compare.Options{}, tiny, base)
 	seen := false
 	for _, row := range res.Rows {

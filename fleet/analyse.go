@@ -10,6 +10,7 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Fleet analyses the nodes added so far.
@@ -100,7 +101,15 @@ func (t *Type) describe() {
 		c.MAD, _ = stats.MedianAbsoluteDeviation(v)
 		c.Min, _ = stats.Min(v)
 		c.Max, _ = stats.Max(v)
-		c.Judged = len(v) >= minJudged && c.Median > 0
+		switch {
+		case verdict.Unjudged(c.Test) != "":
+			c.NotJudged = "nothing judges " + string(c.Test) + ": " + verdict.Unjudged(c.Test)
+		case len(v) < minJudged:
+			c.NotJudged = fmt.Sprintf("%d figure%s, fewer than the %d a class needs", len(v), plural(len(v)), minJudged)
+		case !(c.Median > 0):
+			c.NotJudged = "its median is not above 0"
+		}
+		c.Judged = c.NotJudged == ""
 	}
 }
 
@@ -183,7 +192,9 @@ func (c *Class) judge(x float64, o Options) judgement {
 	if c.Unit.LowerIsBetter() {
 		j.perf = -j.perf
 	}
-	j.outlier = math.Abs(j.z) >= o.Z && math.Abs(j.dev) >= o.Threshold
+	// One-sided: only a figure worse than its class is an outlier, as
+	// check holds a figure only to what it should at least reach.
+	j.outlier = j.perf < 0 && math.Abs(j.z) >= o.Z && math.Abs(j.dev) >= o.Threshold
 	return j
 }
 
@@ -262,6 +273,12 @@ func (f *Fleet) judgeNode(t *Type, n *Node) {
 func topologyNotes(types []*Type) {
 	majority := map[string]*Type{}
 	for _, t := range types { // most nodes first
+		if t.topology == "" {
+			// An imported run (or one without a topology) says nothing of
+			// its links: not a different topology, an unknown one.
+			t.Note = "topology unknown (the runs do not record it): compared only with each other"
+			continue
+		}
 		m, ok := majority[t.GPUs]
 		if !ok {
 			majority[t.GPUs] = t
@@ -298,6 +315,9 @@ func (n *Node) decide() {
 		n.Verdict = Failed
 	case len(n.Reasons) > 0:
 		n.Verdict = Outlier
+	case n.Judged == 0:
+		n.Verdict = NotJudged
+		n.Reasons = []string{"none of its figures could be judged: each class needs figures of " + fmt.Sprint(minJudged) + " or more pairs or nodes of its machine type (see each type's classes not judged)"}
 	default:
 		n.Verdict = OK
 	}

@@ -24,9 +24,11 @@
 // 3.5, Iglewicz and Hoaglin's cut-off for the modified z-score) and x lies
 // at least Options.Threshold (default 5%) from the median, so
 // that a class whose nodes agree to 0.1% does not flag noise. The MAD
-// counts as at least 0.1% of the median. Outliers are flagged both ways: a
-// node far faster than its peers is as suspect as a slow one. A class of
-// fewer than 5 figures is described but not judged.
+// counts as at least 0.1% of the median. Outliers are one-sided: only a
+// figure worse than its class is one (check holds figures to what they
+// should at least reach, never to a ceiling). A class of fewer than 5
+// figures, or of a test nothing judges (verdict.Unjudged: lat_copy_device),
+// is described but not judged, and says why.
 //
 // Nodes and links. A node whose outliers are at least half of the figures
 // it has in judged classes is an outlier node: the whole machine is off,
@@ -37,7 +39,10 @@
 // Verdicts. Until p2pbench defines verdicts of its own, a node's verdict
 // is FAILED when its run is incomplete or has figures that failed (an
 // error, data that did not verify), else OUTLIER when it has outlier
-// figures or its topology differs from most nodes with its GPUs, else OK.
+// figures or its topology differs from most nodes with its GPUs, else NOT
+// JUDGED when none of its figures was in a judged class, else OK. Runs
+// without a topology (imports) form a type of unknown topology, which is
+// no outlier for it.
 //
 // Inputs. Load reads files, directories (every *.json and *.json.gz under
 // them) and glob patterns, several files at once, and keeps of each run only its figures'
@@ -45,8 +50,8 @@
 // is listed with its error and the rest are analysed; incomplete runs are
 // analysed and named.
 //
-// The package reads results only: it imports results, report and plot,
-// never cuda, gpu, bench or ipc.
+// The package reads results only: it imports results, verdict, report and
+// plot, never cuda, gpu, bench or ipc.
 package fleet
 
 import "github.com/p2pbench/p2pbench/results"
@@ -71,11 +76,14 @@ const (
 	// madFloor is the least MAD, relative to the median.
 	madFloor = 0.001
 	// minJudged is the fewest figures a class needs to be judged.
-	minJudged = 5
+	minJudged = MinJudged
 	// nodeShare is the share of a node's judged figures that, as
 	// outliers, make the whole node an outlier.
 	nodeShare = 0.5
 )
+
+// MinJudged is the fewest figures a class needs to be judged.
+const MinJudged = 5
 
 // Verdict is a node's verdict.
 type Verdict string
@@ -84,6 +92,9 @@ const (
 	OK      Verdict = "OK"
 	Outlier Verdict = "OUTLIER"
 	Failed  Verdict = "FAILED"
+	// NotJudged is a node none of whose figures could be judged (no class
+	// of its type had enough figures, or only figures nothing judges).
+	NotJudged Verdict = "NOT JUDGED"
 )
 
 // Fleet is the analysis of many nodes' results.
@@ -156,9 +167,11 @@ type Class struct {
 	MAD    float64 `json:"mad"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	// Judged is false for a class too small (or of a zero median) to judge.
-	Judged   bool `json:"judged"`
-	Outliers int  `json:"outliers"`
+	// Judged is false for a class too small (or of a zero median) to
+	// judge, or of a test nothing judges; NotJudged then says why.
+	Judged    bool   `json:"judged"`
+	NotJudged string `json:"not_judged,omitempty"`
+	Outliers  int    `json:"outliers"`
 
 	kind kind
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -137,6 +138,8 @@ func expand(paths []string, b *Builder) []string {
 				b.AddError(m, err)
 			case fi.IsDir():
 				walk(m, add, b)
+			case !fi.Mode().IsRegular():
+				b.AddError(m, infile.Check(m))
 			default:
 				add(m)
 			}
@@ -165,6 +168,12 @@ func walk(dir string, add func(string), b *Builder) {
 				return fs.SkipDir
 			}
 		case !d.IsDir() && resultsName(path):
+			// A FIFO (or device) named *.json would block the read forever:
+			// it is listed as unreadable, never opened.
+			if err := infile.Check(path); err != nil {
+				b.AddError(path, err)
+				return nil
+			}
 			found = append(found, path)
 		}
 		return nil

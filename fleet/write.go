@@ -11,6 +11,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Document is the fleet as a document of package report: what was read,
@@ -30,9 +31,9 @@ func (f *Fleet) Document(figures bool) *report.Document {
 			incomplete++
 		}
 	}
-	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED.",
-		f.Files, len(f.Nodes), len(f.Types), plural(len(f.Types)), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed]))
-	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% from the median of its class: the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
+	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED, %d NOT JUDGED.",
+		f.Files, len(f.Nodes), len(f.Types), plural(len(f.Types)), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed], counts[NotJudged]))
+	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% worse than the median of its class (a better figure is none): the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
 		f.Options.Z, 100*f.Options.Threshold))
 	var unreadable [][]string
 	for _, u := range f.Unreadable {
@@ -52,7 +53,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 		}
 	}
 	if len(attention) == 0 && len(f.Nodes) > 0 {
-		d.Para("Every node is OK.")
+		d.Para("Every node is OK, as far as its judged figures go (each type says what it could not judge).")
 	}
 	d.Table("Nodes that need attention", []string{"node", "type", "verdict", "figures", "failed", "outliers", "why"}, attention, "lllrrrl")
 	for _, t := range f.Types {
@@ -71,6 +72,9 @@ func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Figure) {
 	d.Para("Links: " + t.Links + ".")
 	if t.Note != "" {
 		d.Para("Note: " + t.Note + ".")
+	}
+	if s := t.notJudged(); s != "" {
+		d.Para(s)
 	}
 	var nodes, links, others [][]string
 	for _, n := range f.OutlierNodes {
@@ -190,4 +194,38 @@ func (f *Fleet) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// notJudged says which of the type's classes were not judged, and why; ""
+// when every class was judged.
+func (t *Type) notJudged() string {
+	n, small := 0, 0
+	var tests []string
+	why := map[string]string{}
+	for _, c := range t.Classes {
+		if c.Judged {
+			continue
+		}
+		n++
+		if u := verdict.Unjudged(c.Test); u != "" {
+			if _, ok := why[string(c.Test)]; !ok {
+				tests = append(tests, string(c.Test))
+				why[string(c.Test)] = u
+			}
+			continue
+		}
+		small++
+	}
+	if n == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Not judged: %d of the %d classes", n, len(t.Classes))
+	var parts []string
+	if small > 0 {
+		parts = append(parts, fmt.Sprintf("%d with fewer than %d figures (too few nodes or pairs of this type to tell an outlier)", small, minJudged))
+	}
+	for _, test := range tests {
+		parts = append(parts, fmt.Sprintf("those of %s (%s)", test, why[test]))
+	}
+	return s + ": " + strings.Join(parts, "; ") + "."
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // maxPairRows is the most pairs listed one per row; more are summarised.
@@ -224,7 +225,11 @@ func systemSection(d *Document, run *results.Run) {
 		}
 	}
 	add("simulated", sim)
-	add("data verified", yesNo(run.Verify))
+	verified := "yes"
+	if why := verdict.Unverified(run); why != "" {
+		verified = "no: " + why
+	}
+	add("data verified", verified)
 	complete := "yes"
 	if !run.Complete {
 		complete = "NO: " + run.Stopped

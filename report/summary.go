@@ -45,8 +45,8 @@ func Summary(run *results.Run) *Document {
 	if noisiest != nil {
 		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(verdict.LargeTransfer), 100*noisiest.Stats.CV, results.FigureName(noisiest))
 	}
-	if !run.Verify {
-		lines = append(lines, "Data verification was OFF (--no-verify).")
+	if why := verdict.Unverified(run); why != "" {
+		lines = append(lines, "Data not verified: "+why+".")
 	}
 	for _, n := range run.Notes {
 		lines = append(lines, "note: "+n)

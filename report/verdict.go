@@ -219,7 +219,7 @@ func verdictLine(v *results.Verdict) string {
 	case results.StatusWarn:
 		return fmt.Sprintf("Nothing failed, but %s warned: look at them before relying on the figures.%s", checksText(warned), unjudged)
 	case results.StatusNotJudged:
-		return "Nothing of the machine could be judged: the run has no figure the expectations cover and no health reading." + unjudged
+		return "Nothing of the machine could be judged: the run has no figure the expectations cover, and a health reading alone does not vouch for its links." + unjudged
 	}
 	if len(notJudged) > 0 {
 		return "Every check that had something to judge passed: this machine is as good as it should be, as far as they go." + unjudged

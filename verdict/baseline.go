@@ -51,6 +51,12 @@ func (b *baseline) Source() results.ExpectationSource {
 }
 
 func (b *baseline) forRun(run *results.Run) (figureJudge, error) {
+	// A baseline is the same kind of machine, known to be good: another
+	// kind's figures say nothing of whether this one is as good as it
+	// should be (compare sets different machines side by side).
+	if mine, theirs := run.GPUSummary(), b.base.GPUSummary(); mine != theirs {
+		return nil, &SpecError{File: b.file, Entry: -1, Err: fmt.Errorf("the baseline is of another machine (%s; this run: %s): judge against a known-good run of the same GPUs, or set the runs side by side with p2pbench compare", theirs, mine)}
+	}
 	res, err := compare.Compare([]compare.Input{{Name: b.file, Runs: []*results.Run{b.base}}, {Name: "run", Runs: []*results.Run{run}}}, compare.Options{Threshold: b.threshold})
 	if err != nil {
 		return nil, &SpecError{File: b.file, Entry: -1, Err: err}

@@ -16,10 +16,11 @@ import (
 // baseline that shares no figure with it); the command line exits 2 for it.
 //
 // The verdict is PASS, WARN or FAIL by its worst check; NOT JUDGED where
-// nothing warned or failed and no check of the machine (MachineCheck)
-// judged anything: a file with neither a judged figure nor a health
-// reading is not a machine that passed. A check with nothing to judge by
-// is not judged, never PASS.
+// nothing warned or failed and no figure was judged (the bandwidth,
+// latency and pairs checks judged nothing): a file without a judged figure
+// is not a machine that passed, even when its health readings are clean
+// (a link at half speed shows in its figures, not in its error counters).
+// A check with nothing to judge by is not judged, never PASS.
 func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	judge, err := exp.forRun(run)
 	if err != nil {
@@ -59,12 +60,12 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	j := &judgement{run: run, v: v, figs: figs, health: readHealth(run), clocks: readClocks(run),
 		ipcItems: ipcChecked, ipcJudged: ipcJudged}
 	v.Checks = j.checks()
-	judged := false // some check of the machine judged something
+	judged := false // some check of the figures judged something
 	for _, c := range v.Checks {
 		if c.Status.Worse(v.Status) {
 			v.Status = c.Status
 		}
-		judged = judged || MachineCheck(c.Name) && c.Status != results.StatusNotJudged && c.Status != results.StatusNote
+		judged = judged || figureCheck(c.Name) && c.Status != results.StatusNotJudged && c.Status != results.StatusNote
 		if c.Status == results.StatusFail || c.Status == results.StatusWarn {
 			if a := kindOf(c.Name).advice; a != "" && !slices.Contains(v.NextSteps, a) {
 				v.NextSteps = append(v.NextSteps, a)
@@ -107,6 +108,12 @@ func judgeFigure(run *results.Run, f *results.Figure, judge figureJudge) (result
 		fv.Reason += fmt.Sprintf("; measured beside other programs' processes (pids %v): the shortfall may be theirs, rerun on idle GPUs", f.OtherProcesses)
 	}
 	return fv, ok
+}
+
+// figureCheck reports whether the check of that name judges figures of the
+// machine: a verdict passes only where one of them judged something.
+func figureCheck(name string) bool {
+	return name == "bandwidth" || name == "latency" || name == "pairs"
 }
 
 // checkKind is one line of a verdict, and what to do when it fails or
@@ -199,7 +206,7 @@ func (j *judgement) checks() []results.Check {
 			c.Summary = j.clocks.summary(run)
 		case "measurements":
 			c.Items, judged = measurementItems(run), len(run.Figures) > 0
-			c.Summary = fmt.Sprintf("all %d figures measured and their data verified", len(run.Figures))
+			c.Summary = measurementSummary(run)
 		case "pairs":
 			c.Items, judged, c.Summary = pairItems(run)
 		case "noise":

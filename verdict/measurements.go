@@ -24,10 +24,91 @@ func measurementItems(run *results.Run) []results.CheckItem {
 		out = append(out, results.CheckItem{Status: results.StatusFail, Subject: "run", Message: msg})
 	}
 	if !run.Verify {
-		out = append(out, results.CheckItem{Status: results.StatusWarn, Subject: "run",
-			Message: "run with --no-verify: the data that moved was not checked"})
+		out = append(out, unverified(run))
 	}
 	return append(out, failureItems(run)...)
+}
+
+// unverified is the item of a run that did not check its data: a run
+// made with --no-verify warns; an imported run warns where its tool was
+// told not to check (figures "skipped"), and is a note where the tool
+// checks nothing (figures "n/a": nvbandwidth), which is no choice of the
+// run's.
+func unverified(run *results.Run) results.CheckItem {
+	if run.Imported == nil {
+		return results.CheckItem{Status: results.StatusWarn, Subject: "run",
+			Message: "run with --no-verify: the data that moved was not checked"}
+	}
+	tool := run.Tool.Name
+	for i := range run.Figures {
+		if run.Figures[i].Verify == results.VerifySkipped {
+			return results.CheckItem{Status: results.StatusWarn, Subject: "run",
+				Message: tool + " was run with its check of the data turned off: the data that moved was not checked"}
+		}
+	}
+	return results.CheckItem{Status: results.StatusNote, Subject: "run",
+		Message: tool + " does not check the data it moves: the figures' data is unverified, by the tool's design, not the run's choice"}
+}
+
+// Unverified says why the data of run was not checked, as the verdict's
+// measurements check says it (--no-verify, or an imported tool that checks
+// nothing); "" for a run that checked it. Reports say it in these words.
+func Unverified(run *results.Run) string {
+	if run.Verify {
+		return ""
+	}
+	return unverified(run).Message
+}
+
+// measurementSummary says what a clean measurements check saw, every
+// count true: how many figures were measured, and of how many the data was
+// verified, failed to verify or was not checked, and why not.
+func measurementSummary(run *results.Run) string {
+	n := len(run.Figures)
+	var failed, passed, bad, skipped, na int
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		switch {
+		case f.Error != "":
+			failed++
+		case f.Verify == results.VerifyPassed:
+			passed++
+		case f.Verify == results.VerifyFailed:
+			bad++
+		case f.Verify == results.VerifySkipped:
+			skipped++
+		default:
+			na++
+		}
+	}
+	s := fmt.Sprintf("all %d figures measured", n)
+	if failed > 0 {
+		s = fmt.Sprintf("%d of %d figures measured", n-failed, n)
+	}
+	if n-failed > 0 && passed == n-failed {
+		return s + " and their data verified"
+	}
+	var parts []string
+	if passed > 0 {
+		parts = append(parts, fmt.Sprintf("%d verified", passed))
+	}
+	if bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed to verify", bad))
+	}
+	if skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d not checked (turned off)", skipped))
+	}
+	if na > 0 {
+		why := "latency figures, not checked by design"
+		if run.Imported != nil {
+			why = run.Tool.Name + " did not check them"
+		}
+		parts = append(parts, fmt.Sprintf("%d not checked (%s)", na, why))
+	}
+	if len(parts) == 0 {
+		return s
+	}
+	return s + "; their data: " + strings.Join(parts, ", ")
 }
 
 // failureItems groups the figures that failed by test, cause and

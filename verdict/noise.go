@@ -37,10 +37,21 @@ const (
 // two modes for a whole process or chain (hardware.md): their rounds that
 // disagree are explained.
 var knownModes = map[results.Test]string{
-	results.LatCopyDevice: "one copy's device time depends on state a process keeps (on the 2× H200 12.1 or 20.3 µs by process): the table reports it, nothing judges it; the back-to-back figure (lat_copy_b2b) is what each copy costs",
+	results.LatCopyDevice: unjudged[results.LatCopyDevice],
 	results.LatChase:      "a chain followed beyond L2 settles in one of two modes (on the 2× H200 about 850 and 990 ns per load); every round builds a new chain, so the median is over the modes the rounds met and the interval spans them",
 	results.IPCLatChase:   "a chain followed beyond L2 settles in one of two modes (on the 2× H200 about 850 and 990 ns per load); every round builds a new chain, so the median is over the modes the rounds met and the interval spans them",
 }
+
+// unjudged are the tests whose figures nothing holds to a bound or to
+// each other (the tables report them), and why.
+var unjudged = map[results.Test]string{
+	results.LatCopyDevice: "one copy's device time depends on state a process keeps (on the 2× H200 12.1 or 20.3 µs by process): the table reports it, nothing judges it; the back-to-back figure (lat_copy_b2b) is what each copy costs",
+}
+
+// Unjudged says why the figures of test t are judged by nothing (not by
+// check, nor by fleet among nodes); "" for a test whose figures may be
+// judged.
+func Unjudged(t results.Test) string { return unjudged[t] }
 
 // noisyFigure is a figure that varied more than it should, with its cause.
 type noisyFigure struct {

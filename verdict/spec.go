@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -37,7 +38,10 @@ import (
 // size for the pairwise matrices, every size for other tests); with the
 // params it names. A figure below its min (above its max) FAILs. Several
 // entries may hold one figure; the worst outcome counts. Figures no entry
-// matches are not judged.
+// matches are not judged; an entry that matches no figure of the run (another
+// size, a typo in a params value, a test not run) is an error, never a pass:
+// a contract is judged whole or not at all. The tests across processes are
+// held to their twins in one process, never to a spec.
 //
 // JSON rather than YAML: encoding/json reads it with no new dependency,
 // rejects unknown fields and says where a malformed file breaks; a YAML
@@ -101,10 +105,17 @@ func (e *SpecError) Error() string {
 
 func (e *SpecError) Unwrap() error { return e.Err }
 
+// MaxSpecBytes bounds a spec file: a contract is a few kilobytes.
+const MaxSpecBytes = 4 << 20
+
 // LoadSpec reads and checks a spec file (see Spec); every problem is a
-// *SpecError.
+// *SpecError. Only a regular file of at most MaxSpecBytes is read: a FIFO
+// or a device is refused before it is opened (infile).
 func LoadSpec(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, MaxSpecBytes)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err // the message names the file already
+	}
 	if err != nil {
 		return nil, &SpecError{File: path, Entry: -1, Err: err}
 	}
@@ -147,6 +158,7 @@ func jsonProblem(data []byte, dec *json.Decoder, err error) string {
 		off = se.Offset - 1 // encoding/json counts the offending byte as read
 	case errors.As(err, &te):
 		off = te.Offset
+		err = typeProblem(te)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return "empty or truncated JSON"
 	}
@@ -154,6 +166,24 @@ func jsonProblem(data []byte, dec *json.Decoder, err error) string {
 	line := bytes.Count(data[:off], []byte("\n")) + 1
 	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
 	return fmt.Sprintf("malformed at line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// typeProblem says in JSON's words (not Go's) which value has the wrong
+// kind: "figures.min: a number, not a string".
+func typeProblem(te *json.UnmarshalTypeError) error {
+	where := "the spec"
+	if te.Field != "" {
+		where = te.Field
+	}
+	return fmt.Errorf("%s: %s, not %s", where, results.JSONKind(te.Type), article(te.Value))
+}
+
+// article puts "a" or "an" before one of encoding/json's value kinds.
+func article(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // check checks an entry on its own.
@@ -172,6 +202,8 @@ func (e *SpecEntry) check() error {
 		return fmt.Errorf("direction %q is not read or write", e.Direction)
 	case e.Part != "" && !slices.Contains([]results.Part{results.PartForward, results.PartReverse, results.PartPair, results.PartTotal}, e.Part):
 		return fmt.Errorf("part %q is not forward, reverse, pair or total", e.Part)
+	case info.SameProcess != "":
+		return fmt.Errorf("%s is held to %s, its twin in one process, not to a spec: name %s", e.Test, info.SameProcess, info.SameProcess)
 	case e.Link != "" && !slices.Contains(linkClasses, e.Link):
 		return fmt.Errorf("link class %q is not one of %s", e.Link, joinClasses(linkClasses))
 	case (e.Min == nil) == (e.Max == nil):
@@ -300,6 +332,9 @@ func (s *Spec) forRun(run *results.Run) (figureJudge, error) {
 		}
 		return classOf(run, f)
 	}
+	if err := s.unmatched(run, matrix, class); err != nil {
+		return nil, err
+	}
 	return func(f *results.Figure) (results.FigureVerdict, bool) {
 		var out results.FigureVerdict
 		found := false
@@ -338,4 +373,47 @@ func (e *SpecEntry) matches(f *results.Figure, matrixSize uint64, class func(*re
 		}
 	}
 	return e.Link == "" || class(f) == e.Link
+}
+
+// unmatched is the *SpecError of the entries that match no figure of run:
+// they would judge nothing, and a verdict over a part of a contract is not
+// the contract's. A figure that failed counts as matched: it fails the run.
+func (s *Spec) unmatched(run *results.Run, matrix uint64, class func(*results.Figure) LinkClass) error {
+	var idle []string
+	for i := range s.Figures {
+		e := &s.Figures[i]
+		found := false
+		for j := range run.Figures {
+			if e.matches(&run.Figures[j], matrix, class) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			idle = append(idle, fmt.Sprintf("figures[%d] (%s)", i, e.describe()))
+		}
+	}
+	if len(idle) == 0 {
+		return nil
+	}
+	n := len(idle)
+	if n > maxListed {
+		idle = append(idle[:maxListed], fmt.Sprintf("and %d more", n-maxListed))
+	}
+	return &SpecError{File: s.file, Entry: -1, Err: fmt.Errorf("%d of its %d entries match no figure of this run, so they would judge nothing: %s; measure what they name (--tests, --size, --sizes) or remove them",
+		n, len(s.Figures), strings.Join(idle, ", "))}
+}
+
+// describe writes an entry in a few words: its test and what it selects.
+func (e *SpecEntry) describe() string {
+	words := []string{string(e.Test)}
+	for _, w := range []string{string(e.Direction), string(e.Part), string(e.Link), e.Size} {
+		if w != "" {
+			words = append(words, w)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Params)) {
+		words = append(words, fmt.Sprintf("%s=%q", k, e.Params[k]))
+	}
+	return strings.Join(words, " ")
 }

@@ -35,9 +35,9 @@ func checkCommand() *cli.Command {
 			"the vendor's figure with a wide margin where none measured the path; never the machine's\n" +
 			"own). Link health is NVIDIA's DCGM policy on the NVLink counters (replay, recovery, CRC\n" +
 			"rates), naming GPU and link; other programs on the GPUs and clocks held down warn; known,\n" +
-			"explained behaviour is a note; what was not read is not judged. Exit status 0 for PASS,\n" +
-			"WARN and NOT JUDGED (5 for WARN with --strict), 5 for FAIL, 2 for a spec or baseline that\n" +
-			"cannot judge the run.",
+			"explained behaviour is a note; what was not read is not judged. Exit status 0 for PASS\n" +
+			"and WARN (5 for WARN with --strict), 5 for FAIL, 4 for NOT JUDGED (no figure judged), 2 for\n" +
+			"a spec or baseline that cannot judge the run (an entry that matches no figure included).",
 		Flags: append(verdictFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "also write the results with their verdict to `FILE`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "what to print: text (the verdict page), junit (JUnit XML for CI: a test case per check and per judged figure) or prometheus (the verdict and headline figures as Prometheus text, metrics p2pbench_*, GPUs labelled by serial, for node_exporter's textfile collector)"}),
@@ -100,7 +100,7 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	case spec != "" && base != "":
 		return nil, usageError{errors.New("--expect and --baseline exclude each other: judge against one of them")}
 	case spec != "":
-		s, err := verdict.LoadSpec(spec)
+		s, err := interruptible(c.Context, func() (*verdict.Spec, error) { return verdict.LoadSpec(spec) })
 		if err != nil {
 			return nil, usageError{err}
 		}
@@ -119,14 +119,11 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	return nil, nil
 }
 
-// judgeAfterwards reads what all is to judge its run against, before
-// anything is measured: a spec that names a link class the machine lacks is
-// refused now (exit 2), not after the run.
-func judgeAfterwards(c *cli.Context, run *results.Run) (func(*results.Run) error, error) {
-	exp, err := expectationsOf(c)
-	if err != nil {
-		return nil, err
-	}
+// judgeAfterwards holds what all is to judge its run against (read by
+// expectationsOf) to the machine before anything is measured: a spec that
+// names a link class the machine lacks is refused now (exit 2), not after
+// the run.
+func judgeAfterwards(run *results.Run, exp verdict.Expectations) (func(*results.Run) error, error) {
 	if spec, ok := exp.(*verdict.Spec); ok {
 		if err := spec.Fits(run); err != nil {
 			return nil, usageError{err}
@@ -154,8 +151,12 @@ func judge(run *results.Run, exp verdict.Expectations) error {
 }
 
 // verdictStatus is exit status 5 for a failing verdict (a WARN too under
-// --strict), naming the first failing check.
+// --strict), naming the first failing check, and 4 for a verdict that
+// judged nothing of the machine (NOT JUDGED is no PASS).
 func verdictStatus(c *cli.Context, v *results.Verdict) error {
+	if v != nil && v.Status == results.StatusNotJudged {
+		return failedFigures(errors.New("verdict NOT JUDGED: no figure of the run is one the expectations cover (give --expect or --baseline that name its figures, or measure the sizes the expectation table covers)"))
+	}
 	if v == nil || !verdict.Failing(v, c.Bool("strict")) {
 		return nil
 	}

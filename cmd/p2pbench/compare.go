@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -112,6 +115,11 @@ func compareAction(c *cli.Context) error {
 			return err
 		}
 	}
+	for _, in := range cmp.inputs {
+		if err := infile.Check(in); errors.Is(err, infile.ErrNotRegular) {
+			return err // a FIFO would block the read: refused before it is opened
+		}
+	}
 	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
 	if err != nil {
 		return err
@@ -120,7 +128,12 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return compare.Write(w, res, cmp.format) }
+	write := func(w io.Writer) error {
+		if cmp.format != "json" { // text from the files, written where a terminal may show it
+			w = termsafe.New(w)
+		}
+		return compare.Write(w, res, cmp.format)
+	}
 	if cmp.output != "" {
 		err = writeRendered(c.Context, cmp.output, write)
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
@@ -200,5 +201,10 @@ func noArgs(c *cli.Context) error {
 // readRun reads a results file; a signal stops the wait, even one for a
 // FIFO that no process writes.
 func readRun(ctx context.Context, path string) (*results.Run, error) {
+	// A FIFO or a device would block the read, or never end it: refused
+	// before it is opened (exit status 2).
+	if err := infile.Check(path); errors.Is(err, infile.ErrNotRegular) {
+		return nil, err
+	}
 	return interruptible(ctx, func() (*results.Run, error) { return results.Read(path) })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 )
 
@@ -23,8 +25,11 @@ func fleetCommand() *cli.Command {
 			"glob pattern. Nodes are grouped by machine type (GPUs and the link of every ordered\n" +
 			"pair); within a type, a figure is an outlier when it is at least --z robust z-scores\n" +
 			"(|x - median| / (1.4826 MAD)) and at least --threshold from the median of the same\n" +
-			"figure on the same link class across the type's nodes. Unreadable inputs are listed,\n" +
-			"never dropped.",
+			"figure on the same link class across the type's nodes, and worse than it (one-sided);\n" +
+			"lat_copy_device, which nothing judges, and classes of too few figures are not judged,\n" +
+			"and each type says so. Unreadable inputs are listed, never dropped. Exit status 4 when no\n" +
+			"node could be read or judged; with --fail-on-outlier, 5 for outliers, failures or\n" +
+			"unreadable inputs.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(fleet.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the view to `FILE` instead of standard output"},
@@ -64,6 +69,13 @@ func fleetAction(c *cli.Context) error {
 	}
 	reportOut, reportFormat := c.String("report"), ""
 	if reportOut != "" {
+		// fleet's --format is its view's: the report's format comes from
+		// the file's extension alone.
+		switch strings.ToLower(filepath.Ext(reportOut)) {
+		case ".pdf", ".md", ".markdown":
+		default:
+			return usageError{fmt.Errorf("--report %q: name a .pdf or .md file", reportOut)}
+		}
 		if reportOut, reportFormat, err = reportOutput("", reportOut, ""); err != nil {
 			return err
 		}
@@ -77,7 +89,12 @@ func fleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return f.Write(w, format) }
+	write := func(w io.Writer) error {
+		if format != "json" { // text from the files, written where a terminal may show it
+			w = termsafe.New(w)
+		}
+		return f.Write(w, format)
+	}
 	if out := c.String("output"); out != "" {
 		err = writeRendered(c.Context, out, write)
 	} else {
@@ -112,16 +129,30 @@ func fleetAction(c *cli.Context) error {
 	return fleetAttention(c, f)
 }
 
-// fleetAttention fails with status 5 under --fail-on-outlier when a node
-// is not OK or an input could not be read.
+// fleetAttention fails with status 4 when no node was read or none could
+// be judged (nothing done is no OK), and with status 5 under
+// --fail-on-outlier when a node is an outlier or failed, or an input could
+// not be read.
 func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
+	judged := 0
+	for _, n := range f.Nodes {
+		if n.Verdict != fleet.NotJudged {
+			judged++
+		}
+	}
+	switch {
+	case len(f.Nodes) == 0:
+		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), plural(len(f.Unreadable))))
+	case judged == 0:
+		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), plural(len(f.Nodes)), fleet.MinJudged))
+	}
 	if !c.Bool("fail-on-outlier") {
 		return nil
 	}
 	var first string
 	bad := 0
 	for _, n := range f.Nodes {
-		if n.Verdict != fleet.OK {
+		if n.Verdict == fleet.Outlier || n.Verdict == fleet.Failed {
 			if bad == 0 {
 				first = fmt.Sprintf(" (first: %s %s)", n.Name, n.Verdict)
 			}

@@ -41,6 +41,12 @@ func TestAllDirPattern(t *testing.T) {
 
 func TestFleetErrors(t *testing.T) {
 	path, _ := sampleRun(t)
+	// Three nodes of two pairs: six figures a class, enough to judge.
+	nodes := t.TempDir()
+	for _, n := range []string{"a.json", "b.json", "c.json"} {
+		copyOf(t, path, nodes, n)
+	}
+	empty := t.TempDir()
 	for _, tc := range []struct {
 		args   []string
 		status int
@@ -52,7 +58,10 @@ func TestFleetErrors(t *testing.T) {
 		{[]string{"fleet", "--threshold", "x", path}, exitUsage, "threshold"},
 		{[]string{"fleet", "-o", path, path}, exitUsage, "input"},
 		// An unreadable input is listed; with --fail-on-outlier it fails.
-		{[]string{"fleet", "--fail-on-outlier", path, filepath.Join(t.TempDir(), "missing.json")}, exitVerdict, "1 input unreadable"},
+		{[]string{"fleet", "--fail-on-outlier", nodes, filepath.Join(t.TempDir(), "missing.json")}, exitVerdict, "1 input unreadable"},
+		// Nothing read, or nothing judged, is no OK (issue 28, item 6).
+		{[]string{"fleet", empty}, exitFailed, "no node's results could be read"},
+		{[]string{"fleet", path}, exitFailed, "none of the 1 node could be judged"},
 	} {
 		_, stderr, status := p2pbench(t, tc.args...)
 		if status != tc.status || !strings.Contains(stderr, tc.want) {

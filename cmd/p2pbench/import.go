@@ -68,6 +68,10 @@ func importAction(c *cli.Context) error {
 		if runs[i], err = interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) }); err != nil {
 			return err
 		}
+		if len(runs[i].Figures) == 0 {
+			// Nothing imported is no success (exit status 4), and no file.
+			return failedFigures(fmt.Errorf("%s: %s holds no figure to import (no test case measured anything); nothing written", in, runs[i].Imported.Format))
+		}
 	}
 	for i, run := range runs {
 		if err := outfile.Write(outs[i], run.Encode); err != nil {

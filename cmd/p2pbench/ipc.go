@@ -13,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -65,8 +66,14 @@ func ipcAction(c *cli.Context) error {
 	if c.String("reference") == "" {
 		refs = nil
 	}
+	if err := outfile.Writable(c.String("output"), append(refs, c.String("tuning"))...); err != nil {
+		return err
+	}
 	ref, err := readReference(c, refs)
 	if err != nil {
+		return err
+	}
+	if opt.Tuned, err = readTuning(c); err != nil {
 		return err
 	}
 	m, err := startMeasuring(c, t, c.String("output"), append(refs, c.String("tuning"))...)
@@ -77,10 +84,10 @@ func ipcAction(c *cli.Context) error {
 	if len(m.s.devices) < 2 && opt.SkipSameGPU {
 		return usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
 	}
-	if opt.Tuned, err = readTuning(c); err != nil {
+	if opt.Child, err = ipcChildArgs(m.s); err != nil {
 		return err
 	}
-	if opt.Child, err = ipcChildArgs(m.s); err != nil {
+	if err := m.claim(); err != nil {
 		return err
 	}
 	m.settle(&opt.Settings)

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,6 +30,9 @@ func main() {
 // on stderr, and returns the exit status (see exitStatusHelp). SIGINT,
 // SIGTERM and SIGHUP cancel the command's context while it runs.
 func run(args []string, stdout, stderr io.Writer) int {
+	// Text from results files (host names, params, notes) may hold escape
+	// sequences: nothing p2pbench prints may control the terminal.
+	stdout, stderr = termsafe.New(stdout), termsafe.New(stderr)
 	ctx, stop := signalContext()
 	defer stop()
 	app := newApp(stdout, stderr)

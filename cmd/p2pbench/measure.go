@@ -11,9 +11,11 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/internal/launch"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // measureCommand is bw, lat, atomic or all: the tests of one process (all:
@@ -72,6 +74,21 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Every input is read and every check made before the results
+	// directory is made: a refused run leaves nothing behind. The output
+	// is checked first (an output that is an input is refused unread).
+	if err := outfile.Writable(path, c.String("tuning"), c.String("expect"), c.String("baseline")); err != nil {
+		return err
+	}
+	var exp verdict.Expectations
+	if c.Command.Name == "all" {
+		if exp, err = expectationsOf(c); err != nil {
+			return err
+		}
+	}
+	if opt.Tuned, err = readTuning(c); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	m, err := startMeasuring(c, t, path, c.String("tuning"), c.String("expect"), c.String("baseline"))
 	if err != nil {
@@ -82,14 +99,14 @@ func measureAction(c *cli.Context) error {
 		m.trace("start: the driver, NVML, the machine's discovery and health", time.Since(t0))
 	}
 	if c.Command.Name == "all" {
-		if m.judge, err = judgeAfterwards(c, m.run); err != nil {
+		if m.judge, err = judgeAfterwards(m.run, exp); err != nil {
 			return err
 		}
 	}
 	if err := checkPairs(c.App.ErrWriter, opt.Tests, m.s.devices); err != nil {
 		return err
 	}
-	if opt.Tuned, err = readTuning(c); err != nil {
+	if err := m.claim(); err != nil {
 		return err
 	}
 	m.settle(&opt.Settings)

@@ -18,6 +18,7 @@ import (
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -28,7 +29,8 @@ type measuring struct {
 	c    *cli.Context
 	s    *session
 	run  *results.Run
-	file *resultsFile // nil without one
+	path string       // the results file to claim; "" for none
+	file *resultsFile // nil until claimed, and without one
 	bar  *progress
 	// stopNote is said when the run is interrupted (what was cleaned up).
 	stopNote string
@@ -36,17 +38,17 @@ type measuring struct {
 	judge func(*results.Run) error
 }
 
-// startMeasuring claims the results file at path (none when ""), which must
-// not be one of inputs, opens the session of t and starts the record with
-// the machine's environment and topology.
+// startMeasuring checks that the results file at path (none when "") can
+// be written and is none of inputs, opens the session of t and starts the
+// record with the machine's environment and topology. Nothing is created
+// yet: claim takes the results file once every check has passed, so that a
+// run refused (no driver, a bad input) leaves no directory or file behind.
 func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*measuring, error) {
-	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
-	var err error
-	if path != "" {
-		if m.file, err = claimResults(path, inputs...); err != nil {
-			return nil, err
-		}
+	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM")), path: path}
+	if err := outfile.Writable(path, inputs...); err != nil {
+		return nil, err
 	}
+	var err error
 	if m.s, err = t.open(); err != nil {
 		m.close()
 		return nil, err
@@ -56,10 +58,21 @@ func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*m
 		m.close()
 		return nil, err
 	}
-	if m.file != nil {
-		m.file.run = m.run
-	}
 	return m, nil
+}
+
+// claim takes the results file (its lock, and its directory when missing)
+// just before measuring.
+func (m *measuring) claim() error {
+	if m.path == "" {
+		return nil
+	}
+	f, err := claimResults(m.path)
+	if err != nil {
+		return err
+	}
+	m.file, f.run = f, m.run
+	return nil
 }
 
 func (m *measuring) close() {
@@ -117,7 +130,15 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	}
 	var saveErr error
 	if m.file != nil {
-		if err := m.file.save(true); err != nil {
+		// The writer refuses what the readers would: a run that would not
+		// read back is an error, and is saved elsewhere, not lost.
+		err := run.Validate()
+		if err != nil {
+			err = fmt.Errorf("the results would not read back (%v)", err)
+		} else {
+			err = m.file.save(true)
+		}
+		if err != nil {
 			saveErr = rescueResults(run, m.file.path, err)
 		}
 	}
@@ -228,7 +249,7 @@ type resultsFile struct {
 // claimResults checks that path can be written and is none of inputs, and
 // takes its lock.
 func claimResults(path string, inputs ...string) (*resultsFile, error) {
-	if err := outfile.Check(path, inputs...); err != nil {
+	if err := outfile.Writable(path, inputs...); err != nil {
 		return nil, err
 	}
 	unlock, err := outfile.Lock(path)
@@ -292,7 +313,7 @@ type progress struct{ bar *progressbar.ProgressBar }
 
 // newProgress draws on w when it is a terminal and TERM is not "dumb".
 func newProgress(w io.Writer, termName string) *progress {
-	f, ok := w.(*os.File)
+	f, ok := termsafe.File(w) // the bar draws on the terminal itself
 	if !ok || termName == "dumb" || !term.IsTerminal(int(f.Fd())) {
 		return &progress{}
 	}

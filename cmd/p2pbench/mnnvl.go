@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -130,6 +132,10 @@ func mnnvlRecord(c *cli.Context, s *session) (*measuring, error) {
 	return m, nil
 }
 
+// maxRanks bounds the processes of an mnnvl run: one per GPU, and a
+// domain has at most units.MaxDevices GPUs.
+const maxRanks = units.MaxDevices
+
 // mnnvlOptions reads the flags of mnnvl and, where they leave it open, the
 // launcher's environment.
 func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
@@ -139,27 +145,46 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 		return o, usageError{err}
 	}
 	o.Rank, o.Ranks, o.Device, o.Job, o.Host = env.Rank, env.Size, env.LocalRank, env.JobID, env.Host
+	// Every number is checked here, before the driver loads.
+	for _, name := range []string{"rank", "device"} {
+		if v := c.Int(name); c.IsSet(name) && v < 0 {
+			return o, usageError{fmt.Errorf("--%s %d: want 0 or more", name, v)}
+		}
+	}
 	if r := c.Int("rank"); r >= 0 {
 		o.Rank = r
 	}
-	if n := c.Int("ranks"); n > 0 {
-		o.Ranks = n
+	if c.IsSet("ranks") {
+		o.Ranks = c.Int("ranks")
+		if o.Ranks < 2 || o.Ranks > maxRanks {
+			return o, usageError{fmt.Errorf("--ranks %d: want 2 to %d processes, one per GPU of the domain (one process has no peer to measure)", o.Ranks, maxRanks)}
+		}
 	}
 	if d := c.Int("device"); d >= 0 {
 		o.Device = d
 	}
+	if o.Device >= units.MaxDevices {
+		return o, usageError{fmt.Errorf("--device %d: device indices go from 0 to %d", o.Device, units.MaxDevices-1)}
+	}
 	if o.Ranks < 2 {
 		return o, usageError{errors.New("mnnvl needs the number of processes: start it under a launcher (srun, mpirun, a Kubernetes indexed Job) or give --ranks and --rank")}
 	}
-	if o.Rank >= o.Ranks {
-		return o, usageError{fmt.Errorf("rank %d of %d processes", o.Rank, o.Ranks)}
+	if o.Ranks > maxRanks {
+		return o, usageError{fmt.Errorf("the launcher says %d processes: at most %d", o.Ranks, maxRanks)}
+	}
+	if o.Rank >= o.Ranks || o.Rank < 0 {
+		return o, usageError{fmt.Errorf("rank %d of %d processes: ranks go from 0 to %d", o.Rank, o.Ranks, o.Ranks-1)}
 	}
 	o.Rendezvous = c.String("rendezvous")
 	if o.Rendezvous == "" && os.Getenv("MASTER_ADDR") != "" && os.Getenv("MASTER_PORT") != "" {
 		o.Rendezvous = net.JoinHostPort(os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT"))
 	}
-	if _, _, err := net.SplitHostPort(o.Rendezvous); err != nil {
+	_, port, err := net.SplitHostPort(o.Rendezvous)
+	if err != nil {
 		return o, usageError{fmt.Errorf("the rendezvous address %q is not HOST:PORT: give --rendezvous, or set MASTER_ADDR and MASTER_PORT", o.Rendezvous)}
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return o, usageError{fmt.Errorf("the rendezvous address %q: port %q is not a number from 1 to 65535", o.Rendezvous, port)}
 	}
 	o.Wait, o.IMEXChannel, o.Timeout = c.Duration("rendezvous-wait"), c.String("imex-channel"), c.Duration("child-timeout")
 	if o.Wait <= 0 || o.Timeout <= 0 {

@@ -50,6 +50,10 @@ func plotAction(c *cli.Context) error {
 		dir = resultsStem(in) + "-plots"
 	}
 	figs := plot.Figures(run)
+	if len(figs) == 0 {
+		// Nothing drawn is no success (exit status 4), and no directory.
+		return failedFigures(fmt.Errorf("%s has no figures to plot: nothing drawn", in))
+	}
 	for _, f := range figs {
 		for _, format := range formats {
 			if err := outfile.Check(filepath.Join(dir, f.FileName(format)), in); err != nil {
@@ -62,9 +66,6 @@ func plotAction(c *cli.Context) error {
 	paths, err := plot.WriteAll(c.Context, figs, dir, formats)
 	for _, p := range paths {
 		fmt.Fprintln(c.App.Writer, p)
-	}
-	if err == nil && len(figs) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "%s has no figures to plot\n", in)
 	}
 	return err
 }

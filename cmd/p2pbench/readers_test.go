@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
@@ -197,40 +196,22 @@ func fifo(t *testing.T, dir string) string {
 	return p
 }
 
-// Every reader stops at a signal, even while it waits for a FIFO that no
-// process writes, and leaves no file behind (issue 19, #4).
-func TestReadersStopAtSignals(t *testing.T) {
+// Every reader refuses a FIFO at once (it would wait for a writer that may
+// never come), with one line and exit status 2, and leaves no file behind
+// (issue 19, #4; issue 28, items 4 and 9: refused before it is opened).
+func TestReadersRefuseFIFOs(t *testing.T) {
 	dir := t.TempDir()
 	in := fifo(t, dir)
-	for _, tc := range []struct {
-		args   []string
-		sig    syscall.Signal
-		status int
-	}{
-		{[]string{"show", in}, syscall.SIGTERM, 143},
-		{[]string{"plot", in, "-o", filepath.Join(dir, "plots")}, syscall.SIGINT, 130},
-		{[]string{"report", in, "-o", filepath.Join(dir, "r.pdf")}, syscall.SIGHUP, 129},
-		{[]string{"compare", in, in, "-o", filepath.Join(dir, "c.txt")}, syscall.SIGTERM, 143},
-		{[]string{"bw", "--simulate", "h200x2", "--tuning", in, "-o", filepath.Join(dir, "bw.json")}, syscall.SIGINT, 130},
+	for _, args := range [][]string{
+		{"show", in},
+		{"plot", in, "-o", filepath.Join(dir, "plots")},
+		{"report", in, "-o", filepath.Join(dir, "r.pdf")},
+		{"compare", in, in, "-o", filepath.Join(dir, "c.txt")},
+		{"bw", "--simulate", "h200x2", "--tuning", in, "-o", filepath.Join(dir, "bw.json")},
 	} {
-		type result struct {
-			stderr string
-			status int
-		}
-		done := make(chan result, 1)
-		go func() {
-			_, stderr, status := p2pbench(t, tc.args...)
-			done <- result{stderr, status}
-		}()
-		time.Sleep(50 * time.Millisecond)
-		syscall.Kill(os.Getpid(), tc.sig)
-		select {
-		case r := <-done:
-			if r.status != tc.status || strings.Count(r.stderr, "\n") != 1 {
-				t.Errorf("%s: exit status %d, stderr %q; want %d and one line", tc.args[0], r.status, r.stderr, tc.status)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s did not stop at %v", tc.args[0], tc.sig)
+		_, stderr, status := p2pbench(t, args...)
+		if status != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "named pipe (FIFO)") {
+			t.Errorf("%s: exit status %d, stderr %q; want %d and one line", args[0], status, stderr, exitUsage)
 		}
 	}
 	entries, _ := os.ReadDir(dir)

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 )
@@ -112,7 +113,17 @@ func reportOutput(in, out, format string) (string, string, error) {
 // writeMarkdown writes the report as Markdown to out and its figures as PNG
 // files into a directory beside it, linked relatively so that the two can
 // be moved together (into a wiki, say). No figure file may be the input.
+//
+// The Markdown and its figures are several files: the report holds the
+// lock of out while it writes them, so that two reports to one file at
+// once cannot mix one's text with the other's figures (the second fails
+// at once).
 func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...string) error {
+	unlock, err := outfile.Lock(out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
 	figs := doc.Figures()
 	for _, f := range figs {
@@ -123,5 +134,5 @@ func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...s
 	if _, err := plot.WriteAll(c.Context, figs, figDir, []string{"png"}); err != nil {
 		return err
 	}
-	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(w, filepath.Base(figDir)) })
+	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(termsafe.New(w), filepath.Base(figDir)) })
 }

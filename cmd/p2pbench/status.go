@@ -16,7 +16,7 @@ const (
 	exitError   = 1 // an error: I/O, an unreadable input, an internal failure
 	exitUsage   = 2 // bad command line: flags, values, arguments, commands
 	exitNoGPU   = 3 // no GPU or no driver: library missing, no device, a selected device absent
-	exitFailed  = 4 // figures failed, nothing measured or compared, busy GPUs refused
+	exitFailed  = 4 // figures failed, nothing measured, compared, judged or read, busy GPUs refused
 	exitVerdict = 5 // a regression (compare --fail-on-regression)
 )
 
@@ -24,11 +24,14 @@ const exitStatusHelp = `Exit status:
    0      everything measured and verified (a reader: its work done)
    1      an error: I/O, an unreadable input, an internal failure
    2      usage: a bad flag, value, argument or command; an output path that
-          is not a regular file (a device, FIFO, directory) or is an input
+          is not a regular file (a device, FIFO, directory) or is an input;
+          an input that is not a regular file; a spec or baseline that
+          cannot judge the run
    3      no GPU or no driver: libcuda missing, no device, a selected device absent
    4      figures failed (error or bad data; not those the machine explains:
-          pairs without peer access or native atomics), nothing was measured
-          or compared, or other programs were on the GPUs (see --allow-busy)
+          pairs without peer access or native atomics), nothing was measured,
+          compared, judged (a NOT JUDGED verdict) or read, or other programs
+          were on the GPUs (see --allow-busy)
    5      a regression (compare --fail-on-regression)
    128+n  stopped by signal n: 129 SIGHUP, 130 SIGINT (Ctrl-C), 143 SIGTERM;
           a measuring command saves what it measured first, marked partial`

@@ -34,7 +34,7 @@ func topoAction(c *cli.Context) error {
 		return err
 	}
 	out := c.String("output")
-	if err := outfile.Check(out); err != nil {
+	if err := outfile.Writable(out); err != nil { // nothing made before the driver opens
 		return err
 	}
 	s, err := t.open()
@@ -57,6 +57,9 @@ func topoAction(c *cli.Context) error {
 	run.Complete = true
 	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
 	if out != "" {
+		if err := outfile.Check(out); err != nil { // makes its directory
+			return err
+		}
 		if err := outfile.Write(out, run.EncodeFor(out)); err != nil {
 			return err
 		}

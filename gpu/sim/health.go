@@ -108,6 +108,11 @@ func (p Process) validate() error {
 	if p.At < 0 {
 		return fmt.Errorf("sim: process starting at %v: before the start", p.At)
 	}
+	if len(p.Name) > results.MaxNameBytes {
+		// The results file could not be read back (a name is at most
+		// MaxNameBytes there): refused before anything is measured.
+		return fmt.Errorf("sim: process name of %d bytes: at most %d", len(p.Name), results.MaxNameBytes)
+	}
 	return nil
 }
 

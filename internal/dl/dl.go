@@ -6,13 +6,17 @@
 // Load opens the one and binds the other, with one-line errors that say
 // what is missing and what to do. Everything above sees typed Go functions.
 // ThreadID, the OS thread's id, lets package cuda check that its calls run
-// on each context's own thread. dl imports nothing of p2pbench.
+// on each context's own thread. dl imports nothing of p2pbench but
+// internal/infile (a library path must name a regular file).
 package dl
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/infile"
 )
 
 // Library says which shared library Load opens and how its errors speak of it.
@@ -93,6 +97,14 @@ func Load(lib Library, entries []Entry) (*Bound, error) {
 	path := lib.Name
 	if v := os.Getenv(lib.Env); lib.Env != "" && v != "" {
 		path = v
+	}
+	// dlopen blocks on a FIFO until something writes it, and reads a
+	// device forever: a path (one with a slash; a bare name is searched
+	// on the loader path) is held to be a regular file first.
+	if strings.Contains(path, "/") {
+		if err := infile.Check(path); errors.Is(err, infile.ErrNotRegular) {
+			return nil, &loadError{lib: lib, path: path, reason: oneLine(errors.Unwrap(err).Error())}
+		}
 	}
 	h, err := open(path)
 	if err != nil {

@@ -15,11 +15,19 @@ import (
 // bind time.
 const StructArgs = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 
+// open and lookup hold the goroutine on its OS thread: the loader's
+// error (dlerror) is the calling thread's, and purego calls dlopen and
+// dlerror as two calls, between which the goroutine could move to another
+// thread and read that thread's (empty) error: "unknown loader error".
 func open(path string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 }
 
 func lookup(handle uintptr, name string) uintptr {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	addr, err := purego.Dlsym(handle, name)
 	if err != nil {
 		return 0

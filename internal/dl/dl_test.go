@@ -6,7 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/internal/dl"
@@ -65,5 +68,46 @@ func TestLoadWithoutTheLibrary(t *testing.T) {
 	suffix := "; install the NVIDIA driver or set DL_TEST_LIBRARY to its path"
 	if !strings.HasPrefix(msg, prefix) || !strings.HasSuffix(msg, suffix) || strings.Contains(msg, "\n") {
 		t.Errorf("message = %q\nwant one line %q<loader's reason>%q", msg, prefix, suffix)
+	}
+}
+
+// TestLoadRefusesAFIFO: a library path naming a FIFO is refused before
+// dlopen, which would block on it until something wrote it.
+func TestLoadRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "libcuda.so.1")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	t.Setenv(libc.Env, path)
+	_, err := dl.Load(libc, nil)
+	if !errors.Is(err, errNoLibrary) || !strings.Contains(err.Error(), "named pipe (FIFO)") {
+		t.Errorf("error = %v, want NoLibrary naming a FIFO", err)
+	}
+}
+
+// TestLoaderReasonIsKept: the loader's reason is read on the thread that
+// called dlopen; on another thread it would be empty ("unknown loader
+// error"). Many loads at once, on goroutines the scheduler moves, keep it.
+func TestLoaderReasonIsKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "libnothing.so")
+	t.Setenv(libc.Env, path)
+	var wg sync.WaitGroup
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16))
+	errs := make(chan error, 2000)
+	for range 2000 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.Gosched()
+			_, err := dl.Load(libc, nil)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err == nil || strings.Contains(err.Error(), "unknown loader error") || !strings.Contains(err.Error(), "libnothing.so") {
+			t.Fatalf("a load lost the loader's reason: %v", err)
+		}
 	}
 }

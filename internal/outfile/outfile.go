@@ -15,9 +15,13 @@
 //     file where a good one (or none) was.
 //   - A run that writes its output now and then (Lock) holds a lock file
 //     beside it for its whole duration, so a second run given the same path
-//     fails at once instead of overwriting the first one's results.
+//     fails at once instead of overwriting the first one's results. The lock
+//     is the kernel's (flock): it ends with its process, however that ends.
+//   - Writable checks as Check does but creates nothing: a measuring run
+//     makes its directory when it takes the lock, so a run refused before
+//     its work leaves nothing behind.
 //
-// It imports nothing of p2pbench.
+// It imports nothing of p2pbench but internal/infile, its twin for inputs.
 package outfile
 
 import (
@@ -27,9 +31,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/p2pbench/p2pbench/internal/infile"
 )
 
 // Error is a refused or failed output: Path is what the user gave.
@@ -43,7 +48,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Refusals; Check and Write return them wrapped in an *Error.
 var (
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = infile.ErrNotRegular
 	ErrSameAsIn   = errors.New("is also an input of this command")
 	ErrLocked     = errors.New("another p2pbench run is writing it")
 )
@@ -53,6 +58,23 @@ var (
 // symbolic link), is none of inputs, and its directory exists (it is created
 // when missing) and accepts new files. An empty path is fine (no output).
 func Check(path string, inputs ...string) error {
+	if err := Writable(path, inputs...); err != nil || path == "" {
+		return err
+	}
+	target, err := resolve(path)
+	if err != nil {
+		return &Error{path, err}
+	}
+	return mkdir(path, filepath.Dir(target))
+}
+
+// Writable is Check without creating anything: the directory of path, or
+// the nearest of its parents that exists when it does not, must accept new
+// files. A command that checks its output long before it writes it (a
+// measuring run, which first opens the driver and reads its inputs) calls
+// Writable, so that a run refused before its work leaves no empty directory
+// behind; Lock creates the directory.
+func Writable(path string, inputs ...string) error {
 	if path == "" {
 		return nil
 	}
@@ -69,8 +91,22 @@ func Check(path string, inputs ...string) error {
 		}
 	}
 	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &Error{path, fmt.Errorf("cannot create its directory: %w", bare(err))}
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			return &Error{path, fmt.Errorf("cannot create its directory: %s is not a directory", dir)}
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return &Error{path, fmt.Errorf("cannot create its directory: %w", bare(err))}
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
 	}
 	f, err := os.CreateTemp(dir, ".p2pbench-check-*")
 	if err != nil {
@@ -78,6 +114,14 @@ func Check(path string, inputs ...string) error {
 	}
 	f.Close()
 	os.Remove(f.Name())
+	return nil
+}
+
+// mkdir makes the directory of a file about to be written.
+func mkdir(path, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &Error{path, fmt.Errorf("cannot create its directory: %w", bare(err))}
+	}
 	return nil
 }
 
@@ -133,53 +177,63 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
-// Lock takes the lock of an output that a run writes now and then: a file
-// named .<name>.lock beside the (resolved) target, created exclusively and
-// holding the process id. A lock left by a process that no longer runs is
-// taken over. The returned function removes the lock.
+// Lock takes the lock of an output that a run writes now and then: an
+// advisory lock (flock) on a file named .<name>.lock beside the (resolved)
+// target. The kernel drops the lock when its process ends, however it
+// ends, so a lock file left behind by a killed run is taken over, whatever
+// it holds, and a live one is never mistaken for a stale one (a process
+// id may be reused, or be 1 in every container). The file says which
+// process holds it, for the message of a second run. On a file system
+// that cannot lock, the file is taken as it is and only marks the run. The
+// returned function releases the lock and removes the file.
 func Lock(path string) (unlock func(), err error) {
 	target, err := resolve(path)
 	if err != nil {
 		return nil, &Error{path, err}
 	}
 	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	if err := mkdir(path, dir); err != nil {
+		return nil, err
+	}
 	lock := filepath.Join(dir, "."+base+".lock")
-	for try := 0; try < 2; try++ {
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			fmt.Fprintf(f, "%d\n", os.Getpid())
-			f.Close()
-			return func() { os.Remove(lock) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
+	for try := 0; try < 10; try++ {
+		f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
 			return nil, &Error{path, fmt.Errorf("cannot create the lock file %s: %w", lock, bare(err))}
 		}
-		pid, alive := holder(lock)
-		if alive {
-			return nil, &Error{path, fmt.Errorf("%w (process %d holds %s)", ErrLocked, pid, lock)}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who, _ := io.ReadAll(io.LimitReader(f, 200))
+			f.Close()
+			holder := strings.TrimSpace(string(who))
+			if holder == "" {
+				holder = "another process"
+			}
+			return nil, &Error{path, fmt.Errorf("%w: %s holds the lock on %s (it is released when that process ends)", ErrLocked, holder, lock)}
 		}
-		os.Remove(lock) // stale: its process is gone
+		// Any other error is a file system that cannot lock (Lustre
+		// mounted without flock, NFS without a lock manager): the run goes
+		// on, the file marking it, rather than refuse every run there.
+		// Between the open and the lock, the run that held it may have
+		// removed the file and a third made a new one: the lock is ours
+		// only if the name still leads to the file locked.
+		if fi, err := f.Stat(); err == nil {
+			if now, err := os.Stat(lock); err == nil && os.SameFile(fi, now) {
+				host, _ := os.Hostname()
+				f.Truncate(0)
+				fmt.Fprintf(f, "process %d on host %s", os.Getpid(), host)
+				return func() {
+					os.Remove(lock)
+					f.Close()
+				}, nil
+			}
+		}
+		f.Close()
 	}
-	return nil, &Error{path, fmt.Errorf("%w (%s keeps coming back)", ErrLocked, lock)}
-}
-
-// holder reads a lock file's process id and whether that process runs.
-func holder(lock string) (int, bool) {
-	data, err := os.ReadFile(lock)
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	if pid == os.Getpid() {
-		return pid, true
-	}
-	// Signal 0 checks that the process exists; EPERM means it does, but
-	// belongs to someone else.
-	err = syscall.Kill(pid, 0)
-	return pid, err == nil || errors.Is(err, syscall.EPERM)
+	return nil, &Error{path, fmt.Errorf("%w (%s keeps being replaced)", ErrLocked, lock)}
 }
 
 // resolve follows symbolic links from path to the file to write, which must
@@ -212,24 +266,9 @@ func resolve(path string) (string, error) {
 		case mode.IsDir():
 			return "", fmt.Errorf("%w: it is a directory; give a file name", ErrNotRegular)
 		default:
-			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, kind(mode))
+			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, infile.Kind(mode))
 		}
 	}
-}
-
-// kind names a file mode that is neither regular, directory nor link.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file (" + m.String() + ")"
 }
 
 // same reports whether target and in are the same existing file.

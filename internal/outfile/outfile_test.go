@@ -1,7 +1,9 @@
 package outfile_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -145,6 +147,24 @@ func TestCheckRefusesAnInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "new")); err != nil {
 		t.Error("Check did not create the output's directory")
 	}
+	// Writable creates nothing (a run refused later leaves no empty
+	// directory); Lock makes the directory.
+	deeper := filepath.Join(dir, "newer", "deeper", "out.json")
+	if err := outfile.Writable(deeper, in); err != nil {
+		t.Errorf("Writable of a file in new directories: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "newer")); err == nil {
+		t.Error("Writable created the output's directory")
+	}
+	unlock, err := outfile.Lock(deeper)
+	if err != nil {
+		t.Fatalf("Lock in a new directory: %v", err)
+	}
+	unlock()
+	// Under a file, no directory can be made: Writable says so.
+	if err := outfile.Writable(filepath.Join(in, "x", "out.json")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("an output under a file: %v", err)
+	}
 }
 
 func TestLock(t *testing.T) {
@@ -161,15 +181,62 @@ func TestLock(t *testing.T) {
 	if e := entries(t, dir); len(e) != 0 {
 		t.Errorf("unlock left %v", e)
 	}
-	// A lock whose process is gone is taken over.
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Skip("no true(1):", err)
+	// A lock file left by a killed run is taken over, whatever process it
+	// names: a live one (this test's, or process 1, which every container
+	// has) included; only a held lock refuses.
+	for _, stale := range []string{strconv.Itoa(os.Getpid()), "1", "junk"} {
+		os.WriteFile(filepath.Join(dir, ".run.json.lock"), []byte(stale+"\n"), 0o644)
+		unlock, err = outfile.Lock(p)
+		if err != nil {
+			t.Fatalf("a stale lock naming %q was not taken over: %v", stale, err)
+		}
+		_, err := outfile.Lock(p)
+		if host, _ := os.Hostname(); !errors.Is(err, outfile.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("process %d on host %s holds the lock", os.Getpid(), host)) {
+			t.Errorf("a second Lock = %v, want ErrLocked naming this process", err)
+		}
+		unlock()
 	}
-	os.WriteFile(filepath.Join(dir, ".run.json.lock"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
-	unlock, err = outfile.Lock(p)
+}
+
+// TestLockEndsWithItsProcess: a process killed while it holds a lock leaves
+// the lock file behind, and the next Lock takes it over.
+func TestLockEndsWithItsProcess(t *testing.T) {
+	if p := os.Getenv("OUTFILE_HOLD"); p != "" {
+		// The child: take the lock, say so, and wait to be killed.
+		if _, err := outfile.Lock(p); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		io.ReadAll(os.Stdin)
+		os.Exit(0)
+	}
+	p := filepath.Join(t.TempDir(), "run.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockEndsWithItsProcess$")
+	cmd.Env = append(os.Environ(), "OUTFILE_HOLD="+p)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "locked\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child: %q", line)
+	}
+	if _, err := outfile.Lock(p); !errors.Is(err, outfile.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("process %d ", cmd.Process.Pid)) {
+		t.Errorf("Lock while the child holds it: %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p), ".run.json.lock")); err != nil {
+		t.Fatalf("the killed child left no lock file: %v", err)
+	}
+	unlock, err := outfile.Lock(p)
 	if err != nil {
-		t.Fatalf("a stale lock was not taken over: %v", err)
+		t.Fatalf("the lock of a killed process was not taken over: %v", err)
 	}
 	unlock()
 }
