@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

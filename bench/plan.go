@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

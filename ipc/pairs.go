@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

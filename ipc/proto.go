@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 )
 
 // The IPC protocol between the parent of `p2pbench ipc` and its children.

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
