@@ -39,4 +39,4 @@ func (d *Document) Table(title string, header []string, rows [][]string, align s
 }
 
 // Figure adds a figure of package plot.
-func (d *Document) Figure(f plot.Figure) { d.figure(f) }
+func (d *Document) Figure(f plot.Chart) { d.figure(f) }

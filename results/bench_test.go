@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // BenchmarkRead72 and BenchmarkWrite72 read and write a 72-GPU run with a
@@ -14,7 +14,7 @@ import (
 // the file's size.
 func BenchmarkRead72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
-	if err := results.Write(path, synth.New(synth.Options{GPUs: 72})); err != nil {
+	if err := results.Write(path, resultstest.New(resultstest.Options{GPUs: 72})); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -27,7 +27,7 @@ func BenchmarkRead72(b *testing.B) {
 
 func BenchmarkWrite72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
-	run := synth.New(synth.Options{GPUs: 72})
+	run := resultstest.New(resultstest.Options{GPUs: 72})
 	for b.Loop() {
 		if err := results.Write(path, run); err != nil {
 			b.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -399,7 +399,7 @@ func TestUnknownPathsAreConservative(t *testing.T) {
 // floor what the rounds show or the threshold.
 func TestBaselineInRounds(t *testing.T) {
 	mk := func(seed uint64) *results.Run {
-		return synth.New(synth.Options{GPUs: 2, Seed: seed, NoSweep: true, Rounds: 5})
+		return resultstest.New(resultstest.Options{GPUs: 2, Seed: seed, NoSweep: true, Rounds: 5})
 	}
 	base := mk(1)
 	v := judge(t, mk(2), verdict.FromBaseline(base, "base.json", 0))

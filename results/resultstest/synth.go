@@ -1,4 +1,4 @@
-// Package synth builds plausible synthetic results runs (results.Run with
+// Package resultstest builds plausible synthetic results runs (results.Run with
 // Simulated set) of machines of any size, so that the tools that read results
 // — plots, report, compare — can be developed, tested and demonstrated
 // without GPUs. A run has the figures a real `p2pbench all` writes (every
@@ -6,7 +6,7 @@
 // shape, with units and conventions from the results catalogue; the numbers
 // follow simple physical models (link speed, a fixed latency per transfer,
 // noise), not a simulation of the hardware. It imports results only.
-package synth
+package resultstest
 
 import (
 	"cmp"
@@ -397,7 +397,7 @@ func (g *gen) header() {
 		env.StateStart = append(env.StateStart, results.DeviceState{Index: i, SMClockMHz: 1980, MemClockMHz: 3201, TempC: temp, PowerW: 92 + 5*g.rng.Float64()})
 		env.StateEnd = append(env.StateEnd, results.DeviceState{Index: i, SMClockMHz: end, MemClockMHz: 3201, TempC: temp + 6 + g.rng.IntN(4), PowerW: 118 + 10*g.rng.Float64()})
 	}
-	g.run.Notes = []string{"synthetic results from p2pbench's results/synth package: not a measurement"}
+	g.run.Notes = []string{"synthetic results from p2pbench's results/resultstest package: not a measurement"}
 }
 
 func (g *gen) topology() {
