@@ -114,15 +114,13 @@ func (e *Engine) deviceSteps() []step {
 	return steps
 }
 
-// pairPeerTests are the tests that need peer access between the pair.
-var pairPeerTests = []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.SMBidir}
-
-// peerTests are the selected tests of pairPeerTests.
+// peerTests are the selected bandwidth tests of one pair at a time with
+// peer access (the matrices' peer tests), in catalogue order.
 func (e *Engine) peerTests() []results.Test {
 	var want []results.Test
-	for _, t := range pairPeerTests {
-		if e.opt.Selected(t) {
-			want = append(want, t)
+	for _, info := range results.Catalogue() {
+		if sh := info.Shape; info.Command == results.CommandBW && sh.Ends == results.EndsPair && sh.NeedsPeer && e.opt.Selected(info.Name) {
+			want = append(want, info.Name)
 		}
 	}
 	return want
@@ -288,24 +286,33 @@ func (e *Engine) aggregateSteps() []step {
 			}
 		}, e.aggregateCost(len(dirs), pairs)})
 	}
-	for _, g := range []struct {
-		test results.Test
-		name string
-		keep func(x, s, d int) bool
-	}{
-		{results.AllToOne, "all to %d", func(x, _, d int) bool { return d == x }},
-		{results.OneToAll, "%d to all", func(x, s, _ int) bool { return s == x }},
-		{results.SMAllToOne, "SM all to %d", func(x, _, d int) bool { return d == x }},
-		{results.SMOneToAll, "SM %d to all", func(x, s, _ int) bool { return s == x }},
-	} {
-		if e.opt.Selected(g.test) {
-			for _, x := range e.order {
-				add(g.test, fmt.Sprintf(g.name, x), func(s, d int) bool { return g.keep(x, s, d) }, results.DirWrite, results.DirRead)
-			}
+	for _, info := range results.Catalogue() {
+		test, sh := info.Name, info.Shape
+		if !e.opt.Selected(test) {
+			continue
 		}
-	}
-	if e.opt.Selected(results.AllPairs) {
-		add(results.AllPairs, "all pairs at once", func(int, int) bool { return true }, results.DirWrite)
+		// A group test copies as its shape's direction says, else pushed
+		// and pulled.
+		dirs := []results.Direction{results.DirWrite, results.DirRead}
+		if sh.Direction != "" {
+			dirs = []results.Direction{sh.Direction}
+		}
+		sm := ""
+		if sh.Engine == results.EngineSM {
+			sm = "SM "
+		}
+		switch sh.Ends {
+		case results.EndsIntoOne:
+			for _, x := range e.order {
+				add(test, fmt.Sprintf("%sall to %d", sm, x), func(_, d int) bool { return d == x }, dirs...)
+			}
+		case results.EndsOutOfOne:
+			for _, x := range e.order {
+				add(test, fmt.Sprintf("%s%d to all", sm, x), func(s, _ int) bool { return s == x }, dirs...)
+			}
+		case results.EndsAllPairs:
+			add(test, sm+"all pairs at once", func(int, int) bool { return true }, dirs...)
+		}
 	}
 	return steps
 }
