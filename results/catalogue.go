@@ -26,7 +26,6 @@ const (
 	SMRead      Test = "sm_read"
 	SMWrite     Test = "sm_write"
 	SMBidir     Test = "sm_bidir"
-	CETrial     Test = "ce_trial"
 	NoP2PCopy   Test = "nop2p_copy"
 	AllToOne    Test = "all_to_one"
 	OneToAll    Test = "one_to_all"
@@ -295,8 +294,6 @@ var catalogue = []TestInfo{
 		Doc: "SM copy kernel on the source writing the peer (push)"},
 	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernels, both directions at once (read and write variants)"},
-	{Name: CETrial, Unit: UnitGBps, Title: "Copy engine trial (pull)", Short: "CE trial", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
-		Doc: "copy engine trial, cuMemcpyPeerAsync issued by the destination (pull)", Shape: Shape{Engine: EngineCopy, Direction: DirRead, Ends: EndsPair, NeedsPeer: true}},
 	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirRead, Ends: EndsPair},
 		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
 	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsIntoOne},
