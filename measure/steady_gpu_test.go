@@ -41,12 +41,13 @@ func TestGPUSteadyState(t *testing.T) {
 			if d := f.steady/f.ref - 1; math.Abs(d) > tol {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f (tolerance ±%.2f%%)", f.steady, 100*d, f.ref, 100*tol)
 			}
-			// Where the path itself varies by more than 1% over long
-			// windows (the host path of the 2× H100 of call 9b, 2026-11-25:
-			// 9.5%), the two medians differ by that noise: steady 55.08
-			// against one copy 55.16 GB/s there.
-			oneTol := 0.0005
-			if f.reps == 1 || f.refRange > 0.01 {
+			// The two medians differ by the path's own noise: half the
+			// range of the long windows, at least 0.05%. On the 2× H100s of
+			// 2026-11-25 the host path's long windows ranged over 0.7% and
+			// the d2h steady state read 0.09% below one copy (call 14), or
+			// over 9.5% and 0.15% below (call 9b).
+			oneTol := max(0.0005, f.refRange/2)
+			if f.reps == 1 {
 				oneTol = tol
 			}
 			if f.steady < f.one*(1-oneTol) {
