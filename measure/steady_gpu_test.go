@@ -17,8 +17,9 @@ import (
 // windows where the path itself varies more (host copies of a VM: on the
 // 1× and 2× H100 of 2026-11-25, windows of 64 host copies read 0.5% below
 // the steady state, and host copies varied by 10% from one to the next),
-// and not below the median of samples of one copy (less 0.05% for the
-// medians' own noise). It prints the figures.
+// and not below the median of samples of one copy beyond the path's own
+// noise (half the long windows' range, at least 0.05%). It prints the
+// figures.
 func TestGPUSteadyState(t *testing.T) {
 	d, err := cuda.Open()
 	if err != nil {
