@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
-	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results/synth"
 )
 
@@ -59,7 +59,7 @@ func BenchmarkCompare72(b *testing.B) {
 	for seed := range uint64(2) {
 		p := filepath.Join(dir, "run"+string(rune('a'+seed))+".json")
 		run := synth.New(synth.Options{GPUs: 72, Seed: seed})
-		if err := results.Write(p, run); err != nil {
+		if err := outfile.Write(p, run.EncodeFor(p)); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("%s: %d figures", filepath.Base(p), len(run.Figures))
