@@ -17,12 +17,12 @@ func BenchmarkReference(b *testing.B) {
 	paths := []string{reference("all.json"), reference("all-repeat.json")}
 	b.Run("read", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := compare.ReadInputs(paths); err != nil {
+			if _, err := readInputs(paths); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	in, err := compare.ReadInputs(paths)
+	in, err := readInputs(paths)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func BenchmarkCompare72(b *testing.B) {
 	}
 	b.Run("files", func(b *testing.B) {
 		for b.Loop() {
-			in, err := compare.ReadInputs(paths)
+			in, err := readInputs(paths)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func BenchmarkCompare72(b *testing.B) {
 			}
 		}
 	})
-	in, err := compare.ReadInputs(paths)
+	in, err := readInputs(paths)
 	if err != nil {
 		b.Fatal(err)
 	}
