@@ -449,9 +449,9 @@ func headlineRankTable(hs []Headline, ix *pairIndex) *table {
 		}
 		pct := ""
 		if len(g.pcts) > 0 {
-			pct = pctText(medianSorted(g.pcts))
+			pct = pctText(results.Median(g.pcts))
 		}
-		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(medianSorted(g.values)),
+		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(results.Median(g.values)),
 			fmtGBps(g.values[len(g.values)-1]), limit, pct, fmt.Sprintf("%s (%s)", pairName(g.slowest.Src, g.slowest.Dst), fmtGBps(g.slowest.Stats.Median))})
 	}
 	return t

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,7 +108,7 @@ func conformanceTable(d *Document, cases []results.ConformanceCase) {
 		}
 		t.rows = append(t.rows, []string{c.Name, c.Call, pairName(c.Src, c.Dst), c.Documented, c.Observed, m})
 	}
-	t.notes = []string{fmt.Sprintf("%d case%s, %d differ%s from the documentation.", len(cases), plural(len(cases)), differ, map[bool]string{true: "s"}[differ == 1])}
+	t.notes = []string{fmt.Sprintf("%d case%s, %d differ%s from the documentation.", len(cases), units.Plural(len(cases), "", "s"), differ, map[bool]string{true: "s"}[differ == 1])}
 	d.table(t)
 }
 

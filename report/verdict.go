@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"math"
 	"slices"
 	"strings"
@@ -341,7 +342,7 @@ func headlineSummaryRow(row []string, hs []Headline, verdicts map[string]results
 		fv, judged := verdicts[lowest.Key]
 		low = headlineCell(*lowest, fv, judged) + " (" + pairName(lowest.Src, lowest.Dst) + ")"
 		slices.Sort(values)
-		med = fmtGBps(medianSorted(values))
+		med = fmtGBps(results.Median(values))
 	}
 	return append(row, fmt.Sprint(len(hs)), low, med, strings.Join(bad, ", ")), vs
 }
@@ -422,7 +423,7 @@ func failedLines(d *Document, v *results.Verdict) {
 	noted := ""
 	if len(notes) > 0 {
 		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
-			len(notes), plural(len(notes)))
+			len(notes), units.Plural(len(notes), "", "s"))
 	}
 	if len(bad) == 0 {
 		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)

@@ -231,7 +231,7 @@ func lookup(p path, k copyKind, held map[string]bool) (expected, bool) {
 		vs[i] = v.gbps
 	}
 	sort.Float64s(vs)
-	x.typical = median(vs)
+	x.typical = results.Median(vs)
 	for _, v := range x.values {
 		for _, y := range []float64{v.gbps, v.lo, v.hi} {
 			x.spread = max(x.spread, abs(y/x.typical-1))
@@ -271,17 +271,6 @@ func heldOut(run *results.Run) map[string]bool {
 		}
 	}
 	return held
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func abs(x float64) float64 {

@@ -190,3 +190,11 @@ func FuzzParseSizes(f *testing.F) {
 		}
 	})
 }
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "pairs", 1: "pair", 2: "pairs"} {
+		if got := "pair" + Plural(n, "", "s"); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
