@@ -37,7 +37,6 @@ type distribution struct {
 	// values[category][series] are the values of one box; empty = absent.
 	values [][][]float64
 	bars   bool // draw bars of the median with a min–max whisker
-	logY   bool
 }
 
 func newDistribution(categories, series []string) *distribution {

@@ -429,12 +429,12 @@ func failedLines(d *Document, v *results.Verdict) {
 		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)
 		return
 	}
-	d.heading(2, "What failed")
+	d.Heading(2, "What failed")
 	if n := len(bad); n > maxFailedLines {
 		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
 	}
 	d.para("%s", strings.Join(bad, "\n"))
-	d.heading(2, "What to do next")
+	d.Heading(2, "What to do next")
 	next := v.NextSteps
 	if noted != "" {
 		next = append(slices.Clone(next), strings.TrimSpace(noted))
@@ -451,7 +451,7 @@ func verdictDetails(d *Document, run *results.Run) {
 	if v == nil {
 		return
 	}
-	d.section("The verdict in detail")
+	d.Section("The verdict in detail")
 	src := v.Expectations
 	about := fmt.Sprintf("The figures were held against %s", src.Name)
 	if src.File != "" && !strings.Contains(src.Name, src.File) {
