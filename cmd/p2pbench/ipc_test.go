@@ -129,13 +129,9 @@ func TestIPCInterrupted(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	r := <-done
 	if r.status != 130 {
 		t.Errorf("exit status %d, want 130: %s", r.status, r.stderr)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("p2pbench took %v to stop after SIGINT", d)
 	}
 	for _, pid := range kids {
 		if alive(pid) {

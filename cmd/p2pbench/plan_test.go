@@ -4,18 +4,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// The plan of a 72-GPU domain prints in well under a second, without a
-// measurement (issue 15).
+// The plan of a 72-GPU domain prints without a measurement (issue 15).
 func TestDryRun(t *testing.T) {
-	start := time.Now()
 	out, _, status := p2pbench(t, "all", "--simulate", "nvl72", "--dry-run")
-	if took := time.Since(start); status != exitOK || took > 2*time.Second {
-		t.Fatalf("exit status %d after %v", status, took)
+	if status != exitOK {
+		t.Fatalf("exit status %d", status)
 	}
 	for _, want := range []string{"SIMULATED", "5112 ordered pairs in 1 link class", "NVLink 5 ×18 through NVSwitch", "142 groups of up to 36 pairs", "detail (sampled): 74 pairs", "estimated"} {
 		if !strings.Contains(out, want) {
