@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -768,7 +769,13 @@ func TestClose(t *testing.T) {
 	<-inDo
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	time.Sleep(10 * time.Millisecond)
+	// Release the Do once Close has begun (the driver refuses new calls).
+	for {
+		if _, err := d.DeviceCount(); errors.Is(err, cuda.ErrClosed) {
+			break
+		}
+		runtime.Gosched()
+	}
 	close(release)
 	select {
 	case err := <-closed:
