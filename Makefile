@@ -28,7 +28,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 # The packages with -tags gpu tests (the bundle must stay under the device machine's 64 MiB).
-GPU_TEST_PKGS := ./cuda ./nvml ./internal/measure ./bench ./ipc
+GPU_TEST_PKGS := ./cuda ./nvml ./measure ./bench ./ipc
 
 ## gpu: the bundle for the GPU machine in .gpu/: binary, GPU-tagged test binaries, scripts
 gpu:

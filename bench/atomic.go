@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

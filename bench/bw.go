@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -339,7 +339,7 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 		fl.issuer = s
 	}
 	switch sm, _ := measure.CopyOf(test); {
-	case test == results.NoP2PCopy:
+	case test.Info().Shape.Engine == results.EngineStaged:
 		fl.fig.Engine = results.EngineStaged
 	case sm:
 		fl.sm = e.opt.SMFor(s.Index, d.Index, measure.TuneDirection(dir, test.Info().BothWays), size)
@@ -492,10 +492,10 @@ func (e *Engine) aggregate(ctx context.Context, test results.Test, dir results.D
 	tot := flows[0].fig
 	tot.Part, tot.Src, tot.Dst = results.PartTotal, results.HostDevice, results.HostDevice
 	tot.Params = measure.WithParam(tot.Params, "pairs", strconv.Itoa(len(pairs)))
-	switch test {
-	case results.AllToOne, results.SMAllToOne:
+	switch test.Info().Shape.Ends {
+	case results.EndsIntoOne:
 		tot.Dst = pairs[0][1]
-	case results.OneToAll, results.SMOneToAll:
+	case results.EndsOutOfOne:
 		tot.Src = pairs[0][0]
 	}
 	// Peer access for every pair (both ways: the copy engine may need either).
@@ -527,17 +527,19 @@ func aggregateSlot(bufBytes uint64, n int) uint64 {
 	return roundDown(bufBytes/uint64(max(1, n-1)), 256)
 }
 
-// oneWayTest is the one-way pair test that copies as sm and dir say.
+// oneWayTest is the one-way pair test with peer access that copies as sm
+// and dir say (the catalogue's first of that shape).
 func oneWayTest(sm bool, dir results.Direction) results.Test {
-	switch {
-	case sm && dir == results.DirRead:
-		return results.SMRead
-	case sm:
-		return results.SMWrite
-	case dir == results.DirRead:
-		return results.CERead
+	engine := results.EngineCopy
+	if sm {
+		engine = results.EngineSM
 	}
-	return results.CEWrite
+	for _, info := range results.Catalogue() {
+		if sh := info.Shape; info.Command == results.CommandBW && sh.Ends == results.EndsPair && sh.NeedsPeer && sh.Engine == engine && sh.Direction == dir {
+			return info.Name
+		}
+	}
+	panic(fmt.Sprintf("bench: the catalogue has no one-way pair test of engine %s, direction %s", engine, dir))
 }
 
 func roundDown(n, a uint64) uint64 { return n / a * a }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

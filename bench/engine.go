@@ -17,7 +17,7 @@
 // driver's documented peer-access errors.
 //
 // It imports cuda, nvml (bus ids), gpu, kernels, results and
-// internal/measure, where the devices' resources, timing, verification and
+// measure, where the devices' resources, timing, verification and
 // peer bookkeeping live; the tests across processes are package ipc, its
 // sibling on the same core. Nothing it exports serves the command line's
 // parsing (see internal/units and results.ParseTests).
@@ -32,7 +32,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p2pbench/p2pbench/internal/gputest"
+	"github.com/p2pbench/p2pbench/gpu/gputest"
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

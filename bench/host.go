@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -38,13 +38,33 @@ type hostShape struct {
 	all bool
 }
 
-var hostShapes = map[results.Test]hostShape{
-	results.H2D: {toDevice, false}, results.SMH2D: {toDevice, false},
-	results.D2H: {fromDevice, false}, results.SMD2H: {fromDevice, false},
-	results.HostBidir: {bothWays, false}, results.SMHostBidir: {bothWays, false},
-	results.HostToAll: {toDevice, true}, results.SMHostToAll: {toDevice, true},
-	results.AllToHost: {fromDevice, true}, results.SMAllToHost: {fromDevice, true},
-	results.HostAllBidir: {bothWays, true}, results.SMHostAllBidir: {bothWays, true},
+// hostShapeOf is the host shape of a test, from its catalogue shape; ok is
+// false for a test that does not copy between host memory and devices.
+func hostShapeOf(t results.Test) (sh hostShape, ok bool) {
+	shape := t.Info().Shape
+	switch shape.Ends {
+	case results.EndsHostToDevice:
+		sh.way = toDevice
+	case results.EndsDeviceToHost:
+		sh.way = fromDevice
+	case results.EndsHostBothWays:
+		sh.way = bothWays
+	default:
+		return hostShape{}, false
+	}
+	sh.all = shape.AllDevices
+	return sh, true
+}
+
+// hostTests are the tests between host memory and devices, in catalogue order.
+func hostTests() []results.Test {
+	var out []results.Test
+	for _, info := range results.Catalogue() {
+		if _, ok := hostShapeOf(info.Name); ok {
+			out = append(out, info.Name)
+		}
+	}
+	return out
 }
 
 // hostChaseBytes is the working set of lat_host_chase, the buffer the
@@ -70,7 +90,7 @@ func hostSMConfig(s measure.Settings, devs []cuda.DeviceInfo) measure.SMConfig {
 func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []step {
 	var steps []step
 	for _, info := range results.Catalogue() {
-		if sh, ok := hostShapes[info.Name]; ok && sh.all == all && e.opt.Selected(info.Name) {
+		if sh, ok := hostShapeOf(info.Name); ok && sh.all == all && e.opt.Selected(info.Name) {
 			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost(sh.way == bothWays)})
 		}
 	}
@@ -83,8 +103,8 @@ func (e *Engine) sampledHostNote() {
 	if e.sched.Mode != results.PlanSampled {
 		return
 	}
-	for name, sh := range hostShapes {
-		if sh.all && e.opt.Selected(name) {
+	for _, name := range hostTests() {
+		if sh, _ := hostShapeOf(name); sh.all && e.opt.Selected(name) {
 			e.note("plan: sampled, so no host copies of every device at once (a domain of %d GPUs spans several hosts); each device's own host copies are measured", len(e.order))
 			return
 		}
@@ -225,7 +245,7 @@ func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay, r 
 // copies (forward and reverse, both filed under host → device, when both
 // ways) and their total.
 func (e *Engine) hostCopies(ctx context.Context, test results.Test, devs []*measure.Device) {
-	sh := hostShapes[test]
+	sh, _ := hostShapeOf(test)
 	var flows []flow
 	var err error
 	for i, dv := range devs {

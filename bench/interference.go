@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

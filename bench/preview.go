@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -69,7 +69,7 @@ const pinPerGiB = 500 * time.Millisecond
 // pinCost is the pinned host memory of the plan's host tests: two regions
 // of the transfer size per device (bench/host.go hostRegion).
 func (e *Engine) pinCost() time.Duration {
-	for name := range hostShapes {
+	for _, name := range hostTests() {
 		if e.opt.Selected(name) {
 			gib := float64(2*len(e.order)) * float64(e.opt.Size) / (1 << 30)
 			return time.Duration(gib * float64(pinPerGiB))

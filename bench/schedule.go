@@ -1,205 +1,335 @@
 package bench
 
 import (
-	"math/rand/v2"
+	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// PlanOptions choose the pairs a run measures in detail.
-type PlanOptions struct {
-	// AllPairs measures every pair in detail (--all-pairs).
-	AllPairs bool
-	// Peers, when > 0, samples: besides the representatives of each link
-	// class, each device measures Peers peers drawn at random with Seed.
-	// When 0, a domain of more than SampleAbove devices samples
-	// DefaultPeers peers.
-	Peers int
-	Seed  uint64
+// step is one unit of work of the plan (a test on one pair, say), with
+// what one round of it is estimated to take (see cost.go).
+type step struct {
+	name string
+	run  func(ctx context.Context)
+	cost time.Duration
 }
 
-// A domain of more than SampleAbove devices is sampled by default, each
-// device measuring DefaultPeers peers, so the detail costs grow with the
-// devices, not with their pairs.
-const (
-	SampleAbove  = 16
-	DefaultPeers = 1
-	DefaultSeed  = 1
-)
-
-// DefaultSweep is the size sweep of p2pbench all (its --sizes): every
-// fourth power of two, the curve's shape at half the time of every power
-// (a run of all on two GPUs spent a quarter of its time in the sweep,
-// 2026-11-25), up to 256 MiB: the matrices measure --size (512 MiB), and
-// 1 GiB took 40% of the sweep's time for a point on the same plateau.
-const DefaultSweep = "4B:256MiB:4"
-
-// sampledEveryPair are the matrix tests a sampled plan measures on every
-// pair: the copy engine's one way, the health of every link. The rest
-// keeps a large domain's results file small. Measured on nvl72 (5,112
-// pairs): every matrix test on every pair makes hundreds of megabytes, the
-// pairs' parts of the group tests 41 MB, the size sweeps of 146 pairs
-// 13 MB, the detail tests of 146 pairs (two peers per device) 11 MB. So a
-// sampled plan draws one peer per device, measures the other matrices on
-// the detail pairs, records the group tests' totals only, and sweeps sizes
-// on the representatives, the shape of a class's curve.
-var sampledEveryPair = []results.Test{results.CERead, results.CEWrite}
-
-// NewPlan plans a run on topo: its link classes and the pairs measured in
-// detail. The matrices at the transfer size cover every pair (on a sampled
-// plan, those of sampledEveryPair; the others the detail pairs); the size sweeps, latency, atomics, copies without peer access and
-// the tests across processes take the plan's detail pairs.
-func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
-	p := &results.Plan{Mode: results.PlanRepresentatives, Classes: Classify(topo)}
-	if topo == nil {
-		return p
-	}
-	n := len(topo.Devices)
-	if o.Peers == 0 && !o.AllPairs && n > SampleAbove {
-		o.Peers = DefaultPeers
-	}
-	if o.Seed == 0 {
-		o.Seed = DefaultSeed
-	}
-	seen := map[results.PairID]bool{}
-	add := func(q results.PairID) {
-		if !seen[q] {
-			seen[q] = true
-			p.Detail = append(p.Detail, q)
+func (e *Engine) needsBandwidthBuffers() bool {
+	for _, t := range e.opt.Tests {
+		if t.Info().Command == results.CommandBW {
+			return true
 		}
 	}
-	switch {
-	case o.AllPairs:
-		p.Mode = results.PlanAllPairs
-		for _, q := range topo.Pairs {
-			add(results.PairID{q.Src, q.Dst})
-		}
-		return p
-	case o.Peers > 0:
-		p.Mode, p.PeersPerDevice, p.Seed = results.PlanSampled, min(o.Peers, n-1), o.Seed
-		p.EveryPair, p.GroupTotalsOnly = sampledEveryPair, true
-	}
-	// The detail tests need peer access: pairs without it take only the
-	// copies staged through the host, which every such pair gets anyway.
-	noPeer := map[results.PairID]bool{}
-	for _, c := range p.Classes {
-		for _, q := range c.Pairs {
-			noPeer[q] = c.Name == noPeerClass
-		}
-		if c.Name == noPeerClass {
-			continue
-		}
-		for _, q := range c.Representatives {
-			add(q)
-		}
-	}
-	for i, d := range topo.Devices {
-		rng := rand.New(rand.NewPCG(p.Seed, uint64(d)))
-		others := slices.Delete(slices.Clone(topo.Devices), i, i+1)
-		rng.Shuffle(len(others), func(a, b int) { others[a], others[b] = others[b], others[a] })
-		drawn := 0
-		for _, peer := range others {
-			if q := (results.PairID{d, peer}); drawn < p.PeersPerDevice && !noPeer[q] {
-				add(q)
-				drawn++
-			}
-		}
-	}
-	slices.SortFunc(p.Detail, func(a, b results.PairID) int {
-		if a[0] != b[0] {
-			return a[0] - b[0]
-		}
-		return a[1] - b[1]
-	})
-	return p
+	return false
 }
 
-// AcrossProcesses are the pairs a plan measures across processes: its
-// detail pairs, on a sampled plan its representatives (the process
-// boundary, not the link, is what those tests add), and the devices they
-// need, in the order of devs.
-func AcrossProcesses(p *results.Plan, devs []int) ([]results.PairID, []int) {
-	pairs := p.Detail
-	if p.Mode == results.PlanSampled {
-		pairs = nil
-		for _, c := range p.Classes {
-			if c.Name != noPeerClass {
-				pairs = append(pairs, c.Representatives...)
-			}
-		}
+// plan turns the selected tests into the steps of one round: the tests of
+// each device alone, the matrices of every pair (in groups of pairs that
+// share no device, where their link class allows), the size sweeps of the
+// detail pairs, the tests of groups of pairs, then latency and atomics.
+// Every round repeats them, each step taking its share of every figure's
+// samples (Engine.share); the tuning (tuneSteps) and the interference check
+// run once, before the first round.
+func (e *Engine) plan() []step {
+	steps := e.deviceSteps()
+	steps = append(steps, e.matrixSteps()...)
+	steps = append(steps, e.sweepSteps()...)
+	steps = append(steps, e.aggregateSteps()...)
+	if e.sched.Mode != results.PlanSampled {
+		// A sampled plan's domain spans hosts (an NVL72 rack has four GPUs
+		// a host): copies to and from one host's memory from all its GPUs
+		// at once would measure no real machine (see sampledHostNote).
+		steps = append(steps, e.hostSteps(true, e.devices(), "every device at once")...)
 	}
-	used := map[int]bool{}
-	for _, q := range pairs {
-		used[q[0]], used[q[1]] = true, true
-	}
-	var out []int
-	for _, d := range devs {
-		if used[d] || len(used) == 0 && len(out) == 0 {
-			out = append(out, d)
-		}
-	}
-	return pairs, out
+	steps = append(steps, e.latencySteps()...)
+	steps = append(steps, e.hostChaseSteps()...)
+	return append(steps, e.atomicSteps()...)
 }
 
-// groups splits the ordered pairs of devs into groups measured at once: the
-// rounds of a round-robin tournament (every unordered pair once, no device
-// twice in a round), each round split by link class and direction; a pair
-// of a class that is not concurrent (or of none) is a group of its own.
-// Every ordered pair of devs is in exactly one group.
-func groups(devs []int, classes []results.LinkClass) [][]results.PairID {
-	class := map[results.PairID]int{}
-	for i, c := range classes {
-		for _, q := range c.Pairs {
-			class[q] = i
-		}
-	}
-	var out [][]results.PairID
-	for _, round := range tournament(devs) {
-		for dir := range 2 {
-			byClass := map[int][]results.PairID{}
-			var order []int
-			for _, u := range round {
-				q := results.PairID{u[dir], u[1-dir]}
-				c, ok := class[q]
-				switch {
-				case !ok || !classes[c].Concurrent:
-					out = append(out, []results.PairID{q})
-					continue
-				case byClass[c] == nil:
-					order = append(order, c)
-				}
-				byClass[c] = append(byClass[c], q)
-			}
-			for _, c := range order {
-				out = append(out, byClass[c])
+// orderedPairs lists every ordered pair of distinct selected devices.
+func (e *Engine) orderedPairs() [][2]*measure.Device {
+	var out [][2]*measure.Device
+	for _, s := range e.order {
+		for _, d := range e.order {
+			if s != d {
+				out = append(out, [2]*measure.Device{e.devs[s], e.devs[d]})
 			}
 		}
 	}
 	return out
 }
 
-// tournament is the circle method's schedule of devs: len(devs)-1 rounds
-// (one more for an odd count), each pairing every device with another at
-// most once, every two devices meeting in exactly one round.
-func tournament(devs []int) [][][2]int {
-	pos := slices.Clone(devs)
-	if len(pos)%2 == 1 {
-		pos = append(pos, -1)
+// detailPairs lists the pairs the plan measures in detail.
+func (e *Engine) detailPairs() [][2]*measure.Device {
+	var out [][2]*measure.Device
+	for _, q := range e.sched.Detail {
+		if s, d := e.devs[q[0]], e.devs[q[1]]; s != nil && d != nil {
+			out = append(out, [2]*measure.Device{s, d})
+		}
 	}
-	n := len(pos)
-	var out [][][2]int
-	for range n - 1 {
-		var round [][2]int
-		for i := range n / 2 {
-			a, b := pos[i], pos[n-1-i]
-			if a >= 0 && b >= 0 {
-				round = append(round, [2]int{min(a, b), max(a, b)})
+	return out
+}
+
+// stagedPairs are the pairs of the copies without peer access: these go
+// through host memory whatever the link, so the detail pairs, and every
+// pair without peer access, where they are the only way.
+func (e *Engine) stagedPairs() [][2]*measure.Device {
+	out := e.detailPairs()
+	for _, c := range e.sched.Classes {
+		for _, q := range c.Pairs {
+			if c.Name == noPeerClass && !slices.Contains(e.sched.Detail, q) {
+				out = append(out, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
 			}
 		}
-		out = append(out, round)
-		// Keep the first device in place and turn the others by one.
-		pos = append([]int{pos[0], pos[n-1]}, pos[1:n-1]...)
+	}
+	return out
+}
+
+// localAndDetailPairs lists each device with itself, then the detail
+// pairs, for the tests that also run within one device (chase, atomics).
+func (e *Engine) localAndDetailPairs() [][2]*measure.Device {
+	var out [][2]*measure.Device
+	for _, dv := range e.devices() {
+		out = append(out, [2]*measure.Device{dv, dv})
+	}
+	return append(out, e.detailPairs()...)
+}
+
+// deviceSteps are the bandwidth tests of one device: host copies and the
+// copy within its memory.
+func (e *Engine) deviceSteps() []step {
+	var steps []step
+	size := e.opt.Size
+	for _, dv := range e.devices() {
+		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
+		if e.opt.Selected(results.LocalCopy) {
+			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }, e.copyCost(1, float64(size)/localGBps)})
+		}
+	}
+	return steps
+}
+
+// peerTests are the selected bandwidth tests of one pair at a time with
+// peer access (the matrices' peer tests), in catalogue order.
+func (e *Engine) peerTests() []results.Test {
+	var want []results.Test
+	for _, info := range results.Catalogue() {
+		if sh := info.Shape; info.Command == results.CommandBW && sh.Ends == results.EndsPair && sh.NeedsPeer && e.opt.Selected(info.Name) {
+			want = append(want, info.Name)
+		}
+	}
+	return want
+}
+
+// matrixSteps are the peer tests at the matrix size of every ordered pair,
+// each step a group of pairs measured at once (groups), then the copies
+// without peer access, one pair at a time, on the pairs of stagedPairs. A
+// plan that measures some tests on the detail pairs only (Plan.EveryPair)
+// measures those in the same groups, cut down to the detail pairs.
+func (e *Engine) matrixSteps() []step {
+	var every, detail []results.Test
+	for _, t := range e.peerTests() {
+		if len(e.sched.EveryPair) == 0 || slices.Contains(e.sched.EveryPair, t) {
+			every = append(every, t)
+		} else {
+			detail = append(detail, t)
+		}
+	}
+	var steps []step
+	add := func(g []results.PairID, tests []results.Test) {
+		if len(g) == 0 || len(tests) == 0 {
+			return
+		}
+		pairs := make([][2]*measure.Device, len(g))
+		names := make([]string, len(g))
+		for i, q := range g {
+			pairs[i] = [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]}
+			names[i] = fmt.Sprintf("%d→%d", q[0], q[1])
+		}
+		steps = append(steps, step{"pair " + strings.Join(names, ", "), func(ctx context.Context) { e.matrices(ctx, pairs, tests) }, e.matrixCost(g[0], tests)})
+	}
+	gs := groups(e.order, e.sched.Classes)
+	for _, g := range gs {
+		add(g, every)
+	}
+	for _, g := range gs {
+		add(slices.DeleteFunc(slices.Clone(g), func(q results.PairID) bool { return !slices.Contains(e.sched.Detail, q) }), detail)
+	}
+	if e.opt.Selected(results.NoP2PCopy) {
+		for _, p := range e.stagedPairs() {
+			s, d := p[0], p[1]
+			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
+				// Without peer access: the copy goes through the host.
+				e.disableIdle()
+				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
+			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
+		}
+	}
+	return steps
+}
+
+// matrices measures peer tests want at the matrix size on pairs at once
+// (they share no device).
+func (e *Engine) matrices(ctx context.Context, pairs [][2]*measure.Device, want []results.Test) {
+	var ok [][2]*measure.Device
+	for _, p := range pairs {
+		if err := e.enablePair(p[0], p[1]); err != nil {
+			// Unsupported (or failing) pairs are recorded as such; nop2p_copy
+			// still measures them through the host.
+			for _, t := range want {
+				for _, f := range e.pairTemplates(t, p[0], p[1]) {
+					e.add(measure.Fail(f, err))
+				}
+			}
+			continue
+		}
+		ok = append(ok, p)
+	}
+	defer func() {
+		for _, p := range ok {
+			e.releasePair(p[0], p[1])
+		}
+	}()
+	if len(ok) == 0 {
+		return
+	}
+	for _, t := range want {
+		if ctx.Err() != nil {
+			return
+		}
+		if t.Info().BothWays {
+			e.bothWays(ctx, t, results.DirRead, ok, e.opt.Size)
+			e.bothWays(ctx, t, results.DirWrite, ok, e.opt.Size)
+			continue
+		}
+		_, dir := measure.CopyOf(t)
+		flows := make([]flow, len(ok))
+		for i, p := range ok {
+			flows[i] = e.pairFlow(t, dir, p[0], p[1], e.opt.Size, p[0].Send, p[1].Recv)
+		}
+		e.measureFlows(ctx, flows)
+	}
+}
+
+// sweepSteps are the size sweeps of the one-way peer tests on the detail
+// pairs (on a sampled plan, the representatives').
+func (e *Engine) sweepSteps() []step {
+	var want []results.Test
+	for _, t := range e.peerTests() {
+		if !t.Info().BothWays {
+			want = append(want, t)
+		}
+	}
+	var sizes []uint64
+	for _, z := range e.opt.Sweep {
+		if z != e.opt.Size {
+			sizes = append(sizes, z)
+		}
+	}
+	if len(want) == 0 || len(sizes) == 0 {
+		return nil
+	}
+	pairs := e.detailPairs()
+	if e.sched.Mode == results.PlanSampled {
+		pairs = nil
+		for _, c := range e.sched.Classes {
+			for _, q := range c.Representatives {
+				pairs = append(pairs, [2]*measure.Device{e.devs[q[0]], e.devs[q[1]]})
+			}
+		}
+	}
+	var steps []step
+	for _, p := range pairs {
+		s, d := p[0], p[1]
+		steps = append(steps, step{fmt.Sprintf("size sweep %d→%d", s.Index, d.Index), func(ctx context.Context) {
+			if e.enablePair(s, d) != nil {
+				return // the matrices recorded why
+			}
+			defer e.releasePair(s, d)
+			for _, t := range want {
+				for _, z := range sizes {
+					if ctx.Err() != nil {
+						return
+					}
+					e.uniPair(ctx, t, s, d, z)
+				}
+			}
+		}, e.sweepCost(len(want), sizes, s.Index, d.Index)})
+	}
+	return steps
+}
+
+// aggregateSteps are the tests of many pairs copying at once: into each
+// device from every other and out of each device to every other, pushed
+// and pulled, by the copy engine and by SM kernels; and every ordered pair
+// together, pushed.
+func (e *Engine) aggregateSteps() []step {
+	if len(e.order) < 2 {
+		return nil
+	}
+	var steps []step
+	add := func(test results.Test, name string, keep func(s, d int) bool, dirs ...results.Direction) {
+		var pairs [][2]int
+		for _, p := range e.orderedPairs() {
+			if keep(p[0].Index, p[1].Index) {
+				pairs = append(pairs, [2]int{p[0].Index, p[1].Index})
+			}
+		}
+		steps = append(steps, step{name, func(ctx context.Context) {
+			for _, dir := range dirs {
+				e.aggregate(ctx, test, dir, pairs, e.opt.Size)
+			}
+		}, e.aggregateCost(len(dirs), pairs)})
+	}
+	for _, info := range results.Catalogue() {
+		test, sh := info.Name, info.Shape
+		if !e.opt.Selected(test) {
+			continue
+		}
+		// A group test copies as its shape's direction says, else pushed
+		// and pulled.
+		dirs := []results.Direction{results.DirWrite, results.DirRead}
+		if sh.Direction != "" {
+			dirs = []results.Direction{sh.Direction}
+		}
+		sm := ""
+		if sh.Engine == results.EngineSM {
+			sm = "SM "
+		}
+		switch sh.Ends {
+		case results.EndsIntoOne:
+			for _, x := range e.order {
+				add(test, fmt.Sprintf("%sall to %d", sm, x), func(_, d int) bool { return d == x }, dirs...)
+			}
+		case results.EndsOutOfOne:
+			for _, x := range e.order {
+				add(test, fmt.Sprintf("%s%d to all", sm, x), func(s, _ int) bool { return s == x }, dirs...)
+			}
+		case results.EndsAllPairs:
+			add(test, sm+"all pairs at once", func(int, int) bool { return true }, dirs...)
+		}
+	}
+	return steps
+}
+
+// pairTemplates returns the figures test would produce on s → d at the matrix size.
+func (e *Engine) pairTemplates(test results.Test, s, d *measure.Device) []results.Figure {
+	if !test.Info().BothWays {
+		_, dir := measure.CopyOf(test)
+		return []results.Figure{e.pairFlow(test, dir, s, d, e.opt.Size, 0, 0).fig}
+	}
+	var out []results.Figure
+	for _, dir := range []results.Direction{results.DirRead, results.DirWrite} {
+		for _, part := range []results.Part{results.PartForward, results.PartReverse, results.PartTotal} {
+			f := e.pairFlow(test, dir, s, d, e.opt.Size, 0, 0).fig
+			f.Part = part
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/nvml"
+	"github.com/p2pbench/p2pbench/internal/busid"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -159,7 +159,7 @@ func readPairs(drv gpu.Driver, devs []int, links []results.DeviceLinks) []result
 func readLinks(mon gpu.Monitor, devs []results.Device, topo *results.Topology) {
 	byBus := map[string]int{}
 	for _, d := range devs {
-		byBus[nvml.NormalizeBusID(d.PCIBusID)] = d.Index
+		byBus[busid.Normalize(d.PCIBusID)] = d.Index
 	}
 	for _, d := range devs {
 		links, err := mon.Links(d.Index, d.PCIBusID)
@@ -169,7 +169,7 @@ func readLinks(mon gpu.Monitor, devs []results.Device, topo *results.Topology) {
 		}
 		for i := range links {
 			links[i].RemoteDev = -1
-			if r, ok := byBus[nvml.NormalizeBusID(links[i].RemoteBus)]; ok {
+			if r, ok := byBus[busid.Normalize(links[i].RemoteBus)]; ok {
 				links[i].RemoteDev = r
 			}
 		}

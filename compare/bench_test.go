@@ -7,7 +7,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/internal/outfile"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // BenchmarkReference measures the steps of `p2pbench compare` on the
@@ -58,7 +58,7 @@ func BenchmarkCompare72(b *testing.B) {
 	var paths []string
 	for seed := range uint64(2) {
 		p := filepath.Join(dir, "run"+string(rune('a'+seed))+".json")
-		run := synth.New(synth.Options{GPUs: 72, Seed: seed})
+		run := resultstest.New(resultstest.Options{GPUs: 72, Seed: seed})
 		if err := outfile.Write(p, run.EncodeFor(p)); err != nil {
 			b.Fatal(err)
 		}

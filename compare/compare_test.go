@@ -19,7 +19,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/verdicts-repeat.txt from this build's comparison")
@@ -542,7 +542,7 @@ func changeBeyondAPercentage(t *testing.T, factor float64) {
 // runs without process replicates is more than 10%).
 func TestRoundsGate(t *testing.T) {
 	mk := func(seed uint64) *results.Run {
-		r := synth.New(synth.Options{GPUs: 2, Seed: seed, Rounds: 5, RoundSpread: 0.02, SweepTests: []results.Test{results.CERead}})
+		r := resultstest.New(resultstest.Options{GPUs: 2, Seed: seed, Rounds: 5, RoundSpread: 0.02, SweepTests: []results.Test{results.CERead}})
 		r.Replicates = results.ReplicatesProcess
 		return r
 	}
@@ -605,7 +605,7 @@ func TestRoundsGate(t *testing.T) {
 // set (FALLBACK.md), whatever rounds they have.
 func TestSameGPULegacyModes(t *testing.T) {
 	mk := func(seed uint64, replicates string) *results.Run {
-		r := synth.New(synth.Options{GPUs: 2, Seed: seed, Rounds: 5, NoSweep: true})
+		r := resultstest.New(resultstest.Options{GPUs: 2, Seed: seed, Rounds: 5, NoSweep: true})
 		r.Replicates = replicates
 		// The same-GPU figures, which synth does not make: those between
 		// GPUs again, as if between two processes on device 0.

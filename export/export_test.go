@@ -15,7 +15,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/export"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -23,7 +23,7 @@ import (
 // judged by the expectation table, its GPUs given serials.
 func judged(t *testing.T, faults bool) *results.Run {
 	t.Helper()
-	run := synth.New(synth.Options{GPUs: 4, Faults: faults, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: faults, NoSweep: true})
 	for i := range run.Environment.Devices {
 		run.Environment.Devices[i].Serial = "16549230000" + string(rune('0'+i))
 	}
@@ -112,7 +112,7 @@ func TestJUnit(t *testing.T) {
 			validate(t, b.Bytes())
 		}
 	}
-	if err := export.WriteJUnit(new(bytes.Buffer), synth.New(synth.Options{GPUs: 2}), false); err == nil {
+	if err := export.WriteJUnit(new(bytes.Buffer), resultstest.New(resultstest.Options{GPUs: 2}), false); err == nil {
 		t.Error("a run without a verdict wrote JUnit")
 	}
 }

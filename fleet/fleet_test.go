@@ -8,7 +8,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // planted is a synthetic fleet of two machine types with the problems
@@ -17,7 +17,7 @@ import (
 // with them; three weak links of different link classes and one slow node
 // among the first, one weak link among the second.
 type planted struct {
-	fleets []synth.Fleet
+	fleets []resultstest.Fleet
 	// nodes and links are what an analysis must name, and nothing else.
 	nodes []string
 	links []string
@@ -26,20 +26,20 @@ type planted struct {
 func plantedFleet(nodes int, tests ...results.Test) planted {
 	small := max(nodes/10, 5)
 	big := nodes - small
-	h100 := synth.Fleet{Nodes: big, Prefix: "h100n", Seed: 1,
-		Node: synth.Options{GPUs: 8, Layout: synth.PCIeBridged, NoSweep: true, Samples: 10, Tests: tests},
-		WeakLinks: []synth.WeakLink{
-			{Node: 3, SlowPair: synth.SlowPair{A: 2, B: 5, Percent: 15}},       // across the CPU (rank 2)
-			{Node: big / 5, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 20}}, // an NVLink bridge
-			{Node: big / 2, SlowPair: synth.SlowPair{A: 6, B: 4, Percent: 10}}, // under one switch (rank 1)
+	h100 := resultstest.Fleet{Nodes: big, Prefix: "h100n", Seed: 1,
+		Node: resultstest.Options{GPUs: 8, Layout: resultstest.PCIeBridged, NoSweep: true, Samples: 10, Tests: tests},
+		WeakLinks: []resultstest.WeakLink{
+			{Node: 3, SlowPair: resultstest.SlowPair{A: 2, B: 5, Percent: 15}},       // across the CPU (rank 2)
+			{Node: big / 5, SlowPair: resultstest.SlowPair{A: 0, B: 1, Percent: 20}}, // an NVLink bridge
+			{Node: big / 2, SlowPair: resultstest.SlowPair{A: 6, B: 4, Percent: 10}}, // under one switch (rank 1)
 		},
-		SlowNodes: []synth.SlowNode{{Node: big - 7, Percent: 10}},
+		SlowNodes: []resultstest.SlowNode{{Node: big - 7, Percent: 10}},
 	}
-	gb200 := synth.Fleet{Nodes: small, Prefix: "gb200n", Seed: 1 << 20,
-		Node:      synth.Options{GPUs: 4, Layout: synth.NVSwitch, NoSweep: true, Samples: 10, Tests: tests},
-		WeakLinks: []synth.WeakLink{{Node: 2, SlowPair: synth.SlowPair{A: 1, B: 3, Percent: 12}}},
+	gb200 := resultstest.Fleet{Nodes: small, Prefix: "gb200n", Seed: 1 << 20,
+		Node:      resultstest.Options{GPUs: 4, Layout: resultstest.NVSwitch, NoSweep: true, Samples: 10, Tests: tests},
+		WeakLinks: []resultstest.WeakLink{{Node: 2, SlowPair: resultstest.SlowPair{A: 1, B: 3, Percent: 12}}},
 	}
-	p := planted{fleets: []synth.Fleet{h100, gb200}}
+	p := planted{fleets: []resultstest.Fleet{h100, gb200}}
 	for _, f := range p.fleets {
 		for _, w := range f.WeakLinks {
 			p.links = append(p.links, fmt.Sprintf("%s %d↔%d", f.Host(w.Node), min(w.A, w.B), max(w.A, w.B)))
@@ -128,10 +128,10 @@ func build(o fleet.Options, runs ...*results.Run) *fleet.Fleet {
 // check: issue 28, item 5), a slower one is; the options move both bars; a
 // class of fewer than five figures is not judged, and says so.
 func TestRule(t *testing.T) {
-	f := synth.Fleet{Nodes: 20, Node: synth.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}},
-		WeakLinks: []synth.WeakLink{
-			{Node: 3, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 3}},   // 3% slower: noise to the default rule
-			{Node: 7, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: -20}}, // 20% faster
+	f := resultstest.Fleet{Nodes: 20, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}},
+		WeakLinks: []resultstest.WeakLink{
+			{Node: 3, SlowPair: resultstest.SlowPair{A: 0, B: 1, Percent: 3}},   // 3% slower: noise to the default rule
+			{Node: 7, SlowPair: resultstest.SlowPair{A: 0, B: 1, Percent: -20}}, // 20% faster
 		}}
 	var runs []*results.Run
 	for i := range f.Nodes {
@@ -174,7 +174,7 @@ func TestRule(t *testing.T) {
 // TestTopology: a node with a link down forms a type of its own, named as
 // the GPUs of the majority with another topology, and is an outlier for it.
 func TestTopology(t *testing.T) {
-	f := synth.Fleet{Nodes: 6, Node: synth.Options{GPUs: 4, Layout: synth.PCIeBridged, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}}}
+	f := resultstest.Fleet{Nodes: 6, Node: resultstest.Options{GPUs: 4, Layout: resultstest.PCIeBridged, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}}}
 	var runs []*results.Run
 	for i := range f.Nodes {
 		runs = append(runs, f.Run(i))
@@ -237,7 +237,7 @@ func TestOrder(t *testing.T) {
 // described but never makes an outlier; a run without a topology (an
 // import) is of unknown topology, not an outlier for it (issue 28, item 5).
 func TestJudgesWhatCheckJudges(t *testing.T) {
-	f := synth.Fleet{Nodes: 8, Node: synth.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite, results.LatCopyDevice}}}
+	f := resultstest.Fleet{Nodes: 8, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite, results.LatCopyDevice}}}
 	var runs []*results.Run
 	for i := range f.Nodes {
 		runs = append(runs, f.Run(i))

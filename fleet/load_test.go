@@ -16,7 +16,7 @@ import (
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // writeRun writes run as dir/name/results.json, as `all --dir` lays it out.
@@ -43,7 +43,7 @@ func writeRun(t testing.TB, dir, name string, run *results.Run) string {
 // analysed.
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	nodes := synth.Fleet{Nodes: 6, Node: synth.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite, results.SMRead, results.H2D}}}
+	nodes := resultstest.Fleet{Nodes: 6, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite, results.SMRead, results.H2D}}}
 	for i := range nodes.Nodes {
 		run := nodes.Run(i)
 		switch i {

@@ -21,8 +21,8 @@ const (
 // Figures returns each machine type's plots: a node × figure heatmap of how
 // far each node lies from its class medians, and every class's spread
 // across the nodes with its outliers marked.
-func (f *Fleet) Figures() []plot.Figure {
-	var out []plot.Figure
+func (f *Fleet) Figures() []plot.Chart {
+	var out []plot.Chart
 	for _, t := range f.Types {
 		out = append(out, f.figuresOf(t)...)
 	}
@@ -36,7 +36,7 @@ type cellOf struct {
 	seen    bool
 }
 
-func (f *Fleet) figuresOf(t *Type) []plot.Figure {
+func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 	cols := t.plotClasses()
 	if len(cols) == 0 {
 		return nil
@@ -101,7 +101,7 @@ func (f *Fleet) figuresOf(t *Type) []plot.Figure {
 		colsNote = fmt.Sprintf(", %d of %d figures", len(cols), len(t.Classes))
 	}
 	id := strings.ToLower(t.ID)
-	return []plot.Figure{
+	return []plot.Chart{
 		plot.FleetHeatmap("fleet_heatmap_"+id, fmt.Sprintf("%s: each node against the fleet", t.ID), rowsNote+colsNote, grid, caption, t.Simulated),
 		plot.FleetSpread("fleet_spread_"+id, fmt.Sprintf("%s: each figure across the nodes", t.ID), fmt.Sprintf("%d nodes%s", t.Nodes, colsNote), spread, caption, t.Simulated),
 	}

@@ -58,7 +58,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 	}
 	d.Table("Nodes that need attention", []string{"node", "type", "verdict", "figures", "failed", "outliers", "why"}, attention, "lllrrrl")
 	for _, t := range f.Types {
-		var figs []plot.Figure
+		var figs []plot.Chart
 		if figures {
 			figs = f.figuresOf(t)
 		}
@@ -68,7 +68,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 }
 
 // typeSection adds one machine type's outliers and distributions.
-func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Figure) {
+func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Chart) {
 	d.Section(fmt.Sprintf("%s: %d node%s of %s", t.ID, t.Nodes, units.Plural(t.Nodes, "", "s"), t.GPUs))
 	d.Para("Links: " + t.Links + ".")
 	if t.Note != "" {

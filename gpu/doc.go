@@ -15,5 +15,5 @@
 // *sim.Driver is a Driver, and (*sim.Driver).Monitor its Monitor.
 //
 // gpu imports cuda, nvml and results (for the shapes a Monitor returns);
-// the measuring packages (internal/measure, bench, ipc) import it.
+// the measuring packages (measure, bench, ipc) import it.
 package gpu

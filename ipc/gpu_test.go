@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/p2pbench/p2pbench/internal/gputest"
+	"github.com/p2pbench/p2pbench/gpu/gputest"
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu"

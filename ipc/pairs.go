@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -17,7 +17,7 @@ import (
 // copy-engine tests run twice: as every one-GPU-per-process job copies (the
 // peer's buffer opened in the process's own context, cuMemcpyAsync), and
 // with the peer's buffer opened in a context on the peer's device (see
-// xfer.PeerContext).
+// flow.PeerContext).
 func (r *parent) pairTests(ctx context.Context, p pair) {
 	// Counter windows back to back share a reading (measure.Meter); what
 	// moves NVLink traffic outside them (another pair, the latency tests,
@@ -77,8 +77,8 @@ func (r *parent) figure(p pair, test results.Test, engine results.Engine, size u
 // flowOf returns the transfer and figure of one direction of a bandwidth
 // test: data from src's send buffer to dst's receive buffer, issued by dst
 // (read) or src (write).
-func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, dst int, peerCtx bool) (xfer, results.Figure) {
-	x := xfer{Issuer: dst, Src: bufRef{src, bufSend}, Dst: bufRef{dst, bufRecv}, Bytes: r.opt.Size}
+func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, dst int, peerCtx bool) (flow, results.Figure) {
+	x := flow{Issuer: dst, Src: bufRef{src, bufSend}, Dst: bufRef{dst, bufRecv}, Bytes: r.opt.Size}
 	if dir == results.DirWrite {
 		x.Issuer = src
 	}
@@ -113,7 +113,7 @@ func (r *parent) uni(ctx context.Context, p pair, test results.Test, dir results
 	figs := []results.Figure{f}
 	err := r.usable(p)
 	if err == nil {
-		err = r.bandwidth(ctx, p, []xfer{x}, figs)
+		err = r.bandwidth(ctx, p, []flow{x}, figs)
 	}
 	r.record(ctx, p, figs, err)
 }
@@ -134,7 +134,7 @@ func (r *parent) bidir(ctx context.Context, p pair, test results.Test, dir resul
 	figs := []results.Figure{ff, rf, tf}
 	err := r.usable(p)
 	if err == nil {
-		err = r.bandwidth(ctx, p, []xfer{fx, rx}, figs)
+		err = r.bandwidth(ctx, p, []flow{fx, rx}, figs)
 	}
 	r.record(ctx, p, figs, err)
 }
@@ -143,7 +143,7 @@ func (r *parent) bidir(ctx context.Context, p pair, test results.Test, dir resul
 // once (the first issuer leads), verifies them in the processes that own the
 // data (in the first round), and fills figs: one figure per transfer, then
 // the total when there are two.
-func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []results.Figure) error {
+func (r *parent) bandwidth(ctx context.Context, p pair, xs []flow, figs []results.Figure) error {
 	seeds := make([]uint32, len(xs))
 	if r.verifying() {
 		for i, x := range xs {
@@ -227,7 +227,7 @@ func (r *parent) bandwidth(ctx context.Context, p pair, xs []xfer, figs []result
 // check verifies the data x moved in the process that owns its destination
 // and records the outcome in f; it returns an error only when the pair
 // cannot go on (the run cancelled, the checking process gone).
-func (r *parent) check(ctx context.Context, p pair, x xfer, seed uint32, f *results.Figure) error {
+func (r *parent) check(ctx context.Context, p pair, x flow, seed uint32, f *results.Figure) error {
 	f.Verify = results.VerifyPassed
 	var rep checkReply
 	if err := r.call(ctx, p, x.Dst.Rank, opCheck, dataReq{Buf: x.Dst, Bytes: x.Bytes, Seed: seed}, &rep); err != nil {
@@ -247,7 +247,7 @@ func (r *parent) check(ctx context.Context, p pair, x xfer, seed uint32, f *resu
 // process (see sample), with timing tm (a tm of no repetitions: calibrated
 // first, as in a figure's first round). It returns the milliseconds of one
 // repetition per sample for each, and the timing.
-func (r *parent) together(ctx context.Context, p pair, lead, follow xfer, tm measure.Timing, samples int) ([][]float64, measure.Timing, error) {
+func (r *parent) together(ctx context.Context, p pair, lead, follow flow, tm measure.Timing, samples int) ([][]float64, measure.Timing, error) {
 	if tm.Reps == 0 {
 		m1, m2, err := r.sample(ctx, p, lead, follow, measure.Timing{Reps: 1, Warmup: 1})
 		if err != nil {
@@ -274,7 +274,7 @@ func (r *parent) together(ctx context.Context, p pair, lead, follow xfer, tm mea
 // latch and records its start event behind it, the follower's stream waits
 // on that event through IPC, and one release of the leader's latch starts
 // both.
-func (r *parent) sample(ctx context.Context, p pair, lead, follow xfer, tm measure.Timing) (float64, float64, error) {
+func (r *parent) sample(ctx context.Context, p pair, lead, follow flow, tm measure.Timing) (float64, float64, error) {
 	L, F := lead.Issuer, follow.Issuer
 	if err := r.call(ctx, p, L, opArm, sampleReq{X: lead, Reps: tm.Reps, Warmup: tm.Warmup, Leader: L}, nil); err != nil {
 		return 0, 0, err

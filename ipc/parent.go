@@ -14,7 +14,7 @@
 // the parent, the shutdown order the IPC rules need, test faults) in
 // childproc.go and fault.go.
 //
-// It imports cuda, gpu, kernels, results, internal/measure (the measuring
+// It imports cuda, gpu, kernels, results, measure (the measuring
 // core it shares with bench) and internal/rendezvous; it does not import
 // bench.
 package ipc
@@ -30,8 +30,8 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 )
 
 // The IPC protocol between the parent of `p2pbench ipc` and its children.
@@ -245,8 +245,9 @@ type checkReply struct {
 	FirstBadByte uint64 `json:"first_bad_byte"`
 }
 
-// xfer is one directed copy, issued by Issuer's process.
-type xfer struct {
+// flow is one directed copy of a test (bench.flow's wire form), issued by
+// Issuer's process.
+type flow struct {
 	Issuer int    `json:"issuer"`
 	Src    bufRef `json:"src"`
 	Dst    bufRef `json:"dst"`
@@ -265,7 +266,7 @@ type xfer struct {
 // repetitions after Warmup (a Reps of 0: calibrated by the child, as the
 // first round of a figure asks).
 type timeReq struct {
-	X       xfer `json:"xfer"`
+	X       flow `json:"flow"`
 	Samples int  `json:"samples"`
 	// FewSamples, when set, is how many samples to take instead of Samples
 	// when the calibrated timing's windows are long (measure.Timing.Few).
@@ -285,7 +286,7 @@ type timeReply struct {
 // (follower) one sample of a transfer that runs at the same time as another
 // process's.
 type sampleReq struct {
-	X      xfer `json:"xfer"`
+	X      flow `json:"flow"`
 	Reps   int  `json:"reps"`
 	Warmup int  `json:"warmup"`
 	// Leader is the rank whose start event a follower waits on.

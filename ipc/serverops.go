@@ -8,8 +8,8 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 )
 
 // The measurements a child makes for the parent: on the buffers of the
@@ -42,7 +42,7 @@ func (c *server) data(op string, req dataReq) (checkReply, error) {
 // transfer builds the transfer of x, issued by x.Issuer: cuMemcpyAsync on
 // the (mapped) addresses for the copy engine, cuMemcpyPeerAsync for a
 // PeerContext copy, else the SM copy kernel.
-func (c *server) transfer(x xfer) (*hostedRank, measure.Transfer, error) {
+func (c *server) transfer(x flow) (*hostedRank, measure.Transfer, error) {
 	h, err := c.issuer(x.Issuer)
 	if err != nil {
 		return nil, measure.Transfer{}, err
@@ -77,7 +77,7 @@ func (c *server) transfer(x xfer) (*hostedRank, measure.Transfer, error) {
 // one side, on the other the other rank's buffer as opened in this process's
 // context on that rank's device, copied with cuMemcpyPeerAsync between the
 // two contexts on the issuer's stream.
-func (c *server) peerContextOp(h *hostedRank, x xfer) (func(cuda.Stream) error, error) {
+func (c *server) peerContextOp(h *hostedRank, x flow) (func(cuda.Stream) error, error) {
 	own, other := x.Src, x.Dst
 	if own.Rank != x.Issuer {
 		own, other = other, own

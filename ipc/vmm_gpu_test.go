@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/internal/gputest"
+	"github.com/p2pbench/p2pbench/gpu/gputest"
 
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"

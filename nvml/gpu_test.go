@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/internal/busid"
 	"github.com/p2pbench/p2pbench/nvml"
 )
 
@@ -51,7 +52,7 @@ func TestGPULinks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		buses[nvml.NormalizeBusID(info.PCIBusID)] = dev
+		buses[busid.Normalize(info.PCIBusID)] = dev
 	}
 	for dev := range count {
 		info, _ := d.DeviceInfo(dev)
@@ -74,7 +75,7 @@ func TestGPULinks(t *testing.T) {
 			if l.Version == 0 || l.SpeedGBps == 0 {
 				t.Errorf("device %d link %d: no version or speed: %+v", dev, l.Index, l)
 			}
-			if peer, ok := buses[nvml.NormalizeBusID(l.RemoteBusID)]; ok && peer != dev {
+			if peer, ok := buses[busid.Normalize(l.RemoteBusID)]; ok && peer != dev {
 				toPeers++
 			}
 		}

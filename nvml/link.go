@@ -3,8 +3,6 @@ package nvml
 import (
 	"encoding/binary"
 	"fmt"
-	"strconv"
-	"strings"
 )
 
 // MaxLinks is NVML_NVLINK_MAX_LINKS: the link indexes Links asks about.
@@ -60,7 +58,7 @@ type Link struct {
 	Index  int  `json:"index"`
 	Active bool `json:"active"`
 	// RemoteBusID is the PCI bus id of the device at the other end, as
-	// NVML gives it ("00000000:2A:00.0"); compare with NormalizeBusID.
+	// NVML gives it ("00000000:2A:00.0"); compare with busid.Normalize.
 	// Where NVML cannot tell (on the 2× H200 virtual machine it reports
 	// every link's remote end as an NVSwitch at FFFFFFFF:FF:FF.0), this is
 	// what NVML says all the same; it then matches no device.
@@ -193,34 +191,6 @@ func (f *fieldValue) gbps() float64 {
 		return 0
 	}
 	return float64(mbps) / 1000 // NVML's MBps are 10^6 bytes per second
-}
-
-// NormalizeBusID returns a PCI bus id in one form, "dddd:bb:dd.f" in lower
-// case, so that CUDA's "0000:2A:00.0" and NVML's "00000000:2a:00.0" compare
-// equal. An id without a domain gets domain 0; text that is no bus id is
-// returned trimmed and in lower case.
-func NormalizeBusID(id string) string {
-	s := strings.ToLower(strings.TrimSpace(id))
-	parts := strings.Split(s, ":")
-	if len(parts) == 2 {
-		parts = append([]string{"0"}, parts...)
-	}
-	if len(parts) != 3 {
-		return s
-	}
-	dev, fn, ok := strings.Cut(parts[2], ".")
-	if !ok {
-		return s
-	}
-	var n [4]uint64
-	for i, p := range []string{parts[0], parts[1], dev, fn} {
-		v, err := strconv.ParseUint(p, 16, 32)
-		if err != nil {
-			return s
-		}
-		n[i] = v
-	}
-	return fmt.Sprintf("%04x:%02x:%02x.%x", n[0], n[1], n[2], n[3])
 }
 
 // PayloadGBps is the payload bandwidth of one link of NVLink version v in one

@@ -9,9 +9,9 @@
 //
 // It loads the library at run time on the loader package cuda uses
 // (internal/dl, purego underneath), so p2pbench needs no cgo, and imports
-// nothing else of p2pbench. CUDA and NVML number devices differently;
+// nothing else of p2pbench but internal/busid. CUDA and NVML number devices differently;
 // p2pbench matches them by PCI bus id (see DeviceByPCIBusID and
-// NormalizeBusID). Package gpu adapts it to the gpu.Monitor interface.
+// busid.Normalize). Package gpu adapts it to the gpu.Monitor interface.
 package nvml
 
 import (
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/p2pbench/p2pbench/internal/busid"
 	"github.com/p2pbench/p2pbench/internal/dl"
 )
 
@@ -266,7 +267,7 @@ func (n *NVML) DeviceByPCIBusID(bus string) (Device, error) {
 	if err := n.check(n.api.nvmlDeviceGetHandleByPciBusId(bus, &h), "nvmlDeviceGetHandleByPciBusId"); err != nil {
 		return Device{}, fmt.Errorf("PCI bus id %s: %w", bus, err)
 	}
-	return Device{n: n, handle: h, BusID: NormalizeBusID(bus)}, nil
+	return Device{n: n, handle: h, BusID: busid.Normalize(bus)}, nil
 }
 
 // usable returns an error for a Device that did not come from

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/busid"
 	"github.com/p2pbench/p2pbench/internal/dl"
 	"github.com/p2pbench/p2pbench/internal/fakelib"
 	"github.com/p2pbench/p2pbench/nvml"
@@ -41,24 +42,6 @@ func openFake(t *testing.T, flag string) *nvml.NVML {
 	}
 	t.Cleanup(func() { n.Close() })
 	return n
-}
-
-func TestNormalizeBusID(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"0000:18:00.0", "0000:18:00.0"},
-		{"00000000:18:00.0", "0000:18:00.0"},
-		{"0000:2A:00.0", "0000:2a:00.0"},
-		{"00000000:2a:00.0", "0000:2a:00.0"},
-		{" 0001:C1:1f.7\n", "0001:c1:1f.7"},
-		{"18:00.0", "0000:18:00.0"},
-		{"not a bus id", "not a bus id"},
-		{"0000:zz:00.0", "0000:zz:00.0"},
-		{"", ""},
-	} {
-		if got := nvml.NormalizeBusID(tc.in); got != tc.want {
-			t.Errorf("NormalizeBusID(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
 }
 
 func TestOpenNoLibrary(t *testing.T) {
@@ -140,7 +123,7 @@ func TestLinks(t *testing.T) {
 		if !reflect.DeepEqual(links, tc.want) {
 			t.Errorf("%s %s: links\n%+v\nwant\n%+v", tc.flag, tc.bus, links, tc.want)
 		}
-		if nvml.NormalizeBusID(links[0].RemoteBusID) == d.BusID {
+		if busid.Normalize(links[0].RemoteBusID) == d.BusID {
 			t.Errorf("%s: link 0 leads back to itself", tc.bus)
 		}
 	}

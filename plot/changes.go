@@ -31,8 +31,8 @@ const maxBarChanges = 40
 // improvements green, smaller significant changes blue), the rest grey;
 // dashed lines mark ±threshold (percent). caption and simulated are as a
 // run's figures have them (CaptionLines, Run.Simulated).
-func ChangeChart(title, subtitle string, changes []Change, threshold float64, caption []string, simulated bool) Figure {
-	f := Figure{Name: "changes", Title: title, Width: 10 * vg.Inch, Height: 6.5 * vg.Inch, caption: caption, simulated: simulated}
+func ChangeChart(title, subtitle string, changes []Change, threshold float64, caption []string, simulated bool) Chart {
+	f := Chart{Name: "changes", Title: title, Width: 10 * vg.Inch, Height: 6.5 * vg.Inch, caption: caption, simulated: simulated}
 	if len(changes) <= maxBarChanges {
 		f.Height = vg.Length(2.2+0.24*float64(len(changes))) * vg.Inch
 		f.body = func(c draw.Canvas) { drawChangeBars(c, title, subtitle, changes, threshold) }

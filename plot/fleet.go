@@ -46,9 +46,9 @@ const fleetColorLimit = 20
 // FleetHeatmap draws the grid with a diverging colour scale: red worse, blue
 // better, white at the median; outliers framed in black. caption and
 // simulated are as a run's figures have them.
-func FleetHeatmap(name, title, subtitle string, g FleetGrid, caption []string, simulated bool) Figure {
+func FleetHeatmap(name, title, subtitle string, g FleetGrid, caption []string, simulated bool) Chart {
 	h := vg.Length(math.Min(13, math.Max(5, 3.2+0.17*float64(len(g.Rows))))) * vg.Inch
-	return Figure{Name: name, Title: title, Width: 11 * vg.Inch, Height: h, caption: caption, simulated: simulated,
+	return Chart{Name: name, Title: title, Width: 11 * vg.Inch, Height: h, caption: caption, simulated: simulated,
 		body: func(c draw.Canvas) { drawFleetHeatmap(c, title, subtitle, g) }}
 }
 
@@ -150,8 +150,8 @@ func (f *fleetCells) Plot(c draw.Canvas, p *plot.Plot) {
 // nodes (a grey whisker from the lowest to the highest), the range that is
 // not an outlier (a pale band), the median (0) and every outlier as a red
 // point, named when a column has few.
-func FleetSpread(name, title, subtitle string, cols []FleetColumn, caption []string, simulated bool) Figure {
-	return Figure{Name: name, Title: title, Width: 11 * vg.Inch, Height: 7 * vg.Inch, caption: caption, simulated: simulated,
+func FleetSpread(name, title, subtitle string, cols []FleetColumn, caption []string, simulated bool) Chart {
+	return Chart{Name: name, Title: title, Width: 11 * vg.Inch, Height: 7 * vg.Inch, caption: caption, simulated: simulated,
 		body: func(c draw.Canvas) { drawFleetSpread(c, title, subtitle, cols) }}
 }
 

@@ -26,7 +26,7 @@ func TestFleetFigures(t *testing.T) {
 	if out := os.Getenv("P2PBENCH_PLOT_DIR"); out != "" {
 		dir = out
 	}
-	for _, f := range []plot.Figure{
+	for _, f := range []plot.Chart{
 		plot.FleetHeatmap("fleet_heatmap", "Deviation from the median", "3 nodes", grid, []string{"caption"}, true),
 		plot.FleetSpread("fleet_spread", "Spread across nodes", "3 nodes", cols, []string{"caption"}, false),
 	} {

@@ -18,7 +18,7 @@ const pdfDPI = 300
 // but garbles a second font face, encodes text in cp1252 without arrows,
 // darkens translucent colours and makes its fonts in TMPDIR; the SVG
 // format is the figure in vectors.)
-func (f Figure) writePDF(w io.Writer) error {
+func (f Chart) writePDF(w io.Writer) error {
 	var img bytes.Buffer
 	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(pdfDPI))}
 	f.Draw(draw.New(c))

@@ -37,8 +37,8 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Figure is one figure of a run, ready to draw at any size.
-type Figure struct {
+// Chart is one chart of a run (a heatmap, a curve), ready to draw at any size.
+type Chart struct {
 	// Name is the file name stem: "heatmap_ce_read", "size_write", ...
 	Name string
 	// Title is the figure's title, for lists and report headings.
@@ -60,12 +60,12 @@ const PNGDPI = 150
 // latency and atomics, and an imported nccl-tests run's bus and algorithm
 // bandwidth of each collective. Figures whose
 // tests are absent from the run are left out.
-func Figures(run *results.Run) []Figure {
+func Charts(run *results.Run) []Chart {
 	ix := newIndex(run)
-	var figs []Figure
+	var figs []Chart
 	caption := CaptionLines(run)
 	add := func(name, title string, w, h vg.Length, body func(c draw.Canvas)) {
-		figs = append(figs, Figure{Name: name, Title: title, Width: w, Height: h, caption: caption, simulated: run.Simulated, body: body})
+		figs = append(figs, Chart{Name: name, Title: title, Width: w, Height: h, caption: caption, simulated: run.Simulated, body: body})
 	}
 	for _, m := range heatmaps(ix) {
 		m := m
@@ -94,7 +94,7 @@ func Figures(run *results.Run) []Figure {
 
 // Draw draws the figure, with its caption and, for a simulated run, the
 // watermark, filling c.
-func (f Figure) Draw(c draw.Canvas) {
+func (f Chart) Draw(c draw.Canvas) {
 	if _, blank := c.Canvas.(fastPNG); !blank {
 		c.SetColor(white)
 		c.Fill(c.Rectangle.Path())
@@ -203,7 +203,7 @@ func watermark(c draw.Canvas, col color.Color) {
 // two one after the other); ctx is checked before each, and its error
 // returned. On an error it returns the first in that order, with the paths
 // written before it.
-func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) ([]string, error) {
+func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string) ([]string, error) {
 	for _, f := range formats {
 		if strings.ToLower(f) == "pdf" {
 			continue
@@ -251,7 +251,7 @@ func WriteAll(ctx context.Context, figs []Figure, dir string, formats []string) 
 // PNGs draws figs as PNG images, on as many goroutines as there are CPUs,
 // their watermark drawn once per size (as WriteAll does), and returns them
 // in the order of figs; on an error, the first in that order.
-func PNGs(figs []Figure) ([][]byte, error) {
+func PNGs(figs []Chart) ([][]byte, error) {
 	out := make([][]byte, len(figs))
 	errs := make([]error, len(figs))
 	marks := &watermarks{}
@@ -281,21 +281,21 @@ func PNGs(figs []Figure) ([][]byte, error) {
 
 // FileName is the name of the figure's file in a format: its Name and the
 // format as the extension.
-func (f Figure) FileName(format string) string { return f.Name + "." + strings.ToLower(format) }
+func (f Chart) FileName(format string) string { return f.Name + "." + strings.ToLower(format) }
 
 // WriteFile draws the figure at its natural size into a file of the given
 // format (png, svg or pdf), written atomically by the policy of
 // internal/outfile (a device, FIFO or directory at path is refused).
-func (f Figure) WriteFile(path, format string) error {
+func (f Chart) WriteFile(path, format string) error {
 	return outfile.Write(path, func(w io.Writer) error { return f.WriteTo(w, format) })
 }
 
 // WriteTo draws the figure at its natural size and writes it in the given
 // format (png, svg or pdf) to w.
-func (f Figure) WriteTo(w io.Writer, format string) error { return f.writeTo(w, format, nil) }
+func (f Chart) WriteTo(w io.Writer, format string) error { return f.writeTo(w, format, nil) }
 
 // writeTo is WriteTo, a PNG's watermark taken from marks when not nil.
-func (f Figure) writeTo(w io.Writer, format string, marks *watermarks) error {
+func (f Chart) writeTo(w io.Writer, format string, marks *watermarks) error {
 	if strings.ToLower(format) == "pdf" {
 		return f.writePDF(w)
 	}
@@ -338,7 +338,7 @@ func newImageCanvas(w, h vg.Length, bg color.Color) *vgimg.Canvas {
 // fastPNG is vgimg.PngCanvas with the encoder's fastest compression (a
 // 72-GPU run's 17 figures spent 0.8 s of their 2.2 s of CPU in PNG's
 // default compression, 2026-11-25). Its image starts white (vgimg's
-// default background), so Figure.Draw does not paint it white again (0.2 s
+// default background), so Chart.Draw does not paint it white again (0.2 s
 // of rasterising for those 17).
 type fastPNG struct {
 	*vgimg.Canvas
@@ -353,7 +353,7 @@ type watermarks struct {
 	bySize map[image.Point]*image.Alpha
 }
 
-// watermark draws the watermark over the page, as Figure.Draw would: its
+// watermark draws the watermark over the page, as Chart.Draw would: its
 // mask, the word drawn opaque on a blank page of the same size, painted in
 // the watermark's translucent red. It reports false, drawing nothing,
 // without marks to take it from.

@@ -14,7 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestWriteAll writes every chart of a run (as SVG: PNG and PDF are
@@ -26,9 +26,9 @@ func TestWriteAll(t *testing.T) {
 		formats []string
 		want    []string // figure names expected
 	}{
-		{"2 GPUs", synth.New(synth.Options{GPUs: 2}), []string{"svg"},
+		{"2 GPUs", resultstest.New(resultstest.Options{GPUs: 2}), []string{"svg"},
 			[]string{"heatmap_ce_read", "heatmap_ce_bidir_write", "size_write", "rank", "latency_chase", "latency_pingpong", "latency_copy", "atomic_throughput", "atomic_latency"}},
-		{"8 GPUs with faults", synth.New(synth.Options{GPUs: 8, Faults: true}), []string{"svg"},
+		{"8 GPUs with faults", resultstest.New(resultstest.Options{GPUs: 8, Faults: true}), []string{"svg"},
 			[]string{"heatmap_sm_read", "heatmap_all_pairs", "size_write", "rank"}},
 	}
 	for _, tt := range tests {
@@ -37,7 +37,7 @@ func TestWriteAll(t *testing.T) {
 			if out := os.Getenv("P2PBENCH_PLOT_DIR"); out != "" {
 				dir = filepath.Join(out, strings.ReplaceAll(tt.name, " ", "_"))
 			}
-			paths, err := plot.WriteAll(context.Background(), plot.Figures(tt.run), dir, tt.formats)
+			paths, err := plot.WriteAll(context.Background(), plot.Charts(tt.run), dir, tt.formats)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,9 +62,9 @@ func TestWriteAll(t *testing.T) {
 // counters (the reference 2× H200 run does), and draws.
 func TestWireChart(t *testing.T) {
 	has := func(run *results.Run) bool {
-		return slices.ContainsFunc(plot.Figures(run), func(f plot.Figure) bool { return f.Name == "wire" })
+		return slices.ContainsFunc(plot.Charts(run), func(f plot.Chart) bool { return f.Name == "wire" })
 	}
-	if has(synth.New(synth.Options{GPUs: 2})) {
+	if has(resultstest.New(resultstest.Options{GPUs: 2})) {
 		t.Error("a wire chart for a run without NVLink counters")
 	}
 	run, err := results.Read(filepath.Join("..", "testdata", "reference", "h200x2", "all.json"))
@@ -74,7 +74,7 @@ func TestWireChart(t *testing.T) {
 	if !has(run) {
 		t.Fatal("no wire chart for the reference run, which has NVLink counters")
 	}
-	figs := slices.DeleteFunc(plot.Figures(run), func(f plot.Figure) bool { return f.Name != "wire" })
+	figs := slices.DeleteFunc(plot.Charts(run), func(f plot.Chart) bool { return f.Name != "wire" })
 	paths, err := plot.WriteAll(context.Background(), figs, t.TempDir(), []string{"png"})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestWireChart(t *testing.T) {
 // WriteAll writes through internal/outfile, and stops when its context is
 // cancelled.
 func TestWriteAllRefusesAndStops(t *testing.T) {
-	figs := plot.Figures(synth.New(synth.Options{GPUs: 2, NoSweep: true}))[:2]
+	figs := plot.Charts(resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))[:2]
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, figs[1].FileName("svg")), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestWriteAllRefusesAndStops(t *testing.T) {
 // in TMPDIR and failed without one).
 func TestPDF(t *testing.T) {
 	t.Setenv("TMPDIR", "/nonexistent")
-	fig := plot.Figures(synth.New(synth.Options{GPUs: 2, NoSweep: true}))[0]
+	fig := plot.Charts(resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))[0]
 	var buf bytes.Buffer
 	if err := fig.WriteTo(&buf, "pdf"); err != nil {
 		t.Fatal(err)

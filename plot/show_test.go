@@ -11,16 +11,16 @@ import (
 
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 var svgText = regexp.MustCompile(`<text[^>]*>([^<]*)</text>`)
 
 // shown returns the texts a chart shows (titles, axis labels, ticks,
 // legend entries, value labels), read from its SVG.
-func shown(t *testing.T, figs []plot.Figure, name string) []string {
+func shown(t *testing.T, figs []plot.Chart, name string) []string {
 	t.Helper()
-	i := slices.IndexFunc(figs, func(f plot.Figure) bool { return f.Name == name })
+	i := slices.IndexFunc(figs, func(f plot.Chart) bool { return f.Name == name })
 	if i < 0 {
 		t.Fatalf("no chart %s", name)
 	}
@@ -50,8 +50,8 @@ func lacks(shown []string, want ...string) []string {
 // pair, the latency and atomics charts a box or bar per pair and operation,
 // and every chart of a simulated run says so.
 func TestChartsShowTheRun(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2})
-	figs := plot.Figures(run)
+	run := resultstest.New(resultstest.Options{GPUs: 2})
+	figs := plot.Charts(run)
 
 	// Heatmap: title, axes, and every cell the median of its figure.
 	heat := shown(t, figs, "heatmap_ce_read")
@@ -127,7 +127,7 @@ func TestChartsShowTheRun(t *testing.T) {
 
 // TestHeatmapOfEightGPUs: a row and a column per device.
 func TestHeatmapOfEightGPUs(t *testing.T) {
-	heat := shown(t, plot.Figures(synth.New(synth.Options{GPUs: 8, NoSweep: true})), "heatmap_ce_read")
+	heat := shown(t, plot.Charts(resultstest.New(resultstest.Options{GPUs: 8, NoSweep: true})), "heatmap_ce_read")
 	for d := range 8 {
 		if n := strings.Count("\x00"+strings.Join(heat, "\x00")+"\x00", fmt.Sprintf("\x00%d\x00", d)); n < 2 {
 			t.Errorf("device %d labels %d of the axes, want both", d, n)

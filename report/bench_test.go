@@ -8,7 +8,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -19,7 +19,7 @@ import (
 // default plan's.
 func write72(b *testing.B, dir string) string {
 	path := filepath.Join(dir, "72.json")
-	run := synth.New(synth.Options{GPUs: 72})
+	run := resultstest.New(resultstest.Options{GPUs: 72})
 	if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 		b.Fatal(err)
 	}

@@ -80,7 +80,7 @@ type block struct {
 	// lines are separated by "\n".
 	text   string
 	table  *table
-	figure plot.Figure
+	figure plot.Chart
 	// status is a verdict block's (results.StatusNotJudged for none); line
 	// the sentence under it.
 	status results.Status
@@ -183,6 +183,6 @@ func (d *Document) verdict(status results.Status, line string) {
 }
 
 // Figure adds a figure of package plot.
-func (d *Document) Figure(f plot.Figure) {
+func (d *Document) Figure(f plot.Chart) {
 	d.blocks = append(d.blocks, block{kind: figureBlock, figure: f, text: f.Title})
 }

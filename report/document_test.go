@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestSimulatedSaysSo: every document of a simulated run opens with the
 // SIMULATED banner, and every titled table carries it in its title.
 func TestSimulatedSaysSo(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2})
+	run := resultstest.New(resultstest.Options{GPUs: 2})
 	for name, d := range map[string]*Document{"Report": Report(run), "Topology": Topology(run), "Tables": Tables(run, nil), "Summary": Summary(run)} {
 		var first *block
 		tables := 0

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/report"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestHostFiguresShown: the tables show every part of the host tests, each
 // named the way its data moves, the groups between devices in both
 // directions, and the host memory chase; the summary lists the chase.
 func TestHostFiguresShown(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	out := text(t, report.Tables(run, nil), report.Summary(run))
 	lines := strings.Split(out, "\n")
 	for _, want := range [][]string{

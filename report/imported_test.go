@@ -59,7 +59,7 @@ func TestImportedNCCL(t *testing.T) {
 		t.Errorf("the tables do not show the collective's bandwidths:\n%s", txt)
 	}
 	var names []string
-	for _, f := range plot.Figures(run) {
+	for _, f := range plot.Charts(run) {
 		names = append(names, f.Name)
 	}
 	if !slices.Contains(names, "nccl_all_reduce") {

@@ -12,7 +12,7 @@ import (
 
 // WriteMarkdown writes the document as Markdown (GitHub-flavoured: pipe
 // tables) to w, linking each figure as figLink/FILE.png, where FILE.png is
-// the figure's plot.Figure.FileName: figLink is the directory of the
+// the figure's plot.Chart.FileName: figLink is the directory of the
 // figures (see Figures) as seen from the Markdown file, for example
 // "report_files".
 func (d *Document) WriteMarkdown(w io.Writer, figLink string) error {
@@ -38,8 +38,8 @@ func (d *Document) WriteMarkdown(w io.Writer, figLink string) error {
 
 // Figures returns the document's figures, which its Markdown links to as
 // PNG files (plot.WriteAll writes them).
-func (d *Document) Figures() []plot.Figure {
-	var figs []plot.Figure
+func (d *Document) Figures() []plot.Chart {
+	var figs []plot.Chart
 	for _, b := range d.blocks {
 		if b.kind == figureBlock {
 			figs = append(figs, b.figure)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/report"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -35,7 +35,7 @@ func TestReportPages(t *testing.T) {
 	if n, full := pages(t, report.Report(ref)), pages(t, report.Full(ref)); full <= n {
 		t.Errorf("the full report has %d pages, the buyer's %d", full, n)
 	}
-	run := synth.New(synth.Options{GPUs: 8, Layout: synth.NVSwitch, Faults: true})
+	run := resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, Faults: true})
 	v, err := verdict.Judge(run, verdict.Model(run))
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func (d *Document) WritePDF(w io.Writer) error {
 	p := &pdfPages{doc: d, f: f, pngs: map[string][]byte{}}
 	// The figures are drawn first, on every CPU at once (one after the
 	// other they were half of a 72-GPU report's time).
-	var figs []plot.Figure
+	var figs []plot.Chart
 	for _, b := range d.blocks {
 		if b.kind == figureBlock {
 			figs = append(figs, b.figure)
@@ -551,7 +551,7 @@ func sumAll(ws []float64) float64 {
 // figure draws a figure, as a PNG of package plot at its natural size,
 // scaled to fit the rest of the page (a new page if little is left),
 // keeping its proportions and so its design.
-func (p *pdfPages) figure(fig plot.Figure) {
+func (p *pdfPages) figure(fig plot.Chart) {
 	if !p.fresh && p.left() < 0.6*(bottom-margin) {
 		p.newPage()
 	}

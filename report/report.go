@@ -45,17 +45,17 @@ func report(run *results.Run, full bool) *Document {
 	// worth every processor.
 	var (
 		headlines []Headline
-		figs      []plot.Figure
+		figs      []plot.Chart
 		wg        sync.WaitGroup
 	)
 	wg.Add(2)
 	go func() { defer wg.Done(); headlines = Headlines(run) }()
 	go func() {
 		defer wg.Done()
-		figs = plot.Figures(run)
+		figs = plot.Charts(run)
 		if !full {
 			key := keyFigure(run)
-			figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !key(f.Name) })
+			figs = slices.DeleteFunc(figs, func(f plot.Chart) bool { return !key(f.Name) })
 		}
 	}()
 	wg.Wait()

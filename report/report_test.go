@@ -12,11 +12,11 @@ import (
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestHeadlines(t *testing.T) {
-	hs := report.Headlines(synth.New(synth.Options{GPUs: 2, NoSweep: true}))
+	hs := report.Headlines(resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))
 	// 9 headline figures for each of the 2 ordered pairs.
 	if len(hs) != 18 {
 		t.Fatalf("%d headlines, want 18", len(hs))
@@ -34,8 +34,8 @@ func TestHeadlines(t *testing.T) {
 
 func TestWritePDF(t *testing.T) {
 	for _, run := range []*results.Run{
-		synth.New(synth.Options{GPUs: 2}),
-		synth.New(synth.Options{GPUs: 8, Faults: true}),
+		resultstest.New(resultstest.Options{GPUs: 2}),
+		resultstest.New(resultstest.Options{GPUs: 8, Faults: true}),
 		{Schema: 1, Complete: true}, // nothing measured: still a report
 	} {
 		var buf bytes.Buffer
@@ -53,7 +53,7 @@ func TestWritePDF(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	dir := t.TempDir()
-	run := synth.New(synth.Options{GPUs: 4, Faults: true})
+	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true})
 	var buf bytes.Buffer
 	doc := report.Report(run)
 	if err := doc.WriteMarkdown(&buf, "report_files"); err != nil {
@@ -75,7 +75,7 @@ func TestWriteMarkdown(t *testing.T) {
 }
 
 func TestWireSection(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2})
+	run := resultstest.New(resultstest.Options{GPUs: 2})
 	text := func() string {
 		var buf bytes.Buffer
 		if err := report.Report(run).WriteText(&buf); err != nil {
@@ -113,7 +113,7 @@ func TestWireSection(t *testing.T) {
 // time only where its rounds agree (verdict.RoundsAgree; the verdict's
 // tests hold the rule itself).
 func TestRoundsInTables(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Rounds: 5})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Rounds: 5})
 	// modes puts the rounds of every figure of test in two groups.
 	modes := func(test results.Test, low, high float64) {
 		n := 0

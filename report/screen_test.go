@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/report"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -16,11 +16,11 @@ import (
 // the first lines (issue 26).
 func TestOneScreen(t *testing.T) {
 	for _, gpus := range []int{2, 8, 72} {
-		o := synth.Options{GPUs: gpus, Faults: true, NoSweep: true}
+		o := resultstest.Options{GPUs: gpus, Faults: true, NoSweep: true}
 		if gpus == 72 {
 			o.Representatives, o.PeersPerDevice = 1, 2
 		}
-		run := synth.New(o)
+		run := resultstest.New(o)
 		v, err := verdict.Judge(run, verdict.Model(run))
 		if err != nil {
 			t.Fatal(err)

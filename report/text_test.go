@@ -10,7 +10,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the reference results")
@@ -110,7 +110,7 @@ func TestTablesReference(t *testing.T) {
 // TestFailuresShown: failed figures are named in the tables with one
 // spelling, and listed.
 func TestFailuresShown(t *testing.T) {
-	out := text(t, report.Tables(synth.New(synth.Options{GPUs: 4, Faults: true}), nil))
+	out := text(t, report.Tables(resultstest.New(resultstest.Options{GPUs: 4, Faults: true}), nil))
 	for _, want := range []string{"BAD DATA", "ERR", "figures failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tables lack %q", want)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -105,8 +105,8 @@ func TestReportWithoutVerdict(t *testing.T) {
 }
 
 func TestReportManyPairsSummarised(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8, Layout: synth.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead, results.CEWrite},
-		SlowPairs: []synth.SlowPair{{A: 2, B: 5, Percent: 40}}})
+	run := resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead, results.CEWrite},
+		SlowPairs: []resultstest.SlowPair{{A: 2, B: 5, Percent: 40}}})
 	v, err := verdict.Judge(run, verdict.Model(run))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // BenchmarkRead72 and BenchmarkWrite72 read and write a 72-GPU run with a
@@ -15,7 +15,7 @@ import (
 // the file's size.
 func BenchmarkRead72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
-	if err := outfile.Write(path, synth.New(synth.Options{GPUs: 72}).EncodeFor(path)); err != nil {
+	if err := outfile.Write(path, resultstest.New(resultstest.Options{GPUs: 72}).EncodeFor(path)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -28,7 +28,7 @@ func BenchmarkRead72(b *testing.B) {
 
 func BenchmarkWrite72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
-	run := synth.New(synth.Options{GPUs: 72})
+	run := resultstest.New(resultstest.Options{GPUs: 72})
 	for b.Loop() {
 		if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 			b.Fatal(err)

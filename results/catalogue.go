@@ -137,6 +137,55 @@ const (
 	CommandIPC    Command = "ipc"
 )
 
+// Ends are what a bandwidth test copies between (Shape.Ends).
+type Ends string
+
+const (
+	// EndsPair: from one device to another, one ordered pair at a time
+	// (the matrices and the size sweeps).
+	EndsPair Ends = "pair"
+	// EndsLocal: within one device's memory.
+	EndsLocal Ends = "local"
+	// EndsHostToDevice, EndsDeviceToHost, EndsHostBothWays: between pinned
+	// host memory and a device (Shape.AllDevices: every device at once).
+	EndsHostToDevice Ends = "host_to_device"
+	EndsDeviceToHost Ends = "device_to_host"
+	EndsHostBothWays Ends = "host_both_ways"
+	// EndsIntoOne, EndsOutOfOne: every other device into one device, one
+	// device out to every other, all at once, pushed and pulled.
+	EndsIntoOne  Ends = "into_one"
+	EndsOutOfOne Ends = "out_of_one"
+	// EndsAllPairs: every ordered pair at once, pushed.
+	EndsAllPairs Ends = "all_pairs"
+)
+
+// Shape is how a copy test moves its bytes: everything the engine that
+// measures it (bench, ipc), the plan that schedules it and the estimate of
+// its cost need to know about it besides its name. A test that moves no
+// bytes by copies (latency kernels, atomics) has the zero Shape.
+type Shape struct {
+	// Engine moves the bytes: EngineCopy, EngineStaged (the copy engine
+	// without peer access) or EngineSM (an SM copy kernel, its variant and
+	// grid chosen at run time: Settings.SM, --variant, --tune).
+	Engine Engine
+	// Direction is the side that issues a one-way copy between two
+	// devices: DirRead (pull, the destination) or DirWrite (push, the
+	// source); "" for a test both ways at once (it measures both) and for
+	// the tests whose issuer the ends decide (DirRead is reported there).
+	Direction Direction
+	// Ends are what the test copies between.
+	Ends Ends
+	// AllDevices is true for a host test of every device at once (else
+	// one device at a time).
+	AllDevices bool
+	// NeedsPeer is true for the tests between devices that copy with peer
+	// access enabled (the matrices' peer tests and the copy latency).
+	NeedsPeer bool
+}
+
+// IsCopy reports whether the shape is that of a copy test.
+func (s Shape) IsCopy() bool { return s.Engine != "" }
+
 // TestInfo is one test's entry in the catalogue: everything about a test
 // that is the same for all its figures.
 type TestInfo struct {
@@ -166,8 +215,10 @@ type TestInfo struct {
 	// (figures with parts forward, reverse and total).
 	BothWays bool `json:"-"`
 	// SameProcess is, for a test across processes, the in-process test it
-	// repeats ("" otherwise).
+	// repeats ("" otherwise); it copies in its twin's shape.
 	SameProcess Test `json:"-"`
+	// Shape is how a copy test copies (the zero Shape for the others).
+	Shape Shape `json:"-"`
 }
 
 // LowerIsBetter reports whether smaller figures of the test are better.
@@ -217,66 +268,66 @@ const (
 
 // catalogue lists every test p2pbench measures, in run order.
 var catalogue = []TestInfo{
-	{Name: H2D, Unit: UnitGBps, Title: "Host to device", Short: "host→device", Convention: convHost + convSteady, Command: CommandBW,
+	{Name: H2D, Unit: UnitGBps, Title: "Host to device", Short: "host→device", Convention: convHost + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice},
 		Doc: "host → device copy, pinned memory"},
-	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Convention: convHost + convSteady, Command: CommandBW,
+	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Convention: convHost + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost},
 		Doc: "device → host copy, pinned memory"},
-	{Name: SMH2D, Unit: UnitGBps, Title: "Host to device, SM kernel", Short: "SM host→device", Convention: convHostSM + convSteady, Command: CommandBW,
+	{Name: SMH2D, Unit: UnitGBps, Title: "Host to device, SM kernel", Short: "SM host→device", Convention: convHostSM + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice},
 		Doc: "host → device by an SM copy kernel reading pinned, mapped host memory"},
-	{Name: SMD2H, Unit: UnitGBps, Title: "Device to host, SM kernel", Short: "SM device→host", Convention: convHostSM + convSteady, Command: CommandBW,
+	{Name: SMD2H, Unit: UnitGBps, Title: "Device to host, SM kernel", Short: "SM device→host", Convention: convHostSM + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost},
 		Doc: "device → host by an SM copy kernel writing pinned, mapped host memory"},
-	{Name: HostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once", Short: "host both ways", Convention: convHostBi + convByCE + convSteady, Command: CommandBW, BothWays: true,
+	{Name: HostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once", Short: "host both ways", Convention: convHostBi + convByCE + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays},
 		Doc: "host → device and device → host at once, copy engine"},
-	{Name: SMHostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once, SM kernels", Short: "SM host both ways", Convention: convHostBi + convBySM + convHostK + convSteady, Command: CommandBW, BothWays: true,
+	{Name: SMHostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once, SM kernels", Short: "SM host both ways", Convention: convHostBi + convBySM + convHostK + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays},
 		Doc: "host → device and device → host at once, SM copy kernels"},
-	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Convention: convLocal + convSteady, Command: CommandBW,
+	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Convention: convLocal + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsLocal},
 		Doc: "copy within one device's memory"},
-	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
+	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, cuMemcpyPeerAsync issued by the destination (pull)"},
-	{Name: CEWrite, Unit: UnitGBps, Title: "Copy engine write (push)", Short: "CE write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
+	{Name: CEWrite, Unit: UnitGBps, Title: "Copy engine write (push)", Short: "CE write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, cuMemcpyPeerAsync issued by the source (push)"},
-	{Name: CEBidir, Unit: UnitGBps, Title: "Copy engine, both directions at once", Short: "CE both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true,
+	{Name: CEBidir, Unit: UnitGBps, Title: "Copy engine, both directions at once", Short: "CE both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, both directions at once (read and write variants)"},
-	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
+	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the destination reading the peer (pull)"},
-	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
+	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the source writing the peer (push)"},
-	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true,
+	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernels, both directions at once (read and write variants)"},
-	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true,
+	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirRead, Ends: EndsPair},
 		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
-	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true,
+	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsIntoOne},
 		Doc: "every other device copying to one device at once (pushed and pulled), copy engine"},
-	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true,
+	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsOutOfOne},
 		Doc: "one device copying to every other at once (pushed and pulled), copy engine"},
-	{Name: SMAllToOne, Unit: UnitGBps, Title: "Every other device copying to one, SM kernels", Short: "SM all to one", Convention: convGroup + convBySM + convSteady, Command: CommandBW, NeedsPair: true,
+	{Name: SMAllToOne, Unit: UnitGBps, Title: "Every other device copying to one, SM kernels", Short: "SM all to one", Convention: convGroup + convBySM + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsIntoOne},
 		Doc: "every other device copying to one device at once (pushed and pulled), SM copy kernels"},
-	{Name: SMOneToAll, Unit: UnitGBps, Title: "One device copying to every other, SM kernels", Short: "SM one to all", Convention: convGroup + convBySM + convSteady, Command: CommandBW, NeedsPair: true,
+	{Name: SMOneToAll, Unit: UnitGBps, Title: "One device copying to every other, SM kernels", Short: "SM one to all", Convention: convGroup + convBySM + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsOutOfOne},
 		Doc: "one device copying to every other at once (pushed and pulled), SM copy kernels"},
-	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Convention: convAggr + convSteady, Command: CommandBW, NeedsPair: true,
+	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Convention: convAggr + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsAllPairs},
 		Doc: "every ordered pair copying at once"},
-	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Convention: convHostAll + convByCE + convSteady, Command: CommandBW,
+	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Convention: convHostAll + convByCE + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice, AllDevices: true},
 		Doc: "host → every device at once, copy engine"},
-	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Convention: convHostAll + convByCE + convSteady, Command: CommandBW,
+	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Convention: convHostAll + convByCE + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost, AllDevices: true},
 		Doc: "every device → host at once, copy engine"},
-	{Name: HostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once", Short: "all host both ways", Convention: convHostAlB + convByCE + convSteady, Command: CommandBW, BothWays: true,
+	{Name: HostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once", Short: "all host both ways", Convention: convHostAlB + convByCE + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays, AllDevices: true},
 		Doc: "every device to and from the host at once, copy engine"},
-	{Name: SMHostToAll, Unit: UnitGBps, Title: "Host to every device at once, SM kernels", Short: "SM host to all", Convention: convHostAll + convBySM + convHostK + convSteady, Command: CommandBW,
+	{Name: SMHostToAll, Unit: UnitGBps, Title: "Host to every device at once, SM kernels", Short: "SM host to all", Convention: convHostAll + convBySM + convHostK + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice, AllDevices: true},
 		Doc: "host → every device at once, SM copy kernels"},
-	{Name: SMAllToHost, Unit: UnitGBps, Title: "Every device to host at once, SM kernels", Short: "SM all to host", Convention: convHostAll + convBySM + convHostK + convSteady, Command: CommandBW,
+	{Name: SMAllToHost, Unit: UnitGBps, Title: "Every device to host at once, SM kernels", Short: "SM all to host", Convention: convHostAll + convBySM + convHostK + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost, AllDevices: true},
 		Doc: "every device → host at once, SM copy kernels"},
-	{Name: SMHostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once, SM kernels", Short: "SM all host both ways", Convention: convHostAlB + convBySM + convHostK + convSteady, Command: CommandBW, BothWays: true,
+	{Name: SMHostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once, SM kernels", Short: "SM all host both ways", Convention: convHostAlB + convBySM + convHostK + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays, AllDevices: true},
 		Doc: "every device to and from the host at once, SM copy kernels"},
 
 	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Convention: convChase, Command: CommandLat,
 		Doc: "pointer chase through local and peer memory, in and beyond L2"},
 	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Convention: convPing, Command: CommandLat, NeedsPair: true,
 		Doc: "flag ping-pong between two GPUs (system-scope release/acquire)"},
-	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
-	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
-	{Name: LatCopyB2B, Unit: UnitNs, Title: "Small copy, back to back", Short: "copy, back to back", Convention: convCopyB2B, Command: CommandLat, Select: "lat_copy", NeedsPair: true,
+	{Name: LatCopyB2B, Unit: UnitNs, Title: "Small copy, back to back", Short: "copy, back to back", Convention: convCopyB2B, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
 	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
 		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestThrottleReasons(t *testing.T) {
@@ -43,7 +43,7 @@ func healthyLinks(n int, errs map[results.LinkCounter]uint64) []results.LinkHeal
 // sickRun is a two-GPU run whose health readings hold one of everything
 // HealthFindings looks for, and one figure measured beside another process.
 func sickRun() *results.Run {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	base := map[results.LinkCounter]uint64{results.LinkReplay: 4, results.LinkCRCFlit: 10}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	e := &run.Environment
@@ -106,7 +106,7 @@ func TestHealthFindings(t *testing.T) {
 			t.Errorf("link error finding %q", f)
 		}
 	}
-	if f := synth.New(synth.Options{GPUs: 2}).HealthFindings(); f != nil {
+	if f := resultstest.New(resultstest.Options{GPUs: 2}).HealthFindings(); f != nil {
 		t.Errorf("a run without health readings: %+v", f)
 	}
 }
@@ -125,7 +125,7 @@ func TestHealthRoundTripAndValidation(t *testing.T) {
 		t.Errorf("health read back differs:\n%+v\nwant\n%+v", got.Environment, run.Environment)
 	}
 	// The mark is not part of the figure's identity.
-	if got.Figures[0].Key() != synth.New(synth.Options{GPUs: 2, NoSweep: true}).Figures[0].Key() {
+	if got.Figures[0].Key() != resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}).Figures[0].Key() {
 		t.Error("other_processes changed the figure key")
 	}
 	run.Environment.HealthAfter[0].Device = 7

@@ -14,16 +14,16 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestRoundTrip(t *testing.T) {
-	for _, o := range []synth.Options{
+	for _, o := range []resultstest.Options{
 		{GPUs: 2},
 		{GPUs: 4, Faults: true, Samples: 5},
-		{GPUs: 3, NoSweep: true, Layout: synth.NVSwitch},
+		{GPUs: 3, NoSweep: true, Layout: resultstest.NVSwitch},
 	} {
-		run := synth.New(o)
+		run := resultstest.New(o)
 		path := filepath.Join(t.TempDir(), "run.json")
 		if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 			t.Fatalf("Write: %v", err)
@@ -42,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 // Encode writes, and reads it back with Read and Decode; a file with gzip's
 // magic number that does not decompress is an error naming the file.
 func TestGzip(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Rounds: 2})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Rounds: 2})
 	path := filepath.Join(t.TempDir(), "run.json.gz")
 	if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 		t.Fatal(err)
@@ -88,14 +88,14 @@ func TestGzip(t *testing.T) {
 func TestWriteIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
-	good := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	good := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	if err := outfile.Write(path, good.EncodeFor(path)); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
 
 	// A run that cannot be encoded must leave the old file intact.
-	bad := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	bad := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	bad.Figures[0].Samples[0] = nanValue()
 	if err := outfile.Write(path, bad.EncodeFor(path)); err == nil {
 		t.Fatal("Write of a NaN sample succeeded")
@@ -122,7 +122,7 @@ func TestWriteIsAtomic(t *testing.T) {
 }
 
 func TestEncodeWritesOneFigurePerLine(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 3, NoSweep: true, Samples: 3, Faults: true})
+	run := resultstest.New(resultstest.Options{GPUs: 3, NoSweep: true, Samples: 3, Faults: true})
 	var buf bytes.Buffer
 	if err := run.Encode(&buf); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestEncodeWritesOneFigurePerLine(t *testing.T) {
 }
 
 func TestEncodeStatesEveryKnownTestsConvention(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 3})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 3})
 	run.Catalogue = nil // as a producer that leaves it to Encode
 	run.Figures = append(run.Figures, run.Figures[0])
 	run.Figures[len(run.Figures)-1].Test = "other_tool_test"
@@ -221,7 +221,7 @@ func TestDecodeCompletesTheCatalogue(t *testing.T) {
 func validJSON(t *testing.T) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 3}).Encode(&buf); err != nil {
+	if err := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 3}).Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

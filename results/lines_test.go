@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestDecodeByLines: a file as Encode writes it decodes its figures line
@@ -16,7 +16,7 @@ import (
 // crafted so that its lines mislead, it decodes whole, to the same run or
 // the same error as encoding/json's reading of it.
 func TestDecodeByLines(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
+	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
 	run.Verdict = &results.Verdict{Status: results.StatusPass, Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
 	var enc bytes.Buffer
 	if err := run.Encode(&enc); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestFigureKey(t *testing.T) {
@@ -34,7 +34,7 @@ func TestFigureKey(t *testing.T) {
 
 func TestKeysAreUnique(t *testing.T) {
 	for _, n := range []int{2, 4, 9} {
-		run := synth.New(synth.Options{GPUs: n, Faults: true})
+		run := resultstest.New(resultstest.Options{GPUs: n, Faults: true})
 		seen := map[string]bool{}
 		for _, f := range run.Figures {
 			k := f.Key()
@@ -47,7 +47,7 @@ func TestKeysAreUnique(t *testing.T) {
 }
 
 func TestQueries(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 8, NoSweep: true})
 	if got := run.DeviceIndices(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
 		t.Errorf("DeviceIndices = %v", got)
 	}
@@ -144,8 +144,8 @@ func TestFormatBytes(t *testing.T) {
 }
 
 func TestMatrixSize(t *testing.T) {
-	if got := synth.New(synth.Options{GPUs: 2}).MatrixSize(); got != synth.MatrixSize {
-		t.Errorf("MatrixSize with a sweep = %d, want %d", got, synth.MatrixSize)
+	if got := resultstest.New(resultstest.Options{GPUs: 2}).MatrixSize(); got != resultstest.MatrixSize {
+		t.Errorf("MatrixSize with a sweep = %d, want %d", got, resultstest.MatrixSize)
 	}
 	sweepOnly := &results.Run{}
 	for _, z := range []uint64{4, 1 << 20, 1 << 30} {

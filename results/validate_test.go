@@ -8,14 +8,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func nanValue() float64 { return math.NaN() }
 
 func TestValidateSynthetic(t *testing.T) {
-	for _, o := range []synth.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 12, NoSweep: true}} {
-		if err := synth.New(o).Validate(); err != nil {
+	for _, o := range []resultstest.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 12, NoSweep: true}} {
+		if err := resultstest.New(o).Validate(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+			r := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 4})
 			tt.edit(r)
 			err := r.Validate()
 			var ve *results.ValidationError
@@ -63,7 +63,7 @@ func TestValidateInMemory(t *testing.T) {
 }
 
 func TestValidationErrorListsAFew(t *testing.T) {
-	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	r := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 4})
 	for i := range r.Figures {
 		r.Figures[i].Unit = ""
 	}
@@ -80,7 +80,7 @@ func TestValidationErrorListsAFew(t *testing.T) {
 }
 
 func TestValidateErroredFigure(t *testing.T) {
-	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	r := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 4})
 	r.Figures[0].Samples, r.Figures[0].Stats, r.Figures[0].Error = nil, nil, "CUDA_ERROR_LAUNCH_FAILED"
 	if err := r.Validate(); err != nil {
 		t.Errorf("an errored figure without samples is valid, got %v", err)
@@ -115,7 +115,7 @@ func TestValidateUnitsAgainstTheCatalogue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+			r := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 4})
 			tt.edit(r)
 			err := r.Validate()
 			switch {
@@ -137,7 +137,7 @@ func TestClipText(t *testing.T) {
 	if len(got) > results.MaxTextBytes || !utf8.ValidString(got) || !strings.HasSuffix(got, "bytes cut]") {
 		t.Errorf("ClipText gave %d bytes, valid UTF-8 %v, ending %q", len(got), utf8.ValidString(got), got[len(got)-20:])
 	}
-	r := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 4})
+	r := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 4})
 	r.Notes = []string{got}
 	r.Figures[0].Error = got
 	if err := r.Validate(); err != nil {

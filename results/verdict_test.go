@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // judged is a small synthetic run with a verdict on two of its figures.
 func judged() *results.Run {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
 	run.Verdict = &results.Verdict{Status: results.StatusWarn,
 		Expectations: results.ExpectationSource{Kind: results.ExpectModel, Name: "test model", Notes: []string{"a note"}},
 		Checks: []results.Check{{Name: "bandwidth", Title: "Bandwidth", Status: results.StatusWarn, Summary: "one below",

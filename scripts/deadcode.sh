@@ -13,9 +13,8 @@ DEADCODE=golang.org/x/tools/cmd/deadcode@v0.52.0
 # "path/file.go Func [reason]".
 allowed='
 internal/fakelib/ the gcc-built fake libraries of the binding tests
-internal/gputest/ the GPU tests'"'"' device helpers
-results/synth/ synthetic runs for the readers'"'"' tests
-results/resultstest/ the same package under its design.md name
+gpu/gputest/ the GPU tests'"'"' device helpers
+results/resultstest/ synthetic runs for the readers'"'"' tests
 gpu/sim/sim.go WithColdPulls simulator fault knob for other packages'"'"' tests
 gpu/sim/sim.go WithPeerLimit simulator fault knob for other packages'"'"' tests
 gpu/sim/sim.go WithStickyErrors simulator fault knob for other packages'"'"' tests

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine with ONE GPU, from the repository root, with the bundle of
 # `make gpu` in .gpu/. Usage: scripts/gpu-onedev.sh PHASE... with phases
-#   tests   the GPU tests that run on one device (cuda, nvml, internal/measure, bench, ipc)
+#   tests   the GPU tests that run on one device (cuda, nvml, measure, bench, ipc)
 #   all5    `all` five times in separate processes, `check` of each, every pairwise compare
 #           with --fail-on-regression and the runs grouped 2 against 3
 #   busy    the busy-GPU refusal and --allow-busy with a second process holding GPU memory
@@ -25,7 +25,7 @@ mkdir -p "$W" "$OUT"
 step() { echo "=== $* ==="; local t0=$(date +%s%N); timeout "${TIMEOUT:-300}" "$@"; local rc=$?; echo "[rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms]"; return 0; }
 phase_tests() {
 	nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
-	for p in cuda nvml internal/measure bench ipc; do
+	for p in cuda nvml measure bench ipc; do
 		b=$(basename "$p")
 		(cd "$p" && step "$G/$b.test" -test.v -test.run GPU) > "$W/$b-gpu-tests.log" 2>&1
 		grep -E '^(--- |ok|FAIL|PASS)' "$W/$b-gpu-tests.log"

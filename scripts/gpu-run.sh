@@ -26,7 +26,7 @@ validate)
 tests)
 	(cd cuda && run "$G/cuda.test" -test.v -test.run GPU) > "$W/cuda-gpu-tests.log" 2>&1; tail -15 "$W/cuda-gpu-tests.log"
 	(cd nvml && run "$G/nvml.test" -test.v -test.run GPU) > "$W/nvml-gpu-tests.log" 2>&1; tail -8 "$W/nvml-gpu-tests.log"
-	(cd internal/measure && run "$G/measure.test" -test.v -test.run GPU) > "$W/measure-gpu-tests.log" 2>&1; tail -5 "$W/measure-gpu-tests.log"
+	(cd measure && run "$G/measure.test" -test.v -test.run GPU) > "$W/measure-gpu-tests.log" 2>&1; tail -5 "$W/measure-gpu-tests.log"
 	(cd bench && run "$G/bench.test" -test.v -test.run GPU) > "$W/bench-gpu-tests.log" 2>&1; tail -15 "$W/bench-gpu-tests.log"
 	(cd ipc && run "$G/ipc.test" -test.v -test.run GPU) > "$W/ipc-gpu-tests.log" 2>&1; tail -15 "$W/ipc-gpu-tests.log"
 	;;

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // healthy is a synthetic 2× H200 run with a healthy machine's health
 // readings, lasting d.
 func healthy(d time.Duration) *results.Run {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.CEWrite, results.H2D, results.LocalCopy}})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.CEWrite, results.H2D, results.LocalCopy}})
 	run.End = run.Start.Add(d)
 	return run
 }
@@ -119,7 +119,7 @@ func TestCRCErrorsOfUnknownRate(t *testing.T) {
 // memory and processes not judged (never PASS); a run that judges nothing
 // of the machine is NOT JUDGED.
 func TestNotReadIsNotJudged(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
 	v := judge(t, run, verdict.Model(run))
 	for _, name := range []string{"links", "memory", "processes"} {
 		if c := check(v, name); c.Status != results.StatusNotJudged {
@@ -139,7 +139,7 @@ func TestNotReadIsNotJudged(t *testing.T) {
 		t.Errorf("its bandwidth judged: %s", v.Status)
 	}
 	// No figure the table covers (small transfers only) and no readings.
-	small := synth.New(synth.Options{GPUs: 2, Tests: []results.Test{results.CEWrite}, SweepTests: []results.Test{results.CEWrite}})
+	small := resultstest.New(resultstest.Options{GPUs: 2, Tests: []results.Test{results.CEWrite}, SweepTests: []results.Test{results.CEWrite}})
 	small.Figures = slicesDelete(small.Figures, func(f results.Figure) bool { return f.Size >= verdict.ModelMinSize })
 	v = judge(t, small, verdict.Model(small))
 	if v.Status != results.StatusNotJudged || verdict.Failing(v, true) {
@@ -160,7 +160,7 @@ func slicesDelete(fs []results.Figure, del func(results.Figure) bool) []results.
 // TestPlantedFaults: the faults synth plants are each named by their
 // check.
 func TestPlantedFaults(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8, Faults: true, Health: true})
+	run := resultstest.New(resultstest.Options{GPUs: 8, Faults: true, Health: true})
 	v := judge(t, run, verdict.Model(run))
 	for _, tc := range []struct {
 		check   string
@@ -193,7 +193,7 @@ func TestPlantedFaults(t *testing.T) {
 }
 
 func TestStateAndIncomplete(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	run.Environment.StateEnd[1].TempC = run.Environment.StateStart[1].TempC + 20
 	run.Environment.StateEnd[0].SMClockMHz = run.Environment.StateStart[0].SMClockMHz * 104 / 100 // within 5%
 	run.Complete, run.Stopped = false, "interrupted"
@@ -235,7 +235,7 @@ func setModes(t *testing.T, run *results.Run, test results.Test, low, high float
 // readings are a note naming the paths; with a cause (another program on
 // the figures' GPUs) they warn, one line for the cause.
 func TestRoundsDisagree(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Rounds: 5, Health: true})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Rounds: 5, Health: true})
 	v := judge(t, run, verdict.Model(run))
 	if c := check(v, "noise"); c.Status != results.StatusPass || len(c.Items) != 0 {
 		t.Errorf("rounds that scatter by 1%%: %+v", c)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -102,7 +102,7 @@ func TestEvidence1xH100(t *testing.T) {
 // process fails the table too, it fails; within the noise it passes.
 func TestIPCHeldToOneProcess(t *testing.T) {
 	mk := func(ipcScale, ceScale float64) *results.Verdict {
-		run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.IPCCERead}})
+		run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.IPCCERead}})
 		for i := range run.Figures {
 			f := &run.Figures[i]
 			scale := map[results.Test]float64{results.IPCCERead: ipcScale, results.CERead: ceScale}[f.Test]

@@ -6,7 +6,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -46,8 +46,8 @@ func TestSlowPairAmongEight(t *testing.T) {
 // big is a synthetic 72-GPU NVL72 run with health readings, the plan a
 // large domain takes (the one-way matrices on every pair, the rest on
 // representatives and a sampled peer per GPU).
-func big(slow ...synth.SlowPair) *results.Run {
-	return synth.New(synth.Options{GPUs: 72, NoSweep: true, Health: true, Representatives: 2, PeersPerDevice: 1, SlowPairs: slow,
+func big(slow ...resultstest.SlowPair) *results.Run {
+	return resultstest.New(resultstest.Options{GPUs: 72, NoSweep: true, Health: true, Representatives: 2, PeersPerDevice: 1, SlowPairs: slow,
 		Tests: []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite, results.H2D, results.D2H, results.LocalCopy}})
 }
 
@@ -67,14 +67,14 @@ func TestHealthy72GPUsPass(t *testing.T) {
 // TestSlowPairAmong72: one pair 5% slow among 72 GPUs' 5112 ordered pairs
 // is named, and no other.
 func TestSlowPairAmong72(t *testing.T) {
-	run := big(synth.SlowPair{A: 17, B: 42, Percent: 5})
+	run := big(resultstest.SlowPair{A: 17, B: 42, Percent: 5})
 	v := judge(t, run, verdict.Model(run))
 	got := named(v)
 	if len(got) != 2 || got["17→42"] != results.StatusWarn || got["42→17"] != results.StatusWarn || v.Status != results.StatusWarn {
 		t.Errorf("%s, named %v, want 17→42 and 42→17:\n%s", v.Status, got, worst(v))
 	}
 	// 20% slow fails.
-	run = big(synth.SlowPair{A: 17, B: 42, Percent: 20})
+	run = big(resultstest.SlowPair{A: 17, B: 42, Percent: 20})
 	v = judge(t, run, verdict.Model(run))
 	if got := named(v); got["17→42"] != results.StatusFail || v.Status != results.StatusFail {
 		t.Errorf("20%% slow: %s, named %v", v.Status, got)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu/sim"
-	"github.com/p2pbench/p2pbench/internal/measure"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -385,7 +385,7 @@ func TestLinkFacts(t *testing.T) {
 // table; its copies are held to the vendor's figure with a wide margin,
 // and the verdict says so.
 func TestUnknownPathsAreConservative(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8, Layout: synth.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead}})
+	run := resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead}})
 	v := judge(t, run, verdict.Model(run))
 	if v.Status != results.StatusPass || !v.Expectations.Conservative ||
 		!strings.Contains(strings.Join(v.Expectations.Notes, "\n"), "NVLink 5 ×18, ce_read: no measurement in the table; held to the vendor's figure") {
@@ -399,7 +399,7 @@ func TestUnknownPathsAreConservative(t *testing.T) {
 // floor what the rounds show or the threshold.
 func TestBaselineInRounds(t *testing.T) {
 	mk := func(seed uint64) *results.Run {
-		return synth.New(synth.Options{GPUs: 2, Seed: seed, NoSweep: true, Rounds: 5})
+		return resultstest.New(resultstest.Options{GPUs: 2, Seed: seed, NoSweep: true, Rounds: 5})
 	}
 	base := mk(1)
 	v := judge(t, mk(2), verdict.FromBaseline(base, "base.json", 0))

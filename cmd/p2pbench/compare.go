@@ -179,7 +179,7 @@ func rowLabel(r compare.Row) string {
 
 // changeChart turns the comparison into a chart of every run's changes
 // against the baseline.
-func changeChart(inputs []compare.Input, res *compare.Result) plot.Figure {
+func changeChart(inputs []compare.Input, res *compare.Result) plot.Chart {
 	var changes []plot.Change
 	for i := 1; i < len(inputs); i++ {
 		for _, row := range res.Rows {

@@ -12,9 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/infile"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -49,7 +49,7 @@ func plotAction(c *cli.Context) error {
 	if dir == "" {
 		dir = resultsStem(in) + "-plots"
 	}
-	figs := plot.Figures(run)
+	figs := plot.Charts(run)
 	if len(figs) == 0 {
 		// Nothing drawn is no success (exit status 4), and no directory.
 		return failedFigures(fmt.Errorf("%s has no figures to plot: nothing drawn", in))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // show prints what all printed, through the same documents.
@@ -102,7 +102,7 @@ func TestPDFWithoutTMPDIR(t *testing.T) {
 	dir := t.TempDir()
 	// A small run (one matrix): what matters is where the
 	// PDFs' fonts and images go, not how many there are.
-	in := writeRun(t, dir, "run.json", synth.New(synth.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}}))
+	in := writeRun(t, dir, "run.json", resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}}))
 	t.Setenv("TMPDIR", filepath.Join(dir, "nonexistent"))
 	for _, args := range [][]string{
 		{"report", in, "-o", filepath.Join(dir, "r.pdf")},
@@ -140,8 +140,8 @@ func writeRun(t *testing.T, dir, name string, run *results.Run) string {
 // --fail-on-regression, when a figure regressed (5) (issue 19, #13).
 func TestCompareVerdicts(t *testing.T) {
 	dir := t.TempDir()
-	base := writeRun(t, dir, "base.json", synth.New(synth.Options{GPUs: 2, NoSweep: true}))
-	worse := synth.New(synth.Options{GPUs: 2, NoSweep: true})
+	base := writeRun(t, dir, "base.json", resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))
+	worse := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
 	for i := range worse.Figures {
 		f := &worse.Figures[i]
 		if f.Test == results.CERead {

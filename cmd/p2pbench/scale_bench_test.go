@@ -9,14 +9,14 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // machine is a synthetic run of n GPUs shaped as p2pbench all measures one
-// with its defaults (synth.Default: on 72 GPUs bench's sampled plan, the
+// with its defaults (resultstest.Default: on 72 GPUs bench's sampled plan, the
 // latency sizes and SM copy kernels the engine writes, five rounds).
-func machine(n int, seed uint64) synth.Options {
-	o := synth.Default(n)
+func machine(n int, seed uint64) resultstest.Options {
+	o := resultstest.Default(n)
 	o.Seed, o.Host = seed, fmt.Sprintf("gpus%d-%d", n, seed)
 	return o
 }
@@ -39,10 +39,10 @@ func writeRuns(b *testing.B, dir string, n, k int) []string {
 		b.Logf("%s: %d figures, %.1f MB", name, len(run.Figures), float64(fi.Size())/1e6)
 		paths = append(paths, p)
 	}
-	first := synth.New(machine(n, 0))
+	first := resultstest.New(machine(n, 0))
 	write(fmt.Sprintf("gpus%d-0.json", n), first)
 	for seed := 1; seed < k; seed++ {
-		write(fmt.Sprintf("gpus%d-%d.json", n, seed), synth.New(machine(n, uint64(seed))))
+		write(fmt.Sprintf("gpus%d-%d.json", n, seed), resultstest.New(machine(n, uint64(seed))))
 	}
 	write(fmt.Sprintf("gpus%d-0.json.gz", n), first)
 	return paths

@@ -13,7 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // helperPattern, in a process's environment, makes the test binary act as a
@@ -48,7 +48,7 @@ func node(pattern string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	run := synth.New(synth.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}, Host: env.Host, Seed: uint64(env.Rank)})
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}, Host: env.Host, Seed: uint64(env.Rank)})
 	out := filepath.Join(dir, "results.json")
 	return outfile.Write(out, run.EncodeFor(out))
 }

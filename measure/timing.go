@@ -104,7 +104,8 @@ func WarmUp(devs []*Device, d time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// Transfer is one stream of timed work: Op enqueues one repetition on the
+// Transfer is one stream of timed work (the copies of a flow in bench and
+// ipc, a latency or atomics kernel): Op enqueues one repetition on the
 // stream it is given, in Dev's context.
 type Transfer struct {
 	Dev *Device

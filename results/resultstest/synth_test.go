@@ -1,4 +1,4 @@
-package synth_test
+package resultstest_test
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/synth"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestNewIsValidAndComplete checks that a run has every in-process test of
@@ -19,8 +19,8 @@ func TestNewIsValidAndComplete(t *testing.T) {
 			want = append(want, info.Name)
 		}
 	}
-	for _, o := range []synth.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 16, NoSweep: true}} {
-		run := synth.New(o)
+	for _, o := range []resultstest.Options{{GPUs: 2}, {GPUs: 8, Faults: true}, {GPUs: 16, NoSweep: true}} {
+		run := resultstest.New(o)
 		if err := run.Validate(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}
@@ -46,23 +46,23 @@ func TestNewIsValidAndComplete(t *testing.T) {
 }
 
 func TestNewIsDeterministic(t *testing.T) {
-	a := synth.New(synth.Options{GPUs: 3, Seed: 7})
-	b := synth.New(synth.Options{GPUs: 3, Seed: 7})
+	a := resultstest.New(resultstest.Options{GPUs: 3, Seed: 7})
+	b := resultstest.New(resultstest.Options{GPUs: 3, Seed: 7})
 	if !reflect.DeepEqual(a, b) {
 		t.Error("the same options built different runs")
 	}
 }
 
 func TestSweepAndRanks(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8})
+	run := resultstest.New(resultstest.Options{GPUs: 8})
 	sizes := map[uint64]bool{}
 	for _, f := range run.FiguresOf(results.SMWrite) {
 		if f.Src == 0 && f.Dst == 1 {
 			sizes[f.Size] = true
 		}
 	}
-	want := len(synth.SweepSizes())
-	if !slices.Contains(synth.SweepSizes(), synth.MatrixSize) {
+	want := len(resultstest.SweepSizes())
+	if !slices.Contains(resultstest.SweepSizes(), resultstest.MatrixSize) {
 		want++ // the matrix's own
 	}
 	if len(sizes) != want {
@@ -85,7 +85,7 @@ func TestSweepAndRanks(t *testing.T) {
 // three link classes), the rest on the detail pairs: the representatives
 // and each device's next peer, 12 pairs (0→1 and 4→5 are both).
 func TestSampledPlan(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 8, Representatives: 2, PeersPerDevice: 1, Samples: 4})
+	run := resultstest.New(resultstest.Options{GPUs: 8, Representatives: 2, PeersPerDevice: 1, Samples: 4})
 	if err := run.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSampledPlan(t *testing.T) {
 		{results.SMRead, all, 12},
 		{results.SMBidir, all, 12},
 		{results.NoP2PCopy, all, 12},
-		{results.CEWrite, func(f *results.Figure) bool { return f.Size != synth.MatrixSize }, 6},
+		{results.CEWrite, func(f *results.Figure) bool { return f.Size != resultstest.MatrixSize }, 6},
 		{results.LatPingPong, all, 12},
 		{results.AtomicTput, all, 12},
 		{results.IPCCERead, all, 6},
@@ -121,7 +121,7 @@ func TestSampledPlan(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	run := synth.New(synth.Options{GPUs: 4, Faults: true, NoSweep: true})
+	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, NoSweep: true})
 	var errored, badData int
 	for _, f := range run.Figures {
 		if f.Error != "" {
@@ -141,8 +141,8 @@ func TestFaults(t *testing.T) {
 // slow node lowers rates and raises times by the same factor.
 func TestSelectedTestsAndSlowdowns(t *testing.T) {
 	tests := []results.Test{results.CEWrite, results.H2D, results.LatPingPong}
-	base := synth.Options{GPUs: 4, NoSweep: true, Tests: tests, Host: "n1"}
-	run := synth.New(base)
+	base := resultstest.Options{GPUs: 4, NoSweep: true, Tests: tests, Host: "n1"}
+	run := resultstest.New(base)
 	if got := run.Tests(); !slices.Equal(got, tests) || len(run.Tuning) > 0 || run.Host != "n1" {
 		t.Fatalf("tests %v, %d tunings, host %q; want %v, none, n1", got, len(run.Tuning), run.Host, tests)
 	}
@@ -156,10 +156,10 @@ func TestSelectedTestsAndSlowdowns(t *testing.T) {
 		return 0
 	}
 	weak := base
-	weak.SlowPairs = []synth.SlowPair{{A: 1, B: 2, Percent: 20}}
+	weak.SlowPairs = []resultstest.SlowPair{{A: 1, B: 2, Percent: 20}}
 	slow := base
 	slow.Slowdown = 10
-	weakRun, slowRun := synth.New(weak), synth.New(slow)
+	weakRun, slowRun := resultstest.New(weak), resultstest.New(slow)
 	for _, c := range []struct {
 		run             *results.Run
 		test            results.Test
@@ -181,9 +181,9 @@ func TestSelectedTestsAndSlowdowns(t *testing.T) {
 }
 
 func TestFleet(t *testing.T) {
-	f := synth.Fleet{Nodes: 3, Node: synth.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}},
-		Prefix: "gpu", WeakLinks: []synth.WeakLink{{Node: 1, SlowPair: synth.SlowPair{A: 0, B: 1, Percent: 30}}},
-		SlowNodes: []synth.SlowNode{{Node: 2, Percent: 50}}}
+	f := resultstest.Fleet{Nodes: 3, Node: resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}},
+		Prefix: "gpu", WeakLinks: []resultstest.WeakLink{{Node: 1, SlowPair: resultstest.SlowPair{A: 0, B: 1, Percent: 30}}},
+		SlowNodes: []resultstest.SlowNode{{Node: 2, Percent: 50}}}
 	var medians []float64
 	for i := range f.Nodes {
 		run := f.Run(i)

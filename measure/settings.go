@@ -157,27 +157,21 @@ func (s *Settings) SMFor(src, dst int, direction string, size uint64) SMConfig {
 	return s.SM
 }
 
-// CopyOf says how a bandwidth test copies: sm is true for the SM copy
-// kernel (else the copy engine); for a test between two devices, dir is the
-// issuing side of a one-way test ("" for both ways at once). A test across
-// processes copies as the test it repeats.
+// CopyOf says how a bandwidth test copies, as its catalogue shape
+// (results.Shape) says: sm is true for the SM copy kernel (else the copy
+// engine, with or without peer access); for a test between two devices, dir
+// is the issuing side of a one-way test ("" for both ways at once). A test
+// across processes copies as the test it repeats.
 func CopyOf(t results.Test) (sm bool, dir results.Direction) {
-	if twin := t.Info().SameProcess; twin != "" {
-		t = twin
+	info := t.Info()
+	if twin := info.SameProcess; twin != "" {
+		info = twin.Info()
 	}
-	switch t {
-	case results.SMRead, results.SMBidir, results.SMAllToOne, results.SMOneToAll,
-		results.SMH2D, results.SMD2H, results.SMHostBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir:
-		sm = true
-	case results.SMWrite:
-		sm, dir = true, results.DirWrite
-	case results.CEWrite:
-		dir = results.DirWrite
-	}
-	if dir == "" && !t.Info().BothWays {
+	dir = info.Shape.Direction
+	if dir == "" && !info.BothWays {
 		dir = results.DirRead
 	}
-	return sm, dir
+	return info.Shape.Engine == results.EngineSM, dir
 }
 
 // SMConfig is an SM copy kernel variant and its grid. It travels to the

@@ -1,4 +1,4 @@
-// Package synth builds plausible synthetic results runs (results.Run with
+// Package resultstest builds plausible synthetic results runs (results.Run with
 // Simulated set) of machines of any size, so that the tools that read results
 // — plots, report, compare — can be developed, tested and demonstrated
 // without GPUs. A run has the figures a real `p2pbench all` writes (every
@@ -6,7 +6,7 @@
 // shape, with units and conventions from the results catalogue; the numbers
 // follow simple physical models (link speed, a fixed latency per transfer,
 // noise), not a simulation of the hardware. It imports results only.
-package synth
+package resultstest
 
 import (
 	"cmp"
@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/internal/measure"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -328,6 +328,7 @@ func New(o Options) *results.Run {
 	// Each part of the run is made when it has a test the options want.
 	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
 		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
+	bandwidth = append(bandwidth, otherPairTests()...)
 	var swept []results.Test
 	if !o.NoSweep {
 		swept = o.SweepTests
@@ -397,7 +398,7 @@ func (g *gen) header() {
 		env.StateStart = append(env.StateStart, results.DeviceState{Index: i, SMClockMHz: 1980, MemClockMHz: 3201, TempC: temp, PowerW: 92 + 5*g.rng.Float64()})
 		env.StateEnd = append(env.StateEnd, results.DeviceState{Index: i, SMClockMHz: end, MemClockMHz: 3201, TempC: temp + 6 + g.rng.IntN(4), PowerW: 118 + 10*g.rng.Float64()})
 	}
-	g.run.Notes = []string{"synthetic results from p2pbench's results/synth package: not a measurement"}
+	g.run.Notes = []string{"synthetic results from p2pbench's results/resultstest package: not a measurement"}
 }
 
 func (g *gen) topology() {
@@ -642,6 +643,20 @@ const (
 	smLatency = 1.4e-6
 )
 
+// otherPairTests are the catalogue's one-way bandwidth tests between two
+// devices that bandwidth has no model of its own for: it makes them from
+// their shape (results.Shape), so a new copy test needs no change here.
+func otherPairTests() []results.Test {
+	modelled := []results.Test{results.CERead, results.CEWrite, results.SMRead, results.SMWrite, results.NoP2PCopy}
+	var out []results.Test
+	for _, info := range results.Catalogue() {
+		if info.Command == results.CommandBW && info.Shape.Ends == results.EndsPair && !info.BothWays && !slices.Contains(modelled, info.Name) {
+			out = append(out, info.Name)
+		}
+	}
+	return out
+}
+
 func (g *gen) bandwidth() {
 	n := g.o.GPUs
 	size := uint64(MatrixSize)
@@ -675,6 +690,21 @@ func (g *gen) bandwidth() {
 			g.add(g.bwFigure(results.SMWrite, smEngine, results.DirWrite, results.PartNone, s, d, size, smWrite, smLatency, smParams))
 			staged := math.Min(0.45*g.m.pcieGBps, ce)
 			g.add(g.bwFigure(results.NoP2PCopy, results.EngineStaged, "", results.PartNone, s, d, size, staged, 8e-6, nil))
+			// A one-way pair test this model has no rate of its own for
+			// copies at its shape's engine and direction's rate.
+			for _, t := range otherPairTests() {
+				sh := t.Info().Shape
+				rate, engine, params := ce, results.EngineCopy, map[string]string(nil)
+				switch {
+				case sh.Engine == results.EngineSM && sh.Direction == results.DirWrite:
+					rate, engine, params = smWrite, smEngine, smParams
+				case sh.Engine == results.EngineSM:
+					rate, engine, params = smRead, smEngine, smParams
+				case sh.Engine == results.EngineStaged:
+					rate, engine = staged, results.EngineStaged
+				}
+				g.add(g.bwFigure(t, engine, sh.Direction, results.PartNone, s, d, size, rate, ceLatency, params))
+			}
 		}
 	}
 	// Both directions at once, pulling and pushing, filed under each ordered
