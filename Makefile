@@ -4,20 +4,24 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: build test vet fmt-check gpu clean fuzz dist test-arm64
+.PHONY: build test vet fmt-check deadcode gpu clean fuzz dist test-arm64
 
 ## build: the p2pbench binary (no cgo, no CUDA toolkit needed)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o p2pbench ./cmd/p2pbench
 
 ## test: vet, gofmt check, every unit test (fake driver and gcc-built fake libcuda), and the
-## binding's tests for arm64 under qemu-user (skipped without the cross tools, installed under CI)
-test: vet fmt-check
+## binding's tests for arm64 under qemu-user (skipped without the cross tools, installed under CI);
+## deadcode: no product function that only tests use
+test: vet fmt-check deadcode
 	$(GO) test -count=1 ./...
 	scripts/test-arm64.sh
 
 vet:
 	$(GO) vet ./...
+
+deadcode:
+	scripts/deadcode.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

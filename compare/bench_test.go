@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
-	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
@@ -17,12 +17,12 @@ func BenchmarkReference(b *testing.B) {
 	paths := []string{reference("all.json"), reference("all-repeat.json")}
 	b.Run("read", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := compare.ReadInputs(paths); err != nil {
+			if _, err := readInputs(paths); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	in, err := compare.ReadInputs(paths)
+	in, err := readInputs(paths)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkCompare72(b *testing.B) {
 	for seed := range uint64(2) {
 		p := filepath.Join(dir, "run"+string(rune('a'+seed))+".json")
 		run := resultstest.New(resultstest.Options{GPUs: 72, Seed: seed})
-		if err := results.Write(p, run); err != nil {
+		if err := outfile.Write(p, run.EncodeFor(p)); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("%s: %d figures", filepath.Base(p), len(run.Figures))
@@ -67,7 +67,7 @@ func BenchmarkCompare72(b *testing.B) {
 	}
 	b.Run("files", func(b *testing.B) {
 		for b.Loop() {
-			in, err := compare.ReadInputs(paths)
+			in, err := readInputs(paths)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func BenchmarkCompare72(b *testing.B) {
 			}
 		}
 	})
-	in, err := compare.ReadInputs(paths)
+	in, err := readInputs(paths)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -568,16 +568,6 @@ func (r *Result) Regressions() []Row {
 	return out
 }
 
-// ReadInputs reads results files for Compare, one side each, named by its
-// path. See ReadGroups.
-func ReadInputs(paths []string) ([]Input, error) {
-	groups := make([][]string, len(paths))
-	for i, p := range paths {
-		groups[i] = []string{p}
-	}
-	return ReadGroups(groups)
-}
-
 // ReadGroups reads results files for Compare, one side per group of paths
 // (several runs of the same configuration), named by its paths joined with
 // " + ". The files are read at once; the error is that of the first file,

@@ -30,7 +30,7 @@ func reference(name string) string {
 
 // referenceRuns reads the committed reference runs once for every test.
 var referenceRuns = sync.OnceValues(func() ([]compare.Input, error) {
-	return compare.ReadInputs([]string{reference("all.json"), reference("all-repeat.json")})
+	return readInputs([]string{reference("all.json"), reference("all-repeat.json")})
 })
 
 // baseRun returns the reference run all.json, to be changed only through
@@ -469,7 +469,17 @@ func TestParseThreshold(t *testing.T) {
 	}
 }
 
-func TestReadInputs(t *testing.T) {
+// readInputs reads one side per path, as the compare command does for
+// runs given without grouping.
+func readInputs(paths []string) ([]compare.Input, error) {
+	groups := make([][]string, len(paths))
+	for i, p := range paths {
+		groups[i] = []string{p}
+	}
+	return compare.ReadGroups(groups)
+}
+
+func TestReadGroups(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"schema": 2,,}`), 0o644); err != nil {
@@ -477,16 +487,16 @@ func TestReadInputs(t *testing.T) {
 	}
 	good := reference("topo-check.json")
 	for _, paths := range [][]string{{good, bad}, {bad, filepath.Join(dir, "missing.json")}} {
-		if _, err := compare.ReadInputs(paths); err == nil || !strings.Contains(err.Error(), "bad.json") {
-			t.Errorf("ReadInputs(%q): error %v, want one naming bad.json", paths, err)
+		if _, err := readInputs(paths); err == nil || !strings.Contains(err.Error(), "bad.json") {
+			t.Errorf("ReadGroups(%q): error %v, want one naming bad.json", paths, err)
 		}
 	}
-	if _, err := compare.ReadInputs([]string{good, filepath.Join(dir, "missing.json")}); err == nil {
+	if _, err := readInputs([]string{good, filepath.Join(dir, "missing.json")}); err == nil {
 		t.Error("a missing file was read")
 	}
-	in, err := compare.ReadInputs([]string{good, good})
+	in, err := readInputs([]string{good, good})
 	if err != nil || len(in) != 2 || in[0].Name != good || in[1].Runs[0] == nil {
-		t.Errorf("ReadInputs = %v, %v", in, err)
+		t.Errorf("ReadGroups = %v, %v", in, err)
 	}
 }
 

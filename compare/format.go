@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
 	"path/filepath"
 	"slices"
@@ -336,7 +337,7 @@ func flaggedRows(r *Result) (head string, out []flagged, more int) {
 	if len(all) == 0 {
 		return fmt.Sprintf("Flagged: nothing. No change among the %d figures compared is beyond its noise floor.", len(r.Rows)), nil, 0
 	}
-	head = fmt.Sprintf("Flagged: %d regression%s and %d improvement%s among the %d figures compared:", len(regs), plural(len(regs)), len(imps), plural(len(imps)), len(r.Rows))
+	head = fmt.Sprintf("Flagged: %d regression%s and %d improvement%s among the %d figures compared:", len(regs), units.Plural(len(regs), "", "s"), len(imps), units.Plural(len(imps), "", "s"), len(r.Rows))
 	if len(all) > maxFlaggedLines {
 		return head, all[:maxFlaggedLines], len(all) - maxFlaggedLines
 	}
@@ -359,13 +360,6 @@ func flaggedText(b *bytes.Buffer, r *Result) {
 	if more > 0 {
 		fmt.Fprintf(b, "  … and %d more, marked in the tables below.\n", more)
 	}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // rowText names a row's figure in one line: "ce_write copy_engine write

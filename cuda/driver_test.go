@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -600,14 +601,14 @@ func TestStreamsAndEvents(t *testing.T) {
 		t.Errorf("EventElapsed before recording: %v, want CUDA_ERROR_NOT_READY", err)
 	}
 	ok(t, c0.EventRecord(start, s))
-	time.Sleep(2 * time.Millisecond)
+	k.advanceClockMs(2)
 	ok(t, c0.EventRecord(end, s))
 	ok(t, c0.StreamWaitEvent(s, end))
 	ok(t, c0.EventSynchronize(end))
 	ok(t, c0.StreamSynchronize(s))
 	ok(t, c0.Synchronize())
 	if ms := must(c0.EventElapsed(start, end))(t); ms < 1 {
-		t.Errorf("EventElapsed = %v ms, want at least the 2 ms slept", ms)
+		t.Errorf("EventElapsed = %v ms, want at least the 2 ms the clock moved", ms)
 	}
 	if _, err := c0.EventElapsed(start, ipc); !errors.Is(err, cuda.ErrInvalidHandle) {
 		t.Errorf("EventElapsed with a non-timing event: %v, want ErrInvalidHandle", err)
@@ -768,7 +769,13 @@ func TestClose(t *testing.T) {
 	<-inDo
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	time.Sleep(10 * time.Millisecond)
+	// Release the Do once Close has begun (the driver refuses new calls).
+	for {
+		if _, err := d.DeviceCount(); errors.Is(err, cuda.ErrClosed) {
+			break
+		}
+		runtime.Gosched()
+	}
 	close(release)
 	select {
 	case err := <-closed:

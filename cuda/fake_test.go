@@ -60,6 +60,7 @@ type hooks struct {
 	lastHostAllocFlags  func() uint32
 	streamFlags         func(s cuda.Stream) uint32
 	eventFlags          func(e cuda.Event) uint32
+	advanceClockMs      func(ms float64)
 	vmmLive             func(handles, ranges, maps *int32)
 	lastProp            func(out *[5]int32)
 	lastAccess          func(out *[12]int32) int32
@@ -88,6 +89,7 @@ func loadHooks(t *testing.T, path string) *hooks {
 		{Fn: &k.lastHostAllocFlags, Name: "fake_last_hostalloc_flags"},
 		{Fn: &k.streamFlags, Name: "fake_stream_flags"},
 		{Fn: &k.eventFlags, Name: "fake_event_flags"},
+		{Fn: &k.advanceClockMs, Name: "fake_advance_clock_ms"},
 		{Fn: &k.vmmLive, Name: "fake_vmm_live"},
 		{Fn: &k.lastProp, Name: "fake_last_prop"},
 		{Fn: &k.lastAccess, Name: "fake_last_access"},

@@ -3,6 +3,7 @@ package fleet
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"math"
 	"slices"
 	"strings"
@@ -105,7 +106,7 @@ func (t *Type) describe() {
 		case verdict.Unjudged(c.Test) != "":
 			c.NotJudged = "nothing judges " + string(c.Test) + ": " + verdict.Unjudged(c.Test)
 		case len(v) < minJudged:
-			c.NotJudged = fmt.Sprintf("%d figure%s, fewer than the %d a class needs", len(v), plural(len(v)), minJudged)
+			c.NotJudged = fmt.Sprintf("%d figure%s, fewer than the %d a class needs", len(v), units.Plural(len(v), "", "s"), minJudged)
 		case !(c.Median > 0):
 			c.NotJudged = "its median is not above 0"
 		}
@@ -263,7 +264,7 @@ func (f *Fleet) judgeNode(t *Type, n *Node) {
 		l := links[key]
 		f.OutlierLinks = append(f.OutlierLinks, *l)
 		n.Reasons = append(n.Reasons, fmt.Sprintf("link %d↔%d (%s) is off: %d figure%s, the furthest %s",
-			l.A, l.B, l.Link, l.Figures, plural(l.Figures), perfText(l.PerfPct)))
+			l.A, l.B, l.Link, l.Figures, units.Plural(l.Figures, "", "s"), perfText(l.PerfPct)))
 	}
 	n.Reasons = append(n.Reasons, listed(others, "figure")...)
 }
@@ -307,7 +308,7 @@ func (n *Node) decide() {
 		for _, fl := range n.Failures {
 			each = append(each, fmt.Sprintf("%s %s %s", fl.Label, fl.Figure, devices(fl.Src, fl.Dst, fl.Link)))
 		}
-		first = append(first, fmt.Sprintf("%d figure%s failed: %s", n.Failed, plural(n.Failed), strings.Join(firstOf(each), "; ")))
+		first = append(first, fmt.Sprintf("%d figure%s failed: %s", n.Failed, units.Plural(n.Failed, "", "s"), strings.Join(firstOf(each), "; ")))
 	}
 	n.Reasons = append(first, n.Reasons...)
 	switch {
@@ -339,7 +340,7 @@ func listed(items []string, what string) []string {
 	if len(items) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d %s%s off: %s", len(items), what, plural(len(items)), strings.Join(firstOf(items), "; "))}
+	return []string{fmt.Sprintf("%d %s%s off: %s", len(items), what, units.Plural(len(items), "", "s"), strings.Join(firstOf(items), "; "))}
 }
 
 // devices names a figure's devices: "0→1", "device 3", "host→2", "all→1"
@@ -366,11 +367,4 @@ func perfText(pct float64) string {
 		return fmt.Sprintf("%.1f%% worse", -pct)
 	}
 	return fmt.Sprintf("%.1f%% better", pct)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

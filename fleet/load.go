@@ -149,7 +149,7 @@ func expand(paths []string, b *Builder) []string {
 }
 
 // resultsName reports whether a file's name is a results file's: *.json,
-// or *.json.gz (gzip-compressed, see results.Write).
+// or *.json.gz (gzip-compressed, see results.Run.EncodeFor).
 func resultsName(path string) bool {
 	name := strings.ToLower(path)
 	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
 	"math"
 	"strconv"
@@ -32,7 +33,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 		}
 	}
 	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED, %d NOT JUDGED.",
-		f.Files, len(f.Nodes), len(f.Types), plural(len(f.Types)), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed], counts[NotJudged]))
+		f.Files, len(f.Nodes), len(f.Types), units.Plural(len(f.Types), "", "s"), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed], counts[NotJudged]))
 	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% worse than the median of its class (a better figure is none): the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
 		f.Options.Z, 100*f.Options.Threshold))
 	var unreadable [][]string
@@ -68,7 +69,7 @@ func (f *Fleet) Document(figures bool) *report.Document {
 
 // typeSection adds one machine type's outliers and distributions.
 func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Chart) {
-	d.Section(fmt.Sprintf("%s: %d node%s of %s", t.ID, t.Nodes, plural(t.Nodes), t.GPUs))
+	d.Section(fmt.Sprintf("%s: %d node%s of %s", t.ID, t.Nodes, units.Plural(t.Nodes, "", "s"), t.GPUs))
 	d.Para("Links: " + t.Links + ".")
 	if t.Note != "" {
 		d.Para("Note: " + t.Note + ".")

@@ -16,6 +16,11 @@ import (
 // "1:fill:crash" crashes rank 1's child when it is first asked to fill.
 const FaultEnv = "P2PBENCH_IPC_TEST_FAULT"
 
+// FaultReadyEnv names a file (a FIFO, for the tests) to which a child writes
+// "rank op action" just before it carries out a FaultEnv fault: the tests'
+// signal that the fault is reached, in place of a wait.
+const FaultReadyEnv = "P2PBENCH_IPC_TEST_FAULT_READY"
+
 type fault struct {
 	rank   int
 	op     string
@@ -54,6 +59,12 @@ func (c *server) injectFault(rank int, op string) {
 		}
 		c.faults = slices.Delete(c.faults, i, i+1)
 		fmt.Fprintf(os.Stderr, "ipc-child rank %d: test fault: %s at %s\n", rank, f.action, op)
+		if p := os.Getenv(FaultReadyEnv); p != "" {
+			if w, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+				fmt.Fprintf(w, "%d %s %s\n", rank, op, f.action)
+				w.Close()
+			}
+		}
 		switch f.action {
 		case "crash":
 			os.Exit(3)

@@ -178,7 +178,7 @@ func TestChildCall(t *testing.T) {
 		{"reply", echo(false), time.Second, 2.5, nil},
 		{"stale reply dropped", echo(true), time.Second, 2.5, nil},
 		{"child exits", func(c net.Conn) { readFrame(c) }, time.Second, 0, errChildExited},
-		{"child hangs", func(c net.Conn) { readFrame(c); time.Sleep(time.Second) }, 50 * time.Millisecond, 0, errChildHung},
+		{"child hangs", func(c net.Conn) { readFrame(c); io.Copy(io.Discard, c) }, 50 * time.Millisecond, 0, errChildHung},
 		{"broken protocol", func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}) }, time.Second, 0, errChildExited},
 		{"remote failure", func(c net.Conn) {
 			for {
@@ -210,7 +210,7 @@ func TestChildCall(t *testing.T) {
 // TestChildGoneReason is issue 19's "exited … but the process still ran;
 // killed": the reason says what happened to the process, one thing.
 func TestChildGoneReason(t *testing.T) {
-	badFrame := func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}); time.Sleep(time.Second) }
+	badFrame := func(c net.Conn) { readFrame(c); c.Write([]byte{0, 0, 0, 0}); io.Copy(io.Discard, c) }
 	for _, tc := range []struct {
 		name       string
 		k          *childProc
@@ -231,7 +231,7 @@ func TestChildGoneReason(t *testing.T) {
 }
 
 func TestChildCallCancelled(t *testing.T) {
-	k := fakeChild(t, func(c net.Conn) { readFrame(c); time.Sleep(time.Second) })
+	k := fakeChild(t, func(c net.Conn) { readFrame(c); io.Copy(io.Discard, c) })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	err := k.call(ctx, opTime, struct{}{}, nil, time.Minute)

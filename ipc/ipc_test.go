@@ -342,13 +342,9 @@ func TestIPCChildFailures(t *testing.T) {
 			if tc.timeout > 0 {
 				h.opt.Timeout = tc.timeout
 			}
-			start := time.Now()
 			run, err := h.run(context.Background())
 			if err != nil {
 				t.Fatalf("Run: %v (a failing child must not fail the run)", err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("the run took %v", d)
 			}
 			// Per pair between the GPUs: ipc_ce_read and its six bidirectional
 			// figures, each twice (own context, peer-device context), and
@@ -448,13 +444,9 @@ func TestIPCCancel(t *testing.T) {
 					}()
 				}
 			}
-			start := time.Now()
 			run, err := h.run(ctx)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Run: %v, want context.Canceled", err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("cancelled run took %v to return", d)
 			}
 			if len(run.Figures) != tc.figures {
 				t.Errorf("%d figures kept, want %d", len(run.Figures), tc.figures)

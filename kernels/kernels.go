@@ -29,17 +29,6 @@ func PTX(module string) (string, error) {
 	return string(b) + "\x00", nil
 }
 
-// Modules lists the embedded module names.
-func Modules() []string {
-	ents, _ := ptxFiles.ReadDir(".")
-	var out []string
-	for _, e := range ents {
-		n := e.Name()
-		out = append(out, n[:len(n)-len(".ptx")])
-	}
-	return out
-}
-
 // Kernel names one entry point.
 type Kernel struct {
 	Module string // PTX file without .ptx

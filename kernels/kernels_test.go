@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -77,7 +78,7 @@ func TestEveryEntryIsInACatalog(t *testing.T) {
 	for _, c := range catalog() {
 		known[c.kernel.Module+"."+c.kernel.Entry] = true
 	}
-	for _, m := range Modules() {
+	for _, m := range modules() {
 		text, _ := PTX(m)
 		entries, err := parseEntries(stripPTXComments(text))
 		if err != nil {
@@ -87,8 +88,8 @@ func TestEveryEntryIsInACatalog(t *testing.T) {
 			t.Errorf("%s: no .entry", m)
 		}
 		for _, e := range entries {
-			if !known[m+"."+e.name] {
-				t.Errorf("%s.%s is in no catalog (dead code, or a Go description is missing)", m, e.name)
+			if !known[m+"."+e.Name] {
+				t.Errorf("%s.%s is in no catalog (dead code, or a Go description is missing)", m, e.Name)
 			}
 		}
 	}
@@ -104,7 +105,7 @@ var (
 // kernel's MinCC is its module's target.
 func TestModuleHeaders(t *testing.T) {
 	targets := map[string]int{}
-	for _, m := range Modules() {
+	for _, m := range modules() {
 		text, _ := PTX(m)
 		text = stripPTXComments(text)
 		v := versionLine.FindStringSubmatch(text)
@@ -154,7 +155,7 @@ var (
 // braces, registers used but not declared, branches to missing labels,
 // parameters loaded with the wrong type or not declared.
 func TestPTXSanity(t *testing.T) {
-	for _, m := range Modules() {
+	for _, m := range modules() {
 		text, _ := PTX(m)
 		text = stripPTXComments(text)
 		if o, c := strings.Count(text, "{"), strings.Count(text, "}"); o != c {
@@ -165,9 +166,9 @@ func TestPTXSanity(t *testing.T) {
 			t.Fatalf("%s: %v", m, err)
 		}
 		for _, e := range entries {
-			where := m + "." + e.name
+			where := m + "." + e.Name
 			declared := map[string]bool{}
-			for _, d := range regDecl.FindAllStringSubmatch(e.body, -1) {
+			for _, d := range regDecl.FindAllStringSubmatch(e.Body, -1) {
 				for _, name := range strings.Split(d[1], ",") {
 					name = strings.TrimPrefix(strings.TrimSpace(name), "%")
 					if r := paramRange.FindStringSubmatch(name); r != nil {
@@ -184,29 +185,29 @@ func TestPTXSanity(t *testing.T) {
 					declared[name] = true
 				}
 			}
-			body := regDecl.ReplaceAllString(e.body, "")
+			body := regDecl.ReplaceAllString(e.Body, "")
 			for _, u := range regUse.FindAllStringSubmatch(body, -1) {
 				if !declared[u[1]] && !specialRegisters[u[1]] {
 					t.Errorf("%s: register %%%s is not declared", where, u[1])
 				}
 			}
 			labels := map[string]bool{}
-			for _, l := range labelDef.FindAllStringSubmatch(e.body, -1) {
+			for _, l := range labelDef.FindAllStringSubmatch(e.Body, -1) {
 				if labels[l[1]] {
 					t.Errorf("%s: label %s defined twice", where, l[1])
 				}
 				labels[l[1]] = true
 			}
-			for _, b := range branchUse.FindAllStringSubmatch(e.body, -1) {
+			for _, b := range branchUse.FindAllStringSubmatch(e.Body, -1) {
 				if !labels[b[1]] {
 					t.Errorf("%s: branch to undefined label %s", where, b[1])
 				}
 			}
 			params := map[string]string{}
-			for _, p := range e.params {
-				params[p.name] = p.typ
+			for _, p := range e.Params {
+				params[p.Name] = p.Type
 			}
-			for _, l := range paramLoad.FindAllStringSubmatch(e.body, -1) {
+			for _, l := range paramLoad.FindAllStringSubmatch(e.Body, -1) {
 				typ, ok := params[l[2]]
 				if !ok {
 					t.Errorf("%s: ld.param of undeclared parameter %s", where, l[2])
@@ -214,7 +215,7 @@ func TestPTXSanity(t *testing.T) {
 					t.Errorf("%s: parameter %s is %s, loaded as .%s", where, l[2], typ, l[1])
 				}
 			}
-			if got, want := len(paramLoad.FindAllStringSubmatch(e.body, -1)), len(e.params); got != want {
+			if got, want := len(paramLoad.FindAllStringSubmatch(e.Body, -1)), len(e.Params); got != want {
 				t.Errorf("%s: %d ld.param for %d parameters", where, got, want)
 			}
 		}
@@ -242,13 +243,13 @@ func TestParseEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[0].name != "a" || entries[1].name != "b" {
+	if len(entries) != 2 || entries[0].Name != "a" || entries[1].Name != "b" {
 		t.Fatalf("entries %+v", entries)
 	}
-	if got := fmt.Sprint(entries[0].params); got != "[{.u64 a_p0} {.u32 a_p1}]" {
+	if got := fmt.Sprint(entries[0].Params); got != "[{.u64 a_p0} {.u32 a_p1}]" {
 		t.Errorf("params of a: %s", got)
 	}
-	if len(entries[1].params) != 0 || strings.TrimSpace(entries[1].body) != "ret;" {
+	if len(entries[1].Params) != 0 || strings.TrimSpace(entries[1].Body) != "ret;" {
 		t.Errorf("b: %+v", entries[1])
 	}
 }
@@ -572,5 +573,55 @@ func TestDecodeRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeAtomicArgs([]any{uint64(1), uint64(2), uint32(3)}); err == nil {
 		t.Error("DecodeAtomicArgs accepted a uint64 for a .u32 parameter")
+	}
+}
+
+// modules lists the embedded module names.
+func modules() []string {
+	ents, _ := ptxFiles.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		out = append(out, n[:len(n)-len(".ptx")])
+	}
+	return out
+}
+
+// entryParams returns the PTX types of an entry point's parameters, in order,
+// read from the embedded module text.
+func entryParams(module, entry string) ([]string, error) {
+	text, err := PTX(module)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParsePTX(text)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: module %q: %w", module, err)
+	}
+	for _, e := range m.Entries {
+		if e.Name == entry {
+			types := make([]string, len(e.Params))
+			for i, p := range e.Params {
+				types[i] = p.Type
+			}
+			return types, nil
+		}
+	}
+	return nil, fmt.Errorf("kernels: module %q has no entry %q", module, entry)
+}
+
+func TestParsePTXHeader(t *testing.T) {
+	m, err := ParsePTX("// c\n.version 8.4\n.target sm_90a\n.address_size 64\n.entry k(.param .u64 p, .param .u32 q) { ret; }\x00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 84 || m.Target != 90 || m.TargetSuffix != "a" || len(m.Entries) != 1 {
+		t.Fatalf("module %+v", m)
+	}
+	if p := m.Entries[0].Params; p[0].Size() != 8 || p[1].Size() != 4 {
+		t.Errorf("sizes %d %d, want 8 4", p[0].Size(), p[1].Size())
+	}
+	if _, err := ParsePTX(".entry k() { ret; }"); !errors.Is(err, ErrNotPTX) {
+		t.Errorf("text without .version: %v, want ErrNotPTX", err)
 	}
 }

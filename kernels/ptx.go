@@ -1,43 +1,76 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 )
 
-// entryParams returns the PTX types of an entry point's parameters, in order
-// (".u64", ".u32", ...), read from the embedded module text; the tests check
-// every Go argument list against it.
-func entryParams(module, entry string) ([]string, error) {
-	text, err := PTX(module)
+// Module is what a PTX module declares: its PTX ISA version, its target and
+// its entry points. ParsePTX reads it; the tests check every Go argument list
+// against it, and the simulator loads modules through it (one PTX parser).
+type Module struct {
+	// Version is the .version directive: major*10+minor (8.0 is 80).
+	Version int
+	// Target is the .target's SM version (sm_90a is 90) and TargetSuffix
+	// its "a" or "f" ("" for none).
+	Target       int
+	TargetSuffix string
+	Entries      []Entry
+}
+
+// Entry is one .entry: its name, parameters and body (between its braces).
+type Entry struct {
+	Name   string
+	Params []Param
+	Body   string
+}
+
+// Param is one declared kernel parameter: its PTX type (".u64", ".u32", ...)
+// and name.
+type Param struct{ Type, Name string }
+
+// Size is the parameter's size in bytes, from its type (".u64" is 8), or 0
+// for a type without a size in its name.
+func (p Param) Size() int {
+	t := strings.TrimLeft(p.Type, ".usbf")
+	var bits int
+	if _, err := fmt.Sscan(t, &bits); err != nil {
+		return 0
+	}
+	return bits / 8
+}
+
+// ErrNotPTX is ParsePTX's error for text without a .version or a .target
+// directive.
+var ErrNotPTX = errors.New("no .version or .target directive: not PTX")
+
+var (
+	versionDirective = regexp.MustCompile(`(?m)^\s*\.version\s+(\d+)\.(\d+)`)
+	targetDirective  = regexp.MustCompile(`(?m)^\s*\.target\s+sm_(\d+)([af]?)`)
+)
+
+// ParsePTX reads a module's text (comments and a trailing NUL allowed).
+func ParsePTX(text string) (*Module, error) {
+	text = stripPTXComments(strings.TrimRight(text, "\x00"))
+	v := versionDirective.FindStringSubmatch(text)
+	t := targetDirective.FindStringSubmatch(text)
+	if v == nil || t == nil {
+		return nil, ErrNotPTX
+	}
+	m := &Module{TargetSuffix: t[2]}
+	var major, minor int
+	fmt.Sscan(v[1], &major)
+	fmt.Sscan(v[2], &minor)
+	m.Version = major*10 + minor
+	fmt.Sscan(t[1], &m.Target)
+	entries, err := parseEntries(text)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := parseEntries(stripPTXComments(text))
-	if err != nil {
-		return nil, fmt.Errorf("kernels: module %q: %w", module, err)
-	}
-	for _, e := range entries {
-		if e.name == entry {
-			types := make([]string, len(e.params))
-			for i, p := range e.params {
-				types[i] = p.typ
-			}
-			return types, nil
-		}
-	}
-	return nil, fmt.Errorf("kernels: module %q has no entry %q", module, entry)
-}
-
-// ptxParam is one declared kernel parameter.
-type ptxParam struct{ typ, name string }
-
-// ptxEntry is one .entry: its name, parameters and body (between its braces).
-type ptxEntry struct {
-	name   string
-	params []ptxParam
-	body   string
+	m.Entries = entries
+	return m, nil
 }
 
 var (
@@ -46,8 +79,8 @@ var (
 )
 
 // parseEntries finds every .entry of a module whose comments were stripped.
-func parseEntries(text string) ([]ptxEntry, error) {
-	var out []ptxEntry
+func parseEntries(text string) ([]Entry, error) {
+	var out []Entry
 	for _, m := range entryHead.FindAllStringSubmatchIndex(text, -1) {
 		name := text[m[2]:m[3]]
 		rest := text[m[1]:]
@@ -55,7 +88,7 @@ func parseEntries(text string) ([]ptxEntry, error) {
 		if closeParen < 0 {
 			return nil, fmt.Errorf("entry %s: unterminated parameter list", name)
 		}
-		e := ptxEntry{name: name}
+		e := Entry{Name: name}
 		if list := strings.TrimSpace(rest[:closeParen]); list != "" {
 			for _, decl := range strings.Split(list, ",") {
 				decl = strings.Join(strings.Fields(decl), " ")
@@ -63,14 +96,14 @@ func parseEntries(text string) ([]ptxEntry, error) {
 				if pm == nil {
 					return nil, fmt.Errorf("entry %s: cannot read parameter %q", name, decl)
 				}
-				e.params = append(e.params, ptxParam{typ: pm[1], name: pm[2]})
+				e.Params = append(e.Params, Param{Type: pm[1], Name: pm[2]})
 			}
 		}
 		body, err := braceBlock(rest[closeParen+1:])
 		if err != nil {
 			return nil, fmt.Errorf("entry %s: %w", name, err)
 		}
-		e.body = body
+		e.Body = body
 		out = append(out, e)
 	}
 	return out, nil

@@ -37,7 +37,6 @@ type distribution struct {
 	// values[category][series] are the values of one box; empty = absent.
 	values [][][]float64
 	bars   bool // draw bars of the median with a min–max whisker
-	logY   bool
 }
 
 func newDistribution(categories, series []string) *distribution {
@@ -537,7 +536,7 @@ func (b *barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	vs := append([]float64(nil), b.values...)
 	sort.Float64s(vs)
-	m := median(vs)
+	m := results.Median(vs)
 	x := trX(b.loc) + b.offset
 	y0, y1 := trY(0), trY(m)
 	rect := vg.Rectangle{Min: vg.Point{X: x - b.width/2, Y: y0}, Max: vg.Point{X: x + b.width/2, Y: y1}}

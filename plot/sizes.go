@@ -179,7 +179,7 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 			vs := perSize[z]
 			sort.Float64s(vs)
 			s.sizes = append(s.sizes, float64(z))
-			s.values = append(s.values, median(vs))
+			s.values = append(s.values, results.Median(vs))
 			s.lo = append(s.lo, vs[0])
 			s.hi = append(s.hi, vs[len(vs)-1])
 		}
@@ -187,15 +187,6 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 		out = append(out, s)
 	}
 	return out
-}
-
-// median of sorted values.
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // setHalfPeak finds n½ as results.HalfPeakOf defines it: the smallest size

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
@@ -19,7 +20,7 @@ import (
 func write72(b *testing.B, dir string) string {
 	path := filepath.Join(dir, "72.json")
 	run := resultstest.New(resultstest.Options{GPUs: 72})
-	if err := results.Write(path, run); err != nil {
+	if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d figures", len(run.Figures))

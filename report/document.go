@@ -113,7 +113,7 @@ func newDocument(run *results.Run, title string) *Document {
 	d := &Document{sim: run.Simulated}
 	d.footer = fmt.Sprintf("p2pbench  ·  %s  ·  %s", host, run.GPUSummary())
 	if title != "" {
-		d.heading(1, title)
+		d.Heading(1, title)
 	}
 	if run.Imported != nil {
 		d.tool = strings.TrimSpace(run.Tool.Name + " " + run.Tool.Version)
@@ -125,25 +125,26 @@ func newDocument(run *results.Run, title string) *Document {
 		if run.SimMachine != "" {
 			machine = " of the machine " + run.SimMachine
 		}
-		d.banner("SIMULATED RUN: every figure here comes from p2pbench's simulator" + machine + ", not from GPUs. Do not use it to judge hardware.")
+		d.Banner("SIMULATED RUN: every figure here comes from p2pbench's simulator" + machine + ", not from GPUs. Do not use it to judge hardware.")
 	}
 	if !run.Complete {
 		stop := "the run did not complete"
 		if run.Stopped != "" {
 			stop = "the run stopped early: " + run.Stopped
 		}
-		d.banner("INCOMPLETE RUN: " + stop + ". Figures after the stop are missing.")
+		d.Banner("INCOMPLETE RUN: " + stop + ". Figures after the stop are missing.")
 	}
 	return d
 }
 
-func (d *Document) heading(level int, text string) {
+// Heading adds a heading of level 1 or 2.
+func (d *Document) Heading(level int, text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: level, text: text})
 }
 
-// section starts a major section on a page of its own, or, in a compact
-// document, under what came before.
-func (d *Document) section(text string) {
+// Section starts a major section (a level-1 heading) on a page of its own,
+// or, in a compact document, under what came before.
+func (d *Document) Section(text string) {
 	d.blocks = append(d.blocks, block{kind: headingBlock, level: 1, text: text, pageBreak: !d.compact})
 }
 
@@ -156,7 +157,8 @@ func (d *Document) para(format string, args ...any) {
 	d.blocks = append(d.blocks, block{kind: paraBlock, text: fmt.Sprintf(format, args...)})
 }
 
-func (d *Document) banner(text string) {
+// Banner adds a warning that must not be missed.
+func (d *Document) Banner(text string) {
 	d.blocks = append(d.blocks, block{kind: bannerBlock, text: text})
 }
 
@@ -180,6 +182,7 @@ func (d *Document) verdict(status results.Status, line string) {
 	d.blocks = append(d.blocks, block{kind: verdictBlock, status: status, text: status.Label(), line: line})
 }
 
-func (d *Document) figure(f plot.Chart) {
+// Figure adds a figure of package plot.
+func (d *Document) Figure(f plot.Chart) {
 	d.blocks = append(d.blocks, block{kind: figureBlock, figure: f, text: f.Title})
 }

@@ -26,21 +26,6 @@ func (ix *pairIndex) rank(src, dst int) (int, bool) {
 // pairName names an ordered pair of devices: "0→1".
 func pairName(src, dst int) string { return fmt.Sprintf("%d→%d", src, dst) }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func medianSorted(vs []float64) float64 {
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2]
-	}
-	return (vs[n/2-1] + vs[n/2]) / 2
-}
-
 func fmtGBps(v float64) string {
 	switch {
 	case v >= 100:

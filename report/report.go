@@ -74,7 +74,7 @@ func report(run *results.Run, full bool) *Document {
 	if len(figs) > 0 {
 		d.pageSection("Figures")
 		for _, f := range figs {
-			d.figure(f)
+			d.Figure(f)
 		}
 	}
 	conventionsSection(d, run, full, headlines)
@@ -181,7 +181,7 @@ func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline)
 
 func systemSection(d *Document, run *results.Run) {
 	env := run.Environment
-	d.section("System and environment")
+	d.Section("System and environment")
 	kv := &table{header: []string{"item", "value"}, align: "ll"}
 	add := func(k, v string) {
 		if v != "" {
@@ -250,7 +250,7 @@ func devicesTable(d *Document, devs []results.Device) {
 	if len(devs) == 0 {
 		return
 	}
-	d.heading(2, "GPUs")
+	d.Heading(2, "GPUs")
 	t := &table{header: []string{"GPU", "name", "UUID", "PCI bus id", "CC", "SMs", "memory", "L2", "copy engines", "unified addressing"},
 		align: "lllllrrrrl"}
 	for _, dv := range devs {
@@ -283,7 +283,7 @@ func stateTable(d *Document, env results.Environment) {
 	if len(env.StateStart) == 0 && len(env.StateEnd) == 0 {
 		return
 	}
-	d.heading(2, "GPU state at the start and the end of the run (NVML)")
+	d.Heading(2, "GPU state at the start and the end of the run (NVML)")
 	end := map[int]results.DeviceState{}
 	for _, s := range env.StateEnd {
 		end[s.Index] = s
@@ -360,7 +360,7 @@ func headlineSection(d *Document, run *results.Run, hs []Headline) {
 	if len(hs) == 0 {
 		return
 	}
-	d.section("Headline bandwidth against the links' limits")
+	d.Section("Headline bandwidth against the links' limits")
 	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
 		results.FormatBytes(hs[0].Size))
 	pairs := map[[2]int]bool{}
@@ -449,9 +449,9 @@ func headlineRankTable(hs []Headline, ix *pairIndex) *table {
 		}
 		pct := ""
 		if len(g.pcts) > 0 {
-			pct = pctText(medianSorted(g.pcts))
+			pct = pctText(results.Median(g.pcts))
 		}
-		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(medianSorted(g.values)),
+		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(results.Median(g.values)),
 			fmtGBps(g.values[len(g.values)-1]), limit, pct, fmt.Sprintf("%s (%s)", pairName(g.slowest.Src, g.slowest.Dst), fmtGBps(g.slowest.Stats.Median))})
 	}
 	return t
@@ -503,7 +503,7 @@ func (f Finding) String() string {
 // buyer's report gives each in one line (its message cut to fit, the
 // results file and --full hold the rest); the full report whole.
 func findingsSection(d *Document, run *results.Run, findings []Finding, full bool) {
-	d.section("Findings")
+	d.Section("Findings")
 	if run.Verdict == nil {
 		d.para("The run has no verdict: nothing was checked.")
 		return

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"maps"
 	"slices"
 	"sort"
@@ -439,7 +440,7 @@ func failuresTable(d *Document, run *results.Run) {
 			bad = append(bad, f)
 		}
 	}
-	t := &table{title: fmt.Sprintf("%d figure%s failed", len(bad), plural(len(bad))), header: []string{"figure", "failure", "why"}, align: "lll"}
+	t := &table{title: fmt.Sprintf("%d figure%s failed", len(bad), units.Plural(len(bad), "", "s")), header: []string{"figure", "failure", "why"}, align: "lll"}
 	for _, f := range bad[:min(len(bad), maxFailuresListed)] {
 		why := f.Error
 		if why == "" {

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ func topologySection(d *Document, run *results.Run) {
 		return
 	}
 	if len(t.Pairs) > 0 {
-		d.section("Topology and driver attributes")
+		d.Section("Topology and driver attributes")
 		d.para("What the driver reports for each ordered pair (source accessing the destination's memory): cuDeviceCanAccessPeer, the cuDeviceGetP2PAttribute values, the NVLinks NVML counts between the two GPUs and the theoretical one-direction bandwidth they give (NVLinks × link speed), where their PCIe paths meet when no NVLink joins them (NVML, named as nvidia-smi topo -m names it), and the cuDeviceGetP2PAtomicCapabilities bitmasks.")
 		d.table(pairTable(t.Pairs))
 	}
@@ -93,7 +94,7 @@ func conformanceTable(d *Document, cases []results.ConformanceCase) {
 	if len(cases) == 0 {
 		return
 	}
-	d.heading(2, "Driver behaviour against its documentation")
+	d.Heading(2, "Driver behaviour against its documentation")
 	t := &table{header: []string{"case", "call", "pair", "documented", "observed", "matches"}, align: "llllll"}
 	differ := 0
 	for _, c := range cases {
@@ -107,7 +108,7 @@ func conformanceTable(d *Document, cases []results.ConformanceCase) {
 		}
 		t.rows = append(t.rows, []string{c.Name, c.Call, pairName(c.Src, c.Dst), c.Documented, c.Observed, m})
 	}
-	t.notes = []string{fmt.Sprintf("%d case%s, %d differ%s from the documentation.", len(cases), plural(len(cases)), differ, map[bool]string{true: "s"}[differ == 1])}
+	t.notes = []string{fmt.Sprintf("%d case%s, %d differ%s from the documentation.", len(cases), units.Plural(len(cases), "", "s"), differ, map[bool]string{true: "s"}[differ == 1])}
 	d.table(t)
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"math"
 	"slices"
 	"strings"
@@ -341,7 +342,7 @@ func headlineSummaryRow(row []string, hs []Headline, verdicts map[string]results
 		fv, judged := verdicts[lowest.Key]
 		low = headlineCell(*lowest, fv, judged) + " (" + pairName(lowest.Src, lowest.Dst) + ")"
 		slices.Sort(values)
-		med = fmtGBps(medianSorted(values))
+		med = fmtGBps(results.Median(values))
 	}
 	return append(row, fmt.Sprint(len(hs)), low, med, strings.Join(bad, ", ")), vs
 }
@@ -422,18 +423,18 @@ func failedLines(d *Document, v *results.Verdict) {
 	noted := ""
 	if len(notes) > 0 {
 		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
-			len(notes), plural(len(notes)))
+			len(notes), units.Plural(len(notes), "", "s"))
 	}
 	if len(bad) == 0 {
 		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)
 		return
 	}
-	d.heading(2, "What failed")
+	d.Heading(2, "What failed")
 	if n := len(bad); n > maxFailedLines {
 		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
 	}
 	d.para("%s", strings.Join(bad, "\n"))
-	d.heading(2, "What to do next")
+	d.Heading(2, "What to do next")
 	next := v.NextSteps
 	if noted != "" {
 		next = append(slices.Clone(next), strings.TrimSpace(noted))
@@ -450,7 +451,7 @@ func verdictDetails(d *Document, run *results.Run) {
 	if v == nil {
 		return
 	}
-	d.section("The verdict in detail")
+	d.Section("The verdict in detail")
 	src := v.Expectations
 	about := fmt.Sprintf("The figures were held against %s", src.Name)
 	if src.File != "" && !strings.Contains(src.Name, src.File) {

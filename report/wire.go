@@ -15,7 +15,7 @@ func wireSection(d *Document, run *results.Run, size uint64) {
 	if len(rows) == 0 {
 		return
 	}
-	d.section("On the wire: NVLink counters")
+	d.Section("On the wire: NVLink counters")
 	d.para("p2pbench read each device's NVLink throughput counters (NVML, summed over its links) before and after every "+
 		"bandwidth figure between two devices. Payload (data) bytes are what the copy moved; raw bytes are everything the "+
 		"links carried, payload included: packet headers, read requests, write responses. \"Wire\" is raw bytes per payload byte "+

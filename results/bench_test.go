@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -14,7 +15,7 @@ import (
 // the file's size.
 func BenchmarkRead72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
-	if err := results.Write(path, resultstest.New(resultstest.Options{GPUs: 72})); err != nil {
+	if err := outfile.Write(path, resultstest.New(resultstest.Options{GPUs: 72}).EncodeFor(path)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -29,7 +30,7 @@ func BenchmarkWrite72(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "72.json")
 	run := resultstest.New(resultstest.Options{GPUs: 72})
 	for b.Loop() {
-		if err := results.Write(path, run); err != nil {
+		if err := outfile.Write(path, run.EncodeFor(path)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -639,49 +638,3 @@ func (r *Run) Info(t Test) TestInfo {
 // Convention says in words how the figures of test t were computed: the
 // run's catalogue entry, else this build's, else "".
 func (r *Run) Convention(t Test) string { return r.Info(t).Convention }
-
-// Write writes r to path atomically: the JSON goes to a temporary file in the
-// same directory, is synced to disk, and then renamed over path, so a crash
-// or a full disk never leaves a truncated results file where a good one (or
-// none) was. A path ending in ".gz" gets the JSON gzip-compressed (see
-// EncodeFor).
-func Write(path string, r *Run) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = r.EncodeFor(path)(tmp); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	// CreateTemp makes the file private (0600); a results file is meant to
-	// be shared like any other output.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing results %s: %w", path, err)
-	}
-	// Sync the directory so that the rename itself survives a crash. Some
-	// file systems cannot sync directories; the data is already safe then.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}

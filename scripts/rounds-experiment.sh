@@ -16,7 +16,7 @@
 #   sens   sensitivity: run 1 of `all` with ce_read 2% lower from 16 MiB, and
 #          sm_write 10% lower up to 64 KiB; an SM copy with --blocks-per-sm 1
 #          against the default grid
-#   b2b    the CUDA C check of back-to-back copies (kernels/selftest/b2b_copy.cu)
+#   b2b    the CUDA C check of back-to-back copies (tools/kernel-selftest/b2b_copy.cu)
 set -u
 OUT=${OUT:-$PWD/gpu-out/rounds}
 P=$PWD/.gpu/p2pbench
@@ -105,8 +105,8 @@ EOF
 	cat "$s/compare.txt"
 	;;
 b2b)
-	log "back-to-back peer copies, CUDA C (kernels/selftest/b2b_copy.cu)"
-	nvcc -O2 -o "$OUT/b2b_copy" kernels/selftest/b2b_copy.cu && "$OUT/b2b_copy" 50 20 | tee "$OUT/b2b_copy.txt"
+	log "back-to-back peer copies, CUDA C (tools/kernel-selftest/b2b_copy.cu)"
+	nvcc -O2 -o "$OUT/b2b_copy" tools/kernel-selftest/b2b_copy.cu && "$OUT/b2b_copy" 50 20 | tee "$OUT/b2b_copy.txt"
 	;;
 *)
 	echo "unknown phase $phase (renew, lat, all, sens, b2b)" >&2

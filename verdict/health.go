@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"maps"
 	"slices"
 	"strings"
@@ -280,7 +281,7 @@ func (h *health) linksSummary() (string, bool) {
 		}
 	}
 	if pcie > 0 {
-		parts = append(parts, fmt.Sprintf("the PCIe links of %d GPU%s at their full width", pcie, plural(pcie)))
+		parts = append(parts, fmt.Sprintf("the PCIe links of %d GPU%s at their full width", pcie, units.Plural(pcie, "", "s")))
 		judged = judged || len(h.read) > 0 && len(unread) == 0
 	}
 	return strings.Join(parts, "; "), judged

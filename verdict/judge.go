@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"slices"
 	"strings"
 
@@ -300,7 +301,7 @@ func summarize(c *results.Check, judged bool) {
 			c.Summary = fmt.Sprintf("%s; the first: %s", strings.Join(counts, ", "), c.Summary)
 		}
 	} else if notes > 0 {
-		c.Summary += fmt.Sprintf(", but for %d known and explained (see the note%s)", notes, plural(notes))
+		c.Summary += fmt.Sprintf(", but for %d known and explained (see the note%s)", notes, units.Plural(notes, "", "s"))
 	}
 	if n := len(c.Items); n > maxItems {
 		c.Items = c.Items[:maxItems]
@@ -335,7 +336,7 @@ func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 		}
 	}
 	c.Title += " against " + sourceShort(j.v.Expectations)
-	c.Summary = fmt.Sprintf("%d figure%s judged: %s", n, plural(n), strings.Join(parts, ", "))
+	c.Summary = fmt.Sprintf("%d figure%s judged: %s", n, units.Plural(n, "", "s"), strings.Join(parts, ", "))
 	return true
 }
 

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -164,7 +165,7 @@ func failureItems(run *results.Run) []results.CheckItem {
 		} else if g.cause != "error" {
 			what += " (" + g.cause + ")"
 		}
-		msg := fmt.Sprintf("%d figure%s %s: %s", g.n, plural(g.n), what, strings.Join(g.examples, "; "))
+		msg := fmt.Sprintf("%d figure%s %s: %s", g.n, units.Plural(g.n, "", "s"), what, strings.Join(g.examples, "; "))
 		if g.n > len(g.examples) {
 			msg += fmt.Sprintf("; and %d more", g.n-len(g.examples))
 		}
@@ -196,11 +197,4 @@ func conformanceItems(run *results.Run) []results.CheckItem {
 		out = append(out, results.CheckItem{Status: results.StatusNote, Subject: c.Name, Message: msg})
 	}
 	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func noiseItems(run *results.Run, judged map[string]bool, h *health, c *clocks) 
 				}
 			}
 			items = append(items, results.CheckItem{Status: st, Subject: strings.Join(tests, ", "),
-				Message: fmt.Sprintf("the rounds of %d figure%s fall in groups more than %.0f%% apart (%s): %s", len(ns), plural(len(ns)), 100*DisagreeFraction, worstRounds(ns), cause)})
+				Message: fmt.Sprintf("the rounds of %d figure%s fall in groups more than %.0f%% apart (%s): %s", len(ns), units.Plural(len(ns), "", "s"), 100*DisagreeFraction, worstRounds(ns), cause)})
 			continue
 		}
 		judgedN := 0

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"maps"
 	"math"
 	"slices"
@@ -167,8 +168,8 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		}
 		items = append(items, results.CheckItem{Status: st, Subject: fmt.Sprintf("%s %d→%d", f.Test, k[0], k[1]), Message: msg})
 	}
-	summary = fmt.Sprintf("%d comparisons of a pair with its link class (%d class%s): no pair low beyond its class's spread (Holm, family-wise %.0f%%; %.0f%% below warns, %.0f%% fails)",
-		comparisons, len(classSeen), pluralEs(len(classSeen)), 100*pairAlpha, 100*pairMinEffect, 100*SlowPairFraction)
+	summary = fmt.Sprintf("%d comparisons of a pair with its link class (%d %s): no pair low beyond its class's spread (Holm, family-wise %.0f%%; %.0f%% below warns, %.0f%% fails)",
+		comparisons, len(classSeen), units.Plural(len(classSeen), "class", "classes"), 100*pairAlpha, 100*pairMinEffect, 100*SlowPairFraction)
 	return items, true, summary
 }
 
@@ -229,11 +230,4 @@ func pairClasses(run *results.Run) map[[2]int]string {
 		}
 	}
 	return out
-}
-
-func pluralEs(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "es"
 }

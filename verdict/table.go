@@ -231,7 +231,7 @@ func lookup(p path, k copyKind, held map[string]bool) (expected, bool) {
 		vs[i] = v.gbps
 	}
 	sort.Float64s(vs)
-	x.typical = median(vs)
+	x.typical = results.Median(vs)
 	for _, v := range x.values {
 		for _, y := range []float64{v.gbps, v.lo, v.hi} {
 			x.spread = max(x.spread, abs(y/x.typical-1))
@@ -273,52 +273,9 @@ func heldOut(run *results.Run) map[string]bool {
 	return held
 }
 
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x
 	}
 	return x
-}
-
-// TableMarkdown writes the expectation table and its sources as Markdown,
-// as EXPECTATIONS.md holds them.
-func TableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| path | copy (512 MiB; both ways: total) | sources: GB/s (least–most) | typical GB/s | spread | warn below | fail below |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|\n")
-	for _, e := range table {
-		x, _ := lookup(e.path, e.kind, nil)
-		var vs []string
-		for _, v := range e.values {
-			s := fmt.Sprintf("%s: %s", v.src, fmtValue(v.gbps))
-			if v.lo != v.gbps || v.hi != v.gbps {
-				s += fmt.Sprintf(" (%s–%s)", fmtValue(v.lo), fmtValue(v.hi))
-			}
-			vs = append(vs, s)
-		}
-		switch {
-		case len(x.values) == 1:
-			vs = append(vs, "**one source only**")
-		case x.machines == 1:
-			vs = append(vs, "**one machine only**")
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% | %s | %s |\n", e.path, e.kind, strings.Join(vs, "; "), fmtValue(x.typical),
-			100*x.spread, fmtValue(x.typical*(1-x.warn)), fmtValue(x.typical*(1-x.fail)))
-	}
-	b.WriteString("\n| source | what |\n|---|---|\n")
-	for _, s := range sources {
-		fmt.Fprintf(&b, "| %s | %s |\n", s.id, s.what)
-	}
-	return b.String()
 }

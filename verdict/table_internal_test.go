@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,4 +143,36 @@ func TestMargins(t *testing.T) {
 	if want := 2 * (1 - 23.90/26.19); math.Abs(x.warn-want) > 1e-9 {
 		t.Errorf("h2d over PCIe Gen4: warn %.4f, want twice the spread of its one source, %.4f", x.warn, want)
 	}
+}
+
+// TableMarkdown writes the expectation table and its sources as Markdown,
+// as EXPECTATIONS.md holds them.
+func TableMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| path | copy (512 MiB; both ways: total) | sources: GB/s (least–most) | typical GB/s | spread | warn below | fail below |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|\n")
+	for _, e := range table {
+		x, _ := lookup(e.path, e.kind, nil)
+		var vs []string
+		for _, v := range e.values {
+			s := fmt.Sprintf("%s: %s", v.src, fmtValue(v.gbps))
+			if v.lo != v.gbps || v.hi != v.gbps {
+				s += fmt.Sprintf(" (%s–%s)", fmtValue(v.lo), fmtValue(v.hi))
+			}
+			vs = append(vs, s)
+		}
+		switch {
+		case len(x.values) == 1:
+			vs = append(vs, "**one source only**")
+		case x.machines == 1:
+			vs = append(vs, "**one machine only**")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% | %s | %s |\n", e.path, e.kind, strings.Join(vs, "; "), fmtValue(x.typical),
+			100*x.spread, fmtValue(x.typical*(1-x.warn)), fmtValue(x.typical*(1-x.fail)))
+	}
+	b.WriteString("\n| source | what |\n|---|---|\n")
+	for _, s := range sources {
+		fmt.Fprintf(&b, "| %s | %s |\n", s.id, s.what)
+	}
+	return b.String()
 }

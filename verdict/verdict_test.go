@@ -385,11 +385,11 @@ func TestLinkFacts(t *testing.T) {
 // table; its copies are held to the vendor's figure with a wide margin,
 // and the verdict says so.
 func TestUnknownPathsAreConservative(t *testing.T) {
-	run := simRun(t, "nvl72", []results.Test{results.CERead}, false)
+	run := resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, NoSweep: true, Tests: []results.Test{results.CERead}})
 	v := judge(t, run, verdict.Model(run))
 	if v.Status != results.StatusPass || !v.Expectations.Conservative ||
 		!strings.Contains(strings.Join(v.Expectations.Notes, "\n"), "NVLink 5 ×18, ce_read: no measurement in the table; held to the vendor's figure") {
-		t.Errorf("nvl72: %s, conservative %v, notes %q", v.Status, v.Expectations.Conservative, v.Expectations.Notes)
+		t.Errorf("8 GPUs on NVSwitch (NVLink 5): %s, conservative %v, notes %q", v.Status, v.Expectations.Conservative, v.Expectations.Notes)
 	}
 }
 

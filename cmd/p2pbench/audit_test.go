@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 // The regression tests of the second hostile-input audit (issue 28): each
@@ -228,7 +227,7 @@ func TestAuditNoTerminalEscapes(t *testing.T) {
 		}
 	}
 	evil := filepath.Join(dir, "evil.json")
-	if err := results.Write(evil, run); err != nil {
+	if err := outfile.Write(evil, run.EncodeFor(evil)); err != nil {
 		t.Fatalf("the crafted file: %v", err)
 	}
 	md := filepath.Join(dir, "r.md")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
 	"path/filepath"
 	"slices"
@@ -142,9 +143,9 @@ func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
 	}
 	switch {
 	case len(f.Nodes) == 0:
-		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), plural(len(f.Unreadable))))
+		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), units.Plural(len(f.Unreadable), "", "s")))
 	case judged == 0:
-		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), plural(len(f.Nodes)), fleet.MinJudged))
+		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"), fleet.MinJudged))
 	}
 	if !c.Bool("fail-on-outlier") {
 		return nil
@@ -163,12 +164,5 @@ func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
 		return nil
 	}
 	return statusError{exitVerdict, fmt.Errorf("%d node%s need%s attention%s, %d input%s unreadable",
-		bad, plural(bad), map[bool]string{true: "s", false: ""}[bad == 1], first, len(f.Unreadable), plural(len(f.Unreadable)))}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+		bad, units.Plural(bad, "", "s"), map[bool]string{true: "s", false: ""}[bad == 1], first, len(f.Unreadable), units.Plural(len(f.Unreadable), "", "s"))}
 }

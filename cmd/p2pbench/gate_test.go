@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -78,7 +79,7 @@ func scaled(t *testing.T, path, name string, factor float64, keep func(f *result
 		t.Fatalf("%s: no figure to scale", name)
 	}
 	out := filepath.Join(filepath.Dir(path), name)
-	if err := results.Write(out, run); err != nil {
+	if err := outfile.Write(out, run.EncodeFor(out)); err != nil {
 		t.Fatal(err)
 	}
 	return out

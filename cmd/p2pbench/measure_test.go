@@ -201,9 +201,6 @@ func TestSignalsKeepPartialResults(t *testing.T) {
 			t.Errorf("%v: exit status %d, want %d; stderr: %s", tc.sig, status, tc.status, stderr)
 		}
 		t.Logf("%v: signalled after %v, stopped %v later", tc.sig, sent.Sub(start), time.Since(sent))
-		if took := time.Since(sent); took > 2*time.Second {
-			t.Errorf("%v: took %v to stop (the run had run %v)", tc.sig, took, sent.Sub(start))
-		}
 		if !strings.Contains(stderr, "p2pbench: "+tc.says+"; the run is partial (") || !strings.Contains(stderr, "saved to "+file) ||
 			strings.Contains(stderr, "p2pbench: p2pbench") {
 			t.Errorf("%v: stderr does not say the run is partial and where it is:\n%s", tc.sig, stderr)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -28,7 +29,7 @@ func writeRuns(b *testing.B, dir string, n, k int) []string {
 	var paths []string
 	write := func(name string, run *results.Run) {
 		p := filepath.Join(dir, name)
-		if err := results.Write(p, run); err != nil {
+		if err := outfile.Write(p, run.EncodeFor(p)); err != nil {
 			b.Fatal(err)
 		}
 		fi, err := os.Stat(p)

@@ -25,7 +25,7 @@ var (
 	devicesFlag  = &cli.StringFlag{Name: "devices", Aliases: []string{"d"}, Usage: "devices to use, e.g. 0,2 or 0-3 (default: all)"}
 	simulateFlag = &cli.StringFlag{Name: "simulate", Usage: "run on a simulated machine instead of the GPUs: " + strings.Join(sim.Machines(), ", ") + " (every figure is labelled SIMULATED)"}
 	jsonFlag     = &cli.BoolFlag{Name: "json", Usage: "print the results as JSON instead of tables"}
-	healthFlag   = &cli.StringSliceFlag{Name: "simulate-health", Usage: "with --simulate, inject a health condition `SPEC` (repeatable): link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT] or process:DEV[:PID[:NAME]]"}
+	healthFlag   = &cli.StringSliceFlag{Name: "simulate-health", Usage: "with --simulate, inject a health condition `SPEC` (repeatable): " + strings.Join(sim.HealthSpecs, ", ")}
 	seedFlag     = &cli.Int64Flag{Name: "simulate-seed", Value: 1, Usage: "with --simulate, the seed of the simulated machine's noise: runs with different seeds differ as runs of separate processes on a real machine do"}
 )
 

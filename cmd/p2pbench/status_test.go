@@ -1,8 +1,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/p2pbench/p2pbench/gpu/sim"
 )
 
 // Bad command lines are exit status 2 with one line; no driver or no such
@@ -73,7 +81,7 @@ func TestHelp(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("--help: exit status %d", status)
 	}
-	for _, want := range []string{"Exit status:", "130 SIGINT", "143 SIGTERM", "129 SIGHUP", "a regression"} {
+	for _, want := range []string{"Exit status:", "130 SIGINT", "143 SIGTERM", "129 SIGHUP"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
@@ -104,6 +112,92 @@ func TestHelp(t *testing.T) {
 			if !strings.Contains(out, test) {
 				t.Errorf("%s --help does not name the test %s", cmd, test)
 			}
+		}
+	}
+}
+
+// repoFile reads a file of the repository (the tests run in cmd/p2pbench).
+func repoFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestExitStatusesDocumented keeps the one text of the exit statuses
+// (exitStatuses) where it is shown: the constants the code returns are its
+// codes, --help shows every code, docs/commands.md holds its table word for
+// word, and every exit status the README and docs name is one of them.
+func TestExitStatusesDocumented(t *testing.T) {
+	codes := map[string]bool{}
+	var table strings.Builder
+	table.WriteString("| status | meaning |\n|---|---|\n")
+	for _, s := range exitStatuses {
+		codes[s.code] = true
+		fmt.Fprintf(&table, "| %s | %s |\n", s.code, s.meaning)
+	}
+	for _, c := range []int{exitOK, exitError, exitUsage, exitNoGPU, exitFailed, exitVerdict} {
+		if !codes[strconv.Itoa(c)] {
+			t.Errorf("exit status %d has no line in exitStatuses", c)
+		}
+	}
+	if len(codes) != 7 || !codes["128+n"] {
+		t.Errorf("exitStatuses has codes %v, want 0-5 and 128+n", codes)
+	}
+	out, _, _ := p2pbench(t, "--help")
+	for _, s := range exitStatuses {
+		if !strings.Contains(out, "\n      "+s.code+" ") {
+			t.Errorf("--help lacks exit status %s:\n%s", s.code, out)
+		}
+	}
+	if doc := repoFile(t, "docs/commands.md"); !strings.Contains(doc, table.String()) {
+		t.Errorf("docs/commands.md's exit status table differs from exitStatuses; it should read:\n%s", table.String())
+	}
+	named := regexp.MustCompile(`\bexit(?:s| status(?:es)?)? (\d+)`)
+	for _, f := range []string{"README.md", "docs/commands.md", "docs/verdict.md"} {
+		for _, m := range named.FindAllStringSubmatch(repoFile(t, f), -1) {
+			if n, _ := strconv.Atoi(m[1]); !codes[m[1]] && n < 128 {
+				t.Errorf("%s names exit status %s, which exitStatuses does not have", f, m[1])
+			}
+		}
+	}
+}
+
+// TestHealthSpecsDocumented keeps sim.HealthSpecs, the forms of
+// --simulate-health, where they are shown: its help and docs/commands.md
+// name each, the docs no other, and each form parses.
+func TestHealthSpecsDocumented(t *testing.T) {
+	out, _, _ := p2pbench(t, "bw", "--help")
+	help := strings.Join(strings.Fields(out), " ")
+	doc := repoFile(t, "docs/commands.md")
+	examples := map[string]string{"link-errors": "link-errors:0:1:replay:10", "link-down": "link-down:0:1:5ms", "process": "process:1:4242:job", "slow-link": "slow-link:0:1:0.9"}
+	for _, spec := range sim.HealthSpecs {
+		if !strings.Contains(help, spec) {
+			t.Errorf("--simulate-health's help lacks %s:\n%s", spec, out)
+		}
+		if !strings.Contains(doc, "`"+spec+"`") {
+			t.Errorf("docs/commands.md lacks %s", spec)
+		}
+		kind, _, _ := strings.Cut(spec, ":")
+		if _, err := sim.ParseHealth(examples[kind]); err != nil {
+			t.Errorf("%s: example %q: %v", spec, examples[kind], err)
+		}
+		delete(examples, kind)
+	}
+	if len(examples) != 0 {
+		t.Errorf("forms with examples here but not in sim.HealthSpecs: %v", examples)
+	}
+	i := strings.Index(doc, "`--simulate-health")
+	if i < 0 {
+		t.Fatal("docs/commands.md does not describe --simulate-health")
+	}
+	listed := doc[i:]
+	listed = listed[:strings.Index(listed, ")")]
+	for _, m := range regexp.MustCompile("`([a-z-]+):[^`]*`").FindAllStringSubmatch(listed, -1) {
+		if !slices.ContainsFunc(sim.HealthSpecs, func(s string) bool { return s == strings.Trim(m[0], "`") }) {
+			t.Errorf("docs/commands.md names %s, which sim.HealthSpecs does not have", m[0])
 		}
 	}
 }

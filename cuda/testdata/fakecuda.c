@@ -878,11 +878,15 @@ struct fake_event {
 	int opened; /* came from cuIpcOpenEventHandle */
 };
 
+/* clock_offset_ms moves the events' clock on (fake_advance_clock_ms), so a
+ * test sets the time between two records instead of sleeping it. */
+static double clock_offset_ms;
+
 static double now_ms(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6 + clock_offset_ms;
 }
 
 CUresult cuStreamCreate(CUstream *s, unsigned flags)
@@ -1602,6 +1606,7 @@ int fake_last_func_attr(int *value) { *value = func_value_seen; return func_attr
 unsigned fake_last_hostalloc_flags(void) { return hostalloc_flags_seen; }
 unsigned fake_stream_flags(CUstream s) { return s ? s->flags : ~0u; }
 unsigned fake_event_flags(CUevent e) { return e ? e->flags : ~0u; }
+void fake_advance_clock_ms(double ms) { clock_offset_ms += ms; }
 
 /* fake_vmm_live counts the VMM handles not yet released, the reserved
  * ranges and the mappings of this process. */

@@ -116,8 +116,17 @@ func (p Process) validate() error {
 	return nil
 }
 
-// ParseHealth reads an injected health condition as the command line
-// names it, for --simulate runs:
+// HealthSpecs are the forms of the health conditions ParseHealth reads, in
+// the words --simulate-health's help and docs/commands.md show (tested).
+var HealthSpecs = []string{
+	"link-errors:DEV:LINK:COUNTER[:PER_SECOND]",
+	"link-down:DEV:LINK[:AT]",
+	"process:DEV[:PID[:NAME]]",
+	"slow-link:A:B[:SCALE]",
+}
+
+// ParseHealth reads an injected health condition (one of HealthSpecs) as
+// the command line names it, for --simulate runs:
 //
 //	link-errors:DEV:LINK:COUNTER[:PER_SECOND]   (default 1000 per second)
 //	link-down:DEV:LINK[:AT]                     (AT: virtual time, like 5ms; default 0)
@@ -192,7 +201,7 @@ func ParseHealth(spec string) (Option, error) {
 			return nil
 		}, nil
 	}
-	return fail("not understood; want link-errors:DEV:LINK:COUNTER[:PER_SECOND], link-down:DEV:LINK[:AT], process:DEV[:PID[:NAME]] or slow-link:A:B[:SCALE]")
+	return fail("not understood; want " + strings.Join(HealthSpecs[:len(HealthSpecs)-1], ", ") + " or " + HealthSpecs[len(HealthSpecs)-1])
 }
 
 // linkCounters are the counters a simulated link has.

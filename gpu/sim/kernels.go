@@ -1,13 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/kernels"
 )
 
 // Kernels are recognised by their entry names (the contract of package
@@ -84,45 +84,36 @@ type function struct {
 	maxShared int
 }
 
-var (
-	rxVersion = regexp.MustCompile(`(?m)^\s*\.version\s+(\d+)\.(\d+)`)
-	rxTarget  = regexp.MustCompile(`(?m)^\s*\.target\s+sm_(\d+)([af]?)`)
-	rxEntry   = regexp.MustCompile(`\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*)\s*\(([^)]*)\)`)
-	rxParam   = regexp.MustCompile(`\.param\s+((?:\.[a-z]+\s+)*?)\.([usbf])(8|16|32|64)\b`)
-	rxComment = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
-)
-
-// parsePTX reads the entries of a PTX text for a device of compute
-// capability cc (major*10+minor), or returns the error and log a JIT gives.
+// parsePTX reads the entries of a PTX text (through kernels.ParsePTX, the
+// one PTX parser) for a device of compute capability cc (major*10+minor), or
+// returns the error and log a JIT gives.
 func parsePTX(text string, cc int) (map[string][]int, cuda.Result, string) {
-	text = rxComment.ReplaceAllString(strings.TrimRight(text, "\x00"), " ")
-	v := rxVersion.FindStringSubmatch(text)
-	t := rxTarget.FindStringSubmatch(text)
-	if v == nil || t == nil {
-		return nil, cuda.ErrorInvalidPTX, "ptxas fatal   : Ptx assembly aborted due to errors (no .version or .target directive: not PTX)"
-	}
-	major, _ := strconv.Atoi(v[1])
-	minor, _ := strconv.Atoi(v[2])
-	if major*10+minor > maxPTXVersion {
-		return nil, errorUnsupportedPTXVersion, fmt.Sprintf("ptxas fatal   : Unsupported .version %s.%s; current version is '9.0'", v[1], v[2])
-	}
-	target, _ := strconv.Atoi(t[1])
+	m, err := kernels.ParsePTX(text)
 	switch {
-	case t[2] == "a" && target != cc:
+	case errors.Is(err, kernels.ErrNotPTX):
+		return nil, cuda.ErrorInvalidPTX, "ptxas fatal   : Ptx assembly aborted due to errors (no .version or .target directive: not PTX)"
+	case err != nil:
+		return nil, cuda.ErrorInvalidPTX, "ptxas fatal   : Ptx assembly aborted due to errors (" + err.Error() + ")"
+	}
+	if m.Version > maxPTXVersion {
+		return nil, errorUnsupportedPTXVersion, fmt.Sprintf("ptxas fatal   : Unsupported .version %d.%d; current version is '9.0'", m.Version/10, m.Version%10)
+	}
+	target := m.Target
+	switch {
+	case m.TargetSuffix == "a" && target != cc:
 		return nil, cuda.ErrorInvalidPTX, fmt.Sprintf("ptxas fatal   : .target sm_%da runs only on compute capability %d.%d; this device is %d.%d", target, target/10, target%10, cc/10, cc%10)
-	case t[2] == "f" && (target/10 != cc/10 || target > cc):
+	case m.TargetSuffix == "f" && (target/10 != cc/10 || target > cc):
 		return nil, cuda.ErrorInvalidPTX, fmt.Sprintf("ptxas fatal   : .target sm_%df does not run on compute capability %d.%d", target, cc/10, cc%10)
 	case target > cc:
 		return nil, cuda.ErrorInvalidPTX, fmt.Sprintf("ptxas fatal   : SM version specified by .target (sm_%d) is higher than default SM version (sm_%d)", target, cc)
 	}
 	entries := map[string][]int{}
-	for _, m := range rxEntry.FindAllStringSubmatch(text, -1) {
+	for _, e := range m.Entries {
 		var sizes []int
-		for _, p := range rxParam.FindAllStringSubmatch(m[2], -1) {
-			bits, _ := strconv.Atoi(p[3])
-			sizes = append(sizes, bits/8)
+		for _, p := range e.Params {
+			sizes = append(sizes, p.Size())
 		}
-		entries[m[1]] = sizes
+		entries[e.Name] = sizes
 	}
 	if len(entries) == 0 {
 		return nil, cuda.ErrorInvalidPTX, "ptxas fatal   : no .entry in the module"

@@ -29,6 +29,9 @@ type Driver struct {
 	sticky    bool
 	grace     time.Duration
 	closed    bool
+	// hostWaiting, when set (by tests), is told when a synchronising call
+	// starts its grace for the host: their signal to release a latch.
+	hostWaiting chan<- struct{}
 
 	ctxs []*devContext // by device; nil until Context is first called
 

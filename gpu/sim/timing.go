@@ -303,6 +303,12 @@ func (s *sched) waitForHost(o *op) {
 	}
 	d.mu.Unlock()
 	defer d.mu.Lock()
+	if d.hostWaiting != nil {
+		select {
+		case d.hostWaiting <- struct{}{}:
+		default:
+		}
+	}
 	deadline := time.Now().Add(d.grace)
 	for time.Now().Before(deadline) {
 		if d.version.Load() != v0 || (flag != nil && flag()) {

@@ -249,8 +249,10 @@ func TestLatchReleasedByAnotherGoroutine(t *testing.T) {
 	r.must(err)
 	s := r.stream(0)
 	r.must(r.launch(0, kernels.Latch, 1, 1, s, kernels.LatchArgs{Flag: uint64(h.Device), Status: uint64(h.Device) + 64, TimeoutNs: 1e9}.Params()...))
+	waiting := make(chan struct{}, 1)
+	r.d.hostWaiting = waiting
 	go func() {
-		time.Sleep(20 * time.Millisecond)
+		<-waiting // the synchronising call has started to wait
 		atomic.StoreUint32(hostU32(h, 0), 1)
 	}()
 	r.must(c.StreamSynchronize(s))

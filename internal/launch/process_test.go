@@ -11,6 +11,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/launch"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -48,7 +49,8 @@ func node(pattern string) error {
 		return err
 	}
 	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}, Host: env.Host, Seed: uint64(env.Rank)})
-	return results.Write(filepath.Join(dir, "results.json"), run)
+	out := filepath.Join(dir, "results.json")
+	return outfile.Write(out, run.EncodeFor(out))
 }
 
 // launcherVars are the variables of every launcher Detect reads; a test

@@ -1,6 +1,7 @@
 // Package units reads what people type for sizes and device lists: byte
 // counts with units ("512MiB"), size lists and ranges ("4B:1GiB"), device
-// lists ("0-3,6"). It is the command line's parsing, kept apart from the
+// lists ("0-3,6"); and the one way counts are written back ("1 pair",
+// "3 pairs": Plural). It is the command line's parsing, kept apart from the
 // measuring packages; it imports nothing of the project.
 package units
 
@@ -173,4 +174,13 @@ func quote(s string) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(strings.ToValidUTF8(s[:n], "")) + "…"
+}
+
+// Plural is one or many: one when n is 1, else many, as in
+// fmt.Sprintf("%d pair%s", n, Plural(n, "", "s")).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

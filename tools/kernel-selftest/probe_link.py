@@ -7,11 +7,11 @@ and both at once) and reads each GPU's NVLink throughput counters through NVML
 per link) around each, so that the bytes on the wire (raw: headers, requests,
 acknowledgements) can be set against the payload (data) and against the bytes
 the copy moved. Also: the pull rate at large sizes and over grid sizes, and
-experimental kernels from kernels/selftest/probe/ (selftest.py --extra).
+experimental kernels from tools/kernel-selftest/probe/ (selftest.py --extra).
 
 Only reads counters: it never resets, freezes or reconfigures them.
 
-    python3 kernels/selftest/probe_link.py --json out.json
+    python3 tools/kernel-selftest/probe_link.py --json out.json
 """
 
 import argparse

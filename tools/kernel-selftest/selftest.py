@@ -10,12 +10,12 @@ remote atomics, remote chase, ping-pong).
 
 Only the Python standard library and libcuda.so.1 (through ctypes) are used.
 
-    python3 kernels/selftest/selftest.py            # everything
-    python3 kernels/selftest/selftest.py --quick    # correctness only, no sweeps
-    python3 kernels/selftest/selftest.py --no-gpu   # the Python ports vs golden.json
-    python3 kernels/selftest/selftest.py --bandwidth-only --rounds 3 \
+    python3 tools/kernel-selftest/selftest.py            # everything
+    python3 tools/kernel-selftest/selftest.py --quick    # correctness only, no sweeps
+    python3 tools/kernel-selftest/selftest.py --no-gpu   # the Python ports vs golden.json
+    python3 tools/kernel-selftest/selftest.py --bandwidth-only --rounds 3 \
         --variants warp_u8,bulk --configs 1x512,2x32   # timings only
-    python3 kernels/selftest/selftest.py --extra DIR   # also experimental copy modules
+    python3 tools/kernel-selftest/selftest.py --extra DIR   # also experimental copy modules
 
 The bandwidth sweeps copy --mib MiB (default 2048: at 512 MiB the fixed cost of
 a launch, about 16 us, is still ~1% of the time) and report, per variant, the
@@ -35,7 +35,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = os.path.dirname(HERE)
+KERNELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "kernels")
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
@@ -283,9 +283,24 @@ def u64s(raw):
 # ---------------------------------------------------------------------------
 # The catalog, as kernels/*.go has it (entry -> parameter types).
 
-COPY_VARIANTS = ["v4_u1", "v4_u2", "v4_u4", "v4_u8", "cg_u4", "cs_u4", "nc_u4",
-                 "lu_u4", "pf_u4", "cs_u8", "warp_u8", "bulk"]
-BULK_SHARED = 4 * 32768  # kernels.CopyKernel.SharedBytes of bulk: needs the opt-in
+def _copy_variants():
+    """The SM copy variants and their dynamic shared memory, from
+    variants.txt, which the Go side writes from kernels.CopyKernels
+    (go test ./kernels -run TestSelftestVariants -update)."""
+    out = []
+    with open(os.path.join(HERE, "variants.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].split()
+            if line:
+                out.append((line[0], int(line[1])))
+    return out
+
+
+COPY_VARIANTS = [v for v, _ in _copy_variants()]
+# Dynamic shared memory of copy variants that need some (bulk, and any
+# experimental module loaded with --extra).
+SHARED_BYTES = {v: n for v, n in _copy_variants() if n}
+BULK_SHARED = SHARED_BYTES["bulk"]  # over the 48 KiB default: needs the opt-in
 # bulk works with one thread per block: small blocks, several per SM
 # (blocks per SM, threads per block).
 BULK_CONFIGS = [(1, 32), (2, 32), (4, 32), (6, 32), (2, 256)]
@@ -421,9 +436,6 @@ def test_verify(d, rep, big):
     d.free(result)
 
 
-# Dynamic shared memory of copy variants that need some (bulk, and any
-# experimental module loaded with --extra).
-SHARED_BYTES = {"bulk": BULK_SHARED}
 
 
 def load_extra(devs, directory, rep):

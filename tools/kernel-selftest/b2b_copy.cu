@@ -8,7 +8,7 @@
 // and pushed (issued on the source, write), 4 B to 64 KiB, the median of
 // REPS samples each.
 //
-//   nvcc -O2 -o b2b_copy kernels/selftest/b2b_copy.cu && ./b2b_copy [N=50] [REPS=20]
+//   nvcc -O2 -o b2b_copy tools/kernel-selftest/b2b_copy.cu && ./b2b_copy [N=50] [REPS=20]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -19,7 +19,7 @@ counters around them, in three set-ups:
 
 Only reads counters: it never resets, freezes or reconfigures them.
 
-    python3 kernels/selftest/probe_ipc.py --json out.json
+    python3 tools/kernel-selftest/probe_ipc.py --json out.json
 """
 
 import argparse
