@@ -342,7 +342,7 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 	case test.Info().Shape.Engine == results.EngineStaged:
 		fl.fig.Engine = results.EngineStaged
 	case sm:
-		fl.sm = e.opt.SMFor(s.Index, d.Index, measure.TuneDirection(dir, test.Info().BothWays), size)
+		fl.sm = e.opt.SMForTest(test, s.Index, d.Index, measure.TuneDirection(dir, test.Info().BothWays), size)
 		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
 	}
 	return fl

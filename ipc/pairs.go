@@ -85,7 +85,7 @@ func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, d
 	engine := results.EngineCopy
 	var params map[string]string
 	if sm, _ := measure.CopyOf(test); sm {
-		sm := r.opt.SMFor(r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays), r.opt.Size)
+		sm := r.opt.SMForTest(test, r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays), r.opt.Size)
 		x.SM = &sm
 		engine, params = sm.Engine(), sm.Params()
 	} else {

@@ -157,6 +157,21 @@ func (s *Settings) SMFor(src, dst int, direction string, size uint64) SMConfig {
 	return s.SM
 }
 
+// SMForTest is SMFor for a figure of test: the variant its catalogue shape
+// names (Shape.Kernel) at that variant's own grid, when it names one.
+func (s *Settings) SMForTest(test results.Test, src, dst int, direction string, size uint64) SMConfig {
+	info := test.Info()
+	if twin := info.SameProcess; twin != "" {
+		info = twin.Info()
+	}
+	if k := info.Shape.Kernel; k != "" {
+		c := SMConfig{Variant: k}
+		c.BlocksPerSM, c.BlockSize = defaultGrid(k)
+		return c
+	}
+	return s.SMFor(src, dst, direction, size)
+}
+
 // CopyOf says how a bandwidth test copies, as its catalogue shape
 // (results.Shape) says: sm is true for the SM copy kernel (else the copy
 // engine, with or without peer access); for a test between two devices, dir

@@ -181,6 +181,10 @@ type Shape struct {
 	// NeedsPeer is true for the tests between devices that copy with peer
 	// access enabled (the matrices' peer tests and the copy latency).
 	NeedsPeer bool
+	// Kernel, for an SM test that exists for one kernel, is that SM copy
+	// variant (a kernels.CopyKernels name), run at its own grid whatever
+	// the run's choice (--variant, --tune); "" for the run's choice.
+	Kernel string
 }
 
 // IsCopy reports whether the shape is that of a copy test.

@@ -55,6 +55,9 @@ func TestShapes(t *testing.T) {
 		if isSM := sh.Engine == EngineSM; namedSM != isSM {
 			t.Errorf("%s (%q): named SM %v, shaped for engine %s", info.Name, info.Short, namedSM, sh.Engine)
 		}
+		if sh.Kernel != "" && sh.Engine != EngineSM {
+			t.Errorf("%s: kernel %q on engine %s: only SM tests name their kernel", info.Name, sh.Kernel, sh.Engine)
+		}
 		if !slices.Contains([]Engine{EngineCopy, EngineSM, EngineStaged}, sh.Engine) {
 			t.Errorf("%s: engine %q is not one a copy test runs on", info.Name, sh.Engine)
 		}
