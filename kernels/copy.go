@@ -58,11 +58,6 @@ func bulkSharedMemory(int) int { return bulkChunk * bulkStages }
 // one template; the lists must agree (the tests check every entry exists).
 var CopyKernels = []CopyKernel{
 	{
-		Kernel: Kernel{Module: "copy", Entry: "p2p_copy_trial_v4_u1_cs", MinCC: 80}, Variant: "trial_v4_u1_cs",
-		Unroll: 1, CacheHint: "cs", Describe: "TRIAL: v4_u1 with streaming stores",
-		SharedBytes: noSharedMemory,
-	},
-	{
 		Kernel: Kernel{Module: "copy", Entry: "p2p_copy_v4_u1", MinCC: 80}, Variant: "v4_u1",
 		Unroll: 1, Describe: "16-byte vectors, one per thread per grid-stride iteration",
 		SharedBytes: noSharedMemory,

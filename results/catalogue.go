@@ -24,7 +24,6 @@ const (
 	CEWrite     Test = "ce_write"
 	CEBidir     Test = "ce_bidir"
 	SMRead      Test = "sm_read"
-	SMReadTrial Test = "sm_read_trial"
 	SMWrite     Test = "sm_write"
 	SMBidir     Test = "sm_bidir"
 	NoP2PCopy   Test = "nop2p_copy"
@@ -295,8 +294,6 @@ var catalogue = []TestInfo{
 		Doc: "copy engine, both directions at once (read and write variants)"},
 	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the destination reading the peer (pull)"},
-	{Name: SMReadTrial, Unit: UnitGBps, Title: "SM kernel read (pull), streaming stores", Short: "SM read cs", Convention: convRead + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Direction: DirRead, Ends: EndsPair, NeedsPeer: true, Kernel: "trial_v4_u1_cs"},
-		Doc: "TRIAL: the SM read with a kernel of its own (streaming stores)"},
 	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the source writing the peer (push)"},
 	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Ends: EndsPair, NeedsPeer: true},

@@ -20,7 +20,6 @@ type copyVariant struct {
 // registered variant has its entry.
 var copyVariants = []copyVariant{
 	{Name: "v4_u1", Unroll: 1, Doc: "the plainest copy: one 16-byte vector per thread per iteration."},
-	{Name: "trial_v4_u1_cs", Unroll: 1, Store: ".cs", Doc: "TRIAL: as v4_u1, streaming stores."},
 	{Name: "v4_u2", Unroll: 2, Doc: "2 independent 16-byte loads in flight per thread."},
 	{Name: "v4_u4", Unroll: 4, Doc: "4 independent 16-byte loads in flight per thread."},
 	{Name: "v4_u8", Unroll: 8, Doc: "8 independent 16-byte loads in flight per thread."},
