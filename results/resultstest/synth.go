@@ -597,6 +597,11 @@ func (g *gen) pairFactor(s, d int) float64 {
 // large-size rate peak and per-transfer latency lat (seconds).
 func (g *gen) bwFigure(test results.Test, engine results.Engine, dir results.Direction, part results.Part,
 	s, d int, size uint64, peak, lat float64, params map[string]string) results.Figure {
+	if !g.wants(test) {
+		// No draws for a test the run leaves out (add drops it): a test
+		// added to the catalogue moves no other figure's samples.
+		return results.Figure{Test: test}
+	}
 	rate := float64(size) / (lat + float64(size)/(peak*1e9)) / 1e9
 	cv := 0.002 + 0.04*math.Exp(-float64(size)/(1<<20))
 	if [2]int{s, d} == g.faults.noisy && test == results.CERead && size >= 256<<20 {
