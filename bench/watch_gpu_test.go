@@ -5,6 +5,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -42,7 +43,8 @@ func TestGPUBusyHelper(t *testing.T) {
 	if _, err := c.MemAlloc(1 << 30); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Minute)
+	// Held until the test that started it closes our stdin (or kills us).
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }
 
 // watchedGPURun measures ce_read and h2d on devs of the real machine under a
@@ -112,10 +114,14 @@ func TestGPUWatch(t *testing.T) {
 	}
 	helper := exec.Command(exe, "-test.run=^TestGPUBusyHelper$")
 	helper.Env = append(os.Environ(), busyHelperEnv+"="+strconv.Itoa(busyDev))
+	hold, err := helper.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { helper.Process.Kill(); helper.Wait() }()
+	defer func() { hold.Close(); helper.Wait() }()
 	info, _ := drv.DeviceInfo(busyDev)
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		ps, err := mon.Processes(busyDev, info.PCIBusID)

@@ -247,6 +247,8 @@ func TestGPUHealth(t *testing.T) {
 			return out
 		}
 		before := read()
+		// A second of the idle machine between two readings: the window
+		// the counters are watched over, not a wait for anything.
 		time.Sleep(time.Second)
 		after := read()
 		t.Logf("device %d: %d link error counters read: %v", dev, len(after), after)
