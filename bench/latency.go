@@ -73,6 +73,19 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		if err != nil {
 			return err
 		}
+		if ws > uint64(max(0, owner.Info.L2CacheBytes)) {
+			// Beyond L2, a chain of its own allocation every round: on a
+			// 2× H100 (2026-11-25, call 16) a local chase beyond L2 kept one
+			// of two modes per process (291 or 343 ns a load) wherever in
+			// the scratch allocation it lay, so that only fresh memory
+			// lets the rounds show what another process would.
+			fresh, err := owner.Ctx.MemAlloc(ws)
+			if err != nil {
+				return fmt.Errorf("device %d: allocating the chase's %s: %w", owner.Index, results.FormatBytes(ws), err)
+			}
+			defer func() { _ = owner.Ctx.MemFree(fresh) }()
+			buf = fresh
+		}
 		// The same chains every round (measure.ChaseChains): one chain
 		// beyond L2 keeps one of two modes by its seed.
 		shares := measure.ChainShares(chunks, ws, uint64(max(0, owner.Info.L2CacheBytes)))
