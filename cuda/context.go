@@ -117,14 +117,11 @@ func run(fn func() error) (o outcome) {
 // call runs fn on the context's thread and returns its error. It runs fn
 // directly when already on that thread, so nested calls cannot deadlock.
 func (c *Context) call(fn func() error) error {
-	select {
-	case <-c.done:
-		return c.closedError()
-	default:
+	here, err := c.onThread()
+	if err != nil {
+		return err
 	}
-	// Only the locked goroutine ever runs on thread c.tid while it is
-	// alive, and it is alive: done is still open.
-	if c.tid > 0 && dl.ThreadID() == c.tid {
+	if here {
 		return fn()
 	}
 	reply := make(chan outcome, 1)
@@ -145,15 +142,27 @@ func (c *Context) call(fn func() error) error {
 // hand over, when the caller is there already, as a sample's enqueueing
 // is (inside Do).
 func (c *Context) callRaw(name string, addr uintptr, args ...uintptr) error {
-	select {
-	case <-c.done:
-		return c.closedError()
-	default:
-	}
-	if c.tid > 0 && dl.ThreadID() == c.tid {
+	here, err := c.onThread()
+	switch {
+	case err != nil:
+		return err
+	case here:
 		return c.check(Result(int32(dl.Call(addr, args...))), name)
 	}
 	return c.call(func() error { return c.check(Result(int32(dl.Call(addr, args...))), name) })
+}
+
+// onThread says whether the caller runs on the context's thread, or that
+// the context is closed.
+func (c *Context) onThread() (bool, error) {
+	select {
+	case <-c.done:
+		return false, c.closedError()
+	default:
+	}
+	// Only the locked goroutine ever runs on thread c.tid while it is
+	// alive, and it is alive: done is still open.
+	return c.tid > 0 && dl.ThreadID() == c.tid, nil
 }
 
 func (c *Context) closedError() error {
