@@ -29,6 +29,14 @@ func simRun(t *testing.T, machine string, opt bench.Options, simOpts ...sim.Opti
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { drv.Close() })
+	return simRunOn(t, drv, opt)
+}
+
+// simRunOn runs tests on an open simulated driver, which later runs may
+// share (a device's state carried from one run to the next).
+func simRunOn(t *testing.T, drv *sim.Driver, opt bench.Options) (*results.Run, error) {
+	t.Helper()
+	var err error
 	if opt.Devices == nil {
 		if opt.Devices, err = bench.SelectDevices(drv, nil); err != nil {
 			t.Fatal(err)

@@ -1,10 +1,8 @@
 package bench_test
 
 import (
-	"context"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/gpu"
@@ -12,16 +10,11 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// runOn runs opt on an open simulated driver (simRun opens its own).
+// runOn is simRunOn that fails the test on an error.
 func runOn(t *testing.T, drv *sim.Driver, opt bench.Options) *results.Run {
 	t.Helper()
-	run := &results.Run{Schema: results.SchemaVersion, Simulated: true, Start: time.Now(), Verify: opt.Verify}
-	env, topo, err := bench.Discover(drv, drv.Monitor(), opt.Devices)
+	run, err := simRunOn(t, drv, opt)
 	if err != nil {
-		t.Fatal(err)
-	}
-	run.Environment, run.Topology = env, topo
-	if err := bench.NewEngine(drv, opt).Run(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
 	return run
