@@ -9,7 +9,7 @@ import (
 )
 
 // roundsAgree runs test on the simulated 2× H200 in five rounds with the
-// default renewals and checks that the rounds of every figure keep fails
+// default renewals and checks that the rounds of every figure keep accepts
 // agree within 5%; it returns those figures.
 func roundsAgree(t *testing.T, test results.Test, keep func(results.Figure) bool) []results.Figure {
 	t.Helper()
