@@ -128,23 +128,7 @@ func TestRoundsInTables(t *testing.T) {
 	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Rounds: 5})
 	// modes puts the rounds of every figure of test in two groups.
 	modes := func(test results.Test, low, high float64) {
-		n := 0
-		for i := range run.Figures {
-			f := &run.Figures[i]
-			if f.Test != test || len(f.Rounds) != 5 {
-				continue
-			}
-			n++
-			at := 0
-			for r, n := range f.Rounds {
-				for j := range n {
-					f.Samples[at+j] = map[bool]float64{true: high, false: low}[r%2 == 1]
-				}
-				at += n
-			}
-			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
-		}
-		if n == 0 {
+		if resultstest.SetModes(run, test, low, high) == 0 {
 			t.Fatalf("no %s figure in rounds", test)
 		}
 	}

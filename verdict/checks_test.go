@@ -209,23 +209,7 @@ func TestStateAndIncomplete(t *testing.T) {
 // setModes puts the rounds of every figure of test in two groups.
 func setModes(t *testing.T, run *results.Run, test results.Test, low, high float64) {
 	t.Helper()
-	n := 0
-	for i := range run.Figures {
-		f := &run.Figures[i]
-		if f.Test != test || len(f.Rounds) != 5 {
-			continue
-		}
-		n++
-		at := 0
-		for r, k := range f.Rounds {
-			for j := range k {
-				f.Samples[at+j] = map[bool]float64{true: high, false: low}[r%2 == 1]
-			}
-			at += k
-		}
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
-	}
-	if n == 0 {
+	if resultstest.SetModes(run, test, low, high) == 0 {
 		t.Fatalf("no %s figure in rounds", test)
 	}
 }
