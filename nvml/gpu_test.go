@@ -173,20 +173,7 @@ func TestGPUTraffic(t *testing.T) {
 // container, whose pids NVML does not translate); and that no link error
 // counter moves over an idle second. It reads the PCIe link too.
 func TestGPUHealth(t *testing.T) {
-	n, err := nvml.Open()
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer n.Close()
-	d, err := cuda.Open()
-	if err != nil {
-		t.Fatalf("cuda.Open: %v", err)
-	}
-	defer d.Close()
-	count, err := d.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, d, count := openBoth(t)
 	optional := func(what string, err error) {
 		t.Helper()
 		if err != nil && !errors.Is(err, nvml.ErrNotSupported) && !errors.Is(err, nvml.ErrUnavailable) {
@@ -264,4 +251,25 @@ func TestGPUHealth(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openBoth opens NVML and the CUDA driver for a GPU test, closes them when
+// it ends, and returns them with the number of devices.
+func openBoth(t *testing.T) (*nvml.NVML, *cuda.Driver, int) {
+	t.Helper()
+	n, err := nvml.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { n.Close() })
+	d, err := cuda.Open()
+	if err != nil {
+		t.Fatalf("cuda.Open: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	count, err := d.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, d, count
 }

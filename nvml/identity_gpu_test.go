@@ -5,27 +5,13 @@ package nvml_test
 import (
 	"testing"
 
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/nvml"
 )
 
 // TestGPUIdentity reads every device's board identity: a data-centre GPU
 // has a serial, a board part number, a VBIOS and an InfoROM version.
 func TestGPUIdentity(t *testing.T) {
-	n, err := nvml.Open()
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer n.Close()
-	d, err := cuda.Open()
-	if err != nil {
-		t.Fatalf("cuda.Open: %v", err)
-	}
-	defer d.Close()
-	count, err := d.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, d, count := openBoth(t)
 	for dev := range count {
 		info, err := d.DeviceInfo(dev)
 		if err != nil {
