@@ -4,8 +4,6 @@ package nvml_test
 
 import (
 	"testing"
-
-	"github.com/p2pbench/p2pbench/nvml"
 )
 
 // TestGPUIdentity reads every device's board identity: a data-centre GPU
