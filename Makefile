@@ -19,6 +19,7 @@ test: vet fmt-check deadcode
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags gpu ./...
 
 deadcode:
 	scripts/deadcode.sh
