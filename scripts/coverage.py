@@ -23,8 +23,11 @@ from spread import key  # noqa: E402
 
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+    try:
+        with opener(path, "rt") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("coverage.py: %s: %s" % (path, e))
 
 
 def intervals(run):

@@ -35,8 +35,11 @@ DEVICE = [
 
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+    try:
+        with opener(path, "rt") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("vs-nvbandwidth.py: %s: %s" % (path, e))
 
 
 def num(x):
@@ -69,8 +72,13 @@ def main():
     ap.add_argument("nvbandwidth")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
-    nvb = {t["name"]: t for t in load(a.nvbandwidth)["nvbandwidth"]["testcases"] if t.get("status") == "Passed"}
+    try:
+        nvb = {t["name"]: t for t in load(a.nvbandwidth)["nvbandwidth"]["testcases"] if t.get("status") == "Passed"}
+    except (KeyError, TypeError):
+        sys.exit("vs-nvbandwidth.py: %s is not nvbandwidth's JSON (-j)" % a.nvbandwidth)
     runs = [load(p) for p in a.runs]
+    if any("figures" not in r for r in runs):
+        sys.exit("vs-nvbandwidth.py: give p2pbench results files after nvbandwidth's JSON")
     print("| figure | pair | nvbandwidth | p2pbench, runs 1–%d | ratio |" % len(runs))
     print("|---|---|---:|---|---|")
     rows = []
