@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -23,7 +24,35 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	stop := profile(os.Stderr)
+	code := run(os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// profile writes a CPU profile of the whole command to the file
+// P2PBENCH_CPUPROFILE names, if any, for tuning p2pbench itself (beside
+// P2PBENCH_TRACE's step times): where the host's time goes between and
+// around the GPU's work. It returns what ends the profile.
+func profile(stderr io.Writer) func() {
+	path := os.Getenv("P2PBENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
+		}
+	}
 }
 
 // run runs the command line args with its output on stdout and its errors
