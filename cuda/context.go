@@ -152,6 +152,33 @@ func (c *Context) callRaw(name string, addr uintptr, args ...uintptr) error {
 	return c.call(func() error { return c.check(Result(int32(dl.Call(addr, args...))), name) })
 }
 
+// aside runs fn on a new thread with the context current there, and waits
+// for it: for driver calls that take long on the host alone (pinning host
+// memory), which would hold up the context's own thread. A context may be
+// current on several threads at once. The thread ends with fn, as it is
+// never unlocked, and its current-context binding with it.
+func (c *Context) aside(fn func() error) error {
+	select {
+	case <-c.done:
+		return c.closedError()
+	default:
+	}
+	reply := make(chan outcome, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := c.check(c.drv.api.cuCtxSetCurrent(c.handle), "cuCtxSetCurrent"); err != nil {
+			reply <- outcome{err: fmt.Errorf("device %d: %w", c.dev, err)}
+			return
+		}
+		reply <- run(fn)
+	}()
+	o := <-reply
+	if o.panicked {
+		panic(o.value)
+	}
+	return o.err
+}
+
 // onThread says whether the caller runs on the context's thread, or that
 // the context is closed.
 func (c *Context) onThread() (bool, error) {

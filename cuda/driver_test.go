@@ -568,6 +568,24 @@ func TestMemory(t *testing.T) {
 	if err := c0.HostFree(cuda.HostBuffer{}); err == nil {
 		t.Error("HostFree of an empty buffer succeeded")
 	}
+	// Pinning runs aside: it completes while the context's own thread is
+	// busy (here, waiting for it), as a device's copies would keep it.
+	ok(t, c0.Do(func(*cuda.Context) error {
+		got := make(chan error, 1)
+		go func() {
+			h, err := c0.HostAlloc(4096, true)
+			if err == nil {
+				err = c0.HostFree(h)
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("HostAlloc waited for the context's thread")
+		}
+	}))
 	if err := c0.MemcpyHtoD(a, nil); err != nil {
 		t.Errorf("empty copy: %v", err)
 	}
