@@ -72,10 +72,13 @@ type Engine struct {
 	linkGBps     map[results.PairID]float64
 	hostLinkGBps float64
 
-	// hostRegions are the pinned buffers of the host tests, allocated on
-	// first use; hostSM is their SM copy configuration (hostSMConfig).
+	// hostRegions are the pinned buffers of the host tests, pinned from
+	// setup on (startPinning); hostSM is their SM copy configuration
+	// (hostSMConfig).
 	hostRegions []hostRegion
-	hostSM      measure.SMConfig
+	// pinning delivers the regions being pinned since setup (startPinning).
+	pinning chan pinned
+	hostSM  measure.SMConfig
 
 	mu   sync.Mutex
 	run  *results.Run
@@ -190,6 +193,8 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		return err
 	}
 	e.trace("setup", t0)
+	e.schedule(run)
+	e.startPinning()
 	t0 = time.Now()
 	if err := measure.WarmUp(e.devices(), e.opt.WarmUp); err != nil {
 		e.note("warm-up: %v", err)
@@ -204,7 +209,6 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	}
 	e.hostSM = hostSMConfig(e.opt.Settings, infos)
 	e.opt.ResolveSM(infos)
-	e.schedule(run)
 	once := append(e.tuneSteps(), e.interferenceSteps()...)
 	// The plan's groups follow the interference check's verdicts: the
 	// rounds' steps are planned once it has run.

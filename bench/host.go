@@ -154,56 +154,101 @@ func (e *Engine) hostSource(b []byte, dv *measure.Device) uint32 {
 	return seed
 }
 
-// hostRegion returns region r of host memory, of the transfer size,
-// allocating it (and the regions before it) in dv's context on first use.
-//
-// The first call allocates every region the host tests of the plan can use
-// (two per device, for the tests of every device at once), concurrently in
-// the devices' contexts: pinning 512 MiB took 0.3 s on the 2× H100
-// (2026-11-25), four times over in the first round, one after the other.
+// hostRegionsWanted is how many host regions the plan's host tests use:
+// two per device when a test of every device at once is selected, else
+// two (0 without host tests).
+func (e *Engine) hostRegionsWanted() int {
+	n := 0
+	for _, name := range hostTests() {
+		if !e.opt.Selected(name) {
+			continue
+		}
+		n = max(n, 2)
+		if sh, _ := hostShapeOf(name); sh.all && e.sched.Mode != results.PlanSampled {
+			n = max(n, 2*len(e.order))
+		}
+	}
+	return n
+}
+
+// pinned is the outcome of pinning host regions: each region, or its error.
+type pinned struct {
+	regions []hostRegion
+	errs    []error
+}
+
+// startPinning pins the host regions the plan's host tests will use, in
+// the background: pinning 2 GiB took 0.8-1.3 s on the 2× H100s
+// (2026-11-25), which the warm-up and the first steps now hide. The
+// driver pins on threads of their own (cuda.Context.HostAlloc), so the
+// devices' threads go on meanwhile. hostRegion takes the outcome.
+func (e *Engine) startPinning() {
+	n := e.hostRegionsWanted()
+	if n == 0 || len(e.order) == 0 {
+		return
+	}
+	owners := make([]*measure.Device, n)
+	for k := range owners {
+		owners[k] = e.devs[e.order[k%len(e.order)]]
+	}
+	done := make(chan pinned, 1)
+	e.pinning = done
+	go func() { done <- pinRegions(owners, e.opt.Size) }()
+}
+
+// pinRegions allocates one region of size bytes in each owner's context,
+// all at once.
+func pinRegions(owners []*measure.Device, size uint64) pinned {
+	p := pinned{regions: make([]hostRegion, len(owners)), errs: make([]error, len(owners))}
+	var wg sync.WaitGroup
+	for k, owner := range owners {
+		p.regions[k].owner = owner
+		wg.Go(func() { p.regions[k].buf, p.errs[k] = owner.Ctx.HostAlloc(size, true) })
+	}
+	wg.Wait()
+	return p
+}
+
+// takePinned waits for the regions startPinning pins, if it pins any, and
+// keeps them; if any failed, it frees the others and returns that error.
+func (e *Engine) takePinned() error {
+	if e.pinning == nil {
+		return nil
+	}
+	p := <-e.pinning
+	e.pinning = nil
+	if err := errors.Join(p.errs...); err != nil {
+		for k, r := range p.regions {
+			if p.errs[k] == nil {
+				_ = r.owner.Ctx.HostFree(r.buf)
+			}
+		}
+		return err
+	}
+	e.hostRegions = append(e.hostRegions, p.regions...)
+	return nil
+}
+
+// hostRegion returns region r of host memory, of the transfer size: one
+// of those startPinning pinned, or, where those are not enough or could
+// not all be pinned, allocated here in dv's context (with those before
+// it), one by one.
 func (e *Engine) hostRegion(r int, dv *measure.Device) (cuda.HostBuffer, error) {
-	size := e.opt.Size
-	if n := len(e.hostRegions); n <= r {
-		want := max(r+1, 2*len(e.order))
-		fresh := make([]hostRegion, want-n)
-		errs := make([]error, want-n)
-		var wg sync.WaitGroup
-		for k := range fresh {
-			owner := dv
-			if len(e.order) > 0 {
-				owner = e.devs[e.order[(n+k)%len(e.order)]]
-			}
-			fresh[k].owner = owner
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fresh[k].buf, errs[k] = owner.Ctx.HostAlloc(size, true)
-			}()
+	_ = e.takePinned() // whatever failed there, what this test needs is tried alone below
+	for len(e.hostRegions) <= r {
+		h, err := dv.Ctx.HostAlloc(e.opt.Size, true)
+		if err != nil {
+			return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(e.opt.Size), err)
 		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			for k := range fresh {
-				if errs[k] == nil {
-					_ = fresh[k].owner.Ctx.HostFree(fresh[k].buf)
-				}
-			}
-			// Perhaps not all of them fit: those this test needs, one by one.
-			for len(e.hostRegions) <= r {
-				h, err := dv.Ctx.HostAlloc(size, true)
-				if err != nil {
-					return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(size), err)
-				}
-				e.hostRegions = append(e.hostRegions, hostRegion{buf: h, owner: dv})
-			}
-			return e.hostRegions[r].buf, nil
-		}
-		e.hostRegions = append(e.hostRegions, fresh...)
+		e.hostRegions = append(e.hostRegions, hostRegion{buf: h, owner: dv})
 	}
 	return e.hostRegions[r].buf, nil
 }
 
-// freeHostRegions frees the host regions, whatever happened before.
+// freeHostRegions frees the host regions, those still being pinned
+// included, whatever happened before.
 func (e *Engine) freeHostRegions() []error {
+	_ = e.takePinned()
 	var errs []error
 	for _, r := range e.hostRegions {
 		if err := r.owner.Ctx.HostFree(r.buf); err != nil {

@@ -66,16 +66,12 @@ const setupCost = 300 * time.Millisecond
 // and 1.1-1.3 s on another (2026-11-25, the first round's first host step).
 const pinPerGiB = 500 * time.Millisecond
 
-// pinCost is the pinned host memory of the plan's host tests: two regions
-// of the transfer size per device (bench/host.go hostRegion).
+// pinCost is what pinning the host tests' regions (bench/host.go
+// startPinning) adds to a run: it runs during the warm-up, so only what
+// takes longer than that.
 func (e *Engine) pinCost() time.Duration {
-	for _, name := range hostTests() {
-		if e.opt.Selected(name) {
-			gib := float64(2*len(e.order)) * float64(e.opt.Size) / (1 << 30)
-			return time.Duration(gib * float64(pinPerGiB))
-		}
-	}
-	return 0
+	gib := float64(e.hostRegionsWanted()) * float64(e.opt.Size) / (1 << 30)
+	return max(0, time.Duration(gib*float64(pinPerGiB))-e.opt.WarmUp)
 }
 
 // Summary says in a line what the plan measures and how long it should take.
