@@ -12,8 +12,8 @@ import (
 )
 
 // DefaultRounds is how many rounds a run takes each figure's samples in:
-// five rounds of four make the default twenty samples, so a run measures
-// what it did before. Five rounds give the U test of compare on round
+// five rounds of three make the default fifteen samples (DefaultSamples). Five
+// rounds give the U test of compare on round
 // medians a p-value down to 0.008 (four against four cannot go below 0.029,
 // three against three not below 0.1), and an interval over rounds from
 // four degrees of freedom (results.RoundInterval); more rounds of fewer

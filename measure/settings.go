@@ -17,8 +17,16 @@ import (
 const (
 	// DefaultSize is the transfer size of the pairwise matrices and of the
 	// bandwidth tests across processes.
-	DefaultSize         = 512 << 20
-	defaultSamples      = 20
+	DefaultSize = 512 << 20
+	// DefaultSamples is each bandwidth figure's samples: three in each of
+	// the five rounds, whose median still stands when one sample strays.
+	// In five runs on a 2× H100 (2026-11-25, testdata/reference/h100x2/
+	// 2026-11-25-b) a round's first samples told its median within
+	// 0.3-0.4% for copy-engine writes and SM copies (pulls: 1.6%), where
+	// the rounds' medians spread by 2.5-3.3%: the rounds carry what varies.
+	// Ten samples (two a round) took `all` 1.5 s less than twenty (call A,
+	// 2026-11-25: 15.9 and 16.2 s against 17.7 and 17.6).
+	DefaultSamples      = 15
 	defaultLatchTimeout = 5 * time.Second
 )
 
@@ -31,7 +39,7 @@ type Settings struct {
 	Tests []results.Test
 	// Size is the transfer size of the bandwidth tests (default DefaultSize).
 	Size uint64
-	// Samples per bandwidth figure (default 20), taken in Rounds rounds
+	// Samples per bandwidth figure (default 10: two a round), taken in Rounds rounds
 	// (default DefaultRounds; at most Samples), each a pass over every
 	// test, so the rounds of one figure are spread over the run.
 	Samples int
@@ -92,7 +100,7 @@ func BufferBytes(n uint64) uint64 { return (n + 255) &^ 255 }
 // SetDefaults fills the settings left at zero.
 func (s *Settings) SetDefaults() {
 	if s.Samples <= 0 {
-		s.Samples = defaultSamples
+		s.Samples = DefaultSamples
 	}
 	if s.Rounds <= 0 {
 		s.Rounds = DefaultRounds

@@ -136,11 +136,14 @@ type Timing struct {
 
 // Target time of one sample, and the most operations queued behind one latch
 // (a stream's queue holds about a thousand entries before enqueueing blocks).
-// A quarter of a millisecond is 500 times an event's resolution (0.5 µs):
-// 0.2%, below what small copies vary from round to round (1–6%); at the
-// sweep's small sizes the samples' time is most of a run's.
+// An eighth of a millisecond is 250 times an event's resolution (0.5 µs):
+// 0.4%, below what small copies vary from round to round (1–6%). It keeps a
+// steady-state sample of the smallest copies near 50 of them, so that the
+// fit's short window and a round's three samples fit behind one latch
+// (BatchOps): on a 2× H100 (2026-11-25) the size sweep's figures spent
+// about as long in holds, releases and waits as on the GPU.
 const (
-	SampleTarget = 250 * time.Microsecond
+	SampleTarget = 125 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
 	// next, and averaging two or more per sample keeps their spread near 1%.
 	// One copy of 512 MiB per sample was tried on a 2× H100 whose host path
@@ -258,8 +261,8 @@ func (t Timing) Record(params map[string]string) map[string]string {
 }
 
 // Samples is how many samples a figure asked for n over rounds takes with
-// this timing: n, or when Few a quarter of n (the default 20 over 5 rounds:
-// one per round), never fewer than one per round.
+// this timing: n, or when Few a quarter of n, never fewer than one per
+// round (the default 15 over 5 rounds: one per round).
 func (t Timing) Samples(n, rounds int) int {
 	if !t.Few {
 		return n

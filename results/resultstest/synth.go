@@ -47,7 +47,7 @@ type Options struct {
 	GPUs int
 	// Layout defaults to NVLinkPair for 2 GPUs, PCIeBridged up to 16, NVSwitch beyond.
 	Layout Layout
-	// Samples per figure (default 20).
+	// Samples per figure (default measure.DefaultSamples).
 	Samples int
 	// Seed makes runs differ; the same options always build the same run.
 	Seed uint64
@@ -284,7 +284,7 @@ func New(o Options) *results.Run {
 		}
 	}
 	if o.Samples <= 0 {
-		o.Samples = 20
+		o.Samples = measure.DefaultSamples
 	}
 	if len(o.SweepTests) == 0 {
 		o.SweepTests = []results.Test{results.CERead, results.CEWrite, results.SMRead, results.SMWrite}
