@@ -18,7 +18,7 @@ import (
 // The small-copy latency test: samples of each figure (over all its
 // rounds), and the copies in each sample of the back-to-back figure.
 const (
-	copyLatSamples   = 20
+	copyLatSamples   = measure.DefaultSamples
 	copyLatB2BCopies = 50
 )
 
