@@ -24,7 +24,7 @@ import (
 func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, seedFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
-		&cli.IntFlag{Name: "samples", Value: 20, Usage: "samples per bandwidth figure"},
+		&cli.IntFlag{Name: "samples", Value: measure.DefaultSamples, Usage: "samples per bandwidth figure, taken over the rounds"},
 		roundsFlag, renewFlag,
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
