@@ -48,7 +48,7 @@ func (e *Engine) atomicSteps() []step {
 			issuer, owner := p[0], p[1]
 			steps = append(steps, step{fmt.Sprintf("%s %d→%d", test, issuer.Index, owner.Index), func(ctx context.Context) {
 				e.atomics(ctx, test, issuer, owner)
-			}, map[results.Test]time.Duration{results.AtomicTput: latencyStepCost, results.AtomicLatency: atomicLatencyCost}[test]})
+			}, map[results.Test]time.Duration{results.AtomicTput: atomicTputCost, results.AtomicLatency: atomicLatencyCost}[test]})
 		}
 	}
 	return steps

@@ -15,30 +15,37 @@ import (
 // of the first round; the tests across processes; and what a run costs
 // around its measurements. The fixed costs were read off the traces
 // (P2PBENCH_TRACE) of five runs of all on a 2× H100 NV18 (2026-11-25,
-// testdata/reference/h100x2/2026-11-25): the estimate is as good as that
-// machine is like the one measured.
+// testdata/reference/h100x2/2026-11-25-c, 14.1-14.6 s each): the estimate
+// is as good as that machine is like the one measured.
 const (
 	// perHold is one latched batch of samples: the latch launched, the
 	// copies queued, the release, the wait for the events.
-	perHold = 300 * time.Microsecond
+	perHold = 150 * time.Microsecond
 	// perFigure is the fixed cost of one figure in a round, the results
 	// kept; firstRound what a figure's first round adds: its calibration,
 	// the pattern written and checked, buffers allocated (the 2× H100's
 	// first rounds took 3.3 s more than the others, 1 s of it counter
 	// readings, for about 400 figures).
-	perFigure  = 400 * time.Microsecond
+	perFigure  = 200 * time.Microsecond
 	firstRound = 5 * time.Millisecond
 	// checkCost is the method check of one family in the last round: two
 	// plain windows of about 20 ms behind a warm-up copy.
 	checkCost = 50 * time.Millisecond
-	// latencyStepCost is one round of a latency step or of the atomic
-	// throughput of a pair; atomicLatencyCost of the atomic latency.
+	// latencyStepCost is one round of a ping-pong or of a chase within L2;
+	// chaseBeyondCost of a chase beyond it (its chains, each warmed
+	// first); hostChaseCost of the chase through host memory;
+	// atomicTputCost of the atomic throughput of a pair (local or peer:
+	// 17-33 ms on the 2× H100), atomicLatencyCost of its atomic latency
+	// (15-42 ms).
 	latencyStepCost   = 12 * time.Millisecond
-	atomicLatencyCost = 45 * time.Millisecond
+	chaseBeyondCost   = 20 * time.Millisecond
+	hostChaseCost     = 19 * time.Millisecond
+	atomicTputCost    = 21 * time.Millisecond
+	atomicLatencyCost = 27 * time.Millisecond
 	// copyLatencyCost is one round of the small-copy latencies of a pair:
-	// 80 ms on the 2× H100 (four sizes, both ways, three tests, the
+	// 55 ms on the 2× H100 (four sizes, both ways, three tests, the
 	// back-to-back copies queued twice).
-	copyLatencyCost = 80 * time.Millisecond
+	copyLatencyCost = 55 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
 	// counterReading is one reading of both devices' NVLink counters (22 ms
@@ -47,12 +54,13 @@ const (
 	counterReading = 22 * time.Millisecond
 	// runCost is what a run spends around its measurements: starting,
 	// discovering the machine, writing the results, judging and printing.
-	runCost = 1500 * time.Millisecond
-	// Across processes: starting the children and mapping their memory
-	// (ipcStart), and each figure's round, the requests to the children
+	runCost = 900 * time.Millisecond
+	// Across processes: starting the children and mapping their memory,
+	// and stopping them (ipcStart: 0.4 and 0.3 s on the 2× H100), and
+	// each figure's round, the requests to the children
 	// around its copies (ipcPerFigure).
-	ipcStart     = 500 * time.Millisecond
-	ipcPerFigure = 6 * time.Millisecond
+	ipcStart     = 750 * time.Millisecond
+	ipcPerFigure = 9 * time.Millisecond
 	// pairEfficiency is the share of a link's theoretical bandwidth a copy
 	// reaches; localGBps a copy within a device's memory; defaultGBps the
 	// guess where the topology gives none (a PCIe Gen4 link).
@@ -60,6 +68,19 @@ const (
 	localGBps      = 1400
 	defaultGBps    = 25
 )
+
+// chaseCost is one round of a chase of ws bytes of owner's memory: its
+// chains beyond L2, one within (measure.ChainShares).
+func (e *Engine) chaseCost(owner *measure.Device, ws uint64) time.Duration {
+	l2 := uint64(owner.Info.L2CacheBytes)
+	if l2 == 0 {
+		l2 = 128 << 20 // a plan's preview knows no device: more than any L2 so far
+	}
+	if ws > l2 {
+		return chaseBeyondCost
+	}
+	return latencyStepCost
+}
 
 // copyCost is one round of figs bandwidth figures measured one after the
 // other, each one copy taking copyNs nanoseconds.
@@ -138,19 +159,18 @@ func (e *Engine) aggregateCost(dirs int, pairs [][2]int) time.Duration {
 	buf, _ := e.bufferBytes()
 	size := min(e.opt.Size, aggregateSlot(buf, len(e.order)))
 	q := results.PairID{pairs[0][0], pairs[0][1]}
-	// Twice the copies' time: on the 2× H100 a group's step took 35-54 ms
-	// a round, where its copies alone came to about 20.
-	return 2 * e.copyCost(dirs, float64(busiest)*float64(size)/e.pairGBps(q))
+	// On the 2× H100 a group's step took 17-20 ms a round.
+	return e.copyCost(dirs, float64(busiest)*float64(size)/e.pairGBps(q))
 }
 
 // hostCost is one round of a host bandwidth test: one copy's time, as the
 // directions and the devices' links run side by side; both ways at once
-// take windows of one copy, four samples a round, and the directions slow
-// each other (the 2× H100: 60-90 ms a round against 14-33 for one way).
+// take windows of one copy, three samples a round, and the directions slow
+// each other (the 2× H100: 44-63 ms a round against 14-29 for one way).
 func (e *Engine) hostCost(bothWays bool) time.Duration {
 	c := e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
 	if bothWays {
-		c *= 3
+		c *= 2
 	}
 	return c
 }

@@ -118,7 +118,7 @@ func (e *Engine) hostChaseSteps() []step {
 	}
 	var steps []step
 	for _, dv := range e.devices() {
-		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }, latencyStepCost})
+		steps = append(steps, step{fmt.Sprintf("host memory chase from %d", dv.Index), func(ctx context.Context) { e.hostChase(ctx, dv) }, hostChaseCost})
 	}
 	return steps
 }

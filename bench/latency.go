@@ -31,7 +31,7 @@ func (e *Engine) latencySteps() []step {
 				o, r := p[0], p[1]
 				steps = append(steps, step{fmt.Sprintf("chase %s %d→%d", results.FormatBytes(ws), o.Index, r.Index), func(ctx context.Context) {
 					e.chase(ctx, o, r, ws)
-				}, latencyStepCost})
+				}, e.chaseCost(o, ws)})
 			}
 		}
 	}

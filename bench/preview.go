@@ -58,8 +58,8 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 }
 
 // setupCost is what opening a device and allocating its buffers take (the
-// 2× H100: 0.5-0.7 s for two).
-const setupCost = 300 * time.Millisecond
+// 2× H100: 0.2-0.3 s for two, 2026-11-25-c).
+const setupCost = 120 * time.Millisecond
 
 // pinPerGiB is what pinning host memory for the host tests costs a GiB,
 // the devices' regions allocated at once: 2 GiB took 0.76 s on one 2× H100
