@@ -173,10 +173,19 @@ func unitsOf(a, b side) (on, process string) {
 }
 
 // classOf names a row's class: its key but for the pair, with its size's
-// band, and the units its change was tested on.
+// band, whether the pair is one device's own memory, and the units its
+// change was tested on. A device's own memory and a peer's are not alike:
+// on a 2× H100 (2026-11-25-c) the chase through 256 MiB of a GPU's own
+// memory read 293-345 ns from round to round (where the fresh memory of
+// each round landed), the same chase over NVLink 1006-1008 ns; pooled,
+// every pair's floor was the local chase's 10%.
 func classOf(row *Row, on string) string {
+	where := "peer"
+	if row.Src == row.Dst {
+		where = "own"
+	}
 	return strings.Join([]string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
-		string(row.Unit), row.Params, strconv.Itoa(sizeBand(row.Size)), on}, "|")
+		string(row.Unit), row.Params, strconv.Itoa(sizeBand(row.Size)), where, on}, "|")
 }
 
 // sizeBand groups sizes by factors of 16 (4 B–32 B, 64 B–512 B, 1 KiB–8 KiB,
