@@ -3,13 +3,16 @@
 package bench_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +30,9 @@ import (
 // on a GPU.
 const busyHelperEnv = "P2PBENCH_BUSY_HELPER"
 
+// busyHelperReady is the line the helper prints once it is on the GPU.
+const busyHelperReady = "busy helper: on the GPU"
+
 func TestGPUBusyHelper(t *testing.T) {
 	dev, err := strconv.Atoi(os.Getenv(busyHelperEnv))
 	if err != nil {
@@ -43,6 +49,9 @@ func TestGPUBusyHelper(t *testing.T) {
 	if _, err := c.MemAlloc(1 << 30); err != nil {
 		t.Fatal(err)
 	}
+	// On the GPU now, with a context and memory: say so to the test that
+	// started it, which waits for this line before it asks NVML.
+	fmt.Println(busyHelperReady)
 	// Held until the test that started it closes our stdin (or kills us).
 	_, _ = io.Copy(io.Discard, os.Stdin)
 }
@@ -118,25 +127,44 @@ func TestGPUWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	said, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { hold.Close(); helper.Wait() }()
-	info, _ := drv.DeviceInfo(busyDev)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		ps, err := mon.Processes(busyDev, info.PCIBusID)
-		if err != nil {
-			t.Fatal(err)
+	// The helper's line once its context and memory are on the GPU.
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(said)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == busyHelperReady {
+				ready <- true
+				io.Copy(io.Discard, said)
+				return
+			}
 		}
-		if len(ps) > 0 && slices.ContainsFunc(ps, func(p results.Process) bool { return p.PID != os.Getpid() }) {
-			t.Logf("GPU %d processes: %+v (helper pid %d)", busyDev, ps, helper.Process.Pid)
-			break
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the helper ended before it was on the GPU")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("NVML never listed the helper on GPU %d", busyDev)
-		}
-		time.Sleep(100 * time.Millisecond)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the helper was not on the GPU within 30 s")
 	}
+	info, _ := drv.DeviceInfo(busyDev)
+	ps, err := mon.Processes(busyDev, info.PCIBusID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ps, func(p results.Process) bool { return p.PID != os.Getpid() }) {
+		t.Fatalf("NVML does not list the helper on GPU %d once it holds a context and memory there: %+v", busyDev, ps)
+	}
+	t.Logf("GPU %d processes: %+v (helper pid %d)", busyDev, ps, helper.Process.Pid)
 	_, err = watchedGPURun(t, drv, mon, devs, false)
 	var busy *measure.BusyError
 	if !errors.As(err, &busy) {
