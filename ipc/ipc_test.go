@@ -24,6 +24,7 @@ import (
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
+	"golang.org/x/sys/unix"
 )
 
 // The IPC tests run the real process machinery: the children are this test
@@ -461,21 +462,31 @@ func TestIPCCancel(t *testing.T) {
 	}
 }
 
-// waitStopped waits until pid is stopped (state T in /proc/pid/stat).
+// waitStopped waits until pid, a child of this process, is stopped: waitid
+// blocks until the kernel reports the stop (or the child's end), and WNOWAIT
+// leaves the report, and the child, to the run that waits on it.
 func waitStopped(t *testing.T, pid int) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Errorf("reading the state of pid %d: %v", pid, err)
-			return
-		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	const cldStopped = 5 // CLD_STOPPED, siginfo's si_code of a stopped child
+	type report struct {
+		code int32
+		err  error
 	}
-	t.Errorf("pid %d never stopped", pid)
+	got := make(chan report, 1)
+	go func() {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
+		got <- report{info.Code, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Errorf("waiting for pid %d to stop: %v", pid, r.err)
+		} else if r.code != cldStopped {
+			t.Errorf("pid %d ended (si_code %d) instead of stopping", pid, r.code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("pid %d never stopped", pid)
+	}
 }
 
 // TestIPCHandlesStayPrivate checks, while the children run, that no handle

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -112,11 +113,21 @@ func TestIPCInterrupted(t *testing.T) {
 		status int
 	}
 	done := make(chan result, 1)
+	stops, unwatch := childStops() // the children are this process's
+	defer unwatch()
 	go func() {
 		_, stderr, status := p2pbench(t, append(ipcSmall, "--tests", "ipc_ce_read,ipc_ce_write,ipc_ce_bidir", "-o", file)...)
 		done <- result{stderr, status}
 	}()
-	kids, stopped := waitForStoppedChild(t, os.Getpid())
+	var stopped int
+	select {
+	case stopped = <-stops:
+	case r := <-done:
+		t.Fatalf("the run ended (exit status %d) with no child stopped: %s", r.status, r.stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no child stopped")
+	}
+	kids := childrenOf(os.Getpid()) // all three, started before measuring
 	argv, err := os.ReadFile("/proc/" + strconv.Itoa(stopped) + "/cmdline")
 	if err != nil {
 		t.Fatal(err)
@@ -168,41 +179,27 @@ func TestIPCParentKilled(t *testing.T) {
 	for _, fault := range []string{"1:arm:stop", "1:arm:hang"} {
 		cmd := exec.Command(exe, append(ipcSmall, "--tests", "ipc_ce_read,ipc_ce_bidir")...)
 		cmd.Env = append(os.Environ(), ipc.FaultEnv+"="+fault, asMain+"=1")
-		// A hung child looks idle from outside: it says through this FIFO
-		// when it reaches the hang.
+		// The fault's signal: the stopped child's pid, from the test
+		// binary run as p2pbench, its parent (reportStopsEnv); the hung
+		// child's word that it reached the hang, as a hung child looks
+		// idle from outside.
 		ready := filepath.Join(t.TempDir(), "ready")
-		if strings.HasSuffix(fault, "hang") {
-			if err := syscall.Mkfifo(ready, 0o600); err != nil {
-				t.Fatal(err)
-			}
+		if err := syscall.Mkfifo(ready, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(fault, "stop") {
+			cmd.Env = append(cmd.Env, reportStopsEnv+"="+ready)
+		} else {
 			cmd.Env = append(cmd.Env, ipc.FaultReadyEnv+"="+ready)
 		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(fault, "stop") {
-			waitForStoppedChild(t, cmd.Process.Pid)
-		}
-		var kids []int
-		for deadline := time.Now().Add(20 * time.Second); len(kids) < 3 && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
-			kids = childrenOf(cmd.Process.Pid)
-		}
-		if strings.HasSuffix(fault, "hang") {
-			reached := make(chan string, 1)
-			go func() {
-				b, _ := os.ReadFile(ready) // opens once the child does, reads until it closes
-				reached <- string(b)
-			}()
-			select {
-			case got := <-reached:
-				if !strings.HasSuffix(strings.TrimSpace(got), "hang") {
-					t.Fatalf("%s: the child said %q, want the hang", fault, got)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatalf("%s: no child reached the hang", fault)
-			}
-		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // should this test fail before it kills it
+		got := readFIFO(t, ready, 20*time.Second)
+		// Every child starts before the measuring, so all three are there
+		// by the fault.
+		kids := childrenOf(cmd.Process.Pid)
 		t.Cleanup(func() { // should this test fail, leave nothing behind
 			for _, pid := range kids {
 				if alive(pid) {
@@ -213,18 +210,19 @@ func TestIPCParentKilled(t *testing.T) {
 		if len(kids) != 3 {
 			t.Fatalf("%s: %d children, want 3", fault, len(kids))
 		}
+		if strings.HasSuffix(fault, "stop") {
+			if pid, _ := strconv.Atoi(got); !slices.Contains(kids, pid) {
+				t.Fatalf("%s: the stopped child is %q, none of the children %v", fault, got, kids)
+			}
+		} else if !strings.HasSuffix(got, "hang") {
+			t.Fatalf("%s: the child said %q, want the hang", fault, got)
+		}
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()
-		deadline := time.Now().Add(5 * time.Second)
-		for _, pid := range kids {
-			for alive(pid) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: child %d outlived its killed parent", fault, pid)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+		if left := waitGone(t, kids, 5*time.Second); len(left) > 0 {
+			t.Fatalf("%s: children %v outlived their killed parent", fault, left)
 		}
 	}
 }
@@ -268,26 +266,4 @@ func childrenOf(parent int) []int {
 		pids = append(pids, pid)
 	}
 	return pids
-}
-
-// waitForStoppedChild waits until one child of parent is stopped and
-// returns every child seen and the stopped one.
-func waitForStoppedChild(t *testing.T, parent int) (kids []int, stopped int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	seen := map[int]bool{}
-	for time.Now().Before(deadline) {
-		for pid, state := range children(parent) {
-			if !seen[pid] {
-				seen[pid] = true
-				kids = append(kids, pid)
-			}
-			if state == "T" {
-				return kids, pid
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no child of %d stopped", parent)
-	return nil, 0
 }

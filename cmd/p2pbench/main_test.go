@@ -19,7 +19,10 @@ const asMain = "P2PBENCH_TEST_AS_MAIN"
 func TestMain(m *testing.M) {
 	// The test binary is also p2pbench's IPC child (the ipc package starts
 	// os.Executable with the hidden command) and, on request, p2pbench.
-	if os.Getenv(asMain) != "" || (len(os.Args) > 1 && os.Args[1] == ipcChildName) {
+	if child := len(os.Args) > 1 && os.Args[1] == ipcChildName; os.Getenv(asMain) != "" || child {
+		if fifo := os.Getenv(reportStopsEnv); fifo != "" && !child { // the children inherit it
+			reportStops(fifo)
+		}
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}
 	// The signal tests signal this process: keep their signals caught even

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -148,33 +149,70 @@ var slow = []string{"bw", "--simulate", "h200x2", "--tests", "h2d,d2h,local_copy
 
 // runUntil runs p2pbench in the background until its results file holds a
 // figure, then calls then; it returns what p2pbench printed and its status.
+// Each write of the file (a rename into its directory, which runUntil makes)
+// wakes it to read the file.
 func runUntil(t *testing.T, file string, args []string, then func()) (stdout, stderr string, status int) {
 	t.Helper()
 	type result struct {
 		stdout, stderr string
 		status         int
 	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	written, unwatch := renames(t, filepath.Dir(file))
+	defer unwatch()
 	done := make(chan result, 1)
 	go func() {
 		o, e, s := p2pbench(t, args...)
 		done <- result{o, e, s}
 	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	timeout := time.After(20 * time.Second)
+	for {
 		if run, err := results.Read(file); err == nil && len(run.Figures) > 0 {
 			break
 		}
 		select {
+		case <-written:
 		case r := <-done:
-			t.Fatalf("p2pbench ended (status %d) before its results file appeared: %s", r.status, r.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no results file appeared")
+			t.Fatalf("p2pbench ended (status %d) before its results file held a figure: %s", r.status, r.stderr)
+		case <-timeout:
+			t.Fatal("no results file with a figure appeared")
 		}
 	}
+	unwatch() // then may remove the directory
 	then()
 	r := <-done
 	return r.stdout, r.stderr, r.status
+}
+
+// renames reports files renamed into dir (the last step of outfile.Write),
+// through inotify, until stop.
+func renames(t *testing.T, dir string) (renamed <-chan struct{}, stop func()) {
+	t.Helper()
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_MOVED_TO); err != nil {
+		syscall.Close(fd)
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: Read waits in the poller, and Close ends it
+	out := make(chan struct{}, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return
+			}
+			select {
+			case out <- struct{}{}:
+			default: // one wake-up pending is enough: the reader reads the file
+			}
+		}
+	}()
+	return out, sync.OnceFunc(func() { f.Close() })
 }
 
 // SIGINT, SIGTERM and SIGHUP each stop a run the same way: what was

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,27 +112,22 @@ func (n *mnnvlNodes) run(present []int, common []string, setups map[int]rankSetu
 }
 
 // checkNoneLeft fails when a process of the test (a rank, or a child a rank
-// started) is still there.
+// started) is still there 5 s after the ranks ended: those found then are
+// waited on until they end (a rank's child dies by Pdeathsig, which the
+// kernel sends as the rank ends, but takes its time).
 func (n *mnnvlNodes) checkNoneLeft() {
 	n.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []string
-		procs, _ := filepath.Glob("/proc/[0-9]*/environ")
-		for _, p := range procs {
-			env, err := os.ReadFile(p)
-			if err == nil && bytes.Contains(env, []byte(n.marker+"\x00")) {
-				left = append(left, strings.Split(p, "/")[2])
-			}
+	var found []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range procs {
+		env, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(env, []byte(n.marker+"\x00")) {
+			pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+			found = append(found, pid)
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			n.t.Errorf("processes of the run left behind: %s", strings.Join(left, ", "))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if left := waitGone(n.t, found, 5*time.Second); len(left) > 0 {
+		n.t.Errorf("processes of the run left behind: %v", left)
 	}
 }
 
