@@ -12,22 +12,13 @@ that miss most. Standard library only, for the GPU machine.
 """
 import argparse
 import collections
-import gzip
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from spread import key  # noqa: E402
+from spread import key, load  # noqa: E402
 
 
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    try:
-        with opener(path, "rt") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit("coverage.py: %s: %s" % (path, e))
 
 
 def intervals(run):

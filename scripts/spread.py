@@ -14,7 +14,9 @@ how often the medians of runs 2.. lie inside the interval run 1 reports
 machine.
 """
 import argparse
+import gzip
 import json
+import os
 import statistics
 import sys
 
@@ -39,6 +41,17 @@ def size_text(n):
     return f"{n} B"
 
 
+def load(path):
+    """A results file (JSON, gzip-compressed when it ends in .gz); a bad one
+    ends the script with one line naming it."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("%s: %s: %s" % (os.path.basename(sys.argv[0]), path, e))
+
+
 def measured(f):
     s = f.get("stats")
     return s if s and not f.get("error") and f.get("verify") != "failed" else None
@@ -53,8 +66,7 @@ def main():
         sys.exit("spread.py: give at least two results files")
     figs = []
     for path in a.runs:
-        with open(path) as fh:
-            figs.append({key(f): f for f in json.load(fh)["figures"]})
+        figs.append({key(f): f for f in load(path).get("figures") or []})
     rows = []
     inside = total = figs_in = figs_with = 0
     for k, f0 in figs[0].items():

@@ -9,9 +9,11 @@ value (the mean of its matrix cells for that pair, or its total), each run's
 median and the range of their ratios. Standard library only.
 """
 import argparse
-import gzip
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spread import load  # noqa: E402
 
 SIZE = 512 << 20
 
@@ -33,13 +35,6 @@ DEVICE = [
 ]
 
 
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    try:
-        with opener(path, "rt") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit("vs-nvbandwidth.py: %s: %s" % (path, e))
 
 
 def num(x):
