@@ -177,11 +177,14 @@ type pinned struct {
 	errs    []error
 }
 
-// startPinning pins the host regions the plan's host tests will use, in
-// the background: pinning 2 GiB took 0.8-1.3 s on the 2× H100s
-// (2026-11-25), which the warm-up and the first steps now hide. The
-// driver pins on threads of their own (cuda.Context.HostAlloc), so the
-// devices' threads go on meanwhile. hostRegion takes the outcome.
+// startPinning pins the host regions the plan's host tests will use, all
+// at once and in the background, from setup on; hostRegion takes the
+// outcome. Pinning 2 GiB took 0.8-1.3 s on the 2× H100s (2026-11-25). The
+// pinning runs on threads of its own (cuda.Context.HostAlloc), but that
+// driver held the devices' other calls meanwhile: the warm-up waited for
+// it (0.8-1.1 s with it, 0.2 s without; testdata/reference/h100x2/
+// 2026-11-25-c), so it hid nothing there. A driver that does not hold
+// them would have it done by the first host step.
 func (e *Engine) startPinning() {
 	n := e.hostRegionsWanted()
 	if n == 0 || len(e.order) == 0 {

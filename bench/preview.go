@@ -67,8 +67,8 @@ const setupCost = 120 * time.Millisecond
 const pinPerGiB = 500 * time.Millisecond
 
 // pinCost is what pinning the host tests' regions (bench/host.go
-// startPinning) adds to a run: it runs during the warm-up, so only what
-// takes longer than that.
+// startPinning) adds to a run: it starts with the warm-up, which on the 2×
+// H100 waited for it, so what it takes beyond the warm-up.
 func (e *Engine) pinCost() time.Duration {
 	gib := float64(e.hostRegionsWanted()) * float64(e.opt.Size) / (1 << 30)
 	return max(0, time.Duration(gib*float64(pinPerGiB))-e.opt.WarmUp)
