@@ -24,35 +24,40 @@ import (
 var version = "dev"
 
 func main() {
-	stop := profile(os.Stderr)
+	stop, err := profile()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
+		os.Exit(exitUsage)
+	}
 	code := run(os.Args, os.Stdout, os.Stderr)
-	stop()
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
+	}
 	os.Exit(code)
 }
 
 // profile writes a CPU profile of the whole command to the file
 // P2PBENCH_CPUPROFILE names, if any, for tuning p2pbench itself (beside
 // P2PBENCH_TRACE's step times): where the host's time goes between and
-// around the GPU's work. It returns what ends the profile.
-func profile(stderr io.Writer) func() {
+// around the GPU's work. It returns what ends the profile; a file it
+// cannot write is an error before anything runs.
+func profile() (stop func() error, err error) {
 	path := os.Getenv("P2PBENCH_CPUPROFILE")
 	if path == "" {
-		return func() {}
+		return func() error { return nil }, nil
 	}
 	f, err := os.Create(path)
-	if err == nil {
-		err = pprof.StartCPUProfile(f)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
-		return func() {}
+		return nil, err
 	}
-	return func() {
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
 		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			fmt.Fprintf(stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
-		}
-	}
+		return f.Close()
+	}, nil
 }
 
 // run runs the command line args with its output on stdout and its errors
