@@ -42,10 +42,15 @@ func (fl flow) op() (func(cuda.Stream) error, error) {
 	return fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Ctx, fl.srcPtr, fl.src.Ctx, fl.size), nil
 }
 
-// check verifies the data the flow moved against its seed.
+// check verifies the data the flow moved against its seed, on the GPU: a
+// destination in host memory is read by the issuer through its device
+// address. The host's own pass over the host copies' 512 MiB destinations
+// took 0.5-0.8 s of a run's first round on a 2× H100 (2026-11-25, its CPU
+// profile in testdata/reference/h100x2/2026-11-25-c/callA), where the
+// check kernel reads one in about 10 ms over PCIe.
 func (fl flow) check() error {
 	if fl.dst == nil {
-		return fl.issuer.CheckHost(fl.dstHost, fl.seed)
+		return fl.issuer.Check(fl.dstPtr, fl.size, fl.seed)
 	}
 	return fl.dst.Check(fl.dstPtr, fl.size, fl.seed)
 }

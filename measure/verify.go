@@ -108,28 +108,3 @@ func (dv *Device) FillHost(b []byte, seed uint32) {
 	})
 	dv.Ctx.HostWritten(b)
 }
-
-// CheckHost verifies b, pinned host memory, against the pattern of seed, as
-// Check does on the GPU; it first has dv's driver settle b
-// (gpu.Context.HostRead).
-func (dv *Device) CheckHost(b []byte, seed uint32) error {
-	dv.Ctx.HostRead(b)
-	var mu sync.Mutex
-	var first, bad uint64 = ^uint64(0), 0
-	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
-		var f, n uint64 = ^uint64(0), 0
-		for i := lo; i < hi; i++ {
-			if binary.LittleEndian.Uint32(b[4*i:4*i+4]) != kernels.Pattern(seed, i) {
-				f = min(f, i)
-				n++
-			}
-		}
-		mu.Lock()
-		first, bad = min(first, f), bad+n
-		mu.Unlock()
-	})
-	if bad != 0 {
-		return &Mismatch{FirstBadByte: first * 4, BadWords: bad}
-	}
-	return nil
-}

@@ -35,7 +35,7 @@ func TestHostHelpers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mm *Mismatch
-	if err := dv.CheckHost(dst.Host, 9); !errors.As(err, &mm) || mm.FirstBadByte != 0 || mm.BadWords != n/4 {
+	if err := dv.Check(dst.Device, n&^3, 9); !errors.As(err, &mm) || mm.FirstBadByte != 0 || mm.BadWords != n/4 {
 		t.Errorf("check of a poisoned buffer: %v", err)
 	}
 	for _, c := range [][2]cuda.DevicePtr{{dv.Recv, src.Device}, {dst.Device, dv.Recv}} {
@@ -49,7 +49,7 @@ func TestHostHelpers(t *testing.T) {
 	if err := dv.Check(dv.Recv, n, 9); err != nil {
 		t.Errorf("device check of the host's pattern: %v", err)
 	}
-	if err := dv.CheckHost(dst.Host, 9); err != nil {
-		t.Errorf("host check of the copy back: %v", err)
+	if err := dv.Check(dst.Device, n&^3, 9); err != nil {
+		t.Errorf("check through the device address of the copy back to the host: %v", err)
 	}
 }
