@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/p2pbench/p2pbench/internal/busid"
@@ -189,6 +190,10 @@ func (a *api) entries() []dl.Entry {
 type NVML struct {
 	api    *api
 	closed atomic.Bool
+	// totals holds, per device handle, the links a reading of every link
+	// found answering (int), once a reading of the totals over all links
+	// has agreed to run; false where the driver has no such totals.
+	totals sync.Map
 }
 
 // Open loads libnvidia-ml.so.1 (or the file named by P2PBENCH_LIBNVML),

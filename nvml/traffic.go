@@ -31,11 +31,19 @@ func (t Traffic) Sub(before Traffic) Traffic {
 		TxRaw: t.TxRaw - before.TxRaw, RxRaw: t.RxRaw - before.RxRaw, Links: t.Links}
 }
 
-// Traffic reads the NVLink throughput counters of every link in one
-// nvmlDeviceGetFieldValues call. Links the device lacks answer an error and
-// are left out; an error comes back when no link gives all four counters
-// (no NVLink, or a driver without these fields). The counters are the
-// device's: traffic of other processes counts too.
+// allLinks is the scope of a throughput field that asks for its sum over
+// every link of the device (nvml.h: a scopeId of UINT_MAX).
+const allLinks = ^uint32(0)
+
+// Traffic reads the NVLink throughput counters of the device in one
+// nvmlDeviceGetFieldValues call. The first reading asks every link for its
+// four counters: links the device lacks answer an error and are left out,
+// and an error comes back when no link gives all four (no NVLink, or a
+// driver without these fields). Later readings ask for the four sums over
+// every link at once, where the driver has them: on a 2× H100 (2026-11-25,
+// testdata/reference/h100x2/2026-11-25-d) that took 2.3 ms, where the 72
+// counters of 18 links took 14-16 ms, and the sums equalled the links'. The
+// counters are the device's: traffic of other processes counts too.
 func (d Device) Traffic() (Traffic, error) {
 	if err := d.usable(); err != nil {
 		return Traffic{}, err
@@ -44,6 +52,49 @@ func (d Device) Traffic() (Traffic, error) {
 	if a.nvmlDeviceGetFieldValues == nil {
 		return Traffic{}, fmt.Errorf("%s: NVLink counters: nvmlDeviceGetFieldValues is not in this NVML: %w", d.BusID, ErrNotSupported)
 	}
+	if v, ok := d.n.totals.Load(d.handle); ok {
+		if links, ok := v.(int); ok {
+			if t, ok := d.totals(links); ok {
+				return t, nil
+			}
+			d.n.totals.Store(d.handle, false)
+		}
+	}
+	t, err := d.linkTraffic()
+	if err != nil {
+		return t, err
+	}
+	if _, seen := d.n.totals.Load(d.handle); !seen {
+		d.n.totals.Store(d.handle, t.Links)
+	}
+	return t, nil
+}
+
+// totals reads the four counters summed over every link, or says the
+// driver has no such sums (any of them not answered).
+func (d Device) totals(links int) (Traffic, bool) {
+	fields := [4]uint32{fieldNvLinkThroughputDataTx, fieldNvLinkThroughputDataRx, fieldNvLinkThroughputRawTx, fieldNvLinkThroughputRawRx}
+	var fv [4]fieldValue
+	for k, f := range fields {
+		fv[k] = fieldValue{FieldID: f, ScopeID: allLinks}
+	}
+	if d.n.api.nvmlDeviceGetFieldValues(d.handle, int32(len(fv)), &fv[0]) != Success {
+		return Traffic{}, false
+	}
+	var v [4]uint64
+	for k := range fv {
+		x, r := fv[k].counter()
+		if r != Success {
+			return Traffic{}, false
+		}
+		v[k] = x * 1024
+	}
+	return Traffic{TxData: v[0], RxData: v[1], TxRaw: v[2], RxRaw: v[3], Links: links}, true
+}
+
+// linkTraffic reads the four counters of every link and sums them.
+func (d Device) linkTraffic() (Traffic, error) {
+	a := d.n.api
 	fields := [4]uint32{fieldNvLinkThroughputDataTx, fieldNvLinkThroughputDataRx, fieldNvLinkThroughputRawTx, fieldNvLinkThroughputRawRx}
 	var fv [4 * MaxLinks]fieldValue
 	for l := range MaxLinks {

@@ -41,6 +41,8 @@
  *
  * Build flags:
  *   -DNO_FIELD_VALUES   leave out nvmlDeviceGetFieldValues (optional)
+ *   -DNO_TOTALS         the NVLink throughput fields refuse the scope of
+ *                       every link at once (UINT_MAX), as older drivers may
  *   -DNO_PCIE           leave out the four PCIe link entry points (optional)
  *   -DNO_IDENTITY       leave out the four identity entry points (optional)
  *   -DNO_HEALTH         leave out every health entry point (all optional)
@@ -112,6 +114,11 @@ static struct fake_device devs[2] = {
 };
 static int inits;
 static unsigned traffic_reads; /* calls asking device 0 for NVLink counters */
+static int traffic_fields;     /* how many fields the last of them asked for */
+
+/* Not NVML's: tells a test how many fields the last reading of device 0's
+ * NVLink counters asked for. */
+int fake_traffic_fields(void) { return traffic_fields; }
 
 static int valid(nvmlDevice_t d) { return d == &devs[0] || d == &devs[1]; }
 
@@ -213,8 +220,10 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 {
 	if (!valid(d) || count <= 0 || !values)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (d == &devs[0] && values[0].fieldId == 138)
+	if (d == &devs[0] && values[0].fieldId == 138) {
 		traffic_reads++;
+		traffic_fields = count;
+	}
 	for (int i = 0; i < count; i++) {
 		nvmlFieldValue_t *v = &values[i];
 		v->timestamp = 1;
@@ -232,7 +241,20 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 		}
 		if (v->fieldId >= 138 && v->fieldId <= 141 && d == &devs[0]) {
 			/* NVLINK_THROUGHPUT_{DATA,RAW}_{TX,RX} in KiB: link l of
-			 * reading r holds r * (field - 137) * 1000 + l. */
+			 * reading r holds r * (field - 137) * 1000 + l; scope
+			 * UINT_MAX their sum over the links (-DNO_TOTALS: a
+			 * driver without sums, which refuses that scope). */
+#ifndef NO_TOTALS
+			if (v->scopeId == 0xFFFFFFFFu) {
+				unsigned long long sum = 0;
+				for (unsigned l = 0; l < d->links; l++)
+					sum += (unsigned long long)traffic_reads * (v->fieldId - 137) * 1000 + l;
+				v->valueType = 3;
+				v->value.ullVal = sum;
+				v->nvmlReturn = NVML_SUCCESS;
+				continue;
+			}
+#endif
 			if (v->scopeId >= d->links) {
 				v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
 				continue;
