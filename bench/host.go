@@ -179,12 +179,11 @@ type pinned struct {
 
 // startPinning pins the host regions the plan's host tests will use, all
 // at once and in the background, from setup on; hostRegion takes the
-// outcome. Pinning 2 GiB took 0.8-1.3 s on the 2× H100s (2026-11-25). The
-// pinning runs on threads of its own (cuda.Context.HostAlloc), but that
-// driver held the devices' other calls meanwhile: the warm-up waited for
-// it (0.8-1.1 s with it, 0.2 s without; testdata/reference/h100x2/
-// 2026-11-25-c), so it hid nothing there. A driver that does not hold
-// them would have it done by the first host step.
+// outcome. With cuMemHostAlloc, pinning 2 GiB took 0.8-1.3 s on the 2×
+// H100s (2026-11-25), and that driver held the devices' other calls
+// meanwhile: the warm-up waited for it (0.8-1.1 s with it, 0.2 s without;
+// testdata/reference/h100x2/2026-11-25-c). cuda.Context.HostAlloc now faults
+// large regions in on every CPU and registers them (cuda.HostRegisterMin).
 func (e *Engine) startPinning() {
 	n := e.hostRegionsWanted()
 	if n == 0 || len(e.order) == 0 {

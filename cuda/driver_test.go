@@ -568,6 +568,25 @@ func TestMemory(t *testing.T) {
 	if err := c0.HostFree(cuda.HostBuffer{}); err == nil {
 		t.Error("HostFree of an empty buffer succeeded")
 	}
+	// Large regions are the process's own pages, faulted in at once and
+	// registered (cuMemHostRegister, portable and mapped), not cuMemHostAlloc's.
+	before := k.lastHostAllocFlags()
+	big := must(c0.HostAlloc(cuda.HostRegisterMin, true))(t)
+	if f, n := k.lastRegisterFlags(), k.hostRegistered(); f != 3 || n != 1 || k.lastHostAllocFlags() != before {
+		t.Errorf("HostAlloc of %d bytes: registered with flags %d (%d registered); want flags 3, one region, no cuMemHostAlloc", cuda.HostRegisterMin, f, n)
+	}
+	if len(big.Host) != cuda.HostRegisterMin || big.Device != cuda.DevicePtr(addressOf(big.Host)) {
+		t.Errorf("registered region: %d bytes at device %#x", len(big.Host), big.Device)
+	}
+	copy(big.Host[cuda.HostRegisterMin-len(src):], src)
+	ok(t, c0.MemcpyDtoH(got, big.Device+cuda.DevicePtr(cuda.HostRegisterMin-len(src))))
+	if !bytes.Equal(got, src) {
+		t.Errorf("reading registered host memory through its device address: %q", got)
+	}
+	ok(t, c0.HostFree(big))
+	if n := k.hostRegistered(); n != 0 {
+		t.Errorf("after HostFree, %d regions still registered", n)
+	}
 	// Pinning runs aside: it completes while the context's own thread is
 	// busy (here, waiting for it), as a device's copies would keep it.
 	ok(t, c0.Do(func(*cuda.Context) error {

@@ -58,6 +58,8 @@ type hooks struct {
 	lastModuleLen       func() uint64
 	lastFuncAttr        func(value *int32) int32
 	lastHostAllocFlags  func() uint32
+	lastRegisterFlags   func() uint32
+	hostRegistered      func() int32
 	streamFlags         func(s cuda.Stream) uint32
 	eventFlags          func(e cuda.Event) uint32
 	advanceClockMs      func(ms float64)
@@ -87,6 +89,8 @@ func loadHooks(t *testing.T, path string) *hooks {
 		{Fn: &k.lastModuleLen, Name: "fake_last_module_len"},
 		{Fn: &k.lastFuncAttr, Name: "fake_last_func_attr"},
 		{Fn: &k.lastHostAllocFlags, Name: "fake_last_hostalloc_flags"},
+		{Fn: &k.lastRegisterFlags, Name: "fake_last_hostregister_flags"},
+		{Fn: &k.hostRegistered, Name: "fake_host_registered"},
 		{Fn: &k.streamFlags, Name: "fake_stream_flags"},
 		{Fn: &k.eventFlags, Name: "fake_event_flags"},
 		{Fn: &k.advanceClockMs, Name: "fake_advance_clock_ms"},

@@ -54,6 +54,8 @@ type api struct {
 	cuMemHostAlloc            func(p *unsafe.Pointer, bytes uint64, flags uint32) Result
 	cuMemHostGetDevicePointer func(d *DevicePtr, p unsafe.Pointer, flags uint32) Result
 	cuMemFreeHost             func(p unsafe.Pointer) Result
+	cuMemHostRegister         func(p unsafe.Pointer, bytes uint64, flags uint32) Result
+	cuMemHostUnregister       func(p unsafe.Pointer) Result
 	cuMemsetD32Async          func(p DevicePtr, value uint32, words uint64, s Stream) Result
 	cuMemcpyHtoD              func(dst DevicePtr, src unsafe.Pointer, bytes uint64) Result
 	cuMemcpyDtoH              func(dst unsafe.Pointer, src DevicePtr, bytes uint64) Result
@@ -152,6 +154,9 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuMemHostAlloc, Name: "cuMemHostAlloc"},
 		{Fn: &a.cuMemHostGetDevicePointer, Name: "cuMemHostGetDevicePointer", Symbols: []string{"cuMemHostGetDevicePointer_v2"}},
 		{Fn: &a.cuMemFreeHost, Name: "cuMemFreeHost"},
+		// Optional: without them HostAlloc pins every region with cuMemHostAlloc.
+		{Fn: &a.cuMemHostRegister, Name: "cuMemHostRegister", Symbols: []string{"cuMemHostRegister_v2"}, Optional: true},
+		{Fn: &a.cuMemHostUnregister, Name: "cuMemHostUnregister", Optional: true},
 		// The asynchronous memset and copies have no _v2: their first
 		// versions already took 64-bit sizes and pointers.
 		{Fn: &a.cuMemsetD32Async, Name: "cuMemsetD32Async"},

@@ -7,11 +7,22 @@ import (
 	"unsafe"
 )
 
-// cuMemHostAlloc flags of cuda.h.
+// cuMemHostAlloc flags of cuda.h; cuMemHostRegister's
+// CU_MEMHOSTREGISTER_PORTABLE and _DEVICEMAP have the same values.
 const (
 	memHostAllocPortable  = 0x1 // usable from every context, not only the allocating one
 	memHostAllocDeviceMap = 0x2 // mapped into the device address space
 )
+
+// HostRegisterMin is the size from which HostAlloc pins memory the process
+// maps itself, its pages faulted in by every CPU at once, with
+// cuMemHostRegister, where the platform can (mapHost): on a 2× H100
+// (2026-11-25, testdata/reference/h100x2/2026-11-25-d/probes) cuMemHostAlloc
+// took 166-246 ms for 512 MiB, faulting the same pages in on one thread
+// 217-225 ms and registering them 15 ms. Both are ordinary 4 KiB pages,
+// pinned and mapped alike, so the copies read and write the same kind of
+// memory (mapHost keeps transparent huge pages off).
+const HostRegisterMin = 64 << 20
 
 // MemAlloc allocates device memory (cuMemAlloc_v2).
 func (c *Context) MemAlloc(bytes uint64) (DevicePtr, error) {
@@ -55,6 +66,11 @@ func (c *Context) HostAlloc(bytes uint64, mapped bool) (HostBuffer, error) {
 	if mapped {
 		flags |= memHostAllocDeviceMap
 	}
+	if bytes >= HostRegisterMin && c.drv.api.cuMemHostRegister != nil && c.drv.api.cuMemHostUnregister != nil {
+		if mem, ok := mapHost(int(bytes)); ok {
+			return c.register(mem, mapped)
+		}
+	}
 	var (
 		host unsafe.Pointer
 		dev  DevicePtr
@@ -81,12 +97,55 @@ func (c *Context) HostAlloc(bytes uint64, mapped bool) (HostBuffer, error) {
 	return HostBuffer{Host: unsafe.Slice((*byte)(host), int(bytes)), Device: dev}, nil
 }
 
-// HostFree frees memory from HostAlloc (cuMemFreeHost), aside as HostAlloc
-// pins it: unpinning takes time too.
+// register pins mem, the process's own mapping (mapHost), for every
+// context (cuMemHostRegister with CU_MEMHOSTREGISTER_PORTABLE, and
+// _DEVICEMAP when mapped), aside as HostAlloc pins; on failure it unmaps mem.
+func (c *Context) register(mem []byte, mapped bool) (HostBuffer, error) {
+	flags := uint32(memHostAllocPortable)
+	if mapped {
+		flags |= memHostAllocDeviceMap
+	}
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	var dev DevicePtr
+	err := c.aside(func() error {
+		api := c.drv.api
+		if err := c.check(api.cuMemHostRegister(p, uint64(len(mem)), flags), "cuMemHostRegister"); err != nil {
+			return err
+		}
+		if !mapped {
+			return nil
+		}
+		if err := c.check(api.cuMemHostGetDevicePointer(&dev, p, 0), "cuMemHostGetDevicePointer"); err != nil {
+			if uerr := c.check(api.cuMemHostUnregister(p), "cuMemHostUnregister"); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		unmapHost(mem)
+		return HostBuffer{}, err
+	}
+	return HostBuffer{Host: mem, Device: dev, registered: true}, nil
+}
+
+// HostFree frees memory from HostAlloc (cuMemFreeHost, or cuMemHostUnregister
+// and unmapping what it registered), aside as HostAlloc pins it: unpinning
+// takes time too.
 func (c *Context) HostFree(h HostBuffer) error {
 	p := unsafe.Pointer(unsafe.SliceData(h.Host))
 	if p == nil {
 		return errors.New("cuda: HostFree of a buffer that HostAlloc did not return")
+	}
+	if h.registered {
+		err := c.aside(func() error {
+			return c.check(c.drv.api.cuMemHostUnregister(p), "cuMemHostUnregister")
+		})
+		if err == nil {
+			unmapHost(h.Host)
+		}
+		return err
 	}
 	return c.aside(func() error {
 		return c.check(c.drv.api.cuMemFreeHost(p), "cuMemFreeHost")

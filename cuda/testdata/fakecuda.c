@@ -554,6 +554,58 @@ CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
 	return CUDA_SUCCESS;
 }
 
+/* Registered host memory is an alloc of host kind 2: the caller's memory,
+ * never freed here. */
+static unsigned hostregister_flags_seen;
+static int hostregistered;
+
+CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	if (!p || bytes == 0 || (flags & ~0xFu))
+		return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	int taken = containing((CUdeviceptr)(uintptr_t)p, 1) != NULL;
+	UNLOCK();
+	if (taken)
+		return (CUresult)712; /* CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED */
+	struct alloc *a = calloc(1, sizeof *a);
+	a->p = p;
+	a->size = bytes;
+	a->dev = current->dev;
+	a->host = 2;
+	a->flags = flags; /* PORTABLE and DEVICEMAP: the bits of cuMemHostAlloc's */
+	LOCK();
+	a->next = allocs;
+	allocs = a;
+	hostregister_flags_seen = flags;
+	hostregistered++;
+	UNLOCK();
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+	CUresult r = need_ctx();
+	if (r)
+		return r;
+	LOCK();
+	for (struct alloc **pa = &allocs; *pa; pa = &(*pa)->next) {
+		struct alloc *a = *pa;
+		if (a->p == p && a->host == 2) {
+			*pa = a->next;
+			hostregistered--;
+			UNLOCK();
+			free(a);
+			return CUDA_SUCCESS;
+		}
+	}
+	UNLOCK();
+	return (CUresult)713; /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
+}
+
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 {
 	CUresult r = need_ctx();
@@ -1560,6 +1612,7 @@ void fake_reset(void)
 	module_len_seen = 0;
 	func_attr_seen = func_value_seen = -1;
 	hostalloc_flags_seen = 0;
+	hostregister_flags_seen = 0;
 	init_result = CUDA_SUCCESS;
 	UNLOCK();
 }
@@ -1604,6 +1657,8 @@ unsigned fake_last_ipc(unsigned char out[64])
 unsigned long fake_last_module_len(void) { return module_len_seen; }
 int fake_last_func_attr(int *value) { *value = func_value_seen; return func_attr_seen; }
 unsigned fake_last_hostalloc_flags(void) { return hostalloc_flags_seen; }
+unsigned fake_last_hostregister_flags(void) { return hostregister_flags_seen; }
+int fake_host_registered(void) { return hostregistered; }
 unsigned fake_stream_flags(CUstream s) { return s ? s->flags : ~0u; }
 unsigned fake_event_flags(CUevent e) { return e ? e->flags : ~0u; }
 void fake_advance_clock_ms(double ms) { clock_offset_ms += ms; }
