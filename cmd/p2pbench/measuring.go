@@ -49,14 +49,20 @@ func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*m
 		return nil, err
 	}
 	var err error
+	t0 := time.Now()
 	if m.s, err = t.open(); err != nil {
 		m.close()
 		return nil, err
 	}
 	m.run = newRun(c, m.s)
+	t1 := time.Now()
 	if err := m.s.discover(m.run); err != nil {
 		m.close()
 		return nil, err
+	}
+	if tracing() {
+		m.trace("start: the driver and NVML", t1.Sub(t0))
+		m.trace("start: discovery and health", time.Since(t1))
 	}
 	return m, nil
 }
