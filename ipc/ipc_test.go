@@ -626,3 +626,75 @@ func TestIPCSizeNearTwoToTheSixtyFour(t *testing.T) {
 		t.Errorf("%d figures, %d children started", len(run.Figures), len(h.kids))
 	}
 }
+
+// TestIPCStartAhead starts the children ahead of Run (ipc.Start): they set
+// up and map each other before Run is called, Run measures in them instead
+// of starting its own, and none is left; children started ahead that Run
+// never takes are stopped by Close.
+func TestIPCStartAhead(t *testing.T) {
+	h := newIPCHarness(t)
+	e, err := ipc.Start(context.Background(), h.drv, h.opt)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pids := e.PIDs()
+	if len(pids) != 3 {
+		t.Fatalf("%d children started ahead, want 3 (two devices and the same-GPU baseline)", len(pids))
+	}
+	e.Wait()
+	h.mu.Lock()
+	ahead := slices.Clone(h.ops)
+	h.mu.Unlock()
+	for rank := range 3 {
+		for _, op := range []string{"hello", "map"} {
+			if !slices.Contains(ahead, fmt.Sprintf("%d:%s", rank, op)) {
+				t.Errorf("rank %d did not answer %q before Run: %q", rank, op, ahead)
+			}
+		}
+	}
+	h.opt.Early = e
+	run, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var got []string
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		got = append(got, figureKey(f))
+		if f.Error != "" {
+			t.Errorf("%s: %s", figureKey(f), f.Error)
+		}
+	}
+	slices.Sort(got)
+	if want := wantFigures(); !slices.Equal(got, want) {
+		t.Errorf("figures:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	h.mu.Lock()
+	var used []int
+	for _, k := range h.kids {
+		used = append(used, k.Pid)
+	}
+	hellos := 0
+	for _, op := range h.ops {
+		if strings.HasSuffix(op, ":hello") {
+			hellos++
+		}
+	}
+	h.mu.Unlock()
+	if slices.Sort(used); !slices.Equal(used, slices.Sorted(slices.Values(pids))) || hellos != 3 {
+		t.Errorf("Run measured in children %v after %d hellos; want those started ahead, %v, and no new ones", used, hellos, pids)
+	}
+	h.checkNoChildren()
+	h.checkShutdownOrder(3)
+
+	e2, err := ipc.Start(context.Background(), h.drv, h.opt)
+	if err != nil {
+		t.Fatalf("second Start: %v", err)
+	}
+	e2.Close()
+	for _, pid := range e2.PIDs() {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d started ahead is still there after Close (kill 0: %v)", pid, err)
+		}
+	}
+}
