@@ -47,15 +47,9 @@ type Options struct {
 	// WarmUp is how long every device is kept busy before the first
 	// measurement, so clocks have left their idle state (0: no warm-up).
 	WarmUp time.Duration
-	// AfterWarmUp, when set, is called once the warm-up is over, before
-	// anything is measured (the CLI reads the clocks there, and waits for
-	// what BeforeSetup started).
+	// AfterWarmUp, when set, is called once the warm-up is over (the CLI
+	// reads the clocks there).
 	AfterWarmUp func()
-	// BeforeSetup, when set, is called once the watch has looked at the
-	// GPUs before any context of the run exists, and before setup: work
-	// beside the engine's setup and warm-up starts there (the CLI starts the
-	// children of the tests across processes).
-	BeforeSetup func()
 	// Trace, when set, is told how long setup and each step took.
 	Trace func(step string, took time.Duration)
 	// Plan chooses the pairs measured in detail (see NewPlan).
@@ -193,9 +187,6 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 	// Before any context of this run exists on the GPUs.
 	if err := e.opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
-	}
-	if e.opt.BeforeSetup != nil {
-		e.opt.BeforeSetup()
 	}
 	t0 := time.Now()
 	if err := e.setup(ctx); err != nil {

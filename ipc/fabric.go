@@ -264,7 +264,7 @@ func (o *FabricOptions) lead(ctx context.Context, drv gpu.Driver, peers []net.Co
 			len(reports), o.Rendezvous, reports[0].Fabric.ClusterUUID, reports[0].Fabric.CliqueID, strings.Join(where, ", ")),
 		"mnnvl: no figures of both directions at once (an IPC event, which starts both, does not cross nodes), and no copies through a context on the peer's GPU (it is on another node)",
 		"mnnvl: the path across nodes is not yet validated on multi-node NVLink hardware")
-	return runHandles(ctx, drv, opt, HandlesFabric, infos, run, nil)
+	return runHandles(ctx, drv, opt, HandlesFabric, infos, run)
 }
 
 // startRank starts the child of rank on device dev: a process of its own,

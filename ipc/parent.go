@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -57,10 +56,6 @@ type Options struct {
 	// Timeout bounds every wait for a child's reply (default 60 s); a child
 	// that does not answer in time is killed and its pairs fail.
 	Timeout time.Duration
-	// Early, from Start with the same options, holds the children of the
-	// first arrangement of Handles, started ahead of Run: Run takes them
-	// instead of starting its own.
-	Early *Early
 	// OpTime, when set, is told how long each request to a child took,
 	// from its sending to its reply, with the round it belongs to
 	// (P2PBENCH_TRACE: where the time across processes goes).
@@ -183,52 +178,38 @@ func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) err
 	if err := opt.prepare(); err != nil {
 		return err
 	}
-	infos, err := describe(drv, opt)
-	if err != nil {
-		return err
-	}
-	for i, h := range opt.Handles {
-		var early *Early
-		if i == 0 && opt.Early != nil && opt.Early.take() {
-			early = opt.Early
+	var infos []cuda.DeviceInfo
+	for _, d := range opt.Devices {
+		info, err := drv.DeviceInfo(d)
+		if err != nil {
+			return fmt.Errorf("ipc: describing device %d: %w", d, err)
 		}
-		if err := runHandles(ctx, drv, opt, h, infos, run, early); err != nil {
+		if !info.UnifiedAddressing {
+			return fmt.Errorf("ipc: device %d has no unified addressing, which CUDA IPC needs", d)
+		}
+		if !info.IPCEventSupported {
+			return fmt.Errorf("ipc: device %d does not support IPC events (CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED is 0)", d)
+		}
+		for _, h := range opt.Handles {
+			if err := h.checkDevice(info); err != nil {
+				return fmt.Errorf("ipc: %w", err)
+			}
+		}
+		infos = append(infos, info)
+	}
+	for _, h := range opt.Handles {
+		if err := runHandles(ctx, drv, opt, h, infos, run); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// describe describes opt's devices and checks that they can share memory
-// across processes as opt's handles ask.
-func describe(drv gpu.Driver, opt Options) ([]cuda.DeviceInfo, error) {
-	var infos []cuda.DeviceInfo
-	for _, d := range opt.Devices {
-		info, err := drv.DeviceInfo(d)
-		if err != nil {
-			return nil, fmt.Errorf("ipc: describing device %d: %w", d, err)
-		}
-		if !info.UnifiedAddressing {
-			return nil, fmt.Errorf("ipc: device %d has no unified addressing, which CUDA IPC needs", d)
-		}
-		if !info.IPCEventSupported {
-			return nil, fmt.Errorf("ipc: device %d does not support IPC events (CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED is 0)", d)
-		}
-		for _, h := range opt.Handles {
-			if err := h.checkDevice(info); err != nil {
-				return nil, fmt.Errorf("ipc: %w", err)
-			}
-		}
-		infos = append(infos, info)
-	}
-	return infos, nil
-}
-
-// newParent is the parent of one arrangement of a run, handles h, before
-// its children start.
-func newParent(opt Options, h Handles, infos []cuda.DeviceInfo) *parent {
-	r := &parent{opt: opt, handles: h, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
-		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), timings: map[string]measure.Timing{}}
+// runHandles is one arrangement of Run: its children share memory with
+// handles h.
+func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, infos []cuda.DeviceInfo, run *results.Run) error {
+	r := &parent{opt: opt, handles: h, run: run, infos: map[int]cuda.DeviceInfo{}, mapErr: map[[2]int]error{},
+		dropped: map[int]bool{}, seeds: measure.NewSeeds(0x1bc5eed), coll: measure.NewCollector(run), timings: map[string]measure.Timing{}}
 	for _, info := range infos {
 		r.infos[info.Index] = info
 	}
@@ -236,87 +217,12 @@ func newParent(opt Options, h Handles, infos []cuda.DeviceInfo) *parent {
 		func(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) })
 	r.opt.ResolveSM(infos)
 	r.sizes = r.bufferSizes()
-	return r
-}
-
-// Early is the start of a run across processes taken ahead of Run (Start):
-// the children of its first arrangement spawned here, then set up and
-// mapping each other in the background while the caller measures in its
-// own process. That start took 0.43-0.47 s of an all run on a 2× H100
-// (2026-11-25, testdata/reference/h100x2/2026-11-25-c).
-type Early struct {
-	r     *parent
-	done  chan struct{}
-	err   error
-	taken atomic.Bool
-}
-
-// Start spawns the children of the first arrangement of opt's handles and
-// lets them set up, export and map each other's memory in the background,
-// with ctx. Pass the same options to Run with Early set to it; Wait waits
-// until the children are ready (or failed), and Close stops them if Run
-// never took them. The children's processes are this run's own (PIDs): a
-// watch of other programs on the GPUs must leave them out.
-func Start(ctx context.Context, drv gpu.Driver, opt Options) (*Early, error) {
-	if err := opt.prepare(); err != nil {
-		return nil, err
-	}
-	if opt.fabric != nil {
-		return nil, errors.New("ipc: a run across nodes cannot start ahead")
-	}
-	infos, err := describe(drv, opt)
-	if err != nil {
-		return nil, err
-	}
-	e := &Early{r: newParent(opt, opt.Handles[0], infos), done: make(chan struct{})}
-	if err := e.r.spawn(); err != nil {
-		e.r.shutdown(true)
-		return nil, err
-	}
-	go func() {
-		defer close(e.done)
-		e.err = e.r.setUp(ctx)
-	}()
-	return e, nil
-}
-
-// PIDs are the process ids of the children.
-func (e *Early) PIDs() []int { return e.r.childPIDs() }
-
-// Wait returns once the children have set up and mapped each other, or
-// failed to.
-func (e *Early) Wait() { <-e.done }
-
-// Close stops the children, unless Run took them.
-func (e *Early) Close() {
-	if e.take() {
-		<-e.done
-		e.r.shutdown(true)
-	}
-}
-
-// take claims the children, for Run or Close: true the first time only.
-func (e *Early) take() bool { return e.taken.CompareAndSwap(false, true) }
-
-// runHandles is one arrangement of Run: its children share memory with
-// handles h; early, when not nil, holds them started ahead.
-func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, infos []cuda.DeviceInfo, run *results.Run, early *Early) error {
-	r := newParent(opt, h, infos)
-	if early != nil {
-		r = early.r
-	}
-	r.run, r.coll = run, measure.NewCollector(run)
 	buses := map[int]string{}
 	for d, info := range r.infos {
 		buses[d] = info.PCIBusID
 	}
-	// Before the children start (NVML lists them too, by their own pids),
-	// or with those started ahead left out.
-	if err := opt.Watch.Check(run, buses, r.childPIDs(), nil); err != nil {
-		if early != nil {
-			<-early.done
-			r.shutdown(true)
-		}
+	// Before the children start (NVML lists them too, by their own pids).
+	if err := opt.Watch.Check(run, buses, nil, nil); err != nil {
 		return err
 	}
 	defer func() {
@@ -328,15 +234,7 @@ func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, inf
 			}
 		}
 	}()
-	if early != nil {
-		<-early.done
-		if early.err != nil {
-			return early.err
-		}
-		if err := r.started(ctx, drv.Simulated()); err != nil {
-			return err
-		}
-	} else if err := r.start(ctx, drv.Simulated()); err != nil {
+	if err := r.start(ctx, drv.Simulated()); err != nil {
 		return err
 	}
 	// Round after round over every pair, in the same children: the rounds
@@ -418,17 +316,6 @@ func (r *parent) devices() []int {
 
 // start starts the children, says hello to each and lets them map each other.
 func (r *parent) start(ctx context.Context, simulated bool) error {
-	if err := r.spawn(); err != nil {
-		return err
-	}
-	if err := r.setUp(ctx); err != nil {
-		return err
-	}
-	return r.started(ctx, simulated)
-}
-
-// spawn starts a child for every rank.
-func (r *parent) spawn() error {
 	for rank, dev := range r.devices() {
 		k, err := r.startRank(rank, dev)
 		if err != nil {
@@ -437,12 +324,6 @@ func (r *parent) spawn() error {
 		k.trace = r.opt.trace
 		r.kids = append(r.kids, k)
 	}
-	return nil
-}
-
-// setUp says hello to every child (each sets up its device and exports
-// its memory) and lets them map each other; it touches nothing of the run.
-func (r *parent) setUp(ctx context.Context) error {
 	r.each(func(k *childProc) {
 		req := helloReq{Rank: k.rank, Device: k.local, Buffers: r.sizes, LatchTimeoutNs: r.opt.LatchTimeout.Nanoseconds(), Handles: r.handles}
 		if err := k.call(ctx, opHello, req, &k.hello, r.opt.Timeout); err != nil && ctx.Err() == nil {
@@ -453,18 +334,15 @@ func (r *parent) setUp(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.mapAll(ctx)
-	r.closeExports()
-	return ctx.Err()
-}
-
-// started checks and notes the children set up (setUp) for the run, and
-// drops those that died.
-func (r *parent) started(ctx context.Context, simulated bool) error {
 	if err := r.checkSimulated(simulated); err != nil {
 		return err
 	}
 	r.noteStart()
+	r.mapAll(ctx)
+	r.closeExports()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for _, k := range r.kids {
 		if !k.alive() {
 			r.drop(ctx, k)

@@ -34,7 +34,6 @@ type Watch struct {
 	allow bool
 
 	mu      sync.Mutex
-	ours    []int // the run's own processes besides this one (Ours)
 	checked bool
 	before  map[int]bool  // pids the first check listed
 	run     *results.Run  // the run whose figures are marked
@@ -51,18 +50,6 @@ func NewWatch(mon gpu.Monitor, allowBusy bool) *Watch {
 		return nil
 	}
 	return &Watch{mon: mon, allow: allowBusy, before: map[int]bool{}, noted: map[string]bool{}}
-}
-
-// Ours adds pids to the run's own processes, which every later check
-// leaves out: children started ahead of the checks that would name them
-// (ipc.Start).
-func (w *Watch) Ours(pids ...int) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.ours = append(w.ours, pids...)
-	w.mu.Unlock()
 }
 
 // BusyError is the refusal to measure while other programs' compute
@@ -103,7 +90,7 @@ func (w *Watch) Check(run *results.Run, devs map[int]string, children, grew []in
 		w.run, w.marked, w.prev = run, len(run.Figures), nil
 	}
 	now := time.Now().UTC()
-	ours := append(append([]int{os.Getpid()}, w.ours...), children...)
+	ours := append([]int{os.Getpid()}, children...)
 	order := slices.Sorted(maps.Keys(devs))
 	cur := map[int][]int{}
 	var busy []results.Process

@@ -113,16 +113,9 @@ func measureAction(c *cli.Context) error {
 	if c.Command.Name == "all" {
 		fmt.Fprintf(c.App.ErrWriter, "p2pbench: %s\n", bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary())
 	}
-	var across *acrossProcesses
-	if c.Command.Name == "all" {
-		across = m.acrossProcesses(opt)
-	}
-	runErr := m.measureInProcess(opt, across)
-	if across != nil {
-		if runErr == nil {
-			runErr = across.measure(m)
-		}
-		across.close()
+	runErr := m.measureInProcess(opt)
+	if c.Command.Name == "all" && runErr == nil {
+		runErr = m.measureAcrossProcesses(opt)
 	}
 	t1 := time.Now()
 	if tracing() {
@@ -194,22 +187,13 @@ func resultsPath(c *cli.Context) (string, error) {
 	return filepath.Join(dir, "results.json"), nil
 }
 
-// measureInProcess runs the engine's tests; the children of across (when
-// not nil) start beside its setup and warm-up.
-func (m *measuring) measureInProcess(opt bench.Options, across *acrossProcesses) error {
+// measureInProcess runs the engine's tests.
+func (m *measuring) measureInProcess(opt bench.Options) error {
 	if tracing() {
 		opt.Trace = m.trace
 	}
 	opt.WarmUp = 200 * time.Millisecond
-	opt.AfterWarmUp = func() {
-		if across != nil {
-			across.wait(m)
-		}
-		m.clocksAfterWarmUp(opt.WarmUp)
-	}
-	if across != nil {
-		opt.BeforeSetup = func() { across.start(m) }
-	}
+	opt.AfterWarmUp = func() { m.clocksAfterWarmUp(opt.WarmUp) }
 	eng := bench.NewEngine(m.s.drv, opt)
 	err := eng.Run(m.c.Context, m.run)
 	m.run.Notes = append(m.run.Notes, eng.Notes()...)
@@ -231,99 +215,20 @@ func (m *measuring) clocksAfterWarmUp(warmUp time.Duration) {
 	env.StateStart = st
 }
 
-// acrossProcesses is the part of an all run across processes: its
-// options, and its children once started.
-type acrossProcesses struct {
-	io    ipc.Options
-	err   error // why the options could not be made: the run's error once in-process tests are done
-	early *ipc.Early
-	// what the trace says of the requests to the children
-	ops     []opKey
-	opTotal map[opKey]time.Duration
-	opCount map[opKey]int
-	t0      time.Time
-}
-
-type opKey struct {
-	op    string
-	first bool
-}
-
-// acrossProcesses makes the options of the tests across processes of an
-// all run with the engine's settings, for the pairs its plan will choose
-// (the same plan, from the topology discovered); nil without such tests.
-func (m *measuring) acrossProcesses(opt bench.Options) *acrossProcesses {
-	a := &acrossProcesses{io: ipc.Options{Settings: opt.Settings}, opTotal: map[opKey]time.Duration{}, opCount: map[opKey]int{}}
-	io := &a.io
+// measureAcrossProcesses adds the IPC tests to an all run, with the
+// engine's settings.
+func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
+	io := ipc.Options{Settings: opt.Settings}
 	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
-	if len(io.Tests) == 0 {
-		return nil
-	}
-	if m.run.Topology != nil {
-		io.Pairs, io.Devices = bench.AcrossProcesses(bench.NewPlan(m.run.Topology, opt.Plan), io.Devices)
-	}
-	io.Child, a.err = ipcChildArgs(m.s)
-	if tracing() {
-		io.OpTime = func(op string, round int, took time.Duration) {
-			k := opKey{op, round == 0}
-			if a.opCount[k] == 0 {
-				a.ops = append(a.ops, k)
-			}
-			a.opTotal[k] += took
-			a.opCount[k]++
-		}
-	}
-	return a
-}
-
-// start starts the children ahead of the run across processes, beside the
-// engine's setup and warm-up, as the run's own processes for its watch;
-// where they cannot start, the run across processes starts its own later.
-func (a *acrossProcesses) start(m *measuring) {
-	if a.err != nil {
-		return
-	}
-	a.t0 = time.Now()
-	e, err := ipc.Start(m.c.Context, m.s.drv, a.io)
-	if err != nil {
-		m.run.Notes = append(m.run.Notes, fmt.Sprintf("ipc: the children could not start beside the setup (%v); they start after the tests in one process", err))
-		return
-	}
-	a.early = e
-	a.io.Watch.Ours(e.PIDs()...)
-}
-
-// wait waits until the children started ahead are set up, so that nothing
-// is measured meanwhile.
-func (a *acrossProcesses) wait(m *measuring) {
-	if a.early == nil {
-		return
-	}
-	t0 := time.Now()
-	a.early.Wait()
-	if tracing() {
-		m.trace(fmt.Sprintf("ipc: the children set up beside the setup and warm-up, %.0f ms after their start", float64(time.Since(a.t0).Microseconds())/1e3), time.Since(t0))
-	}
-}
-
-// measure runs the tests across processes, in the children started ahead
-// when the plan the engine made chose the pairs they were started for.
-func (a *acrossProcesses) measure(m *measuring) error {
-	if a.err != nil {
-		return a.err
-	}
-	io := a.io
 	if m.run.Plan != nil {
 		io.Pairs, io.Devices = bench.AcrossProcesses(m.run.Plan, io.Devices)
 	}
-	if a.early != nil {
-		if slices.Equal(io.Pairs, a.io.Pairs) && slices.Equal(io.Devices, a.io.Devices) {
-			io.Early = a.early
-		} else {
-			// Started for other pairs: not left idle on the GPUs beside
-			// the children of the pairs the engine's plan chose.
-			a.early.Close()
-		}
+	if len(io.Tests) == 0 {
+		return nil
+	}
+	var err error
+	if io.Child, err = ipcChildArgs(m.s); err != nil {
+		return err
 	}
 	trace := tracing()
 	last, lastStep := time.Now(), "ipc: start (children, mapping)"
@@ -334,28 +239,36 @@ func (a *acrossProcesses) measure(m *measuring) error {
 		}
 		m.progress(done, total, "ipc: "+step)
 	}
+	type opKey struct {
+		op    string
+		first bool
+	}
+	var ops []opKey
+	opTotal, opCount := map[opKey]time.Duration{}, map[opKey]int{}
+	if trace {
+		io.OpTime = func(op string, round int, took time.Duration) {
+			k := opKey{op, round == 0}
+			if opCount[k] == 0 {
+				ops = append(ops, k)
+			}
+			opTotal[k] += took
+			opCount[k]++
+		}
+	}
 	m.stopNote = "every child process was stopped"
 	t0 := time.Now()
-	err := ipc.Run(m.c.Context, m.s.drv, io, m.run)
+	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {
-		for _, k := range a.ops {
+		for _, k := range ops {
 			when := "the later rounds"
 			if k.first {
 				when = "the first round"
 			}
-			m.trace(fmt.Sprintf("ipc: %d requests %q in %s", a.opCount[k], k.op, when), a.opTotal[k])
+			m.trace(fmt.Sprintf("ipc: %d requests %q in %s", opCount[k], k.op, when), opTotal[k])
 		}
 		m.trace("ipc: the whole run across processes", time.Since(t0))
 	}
 	return err
-}
-
-// close stops the children started ahead, unless the run across processes
-// took them.
-func (a *acrossProcesses) close() {
-	if a.early != nil {
-		a.early.Close()
-	}
 }
 
 // tracing says whether P2PBENCH_TRACE asks for where the time goes, step
