@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,33 @@ func find(run *results.Run, keep func(f results.Figure) bool) []results.Figure {
 	return out
 }
 
+// TestGroupTestsOfOnePair: a group test whose group is one pair is left
+// out where the pair tests measure that pair; on four devices, or without
+// the pair tests that would stand for it, it is measured.
+func TestGroupTestsOfOnePair(t *testing.T) {
+	for _, c := range []struct {
+		machine string
+		tests   []results.Test
+		want    bool
+	}{
+		{"h200x2", []results.Test{results.AllToOne, results.CERead}, true}, // ce_write would stand for the pushes
+		{"h200x2", []results.Test{results.AllToOne, results.CERead, results.CEWrite}, false},
+		{"h200x2", []results.Test{results.AllPairs, results.CEBidir}, false},
+		{"pcie-4gpu", []results.Test{results.AllToOne, results.CERead, results.CEWrite}, true},
+	} {
+		opt := options(c.tests...)
+		opt.Size = 1 << 20
+		run, err := simRun(t, c.machine, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := c.tests[0]
+		if n := len(find(run, func(f results.Figure) bool { return f.Test == group && f.Error == "" })); (n > 0) != c.want {
+			t.Errorf("%s with %v: %d %s figures, want measured %v", c.machine, c.tests, n, group, c.want)
+		}
+	}
+}
+
 func TestEverySimulatedTestPasses(t *testing.T) {
 	all, _ := results.ParseTests("all", "")
 	opt := options(all...)
@@ -95,10 +123,23 @@ func TestEverySimulatedTestPasses(t *testing.T) {
 			t.Errorf("%s %d→%d: bandwidth figure not verified (%s)", f.Test, f.Src, f.Dst, f.Verify)
 		}
 	}
+	// With two devices each group test's group is one pair, which the
+	// pair tests measure alone: those are left out, and the notes say so.
+	grouped := []results.Test{results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll, results.AllPairs}
 	for _, info := range results.Catalogue() {
-		if want := info.Name; !want.IsIPC() && !seen[want] {
+		if want := info.Name; !want.IsIPC() && !seen[want] && !slices.Contains(grouped, want) {
 			t.Errorf("no %s figure", want)
 		}
+	}
+	for _, g := range grouped {
+		if seen[g] {
+			t.Errorf("%s measured on two devices, where the pair tests measure its one pair", g)
+		}
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool {
+		return strings.Contains(n, "each group is one pair") && strings.Contains(n, "all_to_one (ce_write and ce_read)") && strings.Contains(n, "all_pairs (ce_bidir)")
+	}) {
+		t.Errorf("no note of the group tests left out in %q", run.Notes)
 	}
 	// The sweep gives every one-direction test every size.
 	if n := len(find(run, func(f results.Figure) bool { return f.Test == results.CERead && f.Src == 0 && f.Dst == 1 })); n != 3 {

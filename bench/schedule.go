@@ -273,12 +273,19 @@ func (e *Engine) aggregateSteps() []step {
 		return nil
 	}
 	var steps []step
+	var alone []string
 	add := func(test results.Test, name string, keep func(s, d int) bool, dirs ...results.Direction) {
 		var pairs [][2]int
 		for _, p := range e.orderedPairs() {
 			if keep(p[0].Index, p[1].Index) {
 				pairs = append(pairs, [2]int{p[0].Index, p[1].Index})
 			}
+		}
+		if by := e.measuredAlone(test, pairs, dirs); by != "" {
+			if s := fmt.Sprintf("%s (%s)", test, by); !slices.Contains(alone, s) {
+				alone = append(alone, s)
+			}
+			return
 		}
 		steps = append(steps, step{name, func(ctx context.Context) {
 			for _, dir := range dirs {
@@ -314,7 +321,60 @@ func (e *Engine) aggregateSteps() []step {
 			add(test, sm+"all pairs at once", func(int, int) bool { return true }, dirs...)
 		}
 	}
+	if len(alone) > 0 {
+		e.note("plan: not measured, as each group is one pair, whose copies the pair tests measure alone: %s", strings.Join(alone, ", "))
+	}
 	return steps
+}
+
+// measuredAlone says which pair tests measure what the group test test
+// would on pairs in directions dirs, when its group is one pair: an
+// aggregate into or out of a device with one peer is that pair's copy
+// (ce_read or ce_write, sm_read or sm_write: on a 2× H100, 2026-11-25,
+// all_to_one, one_to_all and their SM twins read within 0.5% of them in
+// every run of testdata/reference/h100x2/2026-11-25-c), and every pair of
+// two devices at once is both ways at once, pushed (ce_bidir). It returns
+// "" when the group is more than one pair, or the pair tests that would
+// stand for it do not measure that pair.
+func (e *Engine) measuredAlone(test results.Test, pairs [][2]int, dirs []results.Direction) string {
+	sh := test.Info().Shape
+	var by []string
+	switch {
+	case sh.Ends == results.EndsAllPairs && len(pairs) == 2 && pairs[0] == [2]int{pairs[1][1], pairs[1][0]} && sh.Engine == results.EngineCopy:
+		for _, q := range pairs {
+			if !e.pairMeasured(results.CEBidir, q[0], q[1]) && !e.pairMeasured(results.CEBidir, q[1], q[0]) {
+				return ""
+			}
+		}
+		by = []string{string(results.CEBidir)}
+	case (sh.Ends == results.EndsIntoOne || sh.Ends == results.EndsOutOfOne) && len(pairs) == 1:
+		for _, dir := range dirs {
+			t := results.CEWrite
+			switch {
+			case sh.Engine == results.EngineSM && dir == results.DirRead:
+				t = results.SMRead
+			case sh.Engine == results.EngineSM:
+				t = results.SMWrite
+			case dir == results.DirRead:
+				t = results.CERead
+			}
+			if !e.pairMeasured(t, pairs[0][0], pairs[0][1]) {
+				return ""
+			}
+			by = append(by, string(t))
+		}
+	default:
+		return ""
+	}
+	return strings.Join(by, " and ")
+}
+
+// pairMeasured says whether the matrices measure pair test t on s → d.
+func (e *Engine) pairMeasured(t results.Test, s, d int) bool {
+	if !slices.Contains(e.peerTests(), t) {
+		return false
+	}
+	return len(e.sched.EveryPair) == 0 || slices.Contains(e.sched.EveryPair, t) || slices.Contains(e.sched.Detail, results.PairID{s, d})
 }
 
 // pairTemplates returns the figures test would produce on s → d at the matrix size.
