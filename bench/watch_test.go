@@ -108,7 +108,8 @@ func TestWatchMarksFiguresWhenAllowed(t *testing.T) {
 }
 
 // lateMonitor lists a process on device 1 from the given check on (counted
-// by the readings of device 0, one per check).
+// by the listings of device 1, one per check; a check reads its devices at
+// once).
 type lateMonitor struct {
 	gpu.Monitor
 	checks, from int
@@ -117,11 +118,10 @@ type lateMonitor struct {
 
 func (m *lateMonitor) Processes(dev int, busID string) ([]results.Process, error) {
 	ps, err := m.Monitor.Processes(dev, busID)
-	if dev == 0 {
-		m.checks++
-	}
-	if dev == 1 && m.checks >= m.from {
-		ps = append(ps, m.proc)
+	if dev == 1 {
+		if m.checks++; m.checks >= m.from {
+			ps = append(ps, m.proc)
+		}
 	}
 	return ps, err
 }
