@@ -65,6 +65,33 @@ func TestEvidencePairingsAreQuiet(t *testing.T) {
 	}
 }
 
+// TestReferencePairingsAreQuiet: the ten pairings of the five `all` runs of
+// the 2× H100 reference set of issues 23-25 (testdata/reference/h100x2/
+// 2026-11-25-c, call C, another lease than the fallback's 2× H100 source,
+// call D), with compare's default threshold, flag nothing. Before call D's
+// runs were a source, nop2p_copy 1→0 was flagged in one pairing: the copy
+// staged through host memory moves by 1-2% between processes there.
+func TestReferencePairingsAreQuiet(t *testing.T) {
+	var runs []*results.Run
+	for i := 1; i <= 5; i++ {
+		r, err := results.Read(filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-c", fmt.Sprintf("all%d.json.gz", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[i], runs[j])
+			for _, row := range res.Rows {
+				if c := row.Changes[0]; c.Regression || c.Improvement {
+					t.Errorf("all%d against all%d: %s flagged: %+.2f%%, floor %.2f%% (%s)", i+1, j+1, row.Key, c.Pct, 100*c.Floor, c.FloorFrom)
+				}
+			}
+		}
+	}
+}
+
 // TestEvidenceSensitivity makes a copy of one 2× H100 run with one family
 // worse — 2% less bandwidth at 64 MiB and more for the copies that are
 // steady there (between the GPUs ce_write and sm_write, on one GPU
