@@ -60,7 +60,7 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 		}
 	}
 	grid := uint32(cfg.Grid(dv.Info.SMCount))
-	args := kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size}.Params()
+	args := kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size, Reps: 1}.Params()
 	return func(s cuda.Stream) error {
 		if err := dv.Ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, uint32(shared), s, args...); err != nil {
 			return fmt.Errorf("launching %s on device %d: %w", k.Entry, dv.Index, err)

@@ -230,7 +230,7 @@ func (r *rig) smJob(issuer int, variant string, dp, sp cuda.DevicePtr, size uint
 	}
 	grid := uint32(r.d.m.gpu.sms * 4)
 	return job{issuer, func(s cuda.Stream) error {
-		return r.launch(issuer, k.Kernel, grid, 512, s, kernels.CopyArgs{Dst: uint64(dp), Src: uint64(sp), Bytes: size}.Params()...)
+		return r.launch(issuer, k.Kernel, grid, 512, s, kernels.CopyArgs{Dst: uint64(dp), Src: uint64(sp), Bytes: size, Reps: 1}.Params()...)
 	}}
 }
 
