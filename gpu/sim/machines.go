@@ -126,16 +126,13 @@ type model struct {
 	// The next copy on the stream overlaps it, so back-to-back copies pay
 	// it once (drain).
 	ceDrain, smDrain float64
-	// smLaunchGap is the time an SM copy kernel's launch costs that the
-	// launch before it on the stream cannot hide (on top of the floor of
-	// every kernel's setup, kernelSetup/3 and peerSetup for a peer): the
-	// grid draining its last wave while the next one waits, then ramping
-	// up. It is paid once per launch, so a launch that repeats its copy
-	// (kernels.CopyArgs.Reps) pays it once for all of them; scaled down
-	// below 64 MiB as the drain is.
-	smLaunchGap float64
-	peerSetup   float64 // extra for a kernel whose first access crosses the link
-	latchPoll   float64 // a latch sees its host flag this long after it is written
+	// smLaunch is what a launch of an SM copy kernel costs that the launch
+	// before it on the stream cannot hide, by the size of its copy
+	// (launch.go): a floor under its setup's own, paid once per launch, so
+	// a launch that repeats its copy (kernels.CopyArgs.Reps) pays it once.
+	smLaunch  launchCost
+	peerSetup float64 // extra for a kernel whose first access crosses the link
+	latchPoll float64 // a latch sees its host flag this long after it is written
 	// Pulls (a copy-engine copy issued by the destination) measured on a
 	// 2× H100 NV18 (tools/probes/holdprobe.cu, 2026-11-25): the first pull
 	// a device issues after its peer access was enabled again following a
@@ -190,29 +187,6 @@ type model struct {
 	jitter float64 // relative standard deviation of every duration
 }
 
-// What a launch of a large SM copy costs beyond its bytes, learnt from the
-// 2× H100 NV18 (2026-11-25): pulls of smLaunchBytes launched one per copy
-// read smPerLaunchGBps (373.5–374.0), nvbandwidth's kernel, which repeats
-// its copy inside one launch, smInKernelGBps.
-const (
-	smLaunchBytes   = 512 << 20
-	smPerLaunchGBps = 373.75
-	smInKernelGBps  = 376.4
-)
-
-// smLaunchCost is that cost in ns: one copy's time at the one figure less
-// its time at the other, 10.1 µs (of 1.43 ms).
-func smLaunchCost() float64 {
-	return smLaunchBytes/smPerLaunchGBps - smLaunchBytes/smInKernelGBps
-}
-
-// sustained is the rate of SM copies of smLaunchBytes that moved gbps
-// launched one per copy, with smLaunchCost taken out of each: what they
-// move inside one launch.
-func sustained(gbps float64) float64 {
-	return smLaunchBytes / (smLaunchBytes/gbps - smLaunchCost())
-}
-
 // nvlinkModel is the model of a Hopper/Blackwell NVLink machine with port GB/s
 // per direction between a pair. The efficiencies come from the 2× H200
 // measurements of hardware.md (on 450 GB/s): copy engine 394 one way, 783
@@ -222,11 +196,10 @@ func sustained(gbps float64) float64 {
 // 1.19 µs per load of a chase through host memory. The SM figures were
 // copies of 512 MiB launched one per copy: the SM profiles are their
 // sustained rates (376.6 pulling, as the H200 pulled at 8–32 GiB, where a
-// launch's cost is lost: kernels/NOTES.md), and each launch pays
-// smLaunchCost on top (smLaunchGap and the floor of its setup).
+// launch's cost is lost: kernels/NOTES.md), and each launch pays its cost
+// on top (smLaunch, launch.go).
 func nvlinkModel(port float64, engines int) model {
 	const raw = 450.0
-	const kernelSetup, peerSetup = 1500.0, 800.0
 	return model{
 		portGBps:      port,
 		pcieGBps:      57.3, // Gen5 x16: ~55 GB/s of payload at 96 %
@@ -253,19 +226,16 @@ func nvlinkModel(port float64, engines int) model {
 		ceSetupPeer:   1800,
 		ceSetupHost:   2000,
 		ceSetupStaged: 8000,
-		kernelSetup:   kernelSetup,
-		peerSetup:     peerSetup,
+		kernelSetup:   1500,
+		peerSetup:     800,
 		latchPoll:     1000,
 		// What a sample of one 512 MiB copy lost on the 2× H200 against
 		// back-to-back copies (issue 15): 0.2–0.3% by the copy engine
 		// (393.1 against 393.8 GB/s pulled, 395.4 against 396.5 pushed),
 		// 0.6% by SM loads (374.0 against 376.2).
-		ceDrain: 3000,
-		smDrain: 8000,
-		// A pull's launch already pays its setup's floor (a third of
-		// kernelSetup, and peerSetup) that the launch before it cannot
-		// hide; the gap is the rest of smLaunchCost: 8.8 µs.
-		smLaunchGap: smLaunchCost() - (kernelSetup/3 + peerSetup),
+		ceDrain:  3000,
+		smDrain:  8000,
+		smLaunch: h100Launch,
 
 		firstPull:     165000,
 		pullSetup:     6500,
@@ -331,7 +301,7 @@ func pcieModel() model {
 		latchPoll:     1000,
 		ceDrain:       3000, // not measured: the H200's
 		smDrain:       8000,
-		smLaunchGap:   smLaunchCost() - (1800.0/3 + 1200), // not measured: the H100's launch cost
+		smLaunch:      h100Launch, // not measured: the H100's
 
 		chaseLocalL2:   280,
 		chaseLocalMem:  650,
