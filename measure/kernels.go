@@ -66,19 +66,24 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (Tr
 		}
 	}
 	grid := uint32(cfg.Grid(dv.Info.SMCount))
-	launch := func(s cuda.Stream, n int) error {
-		if n < 1 || uint64(n) > math.MaxUint32 {
-			return fmt.Errorf("launching %s on device %d: %d repetitions", k.Entry, dv.Index, n)
-		}
-		args := kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size, Reps: uint32(n)}
-		if err := dv.Ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, uint32(shared), s, args.Params()...); err != nil {
+	launch := func(s cuda.Stream, args []any) error {
+		if err := dv.Ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, uint32(shared), s, args...); err != nil {
 			return fmt.Errorf("launching %s on device %d: %w", k.Entry, dv.Index, err)
 		}
 		return nil
 	}
-	t := Transfer{Dev: dv, Op: func(s cuda.Stream) error { return launch(s, 1) }}
+	copies := func(n int) []any {
+		return kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size, Reps: uint32(n)}.Params()
+	}
+	one := copies(1) // built once: small copies are launched by the hundred
+	t := Transfer{Dev: dv, Op: func(s cuda.Stream) error { return launch(s, one) }}
 	if InKernelReps(size) {
-		t.OpN = launch
+		t.OpN = func(s cuda.Stream, n int) error {
+			if n < 1 || uint64(n) > math.MaxUint32 {
+				return fmt.Errorf("launching %s on device %d: %d repetitions", k.Entry, dv.Index, n)
+			}
+			return launch(s, copies(n))
+		}
 	}
 	return t, nil
 }

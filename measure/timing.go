@@ -280,8 +280,9 @@ func (t Timing) Samples(n, rounds int) int {
 
 // Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do
 // passes): the warm-up repetitions, t.Prep, the start event, the timed
-// repetitions and the end event. What holds s (a latch, an event wait) is
-// enqueued before.
+// repetitions and the end event; the warm-up and the timed repetitions are
+// one call of t.OpN each where t has it. What holds s (a latch, an event
+// wait) is enqueued before.
 func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, tm Timing) error {
 	if err := t.repeat(s, tm.Warmup); err != nil {
 		return err
