@@ -186,8 +186,8 @@ func DescriptiveParam(name string) bool {
 // ParamInKernelReps is the param of SM copy figures whose every timed window
 // (and warm-up) was one launch of the copy kernel repeating the copy, "true";
 // absent, each copy was a launch of its own (copies under 64 MiB, and every
-// SM copy in files before 2026-11-26). It describes how samples were taken,
-// so a figure's key leaves it out (DescriptiveParam).
+// SM copy of files written before the param, 2026-11-25). It describes how
+// samples were taken, so a figure's key leaves it out (DescriptiveParam).
 const ParamInKernelReps = "in_kernel_reps"
 
 // IdentityParams returns the params part of Key: the identifying params as
