@@ -29,17 +29,23 @@ type flow struct {
 	sm               measure.SMConfig
 }
 
-// op is the operation the flow's transfer repeats: the SM copy kernel
-// launched on the issuer, or a copy-engine copy issued in its context (a
-// peer copy between two devices, a copy by address to or from the host).
-func (fl flow) op() (func(cuda.Stream) error, error) {
+// transfer is the flow's transfer: the SM copy kernel launched on the
+// issuer (measure.SMCopy: from measure.InKernelRepsFrom, a window is one
+// launch that repeats the copy), or a copy-engine copy issued in its
+// context (a peer copy between two devices, a copy by address to or from
+// the host). Staged copies (no peer access) go through the host and block
+// it until the stream reaches them: they cannot wait behind a latch.
+func (fl flow) transfer() (measure.Transfer, error) {
+	t := measure.Transfer{Dev: fl.issuer, Unlatched: fl.fig.Engine == results.EngineStaged}
 	switch {
 	case fl.fig.Engine.IsSM():
 		return fl.issuer.SMCopy(fl.sm, fl.dstPtr, fl.srcPtr, fl.size)
 	case fl.src == nil || fl.dst == nil:
-		return fl.issuer.Copy(fl.dstPtr, fl.srcPtr, fl.size), nil
+		t.Op = fl.issuer.Copy(fl.dstPtr, fl.srcPtr, fl.size)
+	default:
+		t.Op = fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Ctx, fl.srcPtr, fl.src.Ctx, fl.size)
 	}
-	return fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Ctx, fl.srcPtr, fl.src.Ctx, fl.size), nil
+	return t, nil
 }
 
 // check verifies the data the flow moved against its seed, on the GPU: a
@@ -250,13 +256,11 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 	}
 	ts := make([]measure.Transfer, len(flows))
 	for i, fl := range flows {
-		op, err := fl.op()
+		t, err := fl.transfer()
 		if err != nil {
 			return nil, err
 		}
-		// Staged copies (no peer access) go through the host and block it
-		// until the stream reaches them: they cannot wait behind a latch.
-		ts[i] = measure.Transfer{Dev: fl.issuer, Op: op, Unlatched: fl.fig.Engine == results.EngineStaged}
+		ts[i] = t
 		if e.verifying() {
 			flows[i].seed = seeds[source{fl.src, fl.srcPtr}]
 			// Host memory too is poisoned by the GPU, through its device
@@ -348,7 +352,7 @@ func (e *Engine) pairFlow(test results.Test, dir results.Direction, s, d *measur
 		fl.fig.Engine = results.EngineStaged
 	case sm:
 		fl.sm = e.opt.SMForTest(test, s.Index, d.Index, measure.TuneDirection(dir, test.Info().BothWays), size)
-		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
+		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.FigureParams(size)
 	}
 	return fl
 }

@@ -274,7 +274,7 @@ func (e *Engine) hostFlow(test results.Test, dv *measure.Device, way hostWay, r 
 	}
 	if sm, _ := measure.CopyOf(test); sm {
 		fl.sm = e.hostSM
-		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.Params()
+		fl.fig.Engine, fl.fig.Params = fl.sm.Engine(), fl.sm.FigureParams(size)
 	}
 	host, err := e.hostRegion(r, dv)
 	if err != nil {

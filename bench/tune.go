@@ -165,7 +165,7 @@ func (e *Engine) tuneMeasure(ctx context.Context, s, d *measure.Device, dir stri
 	mk := func(direction results.Direction, a, b *measure.Device) flow {
 		fl := e.pairFlow(results.SMRead, direction, a, b, e.opt.Size, a.Send, b.Recv)
 		fl.sm = cfg
-		fl.fig.Engine, fl.fig.Params = cfg.Engine(), cfg.Params()
+		fl.fig.Engine, fl.fig.Params = cfg.Engine(), cfg.FigureParams(e.opt.Size)
 		return fl
 	}
 	base, bothWays := measure.SplitTuneDirection(dir)

@@ -800,3 +800,40 @@ func TestOutputLeadsWithFlagged(t *testing.T) {
 		t.Errorf("the tables mark %d regressions, want %d", got, regs)
 	}
 }
+
+// TestInKernelRepsIsAMethod: SM copy figures timed in one launch per window
+// (in_kernel_reps) match the same figures of a file from before, a launch
+// per copy, row by row, and the rows say their methods differ.
+func TestInKernelRepsIsAMethod(t *testing.T) {
+	base := baseRun(t)
+	large := func(f *results.Figure) bool { return f.Engine.IsSM() && f.Size >= 64<<20 }
+	other := variant(base, 1.007, large)
+	changed := 0
+	for i := range other.Figures {
+		if f := &other.Figures[i]; large(f) {
+			f.Params = maps.Clone(f.Params)
+			f.Params[results.ParamInKernelReps] = "true"
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no SM copy figure of 64 MiB or more")
+	}
+	res := run(t, compare.Options{}, base, other)
+	if res.OnlyInBase[0] != 0 || res.OnlyInOther[0] != 0 || len(res.Rows) != len(base.Figures) {
+		t.Fatalf("only in base %d, only in other %d, %d rows; want every figure matched", res.OnlyInBase[0], res.OnlyInOther[0], len(res.Rows))
+	}
+	methods := 0
+	for _, row := range res.Rows {
+		if !row.MethodChanged {
+			continue
+		}
+		methods++
+		if strings.Contains(row.Methods[0], results.ParamInKernelReps) || !strings.Contains(row.Methods[1], results.ParamInKernelReps+"=true") {
+			t.Errorf("%s: methods %q", row.Key, row.Methods)
+		}
+	}
+	if methods != changed {
+		t.Errorf("%d rows with another method, want %d", methods, changed)
+	}
+}

@@ -18,10 +18,13 @@ import (
 
 // methodParam reports whether a param says how a figure was measured rather
 // than what: the SM copy kernel's variant and grid, the SMs' share of a
-// device, the driver call that made the copy.
+// device, the driver call that made the copy, whether an SM copy's windows
+// were one launch each (results.ParamInKernelReps: a descriptive param,
+// which the figure's key leaves out, so that files before it match; as a
+// method it shows where a comparison spans the change).
 func methodParam(name string) bool {
 	switch name {
-	case "variant", "block_size", "blocks_per_sm", "grid", "sm_share", "copy_call":
+	case "variant", "block_size", "blocks_per_sm", "grid", "sm_share", "copy_call", results.ParamInKernelReps:
 		return true
 	}
 	return false
@@ -54,7 +57,7 @@ func whatParams(f *results.Figure) string {
 func methodOf(f *results.Figure) string {
 	var kv []string
 	for k, v := range f.Params {
-		if methodParam(k) && !results.DescriptiveParam(k) {
+		if methodParam(k) {
 			kv = append(kv, k+"="+v)
 		}
 	}

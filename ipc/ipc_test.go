@@ -626,3 +626,35 @@ func TestIPCSizeNearTwoToTheSixtyFour(t *testing.T) {
 		t.Errorf("%d figures, %d children started", len(run.Figures), len(h.kids))
 	}
 }
+
+// TestIPCSMCopiesInOneLaunch: across processes too, an SM copy of 64 MiB
+// or more is timed as one launch per window (the child's SMCopy decides by
+// the size, the parent's figure says so by the same rule): at 64 MiB on the
+// simulated 2× H200 a launch per copy loses a launch's cost (5.9 µs) on
+// every 0.18 ms copy and its windows read 358-359 GB/s; one launch per
+// window loses it once and reads 366-368. Below 64 MiB a copy is a launch.
+func TestIPCSMCopiesInOneLaunch(t *testing.T) {
+	for _, size := range []uint64{64 << 20, 1 << 20} {
+		h := newIPCHarness(t, results.IPCSMRead)
+		h.opt.Size = size
+		run, err := h.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		inKernel := measure.InKernelReps(size)
+		for _, f := range run.Figures {
+			if f.Error != "" || f.Verify != results.VerifyPassed || f.Stats == nil {
+				t.Errorf("%s: error %q, verify %q", f.Key(), f.Error, f.Verify)
+				continue
+			}
+			if got := f.Params[results.ParamInKernelReps] == "true"; got != inKernel {
+				t.Errorf("%s: params %v, want in_kernel_reps %v", f.Key(), f.Params, inKernel)
+			}
+			t.Logf("%s: %.1f GB/s", f.Key(), f.Stats.Median)
+			if inKernel && f.Src != f.Dst && f.Stats.Median < 363 {
+				t.Errorf("%s: %.1f GB/s: a launch per copy?", f.Key(), f.Stats.Median)
+			}
+		}
+		h.checkNoChildren()
+	}
+}

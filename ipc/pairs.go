@@ -87,7 +87,7 @@ func (r *parent) flowOf(p pair, test results.Test, dir results.Direction, src, d
 	if sm, _ := measure.CopyOf(test); sm {
 		sm := r.opt.SMForTest(test, r.dev(p.a), r.dev(p.b), measure.TuneDirection(dir, test.Info().BothWays), r.opt.Size)
 		x.SM = &sm
-		engine, params = sm.Engine(), sm.Params()
+		engine, params = sm.Engine(), sm.FigureParams(r.opt.Size)
 	} else {
 		x.PeerContext = peerCtx
 	}

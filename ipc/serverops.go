@@ -58,19 +58,23 @@ func (c *server) transfer(x flow) (*hostedRank, measure.Transfer, error) {
 	if c.pending[x.Issuer] != nil {
 		return nil, measure.Transfer{}, fmt.Errorf("ipc-child: rank %d already has a sample queued", x.Issuer)
 	}
-	var op func(cuda.Stream) error
+	t := measure.Transfer{Dev: h.dv}
 	switch {
 	case x.SM != nil:
-		op, err = h.dv.SMCopy(*x.SM, dst, src, x.Bytes)
+		// Repetitions travel as they always have (the requests' Reps and
+		// Warmup): the child's SMCopy decides, by the size, whether they
+		// are one launch each or one launch together (measure.InKernelReps,
+		// which the parent's figure records by the same rule).
+		t, err = h.dv.SMCopy(*x.SM, dst, src, x.Bytes)
 	case x.PeerContext:
-		op, err = c.peerContextOp(h, x)
+		t.Op, err = c.peerContextOp(h, x)
 	default:
-		op = h.dv.Copy(dst, src, x.Bytes)
+		t.Op = h.dv.Copy(dst, src, x.Bytes)
 	}
 	if err != nil {
 		return nil, measure.Transfer{}, err
 	}
-	return h, measure.Transfer{Dev: h.dv, Op: op}, nil
+	return h, t, nil
 }
 
 // peerContextOp builds a PeerContext copy of x: the issuer's own buffer on

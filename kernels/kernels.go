@@ -126,9 +126,16 @@ func DecodeCheckArgs(p []any) (a CheckArgs, err error) {
 // ---------------------------------------------------------------------------
 // SM copy kernels.
 //
-// Every copy entry takes (.u64 dst, .u64 src, .u64 bytes): bytes is a multiple
-// of 4, dst and src are 16-byte aligned. The bulk of the range moves in 16-byte
-// vectors with a grid-stride loop; the tail (bytes % 16) moves as u32 words.
+// Every copy entry takes (.u64 dst, .u64 src, .u64 bytes, .u32 reps): bytes is
+// a multiple of 4, dst and src are 16-byte aligned. The bulk of the range moves
+// in 16-byte vectors with a grid-stride loop; the tail (bytes % 16) moves as u32
+// words. The kernel copies the range reps times in one launch (0: not at all;
+// 1: one copy, as a launch of the kernel has always made): each thread (the
+// bulk path: each block) goes on to its share of the next repetition as soon
+// as it is done with its share of the last, with no synchronisation across the
+// grid, so a launch of reps copies ramps up and drains once where reps
+// launches would each pay both (what nvbandwidth's copy kernel does with its
+// loop count).
 // Launched with any grid and block (bench picks them); a block size is a
 // multiple of 32. SharedBytes is the dynamic shared memory a variant needs for
 // the given block size (0 for all but the bulk path). Above 48 KiB (bulk: 128
@@ -156,12 +163,19 @@ func (k CopyKernel) DefaultGrid() (blocksPerSM, blockSize int) {
 	return 2, 512
 }
 
-// CopyArgs are the parameters of every SM copy entry.
-type CopyArgs struct{ Dst, Src, Bytes uint64 }
+// CopyArgs are the parameters of every SM copy entry. Reps is a u32: a
+// launch repeats a copy at most a timed window's repetitions (hundreds), a
+// 32-bit count is one register the kernels count down, and its range (4 G
+// copies, hours of the smallest copy) is beyond any window; Bytes stays a
+// u64, as buffers pass 4 GiB.
+type CopyArgs struct {
+	Dst, Src, Bytes uint64
+	Reps            uint32
+}
 
-func (a CopyArgs) Params() []any { return []any{a.Dst, a.Src, a.Bytes} }
+func (a CopyArgs) Params() []any { return []any{a.Dst, a.Src, a.Bytes, a.Reps} }
 func DecodeCopyArgs(p []any) (a CopyArgs, err error) {
-	err = decode(p, &a.Dst, &a.Src, &a.Bytes)
+	err = decode(p, &a.Dst, &a.Src, &a.Bytes, &a.Reps)
 	return
 }
 

@@ -567,7 +567,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if got, err := DecodePingPongArgs(pp.Params()); err != nil || got != pp {
 		t.Errorf("DecodePingPongArgs: %+v, %v", got, err)
 	}
-	ca := CopyArgs{Dst: 1, Src: 2, Bytes: 3}
+	ca := CopyArgs{Dst: 1, Src: 2, Bytes: 3, Reps: 4}
 	if got, err := DecodeCopyArgs(ca.Params()); err != nil || got != ca {
 		t.Errorf("DecodeCopyArgs: %+v, %v", got, err)
 	}

@@ -45,7 +45,11 @@ func Checked(t Timing, longest float64) bool {
 
 // Plain times the transfers of ts with plain windows of t (CheckTiming),
 // windows of them, and returns per transfer the milliseconds of one
-// repetition in each window.
+// repetition in each window. A transfer with OpN (SM copies from
+// InKernelRepsFrom) times each window as one launch of t.Reps copies:
+// what nvbandwidth times (its copy kernel repeats the copy loopCount times
+// in one launch between two events), so the check holds the figure
+// against that tool's method too.
 func (tm Timer) Plain(ctx context.Context, ts []Transfer, t Timing, windows int) ([][]float64, error) {
 	t.Short = 0
 	return tm.Measure(ctx, ts, t, windows)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"time"
 
@@ -38,16 +39,21 @@ func (dv *Device) PeerCopy(dst cuda.DevicePtr, dstCtx gpu.Context, src cuda.Devi
 	}
 }
 
-// SMCopy returns the operation of the SM copy kernel of cfg launched on dv,
-// copying size bytes from src to dst (addresses as dv sees them).
-func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (func(cuda.Stream) error, error) {
+// SMCopy returns the transfer of the SM copy kernel of cfg launched on dv,
+// copying size bytes from src to dst (addresses as dv sees them). Its Op is
+// one launch of one copy. From InKernelRepsFrom bytes it also has OpN: n
+// copies in one launch (the kernel's repetition count), so that a timed
+// window of them ramps up and drains once, as a stream of copies would;
+// below, each copy is its own launch, as an application issuing small copies
+// makes them.
+func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (Transfer, error) {
 	k, ok := kernels.CopyKernelByVariant(cfg.Variant)
 	if !ok {
-		return nil, fmt.Errorf("unknown SM copy variant %q", cfg.Variant)
+		return Transfer{}, fmt.Errorf("unknown SM copy variant %q", cfg.Variant)
 	}
 	f, err := dv.Function(k.Kernel)
 	if err != nil {
-		return nil, err
+		return Transfer{}, err
 	}
 	block := cfg.BlockSize
 	shared := 0
@@ -55,19 +61,47 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (fu
 		shared = k.SharedBytes(block)
 		if shared > 48<<10 {
 			if err := dv.Ctx.SetMaxDynamicShared(f, shared); err != nil {
-				return nil, err
+				return Transfer{}, err
 			}
 		}
 	}
 	grid := uint32(cfg.Grid(dv.Info.SMCount))
-	args := kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size}.Params()
-	return func(s cuda.Stream) error {
+	launch := func(s cuda.Stream, args []any) error {
 		if err := dv.Ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, uint32(shared), s, args...); err != nil {
 			return fmt.Errorf("launching %s on device %d: %w", k.Entry, dv.Index, err)
 		}
 		return nil
-	}, nil
+	}
+	copies := func(n int) []any {
+		return kernels.CopyArgs{Dst: uint64(dst), Src: uint64(src), Bytes: size, Reps: uint32(n)}.Params()
+	}
+	one := copies(1) // built once: small copies are launched by the hundred
+	t := Transfer{Dev: dv, Op: func(s cuda.Stream) error { return launch(s, one) }}
+	if InKernelReps(size) {
+		t.OpN = func(s cuda.Stream, n int) error {
+			if n < 1 || uint64(n) > math.MaxUint32 {
+				return fmt.Errorf("launching %s on device %d: %d repetitions", k.Entry, dv.Index, n)
+			}
+			return launch(s, copies(n))
+		}
+	}
+	return t, nil
 }
+
+// InKernelRepsFrom is the SM copy size from which a timed window of copies
+// is one launch that repeats the copy (Transfer.OpN): kernels.LargeCopyBytes,
+// where a sample is a window of sustained bandwidth. On a 2× H100 NV18
+// (2026-11-25) pulls of 512 MiB launched one per copy read 373.5–374.0 GB/s
+// where nvbandwidth's kernel, which repeats its copy inside one launch,
+// read 376.4: each launch paid its grid's drain and the next one's ramp,
+// about 10 µs of 1.43 ms. Below it each copy stays a launch: small copies'
+// figures are what an application issuing them sees, launch and all.
+const InKernelRepsFrom = kernels.LargeCopyBytes
+
+// InKernelReps says whether SM copies of size bytes time their windows as
+// one launch of many repetitions (SMCopy's OpN, the figure's
+// results.ParamInKernelReps).
+func InKernelReps(size uint64) bool { return size >= InKernelRepsFrom }
 
 // Latency test settings.
 const (

@@ -230,6 +230,17 @@ func (c SMConfig) Params() map[string]string {
 	return p
 }
 
+// FigureParams are the params of a figure of SM copies of size bytes with
+// the configuration: Params, and results.ParamInKernelReps where its
+// windows are one launch each (InKernelReps).
+func (c SMConfig) FigureParams(size uint64) map[string]string {
+	p := c.Params()
+	if InKernelReps(size) {
+		p[results.ParamInKernelReps] = "true"
+	}
+	return p
+}
+
 // ParamSMShare is the param of an SM copy that shared its device's SMs
 // with other SM copies running at once ("1/2": half of them).
 const ParamSMShare = "sm_share"

@@ -37,7 +37,7 @@ func TestGPUSteadyState(t *testing.T) {
 	copies := steadyCopies(t, dv)
 	for _, name := range []string{"local_copy", "h2d", "d2h"} {
 		t.Run(name, func(t *testing.T) {
-			f := measureSteady(t, dv, copies[name], steadySize, steadyTargets[name], steadyEffort{rounds: 10, samples: 4, refSamples: 5})
+			f := measureSteady(t, copies[name], steadySize, steadyTargets[name], steadyEffort{rounds: 10, samples: 4, refSamples: 5})
 			tol := max(0.003, 3*f.refRange)
 			if d := f.steady/f.ref - 1; math.Abs(d) > tol {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f (tolerance ±%.2f%%)", f.steady, 100*d, f.ref, 100*tol)

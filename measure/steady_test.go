@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/kernels"
@@ -39,13 +38,13 @@ const refCopies = 64
 // the medians' own spread is near 0.02% with them.
 var simEffort = steadyEffort{rounds: 40, samples: 5, refSamples: 10}
 
-// measureSteady times op (one copy of size bytes on dv) the three ways,
-// the steady state calibrated for samples of about target.
-func measureSteady(t *testing.T, dv *Device, op func(cuda.Stream) error, size uint64, target time.Duration, e steadyEffort) steadyFigures {
+// measureSteady times tr (copies of size bytes) the three ways, the steady
+// state calibrated for samples of about target.
+func measureSteady(t *testing.T, tr Transfer, size uint64, target time.Duration, e steadyEffort) steadyFigures {
 	t.Helper()
 	ctx := context.Background()
 	tm := Timer{}
-	ts := []Transfer{{Dev: dv, Op: op}}
+	ts := []Transfer{tr}
 	sorted := func(tg Timing, rounds, samples int) []float64 {
 		t.Helper()
 		var g []float64
@@ -87,17 +86,17 @@ var steadyTargets = map[string]time.Duration{"local_copy": SampleTarget, "h2d": 
 
 // steadyCopies are the copies both steady-state tests time on one device:
 // within its memory, and to and from pinned host memory.
-func steadyCopies(t *testing.T, dv *Device) map[string]func(cuda.Stream) error {
+func steadyCopies(t *testing.T, dv *Device) map[string]Transfer {
 	t.Helper()
 	h, err := dv.Ctx.HostAlloc(steadySize, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = dv.Ctx.HostFree(h) })
-	return map[string]func(cuda.Stream) error{
-		"local_copy": dv.Copy(dv.Recv, dv.Send, steadySize),
-		"h2d":        dv.Copy(dv.Recv, h.Device, steadySize),
-		"d2h":        dv.Copy(h.Device, dv.Send, steadySize),
+	return map[string]Transfer{
+		"local_copy": {Dev: dv, Op: dv.Copy(dv.Recv, dv.Send, steadySize)},
+		"h2d":        {Dev: dv, Op: dv.Copy(dv.Recv, h.Device, steadySize)},
+		"d2h":        {Dev: dv, Op: dv.Copy(h.Device, dv.Send, steadySize)},
 	}
 }
 
@@ -133,7 +132,7 @@ func TestSteadyStateReachesTheAsymptote(t *testing.T) {
 		t.Fatal(err)
 	}
 	copies := steadyCopies(t, dv)
-	copies["ce_read"] = dv.PeerCopy(dv.Recv, dv.Ctx, peer.Send, peer.Ctx, steadySize)
+	copies["ce_read"] = Transfer{Dev: dv, Op: dv.PeerCopy(dv.Recv, dv.Ctx, peer.Send, peer.Ctx, steadySize)}
 	copies["sm_read"] = sm
 	for _, name := range []string{"local_copy", "ce_read", "sm_read", "h2d", "d2h"} {
 		t.Run(name, func(t *testing.T) {
@@ -141,7 +140,7 @@ func TestSteadyStateReachesTheAsymptote(t *testing.T) {
 			if !ok {
 				target = SampleTarget
 			}
-			f := measureSteady(t, dv, copies[name], steadySize, target, simEffort)
+			f := measureSteady(t, copies[name], steadySize, target, simEffort)
 			if d := f.steady/f.ref - 1; d < -0.001 || d > 0.001 {
 				t.Errorf("steady state %.2f GB/s is %+.3f%% off the back-to-back %.2f", f.steady, 100*d, f.ref)
 			}

@@ -110,6 +110,13 @@ func WarmUp(devs []*Device, d time.Duration) error {
 type Transfer struct {
 	Dev *Device
 	Op  func(s cuda.Stream) error
+	// OpN, when set, enqueues n repetitions (n ≥ 1) as one operation (an SM
+	// copy kernel that repeats its copy: SMCopy), which Enqueue then uses
+	// for the warm-up and for the timed window: a window of n repetitions
+	// is one launch, whose start and end cost is paid once, where n calls
+	// of Op would pay it n times. A steady-state fit's short window is one
+	// such launch too, of Short repetitions.
+	OpN func(s cuda.Stream, n int) error
 	// Prep, when set, is enqueued after the warm-up and before the start
 	// event of every sample (resetting counters, say), outside the timing.
 	Prep func(s cuda.Stream) error
@@ -245,7 +252,8 @@ const LongSample = time.Millisecond
 
 // The params of a figure that say how its samples were taken: repetitions
 // per sample, and the repetitions of the short window of a steady-state fit
-// (absent: no fit).
+// (absent: no fit). SM copies say too whether each window was one launch
+// (results.ParamInKernelReps, SMConfig.FigureParams).
 const (
 	ParamReps      = "reps_per_sample"
 	ParamShortReps = "short_reps_per_sample"
@@ -272,13 +280,12 @@ func (t Timing) Samples(n, rounds int) int {
 
 // Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do
 // passes): the warm-up repetitions, t.Prep, the start event, the timed
-// repetitions and the end event. What holds s (a latch, an event wait) is
-// enqueued before.
+// repetitions and the end event; the warm-up and the timed repetitions are
+// one call of t.OpN each where t has it. What holds s (a latch, an event
+// wait) is enqueued before.
 func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, tm Timing) error {
-	for range tm.Warmup {
-		if err := t.Op(s); err != nil {
-			return err
-		}
+	if err := t.repeat(s, tm.Warmup); err != nil {
+		return err
 	}
 	if t.Prep != nil {
 		if err := t.Prep(s); err != nil {
@@ -288,15 +295,38 @@ func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, t
 	if err := c.EventRecord(start, s); err != nil {
 		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
 	}
-	for range tm.Reps {
-		if err := t.Op(s); err != nil {
-			return err
-		}
+	if err := t.repeat(s, tm.Reps); err != nil {
+		return err
 	}
 	if err := c.EventRecord(end, s); err != nil {
 		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
 	}
 	return nil
+}
+
+// repeat enqueues n repetitions on s: one call of OpN where the transfer
+// has it, else n calls of Op.
+func (t Transfer) repeat(s cuda.Stream, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if t.OpN != nil {
+		return t.OpN(s, n)
+	}
+	for range n {
+		if err := t.Op(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ops is how many operations n repetitions queue on a stream.
+func (t Transfer) ops(n int) int {
+	if t.OpN != nil {
+		return min(n, 1)
+	}
+	return n
 }
 
 // Elapsed waits for end and returns the milliseconds from start to end
@@ -440,7 +470,7 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 	for range samples {
 		ws = append(ws, window{t, false})
 	}
-	cost := func(w window) int { return w.tm.Warmup + w.tm.Reps + 3 }
+	cost := func(w window) int { return tr.ops(w.tm.Warmup) + tr.ops(w.tm.Reps) + 3 }
 	var short float64
 	var out []float64
 	for len(ws) > 0 {

@@ -169,19 +169,26 @@ func (f Figure) Key() string {
 
 // DescriptiveParam reports whether a param describes a figure rather than
 // identifies it: how it was sampled (reps_per_sample, hops_per_sample,
-// threads, ops_per_thread), what the driver said about the pair
+// threads, ops_per_thread, in_kernel_reps), what the driver said about the pair
 // (native_atomic_supported, driver_caps...), or labels derived from other
 // fields (memory = local/peer, cache = in/beyond L2, ptx). Key leaves them
 // out, so that the same measurement matches across driver versions and
 // machines whose caches or SM counts differ.
 func DescriptiveParam(name string) bool {
 	switch name {
-	case "threads", "ptx", "memory", "cache", "native_atomic_supported", "chains":
+	case "threads", "ptx", "memory", "cache", "native_atomic_supported", "chains", ParamInKernelReps:
 		return true
 	}
 	return strings.HasSuffix(name, "_per_sample") || strings.HasSuffix(name, "_per_thread") ||
 		strings.HasPrefix(name, "driver_")
 }
+
+// ParamInKernelReps is the param of SM copy figures whose every timed window
+// (and warm-up) was one launch of the copy kernel repeating the copy, "true";
+// absent, each copy was a launch of its own (copies under 64 MiB, and every
+// SM copy of files written before the param, 2026-11-25). It describes how
+// samples were taken, so a figure's key leaves it out (DescriptiveParam).
+const ParamInKernelReps = "in_kernel_reps"
 
 // IdentityParams returns the params part of Key: the identifying params as
 // sorted k=v pairs joined by commas.

@@ -847,7 +847,8 @@ static unsigned pattern(unsigned seed, unsigned long long i)
 /* run_kernel runs the p2pbench kernels a test of several processes needs
  * on this host-memory "GPU", at launch: streams run as work is enqueued, so
  * the latch holds nothing; p2p_fill and p2p_check write and check the
- * verification pattern; every SM copy is a memmove. Any other p2p_ kernel
+ * verification pattern; every SM copy is a memmove (none for a repetition
+ * count of 0: Reps copies leave what one leaves). Any other p2p_ kernel
  * is NOT_SUPPORTED, so that no figure comes from work the fake did not do;
  * the kernels of the binding's own tests are only recorded. */
 static CUresult run_kernel(struct fake_func *f, void **params)
@@ -880,6 +881,9 @@ static CUresult run_kernel(struct fake_func *f, void **params)
 	}
 	if (strncmp(f->name, "p2p_copy", 8) == 0) {
 		unsigned long long dst = PARAM(0, unsigned long long), src = PARAM(1, unsigned long long), n = PARAM(2, unsigned long long);
+		unsigned reps = f->nparams > 3 ? PARAM(3, unsigned) : 1;
+		if (reps == 0)
+			return CUDA_SUCCESS;
 		if (!checked(dst, n) || !checked(src, n))
 			return CUDA_ERROR_ILLEGAL_ADDRESS;
 		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);

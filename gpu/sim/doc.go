@@ -80,6 +80,19 @@
 //     reads 0.2–0.6% low at 512 MiB on h200x2, as one did on the H200, and
 //     back-to-back copies pay the drain once. Where a real copy's start and
 //     end costs sit is not known; this is where the model puts them.
+//   - An SM copy kernel's launch costs time that the launch before it on
+//     the stream cannot hide (its grid's last wave draining, the next one
+//     ramping up), learnt from the 2× H100 (launch.go): 10.1 µs at 512 MiB,
+//     where pulls read 373.75 GB/s launched one per copy and 376.4 in
+//     nvbandwidth's one launch of many, 5.9 µs at 64 MiB (364.3 launched
+//     per copy), as the 0.26th power of the size between and beyond, scaled
+//     down below 64 MiB so that small copies keep their setup's floor
+//     alone. A launch that repeats its copy (kernels.CopyArgs.Reps) moves
+//     Reps copies' bytes and pays its setup, that cost and its drain once;
+//     it leaves what one copy leaves. The SM profiles of the NVLink machines
+//     are the sustained rates: hardware.md's figures of a launch per copy
+//     with that cost taken out. Whether an H200 pays the same was not
+//     measured (its fit of 512 MiB and 2 GiB, 16 µs a launch, is near).
 //   - Atomics on a link without native atomics (PCIe across switches) lose
 //     updates when many threads hit one address (the read-modify-write races);
 //     distinct addresses stay exact. The real behaviour is undefined.

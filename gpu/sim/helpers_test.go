@@ -222,15 +222,21 @@ func (r *rig) ceJob(issuer, src, dst int, sp, dp cuda.DevicePtr, size uint64) jo
 	}}
 }
 
-// smJob is the SM copy variant launched on issuer.
+// smJob is the SM copy variant launched on issuer, one copy per launch.
 func (r *rig) smJob(issuer int, variant string, dp, sp cuda.DevicePtr, size uint64) job {
+	return r.smJobN(issuer, variant, dp, sp, size, 1)
+}
+
+// smJobN is a launch of the SM copy variant on issuer that repeats the copy
+// reps times.
+func (r *rig) smJobN(issuer int, variant string, dp, sp cuda.DevicePtr, size uint64, reps uint32) job {
 	k, ok := kernels.CopyKernelByVariant(variant)
 	if !ok {
 		r.t.Fatalf("no copy variant %q", variant)
 	}
 	grid := uint32(r.d.m.gpu.sms * 4)
 	return job{issuer, func(s cuda.Stream) error {
-		return r.launch(issuer, k.Kernel, grid, 512, s, kernels.CopyArgs{Dst: uint64(dp), Src: uint64(sp), Bytes: size}.Params()...)
+		return r.launch(issuer, k.Kernel, grid, 512, s, kernels.CopyArgs{Dst: uint64(dp), Src: uint64(sp), Bytes: size, Reps: reps}.Params()...)
 	}}
 }
 

@@ -126,8 +126,13 @@ type model struct {
 	// The next copy on the stream overlaps it, so back-to-back copies pay
 	// it once (drain).
 	ceDrain, smDrain float64
-	peerSetup        float64 // extra for a kernel whose first access crosses the link
-	latchPoll        float64 // a latch sees its host flag this long after it is written
+	// smLaunch is what a launch of an SM copy kernel costs that the launch
+	// before it on the stream cannot hide, by the size of its copy
+	// (launch.go): a floor under its setup's own, paid once per launch, so
+	// a launch that repeats its copy (kernels.CopyArgs.Reps) pays it once.
+	smLaunch  launchCost
+	peerSetup float64 // extra for a kernel whose first access crosses the link
+	latchPoll float64 // a latch sees its host flag this long after it is written
 	// Pulls (a copy-engine copy issued by the destination) measured on a
 	// 2× H100 NV18 (tools/probes/holdprobe.cu, 2026-11-25): the first pull
 	// a device issues after its peer access was enabled again following a
@@ -188,7 +193,11 @@ type model struct {
 // both ways pushing, 778 pulling; SM 374 pulling, 371 pushing, 672 both
 // pulling, 731 both pushing; to and from the host (on 57.3 GB/s of PCIe)
 // 55.4 by the copy engine, 51.2 by SM loads and 52.6 by SM stores, and
-// 1.19 µs per load of a chase through host memory.
+// 1.19 µs per load of a chase through host memory. The SM figures were
+// copies of 512 MiB launched one per copy: the SM profiles are their
+// sustained rates (376.6 pulling, as the H200 pulled at 8–32 GiB, where a
+// launch's cost is lost: kernels/NOTES.md), and each launch pays its cost
+// on top (smLaunch, launch.go).
 func nvlinkModel(port float64, engines int) model {
 	const raw = 450.0
 	return model{
@@ -200,8 +209,8 @@ func nvlinkModel(port float64, engines int) model {
 		pageableGBps:  20,
 		ceRead:        calibrate(raw, 394, 778),
 		ceWrite:       calibrate(raw, 394, 783),
-		smRead:        calibrate(raw, 374, 672),
-		smWrite:       calibrate(raw, 371, 731),
+		smRead:        calibrate(raw, sustained(374), 2*sustained(672/2)),
+		smWrite:       calibrate(raw, sustained(371), 2*sustained(731/2)),
 		hostCE:        profile{eff: 0.967, rev: 0.01},
 		hostSM:        profile{eff: 0.894, rev: 0.05},
 		hostSMWrite:   profile{eff: 0.918, rev: 0.02},
@@ -224,8 +233,9 @@ func nvlinkModel(port float64, engines int) model {
 		// back-to-back copies (issue 15): 0.2–0.3% by the copy engine
 		// (393.1 against 393.8 GB/s pulled, 395.4 against 396.5 pushed),
 		// 0.6% by SM loads (374.0 against 376.2).
-		ceDrain: 3000,
-		smDrain: 8000,
+		ceDrain:  3000,
+		smDrain:  8000,
+		smLaunch: h100Launch,
 
 		firstPull:     165000,
 		pullSetup:     6500,
@@ -291,6 +301,7 @@ func pcieModel() model {
 		latchPoll:     1000,
 		ceDrain:       3000, // not measured: the H200's
 		smDrain:       8000,
+		smLaunch:      h100Launch, // not measured: the H100's
 
 		chaseLocalL2:   280,
 		chaseLocalMem:  650,

@@ -114,8 +114,13 @@ func (d *Driver) variantScale(variant string) (read, write float64) {
 	return 1 - mm.smVariantRead*unitFloat(splitmix(x)), 1 - mm.smVariantWrt*unitFloat(splitmix(x^1))
 }
 
-// smCopy is p2p_copy_<variant>: dst ← src, bytes (whole words), with 16-byte
-// aligned addresses (MISALIGNED_ADDRESS otherwise, as the vector loads would).
+// smCopy is p2p_copy_<variant>: dst ← src, bytes (whole words), Reps times,
+// with 16-byte aligned addresses (MISALIGNED_ADDRESS otherwise, as the
+// vector loads would). The launch moves Reps × bytes as one flow and pays
+// its fixed costs once: its setup, of which the launch's cost
+// (model.smLaunch) is more than the launch before can hide, and the drain
+// before an event. The content is what Reps copies leave, which is what
+// one leaves. Reps 0 launches a kernel that touches no memory.
 func (l *launch) smCopy() (*op, error) {
 	a, err := kernels.DecodeCopyArgs(l.params)
 	if err != nil {
@@ -141,6 +146,13 @@ func (l *launch) smCopy() (*op, error) {
 	readScale, writeScale := d.variantScale(variant)
 	bytes := a.Bytes &^ 3
 	o := &op{kind: opWork}
+	if a.Reps == 0 {
+		o.prepare = func(o *op) *asyncError {
+			o.setup = l.kernelSetup(o, false)
+			return nil
+		}
+		return o, nil
+	}
 	var src, dst span
 	o.prepare = func(o *op) *asyncError {
 		if a.Src%16 != 0 || a.Dst%16 != 0 {
@@ -158,10 +170,16 @@ func (l *launch) smCopy() (*op, error) {
 		}
 		remote := src.dev() != c.dev || dst.dev() != c.dev
 		p := d.placement(o, bytes, dst, src)
-		o.setup = l.kernelSetup(o, remote) * p
+		setup := l.kernelSetup(o, remote)
+		if c := d.m.m.smLaunch.at(bytes); c > o.floor {
+			// What the launch before cannot hide is the launch's cost.
+			setup += c - o.floor
+			o.floor = c
+		}
+		o.setup = setup * p
 		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
-		o.fl = newFlow(float64(bytes), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
+		o.fl = newFlow(float64(bytes)*float64(a.Reps), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
 		o.drain = drain(d.m.m.smDrain, bytes)
 		return nil
 	}

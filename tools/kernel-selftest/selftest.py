@@ -19,7 +19,10 @@ Only the Python standard library and libcuda.so.1 (through ctypes) are used.
 
 The bandwidth sweeps copy --mib MiB (default 2048: at 512 MiB the fixed cost of
 a launch, about 16 us, is still ~1% of the time) and report, per variant, the
-median of --reps timed launches for each grid shape and the best shape.
+median of --reps timed launches for each grid shape and the best shape. With
+--in-kernel N each timed launch repeats its copy N times (the copy kernels'
+reps parameter, as p2pbench times SM copies of 64 MiB and more): the launch's
+fixed cost is then paid once for N copies.
 
 Exit status: 0 when every check passed, 1 otherwise. Timings are printed, and
 written as JSON with --json FILE.
@@ -440,7 +443,10 @@ def test_verify(d, rep, big):
 
 def load_extra(devs, directory, rep):
     """Loads experimental copy modules: every p2p_copy_X entry becomes variant
-    X; a line '// selftest-shared: N' gives its dynamic shared memory."""
+    X; a line '// selftest-shared: N' gives its dynamic shared memory. An
+    entry takes (dst, src, bytes) or, as the shipped ones, (dst, src, bytes,
+    reps); launched with reps 1 and checked as one copy (a kernel ignores the
+    parameters it does not declare)."""
     found = []
     for fn in sorted(os.listdir(directory)):
         if not fn.endswith(".ptx"):
@@ -470,14 +476,17 @@ def load_extra(devs, directory, rep):
     return found
 
 
-def copy_launch(d, variant, dst, src, nbytes, grid, block, stream=None):
+def copy_launch(d, variant, dst, src, nbytes, grid, block, stream=None, reps=1):
+    """One launch of a copy kernel that copies nbytes reps times."""
     shared = SHARED_BYTES.get(variant, 0)
-    d.launch("p2p_copy_" + variant, grid, block, [(dst, "u64"), (src, "u64"), (nbytes, "u64")],
+    d.launch("p2p_copy_" + variant, grid, block, [(dst, "u64"), (src, "u64"), (nbytes, "u64"), (reps, "u32")],
              shared=shared, stream=stream)
 
 
 def test_copy_correct(run_dev, src_dev, dst_dev, rep, label, variants):
-    """Copies with every variant, sizes with every tail and several grids; run on run_dev."""
+    """Copies with every variant, sizes with every tail and several grids; run on
+    run_dev. The shipped variants also copy a few sizes with 0 repetitions
+    (the destination untouched) and with 3 in one launch (exact)."""
     print("copy correctness: %s" % label)
     sizes = [4, 8, 12, 16, 20, 44, 4096 + 12, 8192 * 5 + 4, (1 << 20) + 8, 33 * (1 << 20) + 12]
     grids = [(1, 32), (7, 96), (run_dev.sms * 2, 256), (run_dev.sms * 4, 1024)]
@@ -492,39 +501,46 @@ def test_copy_correct(run_dev, src_dev, dst_dev, rep, label, variants):
         if "p2p_copy_" + v not in run_dev.functions:
             continue
         ok = True
-        for nbytes in sizes:
+        runs = [(nbytes, 1) for nbytes in sizes]
+        if v in COPY_VARIANTS:
+            runs += [(nbytes, r) for nbytes in (12, 8192 * 5 + 4, 33 * (1 << 20) + 12) for r in (0, 3)]
+        for nbytes, reps in runs:
             for grid, block in grids:
                 dst_dev.memset32(dst, 0xFFFFFFFF, (maxb + 64) // 4)
-                copy_launch(run_dev, v, dst, src, nbytes, grid, block)
+                copy_launch(run_dev, v, dst, src, nbytes, grid, block, reps=reps)
                 run_dev.sync()
                 first, count = check(run_dev, dst, nbytes // 4, seed, result)
+                want = nbytes // 4 if reps == 0 else 0  # 0 repetitions: all still 0xFFFFFFFF
                 after = u32s(dst_dev.read(dst + nbytes, 16))
-                if count != 0 or any(w != 0xFFFFFFFF for w in after):
+                if count != want or any(w != 0xFFFFFFFF for w in after):
                     ok = False
-                    rep.check(False, "copy %s %s: %d bytes grid %dx%d: %d bad (first %d), overrun %s"
-                              % (v, label, nbytes, grid, block, count, first, after))
+                    rep.check(False, "copy %s %s: %d bytes x %d grid %dx%d: %d bad (first %d, want %d bad), overrun %s"
+                              % (v, label, nbytes, reps, grid, block, count, first, want, after))
         if ok:
-            rep.check(True, "copy %s %s: %d sizes x %d grids exact, no overrun" % (v, label, len(sizes), len(grids)))
+            rep.check(True, "copy %s %s: %d sizes and repetitions x %d grids exact, no overrun"
+                      % (v, label, len(runs), len(grids)))
     src_dev.free(src)
     dst_dev.free(dst)
     run_dev.free(result)
 
 
-def time_copy(d, variant, dst, src, nbytes, grid, block, reps):
+def time_copy(d, variant, dst, src, nbytes, grid, block, reps, inner=1):
+    """GB/s of the median of reps timed launches, each copying nbytes inner
+    times (the kernel's repetitions), and the launches' times."""
     e0, e1 = d.event(), d.event()
-    copy_launch(d, variant, dst, src, nbytes, grid, block)  # warm-up
+    copy_launch(d, variant, dst, src, nbytes, grid, block, reps=inner)  # warm-up
     times = []
     for _ in range(reps):
         d.record(e0)
-        copy_launch(d, variant, dst, src, nbytes, grid, block)
+        copy_launch(d, variant, dst, src, nbytes, grid, block, reps=inner)
         d.record(e1)
         times.append(elapsed_ms(e0, e1))
     ms = statistics.median(times)
-    return nbytes / (ms * 1e-3) / 1e9, times
+    return inner * nbytes / (ms * 1e-3) / 1e9, times
 
 
-def copy_sweep(run_dev, src, dst, rep, label, variants, nbytes, reps, configs):
-    print("copy bandwidth: %s, %d MiB, median of %d (GB/s, decimal)" % (label, nbytes >> 20, reps))
+def copy_sweep(run_dev, src, dst, rep, label, variants, nbytes, reps, configs, inner=1):
+    print("copy bandwidth: %s, %d MiB x %d a launch, median of %d (GB/s, decimal)" % (label, nbytes >> 20, inner, reps))
     table = {}
     for v in variants:
         if "p2p_copy_" + v not in run_dev.functions:
@@ -532,7 +548,8 @@ def copy_sweep(run_dev, src, dst, rep, label, variants, nbytes, reps, configs):
         row = {}
         for bpsm, block in (BULK_CONFIGS if v.startswith("bulk") else configs):
             grid = run_dev.sms * bpsm
-            gbs, _ = time_copy(run_dev, v, dst, src, nbytes, grid, block, reps)
+            gbs, _ = time_copy(run_dev, v, dst, src, nbytes, grid, block, reps,
+                               inner=inner if v in COPY_VARIANTS else 1)
             row["%dx%d" % (grid, block)] = round(gbs, 1)
         best = max(row.items(), key=lambda kv: kv[1])
         table[v] = {"best": best[1], "best_config": best[0], "configs": row}
@@ -773,6 +790,8 @@ def main():
     ap.add_argument("--json", help="write the timings here")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--mib", type=int, default=2048)
+    ap.add_argument("--in-kernel", type=int, default=1, metavar="N",
+                    help="copies per timed launch in the bandwidth sweeps (the copy kernels' reps; default 1)")
     ap.add_argument("--variants", help="comma-separated copy variants for the bandwidth runs (default: all)")
     ap.add_argument("--rounds", type=int, default=1, help="repeat the bandwidth sweeps this many times")
     ap.add_argument("--extra", help="a directory of experimental copy modules to test and time too")
@@ -843,9 +862,12 @@ def main():
                     sfx = " round %d" % (r + 1) if args.rounds > 1 else ""
                     test_ce(d0, d1, d1, a0, b1, nbytes, args.reps, "GPU0->GPU1 issued by GPU1" + sfx, rep)
                     test_ce(d0, d1, d0, a0, b1, nbytes, args.reps, "GPU0->GPU1 issued by GPU0" + sfx, rep)
-                    copy_sweep(d1, a0, b1, rep, "pull GPU0->GPU1" + sfx, variants, nbytes, args.reps, configs)
-                    copy_sweep(d0, a0, b1, rep, "push GPU0->GPU1" + sfx, variants, nbytes, args.reps, configs)
-                copy_sweep(d0, a0, b0, rep, "local GPU0", ["v4_u4", "bulk"], nbytes, args.reps, [(2, 512)])
+                    copy_sweep(d1, a0, b1, rep, "pull GPU0->GPU1" + sfx, variants, nbytes, args.reps, configs,
+                               inner=args.in_kernel)
+                    copy_sweep(d0, a0, b1, rep, "push GPU0->GPU1" + sfx, variants, nbytes, args.reps, configs,
+                               inner=args.in_kernel)
+                copy_sweep(d0, a0, b0, rep, "local GPU0", ["v4_u4", "bulk"], nbytes, args.reps, [(2, 512)],
+                           inner=args.in_kernel)
                 for v in [v for v in ("v4_u4", "v4_u8", "cs_u8", "warp_u8", "bulk") + tuple(extra) if v in variants]:
                     bpsm, block = (1, 32) if v.startswith("bulk") else (1, 512)
                     test_both_ways(d0, d1, v, a0, b1, a1, b0, nbytes, bpsm, block, args.reps, rep, "push")
