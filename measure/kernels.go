@@ -118,10 +118,13 @@ const (
 	ChaseChains = 4
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
-	// so one that fits in L2 is there; chaseTLBHops of a longer one, 32
-	// loads on each 2 MiB page of 256 MiB, enough to warm the TLB.
+	// so one that fits in L2 is there; chaseTLBHops of a longer one, 8
+	// loads on each 2 MiB page of 256 MiB on average, so that a page the
+	// pass misses is one in e^8 (3000): it warms the TLB. It was 32 a page;
+	// those passes over NVLink, four chains a round and figure, took 0.3 s
+	// of an all run on the 2× H100 (2026-11-25), more than the timed hops.
 	chaseWholeHops = 8192
-	chaseTLBHops   = 4096
+	chaseTLBHops   = 1024
 	PingChunks     = 100 // timed chunks per ping-pong figure, over all its rounds
 	PingChunk      = 100 // round trips per timed chunk
 	PingTimeout    = 2 * time.Second
