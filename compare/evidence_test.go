@@ -3,6 +3,7 @@ package compare_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -205,5 +206,36 @@ func TestEvidenceGroups(t *testing.T) {
 		if tc.flagged != nil && hits == 0 {
 			t.Errorf("%s: nothing flagged", tc.name)
 		}
+	}
+}
+
+// TestTwoModesWithinTheInterval: in run 5 of call H's 2× H100 set
+// (testdata/reference/h100x2/2026-11-25-d) back-to-back 4-byte pulls 0→1
+// took 13.3-13.9 µs in three rounds and 8.0-10.3 µs in the other two; run 1's
+// rounds took 6.9-8.5 µs, its median 7.95 µs, 0.8% below run 5's fastest
+// round. Run 5's interval of where another run's median would fall (7.65-19.0
+// µs) holds run 1's median, so the change is not flagged; it was before.
+func TestTwoModesWithinTheInterval(t *testing.T) {
+	var runs []*results.Run
+	for _, i := range []int{1, 5} {
+		r, err := results.Read(filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-d", fmt.Sprintf("all%d.json.gz", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[0], runs[1])
+	found := false
+	for _, row := range res.Rows {
+		if !strings.HasPrefix(row.Key, "lat_copy_b2b|copy_engine|read||0|1|4|") {
+			continue
+		}
+		found = true
+		if c := row.Changes[0]; c.Regression || c.Improvement || c.Pct < 50 {
+			t.Errorf("%s: %+.1f%% flagged %v (floor %.1f%%); want a change of more than 50%% left unflagged", row.Key, c.Pct, c.Regression || c.Improvement, 100*c.Floor)
+		}
+	}
+	if !found {
+		t.Fatal("no lat_copy_b2b 0→1 4 B pull in the runs")
 	}
 }

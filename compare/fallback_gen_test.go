@@ -77,12 +77,14 @@ var fallbackSources = []fallbackSource{
 
 // fallbackHoldOuts are the sets the fallback is tested on, never measured
 // on: the 2× H100 evidence of the first run on two real GPUs, the first
-// session's set taken with the same build (2026-11-25), and the reference
-// set of the issues' done-when (2026-11-25-c: its ten pairings).
+// session's set taken with the same build (2026-11-25), call C's set
+// (2026-11-25-c: its ten pairings) and the reference set of the issues'
+// done-when, call H's (2026-11-25-d).
 var fallbackHoldOuts = []string{
 	"compare/testdata/evidence/h100x2-2026-11-25",
 	"testdata/reference/h100x2/2026-11-25",
 	"testdata/reference/h100x2/2026-11-25-c",
+	"testdata/reference/h100x2/2026-11-25-d",
 }
 
 // measured is what the fallback's sources showed of one cell.
