@@ -38,7 +38,7 @@ const (
 	// 17-33 ms on the 2× H100), atomicLatencyCost of its atomic latency
 	// (15-42 ms).
 	latencyStepCost   = 12 * time.Millisecond
-	chaseBeyondCost   = 20 * time.Millisecond
+	chaseBeyondCost   = 12 * time.Millisecond
 	hostChaseCost     = 19 * time.Millisecond
 	atomicTputCost    = 21 * time.Millisecond
 	atomicLatencyCost = 27 * time.Millisecond
@@ -48,10 +48,11 @@ const (
 	copyLatencyCost = 55 * time.Millisecond
 	// tuneCost is one search of the SM copy configurations.
 	tuneCost = 2 * time.Second
-	// counterReading is one reading of both devices' NVLink counters (22 ms
-	// on the 2× H100): a step's windows back to back take one each, and
-	// one more for the first one's start (measure.Meter).
-	counterReading = 22 * time.Millisecond
+	// counterReading is one reading of both devices' NVLink counters (4.5
+	// ms on the 2× H100 since the sums over every link are read, 22 ms
+	// before): a step's windows back to back take one each, and one more
+	// for the first one's start (measure.Meter).
+	counterReading = 4500 * time.Microsecond
 	// runCost is what a run spends around its measurements: starting,
 	// discovering the machine, writing the results, judging and printing.
 	runCost = 900 * time.Millisecond
@@ -59,12 +60,16 @@ const (
 	// and stopping them (ipcStart: 0.4 and 0.3 s on the 2× H100), and
 	// each figure's round, the requests to the children
 	// around its copies (ipcPerFigure).
-	ipcStart     = 750 * time.Millisecond
+	ipcStart     = 650 * time.Millisecond
 	ipcPerFigure = 9 * time.Millisecond
 	// pairEfficiency is the share of a link's theoretical bandwidth a copy
 	// reaches; localGBps a copy within a device's memory; defaultGBps the
 	// guess where the topology gives none (a PCIe Gen4 link).
 	pairEfficiency = 0.87
+	// stagedShare is the share of the host link's bandwidth a copy staged
+	// through host memory reaches (no peer access): 37.5-38.4 GB/s on the
+	// 2× H100s, whose host copies ran at 55.
+	stagedShare = 0.69
 	localGBps      = 1400
 	defaultGBps    = 25
 )

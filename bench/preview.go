@@ -58,13 +58,15 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 }
 
 // setupCost is what opening a device and allocating its buffers take (the
-// 2× H100: 0.2-0.3 s for two, 2026-11-25-c).
-const setupCost = 120 * time.Millisecond
+// 2× H100: 0.2-0.3 s for two, 2026-11-25-c and -d).
+const setupCost = 150 * time.Millisecond
 
 // pinPerGiB is what pinning host memory for the host tests costs a GiB,
-// the devices' regions allocated at once: 2 GiB took 0.76 s on one 2× H100
-// and 1.1-1.3 s on another (2026-11-25, the first round's first host step).
-const pinPerGiB = 500 * time.Millisecond
+// the devices' regions allocated at once: with cuMemHostAlloc 2 GiB took
+// 0.76 s on one 2× H100 and 1.1-1.3 s on another (2026-11-25); faulted in
+// on every CPU and registered (cuda.HostRegisterMin), 2 GiB took no more
+// than the warm-up's 0.2 s (call H, 2026-11-25-d).
+const pinPerGiB = 100 * time.Millisecond
 
 // pinCost is what pinning the host tests' regions (bench/host.go
 // startPinning) adds to a run: it starts with the warm-up, which on the 2×

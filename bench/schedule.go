@@ -167,7 +167,7 @@ func (e *Engine) matrixSteps() []step {
 				// Without peer access: the copy goes through the host.
 				e.disableIdle()
 				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
-			}, e.copyCost(1, float64(e.opt.Size)/e.hostGBps())})
+			}, e.copyCost(1, float64(e.opt.Size)/(stagedShare*e.hostGBps()))})
 		}
 	}
 	return steps
