@@ -21,6 +21,7 @@ type Context struct {
 	dev    int
 	cu     int32   // the CUdevice
 	handle uintptr // the CUcontext
+	green  uintptr // the CUgreenCtx of a context from Green, 0 for the primary
 
 	jobs     chan job
 	quit     chan struct{} // closed by stop

@@ -18,6 +18,7 @@ type Driver struct {
 	closed atomic.Bool
 	mu     sync.Mutex // guards ctxs; serialises Context creation with Close
 	ctxs   map[int]*Context
+	greens map[*Context]bool // contexts from Context.Green not yet destroyed
 }
 
 // Open loads the driver library (libcuda.so.1, or the file named by
@@ -31,7 +32,7 @@ func Open() (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{api: a, ctxs: make(map[int]*Context)}
+	d := &Driver{api: a, ctxs: make(map[int]*Context), greens: map[*Context]bool{}}
 	if err := d.check(a.cuInit(0), "cuInit"); err != nil {
 		return nil, fmt.Errorf("initialise the CUDA driver in %s: %w", d.Path(), err)
 	}
@@ -342,14 +343,24 @@ func (d *Driver) Close() error {
 	}
 	ctxs := d.ctxs
 	d.ctxs = nil
+	greens := d.greens
+	d.greens = nil
 	d.mu.Unlock()
+
+	var errs []error
+	// Green contexts first: they live on the primary contexts' resources.
+	for g := range greens {
+		g.stop()
+		if err := d.check(d.api.cuGreenCtxDestroy(g.green), "cuGreenCtxDestroy"); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: %w", g.dev, err))
+		}
+	}
 
 	devs := make([]int, 0, len(ctxs))
 	for dev := range ctxs {
 		devs = append(devs, dev)
 	}
 	slices.Sort(devs)
-	var errs []error
 	for _, dev := range devs {
 		c := ctxs[dev]
 		c.stop()

@@ -59,6 +59,7 @@ type hooks struct {
 	lastFuncAttr        func(value *int32) int32
 	lastHostAllocFlags  func() uint32
 	lastRegisterFlags   func() uint32
+	greenCounts         func(made, live *int32)
 	hostRegistered      func() int32
 	streamFlags         func(s cuda.Stream) uint32
 	eventFlags          func(e cuda.Event) uint32
@@ -90,6 +91,7 @@ func loadHooks(t *testing.T, path string) *hooks {
 		{Fn: &k.lastFuncAttr, Name: "fake_last_func_attr"},
 		{Fn: &k.lastHostAllocFlags, Name: "fake_last_hostalloc_flags"},
 		{Fn: &k.lastRegisterFlags, Name: "fake_last_hostregister_flags"},
+		{Fn: &k.greenCounts, Name: "fake_green_counts"},
 		{Fn: &k.hostRegistered, Name: "fake_host_registered"},
 		{Fn: &k.streamFlags, Name: "fake_stream_flags"},
 		{Fn: &k.eventFlags, Name: "fake_event_flags"},

@@ -68,6 +68,14 @@ type api struct {
 	cuLaunchKernel      func(f Function, gx, gy, gz, bx, by, bz, sharedBytes uint32, s Stream, params, extra *uintptr) Result
 
 	cuStreamCreate      func(s *Stream, flags uint32) Result
+
+	// Green contexts (CUDA 12.4): optional.
+	cuDeviceGetDevResource    func(dev int32, res *devResource, typ int32) Result
+	cuDevResourceGenerateDesc func(desc *uintptr, res *devResource, n uint32) Result
+	cuGreenCtxCreate          func(g *uintptr, desc uintptr, dev int32, flags uint32) Result
+	cuCtxFromGreenCtx         func(ctx *uintptr, g uintptr) Result
+	cuGreenCtxDestroy         func(g uintptr) Result
+	cuGreenCtxStreamCreate    func(s *Stream, g uintptr, flags uint32, priority int32) Result
 	cuStreamDestroy     func(s Stream) Result
 	cuStreamSynchronize func(s Stream) Result
 	cuStreamWaitEvent   func(s Stream, e Event, flags uint32) Result
@@ -173,6 +181,12 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuLaunchKernel, Name: "cuLaunchKernel"},
 
 		{Fn: &a.cuStreamCreate, Name: "cuStreamCreate"},
+		{Fn: &a.cuDeviceGetDevResource, Name: "cuDeviceGetDevResource", Optional: true},
+		{Fn: &a.cuDevResourceGenerateDesc, Name: "cuDevResourceGenerateDesc", Optional: true},
+		{Fn: &a.cuGreenCtxCreate, Name: "cuGreenCtxCreate", Optional: true},
+		{Fn: &a.cuCtxFromGreenCtx, Name: "cuCtxFromGreenCtx", Optional: true},
+		{Fn: &a.cuGreenCtxDestroy, Name: "cuGreenCtxDestroy", Optional: true},
+		{Fn: &a.cuGreenCtxStreamCreate, Name: "cuGreenCtxStreamCreate", Optional: true},
 		{Fn: &a.cuStreamDestroy, Name: "cuStreamDestroy", Symbols: []string{"cuStreamDestroy_v2"}},
 		{Fn: &a.cuStreamSynchronize, Name: "cuStreamSynchronize"},
 		{Fn: &a.cuStreamWaitEvent, Name: "cuStreamWaitEvent"},

@@ -16,6 +16,11 @@ const (
 func (c *Context) StreamCreate() (Stream, error) {
 	var s Stream
 	err := c.call(func() error {
+		if c.green != 0 {
+			// A stream of the green context's own (cuGreenCtxStreamCreate
+			// takes only this flag).
+			return c.check(c.drv.api.cuGreenCtxStreamCreate(&s, c.green, streamNonBlocking, 0), "cuGreenCtxStreamCreate")
+		}
 		return c.check(c.drv.api.cuStreamCreate(&s, streamNonBlocking), "cuStreamCreate")
 	})
 	return s, err

@@ -27,6 +27,7 @@
  *
  * Build flags:
  *   -DNO_ATOMIC_CAPS  leave out cuDeviceGetP2PAtomicCapabilities (an optional symbol)
+ *   -DNO_GREEN        leave out the green context entry points (optional symbols)
  *   -DOLD_DRIVER      leave out cuEventElapsedTime_v2 and cuDeviceGetUuid_v2 and
  *                     make their legacy forms work, as on drivers before 12.8
  *   -DNO_LAUNCH       leave out cuLaunchKernel (a required symbol)
@@ -96,9 +97,14 @@ struct fake_ctx {
 	int dev;
 	int refs;                 /* primary context retain count */
 	int peer_enabled[NDEV];   /* this context may access device i's context */
+	struct fake_ctx *primary; /* a green context's primary context; NULL for a primary */
+	int live;                 /* a green context not yet destroyed */
 };
 
 static struct fake_ctx ctxs[NDEV];
+#define MAXGREEN 16
+static struct fake_ctx greens[NDEV * MAXGREEN]; /* green contexts, as CUgreenCtx and CUcontext alike */
+static int green_made, green_live;
 static int initialized;
 static CUresult init_result = CUDA_SUCCESS;
 static __thread struct fake_ctx *current;
@@ -450,7 +456,8 @@ CUresult cuCtxSetCurrent(CUcontext c)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (c != NULL && (c < &ctxs[0] || c >= &ctxs[NDEV]))
+	int green = c >= &greens[0] && c < &greens[NDEV * MAXGREEN];
+	if (c != NULL && (c < &ctxs[0] || c >= &ctxs[NDEV]) && !(green && c->live))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	current = c;
 	return CUDA_SUCCESS;
@@ -467,7 +474,13 @@ CUresult cuCtxGetDevice(CUdevice *d)
 
 CUresult cuCtxSynchronize(void) { return need_ctx(); }
 
-static int valid_ctx(CUcontext c) { return c >= &ctxs[0] && c < &ctxs[NDEV]; }
+static int valid_ctx(CUcontext c)
+{
+	return (c >= &ctxs[0] && c < &ctxs[NDEV]) || (c >= &greens[0] && c < &greens[NDEV * MAXGREEN] && c->live);
+}
+
+/* base is the context whose memory and peers c has: its primary context. */
+static struct fake_ctx *base(struct fake_ctx *c) { return c->primary ? c->primary : c; }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
 {
@@ -480,10 +493,10 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/* What the 2x H200 driver answers, where the documentation says
 	 * CUDA_ERROR_INVALID_CONTEXT. */
-	if (peer == current)
+	if (base(peer) == base(current))
 		return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 	LOCK();
-	int *on = &current->peer_enabled[peer->dev];
+	int *on = &base(current)->peer_enabled[peer->dev];
 	r = *on ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
 	*on = 1;
 	UNLOCK();
@@ -498,7 +511,7 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer)
 	if (!valid_ctx(peer))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	LOCK();
-	int *on = &current->peer_enabled[peer->dev];
+	int *on = &base(current)->peer_enabled[peer->dev];
 	r = *on ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 	*on = 0;
 	UNLOCK();
@@ -1597,6 +1610,108 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *out, void 
 	return import_fd(out, open(path, O_RDWR | O_CLOEXEC), type);
 }
 
+/* ---- green contexts ---- */
+#ifndef NO_GREEN
+
+/* A CUdevResource: its type, padding, then the SM count (CUDA 12.4's
+ * layout); a CUdevResourceDesc is a pointer to the fake's record of it. */
+struct fake_resource {
+	int type;
+	unsigned char pad[92];
+	unsigned sm_count;
+};
+static struct fake_resource descs[NDEV * MAXGREEN];
+static int ndescs;
+
+CUresult cuDeviceGetDevResource(CUdevice d, struct fake_resource *res, int type)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!valid_dev(d))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!res || type != 1) /* CU_DEV_RESOURCE_TYPE_SM */
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(res, 0, sizeof *res);
+	res->type = 1;
+	res->sm_count = 132;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDevResourceGenerateDesc(void **desc, struct fake_resource *res, unsigned n)
+{
+	if (!desc || !res || n != 1 || res->type != 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	int k = ndescs++ % (NDEV * MAXGREEN);
+	descs[k] = *res;
+	UNLOCK();
+	*desc = &descs[k];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGreenCtxCreate(struct fake_ctx **g, void *desc, CUdevice d, unsigned flags)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!valid_dev(d))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!g || !desc || flags != 1) /* CU_GREEN_CTX_DEFAULT_STREAM */
+		return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	struct fake_ctx *c = NULL;
+	for (int i = 0; i < NDEV * MAXGREEN && !c; i++)
+		if (!greens[i].live)
+			c = &greens[i];
+	if (!c) {
+		UNLOCK();
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(c, 0, sizeof *c);
+	c->dev = d;
+	c->primary = &ctxs[d];
+	c->live = 1;
+	green_made++;
+	green_live++;
+	UNLOCK();
+	*g = c;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxFromGreenCtx(CUcontext *out, struct fake_ctx *g)
+{
+	if (!out || !g || !valid_ctx(g) || !g->primary)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*out = g;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGreenCtxDestroy(struct fake_ctx *g)
+{
+	if (!g || !valid_ctx(g) || !g->primary)
+		return CUDA_ERROR_INVALID_HANDLE;
+	LOCK();
+	g->live = 0;
+	green_live--;
+	if (current == g)
+		current = NULL;
+	UNLOCK();
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGreenCtxStreamCreate(CUstream *s, struct fake_ctx *g, unsigned flags, int priority)
+{
+	if (!s || !g || !valid_ctx(g) || !g->primary)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (flags != 1) /* CU_STREAM_NON_BLOCKING */
+		return CUDA_ERROR_INVALID_VALUE;
+	struct fake_stream *st = calloc(1, sizeof *st);
+	st->dev = g->dev;
+	st->flags = flags | 0x100; /* marks a green context's stream for the tests */
+	*s = st;
+	return CUDA_SUCCESS;
+}
+#endif
+
 /* ---- test hooks ---- */
 
 /* fake_reset forgets peer access, records and counters; allocations stay. */
@@ -1627,6 +1742,7 @@ void fake_set_init_result(int r) { init_result = r; }
 int fake_last_ctx_device(void) { return last_ctx_dev; }
 /* fake_current_device is the device of the calling thread's current context, or -1. */
 int fake_current_device(void) { return current ? current->dev : -1; }
+void fake_green_counts(int *made, int *live) { LOCK(); *made = green_made; *live = green_live; UNLOCK(); }
 long fake_last_ctx_tid(void) { return last_ctx_tid; }
 int fake_calls_without_context(void) { return calls_without_ctx; }
 int fake_primary_refs(int dev) { return valid_dev(dev) ? ctxs[dev].refs : -1; }
