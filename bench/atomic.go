@@ -86,7 +86,7 @@ func (e *Engine) driverAtomicLabels(issuer, owner *measure.Device, op kernels.At
 func (e *Engine) atomics(ctx context.Context, test results.Test, issuer, owner *measure.Device) {
 	remote := issuer != owner
 	if remote {
-		if err := e.peers.Enable(issuer.Ctx, owner.Ctx); err != nil {
+		if err := e.peers.Enable(issuer.Primary, owner.Primary); err != nil {
 			for _, op := range kernels.AtomicOps {
 				for _, f := range e.atomicTemplates(test, issuer, owner, op) {
 					e.add(measure.Fail(f, err))
@@ -94,7 +94,7 @@ func (e *Engine) atomics(ctx context.Context, test results.Test, issuer, owner *
 			}
 			return
 		}
-		defer e.peers.Release(issuer.Ctx, owner.Ctx)
+		defer e.peers.Release(issuer.Primary, owner.Primary)
 	}
 	for _, op := range kernels.AtomicOps {
 		if ctx.Err() != nil {

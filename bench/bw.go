@@ -43,7 +43,7 @@ func (fl flow) transfer() (measure.Transfer, error) {
 	case fl.src == nil || fl.dst == nil:
 		t.Op = fl.issuer.Copy(fl.dstPtr, fl.srcPtr, fl.size)
 	default:
-		t.Op = fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Ctx, fl.srcPtr, fl.src.Ctx, fl.size)
+		t.Op = fl.issuer.PeerCopy(fl.dstPtr, fl.dst.Primary, fl.srcPtr, fl.src.Primary, fl.size)
 	}
 	return t, nil
 }

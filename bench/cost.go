@@ -70,8 +70,8 @@ const (
 	// through host memory reaches (no peer access): 37.5-38.4 GB/s on the
 	// 2× H100s, whose host copies ran at 55.
 	stagedShare = 0.69
-	localGBps      = 1400
-	defaultGBps    = 25
+	localGBps   = 1400
+	defaultGBps = 25
 )
 
 // chaseCost is one round of a chase of ws bytes of owner's memory: its

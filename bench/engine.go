@@ -363,9 +363,11 @@ func (e *Engine) teardown() error {
 }
 
 // enablePair enables access both ways between a and b.
-func (e *Engine) enablePair(a, b *measure.Device) error { return e.peers.EnableBoth(a.Ctx, b.Ctx) }
+func (e *Engine) enablePair(a, b *measure.Device) error {
+	return e.peers.EnableBoth(a.Primary, b.Primary)
+}
 
-func (e *Engine) releasePair(a, b *measure.Device) { e.peers.ReleaseBoth(a.Ctx, b.Ctx) }
+func (e *Engine) releasePair(a, b *measure.Device) { e.peers.ReleaseBoth(a.Primary, b.Primary) }
 
 // disableIdle disables every pair of peers that no measurement holds;
 // failures go to the notes. Only the staged copies need it: peer access

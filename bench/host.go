@@ -205,7 +205,7 @@ func pinRegions(owners []*measure.Device, size uint64) pinned {
 	var wg sync.WaitGroup
 	for k, owner := range owners {
 		p.regions[k].owner = owner
-		wg.Go(func() { p.regions[k].buf, p.errs[k] = owner.Ctx.HostAlloc(size, true) })
+		wg.Go(func() { p.regions[k].buf, p.errs[k] = owner.Primary.HostAlloc(size, true) })
 	}
 	wg.Wait()
 	return p
@@ -222,7 +222,7 @@ func (e *Engine) takePinned() error {
 	if err := errors.Join(p.errs...); err != nil {
 		for k, r := range p.regions {
 			if p.errs[k] == nil {
-				_ = r.owner.Ctx.HostFree(r.buf)
+				_ = r.owner.Primary.HostFree(r.buf)
 			}
 		}
 		return err
@@ -238,7 +238,7 @@ func (e *Engine) takePinned() error {
 func (e *Engine) hostRegion(r int, dv *measure.Device) (cuda.HostBuffer, error) {
 	_ = e.takePinned() // whatever failed there, what this test needs is tried alone below
 	for len(e.hostRegions) <= r {
-		h, err := dv.Ctx.HostAlloc(e.opt.Size, true)
+		h, err := dv.Primary.HostAlloc(e.opt.Size, true)
 		if err != nil {
 			return cuda.HostBuffer{}, fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(e.opt.Size), err)
 		}
@@ -253,7 +253,7 @@ func (e *Engine) freeHostRegions() []error {
 	_ = e.takePinned()
 	var errs []error
 	for _, r := range e.hostRegions {
-		if err := r.owner.Ctx.HostFree(r.buf); err != nil {
+		if err := r.owner.Primary.HostFree(r.buf); err != nil {
 			errs = append(errs, fmt.Errorf("freeing pinned host memory: %w", err))
 		}
 	}
@@ -353,12 +353,12 @@ func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
 	f := results.Figure{Test: results.LatHostChase, Engine: results.EngineSM, Src: results.HostDevice, Dst: dv.Index, Size: hostChaseBytes,
 		Unit: results.UnitNs, Params: measure.ChaseParams(hostChaseBytes, "host", 0)}
 	err := func() error {
-		host, err := dv.Ctx.HostAlloc(hostChaseBytes, true)
+		host, err := dv.Primary.HostAlloc(hostChaseBytes, true)
 		if err != nil {
 			return fmt.Errorf("allocating %s of pinned host memory: %w", results.FormatBytes(hostChaseBytes), err)
 		}
 		defer func() {
-			if err := dv.Ctx.HostFree(host); err != nil {
+			if err := dv.Primary.HostFree(host); err != nil {
 				e.note("freeing the host chase's memory: %v", err)
 			}
 		}()

@@ -64,10 +64,10 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		Params: measure.ChaseParams(ws, memory, owner.Info.L2CacheBytes)}
 	err := func() error {
 		if owner != runner {
-			if err := e.peers.Enable(runner.Ctx, owner.Ctx); err != nil {
+			if err := e.peers.Enable(runner.Primary, owner.Primary); err != nil {
 				return err
 			}
-			defer e.peers.Release(runner.Ctx, owner.Ctx)
+			defer e.peers.Release(runner.Primary, owner.Primary)
 		}
 		buf, err := owner.Scratch(ws)
 		if err != nil {
@@ -79,11 +79,11 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			// of two modes per process (291 or 343 ns a load) wherever in
 			// the scratch allocation it lay, so that only fresh memory
 			// lets the rounds show what another process would.
-			fresh, err := owner.Ctx.MemAlloc(ws)
+			fresh, err := owner.Primary.MemAlloc(ws)
 			if err != nil {
 				return fmt.Errorf("device %d: allocating the chase's %s: %w", owner.Index, results.FormatBytes(ws), err)
 			}
-			defer func() { _ = owner.Ctx.MemFree(fresh) }()
+			defer func() { _ = owner.Primary.MemFree(fresh) }()
 			buf = fresh
 		}
 		// The same chains every round (measure.ChaseChains): one chain
@@ -265,7 +265,7 @@ func (e *Engine) copyLatSamples(ctx context.Context, test results.Test, issuer, 
 		return hostCopyLatency(e.drv.HostClock, issuer, s, d, dst, src, size, samples)
 	}
 	tm := measure.Timing{Reps: 1, Warmup: 2}
-	t := measure.Transfer{Dev: issuer, Op: issuer.PeerCopy(dst, d.Ctx, src, s.Ctx, size)}
+	t := measure.Transfer{Dev: issuer, Op: issuer.PeerCopy(dst, d.Primary, src, s.Primary, size)}
 	var ms [][]float64
 	var err error
 	if test == results.LatCopyB2B {
@@ -332,7 +332,7 @@ func hostCopyLatency(clock func() time.Duration, issuer, s, d *measure.Device, d
 	err = issuer.Ctx.Do(func(c gpu.Context) error {
 		for i := range samples + untimed {
 			t0 := clock()
-			if err := c.MemcpyPeerAsync(dst, d.Ctx, src, s.Ctx, size, st); err != nil {
+			if err := c.MemcpyPeerAsync(dst, d.Primary, src, s.Primary, size, st); err != nil {
 				return fmt.Errorf("cuMemcpyPeerAsync on device %d: %w", issuer.Index, err)
 			}
 			if err := c.StreamSynchronize(st); err != nil {

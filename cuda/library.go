@@ -67,7 +67,7 @@ type api struct {
 	cuFuncSetAttribute  func(f Function, attr int32, value int32) Result
 	cuLaunchKernel      func(f Function, gx, gy, gz, bx, by, bz, sharedBytes uint32, s Stream, params, extra *uintptr) Result
 
-	cuStreamCreate      func(s *Stream, flags uint32) Result
+	cuStreamCreate func(s *Stream, flags uint32) Result
 
 	// Green contexts (CUDA 12.4): optional.
 	cuDeviceGetDevResource    func(dev int32, res *devResource, typ int32) Result
@@ -76,13 +76,13 @@ type api struct {
 	cuCtxFromGreenCtx         func(ctx *uintptr, g uintptr) Result
 	cuGreenCtxDestroy         func(g uintptr) Result
 	cuGreenCtxStreamCreate    func(s *Stream, g uintptr, flags uint32, priority int32) Result
-	cuStreamDestroy     func(s Stream) Result
-	cuStreamSynchronize func(s Stream) Result
-	cuStreamWaitEvent   func(s Stream, e Event, flags uint32) Result
-	cuEventCreate       func(e *Event, flags uint32) Result
-	cuEventDestroy      func(e Event) Result
-	cuEventSynchronize  func(e Event) Result
-	cuEventElapsedTime  func(ms *float32, start, end Event) Result
+	cuStreamDestroy           func(s Stream) Result
+	cuStreamSynchronize       func(s Stream) Result
+	cuStreamWaitEvent         func(s Stream, e Event, flags uint32) Result
+	cuEventCreate             func(e *Event, flags uint32) Result
+	cuEventDestroy            func(e Event) Result
+	cuEventSynchronize        func(e Event) Result
+	cuEventElapsedTime        func(ms *float32, start, end Event) Result
 
 	cuIpcGetMemHandle    func(h *IpcMemHandle, p DevicePtr) Result
 	cuIpcOpenMemHandle   func(p *DevicePtr, h ipcHandle, flags uint32) Result

@@ -88,6 +88,15 @@ func (c *cudaContext) MemcpyPeerAsync(dst cuda.DevicePtr, dstCtx Context, src cu
 	return c.Context.MemcpyPeerAsync(dst, unwrap(dstCtx), src, unwrap(srcCtx), n, s)
 }
 
+// Green makes a green context of the device (cuda.Context.Green).
+func (c *cudaContext) Green() (Context, error) {
+	g, err := c.Context.Green()
+	if err != nil {
+		return nil, err
+	}
+	return &cudaContext{Context: g}, nil
+}
+
 // Do runs fn on the context's thread, with the same context as fn's argument.
 func (c *cudaContext) Do(fn func(Context) error) error {
 	return c.Context.Do(func(direct *cuda.Context) error {

@@ -129,6 +129,16 @@ type Context interface {
 	// threads, so a sequence of calls (for example a host-timed copy) costs no
 	// extra switches.
 	Do(fn func(c Context) error) error
+
+	// Green makes another context on this primary context's device that
+	// reaches its memory and peers: a green context of all the device's SMs
+	// (cuda.Context.Green), with streams, events and modules of its own.
+	// What a new process changes in small copies' time on real GPUs, every
+	// new context changes too (2× H100, 2026-11-25). cuda.ErrNoGreenContexts
+	// where the driver has none.
+	Green() (Context, error)
+	// Destroy ends a context from Green, with what was made in it.
+	Destroy() error
 }
 
 // DeviceRecord is the driver's description of a device in the form a

@@ -17,8 +17,14 @@ import (
 // are called from one goroutine at a time.
 type Device struct {
 	Index int
-	Ctx   gpu.Context
-	Info  cuda.DeviceInfo
+	// Primary is the device's primary context: its memory (device and
+	// pinned host), its peer access, its IPC handles. Ctx is the context the
+	// device works in: streams, events, modules, launches and copies. They
+	// are one context unless the rounds renew contexts (RenewContext): Ctx
+	// is then a green context of Primary, a new one every round.
+	Primary gpu.Context
+	Ctx     gpu.Context
+	Info    cuda.DeviceInfo
 	// Send and Recv are the bandwidth buffers, BufBytes each (0: none),
 	// at the round's offset in their allocations (sendBase, recvBase:
 	// AllocBytes(BufBytes) each).
@@ -42,6 +48,8 @@ type Device struct {
 	scratch      cuda.DevicePtr
 	scratchBytes uint64
 	small        cuda.DevicePtr
+	// noGreen: the driver has no green contexts (RenewContext is skipped).
+	noGreen bool
 }
 
 // bufferMargin is the device memory left free beside the two bandwidth
@@ -61,7 +69,7 @@ func Open(drv gpu.Driver, dev int, bufBytes uint64) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %d: opening its primary context: %w", dev, err)
 	}
-	dv := &Device{Index: dev, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}}
+	dv := &Device{Index: dev, Primary: c, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}}
 	if err := dv.allocate(bufBytes); err != nil {
 		_ = dv.Close()
 		return nil, err
@@ -70,7 +78,7 @@ func Open(drv gpu.Driver, dev int, bufBytes uint64) (*Device, error) {
 }
 
 func (dv *Device) allocate(bufBytes uint64) error {
-	c, d := dv.Ctx, dv.Index
+	c, d := dv.Primary, dv.Index
 	if bufBytes > 0 {
 		free, _, err := c.MemGetInfo()
 		if err != nil {
@@ -98,12 +106,8 @@ func (dv *Device) allocate(bufBytes uint64) error {
 	if dv.result, err = c.MemAlloc(256); err != nil {
 		return fmt.Errorf("device %d: %w", d, err)
 	}
-	for range 2 {
-		s, err := c.StreamCreate()
-		if err != nil {
-			return fmt.Errorf("device %d: creating a stream: %w", d, err)
-		}
-		dv.streams = append(dv.streams, s)
+	if _, err := dv.Stream(1); err != nil {
+		return err
 	}
 	return nil
 }
@@ -112,7 +116,7 @@ func (dv *Device) allocate(bufBytes uint64) error {
 // Open and later calls allocated, whatever happened before.
 func (dv *Device) Close() error {
 	var errs []error
-	c, d := dv.Ctx, dv.Index
+	c, mem, d := dv.Ctx, dv.Primary, dv.Index
 	// Let a held latch go, so synchronising cannot wait on it.
 	dv.Release()
 	if err := c.Synchronize(); err != nil {
@@ -124,18 +128,24 @@ func (dv *Device) Close() error {
 	for _, s := range dv.streams {
 		_ = c.StreamDestroy(s)
 	}
+	for _, m := range dv.mods {
+		_ = c.UnloadModule(m)
+	}
+	if c != mem && c != nil {
+		if err := c.Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: destroying its green context: %w", d, err))
+		}
+		dv.Ctx = mem
+	}
 	for _, p := range []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result, dv.scratch, dv.small} {
 		if p != 0 {
-			if err := c.MemFree(p); err != nil {
+			if err := mem.MemFree(p); err != nil {
 				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
 			}
 		}
 	}
 	if dv.latch.Host != nil {
-		_ = c.HostFree(dv.latch)
-	}
-	for _, m := range dv.mods {
-		_ = c.UnloadModule(m)
+		_ = mem.HostFree(dv.latch)
 	}
 	return errors.Join(errs...)
 }
@@ -205,12 +215,12 @@ func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 		return dv.scratch + cuda.DevicePtr(dv.offset), nil
 	}
 	if dv.scratch != 0 {
-		if err := dv.Ctx.MemFree(dv.scratch); err != nil {
+		if err := dv.Primary.MemFree(dv.scratch); err != nil {
 			return 0, fmt.Errorf("device %d: %w", dv.Index, err)
 		}
 		dv.scratch, dv.scratchBytes = 0, 0
 	}
-	p, err := dv.Ctx.MemAlloc(AllocBytes(n))
+	p, err := dv.Primary.MemAlloc(AllocBytes(n))
 	if err != nil {
 		return 0, fmt.Errorf("device %d: allocating %s: %w", dv.Index, results.FormatBytes(AllocBytes(n)), err)
 	}
@@ -245,7 +255,7 @@ func (dv *Device) Small() (cuda.DevicePtr, error) {
 	if dv.small != 0 {
 		return dv.small, nil
 	}
-	p, err := dv.Ctx.MemAlloc(SmallBytes)
+	p, err := dv.Primary.MemAlloc(SmallBytes)
 	if err != nil {
 		return 0, fmt.Errorf("device %d: %w", dv.Index, err)
 	}

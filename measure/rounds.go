@@ -47,6 +47,17 @@ const (
 	// RenewSmall allocates the buffer of flags, statuses and timestamps
 	// (Small) afresh, the new one before the old is freed.
 	RenewSmall
+	// RenewContext moves the device's work (streams, events, modules,
+	// launches, copies) to a new green context of the primary context
+	// (gpu.Context.Green), which keeps the memory: on a 2× H100
+	// (2026-11-25, testdata/reference/h100x2/2026-11-25-d/callIJK) 4 KiB SM
+	// copies between the GPUs took one of two times, 2.9-3.0 or 3.1-3.3 µs
+	// a copy, drawn afresh by every new context, fresh or green, and kept
+	// by every stream of one; a green context of each device took 4-6 ms to
+	// make. Small copies by the copy engine kept their time in every
+	// context. It implies the streams, events and modules, which belong to
+	// a context.
+	RenewContext
 )
 
 // DefaultRenewal is what a run renews unless told otherwise: everything
@@ -70,12 +81,16 @@ const (
 // with the two renewals; they cost no measurable time (2.0 s a run either
 // way). Where the kernels' code and the flags land differs between
 // processes, and now between rounds.
-const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents | RenewModules | RenewSmall
+//
+// Contexts joined on the 2× H100 of call I-K (2026-11-25): within one
+// process, the mode of small SM copies stayed with its context whatever
+// else was renewed.
+const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents | RenewModules | RenewSmall | RenewContext
 
 var renewalNames = []struct {
 	r    Renewal
 	name string
-}{{RenewOffset, "offset"}, {RenewAlloc, "alloc"}, {RenewStreams, "streams"}, {RenewEvents, "events"}, {RenewModules, "modules"}, {RenewSmall, "small"}}
+}{{RenewOffset, "offset"}, {RenewAlloc, "alloc"}, {RenewStreams, "streams"}, {RenewEvents, "events"}, {RenewModules, "modules"}, {RenewSmall, "small"}, {RenewContext, "context"}}
 
 // RenewalNames are the names ParseRenewal reads, one per kind.
 func RenewalNames() []string {
@@ -167,17 +182,16 @@ func (dv *Device) Renew(what Renewal, round int) error {
 		dv.offset = placementOffset(round)
 		dv.place()
 	}
-	if what&RenewStreams != 0 {
-		n := len(dv.streams)
+	if what&RenewContext != 0 && !dv.noGreen {
+		// What belongs to the context goes with it.
+		what |= RenewStreams | RenewEvents | RenewModules
+	}
+	if what&(RenewStreams|RenewContext) != 0 {
 		for _, s := range dv.streams {
 			_ = c.StreamDestroy(s)
 		}
-		dv.streams = nil
-		if _, err := dv.Stream(n - 1); err != nil {
-			errs = append(errs, err)
-		}
 	}
-	if what&RenewModules != 0 {
+	if what&(RenewModules|RenewContext) != 0 {
 		for name, m := range dv.mods {
 			if err := c.UnloadModule(m); err != nil {
 				errs = append(errs, fmt.Errorf("device %d: unloading module %s: %w", d, name, err))
@@ -185,37 +199,76 @@ func (dv *Device) Renew(what Renewal, round int) error {
 		}
 		dv.mods, dv.fns = map[string]cuda.Module{}, map[string]cuda.Function{}
 	}
+	if what&(RenewEvents|RenewContext) != 0 {
+		for _, ev := range dv.events {
+			_ = c.EventDestroy(ev)
+		}
+		dv.events = nil
+	}
+	if what&RenewContext != 0 && !dv.noGreen {
+		errs = append(errs, dv.renewContext())
+	}
+	if what&(RenewStreams|RenewContext) != 0 {
+		n := max(len(dv.streams), 2)
+		dv.streams = nil
+		if _, err := dv.Stream(n - 1); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	mem := dv.Primary
 	if what&RenewSmall != 0 && dv.small != 0 {
-		p, err := c.MemAlloc(SmallBytes)
+		p, err := mem.MemAlloc(SmallBytes)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("device %d: allocating a new flag buffer: %w", d, err))
 		} else {
-			if err := c.MemFree(dv.small); err != nil {
+			if err := mem.MemFree(dv.small); err != nil {
 				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
 			}
 			dv.small = p
 		}
 	}
 	if what&RenewEvents != 0 {
-		for _, ev := range dv.events {
-			_ = c.EventDestroy(ev)
-		}
-		dv.events = nil
-		latch, err := c.HostAlloc(latchBytes, true)
+		latch, err := mem.HostAlloc(latchBytes, true)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("device %d: allocating a new latch: %w", d, err))
 		} else {
-			_ = c.HostFree(dv.latch)
+			_ = mem.HostFree(dv.latch)
 			dv.latch = latch
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// renewContext makes a new green context of the primary context the
+// device's working context, and destroys the green context before it (its
+// streams, events and modules already went). Where the driver has no green
+// contexts, the device works in its primary context from then on, and
+// Renew does not ask again.
+func (dv *Device) renewContext() error {
+	g, err := dv.Primary.Green()
+	if errors.Is(err, cuda.ErrNoGreenContexts) {
+		dv.noGreen = true
+	}
+	old := dv.Ctx
+	if err != nil {
+		g = dv.Primary
+	}
+	dv.Ctx = g
+	if old != dv.Primary {
+		if derr := old.Destroy(); derr != nil {
+			err = errors.Join(err, fmt.Errorf("device %d: destroying the last round's green context: %w", dv.Index, derr))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("device %d: a new context for the round: %w", dv.Index, err)
+	}
+	return nil
+}
+
 // reallocate allocates the bandwidth buffers afresh, each before its old
 // one is freed, and lets the scratch buffer go (the next Scratch allocates it).
 func (dv *Device) reallocate() error {
-	c, d := dv.Ctx, dv.Index
+	c, d := dv.Primary, dv.Index
 	var errs []error
 	for _, p := range []*cuda.DevicePtr{&dv.sendBase, &dv.recvBase} {
 		if *p == 0 {

@@ -47,6 +47,9 @@ func lockedValue[T any](c *devContext, call string, body func(d *Driver) (T, err
 	if c.sticky != nil {
 		return zero, c.sticky.report(call)
 	}
+	if c.destroyed {
+		return zero, cuda.NewError(cuda.ErrorInvalidContext, call)
+	}
 	return body(d)
 }
 

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"errors"
+
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 )
 
-// devContext is a device's primary context.
+// devContext is a device's primary context, or a green context of it.
 type devContext struct {
 	d        *Driver
 	dev      int
@@ -16,6 +18,15 @@ type devContext struct {
 	ipcMaps  []*ipcMapping
 	ipcNext  uint64
 
+	// primary is the primary context of a green one (nil for a primary);
+	// serial tells contexts apart in the noise (0 for a primary);
+	// destroyed marks a green context after Destroy.
+	primary   *devContext
+	serial    uint64
+	destroyed bool
+	// slowLaunch is the context's mode of small SM copies (contextMode).
+	slowLaunch bool
+
 	// pending is a failure of queued work not yet reported; sticky, with
 	// WithStickyErrors, poisons the context for good.
 	pending *asyncError
@@ -24,9 +35,38 @@ type devContext struct {
 
 func newContext(d *Driver, dev int) *devContext {
 	c := &devContext{d: d, dev: dev, reserved: d.m.gpu.reservedBytes, peers: map[int]bool{}}
+	c.slowLaunch = d.contextMode(dev, 0)
 	c.legacy = &stream{ctx: c}
 	d.addStream(c.legacy)
 	return c
+}
+
+// Green is a green context of c's device: c's memory and peer access,
+// streams of its own, and its own draw of the mode of small SM copies
+// (contextMode), as every new context on real GPUs.
+func (c *devContext) Green() (gpu.Context, error) {
+	return lockedValue(c, "cuGreenCtxCreate", func(d *Driver) (gpu.Context, error) {
+		if c.primary != nil {
+			return nil, errors.New("sim: Green of a green context: make it from the primary context")
+		}
+		d.tick(costLight)
+		g := &devContext{d: d, dev: c.dev, peers: c.peers, primary: c, serial: d.serial()}
+		g.slowLaunch = d.contextMode(c.dev, g.serial)
+		g.legacy = &stream{ctx: g}
+		d.addStream(g.legacy)
+		return g, nil
+	})
+}
+
+// Destroy is cuGreenCtxDestroy.
+func (c *devContext) Destroy() error {
+	return c.locked("cuGreenCtxDestroy", func(d *Driver) error {
+		if c.primary == nil || c.destroyed {
+			return cuda.NewError(cuda.ErrorInvalidContext, "cuGreenCtxDestroy")
+		}
+		c.destroyed = true
+		return nil
+	})
 }
 
 // Device returns the context's device ordinal.

@@ -132,7 +132,12 @@ type model struct {
 	// a launch that repeats its copy (kernels.CopyArgs.Reps) pays it once.
 	smLaunch  launchCost
 	peerSetup float64 // extra for a kernel whose first access crosses the link
-	latchPoll float64 // a latch sees its host flag this long after it is written
+	// smContextMode is what a launch of an SM copy crossing the link costs
+	// more in a context of the slow mode (contextMode), as a share of what
+	// the launch before cannot hide: 0.2 µs on the 2× H100 at 4 KiB, 7%
+	// (3.1-3.3 against 2.9-3.0 µs a copy), 0.15 µs at 1 MiB.
+	smContextMode float64
+	latchPoll     float64 // a latch sees its host flag this long after it is written
 	// Pulls (a copy-engine copy issued by the destination) measured on a
 	// 2× H100 NV18 (tools/probes/holdprobe.cu, 2026-11-25): the first pull
 	// a device issues after its peer access was enabled again following a
@@ -228,6 +233,7 @@ func nvlinkModel(port float64, engines int) model {
 		ceSetupStaged: 8000,
 		kernelSetup:   1500,
 		peerSetup:     800,
+		smContextMode: 0.07,
 		latchPoll:     1000,
 		// What a sample of one 512 MiB copy lost on the 2× H200 against
 		// back-to-back copies (issue 15): 0.2–0.3% by the copy engine
@@ -298,6 +304,7 @@ func pcieModel() model {
 		ceSetupStaged: 10000,
 		kernelSetup:   1800,
 		peerSetup:     1200,
+		smContextMode: 0.07,
 		latchPoll:     1000,
 		ceDrain:       3000, // not measured: the H200's
 		smDrain:       8000,

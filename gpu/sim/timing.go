@@ -640,7 +640,9 @@ func (s *sched) accountLoad(dt float64) {
 
 // keys identifies an op for its noise draws.
 func (o *op) keys(purpose uint64) []uint64 {
-	return []uint64{purpose, uint64(o.s.ctx.dev), o.s.ord, o.ord}
+	// The context's serial too: the streams of a new context count from 1
+	// again, and their ops would draw the last context's noise.
+	return []uint64{purpose, uint64(o.s.ctx.dev), o.s.ctx.serial, o.s.ord, o.ord}
 }
 
 // Goals for blocking runs.

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"hash/fnv"
+	"math"
 
 	"github.com/p2pbench/p2pbench/kernels"
 )
@@ -176,10 +177,20 @@ func (l *launch) smCopy() (*op, error) {
 			setup += c - o.floor
 			o.floor = c
 		}
+		if remote && c.slowLaunch {
+			// Paid by every launch, back to back too: the launch before
+			// cannot hide it.
+			extra := d.m.m.smContextMode * o.floor
+			setup += extra
+			o.floor += extra
+		}
 		o.setup = setup * p
 		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
-		o.fl = newFlow(float64(bytes)*float64(a.Reps), uses, l.inflightCap(perThread, remote), d.jitter(1, o.keys(noiseSpeed)...)/p)
+		// A launch of Reps copies moves as Reps copies one after the other
+		// would: its speed's jitter is their average's, 1/√Reps of one's.
+		j := 1 + (d.jitter(1, o.keys(noiseSpeed)...)-1)/math.Sqrt(float64(a.Reps))
+		o.fl = newFlow(float64(bytes)*float64(a.Reps), uses, l.inflightCap(perThread, remote), j/p)
 		o.drain = drain(d.m.m.smDrain, bytes)
 		return nil
 	}
