@@ -75,13 +75,7 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 		return false
 	}
 	last := f.Samples
-	// The last round, where it has three samples or more: a round of one
-	// sample (a figure of long windows takes one a round) is that sample,
-	// and one sample's noise is no method's error (the simulated 2× H200
-	// of 2026-11-25: a last round 0.5% above the four before and the plain
-	// windows, which replaced the figure). A method's error is in every
-	// round alike; then every round is held against the windows.
-	if n := len(f.Rounds); n > 0 && f.Rounds[n-1] >= 3 && f.Rounds[n-1] <= len(f.Samples) {
+	if n := len(f.Rounds); n > 0 && f.Rounds[n-1] > 0 && f.Rounds[n-1] <= len(f.Samples) {
 		last = f.Samples[len(f.Samples)-f.Rounds[n-1]:]
 	}
 	plain := results.ComputeStats(c.Samples)
