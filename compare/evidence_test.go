@@ -67,26 +67,29 @@ func TestEvidencePairingsAreQuiet(t *testing.T) {
 }
 
 // TestReferencePairingsAreQuiet: the ten pairings of the five `all` runs of
-// the 2× H100 reference set of issues 23-25 (testdata/reference/h100x2/
-// 2026-11-25-c, call C, another lease than the fallback's 2× H100 source,
-// call D), with compare's default threshold, flag nothing. Before call D's
-// runs were a source, nop2p_copy 1→0 was flagged in one pairing: the copy
-// staged through host memory moves by 1-2% between processes there.
+// two reference sets, with compare's default threshold, flag nothing: call
+// C's 2× H100 set (testdata/reference/h100x2/2026-11-25-c, another lease than
+// the fallback's 2× H100 source, call D; before call D's runs were a source,
+// nop2p_copy 1→0, staged through host memory, was flagged in one pairing),
+// and call N's 2× H200 set of the fourth session's last build, with a green
+// context a round (testdata/reference/h200x2/2026-11-25-n).
 func TestReferencePairingsAreQuiet(t *testing.T) {
-	var runs []*results.Run
-	for i := 1; i <= 5; i++ {
-		r, err := results.Read(filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-c", fmt.Sprintf("all%d.json.gz", i)))
-		if err != nil {
-			t.Fatal(err)
+	for _, set := range [][]string{{"h100x2", "2026-11-25-c"}, {"h200x2", "2026-11-25-n"}} {
+		var runs []*results.Run
+		for i := 1; i <= 5; i++ {
+			r, err := results.Read(filepath.Join("..", "testdata", "reference", set[0], set[1], fmt.Sprintf("all%d.json.gz", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, r)
 		}
-		runs = append(runs, r)
-	}
-	for i := range runs {
-		for j := i + 1; j < len(runs); j++ {
-			res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[i], runs[j])
-			for _, row := range res.Rows {
-				if c := row.Changes[0]; c.Regression || c.Improvement {
-					t.Errorf("all%d against all%d: %s flagged: %+.2f%%, floor %.2f%% (%s)", i+1, j+1, row.Key, c.Pct, 100*c.Floor, c.FloorFrom)
+		for i := range runs {
+			for j := i + 1; j < len(runs); j++ {
+				res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[i], runs[j])
+				for _, row := range res.Rows {
+					if c := row.Changes[0]; c.Regression || c.Improvement {
+						t.Errorf("%s/%s all%d against all%d: %s flagged: %+.2f%%, floor %.2f%% (%s)", set[0], set[1], i+1, j+1, row.Key, c.Pct, 100*c.Floor, c.FloorFrom)
+					}
 				}
 			}
 		}

@@ -79,12 +79,16 @@ var fallbackSources = []fallbackSource{
 // on: the 2× H100 evidence of the first run on two real GPUs, the first
 // session's set taken with the same build (2026-11-25), call C's set
 // (2026-11-25-c: its ten pairings) and the reference set of the issues'
-// done-when, call H's (2026-11-25-d).
+// done-when, calls H, L, M and N (2026-11-25-d and -e on 2× H100,
+// h200x2/2026-11-25 and -n on 2× H200).
 var fallbackHoldOuts = []string{
 	"compare/testdata/evidence/h100x2-2026-11-25",
 	"testdata/reference/h100x2/2026-11-25",
 	"testdata/reference/h100x2/2026-11-25-c",
 	"testdata/reference/h100x2/2026-11-25-d",
+	"testdata/reference/h100x2/2026-11-25-e",
+	"testdata/reference/h200x2/2026-11-25",
+	"testdata/reference/h200x2/2026-11-25-n",
 }
 
 // measured is what the fallback's sources showed of one cell.
