@@ -171,6 +171,17 @@ func (e *Engine) hostRegionsWanted() int {
 	return n
 }
 
+// HostRegionsFor is how many host regions of opt's transfer size a run of
+// opt on devices would pin for its host tests (hostRegionsWanted, the plan
+// made from the device count alone): what the caller may have faulted in
+// ahead (cuda.PrefaultHost).
+func HostRegionsFor(opt Options, devices []int) int {
+	e := NewEngine(nil, opt)
+	e.order = devices
+	e.sched = NewPlan(&results.Topology{Devices: devices}, opt.Plan)
+	return e.hostRegionsWanted()
+}
+
 // pinned is the outcome of pinning host regions: each region, or its error.
 type pinned struct {
 	regions []hostRegion

@@ -67,6 +67,9 @@ func (c *Context) HostAlloc(bytes uint64, mapped bool) (HostBuffer, error) {
 		flags |= memHostAllocDeviceMap
 	}
 	if bytes >= HostRegisterMin && c.drv.api.cuMemHostRegister != nil && c.drv.api.cuMemHostUnregister != nil {
+		if mem := takePrefaulted(int(bytes)); mem != nil {
+			return c.register(mem, mapped)
+		}
 		if mem, ok := mapHost(int(bytes)); ok {
 			return c.register(mem, mapped)
 		}

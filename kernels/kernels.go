@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 )
 
 //go:embed *.ptx
@@ -27,6 +28,18 @@ func PTX(module string) (string, error) {
 		return "", fmt.Errorf("kernels: no module %q", module)
 	}
 	return string(b) + "\x00", nil
+}
+
+// ModuleNames lists every module, sorted (the file names without .ptx).
+func ModuleNames() []string {
+	entries, _ := ptxFiles.ReadDir(".") // the embedded files: cannot fail
+	var out []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".ptx"); ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Kernel names one entry point.

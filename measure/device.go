@@ -182,6 +182,33 @@ func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
 	return f, nil
 }
 
+// Preload loads every module the device can run (kernels.ModuleNames, those
+// whose .target its compute capability reaches) that it has not loaded yet,
+// as Function would on first use. The first load of a module in a process on
+// a machine whose driver has not compiled it before is a JIT compilation:
+// the first process on a fresh 2× H100 or H200 VM (2026-11-25, calls L to N)
+// took 0.4 s longer in its first round than the next processes, and a pair
+// of fresh contexts 163 ms to load two modules the first time, 0.7 ms after
+// (tools/probes/ctxprobe3.cu). What fails to load here fails again, with its
+// error, where the kernel is used.
+func (dv *Device) Preload() {
+	for _, name := range kernels.ModuleNames() {
+		if _, ok := dv.mods[name]; ok {
+			continue
+		}
+		ptx, err := kernels.PTX(name)
+		if err != nil {
+			continue
+		}
+		if m, err := kernels.ParsePTX(ptx); err != nil || m.Target > dv.cc() {
+			continue
+		}
+		if m, err := dv.Ctx.LoadModule(ptx); err == nil {
+			dv.mods[name] = m
+		}
+	}
+}
+
 // Stream returns the device's i-th stream, creating more as needed. Streams
 // 0 and 1 exist from Open on: 0 serves setup work, 1 the ping-pong.
 func (dv *Device) Stream(i int) (cuda.Stream, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -85,7 +86,8 @@ func (dv *Device) HeldTooLong() error { return dv.latchTimedOut(0) }
 
 // WarmUp keeps every device busy for d at once (a latch kernel that is
 // never released spins until its timeout), so that the first figures are
-// not taken while the clocks climb out of idle.
+// not taken while the clocks climb out of idle. Meanwhile every device
+// loads every module it can run (Preload), each on its own thread.
 func WarmUp(devs []*Device, d time.Duration) error {
 	if d <= 0 {
 		return nil
@@ -95,6 +97,11 @@ func WarmUp(devs []*Device, d time.Duration) error {
 			return err
 		}
 	}
+	var wg sync.WaitGroup
+	for _, dv := range devs {
+		wg.Go(dv.Preload)
+	}
+	wg.Wait()
 	var errs []error
 	for _, dv := range devs {
 		if err := dv.Ctx.StreamSynchronize(dv.streams[0]); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
@@ -90,7 +91,14 @@ func measureAction(c *cli.Context) error {
 		return err
 	}
 	t0 := time.Now()
-	m, err := startMeasuring(c, t, path, c.String("tuning"), c.String("expect"), c.String("baseline"))
+	// The host tests' regions are faulted in beside the discovery and setup
+	// (cuda.PrefaultHost); the simulator pins nothing of the process's.
+	prefault := func(s *session) {
+		if s.sim == "" {
+			cuda.PrefaultHost(int(opt.Size), bench.HostRegionsFor(opt, s.devices))
+		}
+	}
+	m, err := startMeasuringWith(c, t, path, prefault, c.String("tuning"), c.String("expect"), c.String("baseline"))
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,12 @@ type measuring struct {
 // yet: claim takes the results file once every check has passed, so that a
 // run refused (no driver, a bad input) leaves no directory or file behind.
 func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*measuring, error) {
+	return startMeasuringWith(c, t, path, nil, inputs...)
+}
+
+// startMeasuringWith is startMeasuring with opened, when not nil, called
+// once the session's devices are chosen, before the machine's discovery.
+func startMeasuringWith(c *cli.Context, t target, path string, opened func(*session), inputs ...string) (*measuring, error) {
 	m := &measuring{c: c, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM")), path: path}
 	if err := outfile.Writable(path, inputs...); err != nil {
 		return nil, err
@@ -53,6 +59,9 @@ func startMeasuring(c *cli.Context, t target, path string, inputs ...string) (*m
 	if m.s, err = t.open(); err != nil {
 		m.close()
 		return nil, err
+	}
+	if opened != nil {
+		opened(m.s)
 	}
 	m.run = newRun(c, m.s)
 	t1 := time.Now()
