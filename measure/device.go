@@ -162,17 +162,9 @@ func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
 		return 0, fmt.Errorf("kernel %s needs compute capability %d.%d; device %d has %d.%d",
 			k.Entry, k.MinCC/10, k.MinCC%10, dv.Index, dv.Info.ComputeMajor, dv.Info.ComputeMinor)
 	}
-	m, ok := dv.mods[k.Module]
-	if !ok {
-		ptx, err := kernels.PTX(k.Module)
-		if err != nil {
-			return 0, err
-		}
-		m, err = dv.Ctx.LoadModule(ptx)
-		if err != nil {
-			return 0, fmt.Errorf("device %d: loading PTX module %s: %w", dv.Index, k.Module, err)
-		}
-		dv.mods[k.Module] = m
+	m, err := dv.module(k.Module)
+	if err != nil {
+		return 0, err
 	}
 	f, err := dv.Ctx.Function(m, k.Entry)
 	if err != nil {
@@ -193,20 +185,32 @@ func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
 // error, where the kernel is used.
 func (dv *Device) Preload() {
 	for _, name := range kernels.ModuleNames() {
-		if _, ok := dv.mods[name]; ok {
-			continue
-		}
 		ptx, err := kernels.PTX(name)
 		if err != nil {
 			continue
 		}
-		if m, err := kernels.ParsePTX(ptx); err != nil || m.Target > dv.cc() {
-			continue
-		}
-		if m, err := dv.Ctx.LoadModule(ptx); err == nil {
-			dv.mods[name] = m
+		if m, err := kernels.ParsePTX(ptx); err == nil && m.Target <= dv.cc() {
+			_, _ = dv.module(name) // its error comes again where the kernel is used
 		}
 	}
+}
+
+// module returns module name, loading it in the device's context (once a
+// round: RenewModules unloads them).
+func (dv *Device) module(name string) (cuda.Module, error) {
+	if m, ok := dv.mods[name]; ok {
+		return m, nil
+	}
+	ptx, err := kernels.PTX(name)
+	if err != nil {
+		return 0, err
+	}
+	m, err := dv.Ctx.LoadModule(ptx)
+	if err != nil {
+		return 0, fmt.Errorf("device %d: loading PTX module %s: %w", dv.Index, name, err)
+	}
+	dv.mods[name] = m
+	return m, nil
 }
 
 // Stream returns the device's i-th stream, creating more as needed. Streams
