@@ -17,12 +17,15 @@ var prefaulted struct {
 // or H200 VM (2026-11-25, calls L to N) spent 0.43-0.51 s pinning the host
 // tests' 2 GiB, where the processes after it spent less than the 0.2 s
 // warm-up. Started before the driver's discovery of the machine, the faults
-// run beside it. A region HostAlloc never takes stays mapped until the
-// process ends.
+// run beside it. At most half the host's free memory is faulted in ahead. A
+// region HostAlloc never takes stays mapped until the process ends.
 func PrefaultHost(size, n int) {
 	if size < HostRegisterMin {
 		return
 	}
+	// No more than half of what the host has free: the rest of the run
+	// (and the system) needs memory too; HostAlloc maps the others itself.
+	n = min(n, int(hostRoom()/2/uint64(size)))
 	prefaulted.mu.Lock()
 	defer prefaulted.mu.Unlock()
 	if prefaulted.bySize == nil {

@@ -27,4 +27,14 @@ func TestPrefaultHost(t *testing.T) {
 	if mem := takePrefaulted(HostRegisterMin / 2); mem != nil {
 		t.Error("a region below HostRegisterMin was prefaulted")
 	}
+	// More than the host has free: nothing faulted in ahead, and mapHost
+	// refuses (HostAlloc then asks cuMemHostAlloc, which says no).
+	huge := int(min(hostRoom()+1<<30, 1<<46))
+	PrefaultHost(huge, 1)
+	if mem := takePrefaulted(huge); mem != nil {
+		t.Errorf("%d bytes faulted in ahead with %d free", huge, hostRoom())
+	}
+	if _, ok := mapHost(huge); ok {
+		t.Errorf("mapHost of %d bytes with %d free", huge, hostRoom())
+	}
 }
