@@ -60,6 +60,9 @@ type Options struct {
 	// from its sending to its reply, with the round it belongs to
 	// (P2PBENCH_TRACE: where the time across processes goes).
 	OpTime func(op string, round int, took time.Duration)
+	// Trace, when set, is told how long the children took to stop at the
+	// end (P2PBENCH_TRACE).
+	Trace func(step string, took time.Duration)
 
 	// fabric, set by RunFabric, is how the ranks of a run across nodes are
 	// reached.
@@ -226,7 +229,11 @@ func runHandles(ctx context.Context, drv gpu.Driver, opt Options, h Handles, inf
 		return err
 	}
 	defer func() {
+		t0 := time.Now()
 		r.shutdown(ctx.Err() != nil)
+		if opt.Trace != nil {
+			opt.Trace("ipc: stopping the children ("+r.label()+")", time.Since(t0))
+		}
 		for _, n := range r.notes {
 			// Each arrangement notes what the last one may have noted.
 			if n = results.ClipText(n); !slices.Contains(run.Notes, n) {

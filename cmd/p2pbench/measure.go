@@ -102,7 +102,14 @@ func measureAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer m.close()
+	defer func() {
+		t := time.Now()
+		m.close()
+		if tracing() {
+			m.trace("exit: closing the driver", time.Since(t))
+			m.trace("the whole command, from the process's start", time.Since(processStart))
+		}
+	}()
 	if tracing() {
 		m.trace("start: the driver, NVML, the machine's discovery and health", time.Since(t0))
 	}
@@ -264,6 +271,9 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 		}
 	}
 	m.stopNote = "every child process was stopped"
+	if trace {
+		io.Trace = m.trace
+	}
 	t0 := time.Now()
 	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {
@@ -278,6 +288,9 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	}
 	return err
 }
+
+// processStart is about when the process started (package initialisation).
+var processStart = time.Now()
 
 // tracing says whether P2PBENCH_TRACE asks for where the time goes, step
 // by step, for tuning p2pbench itself.
