@@ -130,6 +130,13 @@ type Transfer struct {
 	// Unlatched transfers are not held by a latch: staged copies block the
 	// host until their stream reaches them, so a latch would only time out.
 	Unlatched bool
+	// Enqueued, when set on an unlatched transfer, is told how long the
+	// host took to queue each sample's timed window (its start event, the
+	// repetitions and its end event) on HostClock (the driver's: virtual on
+	// a simulated machine): a window the GPU ran in about that time waited
+	// for the host, not the GPU.
+	Enqueued  func(took time.Duration)
+	HostClock func() time.Duration
 }
 
 // Timing is how a sample is taken: Reps back-to-back repetitions between
@@ -299,6 +306,11 @@ func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, t
 			return err
 		}
 	}
+	timed := t.Unlatched && t.Enqueued != nil && t.HostClock != nil
+	var t0 time.Duration
+	if timed {
+		t0 = t.HostClock()
+	}
 	if err := c.EventRecord(start, s); err != nil {
 		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
 	}
@@ -307,6 +319,9 @@ func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, t
 	}
 	if err := c.EventRecord(end, s); err != nil {
 		return fmt.Errorf("device %d: recording an event: %w", t.Dev.Index, err)
+	}
+	if timed {
+		t.Enqueued(t.HostClock() - t0)
 	}
 	return nil
 }

@@ -334,13 +334,16 @@ const (
 )
 
 // ParamQueue is the param of the back-to-back copy latency (lat_copy_b2b)
-// that says how its copies were queued: QueueFaster, each sample the faster
-// of a window queued on a stream nothing holds, as an application queues
-// copies, and one queued behind a latch. Files before 2026-11-25 have no
-// such param: their copies waited behind a latch kernel, which on an H100
-// doubles the cost of each pull queued behind it.
+// that says how its copies were queued: QueueUnheld, each sample a window
+// queued on a stream nothing holds, as an application queues copies,
+// unless the host's enqueueing set its pace, when it is the faster of that
+// and a window queued behind a latch; QueueFaster (files of 2026-11-25),
+// each sample the faster of the two. Files before have no such param: their
+// copies waited behind a latch kernel, which on an H100 doubles the cost of
+// each pull queued behind it.
 const (
 	ParamQueue  = "queue"
+	QueueUnheld = "unheld_unless_host_bound"
 	QueueFaster = "faster_of_unheld_and_held"
 )
 

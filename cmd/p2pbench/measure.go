@@ -14,6 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
@@ -95,6 +96,7 @@ func measureAction(c *cli.Context) error {
 	// (cuda.PrefaultHost); the simulator pins nothing of the process's.
 	prefault := func(s *session) {
 		if s.sim == "" {
+			go warmJIT(s)
 			cuda.PrefaultHost(int(opt.Size), bench.HostRegionsFor(opt, s.devices))
 		}
 	}
@@ -146,6 +148,24 @@ func measureAction(c *cli.Context) error {
 		// One screen: the verdict first, then where the rest is.
 		return []*report.Document{report.Verdict(run), report.Where(path)}
 	})
+}
+
+// warmJIT has the driver compile every kernel for the first device, in its
+// primary context, while the machine's discovery runs (measure.WarmJIT).
+// Whatever fails here fails again, and is reported, where it matters.
+func warmJIT(s *session) {
+	if len(s.devices) == 0 {
+		return
+	}
+	info, err := s.drv.DeviceInfo(s.devices[0])
+	if err != nil {
+		return
+	}
+	c, err := s.drv.Context(s.devices[0])
+	if err != nil {
+		return
+	}
+	_ = measure.WarmJIT(c, info.ComputeMajor*10+info.ComputeMinor)
 }
 
 // benchOptions reads the flags of bw, lat, atomic and all.
@@ -274,6 +294,7 @@ func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
 	if trace {
 		io.Trace = m.trace
 	}
+	io.Reaping = &m.reaping
 	t0 := time.Now()
 	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
 	if trace {

@@ -36,6 +36,9 @@ type measuring struct {
 	stopNote string
 	// judge, when set, gives a complete run its verdict before it is saved.
 	judge func(*results.Run) error
+	// reaping is the children of the tests across processes ending in the
+	// background (ipc.Options.Reaping); close waits for them.
+	reaping sync.WaitGroup
 }
 
 // startMeasuring checks that the results file at path (none when "") can
@@ -91,6 +94,7 @@ func (m *measuring) claim() error {
 }
 
 func (m *measuring) close() {
+	m.reaping.Wait()
 	if m.s != nil {
 		m.s.Close()
 	}
@@ -128,6 +132,12 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	run.End = time.Now().UTC()
 	if d, ok := m.s.drv.(*sim.Driver); ok && run.Plan != nil {
 		run.Plan.ModelledSeconds = d.Elapsed().Seconds()
+	}
+	if m.s.sim == "" {
+		// Nothing more is measured: the GPUs' contexts and memory go
+		// while NVML reads their state and health (the simulator's
+		// monitor reads its driver).
+		m.s.closeDriver()
 	}
 	run.Environment.StateEnd = bench.ReadStates(m.s.mon, run.Environment.Devices)
 	run.Environment.HealthAfter = bench.ReadHealth(m.s.mon, run.Environment.Devices)

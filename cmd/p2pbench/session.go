@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -73,14 +74,33 @@ type session struct {
 	devices []int
 	sim     string
 	seed    int64
+	// driverClosed is closed once the driver is (closeDriver).
+	driverClosed chan struct{}
+	closing      sync.Once
+}
+
+// closeDriver closes the driver in the background: once nothing more is
+// measured, its contexts, memory and pinned host memory go away while the
+// run's end (the health read through NVML, the verdict, the writing) goes
+// on; Close waits for it. On a 2× H200 (2026-11-25) the close took 125-157
+// ms and the run's end 120 ms.
+func (s *session) closeDriver() {
+	s.closing.Do(func() {
+		s.driverClosed = make(chan struct{})
+		go func() {
+			defer close(s.driverClosed)
+			if s.drv != nil {
+				_ = s.drv.Close()
+			}
+		}()
+	})
 }
 
 func (s *session) Close() {
+	s.closeDriver()
+	<-s.driverClosed
 	if s.mon != nil {
 		_ = s.mon.Close()
-	}
-	if s.drv != nil {
-		_ = s.drv.Close()
 	}
 }
 
