@@ -128,6 +128,17 @@ type hostedRank struct {
 	sizes   map[string]uint64
 	start   cuda.Event // interprocess: what followers of this rank's samples wait on
 	standIn bool
+	// lat runs the latency kernels (ping-pong, chase) on dv's memory in a
+	// context of its own, made afresh every round (measure.Device.Twin).
+	lat *measure.Device
+}
+
+// latency is the device that runs h's latency kernels.
+func (h *hostedRank) latency() *measure.Device {
+	if h.lat != nil {
+		return h.lat
+	}
+	return h.dv
 }
 
 // importedRank is another rank's memory and start event, opened here.
@@ -318,6 +329,12 @@ func (c *server) host(rank, dev int, sizes map[string]uint64) (*hostedRank, erro
 		_ = h.release()
 		return nil, err
 	}
+	if sizes[bufSmall] > 0 {
+		if h.lat, err = dv.Twin(); err != nil {
+			_ = h.release()
+			return nil, err
+		}
+	}
 	return h, nil
 }
 
@@ -384,6 +401,10 @@ func (h *hostedRank) export(handles Handles) ([]export, []int, cuda.IpcEventHand
 // once every importer has closed its mappings (the parent's exit).
 func (h *hostedRank) release() error {
 	var errs []error
+	if h.lat != nil {
+		errs = append(errs, h.lat.Close())
+		h.lat = nil
+	}
 	if h.start != 0 {
 		if err := h.dv.Ctx.EventDestroy(h.start); err != nil {
 			errs = append(errs, fmt.Errorf("device %d: destroying the start event: %w", h.dv.Index, err))

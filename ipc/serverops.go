@@ -304,10 +304,11 @@ func (c *server) chase(req chaseReq) ([]float64, error) {
 	if h.bufs[bufSmall] == 0 || nodes < 2 || nodes&(nodes-1) != 0 {
 		return nil, fmt.Errorf("ipc-child: a chase of %d bytes (a power of two of %d-byte nodes, and a small buffer, are needed)", req.Bytes, measure.ChaseStride)
 	}
-	if err := h.dv.BuildChain(buf, req.Bytes, req.Seed); err != nil {
+	dv := h.latency()
+	if err := dv.BuildChain(buf, req.Bytes, req.Seed); err != nil {
 		return nil, fmt.Errorf("through the IPC mapping: %w", err)
 	}
-	return h.dv.Chase(buf, req.Bytes, req.Chunks)
+	return dv.Chase(buf, req.Bytes, req.Chunks)
 }
 
 // pingPong launches one side of a ping-pong: this rank's flag in its own
@@ -329,10 +330,11 @@ func (c *server) pingPong(req pingPongReq) error {
 	}
 	// The flag must be 0 before the peer's kernel can store to it: clear it
 	// and wait, before this side (and so the peer) starts.
-	if err := h.dv.PreparePingPong(kernels.PingPong); err != nil {
+	dv := h.latency()
+	if err := dv.PreparePingPong(kernels.PingPong); err != nil {
 		return err
 	}
-	if err := h.dv.LaunchPingPong(kernels.PingPong, peer, req.Role, req.Iters, req.Chunk, time.Duration(req.TimeoutNs)); err != nil {
+	if err := dv.LaunchPingPong(kernels.PingPong, peer, req.Role, req.Iters, req.Chunk, time.Duration(req.TimeoutNs)); err != nil {
 		return err
 	}
 	c.pings[req.Me] = req
@@ -347,7 +349,7 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 		return pingPongReply{}, fmt.Errorf("ipc-child: no ping-pong of rank %d to wait for", rank)
 	}
 	delete(c.pings, rank)
-	dv := c.hosted[rank].dv
+	dv := c.hosted[rank].latency()
 	st, err := dv.WaitPingPong()
 	if err != nil {
 		return pingPongReply{}, err
@@ -363,15 +365,23 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 
 // renewable is what a child renews between rounds: not the buffers (the
 // flag buffer among them), which other processes have mapped at their
-// addresses.
-const renewable = measure.RenewStreams | measure.RenewEvents | measure.RenewModules
+// addresses, nor the context of its copies, where its interprocess start
+// event lives; the context of its latency kernels (hostedRank.lat), with
+// their streams and modules, is.
+const (
+	renewable    = measure.RenewStreams | measure.RenewEvents | measure.RenewModules | measure.RenewContext
+	latRenewable = measure.RenewContext | measure.RenewStreams | measure.RenewModules
+)
 
 // renew makes afresh, on every rank this process hosts, what req names of
 // renewable.
 func (c *server) renew(req renewReq) error {
 	var errs []error
 	for _, h := range c.hosted {
-		errs = append(errs, h.dv.Renew(req.What&renewable, req.Round))
+		errs = append(errs, h.dv.Renew(req.What&renewable&^measure.RenewContext, req.Round))
+		if h.lat != nil && req.What&measure.RenewContext != 0 {
+			errs = append(errs, h.lat.Renew(latRenewable, req.Round))
+		}
 	}
 	return errors.Join(errs...)
 }

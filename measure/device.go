@@ -50,6 +50,9 @@ type Device struct {
 	small        cuda.DevicePtr
 	// noGreen: the driver has no green contexts (RenewContext is skipped).
 	noGreen bool
+	// twin: the device works on another's small and scratch buffers
+	// (Twin), which it neither reallocates nor frees.
+	twin bool
 }
 
 // bufferMargin is the device memory left free beside the two bandwidth
@@ -112,6 +115,30 @@ func (dv *Device) allocate(bufBytes uint64) error {
 	return nil
 }
 
+// Twin returns a device that works on dv's memory (its small and scratch
+// buffers, which the twin never reallocates or frees) in a context of its
+// own: a green context of dv's primary context, made afresh by every Renew
+// with RenewContext, with its own streams, events and modules, and no
+// latch. A child of the tests across processes runs its latency kernels
+// (ping-pong, chase) in one while its copies stay in the context whose
+// interprocess event the other processes opened: on a 2× H200 (2026-11-25,
+// testdata/reference/h200x2/2026-11-25-n) the ping-pong and chase across
+// processes took a time per process that one context's rounds never
+// showed (intervals of ±0.1-0.4 % holding 40 % of the other runs' medians).
+func (dv *Device) Twin() (*Device, error) {
+	t := &Device{Index: dv.Index, Primary: dv.Primary, Ctx: dv.Primary, Info: dv.Info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{},
+		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true}
+	err := t.renewContext()
+	if _, serr := t.Stream(1); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if err != nil && !errors.Is(err, cuda.ErrNoGreenContexts) {
+		_ = t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
 // Close lets a held latch go, waits for the device, and frees everything
 // Open and later calls allocated, whatever happened before.
 func (dv *Device) Close() error {
@@ -137,7 +164,11 @@ func (dv *Device) Close() error {
 		}
 		dv.Ctx = mem
 	}
-	for _, p := range []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result, dv.scratch, dv.small} {
+	own := []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result, dv.scratch, dv.small}
+	if dv.twin {
+		own = own[:3]
+	}
+	for _, p := range own {
 		if p != 0 {
 			if err := mem.MemFree(p); err != nil {
 				errs = append(errs, fmt.Errorf("device %d: freeing memory: %w", d, err))
@@ -272,6 +303,9 @@ func (dv *Device) Scratch(n uint64) (cuda.DevicePtr, error) {
 	if dv.scratch != 0 && dv.scratchBytes >= n {
 		return dv.scratch + cuda.DevicePtr(dv.offset), nil
 	}
+	if dv.twin {
+		return 0, fmt.Errorf("device %d: a scratch buffer of %s on a twin whose device has %s", dv.Index, results.FormatBytes(n), results.FormatBytes(dv.scratchBytes))
+	}
 	if dv.scratch != 0 {
 		if err := dv.Primary.MemFree(dv.scratch); err != nil {
 			return 0, fmt.Errorf("device %d: %w", dv.Index, err)
@@ -312,6 +346,9 @@ const (
 func (dv *Device) Small() (cuda.DevicePtr, error) {
 	if dv.small != 0 {
 		return dv.small, nil
+	}
+	if dv.twin {
+		return 0, fmt.Errorf("device %d: a twin of a device without a small buffer", dv.Index)
 	}
 	p, err := dv.Primary.MemAlloc(SmallBytes)
 	if err != nil {
