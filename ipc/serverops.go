@@ -370,7 +370,7 @@ func (c *server) pingPongWait(rank int) (pingPongReply, error) {
 // their streams and modules, is.
 const (
 	renewable    = measure.RenewStreams | measure.RenewEvents | measure.RenewModules | measure.RenewContext
-	latRenewable = measure.RenewContext | measure.RenewStreams | measure.RenewModules
+	latRenewable = measure.RenewContext | measure.RenewStreams | measure.RenewModules | measure.RenewOffset
 )
 
 // renew makes afresh, on every rank this process hosts, what req names of
@@ -379,8 +379,8 @@ func (c *server) renew(req renewReq) error {
 	var errs []error
 	for _, h := range c.hosted {
 		errs = append(errs, h.dv.Renew(req.What&renewable&^measure.RenewContext, req.Round))
-		if h.lat != nil && req.What&measure.RenewContext != 0 {
-			errs = append(errs, h.lat.Renew(latRenewable, req.Round))
+		if h.lat != nil {
+			errs = append(errs, h.lat.Renew(req.What&latRenewable, req.Round))
 		}
 	}
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
@@ -53,6 +54,8 @@ type Device struct {
 	// twin: the device works on another's small and scratch buffers
 	// (Twin), which it neither reallocates nor frees.
 	twin bool
+	// flag is where the ping-pong's flag sits in small (FlagOffset).
+	flag uint64
 }
 
 // bufferMargin is the device memory left free beside the two bandwidth
@@ -72,7 +75,7 @@ func Open(drv gpu.Driver, dev int, bufBytes uint64) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %d: opening its primary context: %w", dev, err)
 	}
-	dv := &Device{Index: dev, Primary: c, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}}
+	dv := &Device{Index: dev, Primary: c, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}, flag: FlagOffset(0)}
 	if err := dv.allocate(bufBytes); err != nil {
 		_ = dv.Close()
 		return nil, err
@@ -127,7 +130,7 @@ func (dv *Device) allocate(bufBytes uint64) error {
 // showed (intervals of ±0.1-0.4 % holding 40 % of the other runs' medians).
 func (dv *Device) Twin() (*Device, error) {
 	t := &Device{Index: dv.Index, Primary: dv.Primary, Ctx: dv.Primary, Info: dv.Info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{},
-		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true}
+		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true, flag: dv.flag, offset: dv.offset}
 	err := t.renewContext()
 	if _, serr := t.Stream(1); serr != nil {
 		err = errors.Join(err, serr)
@@ -331,15 +334,35 @@ func (dv *Device) ScratchBase(n uint64) (cuda.DevicePtr, error) {
 	return p - cuda.DevicePtr(dv.offset), nil
 }
 
-// Layout of the small buffer.
+// Layout of the small buffer: the ping-pong's flag in one of flagSlots
+// slots of its upper half (FlagOffset), the rest at fixed places.
 const (
 	SmallBytes   = 64 << 10
-	smallFlag    = 0    // u32 ping-pong flag
 	smallStatus  = 256  // u32 status
 	smallSink    = 512  // u64 chase sink
 	smallTimes   = 1024 // u64 timestamps
-	maxTimestamp = (SmallBytes - smallTimes) / 8
+	smallFlags   = SmallBytes / 2
+	maxTimestamp = (smallFlags - smallTimes) / 8
+	flagSlots    = 32
+	flagStep     = (SmallBytes - smallFlags) / flagSlots
+	// FlagSeed draws the order in which the rounds take the flag's slots.
+	FlagSeed = 0xf1a95eed
 )
+
+// flagOrder is the order of the flag's slots by round, drawn from FlagSeed.
+var flagOrder = rand.New(rand.NewPCG(FlagSeed, 0)).Perm(flagSlots)
+
+// FlagOffset is where the ping-pong's flag sits in the small buffer in
+// round (counted from 0; RenewOffset moves it), the same on every device
+// and in every process, so that both sides of a ping-pong agree on it. On
+// a 2× H200 (2026-11-25, tools/probes/pingprobe.cu) a ping-pong's one-way
+// time was 577-836 ns by where the two flags sat, the same in three
+// processes, and p2pbench's rounds with the flag at one place agreed
+// within 0.5 % where processes spread by 10 %: a new small buffer a round
+// did not move it. Slots 1 KiB apart fall in different places.
+func FlagOffset(round int) uint64 {
+	return smallFlags + flagStep*uint64(flagOrder[round%flagSlots])
+}
 
 // Small returns the device's buffer of SmallBytes for flags, statuses and
 // timestamps, allocating it on first use.

@@ -234,7 +234,10 @@ func (dv *Device) PreparePingPong(k kernels.Kernel) error {
 	if err != nil {
 		return err
 	}
-	return dv.Memset(small, 0, smallTimes/4)
+	if err := dv.Memset(small, 0, smallTimes/4); err != nil {
+		return err
+	}
+	return dv.Memset(small+cuda.DevicePtr(dv.flag), 0, 64)
 }
 
 // LaunchPingPong launches dv's side of a ping-pong with kernel k on stream
@@ -253,7 +256,7 @@ func (dv *Device) LaunchPingPong(k kernels.Kernel, peerSmall cuda.DevicePtr, rol
 		return err
 	}
 	args := kernels.PingPongArgs{
-		MyFlag: uint64(mine + smallFlag), PeerFlag: uint64(peerSmall + smallFlag),
+		MyFlag: uint64(mine) + dv.flag, PeerFlag: uint64(peerSmall) + dv.flag,
 		Iters: iters, Chunk: chunk, Role: role,
 		Times: uint64(mine + smallTimes), TimeoutNs: uint64(timeout.Nanoseconds()), Status: uint64(mine + smallStatus),
 	}

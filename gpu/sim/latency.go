@@ -280,6 +280,27 @@ func (l *launch) pingPong() (*op, error) {
 	return o, nil
 }
 
+// flagSpread is how much longer a store takes to reach a flag at the worst
+// place in device memory than at the best: on a 2× H200 (2026-11-25,
+// tools/probes/pingprobe.cu, testdata/reference/h200x2/2026-11-25-s) the
+// one-way time of a ping-pong took 577-836 ns by where its flags sat (12
+// offsets in a 4 MiB buffer, the same in three processes), and a process's
+// rounds, whose flags sat at one place, agreed within 0.5 % while processes
+// spread by 10 %.
+const flagSpread = 0.45
+
+// flagPlacement is the factor on the latency of a store to the flag at sp
+// (device memory) of where it sits, around 1 (the model's store latencies
+// are typical ones): a draw by the flag's address, in 1 KiB steps, and the
+// process (the seed), the same for every store there.
+func (d *Driver) flagPlacement(sp span) float64 {
+	if sp.a == nil {
+		return 1
+	}
+	u := unitFloat(hashKeys(uint64(d.seed), noisePlacement, uint64(sp.a.dev), (sp.a.base+sp.off)>>10))
+	return 1 + flagSpread*(u-0.5)/(1+flagSpread/2)
+}
+
 // storeLatency is how long a system-scope store from device from takes to
 // be seen by device to polling its own memory; a relaxed store skips the
 // release fence.
@@ -329,8 +350,8 @@ func (s *sched) schedulePing(ini, res *op) {
 	chunk := uint64(I.a.Chunk)
 	tI, tR := ini.start+ini.setup, res.start+res.setup
 	dI, dR := ini.timeoutAt, res.timeoutAt
-	out := d.storeLatency(I.dev, R.dev, I.relaxed)  // initiator's store seen by the responder
-	back := d.storeLatency(R.dev, I.dev, R.relaxed) // and back
+	out := d.storeLatency(I.dev, R.dev, I.relaxed) * d.flagPlacement(R.my) // initiator's store seen by the responder
+	back := d.storeLatency(R.dev, I.dev, R.relaxed) * d.flagPlacement(I.my)  // and back
 	rtt := out + back
 	// Round trip k ends at end(k); the first waits for whoever starts last.
 	ends := make([]float64, 0, iters/chunk+1)
