@@ -381,6 +381,7 @@ func (m *rowMaker) note(warns []error) {
 func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, confidence float64) (Cell, side, []error) {
 	sd := side{process: process}
 	var all, units, runs []float64
+	roundErr := 0.0
 	for _, f := range figs {
 		if label := f.FailureLabel(); label != "" {
 			return Cell{Present: true, Failed: label}, side{}, nil
@@ -391,6 +392,7 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 			runs = append(runs, results.Median(f.Samples))
 		}
 		sd.within = math.Max(sd.within, withinRunSpread(f))
+		roundErr = math.Max(roundErr, results.RoundMedianError(f.Samples, f.Rounds))
 	}
 	if len(all) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
@@ -409,7 +411,7 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	c := Cell{Present: true, N: len(all), Units: len(units), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: confidence}
 	warns := sum.Warnings
 	if len(units) >= 2 {
-		lo, hi := results.RoundInterval(c.Center, units)
+		lo, hi := results.RoundIntervalWithin(c.Center, units, roundErr)
 		c.Lo, c.Hi, c.Confidence, warns = math.Max(lo, 0), hi, results.IntervalConfidence, nil
 	}
 	c.Spread = results.SpreadText(c.Center, c.Lo, c.Hi)

@@ -66,7 +66,7 @@ func ComputeRoundStats(samples []float64, rounds []int) *Stats {
 	if s == nil || len(meds) < 2 {
 		return s
 	}
-	lo, hi := RoundInterval(s.Median, meds)
+	lo, hi := RoundIntervalWithin(s.Median, meds, RoundMedianError(samples, rounds))
 	rs := &RoundStats{N: len(meds), MedianLo: roundDigits(math.Max(lo, 0)), MedianHi: roundDigits(hi), Confidence: IntervalConfidence}
 	mean, _ := stats.Mean(meds)
 	if sd, _ := stats.StandardDeviationSample(meds); mean != 0 {
@@ -144,6 +144,53 @@ func RoundInterval(median float64, meds []float64) (lo, hi float64) {
 	s, _ := stats.StandardDeviationSample(meds)
 	h := tQuantile(n-1) * s * math.Sqrt(2*medianVariance/float64(n))
 	return median - h, median + h
+}
+
+// RoundIntervalWithin is RoundInterval with the round medians' standard
+// deviation taken as at least within, what a round's median varies by
+// from its own samples alone (RoundMedianError): rounds whose medians agree
+// more closely than their samples allow agree by chance or by the samples'
+// resolution, and an interval from them alone is too narrow. On the 2× H200
+// (2026-11-25, testdata/reference/h200x2/2026-11-25-n) the pointer chase in
+// L2 across processes read 851-852 ns in every round of five runs, each run's
+// interval a single value, which held the others' medians 40 % of the time.
+func RoundIntervalWithin(median float64, meds []float64, within float64) (lo, hi float64) {
+	n := len(meds)
+	if n < 2 {
+		return median, median
+	}
+	s, _ := stats.StandardDeviationSample(meds)
+	s = math.Max(s, within)
+	h := tQuantile(n-1) * s * math.Sqrt(2*medianVariance/float64(n))
+	return median - h, median + h
+}
+
+// RoundMedianError is the standard error of a round's median from the
+// spread of the samples within the rounds (rounds counts the samples of
+// each, as Figure.Rounds): √(κ v / k), v their variance pooled over the
+// rounds, k the mean number of samples a round, κ = π/2. 0 when no round
+// has two samples, or the counts do not add up.
+func RoundMedianError(samples []float64, rounds []int) float64 {
+	var ss float64
+	dof, at, k := 0, 0, 0
+	for _, n := range rounds {
+		if n < 1 || at+n > len(samples) {
+			return 0
+		}
+		if n >= 2 {
+			sd, _ := stats.StandardDeviationSample(stats.Float64Data(samples[at : at+n]))
+			v := sd * sd
+			ss += v * float64(n-1)
+			dof += n - 1
+			k++
+		}
+		at += n
+	}
+	if dof == 0 || at != len(samples) {
+		return 0
+	}
+	per := float64(dof+k) / float64(k)
+	return math.Sqrt(medianVariance * ss / float64(dof) / per)
 }
 
 // tQuantiles holds tQuantile's answers by degrees of freedom: one takes a

@@ -78,3 +78,30 @@ func TestRunHasProcessReplicates(t *testing.T) {
 		t.Errorf("after Encode and Decode: %v, replicates %q", err, back.Replicates)
 	}
 }
+
+// TestRoundIntervalNoNarrowerThanItsSamples: rounds whose medians agree
+// more closely than their own samples allow (the chase in L2 across
+// processes on a 2× H200, 2026-11-25: 851-853 ns samples, every round's
+// median 852) get an interval from the samples' spread within the rounds,
+// which holds another run's 853; rounds that differ more than that keep
+// the interval of their medians.
+func TestRoundIntervalNoNarrowerThanItsSamples(t *testing.T) {
+	flat := []float64{852, 853, 851, 852, 852, 853, 853, 851, 852, 851, 852, 853, 852, 851, 853}
+	rounds := []int{3, 3, 3, 3, 3}
+	s := results.ComputeRoundStats(flat, rounds)
+	if lo, hi := results.RoundInterval(s.Median, results.RoundMedians(flat, rounds)); lo != hi {
+		t.Fatalf("the rounds' medians alone give [%v, %v]; the test wants them equal", lo, hi)
+	}
+	if r := s.Rounds; !(r.MedianLo < 852 && r.MedianHi >= 853) {
+		t.Errorf("interval [%v, %v] of rounds with medians of 852 and samples of 851-853; want it to hold 853", r.MedianLo, r.MedianHi)
+	}
+	if e := results.RoundMedianError(flat, []int{3, 3, 3}); e != 0 {
+		t.Errorf("counts that do not add up gave a round median error of %v", e)
+	}
+	apart := []float64{800, 801, 800, 850, 851, 850, 820, 821, 820, 840, 841, 840, 810, 811, 810}
+	s = results.ComputeRoundStats(apart, rounds)
+	lo, hi := results.RoundInterval(s.Median, results.RoundMedians(apart, rounds))
+	if math.Abs(s.Rounds.MedianLo-lo) > 0.01 || math.Abs(s.Rounds.MedianHi-hi) > 0.01 {
+		t.Errorf("rounds far apart: [%v, %v], want the medians' own [%v, %v]", s.Rounds.MedianLo, s.Rounds.MedianHi, lo, hi)
+	}
+}
