@@ -316,11 +316,11 @@ const hostBound = 1.1
 // wait) cost 13.3 µs each, queued as issued 6.3-8.2 µs (a plain CUDA
 // program: the same), while pushes queued as issued by p2pbench took
 // 4.1-5.1 µs, its host's enqueueing, where a plain CUDA program's took
-// 1.9-2.1 and held ones 2.3-2.6. Taking the faster of the two for every
-// sample read 4-byte pulls 16-26 % below a plain program's on a 2× H200
-// (2026-11-25-n): of two windows, each in one of the pulls' two speeds
-// (about 6.5 and 8.5 µs there), the faster landed in the fast one twice as
-// often as a window queued by an application does.
+// 1.9-2.1 and held ones 2.3-2.6. On a 2× H200 (call R, 2026-11-25) held
+// pulls took 12.8-13.3 µs (latchprobe.cu), and pulls queued as issued one
+// of two times, about 6.3 and 8.3 µs a copy, window by window, in
+// p2pbench and in a plain program alike (pullprobe.cu, b2bprobe.cu): the
+// held window never wins for pulls, and is not taken for them.
 func (e *Engine) b2bSamples(ctx context.Context, t measure.Transfer, samples int) ([][]float64, error) {
 	tm := measure.Timing{Reps: copyLatB2BCopies, Warmup: 2}
 	var enq []time.Duration
