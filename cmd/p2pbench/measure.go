@@ -13,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
@@ -150,9 +151,11 @@ func measureAction(c *cli.Context) error {
 	})
 }
 
-// warmJIT has the driver compile every kernel for the first device, in its
-// primary context, while the machine's discovery runs (measure.WarmJIT).
-// Whatever fails here fails again, and is reported, where it matters.
+// warmJIT starts every device's primary context and has the driver compile
+// every kernel for the first device, while the machine's discovery runs
+// (measure.WarmJIT): the setup then finds the contexts, the warm-up the
+// compiled kernels. Whatever fails here fails again, and is reported, where
+// it matters.
 func warmJIT(s *session) {
 	if len(s.devices) == 0 {
 		return
@@ -161,11 +164,17 @@ func warmJIT(s *session) {
 	if err != nil {
 		return
 	}
-	c, err := s.drv.Context(s.devices[0])
-	if err != nil {
-		return
+	var first gpu.Context
+	for i, d := range s.devices {
+		c, err := s.drv.Context(d)
+		if err != nil {
+			return
+		}
+		if i == 0 {
+			first = c
+		}
 	}
-	_ = measure.WarmJIT(c, info.ComputeMajor*10+info.ComputeMinor)
+	_ = measure.WarmJIT(first, info.ComputeMajor*10+info.ComputeMinor)
 }
 
 // benchOptions reads the flags of bw, lat, atomic and all.
