@@ -13,7 +13,6 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
-	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
@@ -151,11 +150,9 @@ func measureAction(c *cli.Context) error {
 	})
 }
 
-// warmJIT starts every device's primary context and has the driver compile
-// every kernel for the first device, while the machine's discovery runs
-// (measure.WarmJIT): the setup then finds the contexts, the warm-up the
-// compiled kernels. Whatever fails here fails again, and is reported, where
-// it matters.
+// warmJIT has the driver compile every kernel for the first device, in its
+// primary context, while the machine's discovery runs (measure.WarmJIT).
+// Whatever fails here fails again, and is reported, where it matters.
 func warmJIT(s *session) {
 	if len(s.devices) == 0 {
 		return
@@ -164,17 +161,11 @@ func warmJIT(s *session) {
 	if err != nil {
 		return
 	}
-	var first gpu.Context
-	for i, d := range s.devices {
-		c, err := s.drv.Context(d)
-		if err != nil {
-			return
-		}
-		if i == 0 {
-			first = c
-		}
+	c, err := s.drv.Context(s.devices[0])
+	if err != nil {
+		return
 	}
-	_ = measure.WarmJIT(first, info.ComputeMajor*10+info.ComputeMinor)
+	_ = measure.WarmJIT(c, info.ComputeMajor*10+info.ComputeMinor)
 }
 
 // benchOptions reads the flags of bw, lat, atomic and all.
