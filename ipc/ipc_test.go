@@ -303,28 +303,6 @@ func TestIPCSimulatedRun(t *testing.T) {
 	if renewed != 2*3 {
 		t.Errorf("%d renewals, want 2 rounds × 3 children", renewed)
 	}
-	// Every child opened its peers' buffers on their devices ahead, at
-	// once, before any copy was timed.
-	h.mu.Lock()
-	opened, firstTime := 0, -1
-	for i, op := range h.ops {
-		if strings.HasSuffix(op, ":open_on_peers") {
-			opened++
-			if firstTime >= 0 {
-				t.Errorf("request %d (%s) came after the first timed copy (request %d)", i, op, firstTime)
-			}
-		}
-		if strings.HasSuffix(op, ":time") && firstTime < 0 {
-			firstTime = i
-		}
-	}
-	h.mu.Unlock()
-	if opened != 3 {
-		t.Errorf("%d children opened their peers' buffers ahead, want 3", opened)
-	}
-	if slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, "ahead") }) {
-		t.Errorf("opening ahead failed: %q", run.Notes)
-	}
 	h.checkNoChildren()
 	h.checkShutdownOrder(3)
 }

@@ -360,7 +360,6 @@ func (r *parent) start(ctx context.Context, simulated bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.openOnPeers(ctx)
 	for _, k := range r.kids {
 		if !k.alive() {
 			r.drop(ctx, k)
@@ -531,28 +530,6 @@ func (r *parent) shutdown(cancelled bool) {
 		return
 	}
 	reap()
-}
-
-// openOnPeers has every child open the bandwidth buffers of its peers on
-// other devices in a context on those devices, all children at once, when
-// the copy-engine tests will copy so (pairTests: the buffer opened on the
-// peer's GPU). What fails is noted; the copies that need it try again and
-// fail with the reason.
-func (r *parent) openOnPeers(ctx context.Context) {
-	if r.handles == HandlesFabric || !slices.ContainsFunc(r.opt.Tests, func(t results.Test) bool {
-		sm, _ := measure.CopyOf(t)
-		return t.IsIPC() && !sm && t != results.IPCLatChase && t != results.IPCLatPingPong
-	}) {
-		return
-	}
-	var mu sync.Mutex
-	r.each(func(k *childProc) {
-		if err := k.call(ctx, opOpenOnPeers, openOnPeersReq{Names: []string{bufSend, bufRecv}}, nil, r.opt.Timeout); err != nil && ctx.Err() == nil {
-			mu.Lock()
-			defer mu.Unlock()
-			r.notes = append(r.notes, fmt.Sprintf("ipc: rank %d (device %d) opening its peers' buffers on their devices ahead: %v", k.rank, k.dev, err))
-		}
-	})
 }
 
 // pairs lists the ordered pairs: every two distinct devices (those of

@@ -68,7 +68,6 @@ const (
 	opPingPong     = "pingpong"
 	opPingPongWait = "pingpong_wait"
 	opRenew        = "renew"
-	opOpenOnPeers  = "open_on_peers"
 	opUnmap        = "unmap"
 	opExit         = "exit"
 )
@@ -334,12 +333,6 @@ type pingPongReply struct {
 type renewReq struct {
 	What  measure.Renewal `json:"what"`
 	Round int             `json:"round"`
-}
-
-// openOnPeersReq names the buffers of every rank on another device that a
-// child opens ahead in a context on that device (opOpenOnPeers).
-type openOnPeersReq struct {
-	Names []string `json:"names"`
 }
 
 type unmapReq struct {

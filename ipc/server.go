@@ -247,9 +247,6 @@ var handlers = map[string]handler{
 		return unmapReply{Closed: n}, err
 	}),
 	opExit: answer(func(c *server, _ context.Context, _ string, _ none) (none, error) { return none{}, c.exit() }),
-	opOpenOnPeers: answer(func(c *server, _ context.Context, _ string, req openOnPeersReq) (none, error) {
-		return none{}, c.openOnPeers(req.Names)
-	}),
 }
 
 // handle runs one request and returns its reply body.

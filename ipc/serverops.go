@@ -1,8 +1,6 @@
 package ipc
 
 import (
-	"slices"
-	"maps"
 	"context"
 	"errors"
 	"fmt"
@@ -173,35 +171,6 @@ func (c *server) onPeerDevice(h *hostedRank, ref bufRef, bytes uint64) (cuda.Dev
 	}
 	imp.onPeer[ref.Name] = p
 	return p, imp.peerCtx, nil
-}
-
-// openOnPeers opens the buffers names of every rank this process mapped
-// that is on another device in a context on that device (onPeerDevice),
-// ahead of the copies that use them: the context's start and the openings
-// took 0.1-0.4 s of a child's first copies on a 2× H200 (2026-11-25), one
-// child after the other, where ahead of them the children open theirs at
-// once.
-func (c *server) openOnPeers(names []string) error {
-	h := c.own()
-	if h == nil {
-		return errors.New("ipc-child: no rank hosted yet")
-	}
-	var errs []error
-	for _, rank := range slices.Sorted(maps.Keys(c.imports)) {
-		imp := c.imports[rank]
-		if imp.dev == h.dv.Index {
-			continue
-		}
-		for _, name := range names {
-			if _, ok := imp.sizes[name]; !ok {
-				continue
-			}
-			if _, _, err := c.onPeerDevice(h, bufRef{rank, name}, imp.sizes[name]); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // enableBothWays enables peer access between h's context and pc, both ways,
