@@ -856,3 +856,20 @@ func TestClose(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestCompileAside: a module compiled aside is read whole by the driver and
+// unloaded; a bad one returns the driver's error; the context's own thread
+// serves calls meanwhile and after.
+func TestCompileAside(t *testing.T) {
+	d, k := openFake(t, variantDefault)
+	c0, _ := contexts(t, d)
+	ok(t, c0.CompileAside(launchPTX))
+	if got, want := k.lastModuleLen(), uint64(len(launchPTX)); got != want {
+		t.Errorf("the driver read %d bytes of PTX, want %d", got, want)
+	}
+	if err := c0.CompileAside(".version 8.0\nSYNTAX_ERROR\n"); cuda.CodeOf(err) != cuda.ErrorInvalidPTX {
+		t.Errorf("CompileAside(bad) error = %v, want CUDA_ERROR_INVALID_PTX", err)
+	}
+	m := must(c0.LoadModule(launchPTX))(t)
+	ok(t, c0.UnloadModule(m))
+}

@@ -57,6 +57,22 @@ func (c *Context) LoadModule(ptx string) (Module, error) {
 	return m, nil
 }
 
+// CompileAside loads ptx and unloads it again on a thread of its own with
+// the context current there, not on the context's thread: the driver
+// compiles the module and keeps the code in its JIT cache, while the
+// context's thread goes on serving other calls (cuda.Context.aside).
+func (c *Context) CompileAside(ptx string) error {
+	image := make([]byte, len(ptx)+1)
+	copy(image, ptx)
+	return c.aside(func() error {
+		var m Module
+		if err := c.check(c.drv.api.cuModuleLoadDataEx(&m, &image[0], 0, nil, nil), "cuModuleLoadDataEx"); err != nil {
+			return err
+		}
+		return c.check(c.drv.api.cuModuleUnload(m), "cuModuleUnload")
+	})
+}
+
 // UnloadModule unloads a module from LoadModule (cuModuleUnload).
 func (c *Context) UnloadModule(m Module) error {
 	return c.call(func() error {

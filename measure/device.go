@@ -245,6 +245,15 @@ func WarmJIT(c gpu.Context, cc int) error {
 		if m, err := kernels.ParsePTX(ptx); err != nil || m.Target > cc {
 			continue
 		}
+		if a, ok := c.(interface{ CompileAside(string) error }); ok {
+			// Off the context's thread, which the setup's calls then
+			// need not wait behind: on a fresh 2× H200 (call U) the setup
+			// took 0.42 s behind the compilation, 0.19 s without.
+			if err := a.CompileAside(ptx); err != nil {
+				return fmt.Errorf("compiling PTX module %s: %w", name, err)
+			}
+			continue
+		}
 		mod, err := c.LoadModule(ptx)
 		if err != nil {
 			return fmt.Errorf("loading PTX module %s: %w", name, err)
