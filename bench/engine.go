@@ -76,6 +76,9 @@ type Engine struct {
 	// setup on (startPinning); hostSM is their SM copy configuration
 	// (hostSMConfig).
 	hostRegions []hostRegion
+	// chaseKept are the chases' own allocations beyond L2, kept to the end
+	// of the run (Engine.chase), freed by teardown.
+	chaseKept []keptAlloc
 	// pinning delivers the regions being pinned since setup (startPinning).
 	pinning chan pinned
 	hostSM  measure.SMConfig
@@ -369,6 +372,12 @@ func roundUp(n, a uint64) uint64 { return (n + a - 1) / a * a }
 // happened before.
 func (e *Engine) teardown() error {
 	errs := e.peers.ReleaseAll()
+	for _, k := range e.chaseKept {
+		if err := k.dv.Primary.MemFree(k.p); err != nil {
+			errs = append(errs, fmt.Errorf("device %d: freeing a chase's memory: %w", k.dv.Index, err))
+		}
+	}
+	e.chaseKept = nil
 	for _, dv := range e.devices() {
 		if err := dv.Close(); err != nil {
 			errs = append(errs, err)
@@ -380,6 +389,12 @@ func (e *Engine) teardown() error {
 	e.mu.Unlock()
 	e.order = nil
 	return errors.Join(errs...)
+}
+
+// keptAlloc is device memory a test keeps to the end of the run.
+type keptAlloc struct {
+	dv *measure.Device
+	p  cuda.DevicePtr
 }
 
 // enablePair enables access both ways between a and b.

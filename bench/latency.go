@@ -15,6 +15,10 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
+// chaseKeepMargin is the device memory a chase leaves free beside the
+// allocations it keeps (Engine.chase).
+const chaseKeepMargin = 1 << 30
+
 // The small-copy latency test: samples of each figure (over all its
 // rounds), and the copies in each sample of the back-to-back figure.
 const (
@@ -78,12 +82,23 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			// 2× H100 (2026-11-25, call 16) a local chase beyond L2 kept one
 			// of two modes per process (291 or 343 ns a load) wherever in
 			// the scratch allocation it lay, so that only fresh memory
-			// lets the rounds show what another process would.
+			// lets the rounds show what another process would. Freed at
+			// once, the next round's allocation got the same memory back:
+			// on a 2× H200 (call W) one run's rounds read 282-286 ns in four
+			// rounds of five, another's 336-342. Each round's is kept to the
+			// end of the run while the device has room for the rounds to
+			// come.
 			fresh, err := owner.Primary.MemAlloc(ws)
 			if err != nil {
 				return fmt.Errorf("device %d: allocating the chase's %s: %w", owner.Index, results.FormatBytes(ws), err)
 			}
-			defer func() { _ = owner.Primary.MemFree(fresh) }()
+			if free, _, ferr := owner.Primary.MemGetInfo(); ferr == nil && free > uint64(2*e.rounds)*ws+chaseKeepMargin {
+				e.mu.Lock()
+				e.chaseKept = append(e.chaseKept, keptAlloc{owner, fresh})
+				e.mu.Unlock()
+			} else {
+				defer func() { _ = owner.Primary.MemFree(fresh) }()
+			}
 			buf = fresh
 		}
 		// The same chains every round (measure.ChaseChains): one chain
