@@ -92,30 +92,3 @@ func coverage(t *testing.T, opt bench.Options) float64 {
 	}
 	return float64(in) / float64(n)
 }
-
-// TestRunsMarkProcessReplicates: a run whose rounds renew everything
-// measure.DefaultRenewal names, each in a green context of its own, says
-// its rounds carry what differs between processes; one that renews less,
-// or takes one round, does not.
-func TestRunsMarkProcessReplicates(t *testing.T) {
-	for _, tc := range []struct {
-		rounds int
-		renew  measure.Renewal
-		want   string
-	}{
-		{3, measure.DefaultRenewal, results.ReplicatesProcess},
-		{3, measure.DefaultRenewal &^ measure.RenewContext, ""},
-		{3, measure.DefaultRenewal &^ measure.RenewOffset, ""},
-		{1, measure.DefaultRenewal, ""},
-	} {
-		opt := options(results.SMRead)
-		opt.Size, opt.Samples, opt.Rounds, opt.Renew = 4<<10, 3, tc.rounds, tc.renew
-		run, err := simRun(t, "h200x2", opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.Replicates != tc.want {
-			t.Errorf("%d rounds renewing %s: replicates %q, want %q", tc.rounds, tc.renew, run.Replicates, tc.want)
-		}
-	}
-}

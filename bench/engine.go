@@ -240,30 +240,10 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		return measureSteps(e.plan())
 	})
 	e.judgeChecks()
-	e.markReplicates(run)
 	if n, d := e.traffic.Spent(); n > 0 && e.opt.Trace != nil {
 		e.opt.Trace(fmt.Sprintf("NVLink counter readings, %d of them (within the steps above)", n), d)
 	}
 	return err
-}
-
-// markReplicates marks run's rounds as carrying what differs between
-// processes (results.ReplicatesProcess) when they do: two rounds or more,
-// each renewing at least measure.DefaultRenewal, in a green context of its
-// own on every device. On the 2× H200 of call N (2026-11-25) the five runs'
-// intervals of such rounds held each other's medians 95.2 % of the time; a
-// driver without green contexts keeps every round in the primary context,
-// where small SM copies keep one mode, and such a run is not marked.
-func (e *Engine) markReplicates(run *results.Run) {
-	if e.rounds < 2 || e.opt.Renew&measure.DefaultRenewal != measure.DefaultRenewal {
-		return
-	}
-	for _, dv := range e.devices() {
-		if !dv.GreenContexts() {
-			return
-		}
-	}
-	run.Replicates = results.ReplicatesProcess
 }
 
 // schedule plans the run from its topology (where the caller did not

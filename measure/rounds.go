@@ -240,11 +240,6 @@ func (dv *Device) Renew(what Renewal, round int) error {
 	return errors.Join(errs...)
 }
 
-// GreenContexts says whether the device's rounds each work in a green
-// context of their own: false once the driver refused one
-// (cuda.ErrNoGreenContexts), when the device works in its primary context.
-func (dv *Device) GreenContexts() bool { return !dv.noGreen }
-
 // renewContext makes a new green context of the primary context the
 // device's working context, and destroys the green context before it (its
 // streams, events and modules already went). Where the driver has no green
