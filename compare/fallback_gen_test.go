@@ -69,7 +69,15 @@ var fallbackSources = []fallbackSource{
 	{"1× H100", "testdata/reference/h100x1/2026-11-23", numbered("all", 2, ".json"), "`all` twice"},
 	{"1× H100", "compare/testdata/evidence/h100x1-2026-11-25", numbered("all", 3, ".json.gz"), "`all` in three processes"},
 	{"2× H100", "testdata/reference/h100x2/2026-11-25-c/callD", numbered("all", 5, ".json.gz"), "`all` in five processes (call D, another machine)"},
+	{"2× H200", "testdata/reference/h200x2/2026-11-25-x", numbered("all", 5, ".json.gz"), "`all` in five processes (call X, fifth session)"},
 }
+
+// Of the fifth session's 2× H200 sets, call X's alone takes its rounds as
+// p2pbench takes them now: calls T and W timed small pulls behind a held
+// stream and freed each round's chase beyond L2 at once (the next round
+// got the same memory back); call X's files say they have process
+// replicates, which the last build no longer claims, and the generator
+// compares them as they are.
 
 // Of the 2× H100 sets beside the hold-outs, call D's alone takes its rounds
 // as p2pbench takes them now (three samples of 125 µs a round): call 13's
