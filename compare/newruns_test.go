@@ -1,0 +1,136 @@
+package compare_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// finalSet is the reference set of five `all` runs of the fifth
+// session's last build on a 2× H200, with nvbandwidth beside it: a
+// hold-out of the fallback (fallbackSources), as every set of issue 25's
+// done-when.
+var finalSet = []string{"h200x2", "2026-11-25-y"}
+
+func readFinalSet(t *testing.T) []*results.Run {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "reference", finalSet[0], finalSet[1])
+	if d := os.Getenv("P2PBENCH_FINAL_SET"); d != "" {
+		dir = d
+	}
+	var runs []*results.Run
+	for i := 1; i <= 5; i++ {
+		r, err := results.Read(filepath.Join(dir, fmt.Sprintf("all%d.json.gz", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// TestFinalSetPairings: of the ten pairings of the five runs, each floor
+// from the runs' own rounds and the fallback, nine flag nothing; all1
+// against all4 flags sm_host_all_bidir's reverse direction on both GPUs
+// (-5.2 % and -5.7 % against a floor of 5.1 %): SM copies from host memory
+// on every GPU at once while the others copy to it, which run 1 read 5 %
+// faster than run 4 in four rounds of five. No set the fallback is
+// measured on showed that family move between processes beyond its rounds
+// (its fallback is 0). The test holds the gate to exactly that: anything
+// else flagged, or that not, fails it.
+func TestFinalSetPairings(t *testing.T) {
+	runs := readFinalSet(t)
+	known := map[string]bool{}
+	for _, d := range []string{"0", "1"} {
+		known["all1/all4 sm_host_all_bidir|sm:warp_u8||reverse|-1|"+d+"|536870912|block_size=512,blocks_per_sm=2,sm_share=1/2,variant=warp_u8"] = true
+	}
+	seen := map[string]bool{}
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[i], runs[j])
+			if res.Replicates[0] != compare.ReplicatesWithin || res.Replicates[1] != compare.ReplicatesWithin {
+				t.Errorf("all%d against all%d: replicates %v, want rounds within each process", i+1, j+1, res.Replicates)
+			}
+			for _, row := range res.Rows {
+				if c := row.Changes[0]; c.Regression || c.Improvement {
+					k := fmt.Sprintf("all%d/all%d %s", i+1, j+1, row.Key)
+					seen[k] = true
+					if !known[k] {
+						t.Errorf("all%d against all%d: %s flagged: %+.2f%%, floor %.2f%% (%s)", i+1, j+1, row.Key, c.Pct, 100*c.Floor, c.FloorFrom)
+					}
+				}
+			}
+		}
+	}
+	for k := range known {
+		if !seen[k] {
+			t.Errorf("%s: not flagged any more; update the test and the set's README", k)
+		}
+	}
+}
+
+// TestFinalSetSensitivity: in a copy of one run with one family made
+// worse — 2 % less bandwidth for the copies that are steady there (sm_write
+// from 64 MiB, ce_write from 128 MiB: at 64 MiB its rounds spread so that
+// their floor is 1.9-2.2 % on the 2× H200s of calls W and X, as on the 2×
+// H100 of the evidence), 10 % slower pointer chases in L2 and atomic
+// latency — every changed figure is flagged against another run, and
+// nothing else. A 10 % slower chase beyond L2 between the GPUs is
+// flagged in all pairings but one: on this machine the 0→1 chase's chains
+// sit at 850-1000 ns by where their pages lie, its rounds spread by ±6 %,
+// and in one pairing the other run was 3 % faster to begin with. The chase
+// beyond L2 within a GPU (rounds at about 260 or 330 ns by the chains'
+// pages, ±11-16 %) is not held to 10 % (docs/sensitivity).
+func TestFinalSetSensitivity(t *testing.T) {
+	runs := readFinalSet(t)
+	large := func(test results.Test) func(f *results.Figure) bool {
+		return func(f *results.Figure) bool { return f.Test == test && f.Size >= 64<<20 }
+	}
+	for _, tc := range []struct {
+		name   string
+		factor float64
+		keep   func(f *results.Figure) bool
+		misses int // of the changed figures' rows, over the pairings
+	}{
+		{"ce_write -2% from 128 MiB", 0.98, func(f *results.Figure) bool { return f.Test == results.CEWrite && f.Size >= 128<<20 }, 0},
+		{"sm_write -2%", 0.98, large(results.SMWrite), 0},
+		{"lat_chase in L2 +10%", 1.10, func(f *results.Figure) bool {
+			return f.Test == results.LatChase && f.Params["cache"] == "in_l2"
+		}, 0},
+		{"lat_chase beyond L2 between the GPUs +10%", 1.10, func(f *results.Figure) bool {
+			return f.Test == results.LatChase && f.Params["cache"] == "beyond_l2" && f.Src != f.Dst
+		}, 1},
+		{"atomic_latency +10%", 1.10, func(f *results.Figure) bool { return f.Test == results.AtomicLatency }, 0},
+	} {
+		missed := 0
+		for _, p := range [][2]int{{0, 1}, {1, 2}, {3, 4}, {4, 0}} {
+			base, worse := runs[p[0]], variant(runs[p[1]], tc.factor, tc.keep)
+			keys := map[string]bool{}
+			for i := range worse.Figures {
+				if f := &worse.Figures[i]; len(f.Samples) > 0 && tc.keep(f) {
+					keys[f.Key()] = true
+				}
+			}
+			if len(keys) == 0 {
+				t.Fatalf("%s: no figure changed", tc.name)
+			}
+			res := compareRuns(t, compare.Options{Threshold: 0.01}, base, worse)
+			for _, row := range res.Rows {
+				c := row.Changes[0]
+				switch {
+				case keys[row.Key] && !c.Regression:
+					if missed++; missed > tc.misses {
+						t.Errorf("%s, all%d against all%d: %s not flagged: %+.2f%% p=%.3f, floor %.2f%% (%s), covered %v",
+							tc.name, p[0]+1, p[1]+1, row.Key, c.Pct, c.P, 100*c.Floor, c.FloorFrom, c.Covered)
+					}
+				case !keys[row.Key] && (c.Regression || c.Improvement):
+					t.Errorf("%s, all%d against all%d: %s flagged, not changed: %+.2f%%", tc.name, p[0]+1, p[1]+1, row.Key, c.Pct)
+				}
+			}
+		}
+	}
+}
