@@ -116,6 +116,8 @@ var fallbackHoldOuts = []string{
 	"testdata/reference/h100x2/2026-11-25-e",
 	"testdata/reference/h200x2/2026-11-25",
 	"testdata/reference/h200x2/2026-11-25-n",
+	"testdata/reference/h200x2/2026-11-25-y",
+	"testdata/reference/h200x2/2026-11-25-ab",
 }
 
 // measured is what the fallback's sources showed of one cell.
