@@ -107,18 +107,15 @@ func TestReferencePairingsAreQuiet(t *testing.T) {
 // 64 MiB.
 func TestEvidenceSensitivity(t *testing.T) {
 	runs := evidence(t)
-	large := func(test results.Test) func(f *results.Figure) bool {
-		return func(f *results.Figure) bool { return f.Test == test && f.Size >= 64<<20 }
-	}
 	for _, tc := range []struct {
 		name   string
 		factor float64
 		keep   func(f *results.Figure) bool
 	}{
-		{"ce_write -2% from 128 MiB", 0.98, func(f *results.Figure) bool { return f.Test == results.CEWrite && f.Size >= 128<<20 }},
-		{"sm_write -2%", 0.98, large(results.SMWrite)},
-		{"local_copy -2%", 0.98, large(results.LocalCopy)},
-		{"d2h -2%", 0.98, large(results.D2H)},
+		{"ce_write -2% from 128 MiB", 0.98, from(128<<20, results.CEWrite)},
+		{"sm_write -2%", 0.98, from(64<<20, results.SMWrite)},
+		{"local_copy -2%", 0.98, from(64<<20, results.LocalCopy)},
+		{"d2h -2%", 0.98, from(64<<20, results.D2H)},
 		{"lat_chase in L2 +10%", 1.10, func(f *results.Figure) bool { return f.Test == results.LatChase && f.Params["cache"] == "in_l2" }},
 	} {
 		for _, p := range [][2]int{{0, 1}, {1, 2}, {3, 4}, {4, 0}} {
@@ -150,6 +147,11 @@ func TestEvidenceSensitivity(t *testing.T) {
 	}
 }
 
+// from keeps the figures of test of size bytes and more.
+func from(bytes uint64, test results.Test) func(f *results.Figure) bool {
+	return func(f *results.Figure) bool { return f.Test == test && f.Size >= bytes }
+}
+
 // cacheOf is the cache param of the figure of run whose key is key.
 func cacheOf(run *results.Run, key string) string {
 	for _, f := range run.Figures {
@@ -168,7 +170,7 @@ func cacheOf(run *results.Run, key string) string {
 // own: the fallback applies, and nothing is flagged.
 func TestEvidenceGroups(t *testing.T) {
 	runs := evidence(t)
-	slow := func(f *results.Figure) bool { return f.Test == results.CEWrite && f.Size >= 128<<20 }
+	slow := from(128<<20, results.CEWrite)
 	side := func(name string, rs ...*results.Run) compare.Input { return compare.Input{Name: name, Runs: rs} }
 	for _, tc := range []struct {
 		name       string

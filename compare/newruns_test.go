@@ -83,17 +83,14 @@ func TestFinalSetPairings(t *testing.T) {
 // by where the round's memory lies, ±8-16 %) is not held to 10 %.
 func TestFinalSetSensitivity(t *testing.T) {
 	runs := readFinalSet(t)
-	large := func(test results.Test) func(f *results.Figure) bool {
-		return func(f *results.Figure) bool { return f.Test == test && f.Size >= 64<<20 }
-	}
 	for _, tc := range []struct {
 		name   string
 		factor float64
 		keep   func(f *results.Figure) bool
 		misses int // of the changed figures' rows, over the pairings
 	}{
-		{"ce_write -2% from 128 MiB", 0.98, func(f *results.Figure) bool { return f.Test == results.CEWrite && f.Size >= 128<<20 }, 0},
-		{"sm_write -2%", 0.98, large(results.SMWrite), 0},
+		{"ce_write -2% from 128 MiB", 0.98, from(128<<20, results.CEWrite), 0},
+		{"sm_write -2%", 0.98, from(64<<20, results.SMWrite), 0},
 		{"lat_chase in L2 +10%", 1.10, func(f *results.Figure) bool {
 			return f.Test == results.LatChase && f.Params["cache"] == "in_l2"
 		}, 0},
