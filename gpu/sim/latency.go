@@ -350,8 +350,8 @@ func (s *sched) schedulePing(ini, res *op) {
 	chunk := uint64(I.a.Chunk)
 	tI, tR := ini.start+ini.setup, res.start+res.setup
 	dI, dR := ini.timeoutAt, res.timeoutAt
-	out := d.storeLatency(I.dev, R.dev, I.relaxed) * d.flagPlacement(R.my) // initiator's store seen by the responder
-	back := d.storeLatency(R.dev, I.dev, R.relaxed) * d.flagPlacement(I.my)  // and back
+	out := d.storeLatency(I.dev, R.dev, I.relaxed) * d.flagPlacement(R.my)  // initiator's store seen by the responder
+	back := d.storeLatency(R.dev, I.dev, R.relaxed) * d.flagPlacement(I.my) // and back
 	rtt := out + back
 	// Round trip k ends at end(k); the first waits for whoever starts last.
 	ends := make([]float64, 0, iters/chunk+1)
