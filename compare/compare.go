@@ -145,7 +145,7 @@ type Cell struct {
 	// Center is the median of every sample of the side; Lo and Hi its
 	// interval, of confidence Confidence: where there are two units or
 	// more, where the median of another run of as many units would fall
-	// (results.RoundInterval), else the median's confidence interval from
+	// (results.RoundIntervalWithin), else the median's confidence interval from
 	// the samples (benchmath, at Options.Confidence; equal to Center when
 	// there are too few samples for one: Spread is then "∞").
 	Center     float64 `json:"center"`

@@ -286,7 +286,7 @@ func unitRange(units *benchmath.Sample) [2]float64 {
 // covered says whether side i+1's median lies within the range of the
 // baseline's units of kind on, or the baseline's within side i+1's; or,
 // on rounds, within the other side's interval of where another run's
-// median would fall (Cell.Lo, Cell.Hi: results.RoundInterval). A figure
+// median would fall (Cell.Lo, Cell.Hi: results.RoundIntervalWithin). A figure
 // whose rounds take two modes has a wide interval: on a 2× H100 (2026-11-25,
 // testdata/reference/h100x2/2026-11-25-d) back-to-back 4-byte pulls took
 // 13.3-13.9 µs in three rounds of one run and 7-10 µs in its other two and

@@ -340,7 +340,7 @@ type RoundStats struct {
 	// N is the number of rounds.
 	N int `json:"n"`
 	// MedianLo and MedianHi bound, with probability Confidence, the
-	// median another run of as many rounds would give (RoundInterval).
+	// median another run of as many rounds would give (RoundIntervalWithin).
 	MedianLo   float64 `json:"median_lo"`
 	MedianHi   float64 `json:"median_hi"`
 	Confidence float64 `json:"confidence"`

@@ -117,7 +117,7 @@ func RoundMedians(samples []float64, rounds []int) []float64 {
 	return out
 }
 
-// IntervalConfidence is the probability with which RoundInterval covers
+// IntervalConfidence is the probability with which RoundIntervalWithin covers
 // the median of another run.
 const IntervalConfidence = 0.95
 
@@ -126,33 +126,23 @@ const IntervalConfidence = 0.95
 // errs wide).
 const medianVariance = math.Pi / 2
 
-// RoundInterval returns the interval around a figure's median in which the
-// median of another run of as many rounds falls with probability
+// RoundIntervalWithin returns the interval around a figure's median in
+// which the median of another run of as many rounds falls with probability
 // IntervalConfidence, from the spread of this run's round medians meds (two
-// or more): median ± t × s × √(2κ/n), s their sample standard deviation, n
-// their number, κ = π/2 how much more a median varies than a mean, t the
-// Student quantile of n−1 degrees of freedom. It is a prediction interval:
-// both runs' medians vary, each by about s × √(κ/n), and s is estimated
-// from n rounds. It assumes round medians that scatter roughly normally;
-// rounds that fall in groups (two modes) make s, and the interval, wide.
-// Fewer than two medians give the median itself.
-func RoundInterval(median float64, meds []float64) (lo, hi float64) {
-	n := len(meds)
-	if n < 2 {
-		return median, median
-	}
-	s, _ := stats.StandardDeviationSample(meds)
-	h := tQuantile(n-1) * s * math.Sqrt(2*medianVariance/float64(n))
-	return median - h, median + h
-}
-
-// RoundIntervalWithin is RoundInterval with the round medians' standard
-// deviation taken as at least within, what a round's median varies by
-// from its own samples alone (RoundMedianError): rounds whose medians agree
-// more closely than their samples allow agree by chance or by the samples'
-// resolution, and an interval from them alone is too narrow. On the 2× H200
-// (2026-11-25, testdata/reference/h200x2/2026-11-25-n) the pointer chase in
-// L2 across processes read 851-852 ns in every round of five runs, each run's
+// or more): median ± t × s × √(2κ/n), s their sample standard deviation (at
+// least within), n their number, κ = π/2 how much more a median varies
+// than a mean, t the Student quantile of n−1 degrees of freedom. It is a
+// prediction interval: both runs' medians vary, each by about s × √(κ/n),
+// and s is estimated from n rounds. It assumes round medians that scatter
+// roughly normally; rounds that fall in groups (two modes) make s, and the
+// interval, wide. Fewer than two medians give the median itself.
+//
+// within is what a round's median varies by from its own samples alone
+// (RoundMedianError): rounds whose medians agree more closely than their
+// samples allow agree by chance or by the samples' resolution, and an
+// interval from them alone is too narrow. On the 2× H200 (2026-11-25,
+// testdata/reference/h200x2/2026-11-25-n) the pointer chase in L2 across
+// processes read 851-852 ns in every round of five runs, each run's
 // interval a single value, which held the others' medians 40 % of the time.
 func RoundIntervalWithin(median float64, meds []float64, within float64) (lo, hi float64) {
 	n := len(meds)

@@ -89,7 +89,7 @@ func TestRoundIntervalNoNarrowerThanItsSamples(t *testing.T) {
 	flat := []float64{852, 853, 851, 852, 852, 853, 853, 851, 852, 851, 852, 853, 852, 851, 853}
 	rounds := []int{3, 3, 3, 3, 3}
 	s := results.ComputeRoundStats(flat, rounds)
-	if lo, hi := results.RoundInterval(s.Median, results.RoundMedians(flat, rounds)); lo != hi {
+	if lo, hi := results.RoundIntervalWithin(s.Median, results.RoundMedians(flat, rounds), 0); lo != hi {
 		t.Fatalf("the rounds' medians alone give [%v, %v]; the test wants them equal", lo, hi)
 	}
 	if r := s.Rounds; !(r.MedianLo < 852 && r.MedianHi >= 853) {
@@ -100,7 +100,7 @@ func TestRoundIntervalNoNarrowerThanItsSamples(t *testing.T) {
 	}
 	apart := []float64{800, 801, 800, 850, 851, 850, 820, 821, 820, 840, 841, 840, 810, 811, 810}
 	s = results.ComputeRoundStats(apart, rounds)
-	lo, hi := results.RoundInterval(s.Median, results.RoundMedians(apart, rounds))
+	lo, hi := results.RoundIntervalWithin(s.Median, results.RoundMedians(apart, rounds), 0)
 	if math.Abs(s.Rounds.MedianLo-lo) > 0.01 || math.Abs(s.Rounds.MedianHi-hi) > 0.01 {
 		t.Errorf("rounds far apart: [%v, %v], want the medians' own [%v, %v]", s.Rounds.MedianLo, s.Rounds.MedianHi, lo, hi)
 	}
