@@ -16,7 +16,7 @@ import (
 // rounds give the U test of compare on round
 // medians a p-value down to 0.008 (four against four cannot go below 0.029,
 // three against three not below 0.1), and an interval over rounds from
-// four degrees of freedom (results.RoundInterval); more rounds of fewer
+// four degrees of freedom (results.RoundIntervalWithin); more rounds of fewer
 // samples each would make the round medians noisier and every round's
 // fixed costs (warm-ups, renewals) more.
 const DefaultRounds = 5
