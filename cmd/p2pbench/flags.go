@@ -38,7 +38,8 @@ func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 var (
 	roundsFlag = &cli.IntFlag{Name: "rounds", Value: measure.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
 	renewFlag  = &cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
-		"offset (the buffers moved to other pages), alloc (the buffers allocated afresh), streams, events (the timing events and the latch)"}
+		"offset (the buffers moved to other pages, the ping-pong's flags to another slot), alloc (the buffers allocated afresh), streams, events (the timing events and the latch), " +
+		"modules (the kernels loaded again), small (a new buffer of flags and timestamps), context (the work in a new green context)"}
 )
 
 // outputFlag is -o of bw, lat, atomic and ipc.
