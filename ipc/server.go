@@ -304,11 +304,6 @@ func (c *server) hello(req helloReq) (helloReply, error) {
 		return helloReply{}, err
 	}
 	c.hosted[req.Rank] = h
-	// Every kernel now, while the other children start too: a process's
-	// first module loads start the driver's JIT, which took about 0.1 s a
-	// child in the first round's requests, one child after the other (a
-	// 2× H200, 2026-11-25).
-	h.dv.Preload()
 	exports, fds, ev, err := h.export(c.handles)
 	if err != nil {
 		return helloReply{}, err

@@ -167,9 +167,9 @@ func (dv *Device) Close() error {
 		}
 		dv.Ctx = mem
 	}
-	own := []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result, dv.scratch, dv.small}
-	if dv.twin {
-		own = own[:3]
+	own := []cuda.DevicePtr{dv.sendBase, dv.recvBase, dv.result}
+	if !dv.twin {
+		own = append(own, dv.scratch, dv.small)
 	}
 	for _, p := range own {
 		if p != 0 {
@@ -218,15 +218,25 @@ func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
 // (tools/probes/ctxprobe3.cu). What fails to load here fails again, with its
 // error, where the kernel is used.
 func (dv *Device) Preload() {
+	for _, name := range modulesFor(dv.cc()) {
+		_, _ = dv.module(name) // its error comes again where the kernel is used
+	}
+}
+
+// modulesFor lists the modules (kernels.ModuleNames) whose .target compute
+// capability cc reaches.
+func modulesFor(cc int) []string {
+	var out []string
 	for _, name := range kernels.ModuleNames() {
 		ptx, err := kernels.PTX(name)
 		if err != nil {
 			continue
 		}
-		if m, err := kernels.ParsePTX(ptx); err == nil && m.Target <= dv.cc() {
-			_, _ = dv.module(name) // its error comes again where the kernel is used
+		if m, err := kernels.ParsePTX(ptx); err == nil && m.Target <= cc {
+			out = append(out, name)
 		}
 	}
+	return out
 }
 
 // WarmJIT loads every module that compute capability cc can run into c
@@ -237,13 +247,10 @@ func (dv *Device) Preload() {
 // where it cost 0.26 s more than with the cache warm (a fresh 2× H200,
 // 2026-11-25).
 func WarmJIT(c gpu.Context, cc int) error {
-	for _, name := range kernels.ModuleNames() {
+	for _, name := range modulesFor(cc) {
 		ptx, err := kernels.PTX(name)
 		if err != nil {
 			return err
-		}
-		if m, err := kernels.ParsePTX(ptx); err != nil || m.Target > cc {
-			continue
 		}
 		if a, ok := c.(interface{ CompileAside(string) error }); ok {
 			// Off the context's thread, which the setup's calls then
