@@ -343,7 +343,7 @@ func (e *Engine) b2bSamples(ctx context.Context, t measure.Transfer, samples int
 // unheldSamples takes samples of t with timing tm, in ms a repetition, each
 // a window queued on a stream nothing holds, unless the host queued it
 // about as fast as the GPU ran it (hostBound): such a sample is the faster
-// of it and a window queued behind a latch (b2bSamples, UnheldPullBelow).
+// of it and a window queued behind a latch (b2bSamples, results.UnheldPullBelow).
 func (e *Engine) unheldSamples(ctx context.Context, t measure.Transfer, tm measure.Timing, samples int) ([][]float64, error) {
 	var enq []time.Duration
 	t.Unlatched = true

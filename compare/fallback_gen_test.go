@@ -36,7 +36,7 @@ type fallbackSource struct {
 // end).
 func fifthSessionStale(row *Row) bool {
 	switch {
-	case row.Test == results.CERead && row.Size < 16<<20:
+	case row.Test == results.CERead && row.Size < results.UnheldPullBelow:
 		return true
 	case strings.Contains(row.Family, "beyond_l2"):
 		return true

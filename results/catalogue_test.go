@@ -84,3 +84,12 @@ func TestShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnheldPullsConvention: ce_read's convention names the size below which
+// its pulls are queued as issued, as UnheldPullBelow sets it.
+func TestUnheldPullsConvention(t *testing.T) {
+	c := CERead.Info().Convention
+	if want := "below " + FormatBytes(UnheldPullBelow) + " (queue=" + QueueUnheld; !strings.Contains(c, want) {
+		t.Errorf("ce_read's convention lacks %q: %s", want, c)
+	}
+}
