@@ -373,10 +373,11 @@ func (e *Engine) hostChase(ctx context.Context, dv *measure.Device) {
 				e.note("freeing the host chase's memory: %v", err)
 			}
 		}()
-		if err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next()); err != nil {
+		start, err := dv.BuildChain(host.Device, hostChaseBytes, e.seeds.Next())
+		if err != nil {
 			return err
 		}
-		f.Samples, err = dv.Chase(host.Device, hostChaseBytes, chunks)
+		f.Samples, err = dv.Chase(start, hostChaseBytes, chunks)
 		return err
 	}()
 	e.addResult(err, f)

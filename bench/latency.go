@@ -82,7 +82,9 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			// 2× H100 (2026-11-25, call 16) a local chase beyond L2 kept one
 			// of two modes per process (291 or 343 ns a load) wherever in
 			// the scratch allocation it lay, so that only fresh memory
-			// lets the rounds show what another process would. Freed at
+			// lets the rounds show what another process would. (Those modes
+			// were lines the chain's build left in L2, which the chase no
+			// longer reads: measure.Device.BuildChain.) Freed at
 			// once, the next round's allocation got the same memory back:
 			// on a 2× H200 (call W) one run's rounds read 282-286 ns in four
 			// rounds of five, another's 336-342. Each round's is kept to the
@@ -105,10 +107,11 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 		// beyond L2 keeps one of two modes by its seed.
 		shares := measure.ChainShares(chunks, ws, uint64(max(0, owner.Info.L2CacheBytes)))
 		for i, n := range shares {
-			if err := owner.BuildChain(buf, ws, measure.ChainSeed(f.Key(), i)); err != nil {
+			start, err := owner.BuildChain(buf, ws, measure.ChainSeed(f.Key(), i))
+			if err != nil {
 				return err
 			}
-			s, err := runner.Chase(buf, ws, n)
+			s, err := runner.Chase(start, ws, n)
 			if err != nil {
 				return err
 			}

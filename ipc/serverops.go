@@ -305,10 +305,11 @@ func (c *server) chase(req chaseReq) ([]float64, error) {
 		return nil, fmt.Errorf("ipc-child: a chase of %d bytes (a power of two of %d-byte nodes, and a small buffer, are needed)", req.Bytes, measure.ChaseStride)
 	}
 	dv := h.latency()
-	if err := dv.BuildChain(buf, req.Bytes, req.Seed); err != nil {
+	start, err := dv.BuildChain(buf, req.Bytes, req.Seed)
+	if err != nil {
 		return nil, fmt.Errorf("through the IPC mapping: %w", err)
 	}
-	return dv.Chase(buf, req.Bytes, req.Chunks)
+	return dv.Chase(start, req.Bytes, req.Chunks)
 }
 
 // pingPong launches one side of a ping-pong: this rank's flag in its own

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -111,10 +112,12 @@ const (
 	// ChaseChains is how many chains, each of its own seed, every round of
 	// a chase beyond L2 follows, the same chains in every round and run
 	// (ChainSeed): on a 2× H100 (2026-11-25) a chain beyond L2 kept one of
-	// two modes by its seed, 850-930 or 1005 ns a load 0 → 1; with a new
-	// seed every round the rounds' figures were their chains' modes, the
-	// same pattern in every run, and their spread (up to 15%) all compare
-	// could hold a change against. Within L2 one chain does.
+	// two modes by its seed, 850-930 or 1005 ns a load 0 → 1, and with a
+	// new seed every round the rounds' figures were their chains' modes.
+	// The modes were the build's lines left in L2, by where the seed put
+	// the buffer's first node in the build (BuildChain); the chase now
+	// starts where the build began, and the chains stay to spread what
+	// else a chain's own path meets. Within L2 one chain does.
 	ChaseChains = 4
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
@@ -149,30 +152,47 @@ func ChaseParams(ws uint64, memory string, l2 int) map[string]string {
 }
 
 // BuildChain writes a random cyclic chain of bytes/ChaseStride nodes through
-// buf, as dv addresses it, and waits.
-func (dv *Device) BuildChain(buf cuda.DevicePtr, bytes uint64, seed uint32) error {
+// buf, as dv addresses it, waits, and returns the node to start the chase at:
+// the one the build writes first (kernels.ChasePerm(0)), not buf's first. The
+// build leaves the lines it wrote last in L2 (dirty, not yet written back); a
+// chase through them reads some from L2. On one H200 (2026-11-26,
+// testdata/reference/h200x1/2026-11-26/chasebuildprobe.txt) the chase beyond L2
+// from buf's first node, which p2pbench's 0→0 chains wrote 57-61% into the
+// build, read 272-332 ns a load build by build, from the first-written node
+// 329-332 (with L2 flushed after the build, 327-331). A round's chase of a
+// chain beyond L2 visits its warm-up's chaseTLBHops and its timed hops (a few
+// thousand nodes), which the build's threads write in their first pass over
+// the grid (4 blocks of 256 threads an SM: 135168 nodes on 132 SMs); the rest
+// of the chain, more than twice L2 for any chain beyond it (ChaseParams), is
+// written after them.
+func (dv *Device) BuildChain(buf cuda.DevicePtr, bytes uint64, seed uint32) (cuda.DevicePtr, error) {
+	nodes := bytes / ChaseStride
+	if nodes < 2 || nodes&(nodes-1) != 0 {
+		return 0, fmt.Errorf("device %d: a chain of %d nodes (a power of two from 2 is needed)", dv.Index, nodes)
+	}
 	build, err := dv.Function(kernels.ChaseBuild)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s := dv.streams[0]
-	args := kernels.ChaseBuildArgs{Buf: uint64(buf), Nodes: bytes / ChaseStride, Stride: ChaseStride, Seed: seed}
+	args := kernels.ChaseBuildArgs{Buf: uint64(buf), Nodes: nodes, Stride: ChaseStride, Seed: seed}
 	if err := dv.Ctx.Launch(build, dv.launchGrid(), [3]uint32{256, 1, 1}, 0, s, args.Params()...); err != nil {
-		return fmt.Errorf("device %d: launching the chain build: %w", dv.Index, err)
+		return 0, fmt.Errorf("device %d: launching the chain build: %w", dv.Index, err)
 	}
 	if err := dv.Ctx.StreamSynchronize(s); err != nil {
-		return fmt.Errorf("device %d: chain build: %w", dv.Index, err)
+		return 0, fmt.Errorf("device %d: chain build: %w", dv.Index, err)
 	}
-	return nil
+	first := kernels.ChasePerm(0, uint(bits.TrailingZeros64(nodes)), seed)
+	return buf + cuda.DevicePtr(first*ChaseStride), nil
 }
 
-// Chase follows the chain at buf (built by BuildChain over bytes, for dv's
-// view of it) from dv and returns ns per dependent load of each of chunks
-// timed chunks. An untimed pass first warms the TLB (and, for a chain that
-// fits, the cache); the timed pass carries on from where it stopped, so a
-// chain larger than the cache is not timed over lines the warm-up has just
-// brought in.
-func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64, chunks int) ([]float64, error) {
+// Chase follows the chain through bytes of memory from start (the node
+// BuildChain returned, for dv's view of the chain) and returns ns per
+// dependent load of each of chunks timed chunks. An untimed pass first warms
+// the TLB (and, for a chain that fits, the cache); the timed pass carries on
+// from where it stopped, so a chain larger than the cache is not timed over
+// lines the warm-up has just brought in.
+func (dv *Device) Chase(start cuda.DevicePtr, bytes uint64, chunks int) ([]float64, error) {
 	if chunks < 1 || chunks+1 > maxTimestamp {
 		return nil, fmt.Errorf("a chase of %d timed chunks", chunks)
 	}
@@ -199,7 +219,7 @@ func (dv *Device) Chase(buf cuda.DevicePtr, bytes uint64, chunks int) ([]float64
 	if warm > chaseWholeHops {
 		warm = chaseTLBHops
 	}
-	if _, err := run(uint64(buf), 1, uint32(warm)); err != nil {
+	if _, err := run(uint64(start), 1, uint32(warm)); err != nil {
 		return nil, err
 	}
 	next, err := dv.readU64(small+smallSink, 1)

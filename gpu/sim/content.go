@@ -57,6 +57,33 @@ func (c *chaseDesc) advance(p, h uint64) uint64 {
 	return kernels.ChasePerm((k+h)&(c.nodes-1), c.bits, c.seed)
 }
 
+// buildResident is the share of the lines p2p_chase_build writes in the
+// second half of its pass that a chase right after it finds in L2 (not yet
+// written back). On one H200 (2026-11-26, chasebuildprobe) a chase of 256
+// MiB right after its build read 272-305 ns a load from nodes the build
+// wrote 57-96% into its pass (every other build; 328-332 in the others),
+// 329-332 from the node it wrote first and 327-331 with L2 flushed: about a
+// quarter of such lines were L2 hits.
+const buildResident = 0.25
+
+// builtLate is the share of the hops hops from start (an address of the
+// chain) that find their line in L2 because the build wrote it late.
+func (c *chaseDesc) builtLate(start, hops uint64) float64 {
+	if c.nodes < 2 || hops == 0 || start < c.addr {
+		return 0
+	}
+	k := chasePermInverse((start-c.addr)/c.stride, c.bits, c.seed)
+	late := uint64(0)
+	// The positions k+1 … k+hops along the cycle, those of the second half.
+	for _, r := range [][2]uint64{{k + 1, min(k+hops+1, c.nodes)}, {0, (k + hops + 1) - min(k+hops+1, c.nodes)}} {
+		lo, hi := max(r[0], c.nodes/2), r[1]
+		if hi > lo {
+			late += hi - lo
+		}
+	}
+	return buildResident * float64(late) / float64(hops)
+}
+
 type segment struct {
 	off, n uint64 // the bytes [off, off+n) of the buffer
 	kind   segKind

@@ -172,9 +172,13 @@ func (l *launch) chase() (*op, error) {
 		}
 		o.setup = l.kernelSetup(o, mem != c.dev)
 		hop := d.hopLatency(c.dev, mem, footprint)
-		if mm := d.m.m; chain != nil && mm.chaseSeedMode > 0 && footprint > uint64(d.m.gpu.l2Bytes) && chain.seed%3 == 0 {
-			// A third of the chains beyond L2 keep the faster mode.
-			hop *= 1 - mm.chaseSeedMode
+		if chain != nil && footprint > uint64(d.m.gpu.l2Bytes) {
+			l2 := d.m.m.chaseLocalL2
+			if mem != c.dev {
+				l2 = d.m.m.chaseRemoteL2
+			}
+			f := chain.builtLate(a.Start, uint64(a.Chunks)*uint64(a.Hops))
+			hop = f*l2 + (1-f)*hop
 		}
 		stamps = make([]float64, a.Chunks+1)
 		t := o.start + o.setup

@@ -7,8 +7,9 @@ import (
 	"github.com/p2pbench/p2pbench/kernels"
 )
 
-// TestChase: build a chain on owner, chase it from runner, read the
-// timestamps and the final pointer back.
+// TestChase: build a chain on owner, chase it from runner from the node the
+// build wrote first (measure.Device.BuildChain's start), read the timestamps
+// and the final pointer back.
 func TestChase(t *testing.T) {
 	const stride = 128
 	cases := []struct {
@@ -31,11 +32,16 @@ func TestChase(t *testing.T) {
 			buf := r.alloc(tc.owner, tc.ws)
 			small := r.alloc(tc.runner, 64<<10)
 			nodes := tc.ws / stride
-			const seed = 98 // a chain in the slower mode beyond L2 (chaseSeedMode)
+			const seed = 98
+			bits := uint(0)
+			for 1<<bits < nodes {
+				bits++
+			}
+			start := uint64(buf) + kernels.ChasePerm(0, bits, seed)*stride
 			r.must(r.launch(tc.owner, kernels.ChaseBuild, 528, 256, 0, kernels.ChaseBuildArgs{Buf: uint64(buf), Nodes: nodes, Stride: stride, Seed: seed}.Params()...))
 			r.must(r.ctx[tc.owner].StreamSynchronize(0))
 			const chunks, hops = 20, 512
-			r.must(r.launch(tc.runner, kernels.Chase, 1, 1, 0, kernels.ChaseArgs{Start: uint64(buf), Chunks: chunks, Hops: hops, Times: uint64(small + 1024), Sink: uint64(small + 512)}.Params()...))
+			r.must(r.launch(tc.runner, kernels.Chase, 1, 1, 0, kernels.ChaseArgs{Start: start, Chunks: chunks, Hops: hops, Times: uint64(small + 1024), Sink: uint64(small + 512)}.Params()...))
 			r.must(r.ctx[tc.runner].StreamSynchronize(0))
 			times := r.readU64s(tc.runner, small+1024, chunks+1)
 			for c := 0; c < chunks; c++ {
@@ -44,15 +50,7 @@ func TestChase(t *testing.T) {
 				}
 			}
 			// The sink holds the node chunks*hops steps along the cycle.
-			bits := uint(0)
-			for 1<<bits < nodes {
-				bits++
-			}
-			k := uint64(0)
-			for kernels.ChasePerm(k, bits, seed) != 0 {
-				k++
-			}
-			want := uint64(buf) + kernels.ChasePerm((k+chunks*hops)%nodes, bits, seed)*stride
+			want := uint64(buf) + kernels.ChasePerm(chunks*hops%nodes, bits, seed)*stride
 			if got := r.readU64s(tc.runner, small+512, 1)[0]; got != want {
 				t.Errorf("sink %#x, want %#x", got, want)
 			}
@@ -64,9 +62,27 @@ func TestChase(t *testing.T) {
 			}
 		})
 	}
-	// A chase over memory never built follows junk into an illegal address.
+	// Beyond L2, a chase through nodes the build wrote in the second half of
+	// its pass finds some of their lines in L2, as on the H200 (buildResident).
 	r := newRig(t, "h200x2")
-	buf, small := r.alloc(0, 1<<20), r.alloc(0, 4096)
+	const nodes, bits = 1 << 21, 21
+	buf, small := r.alloc(0, nodes*128), r.alloc(0, 64<<10)
+	r.must(r.launch(0, kernels.ChaseBuild, 528, 256, 0, kernels.ChaseBuildArgs{Buf: uint64(buf), Nodes: nodes, Stride: 128, Seed: 7}.Params()...))
+	r.must(r.ctx[0].StreamSynchronize(0))
+	per := func(k uint64) float64 {
+		start := uint64(buf) + kernels.ChasePerm(k, bits, 7)*128
+		r.must(r.launch(0, kernels.Chase, 1, 1, 0, kernels.ChaseArgs{Start: start, Chunks: 1, Hops: 4096, Times: uint64(small + 1024), Sink: uint64(small + 512)}.Params()...))
+		r.must(r.ctx[0].StreamSynchronize(0))
+		times := r.readU64s(0, small+1024, 2)
+		return float64(times[1]-times[0]) / 4096
+	}
+	first, late := per(0), per(nodes*3/4)
+	if !near(first, 600, 0.06) || late > first*0.9 {
+		t.Errorf("from the first-written node %.0f ns a hop (want ~600), from one written 3/4 into the build %.0f (want ≤ 90%% of it)", first, late)
+	}
+	// A chase over memory never built follows junk into an illegal address.
+	r = newRig(t, "h200x2")
+	buf, small = r.alloc(0, 1<<20), r.alloc(0, 4096)
 	r.must(r.launch(0, kernels.Chase, 1, 1, 0, kernels.ChaseArgs{Start: uint64(buf), Chunks: 1, Hops: 10, Times: uint64(small), Sink: uint64(small + 512)}.Params()...))
 	wantCode(t, "chase of junk", r.ctx[0].StreamSynchronize(0), cuda.ErrorIllegalAddress)
 }

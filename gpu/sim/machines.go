@@ -177,11 +177,6 @@ type model struct {
 	// memory by the place of its counter, the same at each place in every
 	// run; 0 where not modelled.
 	atomPlaceSpread float64
-	// chaseSeedMode is how much faster the chains beyond L2 that keep the
-	// faster of two modes are, by their seed (a third of them here): on
-	// the 2× H100 (2026-11-25) a chain beyond L2 read 850-930 or 1005 ns a
-	// load by its seed, the same in every run; 0 where not modelled.
-	chaseSeedMode float64
 
 	// Atomic throughput, Gop/s: red (no return), atom (returns), cas, and all
 	// threads on one address (contended).
@@ -260,7 +255,6 @@ func nvlinkModel(port float64, engines int) model {
 		atomLatLocal:    600,
 		atomLatRemote:   1200,
 		atomPlaceSpread: 0.75,
-		chaseSeedMode:   0.15,
 
 		redLocal: 480, atomLocal: 320, casLocal: 200, contLocal: 1.6,
 		redRemote: 60, atomRemote: 45, casRemote: 30, contRemote: 0.9,
