@@ -356,9 +356,7 @@ func (e *Engine) unheldSamples(ctx context.Context, t measure.Transfer, tm measu
 	if err != nil {
 		return nil, err
 	}
-	if tm.Short > 0 && len(enq) > 0 {
-		enq = enq[1:] // the fit's short window
-	}
+	// enq holds the samples' windows only: Measure reports no other.
 	var bound []int
 	for i, m := range ms[0] {
 		if i >= len(enq) || m*float64(time.Millisecond)*float64(tm.Reps) < hostBound*float64(enq[i]) {

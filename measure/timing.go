@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -380,13 +381,13 @@ func (tm Timer) latchTimeout() time.Duration {
 
 // Longest times one repetition of each transfer (all at once, as they will
 // run) and returns the longest one's milliseconds, from which TimingFor or
-// SteadyTimingFor picks a timing. A repetition shorter than noWarmup is
+// SteadyTimingFor picks a timing. A repetition shorter than retimeBelow is
 // timed again behind an untimed one: the first of short ones may be slowed
-// by what happens once (clocks leaving idle, a kernel's first launch); a
-// longer one is not worth a second pass.
+// by what happens once (clocks leaving idle, a kernel's first launch, a link
+// waking); a longer one is not worth a second pass.
 func (tm Timer) Longest(ctx context.Context, ts []Transfer) (float64, error) {
 	longest, err := tm.longest(ctx, ts, Timing{Reps: 1})
-	if err == nil && longest < noWarmup {
+	if err == nil && longest < retimeBelow {
 		longest, err = tm.longest(ctx, ts, Timing{Reps: 1, Warmup: 1})
 	}
 	return longest, err
@@ -404,6 +405,15 @@ func (tm Timer) longest(ctx context.Context, ts []Transfer, t Timing) (float64, 
 	return longest, nil
 }
 
+// retimeBelow is the first repetition's time (ms) below which Longest times
+// it again behind an untimed one. A pull over a link that carried none for a
+// while pays the link's waking: on a 2× H200 (2026-11-26, pullqueueprobe)
+// eight 1 MiB pulls after 100 ms without copies took 300 µs, eight more 93.
+// A 4-byte pull timed first thing in the size sweep then read 0.2 ms, above
+// noWarmup, and the figure's windows were sized for copies 30 times longer
+// than they are (4 repetitions where 16-34 were meant).
+const retimeBelow = 0.5
+
 // slot is where a transfer sits on its device: its stream, its pair of
 // events and its latch status word.
 type slot struct{ stream, event, latch int }
@@ -413,7 +423,8 @@ type slot struct{ stream, event, latch int }
 // repetitions between two events per transfer, releases every latch at once
 // and reads the events. It returns, per transfer, the milliseconds of one
 // repetition in each sample: with t.Short, fitted against one window of
-// t.Short repetitions taken first (see Timing).
+// t.Short repetitions taken first (see Timing), or, for unlatched transfers,
+// each against a window of its own taken right after it.
 func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples int) ([][]float64, error) {
 	out := make([][]float64, len(ts))
 	slots, devs, err := place(ts)
@@ -430,8 +441,18 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		}
 		return [][]float64{ms}, nil
 	}
+	// Unheld transfers run as they are issued, each window meeting the
+	// link and engine as the moment leaves them; a fit's short window taken
+	// once set the fit of every sample after it. On a 2× H200 (call AB,
+	// 2026-11-25) 1 MiB pulls so timed read 72-153 GB/s by round, the three
+	// samples of a round within a few percent of each other (one round of
+	// one run 116-153, the others 74-77). Unheld, every sample has its own
+	// short window, right after its long one, so a short window that meets
+	// a slow moment moves one sample of a round, not all of them.
+	unheld := slices.ContainsFunc(ts, func(tr Transfer) bool { return tr.Unlatched })
+	shortTiming := Timing{Reps: t.Short, Warmup: max(t.Warmup, 1)}
 	var short []float64
-	if t.Short > 0 && samples > 0 {
+	if t.Short > 0 && samples > 0 && !unheld {
 		// The short window runs behind at least one untimed repetition in
 		// the same held stream. Measured on a 2x H100 (2026-11-25,
 		// tools/probes/holdprobe.cu): the first 512 MiB pull after host
@@ -439,8 +460,7 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		// for the next one. Timed alone first thing, such a window carried
 		// 0.17 ms that the longer windows did not, and the fit turned it
 		// into 4.6% more bandwidth (or into no time at all for small copies).
-		warm := max(t.Warmup, 1)
-		if short, err = tm.sample(ts, slots, devs, Timing{Reps: t.Short, Warmup: warm}); err != nil {
+		if short, err = tm.sample(ts, slots, devs, shortTiming); err != nil {
 			return nil, err
 		}
 	}
@@ -452,6 +472,13 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		if err != nil {
 			return nil, err
 		}
+		if t.Short > 0 && unheld {
+			// Its host time is not reported (Transfer.Enqueued): it is
+			// no sample.
+			if short, err = tm.sample(unreported(ts), slots, devs, shortTiming); err != nil {
+				return nil, err
+			}
+		}
 		for i := range ts {
 			if short != nil {
 				ms[i] = fit(ms[i], short[i], t)
@@ -460,6 +487,16 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 		}
 	}
 	return out, nil
+}
+
+// unreported is ts without the host's enqueue time reported
+// (Transfer.Enqueued): for windows that are no sample.
+func unreported(ts []Transfer) []Transfer {
+	out := slices.Clone(ts)
+	for i := range out {
+		out[i].Enqueued = nil
+	}
+	return out
 }
 
 // window is one timed window of a batch: its timing, and whether it is a

@@ -19,6 +19,7 @@ func freed(sp span) bool {
 func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 	d := c.d
 	o := &op{kind: opWork, what: what}
+	var pullOn *[2]int // the link a running pull counts on (linkUse)
 	o.prepare = func(o *op) *asyncError {
 		if freed(dst) || freed(src) {
 			return illegalAddress("%s: memory freed while the copy was queued", what)
@@ -41,11 +42,23 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 			if direct {
 				o.setup = mm.ceSetupPeer
 				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
+				if mm.linkWake > 0 && c.dev == dd {
+					// Pulls, what the probe measured.
+					link := [2]int{sd, dd}
+					u := d.linkUsed[link]
+					if u.running == 0 && (!u.seen || o.start-u.end >= mm.linkIdle) {
+						o.extra += mm.linkWake
+					}
+					u.running++
+					u.seen = true
+					d.linkUsed[link] = u
+					pullOn = &link
+				}
 				if c.dev == dd {
 					o.pull = dst.n <= smallPull
 					if d.coldPull[c.dev] > 0 {
 						d.coldPull[c.dev]--
-						o.extra = mm.firstPull
+						o.extra += mm.firstPull
 					}
 				}
 			} else {
@@ -77,10 +90,24 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
+		if pullOn != nil {
+			u := d.linkUsed[*pullOn]
+			u.running--
+			u.end = max(u.end, o.end)
+			d.linkUsed[*pullOn] = u
+		}
 		d.copySpan(dst, src)
 		return nil
 	}
 	return o
+}
+
+// linkUse is what the simulator knows of a device's pulls from a peer, for
+// model.linkWake: how many run, and when the last one ended.
+type linkUse struct {
+	running int
+	end     float64
+	seen    bool
 }
 
 // smallPull is the largest pull whose fixed time follows how it was queued

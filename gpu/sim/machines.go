@@ -147,6 +147,13 @@ type model struct {
 	// behind work that had not started (a latch, a wait), 0 where not
 	// modelled.
 	firstPull, pullSetup, heldPullSetup float64
+	// linkWake is what a device's first copy-engine pull from a peer after
+	// none for linkIdle costs more: on a 2× H200 (2026-11-26,
+	// pullqueueprobe) eight 1 MiB pulls queued after 100 ms without copies
+	// took 300 µs, eight more right after 93. The idle time from which it
+	// is paid was not measured beyond this: after 100 ms it was, between
+	// windows a few tens of µs apart not; 1 ms here. 0 where not modelled.
+	linkWake, linkIdle float64
 	// pullTurn is how far a device's small pulls' fixed time swings, in
 	// turn, below and above it: on the 2× H100 a pull timed alone took
 	// 11.0-12.3 µs and the next one 20.2-20.6, turn about, in every run
@@ -328,7 +335,7 @@ func pcieModel() model {
 var (
 	h200 = gpuSpec{
 		name: "NVIDIA H200", ccMajor: 9, ccMinor: 0, sms: 132, memMiB: 143771, asyncEngines: 3,
-		l2Bytes: 50 << 20, clockMHz: 1980, memClockMHz: 3201, busWidthBits: 6144,
+		l2Bytes: 60 << 20, clockMHz: 1980, memClockMHz: 3201, busWidthBits: 6144,
 		maxThreadsPerSM: 2048, maxSharedOptin: 232448, memGBps: 4080,
 		idleW: 115, tdpW: 700, idleC: 31, loadC: 62, reservedBytes: 530 << 20,
 	}
@@ -362,7 +369,7 @@ var machines = map[string]func() *machine{
 			busIDs: []string{"0000:18:00.0", "0000:2A:00.0"},
 			topo:   topoDirect, links: 18, nvlinkVersion: 4, linkGBps: 25,
 			pcie: results.PCIeLink{Gen: 5, Width: 16, MaxGen: 5, MaxWidth: 16},
-			m:    nvlinkModel(450, h200.asyncEngines),
+			m:    h200x2Model(),
 		}
 	},
 	"dgx-h100": dgxH100,
@@ -402,6 +409,14 @@ var machines = map[string]func() *machine{
 			m:    nvlinkModel(900, gb200.asyncEngines),
 		}
 	},
+}
+
+// h200x2Model is the NVLink model with what the 2× H200 showed of its links
+// and nothing else has yet.
+func h200x2Model() model {
+	m := nvlinkModel(450, h200.asyncEngines)
+	m.linkWake, m.linkIdle = 210000, 1e6
+	return m
 }
 
 // dgxH100 is eight H100s on NVSwitch.

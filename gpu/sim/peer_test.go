@@ -49,7 +49,7 @@ func TestDeviceInfoH200(t *testing.T) {
 			t.Fatal(err)
 		}
 		if info.Name != "NVIDIA H200" || info.ComputeMajor != 9 || info.ComputeMinor != 0 || info.SMCount != 132 ||
-			info.TotalMemory != 143771<<20 || info.AsyncEngineCount != 3 || info.L2CacheBytes != 52428800 || !info.UnifiedAddressing {
+			info.TotalMemory != 143771<<20 || info.AsyncEngineCount != 3 || info.L2CacheBytes != 62914560 || !info.UnifiedAddressing {
 			t.Errorf("device %d: %+v", dev, info)
 		}
 	}

@@ -64,6 +64,9 @@ type Driver struct {
 	hostCopied []bool
 	coldPull   []int
 	coldPulls  int
+	// linkUsed is when a device (second) last started a pull from another
+	// (first), for model.linkWake.
+	linkUsed map[[2]int]linkUse
 	// pullTurn counts each device's small pulls, whose fixed time
 	// alternates (model.pullTurn, timing.go).
 	pullTurn []int
@@ -164,6 +167,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		coldPull:     make([]int, m.n),
 		pullTurn:     make([]int, m.n),
 		coldPulls:    1,
+		linkUsed:     map[[2]int]linkUse{},
 	}
 	d.sched.init(d)
 	d.mem.init(m.n)
