@@ -434,21 +434,18 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 	if t.Short > 0 && samples > 0 && t.Short >= t.Reps {
 		return nil, fmt.Errorf("a steady-state fit of %d against %d repetitions", t.Reps, t.Short)
 	}
-	if len(ts) == 1 && !ts[0].Unlatched && samples > 0 {
-		ms, err := tm.batched(ctx, ts[0], t, samples)
+	if len(ts) == 1 && samples > 0 {
+		batched := tm.batched
+		if ts[0].Unlatched {
+			batched = tm.unheldBatched
+		}
+		ms, err := batched(ctx, ts[0], t, samples)
 		if err != nil {
 			return nil, err
 		}
 		return [][]float64{ms}, nil
 	}
-	// Unheld transfers run as they are issued, each window meeting the
-	// link and engine as the moment leaves them; a fit's short window taken
-	// once set the fit of every sample after it. On a 2× H200 (call AB,
-	// 2026-11-25) 1 MiB pulls so timed read 72-153 GB/s by round, the three
-	// samples of a round within a few percent of each other (one round of
-	// one run 116-153, the others 74-77). Unheld, every sample has its own
-	// short window, right after its long one, so a short window that meets
-	// a slow moment moves one sample of a round, not all of them.
+	// Unheld, every sample has its own short window (unheldBatched).
 	unheld := slices.ContainsFunc(ts, func(tr Transfer) bool { return tr.Unlatched })
 	shortTiming := Timing{Reps: t.Short, Warmup: max(t.Warmup, 1)}
 	var short []float64
@@ -558,6 +555,104 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 		ws = ws[n:]
 	}
 	return out, nil
+}
+
+// unheldBatched takes the samples of one unlatched transfer as windows
+// queued back to back as the host issues them, each behind its own warm-up
+// and between its own pair of events, and waits once: with t.Short, every
+// sample's long window followed by a short window of its own, against which
+// it is fitted. Such copies meet the link and engine as the moment leaves
+// them, and a fit's short window taken once set the fit of every sample after
+// it: on a 2× H200 (call AB, 2026-11-25) 1 MiB pulls so timed read 72-153
+// GB/s by round, the three samples of a round within a few percent of each
+// other (one round of one run 116-153, the others 74-77). With a short
+// window each, a slow moment moves one sample of a round. Only the long
+// windows report their host time (Transfer.Enqueued).
+func (tm Timer) unheldBatched(ctx context.Context, tr Transfer, t Timing, samples int) ([]float64, error) {
+	var ws []window
+	for range samples {
+		ws = append(ws, window{t, false})
+		if t.Short > 0 {
+			ws = append(ws, window{Timing{Reps: t.Short, Warmup: max(t.Warmup, 1)}, true})
+		}
+	}
+	perSample := 1
+	if t.Short > 0 {
+		perSample = 2
+	}
+	cost := func(w window) int { return tr.ops(w.tm.Warmup) + tr.ops(w.tm.Reps) + 3 }
+	var out []float64
+	for len(ws) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Whole samples (a long window and its short one) up to BatchOps.
+		n, ops := 0, 0
+		for n < len(ws) {
+			c := 0
+			for _, w := range ws[n : n+perSample] {
+				c += cost(w)
+			}
+			if n > 0 && ops+c > BatchOps {
+				break
+			}
+			ops += c
+			n += perSample
+		}
+		ms, err := tm.unheldBatch(tr, ws[:n])
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < n; i += perSample {
+			if t.Short > 0 {
+				out = append(out, fit(ms[i], ms[i+1], t))
+			} else {
+				out = append(out, ms[i])
+			}
+		}
+		ws = ws[n:]
+	}
+	return out, nil
+}
+
+// unheldBatch queues windows of tr back to back as the host issues them,
+// waits for the last and returns each window's milliseconds per repetition.
+func (tm Timer) unheldBatch(tr Transfer, ws []window) ([]float64, error) {
+	dv := tr.Dev
+	s, err := dv.Stream(0)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]cuda.Event, 2*len(ws))
+	for i := range evs {
+		if evs[i], err = dv.Event(i); err != nil {
+			return nil, err
+		}
+	}
+	quiet := tr
+	quiet.Enqueued = nil
+	err = dv.Ctx.Do(func(c gpu.Context) error {
+		for i, w := range ws {
+			t := tr
+			if w.short {
+				t = quiet
+			}
+			if err := t.Enqueue(c, s, evs[2*i], evs[2*i+1], w.tm); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]float64, len(ws))
+	for i, w := range ws {
+		if ms[i], err = dv.Elapsed(evs[2*i], evs[2*i+1], w.tm.Reps); err != nil {
+			return nil, err
+		}
+	}
+	return ms, nil
 }
 
 // batch queues windows of tr back to back behind one latch, releases it

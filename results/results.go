@@ -308,7 +308,8 @@ type MethodCheck struct {
 	// Tolerance is the largest |Delta| that agrees: the largest of 0.5%,
 	// three times the plain windows' own range (over their median), three
 	// times the figure's robust CV (1.4826 × the median absolute deviation
-	// of its samples over their median) and what a plain window's start
+	// of its samples over their median), for a figure of one window a
+	// round three times its samples' CV, and what a plain window's start
 	// and end cost (10 µs) is of its length.
 	Tolerance float64 `json:"tolerance"`
 	Agrees    bool    `json:"agrees"`
