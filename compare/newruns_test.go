@@ -10,10 +10,10 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// finalSet is the reference set of five `all` runs of the sixth session
-// on a 2× H200 (call AD), with nvbandwidth beside it: a hold-out of the
-// fallback (fallbackSources), as every set of issue 25's done-when.
-var finalSet = []string{"h200x2", "2026-11-26-ad"}
+// finalSet is the reference set of five `all` runs of the sixth session's
+// last build on a 2× H200 (call AE), with nvbandwidth beside it: a hold-out
+// of the fallback (fallbackSources), as every set of issue 25's done-when.
+var finalSet = []string{"h200x2", "2026-11-26-ae"}
 
 func readFinalSet(t *testing.T) []*results.Run {
 	t.Helper()
@@ -33,20 +33,26 @@ func readFinalSet(t *testing.T) []*results.Run {
 }
 
 // TestFinalSetPairings: of the ten pairings of the five runs, each floor
-// from the runs' own rounds and the fallback, eight flag nothing; all1 and
-// all3 against all5 flag host copies to both GPUs at once (host_to_all,
-// 512 MiB, -4.7 to -6.4 %): run 5's five rounds read 49.5-52.9 GB/s, the
-// other runs' 52.5-54.9, this VM's host path in a slower state for the
-// whole of run 5 (calls Y and AB read 55.0-55.5 in every round of every
-// run). The test holds the gate to exactly that: anything else flagged, or
-// that not, fails it.
+// from the runs' own rounds and the fallback, eight flag nothing, and none
+// flags a regression (every `compare --fail-on-regression` exits 0); all2
+// against all3 and all5 flag SM copies from both GPUs to host memory at
+// once (sm_all_to_host, 512 MiB) as better by 3.3-5.0 %: run 2's five
+// rounds read 49.5-50.5 GB/s from GPU 0, runs 3-5 51.0-52.6, the host path
+// of one process slower in all of its rounds (call AD's runs spread
+// 43.7-51.8 by round). The test holds the gate to exactly that: anything
+// else flagged, or that not, fails it.
 func TestFinalSetPairings(t *testing.T) {
 	runs := readFinalSet(t)
 	known := map[string]bool{}
-	for _, p := range []string{"all1/all5", "all3/all5"} {
-		for _, k := range []string{"pair|-1|0|536870912|", "pair|-1|1|536870912|", "total|-1|-1|536870912|devices=2"} {
-			known[p+" host_to_all|copy_engine||"+k] = true
-		}
+	const sm = "sm_all_to_host|sm:warp_u8||"
+	for _, k := range []string{
+		"all2/all3 " + sm + "pair|0|-1|536870912|block_size=512,blocks_per_sm=2,variant=warp_u8",
+		"all2/all3 " + sm + "total|-1|-1|536870912|block_size=512,blocks_per_sm=2,devices=2,variant=warp_u8",
+		"all2/all5 " + sm + "pair|0|-1|536870912|block_size=512,blocks_per_sm=2,variant=warp_u8",
+		"all2/all5 " + sm + "pair|1|-1|536870912|block_size=512,blocks_per_sm=2,variant=warp_u8",
+		"all2/all5 " + sm + "total|-1|-1|536870912|block_size=512,blocks_per_sm=2,devices=2,variant=warp_u8",
+	} {
+		known[k] = true
 	}
 	seen := map[string]bool{}
 	for i := range runs {
@@ -57,6 +63,9 @@ func TestFinalSetPairings(t *testing.T) {
 			}
 			for _, row := range res.Rows {
 				if c := row.Changes[0]; c.Regression || c.Improvement {
+					if c.Regression {
+						t.Errorf("all%d against all%d: %s flagged as a regression: compare --fail-on-regression would exit 5", i+1, j+1, row.Key)
+					}
 					k := fmt.Sprintf("all%d/all%d %s", i+1, j+1, row.Key)
 					seen[k] = true
 					if !known[k] {

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Call AE (2026-11-26, sixth session): the reference set of p2pbench HEAD on two GPUs: five `all` runs in
+# separate processes (the first on the fresh machine, alone), each checked, with three runs of the fifth
+# session's last build (019452c, call AB's measuring code) between them for the time of `all` on one VM;
+# nvbandwidth v0.8 and the plain probes (pullprobe, ipcprobe) in the same lease; the GPU tests of the
+# packages changed since call AD (measure, bench).
+set -u
+W=/tmp/wAE; mkdir -p $W/probes $W/gpu-tests
+tar xzf .gpuz/gpu.tgz; P=$PWD/.gpu/p2pbench; G=$PWD/.gpu
+gunzip -c .gpuz/old/p2pbench-old.gz > /tmp/p2pbench-old; chmod +x /tmp/p2pbench-old
+t() { echo "== $* ($(date +%T))"; }
+{ nvidia-smi; nvidia-smi topo -m; nvidia-smi -q | grep -iE "serial|part number|vbios|product name|driver version|cuda version"; } > $W/machine.txt 2>&1
+nvidia-smi nvlink -e > $W/nvlink-e-before.txt 2>&1
+one() {
+  /usr/bin/time -f "%e s wall" -o $W/all$1.time env P2PBENCH_TRACE=1 $P all --dir $W/all$1 > $W/all$1.txt 2> $W/all$1.trace; echo "all$1 rc=$? $(tail -1 $W/all$1.time) $(grep -o 'estimated [0-9a-z]*' $W/all$1.trace | head -1)"
+  $P check $W/all$1/results.json > $W/check$1.txt 2>/dev/null; echo "check$1 rc=$? $(grep -m1 VERDICT $W/check$1.txt)"
+}
+old() {
+  /usr/bin/time -f "%e s wall" -o $W/old$1.time env P2PBENCH_TRACE=1 /tmp/p2pbench-old all --dir $W/old$1 > $W/old$1.txt 2> $W/old$1.trace; echo "old$1 rc=$? $(tail -1 $W/old$1.time)"
+}
+t all1; one 1
+t build
+(bash .peers/nvbandwidth-on-device.sh > $W/nvb-build.log 2>&1) &
+for p in ipcprobe pullprobe; do nvcc -O2 -arch=sm_90 -o /tmp/$p .peers/probes/$p.cu -lcuda > $W/nvcc-$p.log 2>&1 || echo "nvcc $p failed"; done
+wait; tail -1 $W/nvb-build.log
+t probes
+for p in pullprobe ipcprobe; do timeout 120 /tmp/$p > $W/probes/$p.txt 2>&1; echo "$p rc=$?"; done
+t runs; old 1; one 2; old 2; one 3; old 3; one 4; one 5
+nvidia-smi nvlink -e > $W/nvlink-e-after.txt 2>&1
+t nvbandwidth; timeout 200 /tmp/nvb/nvbandwidth -j > $W/nvbandwidth-v0.8.json 2> $W/nvbandwidth.err; echo nvb rc=$?
+$P check $W/all1/results.json --format prometheus > $W/metrics1.prom 2>/dev/null; $P check $W/all1/results.json --format junit > $W/junit1.xml 2>/dev/null
+t gpu-tests
+for pkg in measure bench; do (cd $pkg && timeout 150 $G/$pkg.test -test.v -test.run GPU > $W/gpu-tests/$pkg.log 2>&1; echo "$pkg rc=$? $(grep -c -- '--- PASS' $W/gpu-tests/$pkg.log) passed, $(grep -c -- '--- FAIL' $W/gpu-tests/$pkg.log) failed"); done
+grep -h -- "--- FAIL" $W/gpu-tests/*.log | head
+for d in all1 all2 all3 all4 all5 old1 old2 old3; do [ -f $W/$d/results.json ] && gzip -c $W/$d/results.json > $W/$d.json.gz; rm -rf $W/$d; done
+tar czf $OUT/callAE.tgz -C $W .
+t done
