@@ -526,33 +526,21 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 	for range samples {
 		ws = append(ws, window{t, false})
 	}
-	cost := func(w window) int { return tr.ops(w.tm.Warmup) + tr.ops(w.tm.Reps) + 3 }
+	ms, err := tm.inBatches(ctx, tr, ws, 1, true)
+	if err != nil {
+		return nil, err
+	}
 	var short float64
 	var out []float64
-	for len(ws) > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for i, w := range ws {
+		switch {
+		case w.short:
+			short = ms[i]
+		case t.Short > 0:
+			out = append(out, fit(ms[i], short, t))
+		default:
+			out = append(out, ms[i])
 		}
-		n, ops := 0, 0
-		for n < len(ws) && (n == 0 || ops+cost(ws[n]) <= BatchOps) {
-			ops += cost(ws[n])
-			n++
-		}
-		ms, err := tm.batch(tr, ws[:n])
-		if err != nil {
-			return nil, err
-		}
-		for i, w := range ws[:n] {
-			switch {
-			case w.short:
-				short = ms[i]
-			case t.Short > 0:
-				out = append(out, fit(ms[i], short, t))
-			default:
-				out = append(out, ms[i])
-			}
-		}
-		ws = ws[n:]
 	}
 	return out, nil
 }
@@ -569,6 +557,10 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 // window each, a slow moment moves one sample of a round. Only the long
 // windows report their host time (Transfer.Enqueued).
 func (tm Timer) unheldBatched(ctx context.Context, tr Transfer, t Timing, samples int) ([]float64, error) {
+	perSample := 1
+	if t.Short > 0 {
+		perSample = 2
+	}
 	var ws []window
 	for range samples {
 		ws = append(ws, window{t, false})
@@ -576,48 +568,59 @@ func (tm Timer) unheldBatched(ctx context.Context, tr Transfer, t Timing, sample
 			ws = append(ws, window{Timing{Reps: t.Short, Warmup: max(t.Warmup, 1)}, true})
 		}
 	}
-	perSample := 1
-	if t.Short > 0 {
-		perSample = 2
+	ms, err := tm.inBatches(ctx, tr, ws, perSample, false)
+	if err != nil {
+		return nil, err
 	}
+	var out []float64
+	for i := 0; i < len(ms); i += perSample {
+		if t.Short > 0 {
+			out = append(out, fit(ms[i], ms[i+1], t))
+		} else {
+			out = append(out, ms[i])
+		}
+	}
+	return out, nil
+}
+
+// inBatches times ws in batches of whole groups of group windows, as many
+// as BatchOps allows (at least one group), each batch queued back to back
+// behind one latch where held, and returns each window's milliseconds per
+// repetition, in order.
+func (tm Timer) inBatches(ctx context.Context, tr Transfer, ws []window, group int, held bool) ([]float64, error) {
 	cost := func(w window) int { return tr.ops(w.tm.Warmup) + tr.ops(w.tm.Reps) + 3 }
 	var out []float64
 	for len(ws) > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Whole samples (a long window and its short one) up to BatchOps.
 		n, ops := 0, 0
 		for n < len(ws) {
 			c := 0
-			for _, w := range ws[n : n+perSample] {
+			for _, w := range ws[n:min(n+group, len(ws))] {
 				c += cost(w)
 			}
 			if n > 0 && ops+c > BatchOps {
 				break
 			}
 			ops += c
-			n += perSample
+			n = min(n+group, len(ws))
 		}
-		ms, err := tm.unheldBatch(tr, ws[:n])
+		ms, err := tm.batch(tr, ws[:n], held)
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i < n; i += perSample {
-			if t.Short > 0 {
-				out = append(out, fit(ms[i], ms[i+1], t))
-			} else {
-				out = append(out, ms[i])
-			}
-		}
+		out = append(out, ms...)
 		ws = ws[n:]
 	}
 	return out, nil
 }
 
-// unheldBatch queues windows of tr back to back as the host issues them,
-// waits for the last and returns each window's milliseconds per repetition.
-func (tm Timer) unheldBatch(tr Transfer, ws []window) ([]float64, error) {
+// batch queues windows of tr back to back, behind one latch where held
+// (released once all are queued), waits for the last and returns each
+// window's milliseconds per repetition. A fit's short window reports no
+// host time (Transfer.Enqueued): it is no sample.
+func (tm Timer) batch(tr Transfer, ws []window, held bool) ([]float64, error) {
 	dv := tr.Dev
 	s, err := dv.Stream(0)
 	if err != nil {
@@ -629,9 +632,21 @@ func (tm Timer) unheldBatch(tr Transfer, ws []window) ([]float64, error) {
 			return nil, err
 		}
 	}
+	var latch cuda.Function
+	if held {
+		if latch, err = dv.Function(kernels.Latch); err != nil {
+			return nil, err
+		}
+		dv.arm()
+	}
 	quiet := tr
 	quiet.Enqueued = nil
 	err = dv.Ctx.Do(func(c gpu.Context) error {
+		if held {
+			if err := dv.launchLatch(c, latch, s, 0, tm.latchTimeout()); err != nil {
+				return err
+			}
+		}
 		for i, w := range ws {
 			t := tr
 			if w.short {
@@ -643,6 +658,9 @@ func (tm Timer) unheldBatch(tr Transfer, ws []window) ([]float64, error) {
 		}
 		return nil
 	})
+	if held {
+		dv.Release()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -652,52 +670,10 @@ func (tm Timer) unheldBatch(tr Transfer, ws []window) ([]float64, error) {
 			return nil, err
 		}
 	}
-	return ms, nil
-}
-
-// batch queues windows of tr back to back behind one latch, releases it
-// and returns each window's milliseconds per repetition.
-func (tm Timer) batch(tr Transfer, ws []window) ([]float64, error) {
-	dv := tr.Dev
-	s, err := dv.Stream(0)
-	if err != nil {
-		return nil, err
-	}
-	evs := make([]cuda.Event, 2*len(ws))
-	for i := range evs {
-		if evs[i], err = dv.Event(i); err != nil {
+	if held {
+		if err := dv.latchTimedOut(0); err != nil {
 			return nil, err
 		}
-	}
-	latch, err := dv.Function(kernels.Latch)
-	if err != nil {
-		return nil, err
-	}
-	timeout := tm.latchTimeout()
-	dv.arm()
-	err = dv.Ctx.Do(func(c gpu.Context) error {
-		if err := dv.launchLatch(c, latch, s, 0, timeout); err != nil {
-			return err
-		}
-		for i, w := range ws {
-			if err := tr.Enqueue(c, s, evs[2*i], evs[2*i+1], w.tm); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	dv.Release()
-	if err != nil {
-		return nil, err
-	}
-	ms := make([]float64, len(ws))
-	for i, w := range ws {
-		if ms[i], err = dv.Elapsed(evs[2*i], evs[2*i+1], w.tm.Reps); err != nil {
-			return nil, err
-		}
-	}
-	if err := dv.latchTimedOut(0); err != nil {
-		return nil, err
 	}
 	return ms, nil
 }
