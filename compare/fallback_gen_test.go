@@ -106,6 +106,7 @@ var fallbackSources = []fallbackSource{
 	{"2× H200", "testdata/reference/h200x2/2026-11-25-y", numbered("all", 5, ".json.gz"), "`all` in five processes (call Y, fifth session; small pulls and the chase beyond L2 left out)", fifthSessionStale},
 	{"2× H200", "testdata/reference/h200x2/2026-11-25-ab", numbered("all", 5, ".json.gz"), "`all` in five processes (call AB, fifth session; small pulls and the chase beyond L2 left out)", fifthSessionStale},
 	{"2× H200", "testdata/reference/h200x2/2026-11-26-ad", numbered("all", 5, ".json.gz"), "`all` in five processes (call AD, sixth session; small pulls and back-to-back pulls left out)", callADStale},
+	{"2× H200", "testdata/reference/h200x2/2026-11-26-ae", numbered("all", 5, ".json.gz"), "`all` in five processes (call AE, sixth session's last build)", nil},
 }
 
 // The fifth session's 2× H200 sets of calls T, W and X say they have
@@ -123,10 +124,11 @@ var fallbackSources = []fallbackSource{
 // session's set taken with the same build (2026-11-25), call C's set
 // (2026-11-25-c: its ten pairings) and the reference set of the issues'
 // done-when, calls H, L, M and N (2026-11-25-d and -e on 2× H100,
-// h200x2/2026-11-25 and -n on 2× H200) and the sixth session's call AE
-// (h200x2/2026-11-26-ae). Calls Y and AB, the fifth session's, were
-// hold-outs until the sixth session measured its own; call AD, the sixth
-// session's first set, until its last build's (AE).
+// h200x2/2026-11-25 and -n on 2× H200) and the sixth session's call AG
+// (h200x2/2026-11-26-ag, its last build on a fresh VM). Calls Y and AB, the
+// fifth session's, were hold-outs until the sixth session measured its own;
+// call AD, the sixth session's first set, until its last build's (AE); AE
+// until AG.
 var fallbackHoldOuts = []string{
 	"compare/testdata/evidence/h100x2-2026-11-25",
 	"testdata/reference/h100x2/2026-11-25",
@@ -135,7 +137,7 @@ var fallbackHoldOuts = []string{
 	"testdata/reference/h100x2/2026-11-25-e",
 	"testdata/reference/h200x2/2026-11-25",
 	"testdata/reference/h200x2/2026-11-25-n",
-	"testdata/reference/h200x2/2026-11-26-ae",
+	"testdata/reference/h200x2/2026-11-26-ag",
 }
 
 // measured is what the fallback's sources showed of one cell.
