@@ -72,3 +72,27 @@ func TestChaseStartsWhereTheBuildBegan(t *testing.T) {
 		t.Errorf("from the buffer's first node (written late): %.0f ns a load against %.0f: the simulator no longer shows the build's lines in L2", a, b)
 	}
 }
+
+// TestBuildChainRefusesAChainOfOtherSizes: a chain is a power of two of
+// nodes, two at least; other sizes are refused with an error, nothing built.
+func TestBuildChainRefusesAChainOfOtherSizes(t *testing.T) {
+	drv, err := sim.New("h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = drv.Close() })
+	dv, err := Open(drv, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dv.Close() })
+	buf, err := dv.Primary.MemAlloc(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bytes := range []uint64{0, ChaseStride, 3 * ChaseStride, 1<<20 - ChaseStride} {
+		if start, err := dv.BuildChain(buf, bytes, 1); err == nil || start != 0 {
+			t.Errorf("a chain of %d bytes: start %#x, error %v; want it refused", bytes, start, err)
+		}
+	}
+}

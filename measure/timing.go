@@ -639,8 +639,7 @@ func (tm Timer) batch(tr Transfer, ws []window, held bool) ([]float64, error) {
 		}
 		dv.arm()
 	}
-	quiet := tr
-	quiet.Enqueued = nil
+	quiet := unreported([]Transfer{tr})[0]
 	err = dv.Ctx.Do(func(c gpu.Context) error {
 		if held {
 			if err := dv.launchLatch(c, latch, s, 0, tm.latchTimeout()); err != nil {
