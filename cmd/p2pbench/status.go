@@ -78,7 +78,7 @@ func exitStatus(ctx context.Context, err error) int {
 		return 128 + int(sig.sig)
 	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) {
+	if errors.As(err, &ue) || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) || errors.Is(err, outfile.ErrLockFile) {
 		// An output path that p2pbench refuses is a bad flag value.
 		return exitUsage
 	}

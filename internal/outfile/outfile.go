@@ -4,9 +4,15 @@
 //   - An output path must be absent or a regular file. A device, FIFO,
 //     socket or directory is refused before any work is done, so `-o
 //     /dev/null` as root never turns the system's /dev/null into a file.
-//   - A symbolic link is followed: the file it points to is written (through
-//     a temporary file beside that file) and the link stays a link. A link
-//     whose target is not a regular file is refused like the target.
+//   - A symbolic link is followed when the user running p2pbench or root
+//     owns it: the file it points to is written (through a temporary file
+//     beside that file) and the link stays a link. A link another user owns
+//     is refused, so a link planted in a shared directory cannot redirect a
+//     run's output. A link whose target is not a regular file is refused
+//     like the target. A hard link is never written through: the new file
+//     is renamed over the name, and the other names keep the old content.
+//   - The lock file is created by the run itself, never through a link, and
+//     nothing found at its name is written or truncated (see Lock).
 //   - An output that is the same file as one of the command's inputs is
 //     refused: writing it would destroy what is being read.
 //   - Writes are atomic: the content goes to a temporary file created
@@ -51,6 +57,7 @@ var (
 	ErrNotRegular = infile.ErrNotRegular
 	ErrSameAsIn   = errors.New("is also an input of this command")
 	ErrLocked     = errors.New("another p2pbench run is writing it")
+	ErrLockFile   = errors.New("its lock file cannot be used")
 )
 
 // Check makes sure path can be written before the work that produces it: the
@@ -180,12 +187,23 @@ func Write(path string, write func(io.Writer) error) (err error) {
 // Lock takes the lock of an output that a run writes now and then: an
 // advisory lock (flock) on a file named .<name>.lock beside the (resolved)
 // target. The kernel drops the lock when its process ends, however it
-// ends, so a lock file left behind by a killed run is taken over, whatever
-// it holds, and a live one is never mistaken for a stale one (a process
-// id may be reused, or be 1 in every container). The file says which
-// process holds it, for the message of a second run. On a file system
-// that cannot lock, the file is taken as it is and only marks the run. The
-// returned function releases the lock and removes the file.
+// ends, so a lock file left behind by a killed run is taken over, and a
+// live one is never mistaken for a stale one (a process id may be reused,
+// or be 1 in every container). The file says which process holds it, for
+// the message of a second run.
+//
+// The lock file is always one Lock created itself: it is created
+// exclusively and never through a symbolic link (O_EXCL|O_NOFOLLOW), so a
+// link or a hard link planted at its name can never make a run write, or
+// truncate, another file or a device. A file left at the name is only
+// inspected: a regular file with no other link that no live process locks
+// is a stale lock, removed and replaced by a new one; a symbolic link, a
+// hard link, a device, FIFO, socket or directory is refused, with what it
+// is, and left as it is. On a file system that cannot lock (Lustre mounted
+// without flock, NFS without a lock manager), a stale-looking file is
+// replaced all the same and the run goes on, the file marking it, rather
+// than refuse every run there. The returned function releases the lock and
+// removes the file.
 func Lock(path string) (unlock func(), err error) {
 	target, err := resolve(path)
 	if err != nil {
@@ -200,45 +218,125 @@ func Lock(path string) (unlock func(), err error) {
 	}
 	lock := filepath.Join(dir, "."+base+".lock")
 	for try := 0; try < 10; try++ {
-		f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			if err := takeStale(lock); err != nil {
+				return nil, &Error{path, err}
+			}
+			continue
+		}
 		if err != nil {
 			return nil, &Error{path, fmt.Errorf("cannot create the lock file %s: %w", lock, bare(err))}
 		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			who, _ := io.ReadAll(io.LimitReader(f, 200))
-			f.Close()
-			holder := strings.TrimSpace(string(who))
-			if holder == "" {
-				holder = "another process"
-			}
-			return nil, &Error{path, fmt.Errorf("%w: %s holds the lock on %s (it is released when that process ends)", ErrLocked, holder, lock)}
-		}
-		// Any other error is a file system that cannot lock (Lustre
-		// mounted without flock, NFS without a lock manager): the run goes
-		// on, the file marking it, rather than refuse every run there.
-		// Between the open and the lock, the run that held it may have
-		// removed the file and a third made a new one: the lock is ours
-		// only if the name still leads to the file locked.
-		if fi, err := f.Stat(); err == nil {
-			if now, err := os.Stat(lock); err == nil && os.SameFile(fi, now) {
-				host, _ := os.Hostname()
-				f.Truncate(0)
-				fmt.Fprintf(f, "process %d on host %s", os.Getpid(), host)
-				return func() {
+		// Between the create and the lock, a second run may have taken the
+		// new, still empty file for a stale one and removed it: the lock
+		// is ours only if the name still leads to the file locked.
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) && names(lock, f) {
+			host, _ := os.Hostname()
+			fmt.Fprintf(f, "process %d on host %s", os.Getpid(), host)
+			return func() {
+				if names(lock, f) {
 					os.Remove(lock)
-					f.Close()
-				}, nil
-			}
+				}
+				f.Close()
+			}, nil
 		}
 		f.Close()
 	}
 	return nil, &Error{path, fmt.Errorf("%w (%s keeps being replaced)", ErrLocked, lock)}
 }
 
+// takeStale inspects the file found at a lock's name without following a
+// link and without writing it: nil once a stale lock is removed (or the
+// name is gone), ErrLocked naming the holder when a live process holds it,
+// a refusal when the name is not a plain lock file.
+func takeStale(lock string) error {
+	fi, err := os.Lstat(lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot look at the lock file %s: %w", lock, bare(err))
+	}
+	if err := plainLockFile(lock, fi); err != nil {
+		return err
+	}
+	// Read-only, non-blocking, no link followed: opening it can neither
+	// change it nor wait on it, whatever replaced it since the Lstat.
+	f, err := os.OpenFile(lock, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot open the lock file %s: %w", lock, bare(err))
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return fmt.Errorf("cannot look at the lock file %s: %w", lock, bare(err))
+	}
+	if err := plainLockFile(lock, fi); err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+		who, _ := io.ReadAll(io.LimitReader(f, 200))
+		holder := strings.TrimSpace(string(who))
+		if holder == "" {
+			holder = "another process"
+		}
+		return fmt.Errorf("%w: %s holds the lock on %s (it is released when that process ends)", ErrLocked, holder, lock)
+	}
+	// Stale: nobody holds it. Remove the name while holding the file, and
+	// only if the name still leads to it.
+	if names(lock, f) {
+		if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove the stale lock file %s: %w", lock, bare(err))
+		}
+	}
+	return nil
+}
+
+// plainLockFile refuses what a lock file Lock made can never be: anything
+// but a regular file with one name.
+func plainLockFile(lock string, fi fs.FileInfo) error {
+	mode := fi.Mode()
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symbolic link, which p2pbench never follows; remove it", ErrLockFile, lock)
+	case mode.IsDir():
+		return fmt.Errorf("%w: %s is a directory; remove it", ErrLockFile, lock)
+	case !mode.IsRegular():
+		return fmt.Errorf("%w: %s is a %s, which p2pbench does not replace; remove it", ErrLockFile, lock, infile.Kind(mode))
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return fmt.Errorf("%w: %s has %d names (a hard link to another file), which p2pbench does not replace; remove it", ErrLockFile, lock, st.Nlink)
+	}
+	return nil
+}
+
+// names reports whether the name lock still leads to the open file f.
+func names(lock string, f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(lock)
+	return err == nil && os.SameFile(fi, now)
+}
+
 // resolve follows symbolic links from path to the file to write, which must
 // be absent or a regular file. A dangling link resolves to where it points.
 func resolve(path string) (string, error) {
+	return resolveFor(path, os.Geteuid())
+}
+
+// resolveFor is resolve for the user uid. A link is followed only when that
+// user or root owns it: in a directory others can write (a shared results
+// volume, /tmp), a link planted by another user at an output's name would
+// otherwise make the run, root's above all, replace whatever file the link
+// names. It is the rule the kernel applies to links in sticky directories
+// (fs.protected_symlinks), applied everywhere because a results directory
+// need not be sticky.
+func resolveFor(path string, uid int) (string, error) {
 	target := path
 	for hops := 0; ; hops++ {
 		fi, err := os.Lstat(target)
@@ -254,6 +352,9 @@ func resolve(path string) (string, error) {
 		case mode&fs.ModeSymlink != 0:
 			if hops == 40 {
 				return "", errors.New("too many symbolic links")
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != uid {
+				return "", fmt.Errorf("%w: %s is a symbolic link owned by user %d, not by the user running p2pbench (%d) or root; p2pbench writes through no other user's link: give the file's own path", ErrNotRegular, target, st.Uid, uid)
 			}
 			link, err := os.Readlink(target)
 			if err != nil {

@@ -240,3 +240,126 @@ func TestLockEndsWithItsProcess(t *testing.T) {
 	}
 	unlock()
 }
+
+// TestLockNeverWritesWhatItFinds: a link, a hard link, a FIFO or a device
+// planted at the lock's name is refused and left as it was; the file it
+// leads to is never truncated or written.
+func TestLockNeverWritesWhatItFinds(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.json")
+	lock := filepath.Join(dir, ".x.json.lock")
+	victim := filepath.Join(dir, "victim.txt")
+	const precious = "precious data line\n"
+	plant := map[string]func() error{
+		"a symbolic link to a file":      func() error { return os.Symlink(victim, lock) },
+		"a dangling symbolic link":       func() error { return os.Symlink(filepath.Join(dir, "new-victim"), lock) },
+		"a symbolic link to /dev/null":   func() error { return os.Symlink("/dev/null", lock) },
+		"a hard link to a file":          func() error { return os.Link(victim, lock) },
+		"a FIFO":                         func() error { return syscall.Mkfifo(lock, 0o644) },
+		"a directory":                    func() error { return os.Mkdir(lock, 0o755) },
+		"a symbolic link to the target":  func() error { return os.Symlink(out, lock) },
+		"a symbolic link to a directory": func() error { return os.Symlink(dir, lock) },
+	}
+	for name, put := range plant {
+		os.RemoveAll(lock)
+		os.Remove(out)
+		os.Remove(filepath.Join(dir, "new-victim"))
+		if err := os.WriteFile(victim, []byte(precious), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := put(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		before, _ := os.Lstat(lock)
+		unlock, err := outfile.Lock(out)
+		if err == nil {
+			unlock()
+			t.Errorf("%s at the lock's name: Lock took it", name)
+		} else if !errors.Is(err, outfile.ErrLockFile) || !strings.Contains(err.Error(), lock) {
+			t.Errorf("%s at the lock's name: %v, want a refusal naming %s", name, err, lock)
+		}
+		if got, _ := os.ReadFile(victim); string(got) != precious {
+			t.Errorf("%s at the lock's name: the victim now holds %q", name, got)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "new-victim")); err == nil {
+			t.Errorf("%s at the lock's name: a file was created where the link points", name)
+		}
+		if after, err := os.Lstat(lock); err != nil || !os.SameFile(before, after) {
+			t.Errorf("%s at the lock's name: it was removed or replaced (%v)", name, err)
+		}
+	}
+	// The victim's link count back to one, and the lock's name free: Lock works.
+	os.RemoveAll(lock)
+	unlock, err := outfile.Lock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+}
+
+// TestLockCreatesItsOwnFile: a stale lock file is replaced by a new file,
+// not truncated and reused, so a file another process still has open keeps
+// what it held.
+func TestLockCreatesItsOwnFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.json")
+	lock := filepath.Join(dir, ".x.json.lock")
+	if err := os.WriteFile(lock, []byte("process 1 on host gone"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := os.Open(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	unlock, err := outfile.Lock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if got, _ := io.ReadAll(stale); string(got) != "process 1 on host gone" {
+		t.Errorf("the stale lock file was rewritten: %q", got)
+	}
+	now, err := os.Lstat(lock)
+	if was, _ := stale.Stat(); err != nil || os.SameFile(was, now) {
+		t.Errorf("the lock's name still leads to the stale file (%v)", err)
+	}
+}
+
+// TestRefusesAnotherUsersLink: as root, a link another user planted at an
+// output's name is refused by Check, Write and Lock, and nothing is written
+// where it points. (The rule itself is also tested without root, in
+// TestResolveForAnotherUser.)
+func TestRefusesAnotherUsersLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a link to another user")
+	}
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim.txt")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	link := filepath.Join(dir, "results.json")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"Check": func() error { return outfile.Check(link) },
+		"Write": func() error { return outfile.Write(link, writeString("clobbered")) },
+		"Lock": func() error {
+			unlock, err := outfile.Lock(link)
+			if err == nil {
+				unlock()
+			}
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, outfile.ErrNotRegular) || !strings.Contains(err.Error(), "owned by user 4242") {
+			t.Errorf("%s through another user's link: %v", name, err)
+		}
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep" {
+		t.Errorf("the victim holds %q", got)
+	}
+}
