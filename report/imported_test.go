@@ -66,3 +66,42 @@ func TestImportedNCCL(t *testing.T) {
 		t.Errorf("figures %v: none of the collective", names)
 	}
 }
+
+// A NOT JUDGED import is not offered as a baseline, and a machine line
+// without a driver says so instead of "driver: (CUDA )" (audit N21); a
+// warning beside NOT JUDGED is named under it (audit N3).
+func TestNotJudgedImportGivesNoBaselineAdvice(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nccl-tests-2.19-sendrecv-h200x2.txt", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verdict.Judge(run, verdict.Model(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	txt, _ := formats(t, report.Verdict(run), false)
+	if v.Status != "not_judged" || !strings.Contains(txt, "VERDICT: NOT JUDGED") {
+		t.Fatalf("verdict %s, want NOT JUDGED:\n%s", v.Status, txt)
+	}
+	for _, bad := range []string{"Keep this results file as the baseline", "(CUDA )"} {
+		if strings.Contains(txt, bad) {
+			t.Errorf("the page says %q:\n%s", bad, txt)
+		}
+	}
+	if !strings.Contains(txt, "nothing of the machine was judged") {
+		t.Errorf("the page does not say what to do about nothing judged:\n%s", txt)
+	}
+	run.Verify = false // nccl-tests run with its check turned off: a warning
+	for i := range run.Figures {
+		run.Figures[i].Verify = "skipped"
+	}
+	if run.Verdict, err = verdict.Judge(run, verdict.Model(run)); err != nil {
+		t.Fatal(err)
+	}
+	txt, _ = formats(t, report.Verdict(run), false)
+	if !strings.Contains(txt, "VERDICT: NOT JUDGED") || !strings.Contains(txt, "Besides, 1 check (Every figure measured) warned") ||
+		!strings.Contains(txt, "WARN — run: nccl-tests was run with its check of the data turned off") {
+		t.Errorf("a warning beside NOT JUDGED is not named:\n%s", txt)
+	}
+}

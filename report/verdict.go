@@ -16,6 +16,9 @@ import (
 // column; more are summarised per kind of figure.
 const maxPairColumns = 6
 
+// notJudgedAdvice is what to do about a verdict that judged nothing.
+const notJudgedAdvice = "give --expect or --baseline naming its figures, or measure the sizes the expectation table covers (64 MiB or more), before using this file as a baseline."
+
 // maxFailedLines bounds what the first page lists under "What failed".
 const maxFailedLines = 4
 
@@ -47,7 +50,16 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	if !run.Start.IsZero() {
 		machine += " · date: " + run.Start.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	machine += " · driver: " + strings.TrimSpace(env.DriverRelease+" (CUDA "+env.CUDAVersion+")")
+	switch {
+	case env.DriverRelease != "" && env.CUDAVersion != "":
+		machine += " · driver: " + env.DriverRelease + " (CUDA " + env.CUDAVersion + ")"
+	case env.DriverRelease != "":
+		machine += " · driver: " + env.DriverRelease
+	case env.CUDAVersion != "":
+		machine += " · CUDA " + env.CUDAVersion
+	default:
+		machine += " · driver: not recorded"
+	}
 	facts := []string{machine}
 	if im := run.Imported; im != nil {
 		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
@@ -220,7 +232,11 @@ func verdictLine(v *results.Verdict) string {
 	case results.StatusWarn:
 		return fmt.Sprintf("Nothing failed, but %s warned: look at them before relying on the figures.%s", checksText(warned), unjudged)
 	case results.StatusNotJudged:
-		return "Nothing of the machine could be judged: the run has no figure the expectations cover, and a health reading alone does not vouch for its links." + unjudged
+		warnedToo := ""
+		if len(warned) > 0 {
+			warnedToo = fmt.Sprintf(" Besides, %s warned (listed below).", checksText(warned))
+		}
+		return "Nothing of the machine could be judged: the run has no figure the expectations cover, and a health reading alone does not vouch for its links." + warnedToo + unjudged
 	}
 	if len(notJudged) > 0 {
 		return "Every check that had something to judge passed: this machine is as good as it should be, as far as they go." + unjudged
@@ -425,6 +441,10 @@ func failedLines(d *Document, v *results.Verdict) {
 		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
 			len(notes), units.Plural(len(notes), "", "s"))
 	}
+	if len(bad) == 0 && v.Status == results.StatusNotJudged {
+		d.para("Nothing failed and nothing warned, but nothing of the machine was judged either: %s%s", notJudgedAdvice, noted)
+		return
+	}
 	if len(bad) == 0 {
 		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)
 		return
@@ -436,6 +456,9 @@ func failedLines(d *Document, v *results.Verdict) {
 	d.para("%s", strings.Join(bad, "\n"))
 	d.Heading(2, "What to do next")
 	next := v.NextSteps
+	if v.Status == results.StatusNotJudged {
+		next = append([]string{"Nothing of the machine was judged: " + notJudgedAdvice}, next...)
+	}
 	if noted != "" {
 		next = append(slices.Clone(next), strings.TrimSpace(noted))
 	}

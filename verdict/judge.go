@@ -17,11 +17,13 @@ import (
 // baseline that shares no figure with it); the command line exits 2 for it.
 //
 // The verdict is PASS, WARN or FAIL by its worst check; NOT JUDGED where
-// nothing warned or failed and no figure was judged (the bandwidth,
-// latency and pairs checks judged nothing): a file without a judged figure
-// is not a machine that passed, even when its health readings are clean
-// (a link at half speed shows in its figures, not in its error counters).
-// A check with nothing to judge by is not judged, never PASS.
+// nothing failed and no figure was judged (the bandwidth, latency and pairs
+// checks judged nothing): a file without a judged figure is not a machine
+// that passed, even when its health readings are clean (a link at half
+// speed shows in its figures, not in its error counters), nor one that
+// merely warned — a warning (--no-verify, --allow-busy) never turns
+// "nothing judged" into a status automation accepts. The warnings stay in
+// the checks. A check with nothing to judge by is not judged, never PASS.
 func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	judge, err := exp.forRun(run)
 	if err != nil {
@@ -73,7 +75,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 			}
 		}
 	}
-	if !judged && v.Status == results.StatusPass {
+	if !judged && v.Status != results.StatusFail {
 		v.Status = results.StatusNotJudged
 	}
 	return v, nil

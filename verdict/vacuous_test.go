@@ -95,3 +95,31 @@ func TestNothingJudgedIsNotAPass(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsDoNotHideNotJudged: a run that judged no figure stays NOT
+// JUDGED when a check warns (--no-verify, another program on a GPU with
+// --allow-busy), its warnings kept in the checks; a failure still fails.
+func TestWarningsDoNotHideNotJudged(t *testing.T) {
+	tests := []results.Test{results.CERead}
+	noVerify := simRunSized(t, "h200x2", tests, 4<<20, false)
+	noVerify.Verify = false
+	busyHealth, err := sim.ParseHealth("process:0:4242:python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := simRunSized(t, "h200x2", tests, 4<<20, true, busyHealth)
+	for name, run := range map[string]*results.Run{"--no-verify": noVerify, "--allow-busy": busy} {
+		v := judge(t, run, verdict.Model(run))
+		if v.Status != results.StatusNotJudged {
+			t.Errorf("%s: %s, want NOT JUDGED\n%s", name, v.Status, worst(v))
+		}
+		if worst(v) == "" {
+			t.Errorf("%s: the warning is gone from the checks", name)
+		}
+	}
+	failed := simRunSized(t, "h200x2", tests, 4<<20, false)
+	failed.Complete, failed.Stopped = false, "interrupted"
+	if v := judge(t, failed, verdict.Model(failed)); v.Status != results.StatusFail {
+		t.Errorf("a failing check and nothing judged: %s, want FAIL", v.Status)
+	}
+}

@@ -313,3 +313,27 @@ func TestResultsRescuedWhenTheDirectoryGoes(t *testing.T) {
 		t.Errorf("the tables were not printed:\n%s", stdout)
 	}
 }
+
+// An all run cut short is judged as check judges its file: the screen, the
+// file's verdict and check's agree (FAIL: the run stopped early), where the
+// screen used to say NOT JUDGED and check FAIL (audit N19).
+func TestInterruptedAllIsJudgedAsCheckJudgesIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	file := filepath.Join(dir, "results.json")
+	args := []string{"all", "--simulate", "h200x2", "--size", "4MiB", "--sizes", "none", "--samples", "60", "--dir", dir}
+	out, stderr, status := runUntil(t, file, args, func() { syscall.Kill(os.Getpid(), syscall.SIGTERM) })
+	if status != 143 {
+		t.Fatalf("exit status %d, want 143; stderr: %s", status, stderr)
+	}
+	run := readResults(t, file)
+	if run.Complete || run.Verdict == nil || run.Verdict.Status != results.StatusFail {
+		t.Fatalf("the partial run's verdict: %+v, want FAIL", run.Verdict)
+	}
+	if !strings.Contains(out, "# VERDICT: FAIL #") {
+		t.Errorf("the screen does not give the file's verdict:\n%s", out)
+	}
+	checked, _, status := p2pbench(t, "check", file)
+	if status != exitVerdict || !strings.Contains(checked, "# VERDICT: FAIL #") || !strings.Contains(checked, "the run stopped early") {
+		t.Errorf("check of the partial file: status %d\n%s", status, checked)
+	}
+}

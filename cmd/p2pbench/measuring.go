@@ -34,7 +34,7 @@ type measuring struct {
 	bar  *progress
 	// stopNote is said when the run is interrupted (what was cleaned up).
 	stopNote string
-	// judge, when set, gives a complete run its verdict before it is saved.
+	// judge, when set, gives the run its verdict before it is saved.
 	judge func(*results.Run) error
 	// reaping is the children of the tests across processes ending in the
 	// background (ipc.Options.Reaping); close waits for them.
@@ -149,9 +149,16 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	case runErr != nil:
 		run.Stopped = runErr.Error()
 	}
+	// A run cut short is judged too, as check judges its file (the
+	// measurements check fails it: it stopped early), so the screen, check
+	// and report give one verdict. Expectations that cannot judge what a
+	// partial run holds leave it without one, and its error unsaid: the
+	// stop is the error.
 	var judgeErr error
-	if m.judge != nil && run.Complete {
-		judgeErr = m.judge(run)
+	if m.judge != nil {
+		if judgeErr = m.judge(run); !run.Complete {
+			judgeErr = nil
+		}
 	}
 	var saveErr error
 	if m.file != nil {
