@@ -209,3 +209,37 @@ func pty(t *testing.T) *os.File {
 	t.Cleanup(func() { tty.Close() })
 	return tty
 }
+
+// TestOutputToADescriptorIsRefused: -o /dev/stdout with stdout redirected
+// to a file (here /proc/self/fd/N of a file the test holds open) is refused
+// before anything is measured, the file behind it left as it was, where
+// the run used to leave a 0-figure snapshot in it and its results in a file
+// named "NAME (deleted)" (audit N2).
+func TestOutputToADescriptorIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	behind := filepath.Join(dir, "out.json")
+	f, err := os.Create(behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, _ := sampleRun(t)
+	for _, p := range []string{"/proc/self/fd/" + strconv.Itoa(int(f.Fd())), "/dev/fd/" + strconv.Itoa(int(f.Fd()))} {
+		for _, args := range [][]string{
+			append([]string{"bw", "--tests", "ce_read,ce_write", "-o", p}, small...),
+			{"check", in, "-o", p},
+		} {
+			stdout, stderr, status := p2pbench(t, args...)
+			oneLine(t, args[0]+" -o "+p, stderr, status, exitUsage, "is in /proc")
+			if strings.Contains(stdout, "GB/s") {
+				t.Errorf("%s -o %s: worked before refusing its output", args[0], p)
+			}
+		}
+	}
+	if fi, _ := f.Stat(); fi.Size() != 0 {
+		t.Errorf("the file behind the descriptor was written: %d bytes", fi.Size())
+	}
+	if e, _ := filepath.Glob(filepath.Join(dir, "*")); len(e) != 1 {
+		t.Errorf("files in the directory: %v", e)
+	}
+}

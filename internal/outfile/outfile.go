@@ -4,6 +4,8 @@
 //   - An output path must be absent or a regular file. A device, FIFO,
 //     socket or directory is refused before any work is done, so `-o
 //     /dev/null` as root never turns the system's /dev/null into a file.
+//     So is a path in /proc (/dev/stdout, /dev/fd/1, /proc/self/fd/1): an
+//     open descriptor, not a file a new one can be renamed over.
 //   - A symbolic link is followed when the user running p2pbench or root
 //     owns it: the file it points to is written (through a temporary file
 //     beside that file) and the link stays a link. A link another user owns
@@ -339,6 +341,9 @@ func resolve(path string) (string, error) {
 func resolveFor(path string, uid int) (string, error) {
 	target := path
 	for hops := 0; ; hops++ {
+		if err := descriptor(target); err != nil {
+			return "", err
+		}
 		fi, err := os.Lstat(target)
 		if errors.Is(err, fs.ErrNotExist) {
 			return target, nil
@@ -370,6 +375,27 @@ func resolveFor(path string, uid int) (string, error) {
 			return "", fmt.Errorf("%w: it is a %s, which p2pbench does not replace", ErrNotRegular, infile.Kind(mode))
 		}
 	}
+}
+
+// descriptor refuses a path in /proc, reached directly or through links
+// (/dev/stdout, /dev/fd/1, /proc/self/fd/1): it names an open descriptor,
+// whose link reads as the file behind it only until a rename replaces that
+// file ("out.json (deleted)" after the first save), and is never a file to
+// replace. The output would go astray: the results into a file of a made-up
+// name, the printed tables into an unlinked inode.
+func descriptor(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(abs)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if full := filepath.Join(dir, filepath.Base(abs)); full == "/proc" || strings.HasPrefix(full, "/proc/") {
+		return fmt.Errorf("%w: %s is in /proc (a process's open file, such as /dev/stdout), not a file p2pbench can replace by renaming a new one over it; give a file name (the tables go to stdout as they are)", ErrNotRegular, path)
+	}
+	return nil
 }
 
 // same reports whether target and in are the same existing file.

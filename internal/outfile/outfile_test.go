@@ -363,3 +363,37 @@ func TestRefusesAnotherUsersLink(t *testing.T) {
 		t.Errorf("the victim holds %q", got)
 	}
 }
+
+// TestRefusesDescriptors: /dev/stdout, /dev/fd/N and /proc/self/fd/N name a
+// process's open file, whose link reads "NAME (deleted)" once a rename
+// replaces it: every output call refuses them, leaving the file behind the
+// descriptor as it was (audit N2).
+func TestRefusesDescriptors(t *testing.T) {
+	dir := t.TempDir()
+	behind := filepath.Join(dir, "out.json")
+	f, err := os.Create(behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("old")
+	fd := strconv.Itoa(int(f.Fd()))
+	for _, p := range []string{"/dev/stdout", "/dev/stderr", "/dev/fd/" + fd, "/proc/self/fd/" + fd, "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + fd} {
+		for name, call := range map[string]func() error{
+			"Check":    func() error { return outfile.Check(p) },
+			"Writable": func() error { return outfile.Writable(p) },
+			"Write":    func() error { return outfile.Write(p, writeString("new")) },
+			"Lock":     func() error { _, err := outfile.Lock(p); return err },
+		} {
+			if err := call(); !errors.Is(err, outfile.ErrNotRegular) || !strings.Contains(err.Error(), "in /proc") {
+				t.Errorf("%s(%s): %v, want a refusal", name, p, err)
+			}
+		}
+	}
+	if got, _ := os.ReadFile(behind); string(got) != "old" {
+		t.Errorf("the file behind the descriptor holds %q", got)
+	}
+	if e := entries(t, dir); len(e) != 1 {
+		t.Errorf("files left: %v", e)
+	}
+}
