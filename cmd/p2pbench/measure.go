@@ -145,8 +145,13 @@ func measureAction(c *cli.Context) error {
 		case c.Bool("tables"):
 			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		// One screen: the verdict first, then where the rest is.
-		return []*report.Document{report.Verdict(run), report.Where(path)}
+		// One screen: the verdict first, then where the rest is: the
+		// results file, or where they were rescued to when it could not be
+		// written; with neither, the tables hold all there is.
+		if m.savedTo == "" {
+			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
+		}
+		return []*report.Document{report.Verdict(run), report.Where(m.savedTo)}
 	})
 }
 

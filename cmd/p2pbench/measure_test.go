@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestSimulatedTopo(t *testing.T) {
@@ -262,12 +265,12 @@ func TestRescueResults(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	run := &results.Run{Schema: results.SchemaVersion, Figures: make([]results.Figure, 0)}
-	err := rescueResults(run, "/gone/x.json", os.ErrNotExist)
+	where, err := rescueResults(run, os.ErrNotExist)
 	if err == nil {
 		t.Fatal("no error")
 	}
 	saved, _ := filepath.Glob(filepath.Join(tmp, "p2pbench-unsaved-*.json"))
-	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) {
+	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) || where != saved[0] {
 		t.Fatalf("saved %v; error %q", saved, err)
 	}
 	readResults(t, saved[0])
@@ -281,8 +284,8 @@ func TestRescueResults(t *testing.T) {
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
-	err = rescueResults(run, "/gone/x.json", os.ErrNotExist)
-	if err == nil || !strings.Contains(err.Error(), "only in the tables above") {
+	where, err = rescueResults(run, os.ErrNotExist)
+	if err == nil || !strings.Contains(err.Error(), "only in the tables above") || where != "" {
 		t.Fatalf("error %v, want one saying nothing was saved", err)
 	}
 }
@@ -335,5 +338,49 @@ func TestInterruptedAllIsJudgedAsCheckJudgesIt(t *testing.T) {
 	checked, _, status := p2pbench(t, "check", file)
 	if status != exitVerdict || !strings.Contains(checked, "# VERDICT: FAIL #") || !strings.Contains(checked, "the run stopped early") {
 		t.Errorf("check of the partial file: status %d\n%s", status, checked)
+	}
+}
+
+// When all's results file cannot be written at the end, its last screen
+// names the file the results were rescued to, never the stale file of the
+// run in progress (audit N8).
+func TestAllScreenNamesTheRescueFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	file := filepath.Join(dir, "results.json")
+	rescue := t.TempDir()
+	t.Setenv("TMPDIR", rescue)
+	args := []string{"all", "--simulate", "h200x2", "--size", "4MiB", "--sizes", "none", "--samples", "20", "--dir", dir}
+	stdout, stderr, status := runUntil(t, file, args, func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if status != exitError {
+		t.Fatalf("exit status %d, want %d; stderr: %s", status, exitError, stderr)
+	}
+	saved, _ := filepath.Glob(filepath.Join(rescue, "p2pbench-unsaved-*.json"))
+	if len(saved) != 1 {
+		t.Fatalf("rescued files %v; stderr: %s", saved, stderr)
+	}
+	if !strings.Contains(stdout, "Everything measured is in "+saved[0]) || strings.Contains(stdout, file) {
+		t.Errorf("the last screen does not name the rescue file %s:\n%s", saved[0], stdout)
+	}
+}
+
+// A save of the run in progress that fails is said once, at once, not only
+// at the end of the run (audit N8).
+func TestFailingSaveInProgressIsSaidOnce(t *testing.T) {
+	var stderr strings.Builder
+	app := cli.NewApp()
+	app.ErrWriter = &stderr
+	run := resultstest.New(resultstest.Default(2))
+	m := &measuring{c: cli.NewContext(app, nil, nil), bar: &progress{},
+		file: &resultsFile{path: filepath.Join(t.TempDir(), "gone", "r.json"), run: run}}
+	for range 3 {
+		m.file.last = time.Time{} // each call saves
+		m.progress(1, 2, "step")
+	}
+	if n := strings.Count(stderr.String(), "warning: saving the run in progress failed"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, stderr.String())
 	}
 }

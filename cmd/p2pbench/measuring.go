@@ -39,6 +39,12 @@ type measuring struct {
 	// reaping is the children of the tests across processes ending in the
 	// background (ipc.Options.Reaping); close waits for them.
 	reaping sync.WaitGroup
+	// savedTo is where the finished run's results are: the results file, or
+	// the file they were rescued to when it could not be written; "" when
+	// they are nowhere. finish sets it before it prints.
+	savedTo string
+	// saveWarned is set once a failing save in progress has been said.
+	saveWarned bool
 }
 
 // startMeasuring checks that the results file at path (none when "") can
@@ -113,11 +119,16 @@ func (m *measuring) settle(s *measure.Settings) {
 }
 
 // progress is told of every step: it moves the bar and saves the results
-// now and then.
+// now and then. The first save that fails is said at once, not only at the
+// end: until one succeeds, a kill would lose what was measured.
 func (m *measuring) progress(done, total int, step string) {
 	m.bar.update(done, total, step)
-	if m.file != nil {
-		m.file.save(false)
+	if m.file == nil {
+		return
+	}
+	if err := m.file.save(false); err != nil && !m.saveWarned {
+		m.saveWarned = true
+		fmt.Fprintf(m.c.App.ErrWriter, "p2pbench: warning: saving the run in progress failed (%v); it goes on, trying again, and at its end saves the results elsewhere if this file still cannot be written\n", err)
 	}
 }
 
@@ -171,7 +182,9 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 			err = m.file.save(true)
 		}
 		if err != nil {
-			saveErr = rescueResults(run, m.file.path, err)
+			m.savedTo, saveErr = rescueResults(run, err)
+		} else {
+			m.savedTo = m.file.path
 		}
 	}
 	if err := m.print(docs); err != nil {
@@ -315,8 +328,9 @@ func (f *resultsFile) save(final bool) error {
 
 // rescueResults writes run somewhere else when its results file could not be
 // written at the end of a run, so the figures measured are not lost, and
-// returns the error to report: where they went, or that they went nowhere.
-func rescueResults(run *results.Run, path string, writeErr error) error {
+// returns where they went ("" for nowhere) and the error to report, which
+// says the same.
+func rescueResults(run *results.Run, writeErr error) (string, error) {
 	name := fmt.Sprintf("p2pbench-unsaved-%s.json", time.Now().UTC().Format("20060102-150405"))
 	var tried []string
 	for _, dir := range []string{os.TempDir(), "."} {
@@ -325,10 +339,10 @@ func rescueResults(run *results.Run, path string, writeErr error) error {
 			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
 			continue
 		}
-		return fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
+		return p, fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
 			writeErr, figures(len(run.Figures)), p)
 	}
-	return fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the run (%s) is only in the tables above",
+	return "", fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the run (%s) is only in the tables above",
 		writeErr, strings.Join(tried, " and "), figures(len(run.Figures)))
 }
 
