@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,6 +171,13 @@ func Decode(name string, data []byte, opt Options) (*results.Run, error) {
 	run.Imported.SHA256 = hex.EncodeToString(sum[:])
 	run.Imported.Importer = opt.Importer
 	if err := run.Validate(); err != nil {
+		// A text too long or a value too small for a results file came
+		// from the input, which is at fault; any other broken rule is the
+		// importer's.
+		var ve *results.ValidationError
+		if errors.As(err, &ve) && ve.OnlyLimits() {
+			return nil, in.errorf(0, "the input holds what a p2pbench results file cannot: %v", err)
+		}
 		return nil, in.errorf(0, "the converted run is invalid (a bug of the importer): %v", err)
 	}
 	return run, nil

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -47,6 +49,11 @@ type ncclTable struct {
 	ranks       []ncclRankLine
 	threadsGPUs int  // nThread × nGpus from the settings line
 	ended       bool // its summary was read
+	// skipped counts the lines inside the table that were no rows, the
+	// first of them at firstSkipped.
+	skipped          int
+	firstSkipped     int
+	firstSkippedText string
 }
 
 // ncclRankLine is what a rank's line says.
@@ -63,6 +70,8 @@ type nccl struct {
 	table   ncclTable
 	program string // the collective the output last named, "" before
 	rows    int
+	// zeroNoted is set once the note on 0-byte rows is made.
+	zeroNoted bool
 }
 
 func decodeNCCLTests(in *input, opt Options) (*results.Run, error) {
@@ -79,6 +88,7 @@ func decodeNCCLTests(in *input, opt Options) (*results.Run, error) {
 	if n.rows == 0 {
 		return nil, in.errorf(0, "no table rows: not an nccl-tests output, or one that measured nothing")
 	}
+	n.endTable()
 	if n.table.line > 0 && !n.table.ended {
 		n.b.run.Complete = false
 		n.b.run.Stopped = "the output ends before nccl-tests' summary of its last table (\"# Avg bus bandwidth\")"
@@ -96,6 +106,17 @@ func (n *nccl) line(no int, line string) error {
 		return n.comment(no, s)
 	case n.table.line > 0 && !n.table.ended && startsWithTwoInts(s):
 		return n.row(no, s)
+	case n.table.line > 0 && !n.table.ended && ncclNumber.MatchString(s):
+		f := strings.Fields(s)
+		return n.in.errorf(no, "a table row whose size %s and count %s are not both whole numbers of at most 64 bits", brief(f[0]), brief(field(f, 1)))
+	case n.table.line > 0 && !n.table.ended && s != "":
+		// NCCL's own log lines may fall inside a table; they are skipped,
+		// and counted, so that a row mangled past recognition is not lost
+		// without a word.
+		if n.table.skipped == 0 {
+			n.table.firstSkipped, n.table.firstSkippedText = no, brief(s)
+		}
+		n.table.skipped++
 	case n.program == "" && ncclProgram.MatchString(s):
 		// A command line echoed into the log names the program.
 		if n.setProgram(ncclProgram.FindStringSubmatch(s)[1]) && n.b.run.Tool.Command == nil {
@@ -187,11 +208,39 @@ func (n *nccl) header(no int, body string) error {
 
 // newTable starts reading another table (or run) of the output.
 func (n *nccl) newTable(t ncclTable) {
+	n.endTable()
 	if n.table.line > 0 && !n.table.ended {
 		n.b.note("the %s table of line %d ends without nccl-tests' summary", n.table.collective, n.table.line)
 	}
 	n.table = t
 }
+
+// endTable notes the lines of the table that were skipped.
+func (n *nccl) endTable() {
+	if t := &n.table; t.skipped > 0 {
+		n.b.note("%d line%s inside the %s table of line %d %s no table row and %s skipped (the first, line %d: %s)",
+			t.skipped, units.Plural(t.skipped, "", "s"), t.collective, t.line, units.Plural(t.skipped, "is", "are"), units.Plural(t.skipped, "was", "were"), t.firstSkipped, t.firstSkippedText)
+		t.skipped = 0
+	}
+}
+
+// ncclNumber matches a line that starts as a number does: a row, or one
+// mangled (a negative size, a size of 23 digits).
+var ncclNumber = regexp.MustCompile(`^[-+]?[0-9]`)
+
+// brief quotes s, cut to a few dozen bytes, for a message.
+func brief(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
 
 // setProgram takes the collective of a program's name; it reports whether
 // the name is one of nccl-tests' programs.
@@ -332,6 +381,15 @@ func (n *nccl) operation(no int, size uint64, params map[string]string, inPlace 
 		}
 	}
 	for i, test := range []results.Test{timeTest, bwTest, bwTest} {
+		if i > 0 && size == 0 {
+			// A 0-byte row (nccl-tests run with -b 0) moves no bytes: its
+			// time is a figure, its bandwidths (0 by definition) are none.
+			if !n.zeroNoted {
+				n.zeroNoted = true
+				n.b.note("0-byte rows (line %d, the first): their times are kept; their bandwidths, 0 GB/s by definition, are no figures and are left out", no)
+			}
+			continue
+		}
 		f := results.Figure{Test: test, Engine: results.EngineNCCL, Src: results.HostDevice, Dst: results.HostDevice, Size: size,
 			Unit: results.UnitGBps, Params: maps.Clone(params), Verify: verify, VerifyDetail: detail}
 		f.Params[results.ParamNCCLInPlace] = strconv.FormatBool(inPlace)

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +115,55 @@ host:123:123 [0] NCCL INFO Channel 00/24 : 0 1 2 3
 	}
 	if run.Complete || !strings.Contains(run.Stopped, "Avg bus bandwidth") {
 		t.Errorf("a table without its summary: complete %v %q", run.Complete, run.Stopped)
+	}
+}
+
+// A log with a 0-byte row (nccl-tests run with -b 0) imports: the row's
+// times are figures, its bandwidths (0 by definition) are left out with a
+// note, and the other rows are as they were (audit N5; the input make fuzz
+// found is in testdata/fuzz/FuzzNCCLTests).
+func TestNCCLTestsZeroByteRow(t *testing.T) {
+	data, err := os.ReadFile(sendrecvFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = "           8             2     float     sum      -1     9.80    0.00    0.00       0     9.75    0.00    0.00    N/A"
+	in := strings.Replace(string(data), first, "           0             0     float     sum      -1     9.80    0.00    0.00       0     9.75    0.00    0.00    N/A", 1)
+	if in == string(data) {
+		t.Fatal("the fixture's first row changed")
+	}
+	run, err := ingest.Decode("n-size0.txt", []byte(in), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, time, _ := results.NCCLTests("sendrecv")
+	if len(run.Figures) != 13*2*3+2 {
+		t.Errorf("%d figures, want 13 sizes × 2 operations × 3 and the 0-byte row's 2 times", len(run.Figures))
+	}
+	if f := ncclFigure(t, run, time, 0, "in_place=false,ranks=2,redop=sum,type=float"); f.Stats.Median != 9800 {
+		t.Errorf("the 0-byte row's time: %v ns, want 9800", f.Stats.Median)
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, "0-byte rows (line 12, the first)") }) {
+		t.Errorf("no note on the 0-byte row: %q", run.Notes)
+	}
+}
+
+// Lines inside a table that are no rows (NCCL's own log lines, a row
+// mangled past recognition) are skipped and counted in a note, never lost
+// without a word (audit N12).
+func TestNCCLTestsSkippedLinesAreNoted(t *testing.T) {
+	in := "# Collective test starting: sendrecv_perf\n" + ncclColumns +
+		"8 2 float sum -1 9.8 0.1 0.1 0 9.75 0.1 0.1 N/A\n" +
+		"\x00\x01garbage 32 8 float sum -1 9.8 0.1 0.1 0 9.75 0.1 0.1 N/A\n" +
+		"vm:4242:4242 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n" +
+		"# Avg bus bandwidth : 1\n"
+	run, err := ingest.Decode("skip.nccl", []byte(in), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(run.Notes, func(n string) bool {
+		return strings.Contains(n, "2 lines inside the sendrecv table of line 2 are no table row and were skipped (the first, line 4: ")
+	}) {
+		t.Errorf("no note of the skipped lines: %q", run.Notes)
 	}
 }

@@ -150,6 +150,9 @@ func parseValue(s string) (*float64, error) {
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || v < 0 {
 		return nil, fmt.Errorf("%q is not a value (a number ≥ 0, or N/A)", s)
 	}
+	if v != 0 && v < 0x1p-1022 {
+		return nil, fmt.Errorf("%q is a subnormal number: no measurement is that small", s)
+	}
 	return &v, nil
 }
 
@@ -181,7 +184,15 @@ func (in *input) jsonError(err error) *Error {
 		offset, msg = se.Offset, "malformed JSON: "+msg
 	case errors.As(err, &te):
 		offset = te.Offset
-		msg = fmt.Sprintf("%s is a JSON %s, not a %s", cmp.Or(te.Field, "the input"), te.Value, te.Type)
+		got := te.Value
+		if strings.HasPrefix(got, "number ") {
+			got = "the " + got + ", out of range,"
+		} else if strings.HasPrefix(got, "a") || strings.HasPrefix(got, "o") {
+			got = "an " + got
+		} else {
+			got = "a " + got
+		}
+		msg = fmt.Sprintf("%s is %s where nvbandwidth writes %s", cmp.Or(te.Field, "the input"), got, results.JSONKind(te.Type))
 	default:
 		return in.errorf(0, "%s", msg)
 	}

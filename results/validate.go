@@ -11,6 +11,19 @@ import (
 // ValidationError lists every rule a Run breaks.
 type ValidationError struct {
 	Problems []string
+	// limits counts the problems that are limits of the format rather than
+	// rules of a run's sense: a text longer than MaxNameBytes or
+	// MaxTextBytes, a subnormal value.
+	limits int
+}
+
+// OnlyLimits reports whether every problem is a limit of the format (a text
+// too long, a value too small to be measured): what a converter that copies
+// its input's texts and values can reach only when the input holds them,
+// unlike a broken rule (a duplicate figure, a bandwidth of 0 bytes), which
+// is the converter's fault.
+func (e *ValidationError) OnlyLimits() bool {
+	return e.limits > 0 && e.limits == len(e.Problems)
 }
 
 // maxListed bounds the problems an error message spells out: a file broken
@@ -105,7 +118,7 @@ func (r *Run) Validate() error {
 	if len(v.problems) == 0 {
 		return nil
 	}
-	return &ValidationError{Problems: v.problems}
+	return &ValidationError{Problems: v.problems, limits: v.limits}
 }
 
 // knownDevices is the set of device indices the run describes, or nil when it
@@ -161,10 +174,27 @@ func ClipText(s string) string {
 type validator struct {
 	devices  map[int]bool
 	problems []string
+	limits   int // problems that are limits of the format (ValidationError.OnlyLimits)
 }
 
 func (v *validator) add(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// limit adds a problem that is a limit of the format.
+func (v *validator) limit(format string, args ...any) {
+	v.add(format, args...)
+	v.limits++
+}
+
+// value adds the problem of a bad value: a limit of the format when why
+// says so (a subnormal number), a broken rule otherwise (NaN, negative).
+func (v *validator) value(why, format string, args ...any) {
+	if why != "" {
+		v.limit(format, args...)
+	} else {
+		v.add(format, args...)
+	}
 }
 
 // device checks a device index; host allows -1 (the host, or all devices).
@@ -185,7 +215,7 @@ func (v *validator) text(where any, field, s string) { v.length(where, field, s,
 
 func (v *validator) length(where any, field, s string, limit int, kind string) {
 	if len(s) > limit {
-		v.add("%s: %s is %d bytes long, over the %d bytes a results file allows for a %s", where, field, len(s), limit, kind)
+		v.limit("%s: %s is %d bytes long, over the %d bytes a results file allows for a %s", where, field, len(s), limit, kind)
 	}
 }
 
@@ -378,7 +408,7 @@ func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, x := range f.Samples {
 		if bad, why := badValue(x); bad {
-			v.add("%s: samples[%d] is %v%s", where, j, x, why)
+			v.value(why, "%s: samples[%d] is %v%s", where, j, x, why)
 			continue
 		}
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -401,7 +431,7 @@ func (v *validator) methodCheck(where fmt.Stringer, c *MethodCheck) {
 	}
 	for j, x := range c.Samples {
 		if bad, why := badValue(x); bad {
-			v.add("%s: method_check.samples[%d] is %v%s", where, j, x, why)
+			v.value(why, "%s: method_check.samples[%d] is %v%s", where, j, x, why)
 		}
 	}
 	for _, fv := range []struct {
@@ -409,7 +439,7 @@ func (v *validator) methodCheck(where fmt.Stringer, c *MethodCheck) {
 		x    float64
 	}{{"median", c.Median}, {"method_median", c.MethodMedian}, {"tolerance", c.Tolerance}, {"delta", math.Abs(c.Delta)}} {
 		if bad, why := badValue(fv.x); bad {
-			v.add("%s: method_check.%s is %v%s", where, fv.name, fv.x, why)
+			v.value(why, "%s: method_check.%s is %v%s", where, fv.name, fv.x, why)
 		}
 	}
 }
@@ -437,7 +467,7 @@ func (v *validator) rounds(where fmt.Stringer, f *Figure) {
 		x    float64
 	}{{"median_lo", r.MedianLo}, {"median_hi", r.MedianHi}, {"confidence", r.Confidence}, {"run_cv", r.RunCV}} {
 		if b, why := badValue(fv.x); b {
-			v.add("%s: stats.rounds.%s is %v%s", where, fv.name, fv.x, why)
+			v.value(why, "%s: stats.rounds.%s is %v%s", where, fv.name, fv.x, why)
 			return
 		}
 	}
@@ -499,7 +529,7 @@ func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
 	}{{"median", s.Median}, {"mean", s.Mean}, {"stddev", s.Stddev}, {"cv", s.CV},
 		{"min", s.Min}, {"max", s.Max}, {"p5", s.P5}, {"p95", s.P95}, {"p99", s.P99}} {
 		if b, why := badValue(fv.x); b {
-			v.add("%s: stats.%s is %v%s", where, fv.name, fv.x, why)
+			v.value(why, "%s: stats.%s is %v%s", where, fv.name, fv.x, why)
 			bad = true
 		}
 	}

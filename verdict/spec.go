@@ -175,6 +175,9 @@ func typeProblem(te *json.UnmarshalTypeError) error {
 	if te.Field != "" {
 		where = te.Field
 	}
+	if strings.HasPrefix(te.Value, "number ") { // a number that does not fit: 1e999, -1 for a count
+		return fmt.Errorf("%s: %s, and the %s is out of range", where, results.JSONKind(te.Type), te.Value)
+	}
 	return fmt.Errorf("%s: %s, not %s", where, results.JSONKind(te.Type), article(te.Value))
 }
 
