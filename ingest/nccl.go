@@ -241,7 +241,6 @@ func brief(s string) string {
 	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-
 // setProgram takes the collective of a program's name; it reports whether
 // the name is one of nccl-tests' programs.
 func (n *nccl) setProgram(name string) bool {
