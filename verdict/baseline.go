@@ -50,12 +50,47 @@ func (b *baseline) Source() results.ExpectationSource {
 			"and significantly so (Mann–Whitney U test at alpha 0.05 over the rounds' medians; runs without rounds are not tested, and fail beyond the floor alone).", 100*b.threshold)}}
 }
 
+// Fits checks that the baseline can judge run, before anything of run is
+// measured or judged: a baseline is a complete run of the same kind of
+// machine, known to be good. Another kind's figures say nothing of whether
+// this one is as good as it should be; a simulator's say nothing of real
+// hardware (nor a machine's of a simulation); a run cut short is not known
+// to be good (its own verdict fails it), and its missing figures would go
+// unjudged without a word. compare sets such runs side by side.
+func (b *baseline) Fits(run *results.Run) error {
+	var err error
+	switch mine, theirs := run.GPUSummary(), b.base.GPUSummary(); {
+	case mine != theirs:
+		err = fmt.Errorf("the baseline is of another machine (%s; this run: %s): judge against a known-good run of the same GPUs, or set the runs side by side with p2pbench compare", theirs, mine)
+	case b.base.Simulated && !run.Simulated:
+		err = fmt.Errorf("the baseline is a simulated run (p2pbench's simulator of %s), not a known-good machine: judge this run against a real run of the same GPUs, or set the runs side by side with p2pbench compare", clip(b.base.SimMachine))
+	case !b.base.Simulated && run.Simulated:
+		err = errors.New("this run is simulated and the baseline a real machine's: a simulator's figures say nothing of real hardware; judge a simulated run against a simulated baseline, or set the runs side by side with p2pbench compare")
+	case !b.base.Complete:
+		stopped := "it stopped early"
+		if b.base.Stopped != "" {
+			stopped = clip(b.base.Stopped)
+		}
+		err = fmt.Errorf("the baseline did not complete (%s; %d figures): a known-good run is a complete one; judge against a complete run, or set the runs side by side with p2pbench compare", stopped, len(b.base.Figures))
+	}
+	if err != nil {
+		return &SpecError{File: b.file, Entry: -1, Err: err}
+	}
+	return nil
+}
+
+// clip cuts a text from a file to what a message shows.
+func clip(s string) string {
+	const max = 120
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
 func (b *baseline) forRun(run *results.Run) (figureJudge, error) {
-	// A baseline is the same kind of machine, known to be good: another
-	// kind's figures say nothing of whether this one is as good as it
-	// should be (compare sets different machines side by side).
-	if mine, theirs := run.GPUSummary(), b.base.GPUSummary(); mine != theirs {
-		return nil, &SpecError{File: b.file, Entry: -1, Err: fmt.Errorf("the baseline is of another machine (%s; this run: %s): judge against a known-good run of the same GPUs, or set the runs side by side with p2pbench compare", theirs, mine)}
+	if err := b.Fits(run); err != nil {
+		return nil, err
 	}
 	res, err := compare.Compare([]compare.Input{{Name: b.file, Runs: []*results.Run{b.base}}, {Name: "run", Runs: []*results.Run{run}}}, compare.Options{Threshold: b.threshold})
 	if err != nil {

@@ -180,6 +180,31 @@ func TestBaselineOfARepeatPasses(t *testing.T) {
 	}
 }
 
+// TestBaselinesThatCannotJudge: a simulated baseline for a real run, a
+// real one for a simulated run, and a baseline cut short are refused with a
+// *SpecError, never judged (audit D9: a real run was judged FAIL against a
+// simulator, an interrupted baseline accepted silently).
+func TestBaselinesThatCannotJudge(t *testing.T) {
+	real := read(t, reference+"all.json")
+	sim := simRun(t, "h200x2", []results.Test{results.CERead}, false)
+	partial := read(t, reference+"all-repeat.json")
+	partial.Complete, partial.Stopped = false, "interrupted (SIGINT)"
+	for name, tc := range map[string]struct {
+		run, base *results.Run
+		want      string
+	}{
+		"simulated baseline": {real, sim, "the baseline is a simulated run (p2pbench's simulator of h200x2), not a known-good machine"},
+		"real baseline":      {sim, real, "this run is simulated and the baseline a real machine's"},
+		"partial baseline":   {real, partial, "the baseline did not complete (interrupted (SIGINT); "},
+	} {
+		_, err := verdict.Judge(tc.run, verdict.FromBaseline(tc.base, "base.json", 0))
+		var se *verdict.SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a *SpecError saying %q", name, err, tc.want)
+		}
+	}
+}
+
 func TestBadSpecs(t *testing.T) {
 	for name, tc := range map[string]struct{ spec, want string }{
 		"unknown test":  {`{"figures": [{"test": "ce_reed", "min": 1}]}`, `figures[0]: unknown test "ce_reed"; the tests are: h2d, d2h`},

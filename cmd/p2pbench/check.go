@@ -121,11 +121,12 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 
 // judgeAfterwards holds what all is to judge its run against (read by
 // expectationsOf) to the machine before anything is measured: a spec that
-// names a link class the machine lacks is refused now (exit 2), not after
-// the run.
+// names a link class the machine lacks, a baseline of another machine, of
+// a simulation (or a real one for a simulated run) or cut short is refused
+// now (exit 2), not after the run.
 func judgeAfterwards(run *results.Run, exp verdict.Expectations) (func(*results.Run) error, error) {
-	if spec, ok := exp.(*verdict.Spec); ok {
-		if err := spec.Fits(run); err != nil {
+	if fits, ok := exp.(interface{ Fits(*results.Run) error }); ok {
+		if err := fits.Fits(run); err != nil {
 			return nil, usageError{err}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -133,5 +134,30 @@ func TestCheckFormats(t *testing.T) {
 	}
 	if _, stderr, status := p2pbench(t, "check", "--format", "tap", reference); status != exitUsage || !strings.Contains(stderr, "want text, junit or prometheus") {
 		t.Errorf("an unknown format: status %d, stderr %q", status, stderr)
+	}
+}
+
+// check --baseline refuses a simulated baseline for a real run and an
+// interrupted baseline (exit 2); all refuses a real baseline for a
+// simulated run before it measures or makes its directory (audit D9).
+func TestBaselinesThatCannotJudgeAreRefused(t *testing.T) {
+	real := reference
+	simulated, _ := sampleRun(t)
+	dir := t.TempDir()
+	partial := filepath.Join(dir, "partial.json")
+	run := readResults(t, real)
+	run.Complete, run.Stopped = false, "interrupted (SIGINT)"
+	if err := outfile.Write(partial, run.Encode); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status := p2pbench(t, "check", real, "--baseline", simulated)
+	oneLine(t, "a real run against a simulated baseline", stderr, status, exitUsage, "the baseline is a simulated run")
+	_, stderr, status = p2pbench(t, "check", "../../testdata/reference/h200x2/all-repeat.json", "--baseline", partial)
+	oneLine(t, "an interrupted baseline", stderr, status, exitUsage, "the baseline did not complete (interrupted (SIGINT); ")
+	out := filepath.Join(dir, "run")
+	stdout, stderr, status := p2pbench(t, append([]string{"all", "--baseline", real, "--dir", out}, small...)...)
+	oneLine(t, "a simulated all against a real baseline", stderr, status, exitUsage, "this run is simulated and the baseline a real machine's")
+	if _, err := os.Stat(out); err == nil || strings.Contains(stdout, "GB/s") {
+		t.Errorf("all measured or made its directory before refusing the baseline:\n%s", stdout)
 	}
 }
