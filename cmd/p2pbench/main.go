@@ -9,14 +9,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 )
 
@@ -24,7 +27,7 @@ import (
 var version = "dev"
 
 func main() {
-	stop, err := profile()
+	stop, err := profile(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
 		os.Exit(exitUsage)
@@ -39,25 +42,69 @@ func main() {
 // profile writes a CPU profile of the whole command to the file
 // P2PBENCH_CPUPROFILE names, if any, for tuning p2pbench itself (beside
 // P2PBENCH_TRACE's step times): where the host's time goes between and
-// around the GPU's work. It returns what ends the profile; a file it
-// cannot write is an error before anything runs.
-func profile() (stop func() error, err error) {
+// around the GPU's work. It returns what ends the profile. The file is an
+// output like any other (internal/outfile): a device, FIFO, directory,
+// path in /proc or another user's link is refused before anything runs, and
+// so is a path of the command line args (an input it would destroy, an
+// output it would replace: -o, or --dir's results.json); the profile is
+// kept in memory and written atomically at the end.
+func profile(args []string) (stop func() error, err error) {
 	path := os.Getenv("P2PBENCH_CPUPROFILE")
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	paths := commandPaths(args)
+	if err := outfile.Check(path, paths...); err != nil {
 		return nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	for _, p := range paths {
+		if samePath(path, p) {
+			return nil, fmt.Errorf("output %s: %w (%s)", path, outfile.ErrSameAsIn, p)
+		}
+	}
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return nil, err
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		return outfile.Write(path, func(w io.Writer) error { _, err := buf.WriteTo(w); return err })
 	}, nil
+}
+
+// commandPaths are the paths a command line may read or write: every
+// argument and flag value, and a directory's results.json (all --dir).
+func commandPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
+			a = a[i+1:]
+		}
+		if a == "" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		out = append(out, a)
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			out = append(out, filepath.Join(a, "results.json"))
+		}
+	}
+	return out
+}
+
+// samePath reports whether a and b name the same file, existing or not:
+// the same absolute path once their directories' links are resolved.
+func samePath(a, b string) bool {
+	abs := func(p string) string {
+		p, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			return filepath.Join(dir, filepath.Base(p))
+		}
+		return p
+	}
+	return abs(a) == abs(b)
 }
 
 // run runs the command line args with its output on stdout and its errors

@@ -126,3 +126,55 @@ func leftovers(t *testing.T, dir string) []string {
 	}
 	return left
 }
+
+// P2PBENCH_CPUPROFILE is an output under the one policy: a path of the
+// command line (an input, -o, --dir's results.json), a device's name in
+// /dev or a path in /proc is refused before anything runs, and the input
+// keeps its bytes (audit N17: the profile truncated the results file show
+// was reading); a plain new file gets the profile.
+func TestCPUProfileIsAnOutput(t *testing.T) {
+	dir := t.TempDir()
+	victim := copyOf(t, reference, dir, "victim.json")
+	before, _ := os.ReadFile(victim)
+	runDir := filepath.Join(dir, "run")
+	os.Mkdir(runDir, 0o755)
+	for _, c := range []struct {
+		path string
+		args []string
+		want string
+	}{
+		{victim, []string{"show", victim}, "is also an input"},
+		{filepath.Join(dir, "x.json"), []string{"bw", "-o", filepath.Join(dir, "x.json")}, "is also an input"},
+		{filepath.Join(dir, "x.json"), []string{"bw", "--output=" + filepath.Join(dir, "x.json")}, "is also an input"},
+		{filepath.Join(runDir, "results.json"), []string{"all", "--dir", runDir}, "is also an input"},
+		{"/dev/p2pbench-loop-nonexist", []string{"topo"}, "is in /dev"},
+		{"/proc/self/fd/1", []string{"topo"}, "is in /proc"},
+	} {
+		t.Setenv("P2PBENCH_CPUPROFILE", c.path)
+		stop, err := profile(c.args)
+		if err == nil {
+			stop()
+			t.Errorf("P2PBENCH_CPUPROFILE=%s %v: accepted", c.path, c.args)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("P2PBENCH_CPUPROFILE=%s %v: %v, want %q", c.path, c.args, err, c.want)
+		}
+	}
+	if after, _ := os.ReadFile(victim); !bytes.Equal(before, after) {
+		t.Error("the input was changed")
+	}
+	if _, err := os.Lstat("/dev/p2pbench-loop-nonexist"); err == nil {
+		t.Error("a file was made in /dev")
+	}
+	prof := filepath.Join(dir, "cpu.prof")
+	t.Setenv("P2PBENCH_CPUPROFILE", prof)
+	stop, err := profile([]string{"show", victim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the profile (%d bytes, %v) is not pprof's gzip-compressed protobuf", len(b), err)
+	}
+}

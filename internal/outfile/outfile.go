@@ -5,7 +5,8 @@
 //     socket or directory is refused before any work is done, so `-o
 //     /dev/null` as root never turns the system's /dev/null into a file.
 //     So is a path in /proc (/dev/stdout, /dev/fd/1, /proc/self/fd/1): an
-//     open descriptor, not a file a new one can be renamed over.
+//     open descriptor, not a file a new one can be renamed over; and one in
+//     /dev but /dev/shm, where devices live.
 //   - A symbolic link is followed when the user running p2pbench or root
 //     owns it: the file it points to is written (through a temporary file
 //     beside that file) and the link stays a link. A link another user owns
@@ -341,11 +342,14 @@ func resolve(path string) (string, error) {
 func resolveFor(path string, uid int) (string, error) {
 	target := path
 	for hops := 0; ; hops++ {
-		if err := descriptor(target); err != nil {
+		if err := descriptor(target, false); err != nil {
 			return "", err
 		}
 		fi, err := os.Lstat(target)
 		if errors.Is(err, fs.ErrNotExist) {
+			if err := descriptor(target, true); err != nil {
+				return "", err
+			}
 			return target, nil
 		}
 		if err != nil {
@@ -382,8 +386,10 @@ func resolveFor(path string, uid int) (string, error) {
 // whose link reads as the file behind it only until a rename replaces that
 // file ("out.json (deleted)" after the first save), and is never a file to
 // replace. The output would go astray: the results into a file of a made-up
-// name, the printed tables into an unlinked inode.
-func descriptor(path string) error {
+// name, the printed tables into an unlinked inode. A new file in /dev (but
+// /dev/shm) is refused too: /dev holds devices, and a name there that is not
+// one yet (a loop device to come) would become a plain file.
+func descriptor(path string, absent bool) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
@@ -392,8 +398,12 @@ func descriptor(path string) error {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	if full := filepath.Join(dir, filepath.Base(abs)); full == "/proc" || strings.HasPrefix(full, "/proc/") {
+	full := filepath.Join(dir, filepath.Base(abs))
+	switch {
+	case full == "/proc" || strings.HasPrefix(full, "/proc/"):
 		return fmt.Errorf("%w: %s is in /proc (a process's open file, such as /dev/stdout), not a file p2pbench can replace by renaming a new one over it; give a file name (the tables go to stdout as they are)", ErrNotRegular, path)
+	case absent && (dir == "/dev" || strings.HasPrefix(dir, "/dev/")) && dir != "/dev/shm" && !strings.HasPrefix(dir, "/dev/shm/"):
+		return fmt.Errorf("%w: %s is in /dev, where devices live, not files; give a file name elsewhere (/dev/shm is fine)", ErrNotRegular, path)
 	}
 	return nil
 }
