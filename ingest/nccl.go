@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
@@ -108,13 +107,13 @@ func (n *nccl) line(no int, line string) error {
 		return n.row(no, s)
 	case n.table.line > 0 && !n.table.ended && ncclNumber.MatchString(s):
 		f := strings.Fields(s)
-		return n.in.errorf(no, "a table row whose size %s and count %s are not both whole numbers of at most 64 bits", brief(f[0]), brief(field(f, 1)))
+		return n.in.errorf(no, "a table row whose size %s and count %s are not both whole numbers of at most 64 bits", results.QuoteShort(f[0]), results.QuoteShort(field(f, 1)))
 	case n.table.line > 0 && !n.table.ended && s != "":
 		// NCCL's own log lines may fall inside a table; they are skipped,
 		// and counted, so that a row mangled past recognition is not lost
 		// without a word.
 		if n.table.skipped == 0 {
-			n.table.firstSkipped, n.table.firstSkippedText = no, brief(s)
+			n.table.firstSkipped, n.table.firstSkippedText = no, results.QuoteShort(s)
 		}
 		n.table.skipped++
 	case n.program == "" && ncclProgram.MatchString(s):
@@ -227,19 +226,6 @@ func (n *nccl) endTable() {
 // ncclNumber matches a line that starts as a number does: a row, or one
 // mangled (a negative size, a size of 23 digits).
 var ncclNumber = regexp.MustCompile(`^[-+]?[0-9]`)
-
-// brief quotes s, cut to a few dozen bytes, for a message.
-func brief(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
-}
 
 // setProgram takes the collective of a program's name; it reports whether
 // the name is one of nccl-tests' programs.

@@ -186,7 +186,7 @@ func (in *input) jsonError(err error) *Error {
 		offset = te.Offset
 		got := te.Value
 		if strings.HasPrefix(got, "number ") {
-			got = "the " + got + ", out of range,"
+			got = "the number " + results.QuoteShort(strings.TrimPrefix(got, "number ")) + ", out of range,"
 		} else if strings.HasPrefix(got, "a") || strings.HasPrefix(got, "o") {
 			got = "an " + got
 		} else {

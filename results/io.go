@@ -396,6 +396,8 @@ func syntaxError(file string, data []byte, err error) error {
 func typeProblem(te *json.UnmarshalTypeError) string {
 	got := te.Value
 	switch {
+	case strings.HasPrefix(got, "number ") && len(got) > len("number ")+briefBytes:
+		got = fmt.Sprintf("a number of %d characters", len(got)-len("number "))
 	case strings.HasPrefix(got, "number "):
 		got = "the " + got
 	case got == "array" || got == "object":

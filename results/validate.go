@@ -270,6 +270,10 @@ func brief(s string) string {
 
 const briefBytes = 40
 
+// QuoteShort quotes s for a message, cut to a few dozen bytes with its
+// length said: text from a file or an argument echoed in a message.
+func QuoteShort(s string) string { return quoteShort(s) }
+
 // quoteShort quotes s for a message, cut to a few dozen bytes.
 func quoteShort(s string) string {
 	const n = briefBytes

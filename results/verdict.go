@@ -130,15 +130,31 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 				return
 			}
 		}
-		v.add("%s: status %q is not one of %v", where, s, allowed)
+		v.add("%s: status %s is not one of %v", where, quoteShort(string(s)), allowed)
 	}
 	ok("verdict", vd.Status, StatusPass, StatusWarn, StatusFail, StatusNotJudged)
+	src := vd.Expectations
+	v.name("verdict.expectations", "kind", src.Kind)
+	v.text("verdict.expectations", "name", src.Name)
+	v.text("verdict.expectations", "file", src.File)
+	for i, n := range src.Notes {
+		v.text("verdict.expectations", fmt.Sprintf("notes[%d]", i), n)
+	}
+	for i, n := range vd.NextSteps {
+		v.text("verdict", fmt.Sprintf("next_steps[%d]", i), n)
+	}
 	judged := []Status{StatusPass, StatusNote, StatusNotJudged, StatusWarn, StatusFail}
 	for i, c := range vd.Checks {
 		where := fmt.Sprintf("verdict.checks[%d]", i)
 		ok(where, c.Status, judged...)
+		v.name(where, "name", c.Name)
+		v.name(where, "title", c.Title)
+		v.text(where, "summary", c.Summary)
 		for j, it := range c.Items {
-			ok(fmt.Sprintf("%s.items[%d]", where, j), it.Status, judged...)
+			w := fmt.Sprintf("%s.items[%d]", where, j)
+			ok(w, it.Status, judged...)
+			v.text(w, "subject", it.Subject)
+			v.text(w, "message", it.Message)
 		}
 	}
 	for i, f := range vd.Figures {
@@ -147,8 +163,9 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 		v.finite(where, "value", f.Value)
 		v.finite(where, "expected", f.Expected)
 		v.finite(where, "bound", f.Bound)
+		v.text(where, "reason", f.Reason)
 		if keys != nil && !keys[f.Key] {
-			v.add("%s: key %q names no figure of the run", where, f.Key)
+			v.add("%s: key %s names no figure of the run", where, quoteShort(f.Key))
 		}
 	}
 }

@@ -78,7 +78,32 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	if !judged && v.Status != results.StatusFail {
 		v.Status = results.StatusNotJudged
 	}
+	clipTexts(v)
 	return v, nil
+}
+
+// clipTexts bounds the verdict's texts as a results file bounds them
+// (results.ClipText): texts quoted from a file or a spec (a path, a name)
+// never make a verdict that would not read back.
+func clipTexts(v *results.Verdict) {
+	src := &v.Expectations
+	src.Name, src.File = results.ClipText(src.Name), results.ClipText(src.File)
+	for i := range src.Notes {
+		src.Notes[i] = results.ClipText(src.Notes[i])
+	}
+	for i := range v.NextSteps {
+		v.NextSteps[i] = results.ClipText(v.NextSteps[i])
+	}
+	for i := range v.Checks {
+		c := &v.Checks[i]
+		c.Summary = results.ClipText(c.Summary)
+		for j := range c.Items {
+			c.Items[j].Subject, c.Items[j].Message = results.ClipText(c.Items[j].Subject), results.ClipText(c.Items[j].Message)
+		}
+	}
+	for i := range v.Figures {
+		v.Figures[i].Reason = results.ClipText(v.Figures[i].Reason)
+	}
 }
 
 // Failing reports whether a verdict fails automation: a FAIL, or with

@@ -139,6 +139,9 @@ func ParseSpec(file string, data []byte) (*Spec, error) {
 	if len(s.Figures) == 0 {
 		return nil, fail(-1, "no figures: a spec lists at least one")
 	}
+	if len(s.Name) > results.MaxNameBytes {
+		return nil, fail(-1, "name of %d bytes: at most %d", len(s.Name), results.MaxNameBytes)
+	}
 	s.file = file
 	for i := range s.Figures {
 		if err := s.Figures[i].check(); err != nil {
@@ -176,7 +179,7 @@ func typeProblem(te *json.UnmarshalTypeError) error {
 		where = te.Field
 	}
 	if strings.HasPrefix(te.Value, "number ") { // a number that does not fit: 1e999, -1 for a count
-		return fmt.Errorf("%s: %s, and the %s is out of range", where, results.JSONKind(te.Type), te.Value)
+		return fmt.Errorf("%s: %s, and the number %s is out of range", where, results.JSONKind(te.Type), results.QuoteShort(strings.TrimPrefix(te.Value, "number ")))
 	}
 	return fmt.Errorf("%s: %s, not %s", where, results.JSONKind(te.Type), article(te.Value))
 }
@@ -192,6 +195,9 @@ func article(kind string) string {
 // check checks an entry on its own.
 func (e *SpecEntry) check() error {
 	info, known := results.Lookup(e.Test)
+	if err := e.texts(); err != nil {
+		return err
+	}
 	switch {
 	case e.Test == "":
 		return errors.New("no test")
@@ -219,6 +225,9 @@ func (e *SpecEntry) check() error {
 	if v := e.limit(); !(v > 0) || math.IsInf(v, 0) {
 		return fmt.Errorf("%s: %v is not a %s above 0", e.Test, v, e.limitName())
 	}
+	if why := vacuous(e.limit(), e.Min != nil, info.Unit); why != "" {
+		return fmt.Errorf("%s: %s %v %s: it would judge nothing", e.Test, e.limitName(), e.limit(), why)
+	}
 	if e.Size != "" {
 		n, err := units.ParseSize(e.Size)
 		if err != nil {
@@ -227,6 +236,45 @@ func (e *SpecEntry) check() error {
 		e.size = n
 	}
 	return nil
+}
+
+// texts refuses an entry's text longer than a results file's names may
+// be (results.MaxNameBytes): no figure has such a test, size or params.
+func (e *SpecEntry) texts() error {
+	fields := [][2]string{{"test", string(e.Test)}, {"direction", string(e.Direction)}, {"part", string(e.Part)},
+		{"link", string(e.Link)}, {"size", e.Size}}
+	for k, v := range e.Params {
+		fields = append(fields, [2]string{"params key", k}, [2]string{"params value", v})
+	}
+	for _, f := range fields {
+		if len(f[1]) > results.MaxNameBytes {
+			return fmt.Errorf("%s of %d bytes: at most %d", f[0], len(f[1]), results.MaxNameBytes)
+		}
+	}
+	return nil
+}
+
+// Bounds beyond which a spec judges nothing: no link moves less than a
+// kilobyte a second (or a thousand operations), and nothing p2pbench times
+// takes a quarter of an hour; a subnormal number is no measurement at all
+// (the results reader refuses one).
+const (
+	leastRate = 1e-6 // GB/s or Gop/s
+	mostTime  = 1e12 // ns
+)
+
+// vacuous says why a min (least rate) or max (most time) bound of unit
+// would pass every figure; "" when it would not.
+func vacuous(v float64, min bool, unit results.Unit) string {
+	switch {
+	case v < 0x1p-1022:
+		return "is a subnormal number, which no measurement is"
+	case min && v < leastRate:
+		return fmt.Sprintf("is below %g %s, which every figure reaches", leastRate, unit)
+	case !min && unit == results.UnitNs && v > mostTime:
+		return fmt.Sprintf("is above %g ns (%.0f minutes), which no figure takes", float64(mostTime), mostTime/60e9)
+	}
+	return ""
 }
 
 // limit is the entry's min or max.
@@ -371,7 +419,9 @@ func (e *SpecEntry) matches(f *results.Figure, matrixSize uint64, class func(*re
 		return false
 	}
 	for k, v := range e.Params {
-		if f.Params[k] != v {
+		// A key the figure lacks never matches, even an empty value: a typo
+		// in a key then matches nothing and is refused, never all.
+		if got, ok := f.Params[k]; !ok || got != v {
 			return false
 		}
 	}

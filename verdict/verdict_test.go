@@ -218,6 +218,12 @@ func TestBadSpecs(t *testing.T) {
 		"class":         {`{"figures": [{"test": "ce_read", "link": "infiniband", "min": 1}]}`, `link class "infiniband" is not one of nvlink`},
 		"size":          {`{"figures": [{"test": "ce_read", "size": "big", "min": 1}]}`, `bad size "big"`},
 		"empty":         {`{"name": "x"}`, "no figures"},
+		// Vacuous bounds and unbounded texts (audit N20, N14).
+		"subnormal min": {`{"figures": [{"test": "ce_read", "min": 5e-324}]}`, "ce_read: min 5e-324 is a subnormal number, which no measurement is: it would judge nothing"},
+		"tiny min":      {`{"figures": [{"test": "ce_read", "min": 1e-9}]}`, "ce_read: min 1e-09 is below 1e-06 GB/s, which every figure reaches"},
+		"huge max":      {`{"figures": [{"test": "lat_chase", "max": 1e308}]}`, "lat_chase: max 1e+308 is above 1e+12 ns"},
+		"long name":     {`{"name": "` + strings.Repeat("n", 100000) + `", "figures": [{"test": "ce_read", "min": 1}]}`, "name of 100000 bytes: at most 256"},
+		"long params":   {`{"figures": [{"test": "ce_read", "min": 1, "params": {"op": "` + strings.Repeat("v", 300) + `"}}]}`, "params value of 300 bytes: at most 256"},
 	} {
 		_, err := verdict.ParseSpec("spec.json", []byte(tc.spec))
 		var se *verdict.SpecError
@@ -236,6 +242,15 @@ func TestBadSpecs(t *testing.T) {
 	var se *verdict.SpecError
 	if !errors.As(err, &se) || se.Entry != 0 || !strings.Contains(err.Error(), "no pair of this run has link class pcie (it has all, host, local, nvlink)") {
 		t.Errorf("a class no pair has: %v", err)
+	}
+	// A params key no figure has matches nothing, even with an empty value,
+	// and is refused like any entry that matches nothing (audit N20).
+	spec, err = verdict.ParseSpec("spec.json", []byte(`{"figures": [{"test": "ce_read", "params": {"nonexistent_key": ""}, "min": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = verdict.Judge(run, spec); !errors.As(err, &se) || !strings.Contains(err.Error(), "1 of its 1 entries match no figure") {
+		t.Errorf("a params key no figure has: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "missing.json")
 	if _, err := verdict.LoadSpec(path); !errors.As(err, &se) || !errors.Is(err, os.ErrNotExist) {

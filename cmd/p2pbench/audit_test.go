@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 )
@@ -303,5 +306,52 @@ func TestAuditGzipBomb(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 256<<20 {
 		t.Errorf("reading the bomb twice allocated %d MiB", grown>>20)
+	}
+}
+
+// Echoes of input are bounded (audit N14): a 1,000,001-digit number in a
+// results file, a 5000-byte process name, a 100,000-byte spec name, and a
+// file whose verdict names its expectations in 100,000 bytes (refused on
+// reading, as every text over a results file's limits is).
+func TestAuditEchoesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := sampleRun(t)
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"median":`)) + len(`"median":`)
+	for data[i] == ' ' {
+		i++
+	}
+	j := i + bytes.IndexAny(data[i:], ",}")
+	big := filepath.Join(dir, "bignum.json")
+	os.WriteFile(big, slices.Concat(data[:i], []byte("1"+strings.Repeat("0", 1000000)), data[j:]), 0o644)
+	spec := filepath.Join(dir, "longname.json")
+	os.WriteFile(spec, []byte(`{"name": "`+strings.Repeat("n", 100000)+`", "figures": [{"test": "ce_read", "link": "nvlink", "min": 0.01}]}`), 0o644)
+	run := readResults(t, in)
+	run.Verdict.Expectations.Name = strings.Repeat("n", 100000)
+	var b bytes.Buffer
+	json.NewEncoder(&b).Encode(run) // past Encode's own check, as a hostile file is
+	longVerdict := filepath.Join(dir, "ln.json")
+	os.WriteFile(longVerdict, b.Bytes(), 0o644)
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"show", big}, exitError, "a number of 1000001 characters"},
+		{append([]string{"bw", "--allow-busy", "--simulate-health", "process:0:123:" + strings.Repeat("x", 5000)}, small...), exitUsage, "process name of 5000 bytes: at most 256"},
+		{[]string{"check", in, "--expect", spec}, exitUsage, "name of 100000 bytes: at most 256"},
+		{[]string{"show", longVerdict}, exitError, "verdict.expectations: name is 100000 bytes long"},
+	} {
+		_, stderr, status := p2pbench(t, c.args...)
+		oneLine(t, c.args[0], stderr, status, c.status, c.want)
+		if len(stderr) > 1000 {
+			t.Errorf("%s: a message of %d bytes", c.args[0], len(stderr))
+		}
+	}
+	if m := clipMessage(strings.Repeat("é", 5000)); len(m) > maxMessageBytes+100 || !utf8.ValidString(m) {
+		t.Errorf("clipMessage: %d bytes, valid UTF-8 %v", len(m), utf8.ValidString(m))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -107,6 +108,22 @@ func samePath(a, b string) bool {
 	return abs(a) == abs(b)
 }
 
+// maxMessageBytes bounds an error's line: a message quoting an argument or
+// a file (a 1 MB number, a 5000-byte process name) is cut, saying how much.
+const maxMessageBytes = 2048
+
+// clipMessage cuts msg to maxMessageBytes on a UTF-8 boundary.
+func clipMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	n := maxMessageBytes
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s … [%d bytes of the message cut]", msg[:n], len(msg)-n)
+}
+
 // run runs the command line args with its output on stdout and its errors
 // on stderr, and returns the exit status (see exitStatusHelp). SIGINT,
 // SIGTERM and SIGHUP cancel the command's context while it runs.
@@ -122,7 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "p2pbench: %v\n", err)
+	fmt.Fprintf(stderr, "p2pbench: %s\n", clipMessage(err.Error()))
 	return exitStatus(ctx, err)
 }
 

@@ -48,7 +48,7 @@ func targetOf(c *cli.Context) (target, error) {
 	}
 	t := target{devices: devices, sim: c.String("simulate"), seed: c.Int64("simulate-seed")}
 	if t.sim != "" && !slices.Contains(sim.Machines(), t.sim) {
-		return t, usageError{fmt.Errorf("unknown simulated machine %q; the machines are: %s", t.sim, strings.Join(sim.Machines(), ", "))}
+		return t, usageError{fmt.Errorf("unknown simulated machine %s; the machines are: %s", results.QuoteShort(t.sim), strings.Join(sim.Machines(), ", "))}
 	}
 	if c.IsSet("simulate-seed") && t.sim == "" {
 		return t, usageError{errors.New("--simulate-seed needs --simulate")}

@@ -52,7 +52,7 @@ func WithLinkErrors(e LinkErrors) Option {
 // validate checks what does not depend on the machine.
 func (e LinkErrors) validate() error {
 	if !slices.Contains(linkCounters, e.Counter) {
-		return fmt.Errorf("sim: unknown NVLink error counter %q (have %s)", e.Counter, joinNames(linkCounters))
+		return fmt.Errorf("sim: unknown NVLink error counter %s (have %s)", results.QuoteShort(string(e.Counter)), joinNames(linkCounters))
 	}
 	if !(e.PerSecond > 0 && e.PerSecond <= 1e12) {
 		return fmt.Errorf("sim: NVLink errors per second must be above 0 and at most 1e12 (got %v)", e.PerSecond)
@@ -138,7 +138,7 @@ func ParseHealth(spec string) (Option, error) {
 	kind, rest, _ := strings.Cut(spec, ":")
 	f := strings.Split(rest, ":")
 	fail := func(why string) (Option, error) {
-		return nil, fmt.Errorf("health condition %q: %s", spec, strings.TrimPrefix(why, "sim: "))
+		return nil, fmt.Errorf("health condition %s: %s", results.QuoteShort(spec), strings.TrimPrefix(why, "sim: "))
 	}
 	var nums []int // the leading fields, as numbers
 	for _, x := range f {
@@ -154,7 +154,7 @@ func ParseHealth(spec string) (Option, error) {
 		if len(f) == 4 {
 			v, err := strconv.ParseFloat(f[3], 64)
 			if err != nil {
-				return fail(fmt.Sprintf("errors per second %q is not a number", f[3]))
+				return fail(fmt.Sprintf("errors per second %s is not a number", results.QuoteShort(f[3])))
 			}
 			e.PerSecond = v
 		}
@@ -167,7 +167,7 @@ func ParseHealth(spec string) (Option, error) {
 		if len(f) == 3 {
 			var err error
 			if at, err = time.ParseDuration(f[2]); err != nil || at < 0 {
-				return fail(fmt.Sprintf("%q is not a duration from the start", f[2]))
+				return fail(fmt.Sprintf("%s is not a duration from the start", results.QuoteShort(f[2])))
 			}
 		}
 		return WithLinkDown(nums[0], nums[1], at), nil
@@ -188,7 +188,7 @@ func ParseHealth(spec string) (Option, error) {
 		if len(f) == 3 {
 			v, err := strconv.ParseFloat(f[2], 64)
 			if err != nil || !(v > 0 && v < 1) {
-				return fail(fmt.Sprintf("scale %q is not a number above 0 and below 1", f[2]))
+				return fail(fmt.Sprintf("scale %s is not a number above 0 and below 1", results.QuoteShort(f[2])))
 			}
 			scale = v
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 var (
@@ -144,7 +145,7 @@ var instances atomic.Uint32
 func New(machine string, opts ...Option) (*Driver, error) {
 	build, ok := machines[machine]
 	if !ok {
-		return nil, fmt.Errorf("sim: unknown machine %q (have %s)", machine, strings.Join(Machines(), ", "))
+		return nil, fmt.Errorf("sim: unknown machine %s (have %s)", results.QuoteShort(machine), strings.Join(Machines(), ", "))
 	}
 	m := build()
 	d := &Driver{
