@@ -3,13 +3,13 @@ package fleet
 import (
 	"cmp"
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/montanaflynn/stats"
 
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
 )
@@ -25,7 +25,8 @@ func (b *Builder) Fleet() *Fleet {
 		f.Nodes = append(f.Nodes, t.nodes...)
 	}
 	slices.SortFunc(f.Types, func(x, y *Type) int {
-		return cmp.Or(len(y.nodes)-len(x.nodes), strings.Compare(x.GPUs, y.GPUs), strings.Compare(x.topology, y.topology))
+		return cmp.Or(len(y.nodes)-len(x.nodes), strings.Compare(x.GPUs, y.GPUs), strings.Compare(x.topology, y.topology),
+			cmp.Compare(fmt.Sprint(x.Simulated), fmt.Sprint(y.Simulated)))
 	})
 	nameNodes(f.Nodes)
 	slices.SortFunc(f.Nodes, func(x, y *Node) int { return strings.Compare(x.Name, y.Name) })
@@ -34,23 +35,34 @@ func (b *Builder) Fleet() *Fleet {
 		t.Nodes = len(t.nodes)
 		slices.SortFunc(t.nodes, func(x, y *Node) int { return strings.Compare(x.Name, y.Name) })
 		for _, n := range t.nodes {
-			n.Type = t.ID
+			n.Type, n.Judged, n.Below, n.Reasons, n.otherLinks = t.ID, 0, 0, nil, false
+			for i := range n.points {
+				n.points[i].below = false
+			}
 		}
 		t.describe()
-		for _, n := range t.nodes {
-			f.judgeNode(t, n)
-		}
 	}
 	topologyNotes(f.Types)
+	f.judge()
+	belowOf := map[string][]FigureBelow{}
+	for _, b := range f.Below {
+		belowOf[b.Node] = append(belowOf[b.Node], b)
+	}
+	for _, t := range f.Types {
+		t.values = nil
+		for _, n := range t.nodes {
+			f.place(t, n, belowOf[n.Name])
+		}
+	}
 	for _, n := range f.Nodes {
 		n.decide()
 		if n.Simulated {
 			f.Simulated++
 		}
 	}
-	slices.SortStableFunc(f.Outliers, func(x, y FigureOutlier) int { return strings.Compare(x.Node, y.Node) })
-	slices.SortStableFunc(f.OutlierNodes, func(x, y NodeOutlier) int { return strings.Compare(x.Node, y.Node) })
-	slices.SortStableFunc(f.OutlierLinks, func(x, y LinkOutlier) int {
+	slices.SortStableFunc(f.Below, func(x, y FigureBelow) int { return strings.Compare(x.Node, y.Node) })
+	slices.SortStableFunc(f.BelowNodes, func(x, y NodeBelow) int { return strings.Compare(x.Node, y.Node) })
+	slices.SortStableFunc(f.BelowLinks, func(x, y LinkBelow) int {
 		return cmp.Or(strings.Compare(x.Node, y.Node), x.A-y.A, x.B-y.B)
 	})
 	return f
@@ -76,18 +88,22 @@ func nameNodes(nodes []*Node) {
 }
 
 // describe orders and labels the type's classes and computes each one's
-// distribution across the type's nodes.
+// distribution across the type's nodes held to their peers, keeping each
+// class's figures for judging.
 func (t *Type) describe() {
 	t.order()
 	t.label()
-	values := make([][]float64, len(t.Classes))
+	t.values = make([][]float64, len(t.Classes))
 	lastNode := make([]int, len(t.Classes))
 	for _, c := range t.Classes {
 		c.Nodes = 0
 	}
 	for i, n := range t.nodes {
+		if n.healthFailed {
+			continue
+		}
 		for _, p := range n.points {
-			values[p.class] = append(values[p.class], p.value)
+			t.values[p.class] = append(t.values[p.class], p.value)
 			if lastNode[p.class] != i+1 {
 				lastNode[p.class] = i + 1
 				t.Classes[p.class].Nodes++
@@ -95,20 +111,25 @@ func (t *Type) describe() {
 		}
 	}
 	for i, c := range t.Classes {
-		v := values[i]
-		c.Figures, c.Outliers = len(v), 0
-		// The statistics fail only on empty input, which a class never is.
-		c.Median, _ = stats.Median(v)
-		c.MAD, _ = stats.MedianAbsoluteDeviation(v)
-		c.Min, _ = stats.Min(v)
-		c.Max, _ = stats.Max(v)
+		v := t.values[i]
+		c.Figures, c.Below = len(v), 0
+		c.Median, c.MAD, c.Min, c.Max = 0, 0, 0, 0
+		if len(v) > 0 {
+			// The statistics fail only on empty input.
+			c.Median, _ = stats.Median(v)
+			c.MAD, _ = stats.MedianAbsoluteDeviationPopulation(v)
+			c.Min, _ = stats.Min(v)
+			c.Max, _ = stats.Max(v)
+		}
 		switch {
 		case verdict.Unjudged(c.Test) != "":
 			c.NotJudged = "nothing judges " + string(c.Test) + ": " + verdict.Unjudged(c.Test)
-		case len(v) < minJudged:
-			c.NotJudged = fmt.Sprintf("%d figure%s, fewer than the %d a class needs", len(v), units.Plural(len(v), "", "s"), minJudged)
+		case len(v) < MinJudged:
+			c.NotJudged = fmt.Sprintf("%d figure%s, fewer than the %d a class needs", len(v), units.Plural(len(v), "", "s"), MinJudged)
 		case !(c.Median > 0):
 			c.NotJudged = "its median is not above 0"
+		default:
+			c.NotJudged = ""
 		}
 		c.Judged = c.NotJudged == ""
 	}
@@ -158,7 +179,7 @@ func (t *Type) label() {
 		if values[c.Test] == nil {
 			values[c.Test] = map[string]map[string]bool{}
 		}
-		for _, kv := range params(c.Params) {
+		for _, kv := range c.kind.items() {
 			k, v, _ := strings.Cut(kv, "=")
 			if values[c.Test][k] == nil {
 				values[c.Test][k] = map[string]bool{}
@@ -174,103 +195,174 @@ func (t *Type) label() {
 	}
 }
 
-// judgement is where a figure lies in its class.
-type judgement struct {
-	dev     float64 // (x − median) / median
-	z       float64 // the robust z-score
-	perf    float64 // percent better than the median; negative = worse
-	outlier bool
-}
-
-// scale is the robust z-score's unit: the MAD scaled to a standard
-// deviation, at least madFloor of the median.
-func (c *Class) scale() float64 { return math.Max(madScale*c.MAD, madFloor*c.Median) }
-
-// judge places x in the class: the one rule of what an outlier is.
-func (c *Class) judge(x float64, o Options) judgement {
-	j := judgement{dev: (x - c.Median) / c.Median, z: (x - c.Median) / c.scale()}
-	j.perf = 100 * j.dev
-	if c.Unit.LowerIsBetter() {
-		j.perf = -j.perf
+// deficit is how much worse x is than ref, as a fraction: lower for a
+// rate, longer for a time.
+func deficit(x, ref float64, unit results.Unit) float64 {
+	if unit.LowerIsBetter() {
+		return x/ref - 1
 	}
-	// One-sided: only a figure worse than its class is an outlier, as
-	// check holds a figure only to what it should at least reach.
-	j.outlier = j.perf < 0 && math.Abs(j.z) >= o.Z && math.Abs(j.dev) >= o.Threshold
-	return j
+	return 1 - x/ref
 }
 
-// bandPct is how far from the median, in percent, a figure may lie and not
-// be an outlier.
-func (c *Class) bandPct(o Options) float64 {
-	return 100 * math.Max(o.Threshold, o.Z*c.scale()/c.Median)
-}
-
-// judgeNode finds the outliers among n's figures and says whether the
-// whole node, some of its links, or some figures of no pair are off.
-func (f *Fleet) judgeNode(t *Type, n *Node) {
-	n.Judged, n.Reasons = 0, nil
-	var perf []float64
-	var out []FigureOutlier
-	var outPerf []float64
-	for _, p := range n.points {
-		c := t.Classes[p.class]
-		if !c.Judged {
-			continue
+// reference is what a figure of class c is held to, and the class's
+// robust relative spread: the class's median and spread, or, in a class
+// of fewer than verdict.PairLeaveOneOut figures, those of the others, so
+// that one node's figures cannot pull the median to themselves.
+func (t *Type) reference(class int32, x float64) (ref, spread float64) {
+	c := t.Classes[class]
+	ref, mad := c.Median, c.MAD
+	if c.Figures < verdict.PairLeaveOneOut {
+		others := slices.Clone(t.values[class])
+		if i := slices.Index(others, x); i >= 0 {
+			others = slices.Delete(others, i, i+1)
 		}
-		n.Judged++
-		j := c.judge(p.value, f.Options)
-		perf = append(perf, j.perf)
-		if !j.outlier {
-			continue
-		}
-		c.Outliers++
-		out = append(out, FigureOutlier{Node: n.Name, Type: t.ID, Figure: c.Label, Src: int(p.src), Dst: int(p.dst),
-			Link: c.Link, Unit: c.Unit, Value: p.value, Median: c.Median, DeviationPct: 100 * j.dev, Z: j.z, Worse: j.perf < 0})
-		outPerf = append(outPerf, j.perf)
+		ref, _ = stats.Median(others)
+		mad, _ = stats.MedianAbsoluteDeviationPopulation(others)
 	}
-	n.Outliers = len(out)
-	f.Outliers = append(f.Outliers, out...)
-	if n.Outliers == 0 {
+	if ref > 0 {
+		spread = 1.4826 * mad / ref
+	}
+	return ref, spread
+}
+
+// candidate is a figure whose deficit is at least the threshold, with its
+// p-value.
+type candidate struct {
+	t        *Type
+	n        *Node
+	i        int // its point
+	ref      float64
+	def, sig float64
+	p        float64
+}
+
+// judge holds every figure of every node held to its peers to its class:
+// the one rule of what is below its peers (the package comment), Holm's
+// procedure over every comparison of the fleet.
+func (f *Fleet) judge() {
+	var cands []candidate
+	f.Comparisons = 0
+	for _, t := range f.Types {
+		for _, n := range t.nodes {
+			if n.healthFailed {
+				continue
+			}
+			for i, p := range n.points {
+				c := t.Classes[p.class]
+				if !c.Judged {
+					continue
+				}
+				f.Comparisons++
+				n.Judged++
+				ref, spread := t.reference(p.class, p.value)
+				if !(ref > 0) {
+					continue
+				}
+				d := deficit(p.value, ref, c.Unit)
+				if d < f.Options.Threshold {
+					continue
+				}
+				se := float64(p.se)
+				sigma := math.Sqrt(se*se + spread*spread + verdict.PairFloor*verdict.PairFloor)
+				z := d / sigma
+				cands = append(cands, candidate{t: t, n: n, i: i, ref: ref, def: d, sig: z, p: stats.NormSf(z, 0, 1)})
+			}
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.p, b.p) })
+	named := cands[:verdict.Holm(len(cands), func(k int) float64 { return cands[k].p }, f.Comparisons, f.Options.Alpha)]
+	for _, c := range named {
+		p := &c.n.points[c.i]
+		p.below = true
+		c.n.Below++
+		class := c.t.Classes[p.class]
+		class.Below++
+		st := results.StatusWarn
+		if c.def >= verdict.SlowPairFraction {
+			st = results.StatusFail
+		}
+		f.Below = append(f.Below, FigureBelow{Node: c.n.Name, Type: c.t.ID, Figure: class.Label, Src: int(p.src), Dst: int(p.dst),
+			Link: class.Link, Unit: class.Unit, Value: p.value, Median: c.ref, DeficitPct: 100 * c.def, Sigma: c.sig, Status: st})
+	}
+	slices.SortStableFunc(f.Below, func(x, y FigureBelow) int {
+		return cmp.Or(strings.Compare(x.Node, y.Node), strings.Compare(x.Figure, y.Figure), x.Src-y.Src, x.Dst-y.Dst)
+	})
+}
+
+// place says where a node held to its peers stands, mine its figures
+// below them: below them as a whole, on some of its links, or on some
+// figures of no pair; and its peers' outcome.
+func (f *Fleet) place(t *Type, n *Node, mine []FigureBelow) {
+	switch {
+	case n.healthFailed:
+		n.Peers = results.StatusNotJudged
+		n.Reasons = append(n.Reasons, "not held to its peers: its own verdict failed on its health")
+		return
+	case n.otherLinks:
+		n.Peers = results.StatusWarn
+	case n.Judged == 0:
+		n.Peers = results.StatusNotJudged
+	default:
+		n.Peers = results.StatusPass
+	}
+	if n.Below == 0 {
 		return
 	}
-	if float64(n.Outliers) >= nodeShare*float64(n.Judged) {
+	for _, b := range mine {
+		if b.Status.Worse(n.Peers) {
+			n.Peers = b.Status
+		}
+	}
+	if n.Peers == results.StatusPass {
+		n.Peers = results.StatusWarn
+	}
+	if float64(n.Below) >= nodeShare*float64(n.Judged) {
+		var perf []float64
+		for _, p := range n.points {
+			if c := t.Classes[p.class]; c.Judged {
+				perf = append(perf, -100*deficit(p.value, c.Median, c.Unit))
+			}
+		}
 		median, _ := stats.Median(perf)
-		f.OutlierNodes = append(f.OutlierNodes, NodeOutlier{Node: n.Name, Type: t.ID, Outliers: n.Outliers, Judged: n.Judged, PerfPct: median})
-		n.Reasons = append(n.Reasons, fmt.Sprintf("the whole node is off: %d of its %d figures are outliers, its median figure %s",
-			n.Outliers, n.Judged, perfText(median)))
+		f.BelowNodes = append(f.BelowNodes, NodeBelow{Node: n.Name, Type: t.ID, Below: n.Below, Judged: n.Judged, PerfPct: median})
+		n.Reasons = append(n.Reasons, fmt.Sprintf("below its peers as a whole: %d of its %d figures, its median figure %s",
+			n.Below, n.Judged, perfText(median)))
 		return
 	}
-	links := map[[2]int]*LinkOutlier{}
+	links := map[[2]int]*LinkBelow{}
 	var order [][2]int
 	var others []string
-	for i, o := range out {
-		if o.Src < 0 || o.Dst < 0 || o.Src == o.Dst {
-			others = append(others, fmt.Sprintf("%s %s %s", o.Figure, devices(o.Src, o.Dst, o.Link), perfText(outPerf[i])))
+	for _, b := range mine {
+		if b.Src < 0 || b.Dst < 0 || b.Src == b.Dst {
+			others = append(others, fmt.Sprintf("%s %s %.1f%% worse", b.Figure, devices(b.Src, b.Dst, b.Link), b.DeficitPct))
 			continue
 		}
-		key := [2]int{min(o.Src, o.Dst), max(o.Src, o.Dst)}
+		key := [2]int{min(b.Src, b.Dst), max(b.Src, b.Dst)}
 		l := links[key]
 		if l == nil {
-			l = &LinkOutlier{Node: n.Name, Type: t.ID, A: key[0], B: key[1], Link: o.Link}
+			l = &LinkBelow{Node: n.Name, Type: t.ID, A: key[0], B: key[1], Link: b.Link}
 			links[key] = l
 			order = append(order, key)
 		}
 		l.Figures++
-		if math.Abs(outPerf[i]) > math.Abs(l.PerfPct) {
-			l.PerfPct = outPerf[i]
-		}
+		l.DeficitPct = math.Max(l.DeficitPct, b.DeficitPct)
 	}
+	slices.SortFunc(order, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
 	for _, key := range order {
 		l := links[key]
-		f.OutlierLinks = append(f.OutlierLinks, *l)
-		n.Reasons = append(n.Reasons, fmt.Sprintf("link %d↔%d (%s) is off: %d figure%s, the furthest %s",
-			l.A, l.B, l.Link, l.Figures, units.Plural(l.Figures, "", "s"), perfText(l.PerfPct)))
+		f.BelowLinks = append(f.BelowLinks, *l)
+		n.Reasons = append(n.Reasons, fmt.Sprintf("link %d↔%d (%s) below its peers: %d figure%s, the furthest %.1f%% worse",
+			l.A, l.B, l.Link, l.Figures, units.Plural(l.Figures, "", "s"), l.DeficitPct))
 	}
-	n.Reasons = append(n.Reasons, listed(others, "figure")...)
+	if len(others) > 0 {
+		n.Reasons = append(n.Reasons, fmt.Sprintf("%d figure%s below its peers: %s", len(others), units.Plural(len(others), "", "s"),
+			strings.Join(firstOf(others), "; ")))
+	}
 }
 
 // topologyNotes marks the types that have the GPUs of a type with more
-// nodes but another link topology, and their nodes.
+// nodes (both simulated, or both not) but another link topology, and their
+// nodes.
 func topologyNotes(types []*Type) {
 	majority := map[string]*Type{}
 	for _, t := range types { // most nodes first
@@ -280,28 +372,56 @@ func topologyNotes(types []*Type) {
 			t.Note = "topology unknown (the runs do not record it): compared only with each other"
 			continue
 		}
-		m, ok := majority[t.GPUs]
+		key := fmt.Sprint(t.Simulated) + "\x00" + t.GPUs
+		m, ok := majority[key]
 		if !ok {
-			majority[t.GPUs] = t
+			majority[key] = t
 			continue
 		}
 		t.Note = fmt.Sprintf("the GPUs of %s (%d nodes) with another link topology", m.ID, m.Nodes)
 		for _, n := range t.nodes {
-			n.Reasons = append([]string{fmt.Sprintf("its link topology (%s) differs from that of the %d nodes of %s, which have the same GPUs (%s)",
-				t.Links, m.Nodes, m.ID, m.Links)}, n.Reasons...)
+			n.otherLinks = true
+			n.Reasons = append(n.Reasons, fmt.Sprintf("its link topology (%s) differs from that of the %d nodes of %s, which have the same GPUs (%s)",
+				t.Links, m.Nodes, m.ID, m.Links))
+		}
+	}
+	var real, simulated []string
+	for _, t := range types {
+		if t.Simulated {
+			simulated = append(simulated, t.ID)
+		} else {
+			real = append(real, t.ID)
+		}
+	}
+	if len(real) > 0 && len(simulated) > 0 {
+		for _, t := range types {
+			if t.Simulated {
+				t.Note = strings.TrimPrefix(t.Note+"; simulated runs, compared only with simulated runs", "; ")
+			}
 		}
 	}
 }
 
-// decide gives the node its verdict, failures first among the reasons.
+// decide gives the node its verdict: the worst of its own, the fleet's
+// reading of its run and its peers'; failures first among the reasons.
 func (n *Node) decide() {
 	var first []string
+	status := n.Peers
+	if status == results.StatusNotJudged && n.Own != nil && n.Own.Status != results.StatusNotJudged {
+		status = results.StatusPass
+	}
+	worse := func(s results.Status) {
+		if s.Worse(status) || status == results.StatusNotJudged {
+			status = s
+		}
+	}
 	if !n.Complete {
 		why := "the run is incomplete"
 		if n.Stopped != "" {
 			why += ": " + n.Stopped
 		}
 		first = append(first, why)
+		worse(results.StatusFail)
 	}
 	if n.Failed > 0 {
 		var each []string
@@ -309,18 +429,30 @@ func (n *Node) decide() {
 			each = append(each, fmt.Sprintf("%s %s %s", fl.Label, fl.Figure, devices(fl.Src, fl.Dst, fl.Link)))
 		}
 		first = append(first, fmt.Sprintf("%d figure%s failed: %s", n.Failed, units.Plural(n.Failed, "", "s"), strings.Join(firstOf(each), "; ")))
+		worse(results.StatusFail)
+	}
+	if n.Own != nil && (n.Own.Status == results.StatusFail || n.Own.Status == results.StatusWarn) {
+		// What failed with its summary; what warned by name (the run's
+		// own report says the rest).
+		var checks []string
+		for _, c := range n.Own.Checks {
+			if c.Status == results.StatusFail {
+				checks = append(checks, fmt.Sprintf("%s FAIL: %s", c.Name, c.Summary))
+			} else {
+				checks = append(checks, c.Name+" WARN")
+			}
+		}
+		first = append(first, fmt.Sprintf("its own verdict %s (%s)", Label(n.Own.Status), strings.Join(firstOf(checks), "; ")))
+		worse(n.Own.Status)
 	}
 	n.Reasons = append(first, n.Reasons...)
-	switch {
-	case len(first) > 0:
-		n.Verdict = Failed
-	case len(n.Reasons) > 0:
-		n.Verdict = Outlier
-	case n.Judged == 0:
-		n.Verdict = NotJudged
-		n.Reasons = []string{"none of its figures could be judged: each class needs figures of " + fmt.Sprint(minJudged) + " or more pairs or nodes of its machine type (see each type's classes not judged)"}
-	default:
-		n.Verdict = OK
+	n.Verdict = status
+	switch status {
+	case results.StatusPass:
+		n.Reasons = nil
+	case results.StatusNotJudged:
+		n.Reasons = append(n.Reasons, "none of its figures could be judged against its peers (each class needs figures of "+
+			fmt.Sprint(MinJudged)+" or more pairs or nodes of its machine type: see each type's classes not judged), and its run records no verdict that judged it")
 	}
 }
 
@@ -333,14 +465,6 @@ func firstOf(items []string) []string {
 		return items
 	}
 	return append(slices.Clone(items[:shownReasons]), fmt.Sprintf("and %d more", len(items)-shownReasons))
-}
-
-// listed is one reason per outlier figure of no pair, the first few.
-func listed(items []string, what string) []string {
-	if len(items) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%d %s%s off: %s", len(items), what, units.Plural(len(items), "", "s"), strings.Join(firstOf(items), "; "))}
 }
 
 // devices names a figure's devices: "0→1", "device 3", "host→2", "all→1"

@@ -1,14 +1,37 @@
 // Package fleet analyses the results files of many nodes at once, as an
 // operator accepting a delivery of hundreds of servers does: one view of
-// all nodes, each figure's distribution across the nodes of the same
-// machine type, and the nodes and links that stand out.
+// all nodes, each node's verdict, each figure's distribution across the
+// nodes of the same machine type, and the nodes and links below their
+// peers.
+//
+// Verdicts. A node's verdict is in the vocabulary of its own (package
+// verdict): PASS, WARN, FAIL or NOT JUDGED, the worst of
+//   - its own verdict, the one its run records (FAIL and WARN count
+//     whatever its figures say; a run that records none, an import or an
+//     older file, has none to count);
+//   - the fleet's own reading of the run: an incomplete run, or figures
+//     that failed in a way the machine does not explain
+//     (results.Run.ExplainedFailure), FAIL;
+//   - its peers: its figures held to the same figures of the other nodes
+//     of its machine type, and its topology to theirs. A figure below its
+//     peers beyond their spread and its own noise WARNs, 10% or more below
+//     (verdict.SlowPairFraction) FAILs; a topology other than that of most
+//     nodes with the same GPUs WARNs.
+//
+// A node none of whose own checks and figures could be judged is NOT
+// JUDGED. The peers are judged only among nodes whose health did not fail:
+// a node whose own verdict failed on its links or memory
+// (verdict.HealthCheck) is failed already, and neither held to the others
+// nor a reference for them.
 //
 // Machine types. Nodes are grouped by their GPUs (model and count, as
-// results.Run.GPUSummary says) and their link topology (the link class of
-// every ordered pair of devices). Figures of different types are never
-// compared. Nodes with the same GPUs but another topology than most of
-// them (a link down, a different wiring) form a type of their own, and
-// their verdict says so.
+// results.Run.GPUSummary says), their link topology (the link class of
+// every ordered pair of devices) and whether they are simulated: figures
+// of different types are never compared, nor simulated runs with measured
+// ones. Nodes with the same GPUs but another topology than most of them (a
+// link down, a different wiring) form a type of their own, and their
+// verdict says so; runs without a topology (imports) form a type of
+// unknown topology, which is no finding.
 //
 // Classes. Within a type, a class is one kind of figure: what it measured
 // (test, engine, direction, part, size and identifying params: a figure's
@@ -16,86 +39,77 @@
 // NVLink (version and count), PCIe with the driver's performance rank, no
 // P2P — or local, host or all devices for figures of no peer pair. The
 // figures of a class are the medians of every node's figures of that kind,
-// over every pair of that link class.
+// over every pair of that link class. A class of fewer than 5 figures, or
+// of a test nothing judges (verdict.Unjudged: lat_copy_device), is
+// described but not judged, and says why.
 //
-// Outliers. In each class, the median and the MAD (median absolute
-// deviation) of its figures; a figure x is an outlier when its robust
-// z-score |x − median| / (1.4826 · MAD) is at least Options.Z (default
-// 3.5, Iglewicz and Hoaglin's cut-off for the modified z-score) and x lies
-// at least Options.Threshold (default 5%) from the median, so
-// that a class whose nodes agree to 0.1% does not flag noise. The MAD
-// counts as at least 0.1% of the median. Outliers are one-sided: only a
-// figure worse than its class is one (check holds figures to what they
-// should at least reach, never to a ceiling). A class of fewer than 5
-// figures, or of a test nothing judges (verdict.Unjudged: lat_copy_device),
-// is described but not judged, and says why.
+// Below its peers. The rule is the verdict's for pairs alike within their
+// link class (verdict/pairs.go), with nodes for pairs: a figure's deficit
+// d against its class's median (the median of the others in a class of
+// fewer than verdict.PairLeaveOneOut figures), worse one way or the other
+// as its unit says; its spread σ = √(se² + s² + floor²), se the figure's
+// own relative standard error (verdict.RelativeError: its rounds'), s the
+// class's robust spread (1.4826 × MAD over the median), floor
+// verdict.PairFloor; its one-sided p-value beyond d / σ; Holm's step-down
+// over every comparison of the fleet at family-wise rate Options.Alpha.
+// A figure at least Options.Threshold worse than its class and significant
+// is below its peers. So healthy nodes whose small transfers differ by the
+// few percent their own rounds differ by are not named, and the chance
+// that any healthy figure of the fleet is named is at most Options.Alpha.
 //
-// Nodes and links. A node whose outliers are at least half of the figures
-// it has in judged classes is an outlier node: the whole machine is off,
-// and its links are not listed one by one. On other nodes, the outlier
-// figures of a pair of devices, either way, make the link (node and pair)
-// an outlier link; outliers of figures of no pair are listed as figures.
-//
-// Verdicts. Until p2pbench defines verdicts of its own, a node's verdict
-// is FAILED when its run is incomplete or has figures that failed (an
-// error, data that did not verify), else OUTLIER when it has outlier
-// figures or its topology differs from most nodes with its GPUs, else NOT
-// JUDGED when none of its figures was in a judged class, else OK. Runs
-// without a topology (imports) form a type of unknown topology, which is
-// no outlier for it.
+// Nodes and links. A node at least half of whose judged figures are below
+// their peers is below its peers as a whole, and its links are not listed
+// one by one. On other nodes, the figures below their peers of a pair of
+// devices, either way, name the link (node and pair); those of no pair
+// are listed as figures.
 //
 // Inputs. Load reads files, directories (every *.json and *.json.gz under
-// them) and glob patterns, several files at once, and keeps of each run only its figures'
-// medians, so thousands of files fit in memory. A file that cannot be read
-// is listed with its error and the rest are analysed; incomplete runs are
-// analysed and named.
+// them) and glob patterns, several files at once, each as a summary
+// (results.ReadSummary: no samples), and keeps of each run only its
+// figures' medians and spreads, so that a thousand nodes' files fit in
+// memory. A file that cannot be read is listed with its error and the rest
+// are analysed; incomplete runs are analysed and named.
 //
 // The package reads results only: it imports results, verdict, report and
 // plot, never cuda, gpu, bench or ipc.
 package fleet
 
-import "github.com/p2pbench/p2pbench/results"
+import (
+	"strings"
 
-// Options tune the outlier test.
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// Options tune the test of figures against their peers, and what Load reads.
 type Options struct {
-	// Z is the robust z-score at or beyond which a figure may be an
-	// outlier (default DefaultZ).
-	Z float64 `json:"z"`
-	// Threshold is the least relative distance from the class median, as
-	// a fraction (0.05 for 5%, as compare's threshold), at which a figure
-	// may be an outlier (default DefaultThreshold).
+	// Threshold is the least deficit, as a fraction (0.03 for 3%), at
+	// which a figure may be below its peers (default DefaultThreshold).
 	Threshold float64 `json:"threshold"`
+	// Alpha is the family-wise false-alarm rate over every comparison of
+	// the fleet (default DefaultAlpha).
+	Alpha float64 `json:"alpha"`
+	// Exclude are paths Load never reads, though a directory it reads
+	// holds them: the command's own outputs.
+	Exclude []string `json:"-"`
+	// Progress, when set, is called as Load reads: done of total files.
+	Progress func(done, total int) `json:"-"`
 }
 
-// The default outlier test, and its fixed parts.
+// The defaults of Options, the verdict's for pairs alike.
 const (
-	DefaultZ         = 3.5
-	DefaultThreshold = 0.05
-	// madScale makes the MAD estimate the standard deviation of normal data.
-	madScale = 1.4826
-	// madFloor is the least MAD, relative to the median.
-	madFloor = 0.001
-	// minJudged is the fewest figures a class needs to be judged.
-	minJudged = MinJudged
-	// nodeShare is the share of a node's judged figures that, as
-	// outliers, make the whole node an outlier.
+	DefaultThreshold = verdict.PairMinEffect
+	DefaultAlpha     = verdict.PairAlpha
+	// MinJudged is the fewest figures a class needs to be judged.
+	MinJudged = 5
+	// nodeShare is the share of a node's judged figures that, below their
+	// peers, put the whole node below its peers.
 	nodeShare = 0.5
 )
 
-// MinJudged is the fewest figures a class needs to be judged.
-const MinJudged = 5
-
-// Verdict is a node's verdict.
-type Verdict string
-
-const (
-	OK      Verdict = "OK"
-	Outlier Verdict = "OUTLIER"
-	Failed  Verdict = "FAILED"
-	// NotJudged is a node none of whose figures could be judged (no class
-	// of its type had enough figures, or only figures nothing judges).
-	NotJudged Verdict = "NOT JUDGED"
-)
+// Label is a status as the fleet's tables show it: PASS, WARN, FAIL, NOT
+// JUDGED ("" for none).
+func Label(s results.Status) string { return strings.ToUpper(s.Label()) }
 
 // Fleet is the analysis of many nodes' results.
 type Fleet struct {
@@ -107,15 +121,17 @@ type Fleet struct {
 	Unreadable []FileError `json:"unreadable"`
 	// Simulated counts the nodes whose runs are simulated.
 	Simulated int `json:"simulated_nodes"`
+	// Comparisons counts the figures held to their peers.
+	Comparisons int `json:"comparisons"`
 	// Types are the machine types, most nodes first.
 	Types []*Type `json:"machine_types"`
 	// Nodes are every node, by name.
 	Nodes []*Node `json:"nodes"`
-	// OutlierNodes and OutlierLinks are the nodes and links that stand out;
-	// Outliers every outlier figure.
-	OutlierNodes []NodeOutlier   `json:"outlier_nodes"`
-	OutlierLinks []LinkOutlier   `json:"outlier_links"`
-	Outliers     []FigureOutlier `json:"outliers"`
+	// BelowNodes and BelowLinks are the nodes and links below their peers;
+	// Below every figure below its peers.
+	BelowNodes []NodeBelow   `json:"nodes_below_peers"`
+	BelowLinks []LinkBelow   `json:"links_below_peers"`
+	Below      []FigureBelow `json:"figures_below_peers"`
 }
 
 // FileError is an input that could not be read.
@@ -124,7 +140,8 @@ type FileError struct {
 	Error string `json:"error"`
 }
 
-// Type is a machine type: the nodes with the same GPUs and link topology.
+// Type is a machine type: the nodes with the same GPUs and link topology,
+// simulated or not.
 type Type struct {
 	// ID names the type in this analysis: T1 has the most nodes.
 	ID string `json:"id"`
@@ -133,16 +150,17 @@ type Type struct {
 	GPUs  string `json:"gpus"`
 	Links string `json:"links"`
 	Nodes int    `json:"nodes"`
+	// Simulated is true for a type of simulated runs.
+	Simulated bool `json:"simulated"`
 	// Note says when the type has the GPUs of another type, with another
-	// topology.
+	// topology, or an unknown topology.
 	Note    string   `json:"note,omitempty"`
 	Classes []*Class `json:"classes"`
-	// Simulated is true when any of its nodes' runs is simulated.
-	Simulated bool `json:"simulated"`
 
 	topology string // the link class of every pair, the type's identity
 	nodes    []*Node
 	classOf  map[kind]int32
+	values   [][]float64 // each class's figures, while the fleet is judged
 }
 
 // Class is one kind of figure on one link class, across the nodes of a
@@ -159,7 +177,9 @@ type Class struct {
 	Params    string            `json:"params,omitempty"`
 	Link      string            `json:"link"`
 	Unit      results.Unit      `json:"unit"`
-	// Figures counts the figures of the class, Nodes the nodes they come from.
+	// Figures counts the figures of the class, Nodes the nodes they come
+	// from: those held to their peers (the nodes whose health failed are
+	// not).
 	Figures int `json:"figures"`
 	Nodes   int `json:"nodes"`
 	// Median, MAD (unscaled), Min and Max of the figures, in Unit.
@@ -171,7 +191,8 @@ type Class struct {
 	// judge, or of a test nothing judges; NotJudged then says why.
 	Judged    bool   `json:"judged"`
 	NotJudged string `json:"not_judged,omitempty"`
-	Outliers  int    `json:"outliers"`
+	// Below counts its figures below their peers.
+	Below int `json:"below_peers"`
 
 	kind kind
 }
@@ -189,18 +210,42 @@ type Node struct {
 	Simulated bool   `json:"simulated"`
 	Complete  bool   `json:"complete"`
 	Stopped   string `json:"stopped,omitempty"`
-	// Figures counts the run's figures; Judged those in judged classes;
-	// Failed those that failed; Outliers the outliers.
-	Figures  int `json:"figures"`
-	Judged   int `json:"judged"`
-	Failed   int `json:"failed"`
-	Outliers int `json:"outliers"`
-	// Verdict and the reasons for it (none for OK).
-	Verdict  Verdict   `json:"verdict"`
-	Reasons  []string  `json:"reasons,omitempty"`
-	Failures []Failure `json:"failures,omitempty"`
+	// Figures counts the run's figures; Judged those held to their peers;
+	// Failed those that failed in a way the machine does not explain;
+	// Below those below their peers.
+	Figures int `json:"figures"`
+	Judged  int `json:"judged"`
+	Failed  int `json:"failed"`
+	Below   int `json:"below_peers"`
+	// Own is the verdict the node's run records, nil when it records none.
+	Own *Own `json:"own_verdict,omitempty"`
+	// Peers is the outcome of holding the node to its peers: pass, warn
+	// (figures below their peers, or another topology), fail (figures
+	// 10% or more below), or not_judged (no figure in a judged class, or
+	// its health failed).
+	Peers results.Status `json:"peers"`
+	// Verdict is the node's verdict, Reasons why (none for PASS).
+	Verdict  results.Status `json:"verdict"`
+	Reasons  []string       `json:"reasons,omitempty"`
+	Failures []Failure      `json:"failures,omitempty"`
 
-	points []point
+	healthFailed bool // its own verdict failed on its health
+	otherLinks   bool // its topology differs from most nodes with its GPUs
+	points       []point
+}
+
+// Own is a node's own verdict, as its run records it.
+type Own struct {
+	Status results.Status `json:"status"`
+	// Checks are the checks that failed or warned.
+	Checks []OwnCheck `json:"checks,omitempty"`
+}
+
+// OwnCheck is one check of a node's own verdict that failed or warned.
+type OwnCheck struct {
+	Name    string         `json:"name"`
+	Status  results.Status `json:"status"`
+	Summary string         `json:"summary"`
 }
 
 // Failure is a figure that failed.
@@ -215,8 +260,8 @@ type Failure struct {
 	Error string `json:"error"`
 }
 
-// FigureOutlier is one outlier figure.
-type FigureOutlier struct {
+// FigureBelow is one figure below its peers.
+type FigureBelow struct {
 	Node   string       `json:"node"`
 	Type   string       `json:"machine_type"`
 	Figure string       `json:"figure"`
@@ -225,38 +270,48 @@ type FigureOutlier struct {
 	Link   string       `json:"link"`
 	Unit   results.Unit `json:"unit"`
 	Value  float64      `json:"value"`
-	Median float64      `json:"class_median"`
-	// DeviationPct is (value − median) / median in percent; Z the robust
-	// z-score; Worse is true for a figure worse than the median.
-	DeviationPct float64 `json:"deviation_pct"`
-	Z            float64 `json:"robust_z"`
-	Worse        bool    `json:"worse"`
+	// Median is what it was held to: its class's median (of the others,
+	// in a small class).
+	Median float64 `json:"class_median"`
+	// DeficitPct is how much worse than Median it is, in percent; Sigma
+	// how many of its σ that is; Status warn, or fail from
+	// verdict.SlowPairFraction.
+	DeficitPct float64        `json:"deficit_pct"`
+	Sigma      float64        `json:"sigma"`
+	Status     results.Status `json:"status"`
 }
 
-// NodeOutlier is a node that is off as a whole.
-type NodeOutlier struct {
+// NodeBelow is a node below its peers as a whole.
+type NodeBelow struct {
 	Node string `json:"node"`
 	Type string `json:"machine_type"`
-	// Outliers of Judged figures are outliers. PerfPct is how the node
-	// compares with its type: the median over its judged figures of how
-	// much better each is than its class median, in percent (negative =
-	// worse: a lower rate or a longer time).
-	Outliers int     `json:"outliers"`
-	Judged   int     `json:"judged"`
-	PerfPct  float64 `json:"perf_pct"`
+	// Below of Judged figures are below their peers. PerfPct is how the
+	// node compares with its type: the median over its judged figures of
+	// how much better each is than its class median, in percent
+	// (negative = worse: a lower rate or a longer time).
+	Below   int     `json:"below_peers"`
+	Judged  int     `json:"judged"`
+	PerfPct float64 `json:"perf_pct"`
 }
 
-// LinkOutlier is a pair of devices of one node whose figures are off.
-type LinkOutlier struct {
+// LinkBelow is a pair of devices of one node whose figures are below
+// their peers.
+type LinkBelow struct {
 	Node string `json:"node"`
 	Type string `json:"machine_type"`
 	// A < B are the devices; Link their link class.
 	A    int    `json:"a"`
 	B    int    `json:"b"`
 	Link string `json:"link"`
-	// Figures counts its outlier figures (both directions); PerfPct is
-	// the furthest from its class median of them, as NodeOutlier.PerfPct
-	// measures it (negative = worse).
-	Figures int     `json:"figures"`
-	PerfPct float64 `json:"perf_pct"`
+	// Figures counts its figures below their peers (both directions);
+	// DeficitPct is the largest of their deficits, in percent.
+	Figures    int     `json:"figures"`
+	DeficitPct float64 `json:"deficit_pct"`
+}
+
+// Attention reports whether the node needs attention: it failed, or the
+// fleet finds it below its peers or of another topology. A node that only
+// warned on its own does not.
+func (n *Node) Attention() bool {
+	return n.Verdict == results.StatusFail || n.Peers == results.StatusWarn || n.Peers == results.StatusFail
 }

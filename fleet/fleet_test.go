@@ -53,14 +53,15 @@ func plantedFleet(nodes int, tests ...results.Test) planted {
 }
 
 // check holds an analysis to what was planted: exactly the planted nodes
-// and links named, no other outlier, every other node OK, two types.
+// and links named, no other figure below its peers, every other node
+// PASS, two types.
 func (p planted) check(t testing.TB, f *fleet.Fleet) {
 	t.Helper()
 	var nodes, links []string
-	for _, n := range f.OutlierNodes {
+	for _, n := range f.BelowNodes {
 		nodes = append(nodes, n.Node)
 	}
-	for _, l := range f.OutlierLinks {
+	for _, l := range f.BelowLinks {
 		links = append(links, fmt.Sprintf("%s %d↔%d", l.Node, l.A, l.B))
 	}
 	if !slices.Equal(nodes, p.nodes) {
@@ -70,15 +71,15 @@ func (p planted) check(t testing.TB, f *fleet.Fleet) {
 		t.Errorf("outlier links %v, want %v", links, p.links)
 	}
 	named := map[string]bool{}
-	for _, l := range f.OutlierLinks {
+	for _, l := range f.BelowLinks {
 		named[l.Node] = true
 	}
-	for _, n := range f.OutlierNodes {
+	for _, n := range f.BelowNodes {
 		named[n.Node] = true
 	}
-	for _, o := range f.Outliers {
+	for _, o := range f.Below {
 		if !named[o.Node] {
-			t.Errorf("outlier figure %+v of a node that is neither an outlier node nor has an outlier link", o)
+			t.Errorf("figure %+v below its peers, of a node neither below its peers as a whole nor with a link below them", o)
 		}
 	}
 	total := 0
@@ -89,8 +90,11 @@ func (p planted) check(t testing.TB, f *fleet.Fleet) {
 		t.Errorf("%d nodes and %d unreadable files, want %d and none", len(f.Nodes), len(f.Unreadable), total)
 	}
 	for _, n := range f.Nodes {
-		if want := map[bool]fleet.Verdict{true: fleet.Outlier, false: fleet.OK}[named[n.Name]]; n.Verdict != want {
-			t.Errorf("node %s: verdict %s (%v), want %s", n.Name, n.Verdict, n.Reasons, want)
+		switch {
+		case named[n.Name] && (n.Verdict == results.StatusPass || n.Peers == results.StatusPass || !n.Attention()):
+			t.Errorf("node %s, planted: verdict %s, peers %s (%v), want WARN or FAIL", n.Name, n.Verdict, n.Peers, n.Reasons)
+		case !named[n.Name] && (n.Verdict != results.StatusPass || n.Peers != results.StatusPass || n.Attention()):
+			t.Errorf("node %s: verdict %s, peers %s (%v), want PASS", n.Name, n.Verdict, n.Peers, n.Reasons)
 		}
 	}
 	if len(f.Types) != 2 || f.Types[0].Nodes != p.fleets[0].Nodes || f.Types[1].Nodes != p.fleets[1].Nodes {
@@ -123,8 +127,8 @@ func build(o fleet.Options, runs ...*results.Run) *fleet.Fleet {
 	return b.Fleet()
 }
 
-// TestRule: a deviation far beyond the MAD but under the least deviation
-// is not an outlier; a node faster than its peers is none (one-sided, as
+// TestRule: a deficit far beyond the MAD but under the least deficit is
+// not below its peers; a node faster than its peers is not (one-sided, as
 // check: issue 28, item 5), a slower one is; the options move both bars; a
 // class of fewer than five figures is not judged, and says so.
 func TestRule(t *testing.T) {
@@ -137,42 +141,42 @@ func TestRule(t *testing.T) {
 	for i := range f.Nodes {
 		runs = append(runs, f.Run(i))
 	}
-	outlierNodes := func(fl *fleet.Fleet) []string {
+	belowNodes := func(fl *fleet.Fleet) []string {
 		var out []string
-		for _, l := range fl.OutlierNodes {
+		for _, l := range fl.BelowNodes {
 			out = append(out, l.Node)
 		}
 		return out
 	}
 	// On two GPUs a weak link is the whole node's pair figures.
-	got := build(fleet.Options{}, runs...)
-	if nodes := outlierNodes(got); len(nodes) != 0 || len(got.Outliers) != 0 {
-		t.Errorf("outlier nodes %v (%+v), want none: node0007 is 20%% better, node0003 3%% worse", nodes, got.Outliers)
+	got := build(fleet.Options{Threshold: 0.05}, runs...)
+	if nodes := belowNodes(got); len(nodes) != 0 || len(got.Below) != 0 {
+		t.Errorf("nodes below their peers %v (%+v), want none: node0007 is 20%% better, node0003 3%% worse", nodes, got.Below)
 	}
-	if nodes := outlierNodes(build(fleet.Options{Threshold: 0.02}, runs...)); !slices.Equal(nodes, []string{"node0003"}) {
-		t.Errorf("with a least deviation of 2%%: outlier nodes %v, want node0003 (3%% worse) alone", nodes)
+	if nodes := belowNodes(build(fleet.Options{}, runs...)); !slices.Equal(nodes, []string{"node0003"}) {
+		t.Errorf("with the default least deficit (3%%): nodes below their peers %v, want node0003 (3%% worse) alone", nodes)
 	}
-	if nodes := outlierNodes(build(fleet.Options{Z: 1e9}, runs...)); len(nodes) > 0 {
-		t.Errorf("with an unreachable threshold: outlier nodes %v", nodes)
+	if nodes := belowNodes(build(fleet.Options{Alpha: 1e-300}, runs...)); len(nodes) > 0 {
+		t.Errorf("with an unreachable significance: nodes below their peers %v", nodes)
 	}
 	small := build(fleet.Options{}, runs[6], runs[7])
-	if c := small.Types[0].Classes[0]; c.Judged || len(small.Outliers) > 0 || !strings.Contains(c.NotJudged, "fewer than the 5") {
-		t.Errorf("a class of %d figures judged (%d outliers), %q", c.Figures, len(small.Outliers), c.NotJudged)
+	if c := small.Types[0].Classes[0]; c.Judged || len(small.Below) > 0 || !strings.Contains(c.NotJudged, "fewer than the 5") {
+		t.Errorf("a class of %d figures judged (%d below their peers), %q", c.Figures, len(small.Below), c.NotJudged)
 	}
 	for _, n := range small.Nodes {
-		if n.Verdict != fleet.NotJudged {
-			t.Errorf("node %s of a fleet too small to judge: %s, want NOT JUDGED", n.Name, n.Verdict)
+		if n.Verdict != results.StatusNotJudged || n.Peers != results.StatusNotJudged {
+			t.Errorf("node %s of a fleet too small to judge: %s (peers %s), want NOT JUDGED", n.Name, n.Verdict, n.Peers)
 		}
 	}
 	var text strings.Builder
 	small.WriteText(&text)
-	if strings.Contains(text.String(), "Every node is OK") || !strings.Contains(text.String(), "Not judged: 1 of the 1 classes") {
+	if strings.Contains(text.String(), "No node needs attention") || !strings.Contains(text.String(), "Not judged: 1 of the 1 classes") {
 		t.Errorf("a fleet too small to judge:\n%s", text.String())
 	}
 }
 
 // TestTopology: a node with a link down forms a type of its own, named as
-// the GPUs of the majority with another topology, and is an outlier for it.
+// the GPUs of the majority with another topology, and WARNs for it.
 func TestTopology(t *testing.T) {
 	f := resultstest.Fleet{Nodes: 6, Node: resultstest.Options{GPUs: 4, Layout: resultstest.PCIeBridged, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}}}
 	var runs []*results.Run
@@ -190,11 +194,11 @@ func TestTopology(t *testing.T) {
 		t.Fatalf("types %+v, want T1 of 5 nodes and T2 of 1 with a note", got.Types)
 	}
 	for _, n := range got.Nodes {
-		want := fleet.OK
+		want := results.StatusPass
 		if n.Name == "node0002" {
-			want = fleet.Outlier
+			want = results.StatusWarn
 		}
-		if n.Verdict != want || want == fleet.Outlier && !strings.Contains(n.Reasons[0], "topology") {
+		if n.Verdict != want || want == results.StatusWarn && (!strings.Contains(n.Reasons[0], "topology") || !n.Attention()) {
 			t.Errorf("%s: %s %v, want %s", n.Name, n.Verdict, n.Reasons, want)
 		}
 	}
@@ -234,8 +238,8 @@ func TestOrder(t *testing.T) {
 }
 
 // TestJudgesWhatCheckJudges: lat_copy_device, which nothing judges, is
-// described but never makes an outlier; a run without a topology (an
-// import) is of unknown topology, not an outlier for it (issue 28, item 5).
+// described but never below its peers; a run without a topology (an
+// import) is of unknown topology, which is no finding (issue 28, item 5).
 func TestJudgesWhatCheckJudges(t *testing.T) {
 	f := resultstest.Fleet{Nodes: 8, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite, results.LatCopyDevice}}}
 	var runs []*results.Run
@@ -258,11 +262,11 @@ func TestJudgesWhatCheckJudges(t *testing.T) {
 	imported := f.Run(7)
 	imported.Host, imported.Topology = "imported", nil
 	got := build(fleet.Options{}, append(runs, imported)...)
-	for _, o := range got.Outliers {
-		t.Errorf("an outlier: %+v", o)
+	for _, o := range got.Below {
+		t.Errorf("below its peers: %+v", o)
 	}
 	for _, n := range got.Nodes {
-		if n.Verdict == fleet.Outlier {
+		if n.Verdict == results.StatusWarn || n.Attention() {
 			t.Errorf("node %s: %s %q", n.Name, n.Verdict, n.Reasons)
 		}
 	}

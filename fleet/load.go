@@ -27,11 +27,11 @@ type Builder struct {
 
 // NewBuilder starts a fleet; zero options take their defaults.
 func NewBuilder(o Options) *Builder {
-	if o.Z <= 0 {
-		o.Z = DefaultZ
-	}
 	if o.Threshold <= 0 {
 		o.Threshold = DefaultThreshold
+	}
+	if o.Alpha <= 0 {
+		o.Alpha = DefaultAlpha
 	}
 	return &Builder{opt: o, types: map[string]*Type{}}
 }
@@ -43,13 +43,13 @@ func (b *Builder) Add(source string, run *results.Run) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.files++
-	key := r.gpus + "\x00" + r.topology
+	n := r.node
+	key := fmt.Sprint(n.Simulated) + "\x00" + r.gpus + "\x00" + r.topology
 	t := b.types[key]
 	if t == nil {
-		t = &Type{GPUs: r.gpus, Links: r.links, topology: r.topology, classOf: map[kind]int32{}}
+		t = &Type{GPUs: r.gpus, Links: r.links, Simulated: n.Simulated, topology: r.topology, classOf: map[kind]int32{}}
 		b.types[key] = t
 	}
-	n := r.node
 	n.points = make([]point, len(r.figures))
 	for i, f := range r.figures {
 		c, ok := t.classOf[f.kind]
@@ -60,10 +60,11 @@ func (b *Builder) Add(source string, run *results.Run) {
 				Direction: f.kind.direction, Part: f.kind.part, Size: f.kind.size, Params: f.kind.params,
 				Link: f.kind.link, Unit: f.kind.unit, kind: f.kind})
 		}
-		n.points[i] = point{class: c, src: int32(f.src), dst: int32(f.dst), value: f.value}
+		// Device indices are below units.MaxDevices (1024), which
+		// results.Validate holds them to.
+		n.points[i] = point{class: c, src: int16(f.src), dst: int16(f.dst), se: float32(f.se), value: f.value}
 	}
 	t.nodes = append(t.nodes, n)
-	t.Simulated = t.Simulated || n.Simulated
 }
 
 // AddError records an input that could not be read.
@@ -75,7 +76,8 @@ func (b *Builder) AddError(source string, err error) {
 }
 
 // Load reads the results files that paths name — files, directories (every
-// *.json and *.json.gz file under them) and glob patterns — several at once, and
+// *.json and *.json.gz file under them, but those of o.Exclude) and glob
+// patterns — several at once, each as a summary (results.ReadSummary), and
 // analyses them. Inputs that cannot be read are listed in the fleet's
 // Unreadable, and the rest analysed; the error is for no paths at all.
 func Load(paths []string, o Options) (*Fleet, error) {
@@ -83,22 +85,27 @@ func Load(paths []string, o Options) (*Fleet, error) {
 		return nil, errors.New("fleet: no results files given")
 	}
 	b := NewBuilder(o)
-	files := expand(paths, b)
+	files := expand(paths, excluded(o.Exclude), b)
 	work := make(chan string)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for path := range work {
-				run, err := results.Read(path)
-				if err != nil {
+				if run, err := results.ReadSummary(path); err != nil {
 					b.AddError(path, err)
-					continue
+				} else {
+					b.Add(path, run)
 				}
-				b.Add(path, run)
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, len(files))
+					mu.Unlock()
+				}
 			}
-		}()
+		})
 	}
 	for _, f := range files {
 		work <- f
@@ -108,12 +115,29 @@ func Load(paths []string, o Options) (*Fleet, error) {
 	return b.Fleet(), nil
 }
 
-// expand lists the files that paths name, each once, in order; a path that
-// names nothing readable is recorded in b as unreadable.
-func expand(paths []string, b *Builder) []string {
+// excluded stats the paths that exist of those given, for leaving them out.
+func excluded(paths []string) []os.FileInfo {
+	var out []os.FileInfo
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
+// expand lists the files that paths name, each once, in order, leaving
+// out those of skip; a path that names nothing readable is recorded in b
+// as unreadable.
+func expand(paths []string, skip []os.FileInfo, b *Builder) []string {
 	var files []string
 	seen := map[string]bool{}
 	add := func(path string) {
+		if len(skip) > 0 {
+			if fi, err := os.Stat(path); err == nil && slices.ContainsFunc(skip, func(s os.FileInfo) bool { return os.SameFile(s, fi) }) {
+				return
+			}
+		}
 		if clean := filepath.Clean(path); !seen[clean] {
 			seen[clean] = true
 			files = append(files, clean)

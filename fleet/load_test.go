@@ -85,12 +85,12 @@ func TestLoad(t *testing.T) {
 	if f.Files != 10 || len(f.Nodes) != 6 {
 		t.Errorf("%d inputs and %d nodes, want 10 (each file once) and 6", f.Files, len(f.Nodes))
 	}
-	verdicts := map[string]fleet.Verdict{}
+	verdicts := map[string]results.Status{}
 	for _, n := range f.Nodes {
 		verdicts[n.Name] = n.Verdict
 	}
-	want := map[string]fleet.Verdict{"node0000": fleet.OK, "node0001": fleet.OK, "node0002": fleet.OK, "node0003": fleet.OK,
-		"node0004": fleet.Failed, "node0005": fleet.Failed}
+	want := map[string]results.Status{"node0000": results.StatusPass, "node0001": results.StatusPass, "node0002": results.StatusPass,
+		"node0003": results.StatusPass, "node0004": results.StatusFail, "node0005": results.StatusFail}
 	if !maps.Equal(verdicts, want) {
 		t.Errorf("verdicts %v, want %v", verdicts, want)
 	}
@@ -100,7 +100,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"SIMULATED", "Unreadable inputs", truncated + "  results file " + truncated + " is truncated",
-		"node0004  T1    FAILED", "the run is incomplete: interrupted (Ctrl-C)", "1 figure failed: ERR LAUNCH_FAILED SM read"} {
+		"node0004  T1    FAIL ", "the run is incomplete: interrupted (Ctrl-C)", "1 figure failed: ERR LAUNCH_FAILED SM read"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("the text has no %q:\n%s", s, text.String())
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // kind is what a class's figures share, the link class included.
@@ -20,10 +21,13 @@ type kind struct {
 	unit      results.Unit
 }
 
-// point is one figure of a node, reduced to its class and median.
+// point is one figure of a node, reduced to its class, median and
+// relative standard error.
 type point struct {
 	class    int32
-	src, dst int32
+	src, dst int16
+	se       float32
+	below    bool // below its peers
 	value    float64
 }
 
@@ -40,14 +44,25 @@ type reading struct {
 type figure struct {
 	kind     kind
 	src, dst int
+	se       float64
 	value    float64
 }
 
-// read reduces a run to what the fleet needs: its machine type, and the
-// median of every figure with its kind, or its failure.
+// read reduces a run to what the fleet needs: its machine type, its own
+// verdict, and the median and relative error of every figure with its
+// kind, or its failure.
 func read(source string, run *results.Run) reading {
 	n := &Node{Path: source, Host: run.Host, Simulated: run.Simulated, Complete: run.Complete, Stopped: run.Stopped,
 		Figures: len(run.Figures)}
+	if v := run.Verdict; v != nil {
+		n.Own = &Own{Status: v.Status}
+		for _, c := range v.Checks {
+			if c.Status == results.StatusFail || c.Status == results.StatusWarn {
+				n.Own.Checks = append(n.Own.Checks, OwnCheck{Name: c.Name, Status: c.Status, Summary: c.Summary})
+				n.healthFailed = n.healthFailed || c.Status == results.StatusFail && verdict.HealthCheck(c.Name)
+			}
+		}
+	}
 	pairs := pairClasses(run)
 	r := reading{node: n, gpus: run.GPUSummary()}
 	r.topology, r.links = topology(pairs)
@@ -56,6 +71,9 @@ func read(source string, run *results.Run) reading {
 		k := kind{test: f.Test, engine: f.Engine, direction: f.Direction, part: f.Part, size: f.Size,
 			params: f.IdentityParams(), link: linkOf(f, pairs), unit: f.Unit}
 		if f.Failed() {
+			if run.ExplainedFailure(f) != "" {
+				continue // a note of the machine, which its own verdict keeps
+			}
 			n.Failed++
 			detail := f.Error
 			if detail == "" {
@@ -65,7 +83,7 @@ func read(source string, run *results.Run) reading {
 			continue
 		}
 		if v, ok := f.Value(); ok {
-			r.figures = append(r.figures, figure{kind: k, src: f.Src, dst: f.Dst, value: v})
+			r.figures = append(r.figures, figure{kind: k, src: f.Src, dst: f.Dst, se: verdict.RelativeError(f), value: v})
 		}
 	}
 	return r
@@ -180,14 +198,15 @@ func linkOf(f *results.Figure, pairs map[[2]int]string) string {
 }
 
 // label names a kind for people: "CE read · 512 MiB · NVLink4 ×18", with
-// the identifying params that keep says to show.
+// the identifying params that keep says to show (of its items, which add
+// the engine and the direction the test's name does not say).
 func (k kind) label(keep func(param string) bool) string {
 	l := results.KindLabel(k.test, k.direction, k.part, "")
 	if k.part != results.PartNone && !k.test.Info().BothWays {
 		l += " (" + string(k.part) + ")"
 	}
 	var shown []string
-	for _, kv := range params(k.params) {
+	for _, kv := range k.items() {
 		if keep(kv) {
 			shown = append(shown, kv)
 		}
@@ -198,6 +217,17 @@ func (k kind) label(keep func(param string) bool) string {
 	return l + " · " + results.FormatBytes(k.size) + " · " + k.link
 }
 
+// items are what tells kinds of one test apart beyond size and link:
+// engine, direction (of a test that does not go both ways) and the
+// identifying params, as k=v.
+func (k kind) items() []string {
+	out := []string{"engine=" + string(k.engine)}
+	if k.direction != "" && !k.test.Info().BothWays {
+		out = append(out, "direction="+string(k.direction))
+	}
+	return append(out, params(k.params)...)
+}
+
 // params splits identifying params ("k=v,k=v") into their k=v items.
 func params(s string) []string {
 	if s == "" {
@@ -206,5 +236,8 @@ func params(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// allParams keeps every param.
-func allParams(string) bool { return true }
+// allParams keeps every param, but the engine and direction, which a
+// failure's devices and test name say well enough.
+func allParams(kv string) bool {
+	return !strings.HasPrefix(kv, "engine=") && !strings.HasPrefix(kv, "direction=")
+}

@@ -54,22 +54,23 @@ func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 			if !ok {
 				continue
 			}
-			j := t.Classes[p.class].judge(p.value, f.Options)
+			class := t.Classes[p.class]
+			perf := class.perf(p.value)
 			c := &cells[r][i]
-			if !c.seen || math.Abs(j.perf) > math.Abs(c.perf) {
-				c.perf = j.perf
+			if !c.seen || math.Abs(perf) > math.Abs(c.perf) {
+				c.perf = perf
 			}
 			c.seen = true
-			c.flagged = c.flagged || j.outlier
-			if j.outlier {
-				spread[i].Outliers = append(spread[i].Outliers, plot.FleetPoint{Deviation: j.perf, Label: n.Name + " " + devices(int(p.src), int(p.dst), t.Classes[p.class].Link)})
+			c.flagged = c.flagged || p.below
+			if p.below {
+				spread[i].Outliers = append(spread[i].Outliers, plot.FleetPoint{Deviation: perf, Label: n.Name + " " + devices(int(p.src), int(p.dst), class.Link)})
 			}
 		}
 	}
 	for i, ci := range cols {
 		c := t.Classes[ci]
-		lo, hi := c.judge(c.Min, f.Options).perf, c.judge(c.Max, f.Options).perf
-		spread[i].Label, spread[i].Min, spread[i].Max, spread[i].Band = c.Label, math.Min(lo, hi), math.Max(lo, hi), c.bandPct(f.Options)
+		lo, hi := c.perf(c.Min), c.perf(c.Max)
+		spread[i].Label, spread[i].Min, spread[i].Max, spread[i].Band = c.Label, math.Min(lo, hi), math.Max(lo, hi), 100*f.Options.Threshold
 	}
 	rows := rowOrder(t.nodes, cells)
 	grid := plot.FleetGrid{Columns: make([]string, len(cols))}
@@ -87,8 +88,8 @@ func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 		}
 		grid.Cells, grid.Flagged = append(grid.Cells, vals), append(grid.Flagged, flags)
 	}
-	caption := []string{fmt.Sprintf("p2pbench fleet  ·  %s: %d nodes of %s  ·  outliers: robust z ≥ %g and ≥ %g%% from the class median",
-		t.ID, t.Nodes, t.GPUs, f.Options.Z, 100*f.Options.Threshold)}
+	caption := []string{fmt.Sprintf("p2pbench fleet  ·  %s: %d nodes of %s  ·  marked: below their peers (≥ %g%% worse than the class median, significant, Holm %g%%)",
+		t.ID, t.Nodes, t.GPUs, 100*f.Options.Threshold, 100*f.Options.Alpha)}
 	if t.Simulated {
 		caption = append(caption, "SIMULATED nodes: synthetic figures, not measurements")
 	}
@@ -107,6 +108,10 @@ func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 	}
 }
 
+// perf is how much better x is than the class median, in percent
+// (negative: worse).
+func (c *Class) perf(x float64) float64 { return -100 * deficit(x, c.Median, c.Unit) }
+
 // plotClasses picks the judged classes the figures show, in class order:
 // all of them, or those with the most outliers and then the widest spread.
 func (t *Type) plotClasses() []int32 {
@@ -122,7 +127,7 @@ func (t *Type) plotClasses() []int32 {
 	width := func(c *Class) float64 { return (c.Max - c.Min) / c.Median }
 	slices.SortStableFunc(out, func(a, b int32) int {
 		ca, cb := t.Classes[a], t.Classes[b]
-		return cmp.Or(cb.Outliers-ca.Outliers, cmp.Compare(width(cb), width(ca)))
+		return cmp.Or(cb.Below-ca.Below, cmp.Compare(width(cb), width(ca)))
 	})
 	out = out[:maxColumns]
 	slices.Sort(out)

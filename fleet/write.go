@@ -4,59 +4,87 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Document is the fleet as a document of package report: what was read,
 // the verdicts, the nodes that need attention, and for each machine type
-// its outlier nodes, links and figures and every class's distribution.
-// With figures, each type's plots follow its tables (for Markdown and PDF).
+// the nodes, links and figures below their peers and every class's
+// distribution. With figures, each type's plots follow its tables (for
+// Markdown and PDF). Tables that hold a simulated node say so in their
+// titles; the others do not.
 func (f *Fleet) Document(figures bool) *report.Document {
-	d := report.NewDocument(fmt.Sprintf("p2pbench fleet: %d nodes", len(f.Nodes)), fmt.Sprintf("fleet of %d nodes", len(f.Nodes)))
+	nodes := fmt.Sprintf("%d node%s", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"))
+	d := report.NewDocument("p2pbench fleet: "+nodes, "fleet of "+nodes)
 	if f.Simulated > 0 {
-		d.Simulated(fmt.Sprintf("SIMULATED: %d of the %d nodes' runs are simulated, not measurements. Do not use them to judge hardware.", f.Simulated, len(f.Nodes)))
+		d.SimulatedPart(fmt.Sprintf("SIMULATED: %d of the %s' runs are simulated, not measurements; simulated nodes are compared only with each other. Do not use them to judge hardware.",
+			f.Simulated, nodes))
 	}
-	counts := map[Verdict]int{}
-	incomplete := 0
+	sim := map[string]bool{}
+	for _, n := range f.Nodes {
+		sim[n.Name] = n.Simulated
+	}
+	counts := map[results.Status]int{}
+	incomplete, below := 0, 0
 	for _, n := range f.Nodes {
 		counts[n.Verdict]++
 		if !n.Complete {
 			incomplete++
 		}
+		if n.Below > 0 {
+			below++
+		}
 	}
-	d.Para(fmt.Sprintf("%d inputs: %d nodes of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d OK, %d OUTLIER, %d FAILED, %d NOT JUDGED.",
-		f.Files, len(f.Nodes), len(f.Types), units.Plural(len(f.Types), "", "s"), len(f.Unreadable), incomplete, counts[OK], counts[Outlier], counts[Failed], counts[NotJudged]))
-	d.Para(fmt.Sprintf("An outlier is a figure at least %g robust z-scores (|x − median| / (1.4826 · MAD)) and at least %g%% worse than the median of its class (a better figure is none): the same figure on the same link class across the nodes of one machine type. Machine types are never compared with each other. A node with outliers in at least half its figures is off as a whole.",
-		f.Options.Z, 100*f.Options.Threshold))
+	d.Para(fmt.Sprintf("%d input%s: %s of %d machine type%s, %d unreadable, %d incomplete. Verdicts: %d PASS, %d WARN, %d FAIL, %d NOT JUDGED; %d node%s below %s peers.",
+		f.Files, units.Plural(f.Files, "", "s"), nodes, len(f.Types), units.Plural(len(f.Types), "", "s"), len(f.Unreadable), incomplete,
+		counts[results.StatusPass], counts[results.StatusWarn], counts[results.StatusFail], counts[results.StatusNotJudged],
+		below, units.Plural(below, "", "s"), units.Plural(below, "its", "their")))
+	d.Para(fmt.Sprintf("A node's verdict is the worst of its own (the verdict its run records), the run's failures, and its peers': its figures held to the same figure on the same link class across the nodes of its machine type (machine types, and simulated and measured runs, are never compared). A figure is below its peers when it is at least %g%% worse than their median and significant beyond their spread and its own rounds' noise (Holm over the fleet's %d comparisons, family-wise %g%%); %g%% or more below fails. A node with half its figures below its peers is below them as a whole. Nodes whose own verdict failed on their health are not held to their peers.",
+		100*f.Options.Threshold, f.Comparisons, 100*f.Options.Alpha, 100*verdict.SlowPairFraction))
 	var unreadable [][]string
 	for _, u := range f.Unreadable {
 		unreadable = append(unreadable, []string{u.Path, u.Error})
 	}
 	d.Table("Unreadable inputs", []string{"input", "error"}, unreadable, "ll")
 	var types [][]string
+	anySim := false
 	for _, t := range f.Types {
-		types = append(types, []string{t.ID, strconv.Itoa(t.Nodes), t.GPUs, t.Links, t.Note})
+		types = append(types, []string{t.ID, strconv.Itoa(t.Nodes), t.GPUs + map[bool]string{true: " (simulated)"}[t.Simulated], t.Links, t.Note})
+		anySim = anySim || t.Simulated
 	}
-	d.Table("Machine types", []string{"type", "nodes", "GPUs", "links (ordered pairs)", "note"}, types, "lrlll")
-	var attention [][]string
+	d.Table(simTitle(anySim, "Machine types"), []string{"type", "nodes", "GPUs", "links (ordered pairs)", "note"}, types, "lrlll")
+	var attention, warned, unjudged [][]string
+	var simAttention, simWarned, simUnjudged bool
 	for _, n := range f.Nodes {
-		if n.Verdict != OK {
-			attention = append(attention, []string{n.Name, n.Type, string(n.Verdict), strconv.Itoa(n.Figures),
-				strconv.Itoa(n.Failed), strconv.Itoa(n.Outliers), strings.Join(n.Reasons, "; ")})
+		switch {
+		case n.Attention():
+			attention = append(attention, []string{n.Name, n.Type, Label(n.Verdict), ownLabel(n), Label(n.Peers), strconv.Itoa(n.Figures),
+				strconv.Itoa(n.Failed), strconv.Itoa(n.Below), strings.Join(n.Reasons, "; ")})
+			simAttention = simAttention || n.Simulated
+		case n.Verdict == results.StatusWarn:
+			warned = append(warned, []string{n.Name, n.Type, Label(n.Peers), strings.Join(n.Reasons, "; ")})
+			simWarned = simWarned || n.Simulated
+		case n.Verdict == results.StatusNotJudged:
+			unjudged = append(unjudged, []string{n.Name, n.Type, strings.Join(n.Reasons, "; ")})
+			simUnjudged = simUnjudged || n.Simulated
 		}
 	}
-	if len(attention) == 0 && len(f.Nodes) > 0 {
-		d.Para("Every node is OK, as far as its judged figures go (each type says what it could not judge).")
+	if len(attention) == 0 && len(f.Nodes) > len(unjudged) {
+		d.Para("No node needs attention: none failed, none is below its peers, as far as its judged figures go (each type says what it could not judge).")
 	}
-	d.Table("Nodes that need attention", []string{"node", "type", "verdict", "figures", "failed", "outliers", "why"}, attention, "lllrrrl")
+	d.Table(simTitle(simAttention, "Nodes that need attention"), []string{"node", "type", "verdict", "own verdict", "peers", "figures", "failed", "below peers", "why"},
+		attention, "lllllrrrl")
+	d.Table(simTitle(simWarned, "Nodes that warned on their own (their peers find nothing)"), []string{"node", "type", "peers", "why"}, warned, "llll")
+	d.Table(simTitle(simUnjudged, "Nodes not judged"), []string{"node", "type", "why"}, unjudged, "lll")
 	for _, t := range f.Types {
 		var figs []plot.Chart
 		if figures {
@@ -67,9 +95,29 @@ func (f *Fleet) Document(figures bool) *report.Document {
 	return d
 }
 
-// typeSection adds one machine type's outliers and distributions.
+// simTitle is a table's title, saying SIMULATED when the table holds a
+// simulated node.
+func simTitle(simulated bool, title string) string {
+	if simulated {
+		return "SIMULATED: " + title
+	}
+	return title
+}
+
+// ownLabel is a node's own verdict for a table: its status, or "none"
+// where its run records none.
+func ownLabel(n *Node) string {
+	if n.Own == nil {
+		return "none"
+	}
+	return Label(n.Own.Status)
+}
+
+// typeSection adds one machine type's nodes, links and figures below their
+// peers and its classes' distributions.
 func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Chart) {
-	d.Section(fmt.Sprintf("%s: %d node%s of %s", t.ID, t.Nodes, units.Plural(t.Nodes, "", "s"), t.GPUs))
+	d.Section(fmt.Sprintf("%s: %d node%s of %s%s", t.ID, t.Nodes, units.Plural(t.Nodes, "", "s"), t.GPUs,
+		map[bool]string{true: " (simulated)"}[t.Simulated]))
 	d.Para("Links: " + t.Links + ".")
 	if t.Note != "" {
 		d.Para("Note: " + t.Note + ".")
@@ -78,34 +126,33 @@ func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Chart) {
 		d.Para(s)
 	}
 	var nodes, links, others [][]string
-	for _, n := range f.OutlierNodes {
+	for _, n := range f.BelowNodes {
 		if n.Type == t.ID {
-			nodes = append(nodes, []string{n.Node, fmt.Sprintf("%d of %d", n.Outliers, n.Judged), perfText(n.PerfPct)})
+			nodes = append(nodes, []string{n.Node, fmt.Sprintf("%d of %d", n.Below, n.Judged), perfText(n.PerfPct)})
 		}
 	}
-	linked := map[string]bool{}
-	for _, l := range f.OutlierLinks {
+	for _, l := range f.BelowLinks {
 		if l.Type == t.ID {
-			links = append(links, []string{l.Node, fmt.Sprintf("%d↔%d", l.A, l.B), l.Link, strconv.Itoa(l.Figures), perfText(l.PerfPct)})
-			linked[l.Node] = true
+			links = append(links, []string{l.Node, fmt.Sprintf("%d↔%d", l.A, l.B), l.Link, strconv.Itoa(l.Figures), fmt.Sprintf("%.1f%% worse", l.DeficitPct)})
 		}
 	}
 	whole := map[string]bool{}
-	for _, n := range f.OutlierNodes {
+	for _, n := range f.BelowNodes {
 		whole[n.Node] = true
 	}
-	for _, o := range f.Outliers {
+	for _, o := range f.Below {
 		if o.Type == t.ID && !whole[o.Node] && (o.Src < 0 || o.Dst < 0 || o.Src == o.Dst) {
 			others = append(others, []string{o.Node, o.Figure, devices(o.Src, o.Dst, o.Link), number(o.Value) + " " + string(o.Unit),
-				number(o.Median), fmt.Sprintf("%+.1f%%", o.DeviationPct), fmt.Sprintf("%.0f", o.Z)})
+				number(o.Median), fmt.Sprintf("%.1f%% worse", o.DeficitPct), fmt.Sprintf("%.1f", o.Sigma), Label(o.Status)})
 		}
 	}
-	d.Table(t.ID+": outlier nodes (the whole node is off)", []string{"node", "outlier figures", "median figure"}, nodes, "lrr")
-	d.Table(t.ID+": outlier links", []string{"node", "link", "class", "outlier figures", "furthest"}, links, "lllrr")
-	d.Table(t.ID+": other outlier figures", []string{"node", "figure", "devices", "value", "class median", "deviation", "z"}, others, "lllrrrr")
+	title := func(s string) string { return simTitle(t.Simulated, t.ID+": "+s) }
+	d.Table(title("nodes below their peers as a whole"), []string{"node", "figures below peers", "median figure"}, nodes, "lrr")
+	d.Table(title("links below their peers"), []string{"node", "link", "class", "figures below peers", "furthest"}, links, "lllrr")
+	d.Table(title("other figures below their peers"), []string{"node", "figure", "devices", "value", "peers' median", "deficit", "σ", "status"}, others, "lllrrrrl")
 	var classes [][]string
 	for _, c := range t.Classes {
-		judged := strconv.Itoa(c.Outliers)
+		judged := strconv.Itoa(c.Below)
 		if !c.Judged {
 			judged = "not judged"
 		}
@@ -116,7 +163,7 @@ func (f *Fleet) typeSection(d *report.Document, t *Type, figs []plot.Chart) {
 		classes = append(classes, []string{c.Label, string(c.Unit), strconv.Itoa(c.Nodes), strconv.Itoa(c.Figures),
 			number(c.Median), mad, number(c.Min), number(c.Max), judged})
 	}
-	d.Table(t.ID+": figures across nodes", []string{"figure", "unit", "nodes", "figures", "median", "MAD", "min", "max", "outliers"}, classes, "llrrrrrrr",
+	d.Table(title("figures across nodes"), []string{"figure", "unit", "nodes", "figures", "median", "MAD", "min", "max", "below peers"}, classes, "llrrrrrrr",
 		"MAD: median absolute deviation, relative to the median.")
 	for _, fig := range figs {
 		d.Figure(fig)
@@ -163,38 +210,65 @@ func (f *Fleet) WriteJSON(w io.Writer) error {
 }
 
 // csvHeader are the columns of WriteCSV.
-var csvHeader = []string{"record", "node", "path", "machine_type", "verdict", "figures", "failed", "outliers",
-	"figure", "src", "dst", "link", "unit", "value", "class_median", "deviation_pct", "robust_z", "detail"}
+var csvHeader = []string{"record", "node", "path", "machine_type", "verdict", "own_verdict", "peers", "figures", "failed", "below_peers",
+	"figure", "src", "dst", "link", "unit", "value", "class_median", "deficit_pct", "sigma", "detail"}
 
 // WriteCSV writes one table of records, the record column saying what a
-// row is: "node" (one per node: its verdict, counts and reasons),
-// "outlier" (an outlier figure), "failed" (a figure that failed) and
-// "unreadable" (an input that could not be read, with its error).
+// row is: "node" (one per node: its verdict, own verdict, peers' outcome,
+// counts and reasons), "below_peers" (a figure below its peers), "failed"
+// (a figure that failed) and "unreadable" (an input that could not be
+// read, with its error). Text that a spreadsheet would take for a formula
+// (a host named "=HYPERLINK(…)") is written as text (csvText).
 func (f *Fleet) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write(csvHeader)
+	write := func(cells ...string) {
+		for i, c := range cells {
+			cells[i] = csvText(c)
+		}
+		cw.Write(cells)
+	}
+	write(csvHeader...)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	verdictOf := func(s results.Status) string { return string(s) }
 	for _, u := range f.Unreadable {
-		cw.Write([]string{"unreadable", "", u.Path, "", "", "", "", "", "", "", "", "", "", "", "", "", "", u.Error})
+		write("unreadable", "", u.Path, "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", u.Error)
 	}
 	for _, n := range f.Nodes {
-		cw.Write([]string{"node", n.Name, n.Path, n.Type, string(n.Verdict), strconv.Itoa(n.Figures), strconv.Itoa(n.Failed),
-			strconv.Itoa(n.Outliers), "", "", "", "", "", "", "", "", "", strings.Join(n.Reasons, "; ")})
+		own := ""
+		if n.Own != nil {
+			own = verdictOf(n.Own.Status)
+		}
+		write("node", n.Name, n.Path, n.Type, verdictOf(n.Verdict), own, verdictOf(n.Peers), strconv.Itoa(n.Figures), strconv.Itoa(n.Failed),
+			strconv.Itoa(n.Below), "", "", "", "", "", "", "", "", "", strings.Join(n.Reasons, "; "))
 		for _, fl := range n.Failures {
-			cw.Write([]string{"failed", n.Name, n.Path, n.Type, "", "", "", "", fl.Figure, strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst),
-				fl.Link, "", "", "", "", "", fl.Label + ": " + fl.Error})
+			write("failed", n.Name, n.Path, n.Type, "", "", "", "", "", "", fl.Figure, strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst),
+				fl.Link, "", "", "", "", "", fl.Label+": "+fl.Error)
 		}
 	}
 	paths := make(map[string]string, len(f.Nodes))
 	for _, n := range f.Nodes {
 		paths[n.Name] = n.Path
 	}
-	for _, o := range f.Outliers {
-		cw.Write([]string{"outlier", o.Node, paths[o.Node], o.Type, "", "", "", "", o.Figure, strconv.Itoa(o.Src), strconv.Itoa(o.Dst),
-			o.Link, string(o.Unit), g(o.Value), g(o.Median), g(o.DeviationPct), g(o.Z), ""})
+	for _, o := range f.Below {
+		write("below_peers", o.Node, paths[o.Node], o.Type, verdictOf(o.Status), "", "", "", "", "", o.Figure, strconv.Itoa(o.Src), strconv.Itoa(o.Dst),
+			o.Link, string(o.Unit), g(o.Value), g(o.Median), g(o.DeficitPct), g(o.Sigma), "")
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvText keeps a cell from being taken for a formula: a cell that starts
+// with =, +, -, @, a tab or a carriage return, and is not a number this
+// package writes, gets a leading apostrophe, as OWASP's advice on CSV
+// injection has it (spreadsheets show the rest as text).
+func csvText(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 // notJudged says which of the type's classes were not judged, and why; ""
@@ -223,7 +297,7 @@ func (t *Type) notJudged() string {
 	s := fmt.Sprintf("Not judged: %d of the %d classes", n, len(t.Classes))
 	var parts []string
 	if small > 0 {
-		parts = append(parts, fmt.Sprintf("%d with fewer than %d figures (too few nodes or pairs of this type to tell an outlier)", small, minJudged))
+		parts = append(parts, fmt.Sprintf("%d with fewer than %d figures (too few nodes or pairs of this type to hold one to the others)", small, MinJudged))
 	}
 	for _, test := range tests {
 		parts = append(parts, fmt.Sprintf("those of %s (%s)", test, why[test]))

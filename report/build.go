@@ -18,6 +18,14 @@ func (d *Document) Simulated(banner string) {
 	d.Banner(banner)
 }
 
+// SimulatedPart marks a document about several runs, some of them
+// simulated, as Simulated does but for its tables: its builder says in the
+// title of each table whether its rows hold simulated figures.
+func (d *Document) SimulatedPart(banner string) {
+	d.footer += "  ·  SIMULATED"
+	d.Banner(banner)
+}
+
 // Para adds a paragraph; "\n" separates its lines.
 func (d *Document) Para(text string) { d.para("%s", text) }
 

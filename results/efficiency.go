@@ -109,7 +109,9 @@ func KindLabel(t Test, d Direction, p Part, open string) string {
 		l = string(t)
 	}
 	if info.BothWays {
-		l += ", " + map[Direction]string{DirRead: "reading", DirWrite: "writing"}[d]
+		if w := map[Direction]string{DirRead: "reading", DirWrite: "writing"}[d]; w != "" {
+			l += ", " + w
+		}
 		if p != PartNone {
 			l += " (" + string(p) + ")"
 		}

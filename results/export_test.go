@@ -11,3 +11,16 @@ func ByLines(data []byte) bool {
 	_, ok := decodeLines(data)
 	return ok
 }
+
+// SummaryKeys are the keys of a figure's line, its stats and their rounds
+// that the summary's fast path reads.
+var SummaryKeys, SummaryStatsKeys, SummaryRoundsKeys = summaryKeys, summaryStatsKeys, summaryRoundsKeys
+
+// DecodeSummary decodes the summary of data; Fast reports whether its
+// figures' lines are read by the fast path (every one of them).
+func DecodeSummary(data []byte) (*Run, error) { return decodeSummary("", data) }
+
+func SummaryFast(data []byte) bool {
+	_, ok := summaryLines(data)
+	return ok
+}

@@ -30,50 +30,11 @@ const sentinel = `[{"test":"\u0000figures on their own lines"}]`
 // nothing decoded, when it is not so laid out, does not decode, or is of
 // another schema version.
 func decodeLines(data []byte) (run Run, ok bool) {
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 || !bytes.HasPrefix(data[nl:], []byte(figuresKey)) {
+	lines, rest, ok := splitLines(data)
+	if !ok {
 		return Run{}, false
 	}
-	// The first line, its comma made the object's end, must be a whole
-	// object: the figures' key is then one of the run's own.
-	head := data[:nl]
-	if !bytes.HasSuffix(head, []byte(",")) || !json.Valid(append(bytes.Clone(head[:len(head)-1]), '}')) {
-		return Run{}, false
-	}
-	var lines [][]byte
-	at := nl + len(figuresKey)
-	for {
-		if at >= len(data) || data[at] != '\n' {
-			return Run{}, false
-		}
-		at++
-		end := bytes.IndexByte(data[at:], '\n')
-		if end < 0 {
-			return Run{}, false
-		}
-		line := data[at : at+end]
-		if bytes.HasPrefix(line, []byte("]")) {
-			break
-		}
-		lines = append(lines, line)
-		at += end
-	}
-	// Every figure but the last ends in the comma between them.
-	for i, line := range lines {
-		last := i == len(lines)-1
-		if bytes.HasSuffix(line, []byte(",")) == last {
-			return Run{}, false
-		}
-		if !last {
-			lines[i] = line[:len(line)-1]
-		}
-	}
-	rest := make([]byte, 0, nl+len(figuresKey)+len(sentinel)+len(data)-at)
-	rest = append(rest, data[:nl+len(figuresKey)-1]...)
-	rest = append(rest, sentinel...)
-	rest = append(rest, data[at+1:]...)
-	if err := json.Unmarshal(rest, &run); err != nil || run.Schema != SchemaVersion ||
-		len(run.Figures) != 1 || run.Figures[0].Test != "\x00figures on their own lines" {
+	if run, ok = decodeRest(rest); !ok {
 		return Run{}, false
 	}
 	run.Figures = make([]Figure, len(lines))
@@ -91,6 +52,66 @@ func decodeLines(data []byte) (run Run, ok bool) {
 	}
 	wg.Wait()
 	if failed.Load() {
+		return Run{}, false
+	}
+	return run, true
+}
+
+// splitLines splits data laid out as Encode writes it into its figures'
+// lines (each without the comma between them) and the rest of the file,
+// the figures replaced by the sentinel; ok is false when data is not so
+// laid out.
+func splitLines(data []byte) (lines [][]byte, rest []byte, ok bool) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || !bytes.HasPrefix(data[nl:], []byte(figuresKey)) {
+		return nil, nil, false
+	}
+	// The first line, its comma made the object's end, must be a whole
+	// object: the figures' key is then one of the run's own.
+	head := data[:nl]
+	if !bytes.HasSuffix(head, []byte(",")) || !json.Valid(append(bytes.Clone(head[:len(head)-1]), '}')) {
+		return nil, nil, false
+	}
+	at := nl + len(figuresKey)
+	for {
+		if at >= len(data) || data[at] != '\n' {
+			return nil, nil, false
+		}
+		at++
+		end := bytes.IndexByte(data[at:], '\n')
+		if end < 0 {
+			return nil, nil, false
+		}
+		line := data[at : at+end]
+		if bytes.HasPrefix(line, []byte("]")) {
+			break
+		}
+		lines = append(lines, line)
+		at += end
+	}
+	// Every figure but the last ends in the comma between them.
+	for i, line := range lines {
+		last := i == len(lines)-1
+		if bytes.HasSuffix(line, []byte(",")) == last {
+			return nil, nil, false
+		}
+		if !last {
+			lines[i] = line[:len(line)-1]
+		}
+	}
+	rest = make([]byte, 0, nl+len(figuresKey)+len(sentinel)+len(data)-at)
+	rest = append(rest, data[:nl+len(figuresKey)-1]...)
+	rest = append(rest, sentinel...)
+	rest = append(rest, data[at+1:]...)
+	return lines, rest, true
+}
+
+// decodeRest decodes what splitLines left of a file: the run but its
+// figures; ok is false when it does not decode, is of another schema
+// version or names its figures again.
+func decodeRest(rest []byte) (run Run, ok bool) {
+	if err := json.Unmarshal(rest, &run); err != nil || run.Schema != SchemaVersion ||
+		len(run.Figures) != 1 || run.Figures[0].Test != "\x00figures on their own lines" {
 		return Run{}, false
 	}
 	return run, true

@@ -83,7 +83,7 @@ func ipcJudge(run *results.Run, twinVerdict func(key string) (results.FigureVerd
 		if f.Unit == results.UnitNs {
 			floor = IPCLatencyFloor
 		}
-		c.noise = max(floor, 3*math.Hypot(relativeError(f), relativeError(g)), roundSpread(g))
+		c.noise = max(floor, 3*math.Hypot(RelativeError(f), RelativeError(g)), roundSpread(g))
 		c.st = results.StatusPass
 		if c.worse > c.noise {
 			c.wire, c.explained = wireCompared(f, g)

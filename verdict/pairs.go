@@ -22,31 +22,32 @@ import (
 //
 //   - each figure's deficit d = 1 − value / class median (the median of
 //     the others of the class, where the class has fewer than
-//     pairLeaveOneOut pairs, so that one weak link's two directions
+//     PairLeaveOneOut pairs, so that one weak link's two directions
 //     cannot pull the median to themselves);
-//   - its spread σ = √(se² + s² + pairFloor²): se the figure's own
+//   - its spread σ = √(se² + s² + PairFloor²): se the figure's own
 //     relative standard error (its rounds' run-to-run CV over √rounds, or
 //     its samples'), s the class's robust spread (1.4826 × the median
-//     absolute deviation over the median), pairFloor the least spread
+//     absolute deviation over the median), PairFloor the least spread
 //     assumed between pairs of a class;
 //   - its one-sided p-value, the normal tail beyond d / σ;
 //   - Holm's step-down procedure over all the comparisons of the run at
-//     family-wise error rate pairAlpha: the k-th smallest p-value is
-//     significant while it is at most pairAlpha / (m − k + 1);
-//   - a significant deficit of pairMinEffect or more warns, of
+//     family-wise error rate PairAlpha: the k-th smallest p-value is
+//     significant while it is at most PairAlpha / (m − k + 1);
+//   - a significant deficit of PairMinEffect or more warns, of
 //     SlowPairFraction or more fails.
 //
 // On a healthy 72-GPU run of tens of thousands of comparisons the chance
-// that any healthy pair is named is at most pairAlpha; a pair 5% slow on
+// that any healthy pair is named is at most PairAlpha; a pair 5% slow on
 // an 8-GPU machine, whose class spreads by a few tenths of a percent,
-// lies tens of σ out.
+// lies tens of σ out. Package fleet holds each node's figures to the other
+// nodes' by the same rule.
 const (
 	pairMinSize      = 1 << 20
 	pairMinClass     = 3
-	pairLeaveOneOut  = 8
-	pairFloor        = 0.005
-	pairAlpha        = 0.01
-	pairMinEffect    = 0.03
+	PairLeaveOneOut  = 8
+	PairFloor        = 0.005
+	PairAlpha        = 0.01
+	PairMinEffect    = 0.03
 	SlowPairFraction = 0.10
 )
 
@@ -93,7 +94,7 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 			continue
 		}
 		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, f.IdentityParams(), f.Size, class}
-		groups[k] = append(groups[k], pairMember{f: f, v: v, se: relativeError(f)})
+		groups[k] = append(groups[k], pairMember{f: f, v: v, se: RelativeError(f)})
 	}
 	var tests []pairTest
 	comparisons, classSeen := 0, map[string]bool{}
@@ -110,17 +111,17 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		for i, m := range ms {
 			comparisons++
 			ref, s := med, spread
-			if len(ms) < pairLeaveOneOut {
+			if len(ms) < PairLeaveOneOut {
 				ref, s = robust(slices.Delete(slices.Clone(all), i, i+1))
 			}
 			if ref <= 0 {
 				continue
 			}
 			d := 1 - m.v/ref
-			if d < pairMinEffect {
+			if d < PairMinEffect {
 				continue
 			}
-			sigma := math.Sqrt(m.se*m.se + s*s + pairFloor*pairFloor)
+			sigma := math.Sqrt(m.se*m.se + s*s + PairFloor*PairFloor)
 			z := d / sigma
 			tests = append(tests, pairTest{m: m, ref: ref, deficit: d, z: z, p: stats.NormSf(z, 0, 1), peers: len(ms), class: k.class})
 		}
@@ -130,13 +131,7 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 	}
 	// Holm's step-down over every comparison made.
 	sort.Slice(tests, func(i, j int) bool { return tests[i].p < tests[j].p })
-	var named []pairTest
-	for k, t := range tests {
-		if t.p > pairAlpha/float64(comparisons-k) {
-			break
-		}
-		named = append(named, t)
-	}
+	named := tests[:Holm(len(tests), func(k int) float64 { return tests[k].p }, comparisons, PairAlpha)]
 	type pairKey [2]int
 	worst := map[pairKey]*pairTest{}
 	count := map[pairKey]int{}
@@ -162,15 +157,28 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 			st = results.StatusFail
 		}
 		msg := fmt.Sprintf("%s: %s GB/s, %.1f%% below the median of its class (%s, %d pairs) %s GB/s; %.1f σ out, significant over the run's %d comparisons (Holm, family-wise %.0f%%)",
-			results.FigureName(f), fmtValue(t.m.v), 100*t.deficit, t.class, t.peers, fmtValue(t.ref), t.z, comparisons, 100*pairAlpha)
+			results.FigureName(f), fmtValue(t.m.v), 100*t.deficit, t.class, t.peers, fmtValue(t.ref), t.z, comparisons, 100*PairAlpha)
 		if n := count[k]; n > 1 {
 			msg += fmt.Sprintf("; %d more of its figures are low too", n-1)
 		}
 		items = append(items, results.CheckItem{Status: st, Subject: fmt.Sprintf("%s %d→%d", f.Test, k[0], k[1]), Message: msg})
 	}
 	summary = fmt.Sprintf("%d comparisons of a pair with its link class (%d %s): no pair low beyond its class's spread (Holm, family-wise %.0f%%; %.0f%% below warns, %.0f%% fails)",
-		comparisons, len(classSeen), units.Plural(len(classSeen), "class", "classes"), 100*pairAlpha, 100*pairMinEffect, 100*SlowPairFraction)
+		comparisons, len(classSeen), units.Plural(len(classSeen), "class", "classes"), 100*PairAlpha, 100*PairMinEffect, 100*SlowPairFraction)
 	return items, true, summary
+}
+
+// Holm is how many of n p-values, p(k) the k-th smallest, Holm's
+// step-down procedure finds significant among m comparisons (m ≥ n: the
+// others' p-values are larger) at family-wise error rate alpha: the k-th
+// smallest is while it is at most alpha / (m − k).
+func Holm(n int, p func(k int) float64, m int, alpha float64) int {
+	for k := range n {
+		if p(k) > alpha/float64(m-k) {
+			return k
+		}
+	}
+	return n
 }
 
 // robust is the median of vs and their robust relative spread, 1.4826 ×
@@ -184,10 +192,10 @@ func robust(vs []float64) (med, spread float64) {
 	return med, spread
 }
 
-// relativeError is a figure's relative standard error: its rounds'
+// RelativeError is a figure's relative standard error: its rounds'
 // run-to-run CV over the square root of their number, or its samples' CV
 // over the square root of theirs (× 1.25, a median's efficiency).
-func relativeError(f *results.Figure) float64 {
+func RelativeError(f *results.Figure) float64 {
 	if f.Stats == nil {
 		return 0
 	}

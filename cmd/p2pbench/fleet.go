@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,32 +14,39 @@ import (
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 func fleetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "fleet",
-		Usage:     "one view of many nodes' results: machine types, each figure's spread, outlier nodes and links",
+		Usage:     "one view of many nodes' results: each node's verdict, machine types, each figure's spread, nodes and links below their peers",
 		ArgsUsage: "PATH...",
 		Description: "PATH is a results file, a directory (every *.json and *.json.gz under it) or a\n" +
-			"glob pattern. Nodes are grouped by machine type (GPUs and the link of every ordered\n" +
-			"pair); within a type, a figure is an outlier when it is at least --z robust z-scores\n" +
-			"(|x - median| / (1.4826 MAD)) and at least --threshold from the median of the same\n" +
-			"figure on the same link class across the type's nodes, and worse than it (one-sided);\n" +
-			"lat_copy_device, which nothing judges, and classes of too few figures are not judged,\n" +
-			"and each type says so. Unreadable inputs are listed, never dropped. Exit status 4 when no\n" +
-			"node could be read or judged; with --fail-on-outlier, 5 for outliers, failures or\n" +
-			"unreadable inputs.",
+			"glob pattern. A node's verdict (PASS, WARN, FAIL, NOT JUDGED) is the worst of its own\n" +
+			"(the verdict its run records: a node whose run FAILed fails), its run's failures, and its\n" +
+			"peers': nodes are grouped by machine type (GPUs, the link of every ordered pair,\n" +
+			"simulated or not), and a figure is below its peers when it is at least --threshold worse\n" +
+			"than the median of the same figure on the same link class across the type's nodes and\n" +
+			"significant beyond their spread and its own noise (Holm over the fleet's comparisons at\n" +
+			"--alpha): a WARN, 10% or more a FAIL. Nodes whose own verdict failed on their links or\n" +
+			"memory are not held to their peers. lat_copy_device, which nothing judges, and classes\n" +
+			"of too few figures are not judged, and each type says so. Unreadable inputs are listed,\n" +
+			"never dropped; the command's own outputs are never read. Exit status 4 when no node\n" +
+			"could be read or judged; with --fail-on-outlier, 5 when a node FAILs or is below its\n" +
+			"peers or of another topology, or an input is unreadable (a node that only WARNed on\n" +
+			"its own does not count).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(fleet.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the view to `FILE` instead of standard output"},
-			&cli.Float64Flag{Name: "z", Value: fleet.DefaultZ, Usage: "robust z-score at or beyond which a figure may be an outlier"},
-			&cli.StringFlag{Name: "threshold", Value: "5%", Usage: "least distance from the class median for an outlier, e.g. 5% or 2.5"},
+			&cli.StringFlag{Name: "threshold", Value: fmt.Sprintf("%g%%", 100*fleet.DefaultThreshold), Usage: "least deficit against the class median for a figure below its peers, e.g. 3% or 2.5"},
+			&cli.StringFlag{Name: "alpha", Value: fmt.Sprintf("%g%%", 100*fleet.DefaultAlpha), Usage: "family-wise false-alarm rate over the fleet's comparisons, in percent: e.g. 1% or 0.1"},
 			&cli.StringFlag{Name: "plot", Usage: "also draw each machine type's heatmap and spreads into directory `DIR`"},
 			&cli.StringFlag{Name: "plot-format", Value: "png", Usage: "image formats of --plot, comma-separated: png, svg, pdf"},
 			&cli.StringFlag{Name: "report", Usage: "also write the fleet report to `FILE` (.pdf or .md)"},
-			&cli.BoolFlag{Name: "fail-on-outlier", Usage: "exit with status 5 when a node is not OK or an input is unreadable"},
+			&cli.BoolFlag{Name: "fail-on-outlier", Usage: "exit with status 5 when a node FAILs or is below its peers, or an input is unreadable"},
 		},
 		Action: fleetAction,
 	}
@@ -57,8 +64,8 @@ func fleetAction(c *cli.Context) error {
 	if opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
 		return usageError{err}
 	}
-	if opt.Z = c.Float64("z"); !(opt.Z > 0) {
-		return usageError{fmt.Errorf("--z %v is not a positive number", opt.Z)}
+	if opt.Alpha, err = compare.ParseThreshold(c.String("alpha")); err != nil || !(opt.Alpha > 0) || opt.Alpha >= 1 {
+		return usageError{fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha"))}
 	}
 	format := c.String("format")
 	if !slices.Contains(fleet.Formats(), format) {
@@ -86,7 +93,13 @@ func fleetAction(c *cli.Context) error {
 			return err
 		}
 	}
+	// A directory read may hold the command's own outputs of an earlier
+	// run: they are never read.
+	opt.Exclude = []string{c.String("output"), reportOut}
+	bar := newProgress(c.App.ErrWriter, os.Getenv("TERM"))
+	opt.Progress = func(done, total int) { bar.update(done, total, "reading results") }
 	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, opt) })
+	bar.finish()
 	if err != nil {
 		return err
 	}
@@ -105,8 +118,6 @@ func fleetAction(c *cli.Context) error {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
-		if slices.Contains(formats, "pdf") {
-		}
 		written, err := plot.WriteAll(c.Context, f.Figures(), dir, formats)
 		for _, p := range written {
 			fmt.Fprintln(c.App.ErrWriter, "plot:", p)
@@ -131,13 +142,13 @@ func fleetAction(c *cli.Context) error {
 }
 
 // fleetAttention fails with status 4 when no node was read or none could
-// be judged (nothing done is no OK), and with status 5 under
-// --fail-on-outlier when a node is an outlier or failed, or an input could
-// not be read.
+// be judged (nothing done is no PASS), and with status 5 under
+// --fail-on-outlier when a node needs attention (it FAILed, or is below
+// its peers or of another topology) or an input could not be read.
 func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
 	judged := 0
 	for _, n := range f.Nodes {
-		if n.Verdict != fleet.NotJudged {
+		if n.Verdict != results.StatusNotJudged {
 			judged++
 		}
 	}
@@ -145,7 +156,7 @@ func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
 	case len(f.Nodes) == 0:
 		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), units.Plural(len(f.Unreadable), "", "s")))
 	case judged == 0:
-		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"), fleet.MinJudged))
+		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: no run records a verdict that judged it, and each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"), fleet.MinJudged))
 	}
 	if !c.Bool("fail-on-outlier") {
 		return nil
@@ -153,9 +164,9 @@ func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
 	var first string
 	bad := 0
 	for _, n := range f.Nodes {
-		if n.Verdict == fleet.Outlier || n.Verdict == fleet.Failed {
+		if n.Attention() {
 			if bad == 0 {
-				first = fmt.Sprintf(" (first: %s %s)", n.Name, n.Verdict)
+				first = fmt.Sprintf(" (first: %s %s, peers %s)", n.Name, fleet.Label(n.Verdict), fleet.Label(n.Peers))
 			}
 			bad++
 		}

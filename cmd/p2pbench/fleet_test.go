@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/p2pbench/p2pbench/internal/outfile"
 )
 
 // TestAllDirPattern runs all as four Slurm ranks would start it, with a
 // --dir pattern, and fleet over the four directories: one type, four nodes,
-// all OK (the simulator's figures, host-timed ones included, repeat).
+// none below its peers (the simulator's figures, host-timed ones included,
+// repeat).
 func TestAllDirPattern(t *testing.T) {
 	dir := t.TempDir()
 	for rank, node := range []string{"n0", "n1", "n2", "n3"} {
@@ -31,7 +34,7 @@ func TestAllDirPattern(t *testing.T) {
 		t.Fatalf("directories %v, want n0-0 … n3-3", names)
 	}
 	stdout, stderr, status := p2pbench(t, "fleet", "--fail-on-outlier", dir)
-	if status != exitOK || !strings.Contains(stdout, "4 nodes of 1 machine type") || !strings.Contains(stdout, "4 OK") {
+	if status != exitOK || !strings.Contains(stdout, "4 nodes of 1 machine type") || !strings.Contains(stdout, "0 FAIL, 0 NOT JUDGED; 0 nodes below their peers") {
 		t.Errorf("fleet: status %d, stderr %q, output:\n%s", status, stderr, stdout)
 	}
 	if _, stderr, status := p2pbench(t, append([]string{"all", "--dir", "x-%q"}, small...)...); status != exitUsage || !strings.Contains(stderr, "%q") {
@@ -47,6 +50,13 @@ func TestFleetErrors(t *testing.T) {
 		copyOf(t, path, nodes, n)
 	}
 	empty := t.TempDir()
+	// The sample without its verdict: nothing judges it alone.
+	bare := readResults(t, path)
+	bare.Verdict = nil
+	unjudged := filepath.Join(t.TempDir(), "bare.json")
+	if err := outfile.Write(unjudged, bare.EncodeFor(unjudged)); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args   []string
 		status int
@@ -54,14 +64,17 @@ func TestFleetErrors(t *testing.T) {
 	}{
 		{[]string{"fleet"}, exitUsage, "at least one"},
 		{[]string{"fleet", "--format", "yaml", path}, exitUsage, "unknown format"},
-		{[]string{"fleet", "--z", "0", path}, exitUsage, "--z"},
+		{[]string{"fleet", "--alpha", "0", path}, exitUsage, "--alpha"},
+		{[]string{"fleet", "--alpha", "100%", path}, exitUsage, "--alpha"},
 		{[]string{"fleet", "--threshold", "x", path}, exitUsage, "threshold"},
 		{[]string{"fleet", "-o", path, path}, exitUsage, "input"},
 		// An unreadable input is listed; with --fail-on-outlier it fails.
 		{[]string{"fleet", "--fail-on-outlier", nodes, filepath.Join(t.TempDir(), "missing.json")}, exitVerdict, "1 input unreadable"},
 		// Nothing read, or nothing judged, is no OK (issue 28, item 6).
 		{[]string{"fleet", empty}, exitFailed, "no node's results could be read"},
-		{[]string{"fleet", path}, exitFailed, "none of the 1 node could be judged"},
+		{[]string{"fleet", unjudged}, exitFailed, "none of the 1 node could be judged"},
+		// Its own verdict judges a node alone.
+		{[]string{"fleet", path}, exitOK, ""},
 	} {
 		_, stderr, status := p2pbench(t, tc.args...)
 		if status != tc.status || !strings.Contains(stderr, tc.want) {

@@ -88,7 +88,7 @@ func launchFour(t *testing.T, pattern string, vars func(rank int) []string) {
 }
 
 // analyse runs the fleet analysis over root and checks that it finds the
-// four nodes, all OK.
+// four nodes, all PASS.
 func analyse(t *testing.T, root string) {
 	t.Helper()
 	f, err := fleet.Load([]string{root}, fleet.Options{})
@@ -99,7 +99,7 @@ func analyse(t *testing.T, root string) {
 		t.Fatalf("the fleet has %d nodes and %d unreadable files, want 4 and none: %+v", len(f.Nodes), len(f.Unreadable), f.Unreadable)
 	}
 	for _, n := range f.Nodes {
-		if n.Verdict != fleet.OK {
+		if n.Verdict != results.StatusPass {
 			t.Errorf("node %s: %s %v", n.Name, n.Verdict, n.Reasons)
 		}
 	}

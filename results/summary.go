@@ -1,0 +1,627 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/valyala/fastjson"
+)
+
+// A reader of many runs at once (fleet, over a thousand nodes' files of
+// several MB each) looks at each figure's identity, statistics,
+// verification and error, never at its samples, which are most of a file
+// and most of the time encoding/json takes to read it. ReadSummary reads a
+// file as Read does but keeps only what such a reader looks at, and
+// decodes the lines of the figures, laid out as Encode writes them, with
+// valyala/fastjson, which finds the values it is asked for without
+// converting the rest: on an 8-GPU run, an eighth of encoding/json's time.
+//
+// What a summary drops it does not check: a file whose samples are not
+// numbers is refused by Read and read by ReadSummary. What it keeps it
+// reads exactly as encoding/json does: a figure line with anything else
+// (a key it does not know, or in other case, a key twice, a value of
+// another kind, text that is not printable ASCII, whose decoding differs
+// between the two) is decoded by encoding/json, and a file laid out
+// otherwise or that does not decode is read whole, so that what is read
+// and every error are the same either way. The run is then validated as
+// Read validates it (what Validate checks of samples is left out).
+
+// ReadSummary reads a results file as Read does and returns its summary:
+// the run without its figures' samples, rounds, link traffic and method
+// checks, nor the verdict's figure verdicts (see Run.Summarize).
+func ReadSummary(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	defer f.Close()
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	data, ok := readPlain(f, buf)
+	if !ok {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("reading results: %w", err)
+		}
+		if data, err = readBounded(path, f, MaxFileBytes); err != nil {
+			return nil, err
+		}
+	}
+	return decodeSummary(path, data)
+}
+
+// buffers keep the buffers files are read into for the next file: most of
+// reading many files is otherwise the kernel's zeroing of new memory.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// keptBuffer is the largest buffer kept for the next file.
+const keptBuffer = 64 << 20
+
+// readPlain reads f, a regular file of JSON within keptBuffer, into buf;
+// false for anything else (compressed, larger, changing as it is read),
+// which readBounded reads and bounds.
+func readPlain(f *os.File, buf *[]byte) ([]byte, bool) {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > keptBuffer {
+		return nil, false
+	}
+	n := int(fi.Size())
+	if cap(*buf) < n+1 {
+		*buf = make([]byte, n+1)
+	}
+	data := (*buf)[:n+1]
+	// One byte more than the file holds: a file that grew is read again.
+	got, err := io.ReadFull(f, data)
+	if err != io.ErrUnexpectedEOF || got != n || n >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		return nil, false
+	}
+	return data[:n], true
+}
+
+// Summarize drops what a summary does not keep: every figure's samples,
+// rounds, link traffic and method check, and the verdict's figures. The
+// figures' stats, their verification and errors stay.
+func (r *Run) Summarize() {
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		f.Samples, f.Rounds, f.Traffic, f.Check = nil, nil, nil, nil
+	}
+	if r.Verdict != nil {
+		r.Verdict.Figures = nil
+	}
+}
+
+// decodeSummary decodes the summary of data, a file named file.
+func decodeSummary(file string, data []byte) (*Run, error) {
+	run, ok := summaryLines(data)
+	if !ok {
+		whole, err := decode(file, data, false)
+		if err != nil {
+			return nil, err
+		}
+		whole.Summarize()
+		return whole, nil
+	}
+	run.CompleteCatalogue()
+	if err := run.Validate(); err != nil {
+		return nil, &InvalidError{File: file, Err: err}
+	}
+	return run, nil
+}
+
+// summaryLines decodes the summary of data laid out as Encode writes it;
+// ok is false, with nothing decoded, where decodeLines would find it
+// otherwise, or where a figure does not decode.
+func summaryLines(data []byte) (*Run, bool) {
+	lines, rest, ok := splitLines(data)
+	if !ok {
+		return nil, false
+	}
+	run, ok := decodeRest(withoutFigureVerdicts(rest))
+	if !ok {
+		return nil, false
+	}
+	run.Figures = make([]Figure, len(lines))
+	p := parsers.Get().(*fastjson.Parser)
+	defer parsers.Put(p)
+	var scratch []byte
+	strs := map[string]string{}
+	for i, line := range lines {
+		f := &run.Figures[i]
+		scratch = withoutSamples(scratch[:0], line)
+		if v, err := p.ParseBytes(scratch); err == nil && summaryFigure(v, f, strs) {
+			continue
+		}
+		*f = Figure{}
+		if json.Unmarshal(line, f) != nil {
+			return nil, false
+		}
+		f.Samples, f.Rounds, f.Traffic, f.Check = nil, nil, nil, nil
+	}
+	if run.Verdict != nil {
+		run.Verdict.Figures = nil
+	}
+	return &run, true
+}
+
+var parsers = sync.Pool{New: func() any { return new(fastjson.Parser) }}
+
+// withoutSamples appends line to dst without the numbers of its samples
+// and rounds, which are most of its values: the arrays are left empty.
+// Only arrays that follow their key as Encode writes it (after a comma: a
+// quote inside a string is escaped) and hold no string (no quote, so the
+// first ']' closes them, or a nested array, which then does not parse and
+// the line goes to encoding/json) are emptied.
+func withoutSamples(dst, line []byte) []byte {
+	for _, key := range [][]byte{[]byte(`,"samples":[`), []byte(`,"rounds":[`)} {
+		i := bytes.Index(line, key)
+		if i < 0 {
+			continue
+		}
+		from := i + len(key)
+		end := bytes.IndexByte(line[from:], ']')
+		if end < 0 || bytes.IndexByte(line[from:from+end], '"') >= 0 {
+			continue
+		}
+		dst = append(dst, line[:from]...)
+		line = line[from+end:]
+	}
+	return append(dst, line...)
+}
+
+// withoutFigureVerdicts cuts the lines of the verdict's figures out of
+// what splitLines left of a file laid out as Encode writes it (a raw
+// newline is only ever a separator there: compact JSON escapes those in
+// text), leaving their array empty; rest as it is when it has none.
+func withoutFigureVerdicts(rest []byte) []byte {
+	v := bytes.Index(rest, []byte(",\n\"verdict\":{"))
+	if v < 0 {
+		return rest
+	}
+	open := bytes.Index(rest[v:], []byte("\n\"figures\":["))
+	if open < 0 {
+		return rest
+	}
+	from := v + open + len("\n\"figures\":[")
+	to := bytes.Index(rest[from:], []byte("\n]}"))
+	if to < 0 {
+		return rest
+	}
+	return append(rest[:from:from], rest[from+to:]...)
+}
+
+// The keys of a figure's line that summaryFigure reads, and of its stats;
+// a key of neither is decoded by encoding/json (a test holds them to the
+// JSON fields of Figure, Stats and RoundStats).
+var (
+	summaryKeys = []string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "unit", "params",
+		"samples", "rounds", "stats", "verify", "verify_detail", "error", "error_name", "link_traffic",
+		"other_processes", "method_check"}
+	summaryStatsKeys  = []string{"n", "median", "mean", "stddev", "cv", "min", "max", "p5", "p95", "p99", "rounds"}
+	summaryRoundsKeys = []string{"n", "median_lo", "median_hi", "confidence", "run_cv"}
+)
+
+// summaryFigure reads v, a figure's line, into f as encoding/json would,
+// leaving out what a summary drops; false where it cannot vouch for that.
+func summaryFigure(v *fastjson.Value, f *Figure, strs map[string]string) bool {
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	var seen uint32
+	ok := true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		if !ok {
+			return
+		}
+		k := string(key)
+		if ok = once(&seen, figureKey(k)); !ok {
+			return
+		}
+		switch k {
+		case "test":
+			ok = text(v, (*string)(&f.Test), strs)
+		case "engine":
+			ok = text(v, (*string)(&f.Engine), strs)
+		case "direction":
+			ok = text(v, (*string)(&f.Direction), strs)
+		case "part":
+			ok = text(v, (*string)(&f.Part), strs)
+		case "unit":
+			ok = text(v, (*string)(&f.Unit), strs)
+		case "verify":
+			ok = text(v, &f.Verify, strs)
+		case "verify_detail":
+			ok = text(v, &f.VerifyDetail, strs)
+		case "error":
+			ok = text(v, &f.Error, strs)
+		case "error_name":
+			ok = text(v, &f.ErrorName, strs)
+		case "src":
+			ok = whole(v, &f.Src)
+		case "dst":
+			ok = whole(v, &f.Dst)
+		case "size_bytes":
+			ok = unsigned(v, &f.Size)
+		case "params":
+			ok = params(v, f, strs)
+		case "stats":
+			ok = summaryStats(v, f)
+		case "other_processes":
+			ok = pids(v, f)
+		case "samples", "rounds":
+			ok = kind(v, fastjson.TypeArray)
+		case "link_traffic", "method_check":
+			ok = kind(v, fastjson.TypeObject)
+		}
+	})
+	return ok
+}
+
+// figureKey is the index of a figure's key in summaryKeys, -1 for none.
+func figureKey(k string) int {
+	switch k {
+	case "test":
+		return 0
+	case "engine":
+		return 1
+	case "direction":
+		return 2
+	case "part":
+		return 3
+	case "src":
+		return 4
+	case "dst":
+		return 5
+	case "size_bytes":
+		return 6
+	case "unit":
+		return 7
+	case "params":
+		return 8
+	case "samples":
+		return 9
+	case "rounds":
+		return 10
+	case "stats":
+		return 11
+	case "verify":
+		return 12
+	case "verify_detail":
+		return 13
+	case "error":
+		return 14
+	case "error_name":
+		return 15
+	case "link_traffic":
+		return 16
+	case "other_processes":
+		return 17
+	case "method_check":
+		return 18
+	}
+	return -1
+}
+
+// once reports whether key i is a known key (i ≥ 0) not seen before, and
+// marks it seen (encoding/json merges a key given twice into what the
+// first left, which the summary does not imitate).
+func once(seen *uint32, i int) bool {
+	if i < 0 || *seen&(1<<i) != 0 {
+		return false
+	}
+	*seen |= 1 << i
+	return true
+}
+
+// kind reports whether v is null (which leaves a field as it is) or of
+// type t.
+func kind(v *fastjson.Value, t fastjson.Type) bool {
+	return v.Type() == fastjson.TypeNull || v.Type() == t
+}
+
+// text reads a string, null leaving dst as it is, the same text once in
+// strs. Only printable ASCII is taken: encoding/json decodes invalid UTF-8
+// and lone surrogates as U+FFFD and refuses control characters, fastjson
+// does neither.
+func text(v *fastjson.Value, dst *string, strs map[string]string) bool {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return true
+	case fastjson.TypeString:
+	default:
+		return false
+	}
+	b, err := v.StringBytes()
+	if err != nil || !printable(b) {
+		return false
+	}
+	*dst = intern(b, strs)
+	return true
+}
+
+// intern returns b as a string, the same one for the same text.
+func intern(b []byte, strs map[string]string) string {
+	if s, ok := strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	strs[s] = s
+	return s
+}
+
+// printable reports whether b is printable ASCII.
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// number returns the text of a JSON number, checked against JSON's
+// grammar (fastjson's parser takes any run of digits, signs, dots and
+// exponents, and NaN and Inf, as a number).
+func number(v *fastjson.Value, buf []byte) ([]byte, bool) {
+	if v.Type() != fastjson.TypeNumber {
+		return nil, false
+	}
+	b := v.MarshalTo(buf[:0])
+	return b, jsonNumber(b)
+}
+
+// jsonNumber reports whether b is a number as JSON writes one:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(b []byte) bool {
+	i := 0
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch start := i; {
+	case digits() == 0:
+		return false
+	case b[start] == '0' && i-start > 1:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// whole reads an int as encoding/json does (no fraction, no exponent),
+// null leaving dst as it is.
+func whole(v *fastjson.Value, dst *int) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	var buf [32]byte
+	b, ok := number(v, buf[:])
+	if !ok {
+		return false
+	}
+	var err error
+	if len(b) <= fastDigits {
+		*dst, err = v.Int()
+	} else {
+		var n int64
+		n, err = strconv.ParseInt(string(b), 10, strconv.IntSize)
+		*dst = int(n)
+	}
+	return err == nil
+}
+
+// unsigned reads a uint64 as encoding/json does.
+func unsigned(v *fastjson.Value, dst *uint64) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	var buf [32]byte
+	b, ok := number(v, buf[:])
+	if !ok {
+		return false
+	}
+	var err error
+	if len(b) <= fastDigits {
+		*dst, err = v.Uint64()
+	} else {
+		*dst, err = strconv.ParseUint(string(b), 10, 64)
+	}
+	return err == nil
+}
+
+// fastDigits is the longest number fastjson converts here: a whole
+// number of 15 digits, or a decimal of 15 digits without an exponent, is
+// exact in a float64, and fastjson's one division of it by an exact power
+// of ten rounds as strconv does; longer ones go to strconv.
+const fastDigits = 15
+
+// float reads a float64 as encoding/json does (as strconv.ParseFloat
+// reads it, which refuses a number beyond float64's range).
+func float(v *fastjson.Value, dst *float64) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	var buf [64]byte
+	b, ok := number(v, buf[:])
+	if !ok {
+		return false
+	}
+	digits, exponent := 0, false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == 'e' || c == 'E':
+			exponent = true
+		}
+	}
+	var err error
+	if digits <= fastDigits && !exponent {
+		*dst, err = v.Float64()
+	} else {
+		*dst, err = strconv.ParseFloat(string(b), 64)
+	}
+	return err == nil
+}
+
+// params reads a figure's params: an object of strings.
+func params(v *fastjson.Value, f *Figure, strs map[string]string) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	if f.Params == nil {
+		f.Params = make(map[string]string, o.Len())
+	}
+	ok := true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		if !ok {
+			return
+		}
+		k := string(key)
+		if _, twice := f.Params[k]; twice || !printable(key) {
+			ok = false
+			return
+		}
+		var s string
+		if ok = text(v, &s, strs); ok {
+			f.Params[k] = s
+		}
+	})
+	return ok
+}
+
+// pids reads a figure's other processes: an array of whole numbers.
+func pids(v *fastjson.Value, f *Figure) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	a, err := v.Array()
+	if err != nil {
+		return false
+	}
+	f.OtherProcesses = make([]int, len(a))
+	for i, x := range a {
+		if !whole(x, &f.OtherProcesses[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// summaryStats reads a figure's stats, rounds' summary included.
+func summaryStats(v *fastjson.Value, f *Figure) bool {
+	if v.Type() == fastjson.TypeNull {
+		f.Stats = nil
+		return true
+	}
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	s := &Stats{}
+	f.Stats = s
+	var seen uint32
+	ok := true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		if !ok {
+			return
+		}
+		k := string(key)
+		if ok = once(&seen, slices.Index(summaryStatsKeys, k)); !ok {
+			return
+		}
+		switch k {
+		case "n":
+			ok = whole(v, &s.N)
+		case "median":
+			ok = float(v, &s.Median)
+		case "mean":
+			ok = float(v, &s.Mean)
+		case "stddev":
+			ok = float(v, &s.Stddev)
+		case "cv":
+			ok = float(v, &s.CV)
+		case "min":
+			ok = float(v, &s.Min)
+		case "max":
+			ok = float(v, &s.Max)
+		case "p5":
+			ok = float(v, &s.P5)
+		case "p95":
+			ok = float(v, &s.P95)
+		case "p99":
+			ok = float(v, &s.P99)
+		case "rounds":
+			ok = summaryRounds(v, s)
+		}
+	})
+	return ok
+}
+
+// summaryRounds reads the summary of a figure's rounds.
+func summaryRounds(v *fastjson.Value, s *Stats) bool {
+	if v.Type() == fastjson.TypeNull {
+		s.Rounds = nil
+		return true
+	}
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	r := &RoundStats{}
+	s.Rounds = r
+	var seen uint32
+	ok := true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		if !ok {
+			return
+		}
+		k := string(key)
+		if ok = once(&seen, slices.Index(summaryRoundsKeys, k)); !ok {
+			return
+		}
+		switch k {
+		case "n":
+			ok = whole(v, &r.N)
+		case "median_lo":
+			ok = float(v, &r.MedianLo)
+		case "median_hi":
+			ok = float(v, &r.MedianHi)
+		case "confidence":
+			ok = float(v, &r.Confidence)
+		case "run_cv":
+			ok = float(v, &r.RunCV)
+		}
+	})
+	return ok
+}

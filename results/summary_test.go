@@ -1,0 +1,129 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
+)
+
+// summaryRun is a run with everything a figure can carry: failures,
+// rounds, method checks, link traffic, other processes, a verdict.
+func summaryRun(t *testing.T) []byte {
+	t.Helper()
+	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
+	run.Figures[1].Traffic = &results.LinkTraffic{Src: results.LinkCounts{TxData: 1 << 30, TxRaw: 1 << 31}}
+	run.Figures[1].OtherProcesses = []int{4242, 17}
+	run.Figures[2].Check = &results.MethodCheck{RepsPerSample: 3, Samples: []float64{1, 2}, Median: 1.5, MethodMedian: 1.5}
+	run.Figures[3].Error, run.Figures[3].ErrorName = "it broke: \"quoted\" → here", "CUDA_ERROR_X"
+	run.Figures[3].Samples, run.Figures[3].Rounds, run.Figures[3].Stats = nil, nil, nil
+	run.Verdict = &results.Verdict{Status: results.StatusWarn, Checks: []results.Check{{Name: "links", Title: "Links", Status: results.StatusPass, Summary: "fine"}},
+		Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
+	var enc bytes.Buffer
+	if err := run.Encode(&enc); err != nil {
+		t.Fatal(err)
+	}
+	return enc.Bytes()
+}
+
+// TestSummary: a run's summary is the run read whole without what a
+// summary drops, read by the fast path where the file is as Encode writes
+// it, and by encoding/json (the same run, or the same error) where a line
+// or the file is anything else.
+func TestSummary(t *testing.T) {
+	data := summaryRun(t)
+	if !results.SummaryFast(data) {
+		t.Fatal("a file as Encode writes it is not summarised line by line")
+	}
+	same := func(name string, data []byte) {
+		t.Helper()
+		got, gerr := results.DecodeSummary(data)
+		want, werr := results.DecodeWhole(data)
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("%s: error %v, decoded whole %v", name, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		want.Summarize()
+		if !reflect.DeepEqual(got, want) {
+			for i := range got.Figures {
+				if !reflect.DeepEqual(got.Figures[i], want.Figures[i]) {
+					t.Errorf("figure %d: %+v\nwant %+v", i, got.Figures[i], want.Figures[i])
+					break
+				}
+			}
+			t.Fatalf("%s: the summary differs from the run read whole and summarised", name)
+		}
+	}
+	same("as written", data)
+	got, _ := results.DecodeSummary(data)
+	if got.Verdict == nil || got.Verdict.Status != results.StatusWarn || len(got.Verdict.Checks) != 1 || got.Verdict.Figures != nil {
+		t.Errorf("the summary's verdict: %+v", got.Verdict)
+	}
+	for _, f := range got.Figures {
+		if f.Samples != nil || f.Rounds != nil || f.Traffic != nil || f.Check != nil {
+			t.Fatalf("a summarised figure keeps what a summary drops: %+v", f)
+		}
+	}
+	first := bytes.Index(data, []byte("\n{\"test\":")) + 1
+	for _, c := range []struct {
+		name, old, new string
+		whole          bool // the file is read whole
+	}{
+		// Lines the fast path leaves to encoding/json: the run is the same.
+		{"a key in other case", `{"test":`, `{"Test":`, false},
+		{"an unknown key", `{"test":`, `{"later_field":[1,2],"test":`, false},
+		{"a key twice", `{"test":`, `{"src":0,"test":`, false},
+		{"a number in another form", `"median":`, `"median":-0.0e0,"x":`, false},
+		{"an escaped text", `"verify":"`, `"verify":"\u0070`, false},
+		// Lines that do not decode: the file's error, as Read gives it.
+		{"a string for a number", `"src":`, `"src":"0",`, true},
+		{"a number as JSON does not write it", `"src":`, `"src":0`, true},
+		{"a whole number with an exponent", `"src":`, `"src":1e0,"x":`, true},
+		{"NaN", `"median":`, `"median":NaN,"x":`, true},
+	} {
+		i := bytes.Index(data[first:], []byte(c.old))
+		if i < 0 {
+			t.Fatalf("%s: no %q in the file", c.name, c.old)
+		}
+		changed := slices.Concat(data[:first+i], []byte(c.new), data[first+i+len(c.old):])
+		if results.SummaryFast(changed) == c.whole {
+			t.Errorf("%s: read whole %v, want %v", c.name, !c.whole, c.whole)
+		}
+		same(c.name, changed)
+	}
+	same("cut short", data[:len(data)/2])
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, data, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if results.SummaryFast(indented.Bytes()) {
+		t.Error("an indented file is summarised line by line")
+	}
+	same("indented", indented.Bytes())
+}
+
+// TestSummaryKeys: the fast path knows every field of a figure, its stats
+// and their rounds (a field added to them and not to it would be read by
+// encoding/json, line after line).
+func TestSummaryKeys(t *testing.T) {
+	for _, c := range []struct {
+		typ  reflect.Type
+		keys []string
+	}{{reflect.TypeFor[results.Figure](), results.SummaryKeys}, {reflect.TypeFor[results.Stats](), results.SummaryStatsKeys},
+		{reflect.TypeFor[results.RoundStats](), results.SummaryRoundsKeys}} {
+		var fields []string
+		for f := range c.typ.Fields() {
+			fields = append(fields, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+		if !slices.Equal(fields, c.keys) {
+			t.Errorf("%v: fields %v, the summary reads %v", c.typ, fields, c.keys)
+		}
+	}
+}
