@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // TestAllDirPattern runs all as four Slurm ranks would start it, with a
@@ -119,5 +123,71 @@ func TestImport(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"testcases": [`), 0o644)
 	if _, stderr, status := p2pbench(t, "import", "--format", "nvbandwidth-json", "--dir", dir, bad); status != exitError || !strings.Contains(stderr, "bad.json") {
 		t.Errorf("a malformed input: status %d, stderr %q; want 1 and the file named", status, stderr)
+	}
+}
+
+// A simulated fleet of 8 nodes, one with its links failing
+// (--simulate-health link-errors: its own verdict fails) and one 5% slow
+// on its pair: fleet names both, the first FAIL by its own verdict and not
+// held to its peers, the second below its peers on link 0↔1, and no other
+// node; --fail-on-outlier exits 5, without it 0. Run again with its JSON
+// written into the directory it reads, fleet reads the same eight nodes
+// (hostile-input audit N10: its own output was read back, unreadable).
+func TestFleetNamesBoth(t *testing.T) {
+	dir := t.TempDir()
+	for s := 1; s <= 8; s++ {
+		args := []string{"all", "--simulate", "h200x2", "--simulate-seed", fmt.Sprint(s), "--tests", "ce_read,sm_write",
+			"--dir", filepath.Join(dir, fmt.Sprintf("n%d", s))}
+		switch s {
+		case 7:
+			args = append(args, "--simulate-health", "link-errors:0:0:crc_data")
+		case 8:
+			args = append(args, "--simulate-health", "slow-link:0:1:0.95")
+		}
+		if _, stderr, status := p2pbench(t, args...); status != exitOK && !(s == 7 && status == exitVerdict) {
+			t.Fatalf("node %d: status %d: %s", s, status, stderr)
+		}
+	}
+	out := filepath.Join(dir, "fleet.json")
+	for round := range 2 {
+		_, stderr, status := p2pbench(t, "fleet", "--fail-on-outlier", "--format", "json", "-o", out, dir)
+		if status != exitVerdict || !strings.Contains(stderr, "2 nodes need attention") || !strings.Contains(stderr, "0 inputs unreadable") {
+			t.Fatalf("round %d: fleet --fail-on-outlier: status %d, %q; want %d, 2 nodes and none unreadable", round, status, stderr, exitVerdict)
+		}
+		var f fleet.Fleet
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Nodes) != 8 || len(f.Unreadable) != 0 {
+			t.Fatalf("round %d: %d nodes, %d unreadable (%+v)", round, len(f.Nodes), len(f.Unreadable), f.Unreadable)
+		}
+		for _, n := range f.Nodes {
+			node := filepath.Base(filepath.Dir(n.Path))
+			switch node {
+			case "n7":
+				if n.Verdict != results.StatusFail || n.Own == nil || n.Own.Status != results.StatusFail || n.Peers != results.StatusNotJudged ||
+					!strings.Contains(strings.Join(n.Reasons, " "), "links FAIL") {
+					t.Errorf("the node whose links fail: verdict %s, own %+v, peers %s, %q", n.Verdict, n.Own, n.Peers, n.Reasons)
+				}
+			case "n8":
+				if n.Peers != results.StatusWarn || n.Below == 0 || !strings.Contains(strings.Join(n.Reasons, " "), "link 0↔1 (NVLink4 ×18) below its peers") {
+					t.Errorf("the node 5%% slow: verdict %s, peers %s, %d below, %q", n.Verdict, n.Peers, n.Below, n.Reasons)
+				}
+			default:
+				if n.Peers != results.StatusPass || n.Below > 0 || n.Verdict == results.StatusFail {
+					t.Errorf("healthy node %s: verdict %s, peers %s, %d below, %q", node, n.Verdict, n.Peers, n.Below, n.Reasons)
+				}
+			}
+		}
+		if len(f.BelowLinks) != 1 || f.BelowLinks[0].A != 0 || f.BelowLinks[0].B != 1 || len(f.BelowNodes) != 0 {
+			t.Errorf("links below their peers %+v, nodes %+v: want n8's link 0↔1 alone", f.BelowLinks, f.BelowNodes)
+		}
+	}
+	if _, stderr, status := p2pbench(t, "fleet", "-o", filepath.Join(t.TempDir(), "fleet.txt"), dir); status != exitOK {
+		t.Errorf("fleet without --fail-on-outlier: status %d, %q; want 0", status, stderr)
 	}
 }
