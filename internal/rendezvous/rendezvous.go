@@ -2,8 +2,9 @@
 // number of nodes) meet over TCP before they work together, as the training
 // launchers' rendezvous does: rank 0 listens on the port of an address every
 // rank knows (MASTER_ADDR and MASTER_PORT, or a flag), every other rank
-// dials it and says who it is (rank, size, job) with a report of its own,
-// and once all have arrived rank 0 judges the reports and tells everyone
+// dials it and says who it is (rank, size, job) with a report of its own
+// (rank 0 hears every connection at once: one that says nothing holds up
+// no other), and once all have arrived rank 0 judges the reports and tells everyone
 // to go on, or why not. Every rank then fails with the same one line: a rank
 // that never arrived, a process of another launch size, or the judge's
 // verdict. Rank 0 keeps a connection to every rank, each rank one to rank 0;
@@ -20,7 +21,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -142,27 +145,81 @@ func lead(ctx context.Context, cfg Config, report []byte, judge func([][]byte) e
 
 // accept takes the other ranks' connections and reports, by rank, until
 // all arrived or cfg.Wait has passed; it returns why the group cannot go
-// on, or nil. Processes of another job are turned away.
+// on, or nil. Each connection says hello on a goroutine of its own, so
+// that a silent one (a port scanner, a health probe, a stale rank) holds up
+// nobody; processes of another job are turned away, and the connections
+// still silent when accept returns are closed.
 func accept(ctx context.Context, ln *net.TCPListener, cfg Config, peers []net.Conn, reports [][]byte) error {
 	deadline := time.Now().Add(cfg.Wait)
 	_ = ln.SetDeadline(deadline)
+	type arrival struct {
+		c   net.Conn
+		h   hello
+		err error
+	}
+	arrivals := make(chan arrival)
+	stopped := make(chan error, 1)
+	done := make(chan struct{})
+	var mu sync.Mutex
+	pending := map[net.Conn]bool{}
+	defer func() {
+		close(done)
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range pending {
+			c.Close()
+		}
+	}()
+	go func() {
+		for pause := time.Duration(0); ; {
+			c, err := ln.Accept()
+			if err != nil {
+				// Out of descriptors, say: pause and try again, as
+				// net/http's server does; a closed listener or the
+				// deadline ends the wait.
+				if !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(deadline) {
+					pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+					time.Sleep(pause)
+					continue
+				}
+				stopped <- err
+				return
+			}
+			pause = 0
+			mu.Lock()
+			pending[c] = true
+			mu.Unlock()
+			go func() {
+				// A rank says hello as it connects.
+				_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
+				h, err := readHello(c)
+				select {
+				case arrivals <- arrival{c, h, err}:
+				case <-done:
+					c.Close()
+				}
+			}()
+		}
+	}()
 	for arrived := 1; arrived < cfg.Size; {
-		c, err := ln.Accept()
-		if err != nil {
+		var a arrival
+		select {
+		case a = <-arrivals:
+		case <-stopped:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return &Error{missing(cfg, peers)}
 		}
-		// A rank says hello as it connects; a silent stranger must not hold
-		// up the others.
-		_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
-		h, err := readHello(c)
+		c, h := a.c, a.h
+		mu.Lock()
+		delete(pending, c)
+		mu.Unlock()
 		var failure error
 		switch {
-		case err != nil || h.job != cfg.Job:
+		case a.err != nil || h.job != cfg.Job:
 			// A stranger, or a process of another launch: not one of ours.
-			if err == nil {
+			if a.err == nil {
 				_ = writeAnswer(c, fmt.Sprintf("this is the rendezvous of job %q, not %q", cfg.Job, h.job))
 			}
 			c.Close()

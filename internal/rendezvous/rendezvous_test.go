@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +155,50 @@ func TestMeetWithoutRankZero(t *testing.T) {
 	out := meet(t, ranks(addr, 2, 1), nil)
 	if err := out[0].err; err == nil || !strings.HasPrefix(err.Error(), "rank 1 could not reach rank 0 at the rendezvous "+addr+" within 300ms") {
 		t.Errorf("rank 1 alone: %v", err)
+	}
+}
+
+// Connections that say nothing (a port scanner, a TCP health probe, a
+// stale rank), made before the ranks, neither hold them up nor break the
+// launch: rank 0 hears every hello at once (hostile-input audit N9: twenty
+// of them held rank 0 for 10 s each, one after the other, until rank 1
+// was told it never arrived). The silent ones are closed once the ranks
+// have met.
+func TestMeetDespiteSilentConnections(t *testing.T) {
+	addr := freeAddr(t)
+	cfgs := ranks(addr, 3, 0, 1, 2)
+	for i := range cfgs {
+		cfgs[i].Wait = 5 * time.Second // below the 10 s a silent connection may take
+	}
+	lead := make(chan outcome, 1)
+	go func() {
+		g, err := rendezvous.Meet(context.Background(), cfgs[0], nil, nil)
+		lead <- outcome{g, err}
+	}()
+	var silent []net.Conn
+	for len(silent) < 20 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			runtime.Gosched() // rank 0 is not listening yet
+			continue
+		}
+		silent = append(silent, c)
+	}
+	out := meet(t, cfgs[1:], nil)
+	for i, o := range out {
+		if o.err != nil {
+			t.Errorf("rank %d: %v", i+1, o.err)
+		}
+	}
+	o := <-lead
+	if o.err != nil {
+		t.Fatalf("rank 0: %v", o.err)
+	}
+	o.g.Close()
+	for i, c := range silent {
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Errorf("silent connection %d: rank 0 wrote to it", i)
+		}
+		c.Close()
 	}
 }
