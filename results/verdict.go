@@ -89,11 +89,15 @@ type Check struct {
 	// Name identifies the check: bandwidth, latency, links, memory,
 	// processes, clocks, measurements, pairs, noise, ipc, driver.
 	Name string `json:"name"`
-	// Title names it for people: "Bandwidth against the model".
+	// Title names it for people: "Bandwidth", "GPU memory".
 	Title  string `json:"title"`
 	Status Status `json:"status"`
 	// Summary says the outcome in one line.
 	Summary string `json:"summary"`
+	// Short says the outcome in a few words, for a terminal's screen
+	// beside the title ("56 figures, all PASS", "2 warned: GPU 0, GPU 1");
+	// absent in files of older builds.
+	Short string `json:"short,omitempty"`
 	// Items are what failed, warned or is noted, each about one subject.
 	Items []CheckItem `json:"items,omitempty"`
 }

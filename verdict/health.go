@@ -287,6 +287,26 @@ func (h *health) linksSummary() (string, bool) {
 	return strings.Join(parts, "; "), judged
 }
 
+// linksShort says in a few words what a clean link check saw, or why it
+// judged nothing.
+func (h *health) linksShort() string {
+	nvlinks := 0
+	if t := h.run.Topology; t != nil {
+		for _, dl := range t.Links {
+			nvlinks += len(dl.Links)
+		}
+	}
+	switch {
+	case h.links > 0:
+		return fmt.Sprintf("%d NVLinks: nothing DCGM would flag", h.links)
+	case len(h.read) > 0 && nvlinks == 0:
+		return "no NVLink; PCIe links read"
+	case nvlinks > 0:
+		return "NVLink counters not read"
+	}
+	return "no health readings (NVML)"
+}
+
 // topologyLinkItems are what the run's link facts say beside the health
 // readings: a GPU of a model the model knows with fewer NVLinks up than it
 // has (FAIL), a PCIe link on fewer lanes than it allows (WARN).

@@ -223,30 +223,42 @@ func (j *judgement) checks() []results.Check {
 		case "links":
 			c.Items, _ = j.health.linkItems()
 			c.Summary, judged = j.health.linksSummary()
+			c.Short = j.health.linksShort()
 		case "memory":
 			c.Items, judged = j.health.memoryItems()
 			c.Summary = "no uncorrected ECC error and no row remapping during the run"
+			c.Short = "no ECC error, no row remapping"
 		case "processes":
 			c.Items, judged = j.health.processItems()
 			c.Summary = "no other program's compute process on the GPUs"
+			c.Short = "none"
 		case "clocks":
 			c.Items, judged = j.clocks.items, j.clocks.judged
 			c.Summary = j.clocks.summary(run)
+			c.Short = "clocks and temperatures steady"
 		case "measurements":
 			c.Items, judged = measurementItems(run), len(run.Figures) > 0
 			c.Summary = measurementSummary(run)
+			c.Short = measurementShort(run)
 		case "pairs":
 			c.Items, judged, c.Summary = pairItems(run)
+			c.Short = "no pair low within its link class"
+			if !judged {
+				c.Short = fmt.Sprintf("no link class of %d pairs or more", pairMinClass)
+			}
 		case "noise":
 			c.Items, judged = noiseItems(run, judgedKeys, j.health, j.clocks)
 			c.Summary = fmt.Sprintf("large transfers steady (CV at most %.0f%% from %s), rounds agree (within %.0f%%)",
 				100*NoisyCV, results.FormatBytes(LargeTransfer), 100*DisagreeFraction)
+			c.Short = "large transfers steady, rounds agree"
 		case "ipc":
 			c.Items, judged = j.ipcItems, j.ipcJudged
 			c.Summary = fmt.Sprintf("figures across processes within the noise (%.0f%% or more) of the same figures in one process", 100*IPCNoiseFloor)
+			c.Short = "as in one process, within the noise"
 		case "driver":
 			c.Items, judged = conformanceItems(run), run.Topology != nil && len(run.Topology.Conformance) > 0
 			c.Summary = "the driver answers as documented"
+			c.Short = "answers as documented"
 		}
 		if !judged && len(c.Items) == 0 {
 			if k.name == "ipc" || k.name == "driver" || k.name == "noise" {
@@ -254,7 +266,7 @@ func (j *judgement) checks() []results.Check {
 			}
 			c.Status = results.StatusNotJudged
 			if k.name != "links" && k.name != "pairs" { // their summaries say why
-				c.Summary = notJudged(k.name, j.v)
+				c.Summary, c.Short = notJudged(k.name, j.v), notJudgedShort(k.name, j.v)
 			}
 			out = append(out, c)
 			continue
@@ -263,6 +275,60 @@ func (j *judgement) checks() []results.Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// MaxShort is the most characters a check's Short holds: a screen of 100
+// columns holds it beside the check's status and title.
+const MaxShort = 46
+
+// notJudgedShort says in a few words why a check had nothing to judge.
+func notJudgedShort(name string, v *results.Verdict) string {
+	switch name {
+	case "bandwidth":
+		return "no figure the expectations cover"
+	case "latency":
+		if v.Expectations.Kind == results.ExpectModel {
+			return "no expectation: give --expect or --baseline"
+		}
+		return "no figure the expectations cover"
+	case "measurements":
+		return "the run has no figures"
+	case "clocks":
+		return "no clock readings"
+	}
+	return "no health readings (NVML)"
+}
+
+// badShort says in a few words how many items of a check failed and
+// warned, naming as many of their subjects as fit MaxShort: "2 warned: GPU
+// 0, GPU 1", "1 failed, 2 warned: GPU 0 NVLink 3 and 2 more", "3 warned".
+func badShort(items []results.CheckItem, fails, warns int) string {
+	var counts []string
+	if fails > 0 {
+		counts = append(counts, fmt.Sprintf("%d failed", fails))
+	}
+	if warns > 0 {
+		counts = append(counts, fmt.Sprintf("%d warned", warns))
+	}
+	head := strings.Join(counts, ", ")
+	var subjects []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if (it.Status == results.StatusFail || it.Status == results.StatusWarn) && !seen[it.Subject] {
+			seen[it.Subject] = true
+			subjects = append(subjects, it.Subject)
+		}
+	}
+	for n := len(subjects); n > 0; n-- {
+		s := head + ": " + strings.Join(subjects[:n], ", ")
+		if n < len(subjects) {
+			s += fmt.Sprintf(" and %d more", len(subjects)-n)
+		}
+		if len([]rune(s)) <= MaxShort {
+			return s
+		}
+	}
+	return head
 }
 
 // notJudged says why a check had nothing to judge.
@@ -315,6 +381,9 @@ func summarize(c *results.Check, judged bool) {
 		return 0
 	})
 	if bad > 0 {
+		if c.Name != "bandwidth" && c.Name != "latency" { // theirs count the figures judged
+			c.Short = badShort(c.Items, fails, bad-fails)
+		}
 		first := c.Items[0]
 		c.Summary = first.Subject + ": " + first.Message
 		if bad > 1 {
@@ -329,6 +398,9 @@ func summarize(c *results.Check, judged bool) {
 		}
 	} else if notes > 0 {
 		c.Summary += fmt.Sprintf(", but for %d known and explained (see the note%s)", notes, units.Plural(notes, "", "s"))
+		if n := fmt.Sprintf("%s (%d note%s)", c.Short, notes, units.Plural(notes, "", "s")); len([]rune(n)) <= MaxShort {
+			c.Short = n
+		}
 	}
 	if n := len(c.Items); n > maxItems {
 		c.Items = c.Items[:maxItems]
@@ -362,21 +434,10 @@ func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s.Label()))
 		}
 	}
-	c.Title += " against " + sourceShort(j.v.Expectations)
 	c.Summary = fmt.Sprintf("%d figure%s judged: %s", n, units.Plural(n, "", "s"), strings.Join(parts, ", "))
+	c.Short = fmt.Sprintf("%d figure%s: %s", n, units.Plural(n, "", "s"), strings.Join(parts, ", "))
+	if len(parts) == 1 {
+		c.Short = fmt.Sprintf("%d figure%s, all %s", n, units.Plural(n, "", "s"), parts[0][strings.IndexByte(parts[0], ' ')+1:])
+	}
 	return true
-}
-
-// sourceShort names the expectations in a few words.
-func sourceShort(s results.ExpectationSource) string {
-	switch s.Kind {
-	case results.ExpectSpec:
-		return "the spec"
-	case results.ExpectBaseline:
-		return "the baseline"
-	}
-	if s.Conservative {
-		return "the expectation table (loosely in part)"
-	}
-	return "the expectation table"
 }

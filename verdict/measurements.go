@@ -112,6 +112,26 @@ func measurementSummary(run *results.Run) string {
 	return s + "; their data: " + strings.Join(parts, ", ")
 }
 
+// measurementShort says in a few words how many figures were measured and
+// verified.
+func measurementShort(run *results.Run) string {
+	n, measured, verified := len(run.Figures), 0, 0
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if f.Error == "" {
+			measured++
+		}
+		if f.Verify == results.VerifyPassed {
+			verified++
+		}
+	}
+	s := fmt.Sprintf("all %d measured", n)
+	if measured < n {
+		s = fmt.Sprintf("%d of %d measured", measured, n)
+	}
+	return s + fmt.Sprintf(", %d verified", verified)
+}
+
 // failureItems groups the figures that failed by test, cause and
 // explanation.
 func failureItems(run *results.Run) []results.CheckItem {
