@@ -57,7 +57,10 @@ type Document struct {
 	// compact keeps sections flowing on from the page before (the buyer's
 	// report); pageSection still starts a page.
 	compact bool
-	blocks  []block
+	// width, where set, is the most columns a text rendering takes (a
+	// screen's): longer lines are wrapped.
+	width  int
+	blocks []block
 }
 
 type blockKind int

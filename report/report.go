@@ -68,7 +68,7 @@ func report(run *results.Run, full bool) *Document {
 		wireSection(d, run, headlines[0].Size)
 	}
 	if full {
-		verdictDetails(d, run)
+		verdictDetails(d, run, true)
 	}
 	findingsSection(d, run, d.Findings, full)
 	if len(figs) > 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results/resultstest"
@@ -12,8 +13,9 @@ import (
 )
 
 // TestOneScreen: what all prints (the verdict and where the rest is) fits
-// one screen on 2, 8 and 72 GPUs, faults and all, with the verdict among
-// the first lines (issue 26).
+// one screen of report.ScreenWidth columns and 60 lines on 2, 8 and 72
+// GPUs, faults and all, with the verdict among the first lines (issues 26
+// and 39).
 func TestOneScreen(t *testing.T) {
 	for _, gpus := range []int{2, 8, 72} {
 		o := resultstest.Options{GPUs: gpus, Faults: true, NoSweep: true}
@@ -27,14 +29,17 @@ func TestOneScreen(t *testing.T) {
 		}
 		run.Verdict = v
 		var b bytes.Buffer
-		for _, d := range []*report.Document{report.Verdict(run), report.Where("dir/results.json")} {
-			if err := d.WriteText(&b); err != nil {
-				t.Fatal(err)
-			}
+		if err := report.Screen(run, "dir/results.json").WriteText(&b); err != nil {
+			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 		if len(lines) > 60 {
 			t.Errorf("%d GPUs: %d lines, want at most 60:\n%s", gpus, len(lines), b.String())
+		}
+		for _, l := range lines {
+			if n := utf8.RuneCountInString(l); n > report.ScreenWidth {
+				t.Errorf("%d GPUs: a line of %d columns:\n%s", gpus, n, l)
+			}
 		}
 		at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "VERDICT: ") })
 		if at < 0 || at > 10 {

@@ -56,11 +56,12 @@ func Summary(run *results.Run) *Document {
 }
 
 // Where says where the rest of a run is, under the one screen that ends
-// all: the results file and the commands that show, report and judge it.
+// all: the results file and the commands that show and report it.
 func Where(results string) *Document {
 	d := &Document{}
-	d.para("Everything measured is in %s: p2pbench show prints every table, p2pbench report writes the PDF report,\n"+
+	d.para("Everything measured is in %s. Every table, and each finding in full:\n"+
 		"  p2pbench show %s\n"+
+		"The report for a procurement file (PDF):\n"+
 		"  p2pbench report %s", results, results, results)
 	return d
 }

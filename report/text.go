@@ -14,8 +14,10 @@ import (
 // figure named by its title (package plot draws it).
 func (d *Document) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	for _, b := range d.blocks {
-		bw.WriteString("\n")
+	for i, b := range d.blocks {
+		if i > 0 || d.width == 0 { // a screen starts on its first line
+			bw.WriteString("\n")
+		}
 		switch b.kind {
 		case headingBlock:
 			mark := "===="
@@ -24,13 +26,13 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			bw.WriteString(mark + " " + b.text + " " + mark + "\n")
 		case paraBlock, bannerBlock:
-			bw.WriteString(b.text + "\n")
+			bw.WriteString(Wrap(b.text, d.width) + "\n")
 		case verdictBlock:
 			head := "VERDICT: " + strings.ToUpper(b.text)
 			rule := strings.Repeat("#", utf8.RuneCountInString(head)+4)
-			bw.WriteString(rule + "\n# " + head + " #\n" + rule + "\n" + b.line + "\n")
+			bw.WriteString(rule + "\n# " + head + " #\n" + rule + "\n" + Wrap(b.line, d.width) + "\n")
 		case tableBlock:
-			writeTextTable(bw, b.table)
+			writeTextTable(bw, b.table, d.width)
 		case figureBlock:
 			bw.WriteString("Figure: " + b.text + " (drawn by p2pbench plot and in the PDF and Markdown reports)\n")
 		}
@@ -39,10 +41,11 @@ func (d *Document) WriteText(w io.Writer) error {
 }
 
 // writeTextTable writes t with its columns aligned as t.align says, two
-// spaces apart.
-func writeTextTable(w *bufio.Writer, t *table) {
+// spaces apart; where width is set, a row wider than it has its last
+// column wrapped under itself, and the title and notes are wrapped.
+func writeTextTable(w *bufio.Writer, t *table, width int) {
 	if t.title != "" {
-		w.WriteString(t.title + "\n")
+		w.WriteString(Wrap(t.title, width) + "\n")
 	}
 	rows := append([][]string{t.header}, t.rows...)
 	widths := make([]int, len(t.header))
@@ -54,22 +57,30 @@ func writeTextTable(w *bufio.Writer, t *table) {
 		}
 	}
 	for _, row := range rows {
-		line := ""
-		for i, width := range widths {
+		line, last := "", 0
+		for i, cw := range widths {
 			cell := ""
 			if i < len(row) {
 				cell = row[i]
 			}
-			pad := strings.Repeat(" ", width-utf8.RuneCountInString(cell))
+			last = utf8.RuneCountInString(line) + 2
+			pad := strings.Repeat(" ", cw-utf8.RuneCountInString(cell))
 			if i < len(t.align) && t.align[i] == 'r' {
 				line += "  " + pad + cell
 			} else {
 				line += "  " + cell + pad
 			}
 		}
-		w.WriteString(strings.TrimRight(line, " ") + "\n")
+		line = strings.TrimRight(line, " ")
+		if width > 0 && utf8.RuneCountInString(line) > width && len(widths) > 0 && width-last >= 20 {
+			// The last column, wrapped under itself.
+			runes := []rune(line)
+			cells := wrap(string(runes[last:]), width-last)
+			line = string(runes[:last]) + strings.Join(cells, "\n"+strings.Repeat(" ", last))
+		}
+		w.WriteString(line + "\n")
 	}
 	for _, n := range t.notes {
-		w.WriteString(n + "\n")
+		w.WriteString(Wrap(n, width) + "\n")
 	}
 }

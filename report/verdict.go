@@ -42,6 +42,54 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	} else {
 		d.verdict(v.Status, verdictLine(v))
 	}
+	facts := []string{machineLine(run)}
+	if im := run.Imported; im != nil {
+		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
+			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), im.File, im.Format, cmp.Or(im.Importer, "p2pbench"), run.Tool.Name))
+	} else {
+		facts = append(facts, identityLines(run)...)
+	}
+	if v != nil {
+		facts = append(facts, judgedLine(v))
+	}
+	d.para("%s", strings.Join(facts, "\n"))
+	d.blocks[len(d.blocks)-1].small = true
+	if v == nil {
+		return
+	}
+	// With nothing failed or warned, saying so takes two lines: they go
+	// above the tables, which then keep page 1 to themselves.
+	clear := v.Status != results.StatusFail && v.Status != results.StatusWarn
+	if clear {
+		failedLines(d, v)
+	}
+	d.table(checksTable(v, false))
+	if t := headlineMatrix(hs, v); t != nil {
+		d.table(t)
+	}
+	if !clear {
+		failedLines(d, v)
+	}
+}
+
+// checksTable is a line per check of v: its status, title and outcome, in
+// a sentence or (short, for a screen) in a few words where the verdict has
+// them.
+func checksTable(v *results.Verdict, short bool) *table {
+	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
+	for i, c := range v.Checks {
+		outcome := c.Summary
+		if short && c.Short != "" {
+			outcome = c.Short
+		}
+		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, outcome})
+		checks.shade[[2]int{i, 0}] = c.Status
+	}
+	return checks
+}
+
+// machineLine names the machine, the run's date and its driver.
+func machineLine(run *results.Run) string {
 	env := run.Environment
 	machine := "Machine: " + run.GPUSummary()
 	if run.Host != "" {
@@ -60,43 +108,16 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	default:
 		machine += " · driver: not recorded"
 	}
-	facts := []string{machine}
-	if im := run.Imported; im != nil {
-		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
-			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), im.File, im.Format, cmp.Or(im.Importer, "p2pbench"), run.Tool.Name))
-	} else {
-		facts = append(facts, identityLines(run)...)
+	return machine
+}
+
+// judgedLine says what the verdict held the figures against.
+func judgedLine(v *results.Verdict) string {
+	judged := "Judged against: " + v.Expectations.Name
+	if v.Expectations.Conservative {
+		judged += "; loosely where the table has one machine's measurements only or the vendor's figure (see the notes)"
 	}
-	if v != nil {
-		judged := "Judged against: " + v.Expectations.Name
-		if v.Expectations.Conservative {
-			judged += "; loosely where the table has one machine's measurements only or the vendor's figure (see the notes)"
-		}
-		facts = append(facts, judged)
-	}
-	d.para("%s", strings.Join(facts, "\n"))
-	d.blocks[len(d.blocks)-1].small = true
-	if v == nil {
-		return
-	}
-	// With nothing failed or warned, saying so takes two lines: they go
-	// above the tables, which then keep page 1 to themselves.
-	clear := v.Status != results.StatusFail && v.Status != results.StatusWarn
-	if clear {
-		failedLines(d, v)
-	}
-	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
-	for i, c := range v.Checks {
-		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, c.Summary})
-		checks.shade[[2]int{i, 0}] = c.Status
-	}
-	d.table(checks)
-	if t := headlineMatrix(hs, v); t != nil {
-		d.table(t)
-	}
-	if !clear {
-		failedLines(d, v)
-	}
+	return judged
 }
 
 // maxSerialsListed is the most GPUs whose serials the first page lists.
@@ -418,7 +439,8 @@ func sameValue(vs []results.FigureVerdict, get func(results.FigureVerdict) float
 	return fmtGBps(first)
 }
 
-// failedLines lists what failed and warned, what to do next, and how many
+// failedLines lists what failed and warned (unless the document is a
+// screen, whose checks name them in short), what to do next, and how many
 // notes the verdict holds.
 func failedLines(d *Document, v *results.Verdict) {
 	var fails, warns, notes []string
@@ -437,7 +459,10 @@ func failedLines(d *Document, v *results.Verdict) {
 	}
 	bad := append(fails, warns...)
 	noted := ""
-	if len(notes) > 0 {
+	switch {
+	case len(notes) > 0 && d.width > 0:
+		noted = fmt.Sprintf(" %d note%s of behaviour known and explained: the report's Findings.", len(notes), units.Plural(len(notes), "", "s"))
+	case len(notes) > 0:
 		noted = fmt.Sprintf(" %d note%s of behaviour known and explained, which does not count against the machine, listed under Findings in the report (p2pbench report).",
 			len(notes), units.Plural(len(notes), "", "s"))
 	}
@@ -449,15 +474,20 @@ func failedLines(d *Document, v *results.Verdict) {
 		d.para("Nothing failed and nothing warned. Keep this results file as the baseline of later runs (p2pbench check NEW.json --baseline THIS.json).%s", noted)
 		return
 	}
-	d.Heading(2, "What failed")
-	if n := len(bad); n > maxFailedLines {
-		bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
+	if d.width == 0 {
+		d.Heading(2, "What failed")
+		if n := len(bad); n > maxFailedLines {
+			bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
+		}
+		d.para("%s", strings.Join(bad, "\n"))
+		d.Heading(2, "What to do next")
 	}
-	d.para("%s", strings.Join(bad, "\n"))
-	d.Heading(2, "What to do next")
 	next := v.NextSteps
 	if v.Status == results.StatusNotJudged {
 		next = append([]string{"Nothing of the machine was judged: " + notJudgedAdvice}, next...)
+	}
+	if d.width > 0 { // a screen's heading is the para's first line
+		next = append([]string{"What to do next:"}, next...)
 	}
 	if noted != "" {
 		next = append(slices.Clone(next), strings.TrimSpace(noted))
@@ -465,11 +495,22 @@ func failedLines(d *Document, v *results.Verdict) {
 	d.para("%s", strings.Join(next, "\n"))
 }
 
+// Details returns the verdict spelled out, for show: what the figures were
+// held against and every check with its items in full (see
+// verdictDetails; the report --full lists the judged figures too);
+// nothing for a run without a verdict.
+func Details(run *results.Run) *Document {
+	d := newDocument(run, "")
+	d.blocks = nil // under the tables and summary, whose banners say what the run is
+	verdictDetails(d, run, false)
+	return d
+}
+
 // verdictDetails is the section that spells the verdict out: what the
 // figures were held against, every check with its items, and the judged
-// figures (all of them for a small machine; those that did not pass
-// otherwise).
-func verdictDetails(d *Document, run *results.Run) {
+// figures, where figures is set (all of them for a small machine; those
+// that did not pass otherwise).
+func verdictDetails(d *Document, run *results.Run, figures bool) {
 	v := run.Verdict
 	if v == nil {
 		return
@@ -495,6 +536,9 @@ func verdictDetails(d *Document, run *results.Run) {
 		}
 	}
 	d.table(items)
+	if !figures {
+		return
+	}
 	figs := &table{header: []string{"", "figure", "median", "expected", "pass at", "why"}, align: "llrrrl", shade: map[[2]int]results.Status{}}
 	byKey := make(map[string]*results.Figure, len(run.Figures))
 	for i := range run.Figures {

@@ -168,13 +168,13 @@ var checkKinds = []checkKind{
 	{name: "clocks", title: "Clocks and temperature",
 		advice: "Clocks held down or moving: check cooling, power limits and application clocks (nvidia-smi -q -d PERFORMANCE,CLOCK), then rerun."},
 	{name: "measurements", title: "Every figure measured",
-		advice: "Figures failed or their data did not verify: the run cannot vouch for them; see which in the details, rerun, and report a failure that stays (with its message) to p2pbench's maintainers, or to the vendor where the driver refused a pair."},
+		advice: "Figures failed or did not verify: rerun; report a failure that stays, with its message, to p2pbench's maintainers (to the vendor where the driver refused a pair)."},
 	{name: "pairs", title: "Pairs alike within their link class", machine: true,
 		advice: "A pair slower than the others of its link class: check that pair's links as for bandwidth, then rerun to confirm."},
 	{name: "noise", title: "Figures steady",
 		advice: "Figures varied with a cause the run's readings show: remove the cause (another program, clocks, link errors) and rerun."},
 	{name: "ipc", title: "Across processes, against one process",
-		advice: "Copies across processes short of the same copies in one process: rerun the ipc tests; compare the arrangements in the report's IPC section (where the buffer was opened, which handles): one arrangement short while the others are not points at how the copies are issued, not at the links."},
+		advice: "Copies across processes short of the same in one process: rerun the ipc tests and compare the report's IPC arrangements: one short while the others are not points at how the copies are issued, not at the links."},
 	{name: "driver", title: "Driver behaviour"},
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -156,7 +157,9 @@ func judge(run *results.Run, exp verdict.Expectations) error {
 // judged nothing of the machine (NOT JUDGED is no PASS).
 func verdictStatus(c *cli.Context, v *results.Verdict) error {
 	if v != nil && v.Status == results.StatusNotJudged {
-		return failedFigures(errors.New("verdict NOT JUDGED: no figure of the run is one the expectations cover (give --expect or --baseline that name its figures, or measure the sizes the expectation table covers)"))
+		// One line within a screen's width: what to do about it is on the
+		// screen above, under What to do next.
+		return failedFigures(errors.New("verdict NOT JUDGED: no figure of the run is one the expectations cover"))
 	}
 	if v == nil || !verdict.Failing(v, c.Bool("strict")) {
 		return nil
@@ -164,7 +167,7 @@ func verdictStatus(c *cli.Context, v *results.Verdict) error {
 	why := ""
 	for _, ch := range v.Checks {
 		if ch.Status == v.Status {
-			why = fmt.Sprintf(" (first: %s: %s)", ch.Name, ch.Summary)
+			why = fmt.Sprintf(" (first: %s: %s)", ch.Title, cmp.Or(ch.Short, ch.Summary))
 			break
 		}
 	}

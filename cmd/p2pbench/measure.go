@@ -128,7 +128,7 @@ func measureAction(c *cli.Context) error {
 	}
 	m.settle(&opt.Settings)
 	if c.Command.Name == "all" {
-		fmt.Fprintf(c.App.ErrWriter, "p2pbench: %s\n", bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary())
+		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: "+bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary(), report.ScreenWidth))
 	}
 	runErr := m.measureInProcess(opt)
 	if c.Command.Name == "all" && runErr == nil {
@@ -145,13 +145,14 @@ func measureAction(c *cli.Context) error {
 		case c.Bool("tables"):
 			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		// One screen: the verdict first, then where the rest is: the
-		// results file, or where they were rescued to when it could not be
-		// written; with neither, the tables hold all there is.
+		// One screen of report.ScreenWidth columns: the verdict first,
+		// then where the rest is: the results file, or where they were
+		// rescued to when it could not be written; with neither, the
+		// tables hold all there is.
 		if m.savedTo == "" {
 			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		return []*report.Document{report.Verdict(run), report.Where(m.savedTo)}
+		return []*report.Document{report.Screen(run, m.savedTo)}
 	})
 }
 

@@ -196,7 +196,7 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 	where := "not saved (no -o given)"
 	if m.file != nil {
 		where = "saved to " + m.file.path
-		fmt.Fprintf(m.c.App.ErrWriter, "results: %s%s\n", m.file.path, modelledText(run))
+		fmt.Fprintln(m.c.App.ErrWriter, report.Wrap("results: "+m.file.path+modelledText(run), report.ScreenWidth))
 	}
 	switch {
 	case stopped:

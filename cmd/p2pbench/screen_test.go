@@ -1,0 +1,54 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/p2pbench/p2pbench/report"
+)
+
+// TestAllFitsOneScreen: all on simulated machines of 2, 8 and 72 GPUs, with
+// faults, prints at most report.ScreenWidth columns and 60 lines, stdout
+// and stderr together as a terminal shows them, the verdict among the
+// first lines of the screen and every check on one line (issue 39). The
+// 72-GPU run measures ce_read alone, once, to keep the test short: the
+// plan it prints and the screen's checks are those of a whole run.
+func TestAllFitsOneScreen(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"h200x2", []string{"--simulate-health", "link-errors:0:3:replay:2"}},
+		{"dgx-h100", []string{"--simulate-health", "slow-link:2:5:0.95", "--simulate-health", "link-errors:1:4:crc_data:500"}},
+		{"nvl72", []string{"--tests", "ce_read", "--sizes", "none", "--samples", "1", "--rounds", "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir()) // the results' path as short as a user's
+			dir := "run"
+			stdout, stderr, status := p2pbench(t, append([]string{"all", "--simulate", tc.name, "--dir", dir}, tc.args...)...)
+			if status != 0 && status != 5 {
+				t.Fatalf("exit %d:\n%s", status, stderr)
+			}
+			all := strings.Split(strings.TrimRight(stderr+stdout, "\n"), "\n")
+			if len(all) > 60 {
+				t.Errorf("%d lines, want at most 60:\n%s%s", len(all), stderr, stdout)
+			}
+			for _, l := range all {
+				if n := utf8.RuneCountInString(l); n > report.ScreenWidth {
+					t.Errorf("a line of %d columns, want at most %d:\n%s", n, report.ScreenWidth, l)
+				}
+			}
+			screen := strings.Split(stdout, "\n")
+			if at := slices.IndexFunc(screen, func(l string) bool { return strings.Contains(l, "# VERDICT: ") }); at < 0 || at > 8 {
+				t.Errorf("the verdict is on line %d of the screen:\n%s", at+1, stdout)
+			}
+			for _, check := range []string{"Bandwidth", "NVLink and PCIe links", "Every figure measured"} {
+				if !slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "  "+check+"  ") }) {
+					t.Errorf("no line of the check %q:\n%s", check, stdout)
+				}
+			}
+		})
+	}
+}
