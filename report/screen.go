@@ -50,13 +50,14 @@ func Screen(run *results.Run, path string) *Document {
 }
 
 // wrap breaks a line longer than width columns at spaces, each further line
-// indented as the first; a word longer than the width stays whole.
+// indented as the first; a word longer than the width stays whole, and so
+// does a line indented as a command to copy ("  p2pbench show …").
 func wrap(line string, width int) []string {
-	if width <= 0 || utf8.RuneCountInString(line) <= width {
-		return []string{line}
-	}
 	body := strings.TrimLeft(line, " ")
 	indent := line[:len(line)-len(body)]
+	if width <= 0 || utf8.RuneCountInString(line) <= width || strings.HasPrefix(body, "p2pbench ") && indent != "" {
+		return []string{line}
+	}
 	var out []string
 	cur := indent
 	for _, w := range strings.Fields(body) {
