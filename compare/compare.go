@@ -19,6 +19,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -67,14 +68,20 @@ type Result struct {
 	// software (driver, CUDA, host, GPUs, p2pbench version, simulated), as
 	// each side's first run has them.
 	Differences []Difference `json:"differences,omitempty"`
-	Rows        []Row        `json:"rows"`
+	// Caveats say what a reader must know before any row: a simulated run
+	// set beside a real one, a run cut short (caveats).
+	Caveats []string `json:"caveats,omitempty"`
+	Rows    []Row    `json:"rows"`
 	// OnlyInBase[i] counts figures of the baseline that side i+1 lacks;
 	// OnlyInOther[i] figures of side i+1 that the baseline lacks.
-	OnlyInBase  []int   `json:"only_in_base"`
-	OnlyInOther []int   `json:"only_in_other"`
-	Alpha       float64 `json:"alpha"`
-	Threshold   float64 `json:"threshold"`
-	Confidence  float64 `json:"confidence"`
+	OnlyInBase  []int `json:"only_in_base"`
+	OnlyInOther []int `json:"only_in_other"`
+	// NotMeasured are the baseline's figures with a value that a side's
+	// plan left out (lost.go): named, not gated.
+	NotMeasured []NotMeasured `json:"not_measured,omitempty"`
+	Alpha       float64       `json:"alpha"`
+	Threshold   float64       `json:"threshold"`
+	Confidence  float64       `json:"confidence"`
 	// FloorMultiple is NoiseMultiple: how many run-to-run CVs make a
 	// figure's noise floor.
 	FloorMultiple float64 `json:"floor_multiple"`
@@ -192,9 +199,16 @@ type Change struct {
 	// Covered: tested, and one side's median lies within the range of the
 	// other side's units (noise.go): not flagged, whatever its size.
 	Covered bool `json:"covered,omitempty"`
+	// Lost says how this side lost a figure the baseline measured: "failed
+	// (ERR …)", "missing", "missing: the run was cut short (…)": a
+	// regression whatever the noise (lost.go). NotMeasured says, for a
+	// figure the side lacks, how its plan differs: not gated.
+	Lost        string `json:"lost,omitempty"`
+	NotMeasured string `json:"not_measured,omitempty"`
 	// Regression (Improvement): worse (better), at least the floor in size,
 	// and, where tested, significant and not covered. An untested change (a
-	// side without MinUnits units) is flagged on its floor alone.
+	// side without MinUnits units) is flagged on its floor alone. A lost
+	// figure is a regression.
 	Regression  bool `json:"regression"`
 	Improvement bool `json:"improvement"`
 }
@@ -250,13 +264,55 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	}
 	var spread []string
 	res.Differences, spread = differences(inputs)
+	res.Caveats = caveats(inputs)
+	var all []twins
+	all, res.OnlyInBase, res.OnlyInOther = match(inputs)
 	var shared []twins
-	shared, res.OnlyInBase, res.OnlyInOther = match(inputs)
+	shared, res.NotMeasured = keep(inputs, all)
 	var noise []rowNoise
 	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
 	judge(res.Rows, noise, opt.Threshold, withFallback)
 	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
+}
+
+// keep picks the figures that make rows: those another side has, and those
+// of the baseline with a value that a side lost (lost.go); the baseline's
+// figures that a side's plan left out are listed, not rows.
+func keep(inputs []Input, all []twins) ([]twins, []NotMeasured) {
+	plans := make([]*sidePlan, len(inputs))
+	for i, in := range inputs {
+		plans[i] = planOf(in)
+	}
+	var rows []twins
+	var omitted []NotMeasured
+	for _, tw := range all {
+		row := false
+		valued := hasValue(tw.figs[0])
+		for i := 1; i < len(inputs); i++ {
+			if tw.figs[i] != nil {
+				row = true
+				continue
+			}
+			if !valued {
+				continue
+			}
+			f := tw.figs[0][0]
+			if why := plans[i].omits(plans[0], f); why != "" {
+				if tw.omitted == nil {
+					tw.omitted = make([]string, len(inputs))
+				}
+				tw.omitted[i] = why
+				omitted = append(omitted, NotMeasured{Side: i, Key: f.Key(), Test: f.Test, Why: why})
+				continue
+			}
+			row = true
+		}
+		if row {
+			rows = append(rows, tw)
+		}
+	}
+	return rows, omitted
 }
 
 // compareRows makes the rows of the shared figures on every processor: the
@@ -269,8 +325,10 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	test := newUTest()
 	process := make([]bool, len(inputs))
+	plans := make([]*sidePlan, len(inputs))
 	for i, in := range inputs {
 		process[i] = replicatesOf(in) == ReplicatesProcess
+		plans[i] = planOf(in)
 	}
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -278,7 +336,7 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{runs: process, opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			m := rowMaker{runs: process, plans: plans, opt: opt, th: th, test: test, warnings: map[string]bool{}}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
 				rows[r], noise[r] = m.row(shared[r])
 			}
@@ -296,7 +354,9 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 type rowMaker struct {
 	// runs[i] says, per side, whether each of its runs has process
 	// replicates (all of them: true).
-	runs     []bool
+	runs []bool
+	// plans are the sides' plans (lost.go).
+	plans    []*sidePlan
 	opt      Options
 	th       *benchmath.Thresholds
 	test     *uTest
@@ -365,6 +425,14 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 		var warns []error
 		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
+		if b, o := row.Cells[0], row.Cells[i]; b.Present && b.Failed == "" && b.N > 0 && (!o.Present || o.Failed != "") {
+			switch {
+			case !o.Present && tw.omitted != nil && tw.omitted[i] != "":
+				row.Changes[i-1].NotMeasured = tw.omitted[i]
+			default:
+				row.Changes[i-1].Lost = m.plans[i].lostText(o.Failed)
+			}
+		}
 	}
 	return row, noise
 }
@@ -465,13 +533,18 @@ func differences(inputs []Input) ([]Difference, []string) {
 		{"GPUs", func(r *results.Run) string { return r.GPUSummary() }},
 		{"driver", func(r *results.Run) string {
 			e := r.Environment
-			if e.DriverRelease != "" {
+			switch {
+			case e.DriverRelease != "" && e.DriverVersion != 0:
 				return fmt.Sprintf("%s (%d)", e.DriverRelease, e.DriverVersion)
+			case e.DriverRelease != "":
+				return e.DriverRelease
+			case e.DriverVersion != 0:
+				return fmt.Sprint(e.DriverVersion)
 			}
-			return fmt.Sprint(e.DriverVersion)
+			return notRecorded
 		}},
-		{"CUDA", func(r *results.Run) string { return r.Environment.CUDAVersion }},
-		{"p2pbench", func(r *results.Run) string { return r.Tool.Version }},
+		{"CUDA", func(r *results.Run) string { return cmp.Or(r.Environment.CUDAVersion, notRecorded) }},
+		{"tool", toolText},
 		{"simulated", func(r *results.Run) string {
 			switch {
 			case !r.Simulated:
@@ -515,6 +588,58 @@ func differences(inputs []Input) ([]Difference, []string) {
 		}
 	}
 	return out, within
+}
+
+// caveats say, in words, which sides are simulated where another is not,
+// and which were cut short: what the baseline is matters to every row, and
+// a difference buried in the table of properties is easy to miss.
+func caveats(inputs []Input) []string {
+	var out []string
+	real := 0
+	for _, in := range inputs {
+		for _, r := range in.Runs {
+			real += b2i(!r.Simulated)
+		}
+	}
+	role := func(i int) string {
+		if i == 0 {
+			return "The baseline " + in(inputs[0].Name)
+		}
+		return "The new run " + in(inputs[i].Name)
+	}
+	for i, in := range inputs {
+		for _, r := range in.Runs {
+			if r.Simulated && real > 0 {
+				machine := cmp.Or(r.SimMachine, "a simulated machine")
+				out = append(out, fmt.Sprintf("%s is SIMULATED (%s): its figures are the simulator's model, not a machine's; changes between it and the real runs here say nothing of either machine.", role(i), machine))
+				break
+			}
+		}
+		for _, r := range in.Runs {
+			if !r.Complete {
+				what := "what it did not reach is not compared"
+				if i > 0 {
+					what = "every figure of the baseline it lacks is lost (a regression)"
+				}
+				out = append(out, fmt.Sprintf("%s was CUT SHORT (%s): %s.", role(i), cmp.Or(r.Stopped, "no reason recorded"), what))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// in names a side in a caveat: "(NAME)".
+func in(name string) string { return "(" + name + ")" }
+
+// notRecorded stands for a property a run does not record (an import's
+// driver, say).
+const notRecorded = "(not recorded)"
+
+// toolText names the program that made a run and its version: "p2pbench
+// 546366b", "nvbandwidth v0.8".
+func toolText(r *results.Run) string {
+	return strings.TrimSpace(cmp.Or(r.Tool.Name, "p2pbench") + " " + cmp.Or(r.Tool.Version, "(version not recorded)"))
 }
 
 // topologySummary describes the links in a few words: "56 pairs: 8 at 300

@@ -276,8 +276,8 @@ func TestMachinesDiffer(t *testing.T) {
 	if err := compare.WriteText(&text, res); err != nil {
 		t.Fatal(err)
 	}
-	head := fmt.Sprintf("Compared on the %d figures the runs share; %d only in runa.json, %d only in runb.json.",
-		len(res.Rows), pingpong, atomics)
+	head := fmt.Sprintf("The runs share %d figures; %d only in runa.json (0 missing from runb.json, %d its plan left out), %d only in runb.json.",
+		len(res.Rows), pingpong, pingpong, atomics)
 	for _, want := range []string{head, "GPUs:", "H100"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("header lacks %q:\n%.800s", want, text.String())

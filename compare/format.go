@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -106,6 +107,14 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintln(bw)
 	}
+	for _, l := range notMeasuredLines(r) {
+		if strings.HasPrefix(l, "  ") {
+			l = "- " + strings.TrimSpace(l)
+		} else {
+			l += "\n"
+		}
+		fmt.Fprintf(bw, "%s\n", esc.Replace(l))
+	}
 	for _, l := range legendLines(r) {
 		fmt.Fprintf(bw, "%s\n\n", esc.Replace(l))
 	}
@@ -155,7 +164,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "params", "unit", "family", "run", "method",
 		"n", "units", "median", "ci_lo", "ci_hi", "ci_confidence", "failed", "change_pct", "p", "tested_on", "process_units", "significant",
-		"covered", "floor", "floor_from", "fallback", "fallback_from", "regression", "improvement"})
+		"covered", "floor", "floor_from", "fallback", "fallback_from", "regression", "improvement", "lost", "not_measured"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		for i, c := range row.Cells {
@@ -167,9 +176,13 @@ func WriteCSV(w io.Writer, r *Result) error {
 			} else {
 				rec = append(rec, strconv.Itoa(c.N), strconv.Itoa(c.Units), f(c.Center), f(c.Lo), f(c.Hi), f(c.Confidence), c.Failed)
 			}
-			if i == 0 || !row.Changes[i-1].Valid {
-				rec = append(rec, "", "", "", "", "", "", "", "", "", "", "", "")
-			} else {
+			switch {
+			case i > 0 && (row.Changes[i-1].Lost != "" || row.Changes[i-1].NotMeasured != ""):
+				ch := row.Changes[i-1]
+				rec = append(rec, "", "", "", "", "", "", "", "", "", "", strconv.FormatBool(ch.Regression), "false", ch.Lost, ch.NotMeasured)
+			case i == 0 || !row.Changes[i-1].Valid:
+				rec = append(rec, "", "", "", "", "", "", "", "", "", "", "", "", "", "")
+			default:
 				ch := row.Changes[i-1]
 				p := ""
 				if ch.Tested {
@@ -177,7 +190,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 				}
 				rec = append(rec, f(ch.Pct), p, ch.TestedOn, strconv.FormatBool(ch.ProcessUnits), strconv.FormatBool(ch.Significant),
 					strconv.FormatBool(ch.Covered), f(ch.Floor), ch.FloorFrom, f(ch.Fallback), ch.FallbackFrom,
-					strconv.FormatBool(ch.Regression), strconv.FormatBool(ch.Improvement))
+					strconv.FormatBool(ch.Regression), strconv.FormatBool(ch.Improvement), "", "")
 			}
 			cw.Write(rec)
 		}
@@ -212,8 +225,9 @@ func runLines(r *Result) []string {
 			lines = append(lines, fmt.Sprintf("%s (%s)", n, role))
 		}
 	}
+	lines = append(lines, r.Caveats...)
 	if len(r.Differences) == 0 {
-		lines = append(lines, "The runs' machines and software are the same (host, GPUs, driver, CUDA, p2pbench, topology).")
+		lines = append(lines, "The runs' machines and software are the same (host, GPUs, driver, CUDA, tool, topology).")
 	} else {
 		lines = append(lines, "What differs between the runs:")
 		for _, d := range r.Differences {
@@ -222,14 +236,19 @@ func runLines(r *Result) []string {
 	}
 	for i := range r.OnlyInBase {
 		if r.OnlyInBase[i]+r.OnlyInOther[i] > 0 {
-			shared := 0
+			shared, lost, omitted := 0, 0, 0
 			for _, row := range r.Rows {
-				if row.Cells[i+1].Present {
-					shared++
-				}
+				shared += b2i(row.Cells[i+1].Present)
+				lost += b2i(!row.Cells[i+1].Present && row.Changes[i].Lost != "")
 			}
-			lines = append(lines, fmt.Sprintf("Compared on the %d figures the runs share; %d only in %s, %d only in %s.",
-				shared, r.OnlyInBase[i], names[0], r.OnlyInOther[i], names[i+1]))
+			for _, m := range r.NotMeasured {
+				omitted += b2i(m.Side == i+1)
+			}
+			line := fmt.Sprintf("The runs share %d figures; %d only in %s", shared, r.OnlyInBase[i], names[0])
+			if lost+omitted > 0 {
+				line += fmt.Sprintf(" (%d missing from %s, %d its plan left out)", lost, names[i+1], omitted)
+			}
+			lines = append(lines, line+fmt.Sprintf(", %d only in %s.", r.OnlyInOther[i], names[i+1]))
 		}
 	}
 	var within, none []string
@@ -280,23 +299,105 @@ func methodChanges(r *Result) int {
 	return n
 }
 
-// summaryLine counts the flagged changes.
+// compared counts the rows with a change in some side: a change of the
+// median, or a figure lost.
+func compared(r *Result) int {
+	n := 0
+	for _, row := range r.Rows {
+		n += b2i(slices.ContainsFunc(row.Changes, func(c Change) bool { return c.Valid || c.Lost != "" }))
+	}
+	return n
+}
+
+// summaryLine counts the flagged changes, and says what was not compared.
 func summaryLine(r *Result) string {
-	var sig, reg, imp, untested int
+	var sig, reg, imp, untested, lost int
 	for _, row := range r.Rows {
 		for _, c := range row.Changes {
 			sig += b2i(c.Significant)
 			reg += b2i(c.Regression)
 			imp += b2i(c.Improvement)
 			untested += b2i(c.Valid && !c.Tested)
+			lost += b2i(c.Lost != "")
 		}
 	}
+	n := compared(r)
 	line := fmt.Sprintf("%d figures compared: %d significant changes, %d regressions and %d improvements beyond their noise floor (at least %g%%).",
-		len(r.Rows), sig, reg, imp, 100*r.Threshold)
+		n, sig, reg, imp, 100*r.Threshold)
+	if lost > 0 {
+		line += fmt.Sprintf(" %d of the regressions are figures the baseline measured and a run failed or lacks.", lost)
+	}
 	if untested > 0 {
 		line += fmt.Sprintf(" %d changes untested (a side without %d independent units): flagged on their floor alone.", untested, MinUnits)
 	}
+	if rest := len(r.Rows) - n; rest > 0 {
+		line += fmt.Sprintf(" %d figures shared but not compared: no value on both sides, or a change beyond a percentage.", rest)
+	}
+	if len(r.NotMeasured) > 0 {
+		line += fmt.Sprintf(" %d figures of the baseline not measured by a run whose plan differs: not gated.", len(r.NotMeasured))
+	}
 	return line
+}
+
+// notMeasuredLines name, per side and test, the baseline's figures the
+// side's plan left out: "Not measured in b.json, its plan differs (not
+// gated): 88 figures of the baseline", then "  atomic_tput: 44 (no
+// atomic_tput in its plan)", each reason once with its count.
+func notMeasuredLines(r *Result) []string {
+	names := shortNames(r)
+	var lines []string
+	for side := 1; side < len(r.Names); side++ {
+		type group struct {
+			test results.Test
+			why  map[string]int
+			n    int
+		}
+		var groups []*group
+		byTest := map[results.Test]*group{}
+		total := 0
+		for _, m := range r.NotMeasured {
+			if m.Side != side {
+				continue
+			}
+			g := byTest[m.Test]
+			if g == nil {
+				g = &group{test: m.Test, why: map[string]int{}}
+				byTest[m.Test] = g
+				groups = append(groups, g)
+			}
+			g.why[m.Why]++
+			g.n++
+			total++
+		}
+		if total == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("Not measured in %s, its plan differs (not gated): %d figure%s of the baseline:", names[side], total, units.Plural(total, "", "s")))
+		// Tests the side did not measure at all go on one line.
+		var whole []string
+		groups = slices.DeleteFunc(groups, func(g *group) bool {
+			if _, ok := g.why[wholeTest(g.test)]; ok && len(g.why) == 1 {
+				whole = append(whole, fmt.Sprintf("%s (%d)", g.test, g.n))
+				return true
+			}
+			return false
+		})
+		if len(whole) > 0 {
+			lines = append(lines, "  tests not in its plan: "+strings.Join(whole, ", "))
+		}
+		for _, g := range groups {
+			whys := slices.Sorted(maps.Keys(g.why))
+			parts := make([]string, len(whys))
+			for i, w := range whys {
+				parts[i] = w
+				if len(whys) > 1 {
+					parts[i] = fmt.Sprintf("%d: %s", g.why[w], w)
+				}
+			}
+			lines = append(lines, fmt.Sprintf("  %s: %d (%s)", g.test, g.n, strings.Join(parts, "; ")))
+		}
+	}
+	return lines
 }
 
 // maxFlaggedLines is how many flagged changes the lead of the text and
@@ -319,6 +420,10 @@ func flaggedRows(r *Result) (head string, out []flagged, more int) {
 				continue
 			}
 			f := flagged{verdict: "better", figure: rowText(row), change: fmt.Sprintf("%+.2f%%", ch.Pct), why: whyText(ch, row.Cells[0], row.Cells[k+1])}
+			if ch.Lost != "" {
+				f.change = ch.Lost
+				f.why = "measured in the baseline (" + valueText(row.Cells[0].Center) + " " + string(row.Unit) + "): a lost figure is a regression whatever the noise"
+			}
 			if len(names) > 2 {
 				f.figure += " (" + names[k+1] + ")"
 			}
@@ -334,10 +439,11 @@ func flaggedRows(r *Result) (head string, out []flagged, more int) {
 		}
 	}
 	all := append(regs, imps...)
+	n := compared(r)
 	if len(all) == 0 {
-		return fmt.Sprintf("Flagged: nothing. No change among the %d figures compared is beyond its noise floor.", len(r.Rows)), nil, 0
+		return fmt.Sprintf("Flagged: nothing. No change among the %d figures compared is beyond its noise floor, and no figure the baseline measured was lost.", n), nil, 0
 	}
-	head = fmt.Sprintf("Flagged: %d regression%s and %d improvement%s among the %d figures compared:", len(regs), units.Plural(len(regs), "", "s"), len(imps), units.Plural(len(imps), "", "s"), len(r.Rows))
+	head = fmt.Sprintf("Flagged: %d regression%s and %d improvement%s among the %d figures compared:", len(regs), units.Plural(len(regs), "", "s"), len(imps), units.Plural(len(imps), "", "s"), n)
 	if len(all) > maxFlaggedLines {
 		return head, all[:maxFlaggedLines], len(all) - maxFlaggedLines
 	}
@@ -359,6 +465,9 @@ func flaggedText(b *bytes.Buffer, r *Result) {
 	tw.Flush()
 	if more > 0 {
 		fmt.Fprintf(b, "  … and %d more, marked in the tables below.\n", more)
+	}
+	for _, l := range notMeasuredLines(r) {
+		fmt.Fprintln(b, l)
 	}
 }
 
@@ -478,6 +587,10 @@ func valueText(v float64) string {
 // percentage, flagged when beyond the floor.
 func changeText(c Change) string {
 	switch {
+	case c.Lost != "":
+		return "REGRESSION: " + c.Lost
+	case c.NotMeasured != "":
+		return "not measured: " + c.NotMeasured
 	case !c.Valid:
 		return ""
 	case c.Regression:

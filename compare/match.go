@@ -82,6 +82,9 @@ type twins struct {
 	// figs[i] are side i's figures of the key, one per run that has it
 	// (none where side i lacks it); figs[0] are the baseline's.
 	figs [][]*results.Figure
+	// omitted[i] says why side i's plan left out a baseline figure it
+	// lacks ("" where it has it, or lost it: lost.go).
+	omitted []string
 }
 
 // runKeys gives each figure of a run the key it is matched by: its
@@ -131,11 +134,11 @@ func sideIndex(in Input) (map[string][]*results.Figure, []string) {
 	return index, order
 }
 
-// match pairs every baseline figure with its twins, in the baseline's order,
-// and leaves out those that no other side has. onlyInBase[i-1] counts the
-// baseline's figures that side i lacks, onlyInOther[i-1] side i's that the
-// baseline lacks.
-func match(inputs []Input) (shared []twins, onlyInBase, onlyInOther []int) {
+// match pairs every baseline figure with its twins, in the baseline's order
+// (a side that lacks it has none), then lists the keys of figures only the
+// other sides have. onlyInBase[i-1] counts the baseline's figures that side
+// i lacks, onlyInOther[i-1] side i's that the baseline lacks.
+func match(inputs []Input) (all []twins, onlyInBase, onlyInOther []int) {
 	index := make([]map[string][]*results.Figure, len(inputs))
 	var order []string
 	for i, in := range inputs {
@@ -150,7 +153,6 @@ func match(inputs []Input) (shared []twins, onlyInBase, onlyInOther []int) {
 	for _, k := range order {
 		tw := twins{key: k, figs: make([][]*results.Figure, len(inputs))}
 		tw.figs[0] = index[0][k]
-		found := false
 		for i := 1; i < len(inputs); i++ {
 			figs, ok := index[i][k]
 			if !ok {
@@ -159,15 +161,12 @@ func match(inputs []Input) (shared []twins, onlyInBase, onlyInOther []int) {
 			}
 			tw.figs[i] = figs
 			matched[i-1]++
-			found = true
 		}
-		if found {
-			shared = append(shared, tw)
-		}
+		all = append(all, tw)
 	}
 	onlyInOther = make([]int, len(inputs)-1)
 	for i := range onlyInOther {
 		onlyInOther[i] = len(index[i+1]) - matched[i]
 	}
-	return shared, onlyInBase, onlyInOther
+	return all, onlyInBase, onlyInOther
 }

@@ -240,6 +240,10 @@ func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
 		row := &rows[r]
 		for i := range row.Changes {
 			ch := &row.Changes[i]
+			if ch.Lost != "" {
+				ch.Regression = true
+				continue
+			}
 			if !ch.Valid {
 				continue
 			}

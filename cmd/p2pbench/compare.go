@@ -152,19 +152,70 @@ func compareAction(c *cli.Context) error {
 	if err := nothingCompared(res); err != nil {
 		return err
 	}
-	if regs := res.Regressions(); c.Bool("fail-on-regression") && len(regs) > 0 {
-		return statusError{exitVerdict, fmt.Errorf("%d figure%s regressed beyond their noise floor (first: %s)",
-			len(regs), map[bool]string{true: "", false: "s"}[len(regs) == 1], rowLabel(regs[0]))}
+	if !c.Bool("fail-on-regression") {
+		return nil
+	}
+	if regs := res.Regressions(); len(regs) > 0 {
+		return statusError{exitVerdict, fmt.Errorf("%s%s", regressedText(regs), notGatedText(res))}
+	}
+	if s := notGatedText(res); s != "" {
+		fmt.Fprintf(c.App.ErrWriter, "no regression%s\n", s)
 	}
 	return nil
 }
 
+// regressedText counts the regressions, lost figures apart, and names the
+// first.
+func regressedText(regs []compare.Row) string {
+	lost := 0
+	for _, r := range regs {
+		if slices.ContainsFunc(r.Changes, func(c compare.Change) bool { return c.Lost != "" }) {
+			lost++
+		}
+	}
+	first := rowLabel(regs[0])
+	if ch := regs[0].Changes[slices.IndexFunc(regs[0].Changes, func(c compare.Change) bool { return c.Regression })]; ch.Lost != "" {
+		first += ": " + ch.Lost
+	}
+	text := fmt.Sprintf("%d figure%s regressed beyond their noise floor", len(regs)-lost, plural(len(regs)-lost))
+	if lost > 0 {
+		text = fmt.Sprintf("%d figure%s the baseline measured failed or missing, %s", lost, plural(lost), text)
+	}
+	return text + " (first: " + first + ")"
+}
+
+// notGatedText says, after the gate's verdict, what it did not gate: the
+// baseline's figures a run's plan left out.
+func notGatedText(res *compare.Result) string {
+	if n := len(res.NotMeasured); n > 0 {
+		return fmt.Sprintf("; %d figure%s of the baseline not measured by a run whose plan differs (not gated: see \"Not measured\" in the output)", n, plural(n))
+	}
+	return ""
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // nothingCompared fails (exit status 4) when a run shares no figure with
-// the baseline that both have a value for: a comparison that says nothing
-// must not pass for one that found no regression.
+// the baseline that both have a value for, and lost none the baseline
+// measured: a comparison that says nothing must not pass for one that found
+// no regression.
 func nothingCompared(res *compare.Result) error {
 	for i := 1; i < len(res.Names); i++ {
-		if !slices.ContainsFunc(res.Rows, func(r compare.Row) bool { return r.Changes[i-1].Valid }) {
+		if !slices.ContainsFunc(res.Rows, func(r compare.Row) bool { return r.Changes[i-1].Valid || r.Changes[i-1].Lost != "" }) {
+			shared := 0
+			for _, r := range res.Rows {
+				if r.Cells[i].Present {
+					shared++
+				}
+			}
+			if shared > 0 {
+				return failedFigures(fmt.Errorf("nothing was compared: %s shares %d figure%s with the baseline %s, none with a value on both sides and a change a percentage can say", res.Names[i], shared, plural(shared), res.Names[0]))
+			}
 			return failedFigures(fmt.Errorf("nothing was compared: %s shares no figure with the baseline %s", res.Names[i], res.Names[0]))
 		}
 	}
