@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,7 +145,9 @@ func (e *Engine) Notes() []string { return append([]string(nil), e.notes...) }
 func (e *Engine) note(format string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.notes = append(e.notes, results.ClipText(fmt.Sprintf(format, args...)))
+	if n := results.ClipText(fmt.Sprintf(format, args...)); !slices.Contains(e.notes, n) {
+		e.notes = append(e.notes, n) // a note said once (the plan is laid out for the estimate and again to run)
+	}
 }
 
 // add records a figure of the current round.

@@ -302,7 +302,7 @@ func convertNVB(meta nvbMeta, tcs []nvbTestcase, opt Options, in *input) (*resul
 	for _, e := range meta.errors {
 		b.note("nvbandwidth reported: %s", e)
 	}
-	b.unknown("whether the copied data was verified: nvbandwidth checks it unless run with -s, and stops at a mismatch")
+	b.unknown(results.UnknownVerification + "nvbandwidth checks it unless run with -s, and stops at a mismatch")
 	b.unknown("the date, the topology (peer access, NVLinks) and the GPUs' state")
 	return b.finish("nvbandwidth"), nil
 }

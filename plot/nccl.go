@@ -3,6 +3,7 @@ package plot
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,6 +26,50 @@ type ncclSeries struct {
 	color  int
 	dashed bool
 	xys    plotter.XYs
+	// bws and places are what the series stands for: its bandwidths
+	// (busbw, algbw) and placements (out of place, in place), more than
+	// one where they read the same.
+	bws, places []string
+}
+
+// sameCurve is the relative difference within which two series of an
+// nccl-tests chart are one line: nccl-tests prints two decimals, and for
+// 2 ranks busbw = algbw.
+const sameCurve = 0.005
+
+// same reports whether a and b hold the same sizes at the same bandwidth,
+// within sameCurve.
+func (a *ncclSeries) same(b []plotter.XY) bool {
+	if len(a.xys) != len(b) {
+		return false
+	}
+	for i := range b {
+		x, y := a.xys[i], b[i]
+		if x.X != y.X || math.Abs(x.Y-y.Y) > sameCurve*math.Max(math.Abs(x.Y), math.Abs(y.Y)) {
+			return false
+		}
+	}
+	return true
+}
+
+// addSeries adds a series to c, or names its bandwidth and placement in the
+// series it draws over.
+func (c *ncclChart) addSeries(bw, place string, color int, dashed bool, xys plotter.XYs) {
+	for i := range c.series {
+		s := &c.series[i]
+		if s.same(xys) {
+			if !slices.Contains(s.bws, bw) {
+				s.bws = append(s.bws, bw)
+			}
+			if !slices.Contains(s.places, place) {
+				s.places = append(s.places, place)
+			}
+			s.label = strings.Join(s.bws, " = ") + ", " + strings.Join(s.places, " and ")
+			return
+		}
+	}
+	c.series = append(c.series, ncclSeries{label: bw + ", " + place, color: color, dashed: dashed, xys: xys,
+		bws: []string{bw}, places: []string{place}})
 }
 
 // ncclCharts returns one chart per collective of nccl-tests the run holds
@@ -54,23 +99,26 @@ func ncclCharts(ix *index) []*ncclChart {
 		if ranks != "" {
 			c.subtitle += "; " + ranks + " ranks"
 		}
+		// Series that read the same (busbw and algbw for 2 ranks, in
+		// place and out of place where they agree) are one line, its
+		// legend naming each.
 		for _, s := range []struct {
-			k      key
-			label  string
-			color  int
-			dashed bool
+			k         key
+			bw, place string
+			color     int
+			dashed    bool
 		}{
-			{key{results.NCCLBusBW, "false"}, "busbw, out of place", 0, false},
-			{key{results.NCCLBusBW, "true"}, "busbw, in place", 0, true},
-			{key{results.NCCLAlgBW, "false"}, "algbw, out of place", 1, false},
-			{key{results.NCCLAlgBW, "true"}, "algbw, in place", 1, true},
+			{key{results.NCCLBusBW, "false"}, "busbw", "out of place", 0, false},
+			{key{results.NCCLBusBW, "true"}, "busbw", "in place", 0, true},
+			{key{results.NCCLAlgBW, "false"}, "algbw", "out of place", 1, false},
+			{key{results.NCCLAlgBW, "true"}, "algbw", "in place", 1, true},
 		} {
 			xys := by[s.k]
 			if len(xys) == 0 {
 				continue
 			}
 			slices.SortFunc(xys, func(a, b plotter.XY) int { return int(math.Copysign(1, a.X-b.X)) })
-			c.series = append(c.series, ncclSeries{label: s.label, color: s.color, dashed: s.dashed, xys: xys})
+			c.addSeries(s.bw, s.place, s.color, s.dashed, xys)
 		}
 		if len(c.series) > 0 {
 			out = append(out, c)

@@ -48,6 +48,9 @@ type Document struct {
 	// shows them (Report), so that a caller that also prints them need not
 	// look through the verdict again.
 	Findings []Finding
+	// firstPageFindings is how many of Findings (the first) page 1 lists
+	// under What failed, in full.
+	firstPageFindings int
 	// footer is on every page of a PDF.
 	footer string
 	sim    bool

@@ -105,3 +105,39 @@ func TestNotJudgedImportGivesNoBaselineAdvice(t *testing.T) {
 		t.Errorf("a warning beside NOT JUDGED is not named:\n%s", txt)
 	}
 }
+
+// An import's report says what its input does not record instead of
+// showing zeros, labels the other tool's version as that tool's, says of
+// its data's verification what the import's own note says, and does not
+// call single values steady (issue 39).
+func TestImportedSaysWhatItDoesNotKnow(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nvbandwidth-v0.8-h200x2.json", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict, err = verdict.Judge(run, verdict.Model(run)); err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := formats(t, report.Report(run), false)
+	words := strings.Join(strings.Fields(txt), " ") // tables' columns a space apart
+	for _, want := range []string{
+		"Not in the import: UUID, CC, SMs, memory, L2, copy engines, unified addressing (nvbandwidth's output does not give them).",
+		"nvbandwidth v0.8 imported by p2pbench", "NVML not in the import",
+		"nvbandwidth's output does not say whether it checked the data it moved (nvbandwidth checks it unless run with -s, and stops at a mismatch)",
+		"data verified not known (the measurements check's finding says why)",
+		"not judged Figures steady", "CE read 0→1 394 one value", "not in the import",
+		"not judged: one value per figure",
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"0.0 GiB", "p2pbench v0.8", "does not check the data it moves", "rounds agree", "394–394", "0.00%", "unknown"} {
+		if strings.Contains(txt, bad) {
+			t.Errorf("the report says %q", bad)
+		}
+	}
+	if t.Failed() {
+		t.Log(txt)
+	}
+}

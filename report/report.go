@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
@@ -68,9 +70,9 @@ func report(run *results.Run, full bool) *Document {
 		wireSection(d, run, headlines[0].Size)
 	}
 	if full {
-		verdictDetails(d, run, true)
+		verdictDetails(d, run, false, true)
 	}
-	findingsSection(d, run, d.Findings, full)
+	findingsSection(d, run, d.Findings, d.firstPageFindings)
 	if len(figs) > 0 {
 		d.pageSection("Figures")
 		for _, f := range figs {
@@ -214,8 +216,20 @@ func systemSection(d *Document, run *results.Run) {
 	add("driver", driver)
 	add("CUDA", env.CUDAVersion)
 	add("library", env.Library)
-	add("NVML", yesNo(env.NVML))
-	add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
+	if im := run.Imported; im != nil {
+		// The other tool's version is its own; what p2pbench knows of
+		// the machine beyond the input is nothing.
+		add(run.Tool.Name, run.Tool.Version)
+		add("imported by", cmp.Or(im.Importer, "p2pbench"))
+		add("imported from", im.File+" ("+im.Format+")")
+		add("NVML", "not in the import")
+		for _, u := range im.Unknown {
+			add("not in the import", u)
+		}
+	} else {
+		add("NVML", yesNo(env.NVML))
+		add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
+	}
 	add("command", strings.Join(run.Tool.Command, " "))
 	sim := "no: measured on GPUs"
 	if run.Simulated {
@@ -227,7 +241,15 @@ func systemSection(d *Document, run *results.Run) {
 	add("simulated", sim)
 	verified := "yes"
 	if why := verdict.Unverified(run); why != "" {
-		verified = "no: " + why
+		verified = "no"
+		if run.Imported.VerificationUnknown() != "" {
+			verified = "not known"
+		}
+		if run.Verdict != nil {
+			verified += " (the measurements check's finding says why)"
+		} else {
+			verified += ": " + why
+		}
 	}
 	add("data verified", verified)
 	complete := "yes"
@@ -237,33 +259,84 @@ func systemSection(d *Document, run *results.Run) {
 	add("complete", complete)
 	// Notes go in the table: a section of their own would often be a
 	// page holding one line.
-	for _, n := range append(append([]string{}, env.Notes...), run.Notes...) {
+	for _, n := range uniqueNotes(env.Notes, run.Notes) {
 		add("note", n)
 	}
 	d.table(kv)
-	devicesTable(d, env.Devices)
+	devicesTable(d, run)
 	stateTable(d, env)
 }
 
-// devicesTable lists the GPUs as the driver describes them.
-func devicesTable(d *Document, devs []results.Device) {
+// devicesTable lists the GPUs as the driver describes them. Of an
+// imported run, a column its input does not record (zero for every GPU) is
+// left out and named under the table as not in the import.
+func devicesTable(d *Document, run *results.Run) {
+	devs := run.Environment.Devices
 	if len(devs) == 0 {
 		return
 	}
 	d.Heading(2, "GPUs")
-	t := &table{header: []string{"GPU", "name", "UUID", "PCI bus id", "CC", "SMs", "memory", "L2", "copy engines", "unified addressing"},
-		align: "lllllrrrrl"}
-	for _, dv := range devs {
-		l2 := ""
-		if dv.L2CacheBytes > 0 {
-			l2 = results.FormatBytes(uint64(dv.L2CacheBytes))
+	cols := []struct {
+		header string
+		align  byte
+		get    func(results.Device) string // "" where the device has no value
+	}{
+		{"GPU", 'l', func(dv results.Device) string { return strconv.Itoa(dv.Index) }},
+		{"name", 'l', func(dv results.Device) string { return dv.Name }},
+		{"UUID", 'l', func(dv results.Device) string { return dv.UUID }},
+		{"PCI bus id", 'l', func(dv results.Device) string { return dv.PCIBusID }},
+		{"CC", 'l', func(dv results.Device) string { return dv.ComputeCapability }},
+		{"SMs", 'r', func(dv results.Device) string { return nonZero(dv.SMCount, strconv.Itoa(dv.SMCount)) }},
+		{"memory", 'r', func(dv results.Device) string {
+			return nonZero(dv.MemoryBytes, fmt.Sprintf("%.1f GiB", float64(dv.MemoryBytes)/(1<<30)))
+		}},
+		{"L2", 'r', func(dv results.Device) string {
+			return nonZero(dv.L2CacheBytes, results.FormatBytes(uint64(max(dv.L2CacheBytes, 0))))
+		}},
+		{"copy engines", 'r', func(dv results.Device) string { return nonZero(dv.AsyncEngines, strconv.Itoa(dv.AsyncEngines)) }},
+		{"unified addressing", 'l', func(dv results.Device) string {
+			if dv.UnifiedAddressing || run.Imported == nil {
+				return yesNo(dv.UnifiedAddressing)
+			}
+			return ""
+		}},
+	}
+	t := &table{}
+	var missing []string
+	for _, c := range cols {
+		known := false
+		for _, dv := range devs {
+			known = known || c.get(dv) != ""
 		}
-		t.rows = append(t.rows, []string{strconv.Itoa(dv.Index), dv.Name, dv.UUID, dv.PCIBusID, dv.ComputeCapability,
-			strconv.Itoa(dv.SMCount), fmt.Sprintf("%.1f GiB", float64(dv.MemoryBytes)/(1<<30)), l2, strconv.Itoa(dv.AsyncEngines),
-			yesNo(dv.UnifiedAddressing)})
+		if !known && run.Imported != nil {
+			missing = append(missing, c.header)
+			continue
+		}
+		t.header = append(t.header, c.header)
+		t.align += string(c.align)
+	}
+	for _, dv := range devs {
+		var row []string
+		for _, c := range cols {
+			if !slices.Contains(missing, c.header) {
+				row = append(row, c.get(dv))
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	if len(missing) > 0 {
+		t.notes = []string{"Not in the import: " + strings.Join(missing, ", ") + " (" + run.Tool.Name + "'s output does not give them)."}
 	}
 	d.table(t)
 	boardsTable(d, devs)
+}
+
+// nonZero is text where n is not zero, else "".
+func nonZero[N int | int64 | uint64](n N, text string) string {
+	if n == 0 {
+		return ""
+	}
+	return text
 }
 
 // boardsTable lists the GPU boards' identity (NVML), where any was read.
@@ -304,6 +377,20 @@ func stateTable(d *Document, env results.Environment) {
 			arrow(fmt.Sprintf("%.0f", s.PowerW), fmt.Sprintf("%.0f", e.PowerW))})
 	}
 	d.table(t)
+}
+
+// uniqueNotes are the notes of lists, each once: files of older builds say
+// some twice.
+func uniqueNotes(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, n := range l {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func yesNo(b bool) string {
@@ -368,23 +455,27 @@ func headlineSection(d *Document, run *results.Run, hs []Headline) {
 		pairs[[2]int{h.Src, h.Dst}] = true
 	}
 	if len(pairs) <= maxPairRows {
-		d.table(headlinePairTable(hs))
+		d.table(headlinePairTable(run, hs))
 	} else {
-		d.table(headlineRankTable(hs, newPairIndex(run)))
+		d.table(headlineRankTable(run, hs, newPairIndex(run)))
 	}
 	smGapPara(d, hs, len(results.LinkEfficiency(run, hs[0].Size)) > 0)
 }
 
-// headlinePairTable lists every headline figure of every pair.
-func headlinePairTable(hs []Headline) *table {
+// headlinePairTable lists every headline figure of every pair. A figure of
+// one value (an import's) has no spread to show.
+func headlinePairTable(run *results.Run, hs []Headline) *table {
 	t := &table{header: []string{"figure", "pair", "median", "p5–p95", "CV", "limit", "% of limit", "% of CE"}, align: "llrrrrrr"}
 	for _, h := range hs {
 		row := []string{h.Label(), pairName(h.Src, h.Dst)}
-		if h.Stats == nil {
-			row = append(row, h.Failed, "", "", limitText(h.LinkGBps), "", "")
-		} else {
+		switch {
+		case h.Stats == nil:
+			row = append(row, h.Failed, "", "", limitText(run, h.LinkGBps), "", "")
+		case h.Stats.N <= 1:
+			row = append(row, fmtGBps(h.Stats.Median), "one value", "", limitText(run, h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
+		default:
 			row = append(row, fmtGBps(h.Stats.Median), fmtGBps(h.Stats.P5)+"–"+fmtGBps(h.Stats.P95),
-				fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
+				fmt.Sprintf("%.2f%%", 100*h.Stats.CV), limitText(run, h.LinkGBps), pctText(h.PercentOfLink()), pctText(h.PercentOfCE()))
 		}
 		t.rows = append(t.rows, row)
 	}
@@ -393,7 +484,7 @@ func headlinePairTable(hs []Headline) *table {
 
 // headlineRankTable summarises many pairs: one row per figure and
 // performance rank.
-func headlineRankTable(hs []Headline, ix *pairIndex) *table {
+func headlineRankTable(run *results.Run, hs []Headline, ix *pairIndex) *table {
 	type key struct {
 		label string
 		rank  int
@@ -444,7 +535,7 @@ func headlineRankTable(hs []Headline, ix *pairIndex) *table {
 		limit := "mixed"
 		if len(g.limits) == 1 {
 			for l := range g.limits {
-				limit = limitText(l)
+				limit = limitText(run, l)
 			}
 		}
 		pct := ""
@@ -457,11 +548,17 @@ func headlineRankTable(hs []Headline, ix *pairIndex) *table {
 	return t
 }
 
-func limitText(l float64) string {
-	if l <= 0 {
-		return "unknown"
+// limitText is a link limit in GB/s: "unknown" where the run does not
+// know it, "not in the import" where an import's input did not give the
+// topology.
+func limitText(run *results.Run, l float64) string {
+	switch {
+	case l > 0:
+		return fmtGBps(l)
+	case run.Imported != nil:
+		return "not in the import"
 	}
-	return fmtGBps(l)
+	return "unknown"
 }
 
 func pctText(p float64) string {
@@ -498,11 +595,11 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s: %s", f.Status.Label(), f.Check, f.Subject, f.Message)
 }
 
-// findingsSection lists every item of the verdict's checks, once: the
-// report renders what the verdict decided and judges nothing itself. The
-// buyer's report gives each in one line (its message cut to fit, the
-// results file and --full hold the rest); the full report whole.
-func findingsSection(d *Document, run *results.Run, findings []Finding, full bool) {
+// findingsSection lists every item of the verdict's checks, once and in
+// full: the report renders what the verdict decided and judges nothing
+// itself. The failures and warnings page 1 lists already (shown of them)
+// are not listed again.
+func findingsSection(d *Document, run *results.Run, findings []Finding, shown int) {
 	d.Section("Findings")
 	if run.Verdict == nil {
 		d.para("The run has no verdict: nothing was checked.")
@@ -513,36 +610,18 @@ func findingsSection(d *Document, run *results.Run, findings []Finding, full boo
 		return
 	}
 	intro := "Everything the verdict's checks found (a FAIL fails the verdict, a WARN warns, a NOTE is behaviour known and explained); package verdict's documentation and verdict/EXPECTATIONS.md give the rules and thresholds."
-	if !full {
-		intro += " One line each: p2pbench check and p2pbench report --full give each in full."
+	switch {
+	case shown == len(findings):
+		d.para("%s The %s on page 1 %s all of them.", intro, units.Plural(shown, "finding", "findings"), units.Plural(shown, "is", "are"))
+		return
+	case shown > 0:
+		intro += fmt.Sprintf(" The first %d, on page 1, are not repeated here.", shown)
 	}
 	d.para("%s", intro)
 	t := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
-	for _, f := range findings {
+	for _, f := range findings[shown:] {
 		t.shade[[2]int{len(t.rows), 0}] = f.Status
-		msg := f.Message
-		if !full {
-			msg = oneLine(msg, maxFindingChars-len(f.Check)-len(f.Subject))
-		}
-		t.rows = append(t.rows, []string{f.Status.Label(), f.Check, f.Subject, msg})
+		t.rows = append(t.rows, []string{f.Status.Label(), f.Check, f.Subject, f.Message})
 	}
 	d.table(t)
-}
-
-// maxFindingChars is about what one line of the findings table holds.
-const maxFindingChars = 200
-
-// oneLine cuts s to at most n characters (at least 60) at a word, marked
-// with an ellipsis.
-func oneLine(s string, n int) string {
-	n = max(n, 60)
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := string(r[:n-1])
-	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:") + "…"
 }

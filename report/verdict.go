@@ -74,12 +74,14 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 
 // checksTable is a line per check of v: its status, title and outcome, in
 // a sentence or (short, for a screen) in a few words where the verdict has
-// them.
+// them. A check that failed or warned gives its few words on a page too:
+// its sentence quotes its first finding, which What failed lists in full.
 func checksTable(v *results.Verdict, short bool) *table {
 	checks := &table{header: []string{"", "check", "outcome"}, align: "lll", shade: map[[2]int]results.Status{}}
 	for i, c := range v.Checks {
 		outcome := c.Summary
-		if short && c.Short != "" {
+		bad := c.Status == results.StatusFail || c.Status == results.StatusWarn
+		if (short || bad) && c.Short != "" {
 			outcome = c.Short
 		}
 		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, outcome})
@@ -476,8 +478,9 @@ func failedLines(d *Document, v *results.Verdict) {
 	}
 	if d.width == 0 {
 		d.Heading(2, "What failed")
+		d.firstPageFindings = min(len(bad), maxFailedLines)
 		if n := len(bad); n > maxFailedLines {
-			bad = append(bad[:maxFailedLines], fmt.Sprintf("… and %d more (Findings in the report)", n-maxFailedLines))
+			bad = append(bad[:maxFailedLines], fmt.Sprintf("and %d more, listed under Findings in the report (p2pbench report)", n-maxFailedLines))
 		}
 		d.para("%s", strings.Join(bad, "\n"))
 		d.Heading(2, "What to do next")
@@ -502,15 +505,16 @@ func failedLines(d *Document, v *results.Verdict) {
 func Details(run *results.Run) *Document {
 	d := newDocument(run, "")
 	d.blocks = nil // under the tables and summary, whose banners say what the run is
-	verdictDetails(d, run, false)
+	verdictDetails(d, run, true, false)
 	return d
 }
 
 // verdictDetails is the section that spells the verdict out: what the
-// figures were held against, every check with its items, and the judged
-// figures, where figures is set (all of them for a small machine; those
-// that did not pass otherwise).
-func verdictDetails(d *Document, run *results.Run, figures bool) {
+// figures were held against, where items is set every check with its
+// items (show; the report has the checks on page 1 and the items under
+// Findings), and where figures is set the judged figures (all of them for
+// a small machine; those that did not pass otherwise).
+func verdictDetails(d *Document, run *results.Run, items, figures bool) {
 	v := run.Verdict
 	if v == nil {
 		return
@@ -522,20 +526,22 @@ func verdictDetails(d *Document, run *results.Run, figures bool) {
 		about += " (" + src.File + ")"
 	}
 	d.para("%s.%s", about, strings.Join(append([]string{""}, src.Notes...), "\n"))
-	items := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
-	add := func(st results.Status, row ...string) {
-		items.shade[[2]int{len(items.rows), 0}] = st
-		items.rows = append(items.rows, append([]string{st.Label()}, row...))
-	}
-	for _, c := range v.Checks {
-		if len(c.Items) == 0 {
-			add(c.Status, c.Title, "", c.Summary)
+	if items {
+		t := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
+		add := func(st results.Status, row ...string) {
+			t.shade[[2]int{len(t.rows), 0}] = st
+			t.rows = append(t.rows, append([]string{st.Label()}, row...))
 		}
-		for _, it := range c.Items {
-			add(it.Status, c.Title, it.Subject, it.Message)
+		for _, c := range v.Checks {
+			if len(c.Items) == 0 {
+				add(c.Status, c.Title, "", c.Summary)
+			}
+			for _, it := range c.Items {
+				add(it.Status, c.Title, it.Subject, it.Message)
+			}
 		}
+		d.table(t)
 	}
-	d.table(items)
 	if !figures {
 		return
 	}

@@ -12,7 +12,10 @@
 // It imports nothing of the project, so that every package may import it.
 package results
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // SchemaVersion is the version this build writes. It reads this version and
 // version 1, which it converts on reading (see Decode).
@@ -87,6 +90,27 @@ type Imported struct {
 	// p2pbench run does: raw samples (without them no significance test is
 	// possible), the date, the topology, ...
 	Unknown []string `json:"unknown,omitempty"`
+}
+
+// UnknownVerification begins the Unknown entry of an import whose tool
+// checks its data unless told not to, and does not say whether it did:
+// "whether the copied data was verified: nvbandwidth checks it unless run
+// with -s". The verdict quotes what follows it.
+const UnknownVerification = "whether the copied data was verified: "
+
+// VerificationUnknown is what an import's input leaves unknown of its
+// data's verification (the words after UnknownVerification), "" when it
+// leaves nothing unknown of it.
+func (im *Imported) VerificationUnknown() string {
+	if im == nil {
+		return ""
+	}
+	for _, u := range im.Unknown {
+		if rest, ok := strings.CutPrefix(u, UnknownVerification); ok {
+			return rest
+		}
+	}
+	return ""
 }
 
 // Environment is the software and hardware state around a run.

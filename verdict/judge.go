@@ -261,6 +261,13 @@ func (j *judgement) checks() []results.Check {
 			c.Short = "answers as documented"
 		}
 		if !judged && len(c.Items) == 0 {
+			if k.name == "noise" && oneValueEach(run) {
+				c.Status = results.StatusNotJudged
+				c.Summary = "not judged: one value per figure, without samples or rounds to hold steady"
+				c.Short = "not judged: one value per figure"
+				out = append(out, c)
+				continue
+			}
 			if k.name == "ipc" || k.name == "driver" || k.name == "noise" {
 				continue // nothing of the kind in this run
 			}

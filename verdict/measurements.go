@@ -47,6 +47,10 @@ func unverified(run *results.Run) results.CheckItem {
 				Message: tool + " was run with its check of the data turned off: the data that moved was not checked"}
 		}
 	}
+	if known := run.Imported.VerificationUnknown(); known != "" {
+		return results.CheckItem{Status: results.StatusNote, Subject: "run",
+			Message: tool + "'s output does not say whether it checked the data it moved (" + known + "): the figures' data is not known to be verified"}
+	}
 	return results.CheckItem{Status: results.StatusNote, Subject: "run",
 		Message: tool + " does not check the data it moves: the figures' data is unverified, by the tool's design, not the run's choice"}
 }
@@ -100,11 +104,14 @@ func measurementSummary(run *results.Run) string {
 		parts = append(parts, fmt.Sprintf("%d not checked (turned off)", skipped))
 	}
 	if na > 0 {
-		why := "latency figures, not checked by design"
-		if run.Imported != nil {
-			why = run.Tool.Name + " did not check them"
+		switch {
+		case run.Imported.VerificationUnknown() != "":
+			parts = append(parts, fmt.Sprintf("%d not known to be checked (%s's output does not say)", na, run.Tool.Name))
+		case run.Imported != nil:
+			parts = append(parts, fmt.Sprintf("%d not checked (%s did not check them)", na, run.Tool.Name))
+		default:
+			parts = append(parts, fmt.Sprintf("%d not checked (latency figures, not checked by design)", na))
 		}
-		parts = append(parts, fmt.Sprintf("%d not checked (%s)", na, why))
 	}
 	if len(parts) == 0 {
 		return s

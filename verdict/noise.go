@@ -90,7 +90,9 @@ func noiseItems(run *results.Run, judged map[string]bool, h *health, c *clocks) 
 		if f.Failed() || f.Stats == nil {
 			continue
 		}
-		large := f.Unit == results.UnitGBps && f.Size >= LargeTransfer
+		// A CV needs samples: a figure of one value (an import's) has
+		// none to spread.
+		large := f.Unit == results.UnitGBps && f.Size >= LargeTransfer && f.Stats.N > 1
 		meds := roundMedians(f)
 		any = any || large || len(meds) > 0
 		dis := len(meds) > 0 && disagree(meds)
@@ -141,6 +143,22 @@ func noiseItems(run *results.Run, judged map[string]bool, h *health, c *clocks) 
 		items = append(items, results.CheckItem{Status: st, Subject: pathSubject(ns), Message: msg})
 	}
 	return items, any
+}
+
+// oneValueEach reports whether every figure of run that has statistics has
+// them of one value (an import of a tool that prints one value a figure):
+// nothing for the noise check to hold steady.
+func oneValueEach(run *results.Run) bool {
+	n := 0
+	for i := range run.Figures {
+		if st := run.Figures[i].Stats; st != nil {
+			if st.N > 1 {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // unexplainedNoise is the note of the noisy figures no reading explains.

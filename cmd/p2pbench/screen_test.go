@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,12 @@ func TestAllFitsOneScreen(t *testing.T) {
 			screen := strings.Split(stdout, "\n")
 			if at := slices.IndexFunc(screen, func(l string) bool { return strings.Contains(l, "# VERDICT: ") }); at < 0 || at > 8 {
 				t.Errorf("the verdict is on line %d of the screen:\n%s", at+1, stdout)
+			}
+			notes := readResults(t, filepath.Join(dir, "results.json")).Notes
+			for i, n := range notes {
+				if slices.Contains(notes[:i], n) {
+					t.Errorf("the note %q twice", n)
+				}
 			}
 			for _, check := range []string{"Bandwidth", "NVLink and PCIe links", "Every figure measured"} {
 				if !slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "  "+check+"  ") }) {

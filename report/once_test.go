@@ -1,0 +1,90 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
+	"github.com/p2pbench/p2pbench/verdict"
+)
+
+// reportRuns are the runs whose reports issue 39 looked at: real 2× H200
+// and 2× H100 runs, a faulty synthetic 8-GPU machine and an import of
+// nvbandwidth, each judged as report judges a file without a verdict.
+func reportRuns(t *testing.T) map[string]*results.Run {
+	t.Helper()
+	runs := map[string]*results.Run{}
+	for _, name := range []string{"h200x2/2026-11-26-ag/all1.json.gz", "h100x2/2026-11-25-b/all1.json.gz"} {
+		run, err := results.Read("../testdata/reference/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[name] = run
+	}
+	runs["synthetic 8 GPUs"] = resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, Faults: true, Health: true})
+	imported, err := ingest.Import("../testdata/reference/h200x2/2026-11-26-ag/nvbandwidth-v0.8.json", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs["nvbandwidth"] = imported
+	for name, run := range runs {
+		v, err := verdict.Judge(run, verdict.Model(run))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		run.Verdict = v
+	}
+	return runs
+}
+
+// The report says nothing twice and cuts nothing: no line of a table or
+// paragraph appears twice in its text (a table's header but once per
+// table; a heading's words may recur), and no finding ends in "…"
+// (issue 39: a note printed twice, findings cut).
+func TestReportSaysEachThingOnce(t *testing.T) {
+	for name, run := range reportRuns(t) {
+		for i, d := range []*report.Document{report.Report(run), report.Full(run)} {
+			txt := text(t, d)
+			seen := map[string]bool{}
+			for _, l := range strings.Split(txt, "\n") {
+				l = strings.TrimSpace(l)
+				if len(l) < 40 || strings.HasPrefix(l, "====") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "Figure: ") {
+					continue
+				}
+				if seen[l] {
+					t.Errorf("%s: said twice: %s", name, l)
+				}
+				seen[l] = true
+			}
+			// Findings of different subjects may say the same, and one may
+			// quote another as its cause.
+			var msgs []string
+			for _, c := range run.Verdict.Checks {
+				for _, it := range c.Items {
+					msgs = append(msgs, it.Message)
+				}
+			}
+			for _, msg := range msgs {
+				if i > 0 {
+					break // the whole report gives each judged figure's reason beside the findings
+				}
+				want := 0
+				for _, m := range msgs {
+					want += strings.Count(m, msg)
+				}
+				if n := strings.Count(txt, msg); n != want {
+					t.Errorf("%s: the finding %q appears %d times, want %d", name, msg, n, want)
+				}
+			}
+			for _, l := range strings.Split(txt, "\n") {
+				// "0→1, 0→2, … (56 pairs)" lists; a cut text ends in "…".
+				if i := strings.Index(l, "…"); i >= 0 && !strings.HasPrefix(l[i:], "… (") {
+					t.Errorf("%s: cut: %s", name, l)
+				}
+			}
+		}
+	}
+}
