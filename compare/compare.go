@@ -56,6 +56,10 @@ type Options struct {
 	// they come from the samples (default 0.95; intervals from rounds or
 	// runs have their own, Cell.Confidence).
 	Confidence float64
+	// AcrossMethods gates the changes of figures that the sides measured
+	// by different methods too (method.go); without it they are shown,
+	// with what changed, and not flagged.
+	AcrossMethods bool
 }
 
 // Result is a whole comparison.
@@ -96,6 +100,11 @@ type Result struct {
 	// two have no run-to-run estimate of their own, nor has a comparison of
 	// any side with one of them: its floors add the fallback.
 	Replicates []string `json:"replicates"`
+	// AcrossMethods is Options.AcrossMethods.
+	AcrossMethods bool `json:"across_methods,omitempty"`
+	// UnknownMethods names, per side, the build whose methods the history
+	// does not hold ("" for none): its rows are gated as if nothing changed.
+	UnknownMethods []string `json:"unknown_methods,omitempty"`
 	// Warnings are benchmath's remarks (too few samples, ...) and what
 	// differs between the runs of one side, once each.
 	Warnings []string `json:"warnings,omitempty"`
@@ -128,9 +137,10 @@ type Row struct {
 	// Family is the figure's family of the fallback table (FALLBACK.md).
 	Family string `json:"family"`
 	// Methods says, per side, how its figure was measured: the SM kernel's
-	// variant and grid, the copy call ("" for none, or where the side lacks
-	// the figure); MethodChanged is true where two sides that have the
-	// figure differ.
+	// variant and grid, the copy call, the queue ("" for none, or where the
+	// side lacks the figure); MethodChanged is true where a side measured
+	// the figure by another method than the baseline (its params, or the
+	// history of how p2pbench measures: Change.MethodChange says what).
 	Methods       []string `json:"methods"`
 	MethodChanged bool     `json:"method_changed,omitempty"`
 	// Cells has one entry per side; Changes one per side after the baseline.
@@ -205,6 +215,12 @@ type Change struct {
 	// figure the side lacks, how its plan differs: not gated.
 	Lost        string `json:"lost,omitempty"`
 	NotMeasured string `json:"not_measured,omitempty"`
+	// MethodChange says what changed from the baseline's method of the
+	// figure to this side's (method.go): "" for nothing known.
+	MethodChange string `json:"method_change,omitempty"`
+	// Ungated says why a change beyond its floor is not flagged: "method
+	// changed" (Options.AcrossMethods).
+	Ungated string `json:"ungated,omitempty"`
 	// Regression (Improvement): worse (better), at least the floor in size,
 	// and, where tested, significant and not covered. An untested change (a
 	// side without MinUnits units) is flagged on its floor alone. A lost
@@ -246,7 +262,8 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	case !(opt.Threshold >= 0):
 		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
 	}
-	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin}
+	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin,
+		AcrossMethods: opt.AcrossMethods}
 	for _, in := range inputs {
 		if len(in.Runs) == 0 || slices.Contains(in.Runs, nil) {
 			return nil, fmt.Errorf("compare: %s has no run", in.Name)
@@ -265,13 +282,14 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	var spread []string
 	res.Differences, spread = differences(inputs)
 	res.Caveats = caveats(inputs)
+	res.UnknownMethods = unknownMethods(inputs)
 	var all []twins
 	all, res.OnlyInBase, res.OnlyInOther = match(inputs)
 	var shared []twins
 	shared, res.NotMeasured = keep(inputs, all)
 	var noise []rowNoise
 	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
-	judge(res.Rows, noise, opt.Threshold, withFallback)
+	judge(res.Rows, noise, opt, withFallback)
 	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
 }
@@ -326,9 +344,15 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	test := newUTest()
 	process := make([]bool, len(inputs))
 	plans := make([]*sidePlan, len(inputs))
+	owner := map[*results.Figure]*results.Run{}
 	for i, in := range inputs {
 		process[i] = replicatesOf(in) == ReplicatesProcess
 		plans[i] = planOf(in)
+		for _, r := range in.Runs {
+			for j := range r.Figures {
+				owner[&r.Figures[j]] = r
+			}
+		}
 	}
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -336,7 +360,7 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{runs: process, plans: plans, opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			m := rowMaker{runs: process, plans: plans, owner: owner, opt: opt, th: th, test: test, warnings: map[string]bool{}}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
 				rows[r], noise[r] = m.row(shared[r])
 			}
@@ -356,7 +380,9 @@ type rowMaker struct {
 	// replicates (all of them: true).
 	runs []bool
 	// plans are the sides' plans (lost.go).
-	plans    []*sidePlan
+	plans []*sidePlan
+	// owner is the run of every figure.
+	owner    map[*results.Figure]*results.Run
 	opt      Options
 	th       *benchmath.Thresholds
 	test     *uTest
@@ -408,12 +434,13 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 	sides := make([]side, len(tw.figs))
 	noise := rowNoise{rounds: make([]unitSpread, len(sides)), runs: make([]unitSpread, len(sides)), within: make([]float64, len(sides)),
 		roundRange: make([][2]float64, len(sides)), runRange: make([][2]float64, len(sides)), processFrom: make([]string, len(sides)-1)}
+	methods := make([]sideMethod, len(tw.figs))
 	for i, figs := range tw.figs {
 		if len(figs) == 0 {
 			continue
 		}
-		row.Methods[i] = methodOf(figs[0])
-		row.MethodChanged = row.MethodChanged || row.Methods[i] != row.Methods[0]
+		methods[i] = methodIn(m.owner[figs[0]], figs[0])
+		row.Methods[i] = methods[i].params
 		var warns []error
 		row.Cells[i], sides[i], warns = summarize(figs, m.runs[i], m.th, m.opt.Confidence)
 		m.note(warns)
@@ -425,6 +452,10 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 		var warns []error
 		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
+		if len(tw.figs[i]) > 0 {
+			row.Changes[i-1].MethodChange = methodChange(methods[0], methods[i])
+			row.MethodChanged = row.MethodChanged || row.Changes[i-1].MethodChange != ""
+		}
 		if b, o := row.Cells[0], row.Cells[i]; b.Present && b.Failed == "" && b.N > 0 && (!o.Present || o.Failed != "") {
 			switch {
 			case !o.Present && tw.omitted != nil && tw.omitted[i] != "":

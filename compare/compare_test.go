@@ -746,7 +746,7 @@ func TestMatchByWhatIsMeasured(t *testing.T) {
 	if res.OnlyInBase[0] != 0 || res.OnlyInOther[0] != 0 || len(res.Rows) != len(base.Figures) {
 		t.Fatalf("only in base %d, only in other %d, %d rows; want every figure matched", res.OnlyInBase[0], res.OnlyInOther[0], len(res.Rows))
 	}
-	methods, flagged := 0, 0
+	methods, flagged, ungated := 0, 0, 0
 	for _, row := range res.Rows {
 		if !row.MethodChanged {
 			continue
@@ -757,17 +757,29 @@ func TestMatchByWhatIsMeasured(t *testing.T) {
 		}
 		if row.Test == results.SMWrite && row.Size >= 64<<20 {
 			flagged += b2i(row.Changes[0].Regression)
+			ungated += b2i(row.Changes[0].Ungated == "method changed")
 		}
 	}
-	if methods != changed || flagged == 0 {
-		t.Errorf("%d rows with another method (want %d), %d of the slower ones flagged", methods, changed, flagged)
+	// Another method's change is shown, not gated, unless asked.
+	if methods != changed || flagged != 0 || ungated == 0 {
+		t.Errorf("%d rows with another method (want %d), %d of the slower ones flagged (want none), %d not gated", methods, changed, flagged, ungated)
+	}
+	asked := run(t, compare.Options{Threshold: 0.05, AcrossMethods: true}, base, other)
+	flagged = 0
+	for _, row := range asked.Rows {
+		if row.Test == results.SMWrite && row.Size >= 64<<20 {
+			flagged += b2i(row.Changes[0].Regression)
+		}
+	}
+	if flagged == 0 {
+		t.Error("across methods: none of the slower ones flagged")
 	}
 	var text bytes.Buffer
 	if err := compare.WriteText(&text, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{fmt.Sprintf("%d figures were measured by another method", changed),
-		"method block_size=32,blocks_per_sm=4,variant=bulk → block_size=32,blocks_per_sm=8,variant=v4_u4"} {
+		"block_size=32,blocks_per_sm=4,variant=bulk → block_size=32,blocks_per_sm=8,variant=v4_u4", "(method changed: not gated)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %q", want)
 		}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -273,9 +274,14 @@ func runLines(r *Result) []string {
 			"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin))
 	}
 	if n := methodChanges(r); n > 0 {
-		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (SM kernel variant, grid, copy call): "+
-			"compared on what they measure, each with its methods beside it.", n))
+		gate := "not gated (--across-methods gates them): a build's new way of measuring is no change of the machine"
+		if r.AcrossMethods {
+			gate = "gated all the same (--across-methods)"
+		}
+		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (SM kernel variant or grid, copy call, queue, or a change of how p2pbench measures): "+
+			"compared on what they measure, each with what changed beside it; their changes %s.", n, gate))
 	}
+	lines = append(lines, unknownMethodLines(r)...)
 	return lines
 }
 
@@ -339,6 +345,16 @@ func summaryLine(r *Result) string {
 	return line
 }
 
+// cmpSize orders sizes as results.FormatBytes writes them.
+func cmpSize(a, b string) int {
+	x, errA := units.ParseSize(a)
+	y, errB := units.ParseSize(b)
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	return cmp.Compare(x, y)
+}
+
 // notMeasuredLines name, per side and test, the baseline's figures the
 // side's plan left out: "Not measured in b.json, its plan differs (not
 // gated): 88 figures of the baseline", then "  atomic_tput: 44 (no
@@ -386,13 +402,22 @@ func notMeasuredLines(r *Result) []string {
 			lines = append(lines, "  tests not in its plan: "+strings.Join(whole, ", "))
 		}
 		for _, g := range groups {
-			whys := slices.Sorted(maps.Keys(g.why))
-			parts := make([]string, len(whys))
-			for i, w := range whys {
-				parts[i] = w
-				if len(whys) > 1 {
-					parts[i] = fmt.Sprintf("%d: %s", g.why[w], w)
+			// The sizes the side did not measure go in one list.
+			var sizes, parts []string
+			atSize := fmt.Sprintf("no %s at ", g.test)
+			for _, w := range slices.Sorted(maps.Keys(g.why)) {
+				if size, ok := strings.CutPrefix(w, atSize); ok {
+					sizes = append(sizes, size)
+					continue
 				}
+				parts = append(parts, fmt.Sprintf("%d: %s", g.why[w], w))
+			}
+			if len(sizes) > 0 {
+				slices.SortFunc(sizes, func(a, b string) int { return cmpSize(a, b) })
+				parts = append([]string{"sizes not in its plan: " + strings.Join(sizes, ", ")}, parts...)
+			}
+			if len(parts) == 1 {
+				parts[0] = strings.TrimPrefix(parts[0], fmt.Sprintf("%d: ", g.n))
 			}
 			lines = append(lines, fmt.Sprintf("  %s: %d (%s)", g.test, g.n, strings.Join(parts, "; ")))
 		}
@@ -504,20 +529,21 @@ func floorText(ch Change) string {
 	return fmt.Sprintf("%s (the runs' own %s + fallback %s of %s)", p(ch.Floor), p(ch.Floor-ch.Fallback), p(ch.Fallback), ch.FallbackFrom)
 }
 
-// methodText is a row's methods, side by side: "variant=bulk → variant=v4_u4".
+// methodText says what changed of a row's method, per side where there
+// are several: "variant=bulk → variant=v4_u4; since: …".
 func methodText(row Row) string {
-	m := make([]string, len(row.Methods))
-	for i, s := range row.Methods {
-		switch {
-		case !row.Cells[i].Present:
-			m[i] = "—"
-		case s == "":
-			m[i] = "(none)"
-		default:
-			m[i] = s
+	var parts []string
+	for k, c := range row.Changes {
+		if c.MethodChange == "" {
+			continue
+		}
+		if len(row.Changes) > 1 {
+			parts = append(parts, fmt.Sprintf("run %d: %s", k+2, c.MethodChange))
+		} else {
+			parts = append(parts, c.MethodChange)
 		}
 	}
-	return strings.Join(m, " → ")
+	return strings.Join(parts, " | ")
 }
 
 func b2i(b bool) int {
@@ -593,6 +619,8 @@ func changeText(c Change) string {
 		return "not measured: " + c.NotMeasured
 	case !c.Valid:
 		return ""
+	case c.Ungated != "":
+		return fmt.Sprintf("%+.2f%% (%s: not gated)", c.Pct, c.Ungated)
 	case c.Regression:
 		return fmt.Sprintf("%+.2f%% REGRESSION", c.Pct)
 	case c.Improvement:

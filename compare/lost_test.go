@@ -104,7 +104,7 @@ func TestPlanDiffers(t *testing.T) {
 		text string
 	}{
 		{"other tests", func(f *results.Figure) bool { return f.Test != results.AtomicTput }, "no atomic_tput in its plan", "tests not in its plan: atomic_tput ("},
-		{"other sizes", func(f *results.Figure) bool { return f.Test != results.CERead || f.Size >= 1<<20 }, "no ce_read at 4 B", "no ce_read at 4 B"},
+		{"other sizes", func(f *results.Figure) bool { return f.Test != results.CERead || f.Size >= 1<<20 }, "no ce_read at 4 B", "ce_read: 36 (sizes not in its plan: 4 B, 8 B, "},
 		{"fewer GPUs", func(f *results.Figure) bool { return f.Src <= 0 && f.Dst <= 0 }, "GPU 1 not in the run", "GPU 1 not in the run"},
 	} {
 		other := withFigures(base, tc.keep, nil)

@@ -24,7 +24,7 @@ import (
 // method it shows where a comparison spans the change).
 func methodParam(name string) bool {
 	switch name {
-	case "variant", "block_size", "blocks_per_sm", "grid", "sm_share", "copy_call", results.ParamInKernelReps:
+	case "variant", "block_size", "blocks_per_sm", "grid", "sm_share", "copy_call", "queue", results.ParamInKernelReps:
 		return true
 	}
 	return false

@@ -234,7 +234,8 @@ func dataFloors(rows []Row, noise []rowNoise) [][]float64 {
 // judge sets every change's noise floor and its flags: worse or better, at
 // least the floor, and significant where it was tested. withFallback false
 // leaves the fallback out (what the fallback table is measured against).
-func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
+func judge(rows []Row, noise []rowNoise, opt Options, withFallback bool) {
+	threshold := opt.Threshold
 	data := dataFloors(rows, noise)
 	for r := range rows {
 		row := &rows[r]
@@ -273,11 +274,17 @@ func judge(rows []Row, noise []rowNoise, threshold float64, withFallback bool) {
 			// Untested (no units), a change beyond its floor is flagged on
 			// the floor alone; tested, it must be significant too.
 			ok := big && (ch.Significant && !ch.Covered || !ch.Tested)
+			if ok && ch.MethodChange != "" && !opt.AcrossMethods {
+				ch.Ungated, ok = ungatedMethod, false
+			}
 			ch.Regression = ok && worse
 			ch.Improvement = ok && !worse
 		}
 	}
 }
+
+// ungatedMethod is Change.Ungated of a change whose method changed.
+const ungatedMethod = "method changed"
 
 // unitRange is the least and greatest of a side's units (zeros for none).
 func unitRange(units *benchmath.Sample) [2]float64 {

@@ -202,6 +202,11 @@ type TestInfo struct {
 	Short string `json:"short,omitempty"`
 	// Convention says in words how the test's figures are computed.
 	Convention string `json:"convention"`
+	// Method is the version of how the test is measured: 1 + the changes
+	// of the history that name it (methods.go), where a change of
+	// measuring is added, which bumps it. A file records its build's
+	// (0: a file of a build before methods were recorded).
+	Method int `json:"method,omitempty"`
 
 	// Command is the subcommand that measures the test; Select is the name
 	// that selects it there (--tests), which several tests may share
@@ -367,6 +372,7 @@ var catalogueIndex = func() map[Test]int {
 		if catalogue[i].Select == "" {
 			catalogue[i].Select = string(catalogue[i].Name)
 		}
+		catalogue[i].Method = methodOf(catalogue[i].Name)
 		m[catalogue[i].Name] = i
 	}
 	return m

@@ -611,6 +611,8 @@ func (r *Run) completedCatalogue() map[Test]TestInfo {
 		info.Title = cmp.Or(words.Title, info.Title)
 		info.Short = cmp.Or(words.Short, info.Short)
 		info.Convention = cmp.Or(words.Convention, info.Convention)
+		// The method is the file's: none where its build recorded none.
+		info.Method = words.Method
 		out[t] = info
 	}
 	for i := range r.Figures {

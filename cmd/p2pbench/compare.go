@@ -37,11 +37,16 @@ func compareCommand() *cli.Command {
 			"(compare/FALLBACK.md). Never below the threshold. The output starts with what was flagged\n" +
 			"and why; the full tables follow. \"--\" groups files: the runs of one configuration\n" +
 			"(separate processes) compared as one side. Runs of different machines are compared on the\n" +
-			"figures they share; a run that shares none with the baseline is an error (exit status 4).",
+			"figures they share; a run that shares none with the baseline is an error (exit status 4).\n" +
+			"A figure the baseline measured that a run failed or lacks is a regression, unless the run's\n" +
+			"plan left it out (listed as not measured). A figure measured by another method (kernel,\n" +
+			"or a build that measures otherwise: results/methods.go) shows what changed and is not\n" +
+			"gated unless --across-methods.",
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
 			&cli.StringFlag{Name: "threshold", Value: "1%", Usage: "smallest change that counts as a regression or improvement, whatever the noise floor, e.g. 1% or 2.5"},
 			&cli.BoolFlag{Name: "fail-on-regression", Usage: "exit with status 5 when any figure regressed"},
+			&cli.BoolFlag{Name: "across-methods", Usage: "gate the figures measured by another method too (another kernel, or a build that measures otherwise); without it their changes are shown with what changed, not flagged"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the comparison to `FILE` instead of standard output"},
 			&cli.StringFlag{Name: "plot", Usage: "also draw the changes into `FILE` (.png, .svg or .pdf)"},
@@ -89,6 +94,7 @@ func comparisonOf(c *cli.Context) (comparison, error) {
 	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
 		return cmp, usageError{err}
 	}
+	cmp.opt.AcrossMethods = c.Bool("across-methods")
 	if cmp.opt.Alpha = c.Float64("alpha"); !(cmp.opt.Alpha > 0 && cmp.opt.Alpha < 1) {
 		return cmp, usageError{fmt.Errorf("--alpha %v is not between 0 and 1", cmp.opt.Alpha)}
 	}
