@@ -2,8 +2,8 @@ package compare
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
