@@ -226,6 +226,8 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 			if planned == nil {
 				planned = measureSteps(e.plan())
 			}
+			// Each round's NVLink error rates start with a reading.
+			e.opt.Watch.Round(run, buses, round+1)
 		},
 		Renew: func(int) { e.renew() },
 		// Each step starts its counter windows afresh (measure.Meter).
@@ -242,6 +244,7 @@ func (e *Engine) Run(ctx context.Context, run *results.Run) (err error) {
 		}
 		return measureSteps(e.plan())
 	})
+	e.opt.Watch.Round(run, buses, 0)
 	e.judgeChecks()
 	if n, d := e.traffic.Spent(); n > 0 && e.opt.Trace != nil {
 		e.opt.Trace(fmt.Sprintf("NVLink counter readings, %d of them (within the steps above)", n), d)

@@ -151,15 +151,34 @@ func TestNVMLMonitorHealth(t *testing.T) {
 	if !reflect.DeepEqual(h.Links[16], wantLink) || h.Links[3].SpeedGBps != 26.562 || !h.Links[3].Active {
 		t.Errorf("link 16 %+v, link 3 %+v", h.Links[16], h.Links[3])
 	}
-	// Device 1 has no ECC, row remapping or DL_ECC_DATA counter: each named
-	// once, the rest read.
+	// The GPU totals beside the links, each the links' sum, and the
+	// data-link totals; the reading's time.
+	wantTotals := map[results.LinkCounter]uint64{results.LinkReplay: 15300, results.LinkRecovery: 15318,
+		results.LinkCRCFlit: 15336, results.LinkCRCData: 15354, results.LinkECCData: 15372}
+	wantDL := map[results.LinkCounter]uint64{results.LinkReplay: 1, results.LinkRecovery: 0, results.LinkCRC: 30690}
+	if !reflect.DeepEqual(h.LinkTotals, wantTotals) || !reflect.DeepEqual(h.LinkDL, wantDL) || h.Time.IsZero() {
+		t.Errorf("totals of device 0 %v, data-link %v, at %v; want %v, %v", h.LinkTotals, h.LinkDL, h.Time, wantTotals, wantDL)
+	}
+	// Device 1 has no ECC, row remapping or DL_ECC_DATA counter, and its
+	// driver refuses the CRC-data and ECC-data totals: each named once,
+	// the rest read.
 	h1, err := m.Health(1, "0000:2a:00.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h1.ECC != nil || h1.RemappedRows != nil || len(h1.Unavailable) != 3 || len(h1.Links) != 12 || len(h1.Links[0].Errors) != 4 ||
+	if h1.ECC != nil || h1.RemappedRows != nil || len(h1.Unavailable) != 5 || len(h1.Links) != 12 || len(h1.Links[0].Errors) != 4 ||
 		!strings.HasPrefix(h1.Unavailable[0], "link ecc_data counter: ") || !strings.Contains(h1.Unavailable[1], "Not Supported") {
 		t.Errorf("health of device 1: %+v", h1)
+	}
+	why, ok := h1.LinkTotalUnavailable(results.LinkCRCData, false)
+	if !ok || !strings.Contains(why, "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL") || !strings.Contains(why, "Not Supported") {
+		t.Errorf("device 1's CRC-data total: %q, %v; want the field named unsupported", why, ok)
+	}
+	if _, ok := h1.LinkTotalUnavailable(results.LinkReplay, false); ok || h1.LinkTotals[results.LinkReplay] != 6600 {
+		t.Errorf("device 1's replay total %v", h1.LinkTotals)
+	}
+	if lt, err := m.LinkErrorTotals(0, "0000:18:00.0"); err != nil || !reflect.DeepEqual(lt.Totals, wantTotals) || lt.Unavailable != nil {
+		t.Errorf("LinkErrorTotals(0) = %+v, %v", lt, err)
 	}
 	if r, err := m.Throttle(1, "0000:2a:00.0"); err != nil || !slices.Equal(r, []results.ThrottleReason{results.ThrottleIdle}) {
 		t.Errorf("Throttle(1) = %v, %v", r, err)
@@ -180,8 +199,19 @@ func TestNVMLMonitorHealthUnavailable(t *testing.T) {
 	}
 	defer m.Close()
 	h, err := m.Health(0, "0000:18:00.0")
-	if err != nil || len(h.Links) != 18 || h.Links[0].Errors != nil || len(h.Unavailable) != 4 {
-		t.Errorf("Health without the health calls: %+v, %v; want the links, and 4 readings named unavailable", h, err)
+	if err != nil || len(h.Links) != 18 || h.Links[0].Errors != nil || len(h.Unavailable) != 4 || h.LinkTotals == nil {
+		t.Errorf("Health without the health calls: %+v, %v; want the links with their totals, and 4 readings named unavailable", h, err)
+	}
+	// Without nvmlDeviceGetFieldValues each total is named unavailable.
+	t.Setenv(nvml.LibraryEnv, fakeNVML.Path(t, "NO_FIELD_VALUES"))
+	m2, err := gpu.OpenNVML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	h2, err := m2.Health(0, "0000:18:00.0")
+	if why, ok := h2.LinkTotalUnavailable(results.LinkCRCData, false); err != nil || !ok || !strings.Contains(why, "nvmlDeviceGetFieldValues") || h2.LinkTotals != nil {
+		t.Errorf("Health without nvmlDeviceGetFieldValues: %+v, %v", h2, err)
 	}
 	if _, err := m.Throttle(0, "0000:18:00.0"); !errors.Is(err, nvml.ErrUnavailable) {
 		t.Errorf("Throttle: %v", err)

@@ -39,11 +39,19 @@ type Monitor interface {
 	// Traffic reads the NVLink throughput counters of a device, summed over
 	// its links (bytes since the driver started: callers take differences).
 	Traffic(dev int, busID string) (results.LinkCounts, error)
-	// Health reads a device's NVLinks (state, speed, error counters), ECC
-	// counts, row remapping and throttle reasons. What cannot be read is
+	// Health reads a device's NVLinks (state, speed, error counters, and
+	// LinkErrorTotals' totals), ECC counts, row remapping and throttle
+	// reasons, with the time the reading began. What cannot be read is
 	// named in Health.Unavailable; the error is for a device that cannot be
 	// read at all.
 	Health(dev int, busID string) (results.Health, error)
+	// LinkErrorTotals reads a device's NVLink error counters summed over
+	// its links by the driver (the GPU-total fields DCGM's health watch
+	// reads) and its data-link totals: a cheap reading, taken between
+	// tests. A total the driver did not give is absent and named in
+	// Unavailable (results.LinkTotalMissing); the error is for a reading
+	// that gave nothing (a device without NVLinks answers ErrNoCounters).
+	LinkErrorTotals(dev int, busID string) (results.LinkTotals, error)
 	// Throttle reads why a device's clocks are below their maximum now: a
 	// cheap reading, taken between tests.
 	Throttle(dev int, busID string) ([]results.ThrottleReason, error)

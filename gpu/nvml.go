@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/p2pbench/p2pbench/nvml"
 	"github.com/p2pbench/p2pbench/results"
@@ -89,12 +90,53 @@ var eccCounts = []struct {
 	{results.ECCAggregateUncorrected, nvml.Uncorrected, nvml.Aggregate},
 }
 
+// dlCounters names NVML's data-link totals in the results' words.
+var dlCounters = map[nvml.DLCounter]results.LinkCounter{
+	nvml.DLReplay: results.LinkReplay, nvml.DLRecovery: results.LinkRecovery, nvml.DLCRC: results.LinkCRC,
+}
+
+func (m nvmlMonitor) LinkErrorTotals(dev int, busID string) (results.LinkTotals, error) {
+	d, err := m.n.DeviceByPCIBusID(busID)
+	if err != nil {
+		return results.LinkTotals{}, err
+	}
+	return linkTotals(d)
+}
+
+// linkTotals reads a device's GPU-total NVLink error fields in the
+// results' words.
+func linkTotals(d nvml.Device) (results.LinkTotals, error) {
+	t, err := d.LinkErrorTotals()
+	if err != nil {
+		return results.LinkTotals{}, err
+	}
+	out := results.LinkTotals{Time: time.Now().UTC(), Totals: map[results.LinkCounter]uint64{}, DL: map[results.LinkCounter]uint64{}}
+	for _, c := range nvml.LinkErrorCounters {
+		f := nvml.LinkTotalFields[c]
+		if v, ok := t.Counters[c]; ok {
+			out.Totals[linkCounters[c]] = v
+		} else {
+			out.Unavailable = append(out.Unavailable, results.LinkTotalMissing(linkCounters[c], false, fmt.Sprintf("%s: %v", f.Name, t.Missing[f])))
+		}
+	}
+	for i, f := range nvml.DLFields {
+		c := nvml.DLCounter(i)
+		if v, ok := t.DL[c]; ok {
+			out.DL[dlCounters[c]] = v
+		} else {
+			out.Unavailable = append(out.Unavailable, results.LinkTotalMissing(dlCounters[c], true, fmt.Sprintf("%s: %v", f.Name, t.Missing[f])))
+		}
+	}
+	return out, nil
+}
+
 func (m nvmlMonitor) Health(dev int, busID string) (results.Health, error) {
+	now := time.Now().UTC()
 	d, err := m.n.DeviceByPCIBusID(busID)
 	if err != nil {
 		return results.Health{}, err
 	}
-	h := results.Health{Device: dev}
+	h := results.Health{Device: dev, Time: now}
 	// Each kind of reading NVML refuses is named once, with its first error.
 	missing := map[string]bool{}
 	miss := func(what string, err error) {
@@ -125,6 +167,26 @@ func (m nvmlMonitor) Health(dev int, busID string) (results.Health, error) {
 			lh.Errors[linkCounters[c]] = v
 		}
 		h.Links = append(h.Links, lh)
+	}
+	if len(links) > 0 {
+		// The GPU totals of the same counters, as DCGM reads them.
+		t, err := linkTotals(d)
+		if err != nil {
+			t = results.LinkTotals{}
+			for _, c := range results.LinkErrorCounters {
+				t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, false, err.Error()))
+			}
+			for _, c := range results.LinkDLCounters {
+				t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, true, err.Error()))
+			}
+		}
+		if len(t.Totals) > 0 {
+			h.LinkTotals = t.Totals
+		}
+		if len(t.DL) > 0 {
+			h.LinkDL = t.DL
+		}
+		h.Unavailable = append(h.Unavailable, t.Unavailable...)
 	}
 	for _, e := range eccCounts {
 		v, err := d.ECCErrors(e.typ, e.counter)

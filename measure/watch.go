@@ -17,6 +17,9 @@ import (
 // for what disturbs figures: other programs' compute processes (NVML lists
 // every process with a context on a GPU; this one and its IPC children are
 // left out by pid), and why the clocks are held down and how fast they run.
+// It reads the GPUs' NVLink error totals too, a second apart or more and at
+// the start of each round (Round), for the link check's rates over time
+// (DeviceWatch.LinkErrors).
 // It records what it sees in the run (Environment.OtherProcesses and
 // DuringRun), marks the figures measured while another program was there
 // (Figure.OtherProcesses), and unless busy GPUs are allowed stops the run
@@ -40,7 +43,20 @@ type Watch struct {
 	marked  int           // run.Figures before this index are marked
 	prev    map[int][]int // device → other programs' pids at the last check
 	noted   map[string]bool
+	// round is the round of the tests in one process now (from 1; 0
+	// outside them).
+	round int
+	// lastTotals is when each device's NVLink error totals were last read;
+	// totalsEvery the least time between two readings (LinkTotalsEvery,
+	// doubled each time a device's readings are thinned).
+	lastTotals  map[int]time.Time
+	totalsEvery time.Duration
 }
+
+// LinkTotalsEvery is the least time between two readings of a GPU's
+// NVLink error totals between tests: a second, the interval of the
+// samples dcgmi diag's per-second rule compares.
+const LinkTotalsEvery = time.Second
 
 // NewWatch returns the watch of mon (nil when mon is nil). With allowBusy,
 // other programs on the GPUs are recorded and their figures marked, but the
@@ -49,7 +65,31 @@ func NewWatch(mon gpu.Monitor, allowBusy bool) *Watch {
 	if mon == nil {
 		return nil
 	}
-	return &Watch{mon: mon, allow: allowBusy, before: map[int]bool{}, noted: map[string]bool{}}
+	return &Watch{mon: mon, allow: allowBusy, before: map[int]bool{}, noted: map[string]bool{},
+		lastTotals: map[int]time.Time{}, totalsEvery: LinkTotalsEvery}
+}
+
+// Round tells the watch the round of the tests in one process about to
+// run (from 1; 0 when the rounds are over) and reads the devices' NVLink
+// error totals (index → PCI bus id) into run at once, so that each round's
+// readings start with it and the rounds' rates can be told apart.
+func (w *Watch) Round(run *results.Run, devs map[int]string, round int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.round = round
+	order := slices.Sorted(maps.Keys(devs))
+	rd := make([]reading, len(order))
+	var wg sync.WaitGroup
+	for i, dev := range order {
+		wg.Go(func() { rd[i] = reading{due: true, totals: w.readTotals(dev, devs[dev])} })
+	}
+	wg.Wait()
+	for i, dev := range order {
+		w.linkTotals(run, dev, rd[i])
+	}
 }
 
 // BusyError is the refusal to measure while other programs' compute
@@ -98,7 +138,8 @@ func (w *Watch) Check(run *results.Run, devs map[int]string, children, grew []in
 	rd := make([]reading, len(order))
 	var wg sync.WaitGroup
 	for i, dev := range order {
-		wg.Go(func() { rd[i] = w.read(dev, devs[dev]) })
+		due := now.Sub(w.lastTotals[dev]) >= w.totalsEvery
+		wg.Go(func() { rd[i] = w.read(dev, devs[dev], due) })
 	}
 	wg.Wait()
 	cur := map[int][]int{}
@@ -115,6 +156,7 @@ func (w *Watch) Check(run *results.Run, devs map[int]string, children, grew []in
 			busy = append(busy, w.record(run, p, now))
 		}
 		w.sample(run, dev, rd[i])
+		w.linkTotals(run, dev, rd[i])
 	}
 	w.checked = true
 	w.mark(run, order, cur, grew)
@@ -163,13 +205,7 @@ func (w *Watch) sample(run *results.Run, dev int, rd reading) {
 		w.note(run, "throttle", "the throttle reasons of GPU %d could not be read (%v)", dev, rd.throttleErr)
 		return
 	}
-	e := &run.Environment
-	i := slices.IndexFunc(e.DuringRun, func(x results.DeviceWatch) bool { return x.Device == dev })
-	if i < 0 {
-		e.DuringRun = append(e.DuringRun, results.DeviceWatch{Device: dev})
-		i = len(e.DuringRun) - 1
-	}
-	x := &e.DuringRun[i]
+	x := w.deviceWatch(run, dev)
 	x.Readings++
 	for _, r := range rd.throttle {
 		if x.Throttle == nil {
@@ -186,7 +222,8 @@ func (w *Watch) sample(run *results.Run, dev int, rd reading) {
 }
 
 // reading is what one check read of one device: its processes, its
-// throttle reasons and, where those were read, its clocks.
+// throttle reasons and, where those were read, its clocks; its NVLink
+// error totals when they were due.
 type reading struct {
 	procs       []results.Process
 	procErr     error
@@ -194,16 +231,72 @@ type reading struct {
 	throttleErr error
 	state       results.DeviceState
 	stateErr    error
+	due         bool // the totals were to be read
+	totals      *results.LinkTotals
 }
 
-// read reads device dev (PCI bus id bus) for a check.
-func (w *Watch) read(dev int, bus string) reading {
+// read reads device dev (PCI bus id bus) for a check, with its NVLink
+// error totals when totals is set.
+func (w *Watch) read(dev int, bus string, totals bool) reading {
 	var rd reading
 	rd.procs, rd.procErr = w.mon.Processes(dev, bus)
 	if rd.throttle, rd.throttleErr = w.mon.Throttle(dev, bus); rd.throttleErr == nil {
 		rd.state, rd.stateErr = w.mon.State(dev, bus)
 	}
+	if rd.due = totals; totals {
+		rd.totals = w.readTotals(dev, bus)
+	}
 	return rd
+}
+
+// readTotals reads a device's NVLink error totals; nil when it has none
+// to give (no NVLink, a driver without the fields: the readings before
+// and after the run, Health, say why).
+func (w *Watch) readTotals(dev int, bus string) *results.LinkTotals {
+	if t, err := w.mon.LinkErrorTotals(dev, bus); err == nil && len(t.Totals) > 0 {
+		return &t
+	}
+	return nil
+}
+
+// linkTotals records a reading of the device's NVLink error totals, and
+// thins the device's readings when they reach MaxLinkErrorReadings: every
+// other one goes but the first of each round, and the time between
+// readings doubles.
+func (w *Watch) linkTotals(run *results.Run, dev int, rd reading) {
+	if !rd.due {
+		return
+	}
+	// Read or not, the next reading is due after the interval.
+	w.lastTotals[dev] = time.Now().UTC()
+	if rd.totals == nil {
+		return
+	}
+	x := w.deviceWatch(run, dev)
+	x.LinkErrors = append(x.LinkErrors, results.LinkErrorReading{Time: rd.totals.Time, Round: w.round, Totals: rd.totals.Totals})
+	if len(x.LinkErrors) < results.MaxLinkErrorReadings {
+		return
+	}
+	kept := x.LinkErrors[:0]
+	for i, r := range x.LinkErrors {
+		if i%2 == 0 || i == len(x.LinkErrors)-1 || r.Round != x.LinkErrors[i-1].Round {
+			kept = append(kept, r)
+		}
+	}
+	x.LinkErrors = kept
+	w.totalsEvery *= 2
+}
+
+// deviceWatch is the run's record of what the readings between tests saw
+// of dev, added when missing.
+func (w *Watch) deviceWatch(run *results.Run, dev int) *results.DeviceWatch {
+	e := &run.Environment
+	i := slices.IndexFunc(e.DuringRun, func(x results.DeviceWatch) bool { return x.Device == dev })
+	if i < 0 {
+		e.DuringRun = append(e.DuringRun, results.DeviceWatch{Device: dev})
+		i = len(e.DuringRun) - 1
+	}
+	return &e.DuringRun[i]
 }
 
 // mark gives every figure added since the last check, and those that grew

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
@@ -21,8 +22,13 @@ func TestBusyErrorNamesAFew(t *testing.T) {
 	}
 }
 
-// blindMonitor cannot list processes or read throttle reasons.
+// blindMonitor cannot list processes, read throttle reasons or NVLink
+// error totals.
 type blindMonitor struct{ gpu.Monitor }
+
+func (blindMonitor) LinkErrorTotals(int, string) (results.LinkTotals, error) {
+	return results.LinkTotals{}, errors.New("not supported")
+}
 
 func (blindMonitor) Processes(int, string) ([]results.Process, error) {
 	return nil, errors.New("no permission")
@@ -78,5 +84,68 @@ func TestWatchMarksLaterRounds(t *testing.T) {
 	}
 	if got := run.Figures[1].OtherProcesses; got != nil {
 		t.Errorf("a figure that did not grow names %v", got)
+	}
+}
+
+// TestWatchLinkTotals: the watch reads the NVLink error totals at the
+// start of each round and a second apart or more between (not at every
+// check), each reading timed and tagged with its round; a device whose
+// totals the driver does not give has no readings.
+func TestWatchLinkTotals(t *testing.T) {
+	drv, err := sim.New("h200x2", sim.WithLinkErrors(sim.LinkErrors{Device: 0, Link: 2, Counter: results.LinkCRCData, Burst: 7}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	w := NewWatch(drv.Monitor(), false)
+	// No reading is due between the rounds' own: the checks read none.
+	w.totalsEvery = time.Hour
+	run := &results.Run{}
+	devs := map[int]string{0: "a", 1: "b"}
+	for round := 1; round <= 2; round++ {
+		w.Round(run, devs, round)
+		for range 3 {
+			if err := w.Check(run, devs, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Round(run, devs, 0)
+	if len(run.Environment.DuringRun) != 2 {
+		t.Fatalf("during the run: %+v", run.Environment.DuringRun)
+	}
+	for _, x := range run.Environment.DuringRun {
+		// One reading per round and one after them.
+		var rounds []int
+		for _, r := range x.LinkErrors {
+			rounds = append(rounds, r.Round)
+			if r.Time.IsZero() || r.Totals[results.LinkReplay] != 0 {
+				t.Errorf("GPU %d reading %+v", x.Device, r)
+			}
+		}
+		if len(rounds) != 3 || rounds[0] != 1 || rounds[1] != 2 || rounds[2] != 0 {
+			t.Errorf("GPU %d read in rounds %v, want [1 2 0]", x.Device, rounds)
+		}
+		if x.Device == 0 && x.LinkErrors[0].Totals[results.LinkCRCData] < 7 {
+			t.Errorf("GPU 0's CRC-data total %d, want the burst of 7 in it", x.LinkErrors[0].Totals[results.LinkCRCData])
+		}
+	}
+	// The readings are bounded: past the most a file keeps, every other
+	// goes, but the first of each round.
+	x := &run.Environment.DuringRun[0]
+	for len(x.LinkErrors) < results.MaxLinkErrorReadings-1 {
+		x.LinkErrors = append(x.LinkErrors, x.LinkErrors[len(x.LinkErrors)-1])
+	}
+	// A check due reads the totals too.
+	w.totalsEvery = 0
+	if err := w.Check(run, devs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(x.LinkErrors); n < results.MaxLinkErrorReadings/2 || n > results.MaxLinkErrorReadings/2+3 {
+		t.Errorf("%d readings after thinning", n)
+	}
+	w.Round(run, devs, 3)
+	if n := len(x.LinkErrors); n > results.MaxLinkErrorReadings/2+3 || x.LinkErrors[n-1].Round != 3 || x.LinkErrors[1].Round != 2 {
+		t.Errorf("thinned to %d readings, the last of round %d", n, x.LinkErrors[n-1].Round)
 	}
 }

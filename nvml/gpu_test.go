@@ -273,3 +273,57 @@ func openBoth(t *testing.T) (*nvml.NVML, *cuda.Driver, int) {
 	}
 	return n, d, count
 }
+
+// TestGPULinkErrorTotals reads each device's GPU-total NVLink error fields
+// (the ones DCGM's health watch reads) beside the sums of its links'
+// counters, and logs both: which fields the driver gives, and whether
+// they agree with the links (a driver may answer a field as unsupported,
+// or 0, where the links count: NVIDIA/DCGM issue 173). It fails only when
+// the call itself fails.
+func TestGPULinkErrorTotals(t *testing.T) {
+	n, d, count := openBoth(t)
+	for dev := range count {
+		info, err := d.DeviceInfo(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd, err := n.DeviceByPCIBusID(info.PCIBusID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tot, err := nd.LinkErrorTotals()
+		if err != nil {
+			t.Fatalf("device %d: %v", dev, err)
+		}
+		links, err := nd.Links()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range nvml.LinkErrorCounters {
+			var sum uint64
+			read := 0
+			for _, l := range links {
+				if v, err := nd.LinkErrors(l.Index, c); err == nil {
+					sum, read = sum+v, read+1
+				}
+			}
+			f := nvml.LinkTotalFields[c]
+			v, ok := tot.Counters[c]
+			switch {
+			case !ok:
+				t.Logf("device %d %s (%d): N/A (%v); the %d links' counters sum to %d", dev, f.Name, f.ID, tot.Missing[f], read, sum)
+			case v != sum:
+				t.Logf("device %d %s (%d) = %d, the %d links' counters sum to %d: they DISAGREE", dev, f.Name, f.ID, v, read, sum)
+			default:
+				t.Logf("device %d %s (%d) = %d, as the %d links' counters sum", dev, f.Name, f.ID, v, read)
+			}
+		}
+		for i, f := range nvml.DLFields {
+			if v, ok := tot.DL[nvml.DLCounter(i)]; ok {
+				t.Logf("device %d %s (%d) = %d", dev, f.Name, f.ID, v)
+			} else {
+				t.Logf("device %d %s (%d): N/A (%v)", dev, f.Name, f.ID, tot.Missing[f])
+			}
+		}
+	}
+}

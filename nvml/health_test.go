@@ -133,3 +133,61 @@ func TestHealthUnavailable(t *testing.T) {
 		t.Errorf("Links: %v", err)
 	}
 }
+
+func TestLinkErrorTotals(t *testing.T) {
+	d0, d1 := fakeDevices(t, "")
+	t0, err := d0.LinkErrorTotals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each GPU total is the sum of the links' counters.
+	for _, c := range nvml.LinkErrorCounters {
+		var sum uint64
+		for l := range 18 {
+			v, err := d0.LinkErrors(l, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += v
+		}
+		if got, ok := t0.Counters[c]; !ok || got != sum {
+			t.Errorf("device 0 total of counter %d = %d (%v), want %d, the links' sum", c, got, ok, sum)
+		}
+	}
+	if want := map[nvml.DLCounter]uint64{nvml.DLReplay: 1, nvml.DLRecovery: 0, nvml.DLCRC: 30690}; !reflect.DeepEqual(t0.DL, want) {
+		t.Errorf("device 0 data-link totals %v, want %v", t0.DL, want)
+	}
+	if len(t0.Missing) != 0 {
+		t.Errorf("device 0 missing %v", t0.Missing)
+	}
+	// Device 1's driver refuses the CRC-data and ECC-data totals: each is
+	// named with NVML's error, the others read.
+	t1, err := d1.LinkErrorTotals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []nvml.LinkErrorCounter{nvml.LinkCRCData, nvml.LinkECCData} {
+		if _, ok := t1.Counters[c]; ok {
+			t.Errorf("device 1 total of counter %d read, want missing", c)
+		}
+		if err := t1.Missing[nvml.LinkTotalFields[c]]; !errors.Is(err, nvml.ErrNotSupported) {
+			t.Errorf("device 1 %s: %v, want not supported", nvml.LinkTotalFields[c].Name, err)
+		}
+	}
+	if got := t1.Counters[nvml.LinkReplay]; got != 6600 {
+		t.Errorf("device 1 replay total %d, want 6600", got)
+	}
+
+	// With LINK_ERRORS the CRC-flit total grows between readings.
+	e0, _ := fakeDevices(t, "LINK_ERRORS")
+	a, _ := e0.LinkErrorTotals()
+	b, _ := e0.LinkErrorTotals()
+	if b.Counters[nvml.LinkCRCFlit] != a.Counters[nvml.LinkCRCFlit]+5 {
+		t.Errorf("CRC-flit total %d then %d, want an increase of 5", a.Counters[nvml.LinkCRCFlit], b.Counters[nvml.LinkCRCFlit])
+	}
+	// Without nvmlDeviceGetFieldValues the reading says the call is missing.
+	n0, _ := fakeDevices(t, "NO_FIELD_VALUES")
+	if _, err := n0.LinkErrorTotals(); !errors.Is(err, nvml.ErrUnavailable) {
+		t.Errorf("without nvmlDeviceGetFieldValues: %v, want ErrUnavailable", err)
+	}
+}

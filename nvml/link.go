@@ -103,6 +103,8 @@ const (
 	valueTypeUnsignedInt       = 1
 	valueTypeUnsignedLong      = 2
 	valueTypeUnsignedLongLong  = 3
+	valueTypeSignedLongLong    = 4
+	valueTypeSignedInt         = 5
 )
 
 // Links reports every NVLink of the device: for each link index NVML knows,

@@ -136,7 +136,8 @@ func (d Device) linkTraffic() (Traffic, error) {
 	return t, nil
 }
 
-// counter reads an unsigned counter field.
+// counter reads a counter field: unsigned, or signed and not negative (a
+// negative count, or a value of another type, reads as not supported).
 func (f *fieldValue) counter() (uint64, Return) {
 	if f.Return != Success {
 		return 0, f.Return
@@ -146,6 +147,14 @@ func (f *fieldValue) counter() (uint64, Return) {
 		return uint64(binary.NativeEndian.Uint32(f.Value[:])), Success
 	case valueTypeUnsignedLong, valueTypeUnsignedLongLong:
 		return binary.NativeEndian.Uint64(f.Value[:]), Success
+	case valueTypeSignedLongLong:
+		if x := int64(binary.NativeEndian.Uint64(f.Value[:])); x >= 0 {
+			return uint64(x), Success
+		}
+	case valueTypeSignedInt:
+		if x := int32(binary.NativeEndian.Uint32(f.Value[:])); x >= 0 {
+			return uint64(x), Success
+		}
 	}
 	return 0, ErrorNotSupported
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -27,7 +28,20 @@ const (
 	LinkCRCFlit  LinkCounter = "crc_flit" // flow-control units received with a CRC error
 	LinkCRCData  LinkCounter = "crc_data" // data received with a CRC error
 	LinkECCData  LinkCounter = "ecc_data" // data received with an ECC error (NVLink 4 and later)
+	// LinkCRC is NVML's data-link CRC counter of the whole GPU
+	// (NVML_FI_DEV_NVLINK_ERROR_DL_CRC): a total only (Health.LinkDL),
+	// which DCGM 4.5.3 and later fail when it is above 0 on a GPU before
+	// Blackwell.
+	LinkCRC LinkCounter = "crc"
 )
+
+// LinkErrorCounters are the NVLink error counters of a link and of a GPU's
+// totals (Health.LinkTotals), in NVML's order.
+var LinkErrorCounters = []LinkCounter{LinkReplay, LinkRecovery, LinkCRCFlit, LinkCRCData, LinkECCData}
+
+// LinkDLCounters are the data-link counters of a GPU's totals
+// (Health.LinkDL), in NVML's order of their fields.
+var LinkDLCounters = []LinkCounter{LinkReplay, LinkRecovery, LinkCRC}
 
 // ECCCounter names one of a GPU's ECC error counts.
 type ECCCounter string
@@ -85,8 +99,20 @@ func ThrottleReasons(mask uint64) []ThrottleReason {
 // could not read is absent and named in Unavailable.
 type Health struct {
 	Device int `json:"device"`
+	// Time is when the reading began; zero in files written before it
+	// was recorded.
+	Time time.Time `json:"time,omitzero"`
 	// Links are the GPU's NVLinks with their state, speed and error counters.
 	Links []LinkHealth `json:"links,omitempty"`
+	// LinkTotals are the GPU's NVLink error counters summed over its
+	// links by the driver: the GPU-total fields of nvmlDeviceGetFieldValues
+	// (NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL), which DCGM's health watch
+	// reads, by LinkErrorCounters' names; LinkDL are the data-link
+	// totals (NVML_FI_DEV_NVLINK_ERROR_DL_*) by LinkDLCounters' names.
+	// A counter the driver did not give is absent and named in
+	// Unavailable (LinkTotalUnavailable says why).
+	LinkTotals map[LinkCounter]uint64 `json:"link_totals,omitempty"`
+	LinkDL     map[LinkCounter]uint64 `json:"link_dl,omitempty"`
 	// ECC holds the ECC error counts NVML gave (none without ECC).
 	ECC map[ECCCounter]uint64 `json:"ecc,omitempty"`
 	// RemappedRows is the memory row remapping state (Ampere and later).
@@ -106,6 +132,62 @@ type LinkHealth struct {
 	// Errors holds the counters NVML gave, since the driver loaded.
 	Errors map[LinkCounter]uint64 `json:"errors,omitempty"`
 }
+
+// LinkTotals is one reading of a GPU's NVLink error totals
+// (Health.LinkTotals and LinkDL, what NVML did not give named in
+// Unavailable, each in the words of LinkTotalMissing).
+type LinkTotals struct {
+	// Time is when the reading was taken.
+	Time        time.Time
+	Totals      map[LinkCounter]uint64
+	DL          map[LinkCounter]uint64
+	Unavailable []string
+}
+
+// LinkTotalMissing is the Unavailable entry of a GPU total NVML did not
+// give: "link total crc_data: <why>" (dl: "link dl total crc: <why>").
+func LinkTotalMissing(c LinkCounter, dl bool, why string) string {
+	return linkTotalPrefix(c, dl) + why
+}
+
+func linkTotalPrefix(c LinkCounter, dl bool) string {
+	if dl {
+		return "link dl total " + string(c) + ": "
+	}
+	return "link total " + string(c) + ": "
+}
+
+// LinkTotalUnavailable says why the reading has no GPU total of counter c
+// (dl: of the data-link totals): NVML's answer, and ok true, where it
+// named the counter unavailable; ok false where the reading has the
+// total, or says nothing of it (a file written before the totals were
+// read).
+func (h Health) LinkTotalUnavailable(c LinkCounter, dl bool) (why string, ok bool) {
+	p := linkTotalPrefix(c, dl)
+	for _, u := range h.Unavailable {
+		if strings.HasPrefix(u, p) {
+			return strings.TrimPrefix(u, p), true
+		}
+	}
+	return "", false
+}
+
+// LinkErrorReading is one reading of a GPU's NVLink error totals between
+// tests (DeviceWatch.LinkErrors): when, in which round, and the totals
+// the driver gave (Health.LinkTotals' counters and names).
+type LinkErrorReading struct {
+	Time time.Time `json:"time"`
+	// Round is the round of the tests in one process the reading began
+	// (from 1); 0 before the rounds and after them (the tests across
+	// processes).
+	Round  int                    `json:"round,omitempty"`
+	Totals map[LinkCounter]uint64 `json:"totals,omitempty"`
+}
+
+// MaxLinkErrorReadings bounds the readings of one GPU's NVLink error
+// totals a run keeps (DeviceWatch.LinkErrors): the watch thins them to
+// stay under it (a reading a second or fewer).
+const MaxLinkErrorReadings = 1024
 
 // RemappedRows is a GPU's memory row remapping: rows remapped because of
 // correctable and of uncorrectable errors, whether a remapping waits for a
@@ -127,6 +209,12 @@ type DeviceWatch struct {
 	// SMClockMinMHz and SMClockMaxMHz are 0 when no clock was read.
 	SMClockMinMHz int `json:"sm_clock_min_mhz,omitempty"`
 	SMClockMaxMHz int `json:"sm_clock_max_mhz,omitempty"`
+	// LinkErrors are readings of the GPU's NVLink error totals between
+	// tests, in time order: a second apart or more, and one at the start
+	// of each round; at most MaxLinkErrorReadings. Empty without the
+	// totals (no NVLink, a driver without the fields) and in files
+	// written before they were read.
+	LinkErrors []LinkErrorReading `json:"link_errors,omitempty"`
 }
 
 // Process is a compute process on a GPU.
@@ -171,13 +259,33 @@ func (v *validator) health(e *Environment) {
 			for j, l := range h.Links {
 				v.finite(fmt.Sprintf("%s.links[%d]", where, j), "speed_gbps", l.SpeedGBps)
 			}
+			for _, m := range []map[LinkCounter]uint64{h.LinkTotals, h.LinkDL} {
+				for c := range m {
+					v.name(where, "a link total's counter", string(c))
+				}
+			}
 			for _, u := range h.Unavailable {
 				v.text(where, "unavailable", u)
 			}
 		}
 	}
 	for i, w := range e.DuringRun {
-		v.device(fmt.Sprintf("environment.during_run[%d]", i), "device", w.Device, false)
+		where := fmt.Sprintf("environment.during_run[%d]", i)
+		v.device(where, "device", w.Device, false)
+		if len(w.LinkErrors) > MaxLinkErrorReadings {
+			v.limit("%s: %d link_errors readings, over the %d a results file allows", where, len(w.LinkErrors), MaxLinkErrorReadings)
+		}
+		for j, r := range w.LinkErrors {
+			switch {
+			case r.Round < 0:
+				v.add("%s.link_errors[%d]: round %d is negative", where, j, r.Round)
+			case j > 0 && r.Time.Before(w.LinkErrors[j-1].Time):
+				v.add("%s.link_errors[%d]: read before the reading above it", where, j)
+			}
+			for c := range r.Totals {
+				v.name(fmt.Sprintf("%s.link_errors[%d].totals", where, j), "counter", string(c))
+			}
+		}
 	}
 	for i, p := range e.OtherProcesses {
 		where := fmt.Sprintf("environment.other_processes[%d]", i)

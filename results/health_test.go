@@ -164,3 +164,51 @@ func TestFigureGPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkTotalsRoundTrip: a reading's time, GPU totals, data-link totals
+// and the readings between tests read back as written; a total NVML did
+// not give is found in the reading's unavailable list; readings out of
+// time order, or of a negative round, are refused.
+func TestLinkTotalsRoundTrip(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Health: true})
+	at := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	h := &run.Environment.HealthAfter[0]
+	h.Time = at
+	h.LinkTotals = map[results.LinkCounter]uint64{results.LinkCRCFlit: 3}
+	h.LinkDL = map[results.LinkCounter]uint64{results.LinkCRC: 4}
+	h.Unavailable = append(h.Unavailable, results.LinkTotalMissing(results.LinkCRCData, false, "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: Not Supported"))
+	w := &run.Environment.DuringRun[0]
+	w.LinkErrors = []results.LinkErrorReading{
+		{Time: at, Round: 1, Totals: map[results.LinkCounter]uint64{results.LinkCRCData: 5}},
+		{Time: at.Add(time.Second), Totals: map[results.LinkCounter]uint64{results.LinkCRCData: 9}},
+	}
+	var b bytes.Buffer
+	if err := run.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte(`"time":"0001`)) {
+		t.Error("a reading without a time wrote the zero time")
+	}
+	got, err := results.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Environment.HealthAfter, run.Environment.HealthAfter) || !reflect.DeepEqual(got.Environment.DuringRun, run.Environment.DuringRun) {
+		t.Errorf("read back %+v\n%+v", got.Environment.HealthAfter[0], got.Environment.DuringRun[0])
+	}
+	if why, ok := got.Environment.HealthAfter[0].LinkTotalUnavailable(results.LinkCRCData, false); !ok || !strings.Contains(why, "Not Supported") {
+		t.Errorf("CRC-data total unavailable: %q, %v", why, ok)
+	}
+	for _, c := range []results.LinkCounter{results.LinkCRCFlit, results.LinkCRC} {
+		if _, ok := got.Environment.HealthAfter[0].LinkTotalUnavailable(c, c == results.LinkCRC); ok {
+			t.Errorf("%s named unavailable", c)
+		}
+	}
+	w.LinkErrors[1].Time = at.Add(-time.Second)
+	w.LinkErrors[0].Round = -1
+	err = run.Validate()
+	if err == nil || !strings.Contains(err.Error(), "during_run[0].link_errors[1]: read before the reading above it") ||
+		!strings.Contains(err.Error(), "link_errors[0]: round -1 is negative") {
+		t.Errorf("Validate = %v", err)
+	}
+}

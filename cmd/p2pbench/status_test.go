@@ -172,7 +172,8 @@ func TestHealthSpecsDocumented(t *testing.T) {
 	out, _, _ := p2pbench(t, "bw", "--help")
 	help := strings.Join(strings.Fields(out), " ")
 	doc := repoFile(t, "docs/commands.md")
-	examples := map[string]string{"link-errors": "link-errors:0:1:replay:10", "link-down": "link-down:0:1:5ms", "process": "process:1:4242:job", "slow-link": "slow-link:0:1:0.9"}
+	examples := map[string]string{"link-errors": "link-errors:0:1:replay:10", "link-error-burst": "link-error-burst:0:1:replay:1:2ms",
+		"link-total-na": "link-total-na:1:crc_flit", "link-down": "link-down:0:1:5ms", "process": "process:1:4242:job", "slow-link": "slow-link:0:1:0.9"}
 	for _, spec := range sim.HealthSpecs {
 		if !strings.Contains(help, spec) {
 			t.Errorf("--simulate-health's help lacks %s:\n%s", spec, out)

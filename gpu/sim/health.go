@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -18,21 +19,34 @@ import (
 // row remapped, nothing but idling holding the clocks down, and no compute
 // process on a GPU but this one (on each GPU where it holds a context).
 // Options inject what a sick or shared machine shows: an NVLink error
-// counter that rises as the GPUs work (WithLinkErrors), a link that is down
-// or goes down (WithLinkDown), another program's process on a GPU
-// (WithProcess). They change what the Monitor reads, not the timing model:
+// counter that rises as the GPUs work or jumps once (WithLinkErrors), a
+// link that is down or goes down (WithLinkDown), a driver that does not
+// give a GPU-total NVLink field (WithLinkTotalUnavailable), another
+// program's process on a GPU (WithProcess). They change what the Monitor reads, not the timing model:
 // a downed link or a busy GPU copies as fast as a healthy one.
 //
 // Time here is the simulator's virtual time since the machine was built,
 // which runs only while the GPUs work.
 
-// LinkErrors makes one NVLink error counter rise during the run.
+// LinkErrors makes one NVLink error counter rise during the run: by Burst
+// at once when At of virtual time has passed, and by PerSecond every
+// second of virtual time from then on.
 type LinkErrors struct {
 	Device, Link int
 	Counter      results.LinkCounter
 	// PerSecond is how many errors the counter gains per second of virtual
 	// time.
 	PerSecond float64
+	Burst     uint64
+	At        time.Duration
+}
+
+// count is how many errors e has added by virtual time t.
+func (e LinkErrors) count(t time.Duration) uint64 {
+	if t < e.At {
+		return 0
+	}
+	return e.Burst + uint64(e.PerSecond*(t-e.At).Seconds())
 }
 
 // WithLinkErrors makes an NVLink error counter rise (see LinkErrors).
@@ -54,10 +68,34 @@ func (e LinkErrors) validate() error {
 	if !slices.Contains(linkCounters, e.Counter) {
 		return fmt.Errorf("sim: unknown NVLink error counter %s (have %s)", results.QuoteShort(string(e.Counter)), joinNames(linkCounters))
 	}
-	if !(e.PerSecond > 0 && e.PerSecond <= 1e12) {
+	if !(e.PerSecond >= 0 && e.PerSecond <= 1e12) || e.PerSecond == 0 && e.Burst == 0 {
 		return fmt.Errorf("sim: NVLink errors per second must be above 0 and at most 1e12 (got %v)", e.PerSecond)
 	}
+	if e.At < 0 || e.Burst > 1e12 {
+		return fmt.Errorf("sim: NVLink errors from %v, %d at once: want a time from the start and at most 1e12", e.At, e.Burst)
+	}
 	return nil
+}
+
+// WithLinkTotalUnavailable makes the driver answer a GPU-total NVLink
+// field of device dev as not supported (counter c, or with dl its
+// data-link total), as some drivers do on H100s whose links count
+// (NVIDIA/DCGM issue 173): the per-link counters still read.
+func WithLinkTotalUnavailable(dev int, c results.LinkCounter, dl bool) Option {
+	return func(d *Driver) error {
+		names := linkCounters
+		if dl {
+			names = results.LinkDLCounters
+		}
+		if !slices.Contains(names, c) {
+			return fmt.Errorf("sim: unknown NVLink total %q (have %s)", c, joinNames(names))
+		}
+		if dev < 0 || dev >= d.m.n {
+			return fmt.Errorf("sim: device %d; the machine has %d", dev, d.m.n)
+		}
+		d.health.noTotal = append(d.health.noTotal, totalMissing{dev, c, dl})
+		return nil
+	}
 }
 
 // WithLinkDown takes one NVLink of a device down once at of virtual time
@@ -120,6 +158,8 @@ func (p Process) validate() error {
 // the words --simulate-health's help and docs/commands.md show (tested).
 var HealthSpecs = []string{
 	"link-errors:DEV:LINK:COUNTER[:PER_SECOND]",
+	"link-error-burst:DEV:LINK:COUNTER[:N[:AT]]",
+	"link-total-na:DEV[:COUNTER]",
 	"link-down:DEV:LINK[:AT]",
 	"process:DEV[:PID[:NAME]]",
 	"slow-link:A:B[:SCALE]",
@@ -129,6 +169,8 @@ var HealthSpecs = []string{
 // the command line names it, for --simulate runs:
 //
 //	link-errors:DEV:LINK:COUNTER[:PER_SECOND]   (default 1000 per second)
+//	link-error-burst:DEV:LINK:COUNTER[:N[:AT]]  (N at once at virtual time AT; default 1 at 1ms)
+//	link-total-na:DEV[:COUNTER]                 (the GPU total not supported; default crc_data)
 //	link-down:DEV:LINK[:AT]                     (AT: virtual time, like 5ms; default 0)
 //	process:DEV[:PID[:NAME]]                    (default pid 424242, "other-job", 2 GiB)
 //	slow-link:A:B[:SCALE]                       (both ways at SCALE of the rate, default 0.5)
@@ -162,6 +204,32 @@ func ParseHealth(spec string) (Option, error) {
 			return fail(err.Error())
 		}
 		return WithLinkErrors(e), nil
+	case kind == "link-error-burst" && len(f) >= 3 && len(f) <= 5 && len(nums) >= 2:
+		e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), Burst: 1, At: time.Millisecond}
+		if len(f) >= 4 {
+			n, err := strconv.ParseUint(f[3], 10, 64)
+			if err != nil || n == 0 {
+				return fail(fmt.Sprintf("errors %q is not a whole number above 0", f[3]))
+			}
+			e.Burst = n
+		}
+		if len(f) == 5 {
+			at, err := time.ParseDuration(f[4])
+			if err != nil || at < 0 {
+				return fail(fmt.Sprintf("%q is not a duration from the start", f[4]))
+			}
+			e.At = at
+		}
+		if err := e.validate(); err != nil {
+			return fail(err.Error())
+		}
+		return WithLinkErrors(e), nil
+	case kind == "link-total-na" && rest != "" && len(f) <= 2 && len(nums) >= 1:
+		c := results.LinkCRCData
+		if len(f) == 2 {
+			c = results.LinkCounter(f[1])
+		}
+		return WithLinkTotalUnavailable(nums[0], c, false), nil
 	case kind == "link-down" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
 		var at time.Duration
 		if len(f) == 3 {
@@ -217,9 +285,17 @@ func joinNames[T ~string](names []T) string {
 
 // health holds the conditions injected into a machine's health.
 type health struct {
-	errors []LinkErrors
-	down   []linkDown
-	procs  []Process
+	errors  []LinkErrors
+	down    []linkDown
+	procs   []Process
+	noTotal []totalMissing
+}
+
+// totalMissing is a GPU total the driver does not give.
+type totalMissing struct {
+	dev     int
+	counter results.LinkCounter
+	dl      bool
 }
 
 type linkDown struct {
@@ -270,38 +346,99 @@ func (d *Driver) linkUp(dev, link int) bool {
 	return true
 }
 
-// Health reads a device's links with their error counters, clean ECC
-// counts, no remapped row, and its throttle reasons.
+// Health reads a device's links with their error counters and their GPU
+// totals, clean ECC counts, no remapped row, and its throttle reasons, at
+// the machine's clock (Now).
 func (m monitor) Health(dev int, busID string) (results.Health, error) {
 	return query(m.d, "nvmlDeviceGetHandleByPciBusId", []int{dev}, func() (results.Health, error) {
 		d := m.d
-		h := results.Health{Device: dev, ECC: map[results.ECCCounter]uint64{
+		h := results.Health{Device: dev, Time: d.now(), ECC: map[results.ECCCounter]uint64{
 			results.ECCVolatileCorrected: 0, results.ECCVolatileUncorrected: 0,
 			results.ECCAggregateCorrected: 0, results.ECCAggregateUncorrected: 0,
 		}, RemappedRows: &results.RemappedRows{}, ThrottleReasons: d.throttle(dev)}
-		for _, l := range d.links(dev) {
-			lh := results.LinkHealth{Link: l.Link, Active: l.Active, SpeedGBps: l.SpeedGBps, Errors: map[results.LinkCounter]uint64{}}
-			for _, c := range linkCounters {
-				lh.Errors[c] = 0
-			}
-			for _, e := range d.health.errors {
-				if e.Device == dev && e.Link == l.Link {
-					lh.Errors[e.Counter] += uint64(e.PerSecond * d.elapsed().Seconds())
-				}
-			}
-			if r := d.m.m.eccPerSecond; r[1] > 0 && l.Active {
-				// Corrected errors, as a healthy NVLink 4 link counts them
-				// (2× H100, 2026-11-25): a base of hundreds to a few
-				// thousand, rising while the device works, at a rate of
-				// its own per link; CRC-data a base that stays.
-				u := d.unit(noiseHealth, uint64(dev), uint64(l.Link))
-				lh.Errors[results.LinkECCData] += uint64(300+3000*u) + uint64((r[0]+(r[1]-r[0])*u)*d.busyNs[dev]/1e9)
-				lh.Errors[results.LinkCRCData] += uint64(150 + 400*u)
-			}
-			h.Links = append(h.Links, lh)
+		h.Links = d.linkHealth(dev)
+		if len(h.Links) > 0 {
+			t := d.linkTotals(dev, h.Links)
+			h.LinkTotals, h.LinkDL, h.Unavailable = t.Totals, t.DL, t.Unavailable
 		}
 		return h, nil
 	})
+}
+
+// LinkErrorTotals reads a device's GPU-total NVLink error fields: the sums
+// of its links' counters, and data-link totals of 0 (the simulated
+// machine's links never replayed or retrained before the run); a total
+// injected unavailable is named so. A device without NVLinks has none.
+func (m monitor) LinkErrorTotals(dev int, busID string) (results.LinkTotals, error) {
+	return query(m.d, "nvmlDeviceGetFieldValues", []int{dev}, func() (results.LinkTotals, error) {
+		d := m.d
+		links := d.linkHealth(dev)
+		if len(links) == 0 {
+			return results.LinkTotals{}, fmt.Errorf("simulated machine: device %d: %w", dev, gpu.ErrNoCounters)
+		}
+		return d.linkTotals(dev, links), nil
+	})
+}
+
+// linkTotals sums links' counters into the GPU totals of dev.
+func (d *Driver) linkTotals(dev int, links []results.LinkHealth) results.LinkTotals {
+	t := results.LinkTotals{Time: d.now(), Totals: map[results.LinkCounter]uint64{}, DL: map[results.LinkCounter]uint64{}}
+	missing := func(c results.LinkCounter, dl bool) bool {
+		return slices.Contains(d.health.noTotal, totalMissing{dev, c, dl})
+	}
+	for _, c := range linkCounters {
+		if missing(c, false) {
+			t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, false, "simulated: Not Supported"))
+			continue
+		}
+		for _, l := range links {
+			t.Totals[c] += l.Errors[c]
+		}
+	}
+	for _, c := range results.LinkDLCounters {
+		if missing(c, true) {
+			t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, true, "simulated: Not Supported"))
+			continue
+		}
+		t.DL[c] = 0
+	}
+	return t
+}
+
+// linkHealth is each NVLink of dev with its error counters now: 0, but
+// for the injected errors and, on machines that model them, the corrected
+// errors a healthy link counts.
+func (d *Driver) linkHealth(dev int) []results.LinkHealth {
+	var out []results.LinkHealth
+	for _, l := range d.links(dev) {
+		lh := results.LinkHealth{Link: l.Link, Active: l.Active, SpeedGBps: l.SpeedGBps, Errors: map[results.LinkCounter]uint64{}}
+		for _, c := range linkCounters {
+			lh.Errors[c] = 0
+		}
+		for _, e := range d.health.errors {
+			if e.Device == dev && e.Link == l.Link {
+				lh.Errors[e.Counter] += e.count(d.elapsed())
+			}
+		}
+		if r := d.m.m.eccPerSecond; r[1] > 0 && l.Active {
+			// Corrected errors, as a healthy NVLink 4 link counts them
+			// (2× H100, 2026-11-25): a base of hundreds to a few
+			// thousand, rising while the device works, at a rate of
+			// its own per link; CRC-data a base that stays.
+			u := d.unit(noiseHealth, uint64(dev), uint64(l.Link))
+			lh.Errors[results.LinkECCData] += uint64(300+3000*u) + uint64((r[0]+(r[1]-r[0])*u)*d.busyNs[dev]/1e9)
+			lh.Errors[results.LinkCRCData] += uint64(150 + 400*u)
+		}
+		out = append(out, lh)
+	}
+	return out
+}
+
+// now is the machine's clock: the wall-clock time it was built plus the
+// virtual time since, so that its readings' times and its counters, which
+// rise with virtual time, agree.
+func (d *Driver) now() time.Time {
+	return d.born.Add(d.elapsed())
 }
 
 // Throttle is gpu_idle while the device runs nothing, and nothing while it

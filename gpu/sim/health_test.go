@@ -46,10 +46,17 @@ func TestHealthyMachine(t *testing.T) {
 		!slices.Equal(h.ThrottleReasons, []results.ThrottleReason{results.ThrottleIdle}) || h.Unavailable != nil {
 		t.Errorf("health of device 1: %+v", h)
 	}
+	var crc uint64
 	for _, l := range h.Links {
 		if !l.Active || l.SpeedGBps != 25 || len(l.Errors) != 5 || l.Errors[results.LinkReplay] != 0 {
 			t.Errorf("link %+v", l)
 		}
+		crc += l.Errors[results.LinkCRCData]
+	}
+	// The GPU totals are the links' sums; the data-link totals 0.
+	if h.LinkTotals[results.LinkCRCData] != crc || len(h.LinkTotals) != 5 || h.LinkTotals[results.LinkReplay] != 0 ||
+		len(h.LinkDL) != 3 || h.LinkDL[results.LinkCRC] != 0 || h.Time.IsZero() {
+		t.Errorf("totals %v (links' CRC-data %d), data-link %v, at %v", h.LinkTotals, crc, h.LinkDL, h.Time)
 	}
 	for c, n := range h.ECC {
 		if n != 0 {
@@ -144,6 +151,44 @@ func TestInjectedHealth(t *testing.T) {
 	if got := pids(0); !slices.Equal(got, []int{os.Getpid(), 4343}) {
 		t.Errorf("device 0 after the late process started: %v", got)
 	}
+	// The GPU total follows the links, and the clock of the readings
+	// the virtual time.
+	if d := after0.LinkTotals[results.LinkCRCFlit] - before0.LinkTotals[results.LinkCRCFlit]; d != after0.Links[3].Errors[results.LinkCRCFlit] {
+		t.Errorf("CRC-flit total rose by %d, the link by %d", d, after0.Links[3].Errors[results.LinkCRCFlit])
+	}
+	if el := after0.Time.Sub(before0.Time); el < 50*time.Millisecond || el > time.Second {
+		t.Errorf("readings %v apart over about 0.1 s of virtual work", el)
+	}
+}
+
+// TestInjectedBurstAndTotals: a burst of errors counts once its time has
+// come; a GPU total injected unavailable is named so and absent, the
+// links still counting.
+func TestInjectedBurstAndTotals(t *testing.T) {
+	r := newRig(t, "h200x2",
+		WithLinkErrors(LinkErrors{Device: 1, Link: 4, Counter: results.LinkReplay, Burst: 1, At: time.Millisecond}),
+		WithLinkTotalUnavailable(0, results.LinkCRCData, false))
+	if n := r.health(1).LinkTotals[results.LinkReplay]; n != 0 {
+		t.Errorf("replays before their time: %d", n)
+	}
+	r.work()
+	h1 := r.health(1)
+	if h1.Links[4].Errors[results.LinkReplay] != 1 || h1.LinkTotals[results.LinkReplay] != 1 {
+		t.Errorf("after the burst: link 4 %v, total %v; want 1 replay", h1.Links[4].Errors, h1.LinkTotals)
+	}
+	h0 := r.health(0)
+	why, ok := h0.LinkTotalUnavailable(results.LinkCRCData, false)
+	if _, has := h0.LinkTotals[results.LinkCRCData]; has || !ok || why != "simulated: Not Supported" || h0.Links[0].Errors[results.LinkCRCData] == 0 {
+		t.Errorf("device 0's CRC-data total %v, %q %v; links %v", h0.LinkTotals, why, ok, h0.Links[0].Errors)
+	}
+	lt, err := r.d.Monitor().LinkErrorTotals(0, "")
+	if err != nil || len(lt.Totals) != 4 || len(lt.Unavailable) != 1 {
+		t.Errorf("LinkErrorTotals(0) = %+v, %v", lt, err)
+	}
+	p := newRig(t, "pcie-4gpu")
+	if _, err := p.d.Monitor().LinkErrorTotals(0, ""); err == nil {
+		t.Error("NVLink totals of a PCIe GPU read")
+	}
 }
 
 func TestParseHealth(t *testing.T) {
@@ -152,6 +197,8 @@ func TestParseHealth(t *testing.T) {
 		"link-down:0:2", "link-down:1:0:3ms",
 		"process:1", "process:0:999", "process:0:999:trainer",
 		"slow-link:0:1", "slow-link:1:0:0.25",
+		"link-error-burst:0:1:replay", "link-error-burst:1:2:recovery:3:2ms",
+		"link-total-na:0", "link-total-na:1:ecc_data",
 	} {
 		opt, err := ParseHealth(spec)
 		if err != nil {
@@ -166,21 +213,25 @@ func TestParseHealth(t *testing.T) {
 		d.Close()
 	}
 	for spec, want := range map[string]string{
-		"":                         "not understood",
-		"link-errors:0:3":          "not understood",
-		"link-errors:0:3:crc":      `unknown NVLink error counter "crc"`,
-		"link-errors:0:3:replay:0": "must be above 0",
-		"link-errors:0:3:replay:x": `"x" is not a number`,
-		"link-down:0":              "not understood",
-		"link-down:0:1:soon":       `"soon" is not a duration`,
-		"link-down:0:1:-1s":        `"-1s" is not a duration`,
-		"process:":                 "not understood",
-		"process:a":                "not understood",
-		"process:0:0":              "pid 0",
-		"process:0:1:x:y":          "not understood",
-		"fire:0":                   "not understood",
-		"slow-link:0":              "not understood",
-		"slow-link:0:1:1":          `scale "1" is not a number above 0 and below 1`,
+		"":                                "not understood",
+		"link-errors:0:3":                 "not understood",
+		"link-errors:0:3:crc":             `unknown NVLink error counter "crc"`,
+		"link-errors:0:3:replay:0":        "must be above 0",
+		"link-errors:0:3:replay:x":        `"x" is not a number`,
+		"link-down:0":                     "not understood",
+		"link-down:0:1:soon":              `"soon" is not a duration`,
+		"link-down:0:1:-1s":               `"-1s" is not a duration`,
+		"process:":                        "not understood",
+		"process:a":                       "not understood",
+		"process:0:0":                     "pid 0",
+		"process:0:1:x:y":                 "not understood",
+		"fire:0":                          "not understood",
+		"slow-link:0":                     "not understood",
+		"slow-link:0:1:1":                 `scale "1" is not a number above 0 and below 1`,
+		"link-error-burst:0:1":            "not understood",
+		"link-error-burst:0:1:replay:0":   `errors "0" is not a whole number above 0`,
+		"link-error-burst:0:1:replay:2:x": `"x" is not a duration`,
+		"link-total-na:":                  "not understood",
 	} {
 		_, err := ParseHealth(spec)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
@@ -193,6 +244,8 @@ func TestParseHealth(t *testing.T) {
 		"link-down:0:18":         "link 18 of device 0; it has 18 NVLinks",
 		"process:5":              "process on device 5",
 		"slow-link:0:2":          "names device 2; the machine has 2",
+		"link-total-na:0:crc":    `unknown NVLink total "crc"`,
+		"link-total-na:3":        "device 3; the machine has 2",
 	} {
 		opt, err := ParseHealth(spec)
 		if err != nil {

@@ -24,8 +24,11 @@ type Driver struct {
 	m  *machine
 	id uint32 // tells this instance's IPC handles from another's
 
-	seed      int64
-	faults    []Fault
+	seed   int64
+	faults []Fault
+	// born is the wall-clock time the machine was built: the Monitor's
+	// readings are timed born + virtual time (Driver.now).
+	born      time.Time
 	peerLimit int // < 0: none
 	sticky    bool
 	grace     time.Duration
@@ -150,6 +153,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 	m := build()
 	d := &Driver{
 		m:            m,
+		born:         time.Now().UTC(),
 		id:           instances.Add(1),
 		seed:         1,
 		peerLimit:    -1,

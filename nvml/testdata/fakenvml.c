@@ -13,7 +13,13 @@
  * The unversioned forms of the _v2 entry points fail, so tests notice a
  * binding that picks them.
  *
- * Health: device 0's NVLink error counters hold 100 * link + counter; it
+ * Health: device 0's NVLink error counters hold 100 * link + counter, and
+ * its GPU-total fields (38, 45, 52, 59, 160) their sums over the 18 links
+ * (15300 + 18 * counter), its data-link totals (161-163) replay 1, recovery
+ * 0 and CRC 30690; device 1's GPU totals of CRC-data (45) and ECC-data
+ * (160) are NOT_SUPPORTED, as some drivers answer on H100s whose links
+ * count (NVIDIA/DCGM issue 173), the others its 12 links' sums (6600 + 12
+ * * counter), its data-link totals 0. Device 0
  * has ECC (3 and 17 corrected errors, volatile and aggregate, 0 and 1
  * uncorrected), 2 rows remapped for correctable errors, its clocks held by
  * the software power cap (0x4), and the calling process on it with 600 MiB.
@@ -50,8 +56,11 @@
  *                       reasons and the _v2 process list answer, and
  *                       only the unversioned fabric info
  *   -DLINK_ERRORS       device 0: link 3's CRC flit counter grows by 5 at
- *                       every reading; link 15 is down after its first
- *                       state reading
+ *                       every reading, and the GPU total of CRC flit by
+ *                       5 at every reading of the totals; link 15 is down
+ *                       after its first state reading
+ *   -DTOTALS_ZERO       device 0's GPU totals read 0 while its links count
+ *                       (the other answer of NVIDIA/DCGM issue 173)
  *   -DBUSY              device 1 holds the caller, pid 1 (1 GiB) and a pid
  *                       no system has (memory not available); the first
  *                       call that counts them finds one fewer, as if a
@@ -216,6 +225,43 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int li
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci) { return NVML_ERROR_FUNCTION_NOT_FOUND; }
 
 #ifndef NO_FIELD_VALUES
+/* The GPU-total NVLink error fields: the counter's sum over the device's
+ * links, or the data-link totals; 1 when v is one of them (answered). */
+static int total_field(nvmlDevice_t d, nvmlFieldValue_t *v)
+{
+	static const unsigned fields[] = {52, 59, 38, 45, 160}; /* by counter 0-4 */
+	for (int c = 0; c < 5; c++) {
+		if (v->fieldId != fields[c])
+			continue;
+		if (d == &devs[1] && (c == 3 || c == 4))
+			return 1; /* NOT_SUPPORTED */
+		unsigned long long sum = 0;
+		for (unsigned l = 0; l < d->links; l++)
+			sum += 100ULL * l + c;
+#ifdef LINK_ERRORS
+		static unsigned long long flit_total_reads;
+		if (d == &devs[0] && c == 2)
+			sum += 5 * flit_total_reads++;
+#endif
+#ifdef TOTALS_ZERO
+		if (d == &devs[0])
+			sum = 0;
+#endif
+		v->valueType = 3;
+		v->value.ullVal = sum;
+		v->nvmlReturn = NVML_SUCCESS;
+		return 1;
+	}
+	if (v->fieldId >= 161 && v->fieldId <= 163) {
+		static const unsigned long long dl[3] = {1, 0, 30690};
+		v->valueType = 3;
+		v->value.ullVal = d == &devs[0] ? dl[v->fieldId - 161] : 0;
+		v->nvmlReturn = NVML_SUCCESS;
+		return 1;
+	}
+	return 0;
+}
+
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values)
 {
 	if (!valid(d) || count <= 0 || !values)
@@ -263,6 +309,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 			v->value.ullVal = (unsigned long long)traffic_reads * (v->fieldId - 137) * 1000 + v->scopeId;
 			v->nvmlReturn = NVML_SUCCESS;
 		}
+		if (total_field(d, v))
+			continue;
 		if (v->fieldId == 90 && d == &devs[1]) { /* NVLINK_SPEED_MBPS_COMMON */
 			v->valueType = 3; /* UNSIGNED_LONG_LONG */
 			v->value.ullVal = 25781;

@@ -485,18 +485,42 @@ func (g *gen) health() {
 				Errors: map[results.LinkCounter]uint64{results.LinkReplay: 0, results.LinkRecovery: 0, results.LinkCRCFlit: 0,
 					results.LinkCRCData: uint64(g.rng.IntN(50)), results.LinkECCData: uint64(g.rng.IntN(500))}})
 		}
+		h.Time = g.run.Start
+		if len(h.Links) > 0 {
+			// The GPU totals are the links' sums, as the driver gives
+			// them; the data-link totals 0.
+			h.LinkTotals = map[results.LinkCounter]uint64{}
+			for _, l := range h.Links {
+				for c, n := range l.Errors {
+					h.LinkTotals[c] += n
+				}
+			}
+			h.LinkDL = map[results.LinkCounter]uint64{results.LinkReplay: 0, results.LinkRecovery: 0, results.LinkCRC: 0}
+		}
 		env.HealthBefore = append(env.HealthBefore, h)
 		after := h
+		after.Time = g.run.End
 		after.Links = nil
 		for _, l := range h.Links {
 			l.Errors = maps.Clone(l.Errors)
 			after.Links = append(after.Links, l)
 		}
+		after.LinkTotals, after.LinkDL = maps.Clone(h.LinkTotals), maps.Clone(h.LinkDL)
 		after.ECC = maps.Clone(h.ECC)
 		after.RemappedRows = &results.RemappedRows{}
 		env.HealthAfter = append(env.HealthAfter, after)
-		env.DuringRun = append(env.DuringRun, results.DeviceWatch{Device: i, Readings: 40,
-			Throttle: map[results.ThrottleReason]int{results.ThrottleIdle: 40}, SMClockMinMHz: 1980, SMClockMaxMHz: 1980})
+		w := results.DeviceWatch{Device: i, Readings: 40,
+			Throttle: map[results.ThrottleReason]int{results.ThrottleIdle: 40}, SMClockMinMHz: 1980, SMClockMaxMHz: 1980}
+		if h.LinkTotals != nil {
+			// A reading at the start of each of five rounds, spread over
+			// the run, and one after them.
+			span := g.run.End.Sub(g.run.Start)
+			for r := range 6 {
+				w.LinkErrors = append(w.LinkErrors, results.LinkErrorReading{Time: g.run.Start.Add(span * time.Duration(1+3*r) / 20),
+					Round: (r + 1) % 6, Totals: maps.Clone(h.LinkTotals)})
+			}
+		}
+		env.DuringRun = append(env.DuringRun, w)
 	}
 }
 
