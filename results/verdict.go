@@ -108,7 +108,14 @@ type CheckItem struct {
 	Status  Status `json:"status"`
 	Subject string `json:"subject"`
 	Message string `json:"message"`
+	// Details say more of it, a sentence each, shown beneath the message
+	// (what other rules of the same authority would say, a trend); at
+	// most MaxItemDetails. Absent in files of older builds.
+	Details []string `json:"details,omitempty"`
 }
+
+// MaxItemDetails bounds a check item's details.
+const MaxItemDetails = 16
 
 // FigureVerdict is the judgement of one figure.
 type FigureVerdict struct {
@@ -159,6 +166,12 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 			ok(w, it.Status, judged...)
 			v.text(w, "subject", it.Subject)
 			v.text(w, "message", it.Message)
+			if len(it.Details) > MaxItemDetails {
+				v.limit("%s: %d details, over the %d a results file allows", w, len(it.Details), MaxItemDetails)
+			}
+			for k, d := range it.Details {
+				v.text(w, fmt.Sprintf("details[%d]", k), d)
+			}
 		}
 	}
 	for i, f := range vd.Figures {

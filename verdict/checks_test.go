@@ -14,11 +14,23 @@ import (
 // readings, lasting d.
 func healthy(d time.Duration) *results.Run {
 	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Health: true, Tests: []results.Test{results.CERead, results.CEWrite, results.H2D, results.LocalCopy}})
+	// The readings keep their places in the run, now of d.
+	span := run.End.Sub(run.Start)
 	run.End = run.Start.Add(d)
+	for i := range run.Environment.HealthAfter {
+		run.Environment.HealthAfter[i].Time = run.End
+	}
+	for i := range run.Environment.DuringRun {
+		for j := range run.Environment.DuringRun[i].LinkErrors {
+			r := &run.Environment.DuringRun[i].LinkErrors[j]
+			r.Time = run.Start.Add(time.Duration(float64(d) * r.Time.Sub(run.Start).Seconds() / span.Seconds()))
+		}
+	}
 	return run
 }
 
-// rise adds n errors of counter c to GPU dev's NVLink link after the run.
+// rise adds n errors of counter c to GPU dev's NVLink link after the run,
+// and to the GPU's total after it.
 func rise(t *testing.T, run *results.Run, dev, link int, c results.LinkCounter, n uint64) {
 	t.Helper()
 	for i := range run.Environment.HealthAfter {
@@ -26,6 +38,9 @@ func rise(t *testing.T, run *results.Run, dev, link int, c results.LinkCounter, 
 		for j := range h.Links {
 			if h.Device == dev && h.Links[j].Link == link {
 				h.Links[j].Errors[c] += n
+				if _, ok := h.LinkTotals[c]; ok {
+					h.LinkTotals[c] += n
+				}
 				return
 			}
 		}
@@ -42,20 +57,21 @@ func check(v *results.Verdict, name string) results.Check {
 	return results.Check{}
 }
 
-// TestCRCRatesAgainstDCGM holds CRC errors to DCGM's health watch: a GPU's
-// links together at 100 a second or more fail, fewer warn, naming the GPU
-// and its link with the most, with the rate and the policy.
+// TestCRCRatesAgainstDCGM holds CRC errors to DCGM's health watch polled
+// at the end of the run: a GPU's links together at 100 a second or more
+// over its minute fail, fewer warn, naming the GPU, with the rate over
+// the minute and during the run, and the policy.
 func TestCRCRatesAgainstDCGM(t *testing.T) {
 	for _, tc := range []struct {
 		counter results.LinkCounter
 		perLink []uint64 // errors on links 0, 1, 2 of GPU 1 over 20 s
 		want    results.Status
-		rate    string
+		rates   []string
 	}{
-		{results.LinkCRCData, []uint64{1000, 600, 400}, results.StatusFail, "100.0 a second for the GPU"},
-		{results.LinkCRCData, []uint64{300, 60, 40}, results.StatusWarn, "20.0 a second for the GPU"},
-		{results.LinkCRCFlit, []uint64{2500, 0, 0}, results.StatusFail, "125.0 a second"},
-		{results.LinkCRCFlit, []uint64{1, 0, 0}, results.StatusWarn, "0.1 a second"},
+		{results.LinkCRCData, []uint64{4000, 1500, 500}, results.StatusFail, []string{"would count 6000 in its minute, 100.0 a second", "300.0 a second during the run's 20.0 s"}},
+		{results.LinkCRCData, []uint64{1000, 600, 400}, results.StatusWarn, []string{"would count 2000 in its minute, 33.3 a second", "100.0 a second during the run's 20.0 s"}},
+		{results.LinkCRCFlit, []uint64{7500, 0, 0}, results.StatusFail, []string{"125.0 a second", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD"}},
+		{results.LinkCRCFlit, []uint64{1, 0, 0}, results.StatusWarn, []string{"0.017 a second", "DCGM_FR_NVLINK_ERROR_THRESHOLD"}},
 	} {
 		run := healthy(20 * time.Second)
 		for l, n := range tc.perLink {
@@ -64,11 +80,24 @@ func TestCRCRatesAgainstDCGM(t *testing.T) {
 			}
 		}
 		v := judge(t, run, verdict.Model(run))
-		it := item(v, "links", tc.want, "GPU 1 NVLink 0")
-		if v.Status != tc.want || it == nil || !strings.Contains(it.Message, tc.rate) || !strings.Contains(it.Message, "DCGM") {
+		it := item(v, "links", tc.want, "GPU 1 NVLinks")
+		if v.Status != tc.want || it == nil || !strings.Contains(it.Message, "DCGM") || !strings.Contains(it.Message, fieldOf(tc.counter)) {
 			t.Errorf("%s %v: %s\n%s", tc.counter, tc.perLink, v.Status, worst(v))
+			continue
+		}
+		for _, r := range tc.rates {
+			if !strings.Contains(it.Message, r) {
+				t.Errorf("%s %v: %q lacks %q", tc.counter, tc.perLink, it.Message, r)
+			}
 		}
 	}
+}
+
+// fieldOf names the GPU-total field of a counter.
+func fieldOf(c results.LinkCounter) string {
+	return map[results.LinkCounter]string{results.LinkCRCData: "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+		results.LinkCRCFlit: "NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", results.LinkReplay: "NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+		results.LinkRecovery: "NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"}[c]
 }
 
 // TestReplayAndRecoveryFail: DCGM fails any replay or recovery error,
@@ -78,7 +107,8 @@ func TestReplayAndRecoveryFail(t *testing.T) {
 		run := healthy(time.Hour)
 		rise(t, run, 0, 5, c, 1)
 		v := judge(t, run, verdict.Model(run))
-		if it := item(v, "links", results.StatusFail, "GPU 0 NVLink 5"); it == nil || !strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_CRITICAL") {
+		if it := item(v, "links", results.StatusFail, "GPU 0 NVLinks"); it == nil || !strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_CRITICAL") ||
+			!strings.Contains(it.Message, "NVLink 5 (+1)") {
 			t.Errorf("one %s error: %s\n%s", c, v.Status, worst(v))
 		}
 	}
@@ -108,10 +138,108 @@ func TestCorrectedErrorsAreANote(t *testing.T) {
 func TestCRCErrorsOfUnknownRate(t *testing.T) {
 	run := healthy(time.Second)
 	run.Start, run.End = time.Time{}, time.Time{}
+	for _, hs := range [][]results.Health{run.Environment.HealthBefore, run.Environment.HealthAfter} {
+		for i := range hs {
+			hs[i].Time = time.Time{}
+		}
+	}
 	rise(t, run, 1, 2, results.LinkCRCData, 5000)
 	v := judge(t, run, verdict.Model(run))
-	if it := item(v, "links", results.StatusWarn, "GPU 1 NVLink 2"); it == nil || !strings.Contains(it.Message, "unknown duration") {
+	if it := item(v, "links", results.StatusWarn, "GPU 1 NVLinks"); it == nil || !strings.Contains(it.Message, "unknown duration") {
 		t.Errorf("%s\n%s", v.Status, worst(v))
+	}
+}
+
+// watched is a synthetic run of d with GPU 0's CRC-data total read every
+// second (as the watch reads it between tests), rising by perSecond(t)
+// errors in second t of the run; its first link counts the same.
+func watched(t *testing.T, d time.Duration, perSecond func(sec int) uint64) *results.Run {
+	run := healthy(d)
+	w := &run.Environment.DuringRun[0]
+	base := run.Environment.HealthBefore[0].LinkTotals[results.LinkCRCData]
+	w.LinkErrors = nil
+	var n uint64
+	secs := int(d / time.Second)
+	for s := 1; s < secs; s++ {
+		n += perSecond(s - 1)
+		w.LinkErrors = append(w.LinkErrors, results.LinkErrorReading{Time: run.Start.Add(time.Duration(s) * time.Second),
+			Round: 1 + 5*s/secs, Totals: map[results.LinkCounter]uint64{results.LinkCRCData: base + n}})
+	}
+	n += perSecond(secs - 1)
+	rise(t, run, 0, 0, results.LinkCRCData, n)
+	return run
+}
+
+// TestSustainedCRCOverDCGMsMinute: a GPU whose CRC-data total rises at 120
+// a second through a run of 70 s fails (DCGM's minute holds 7200); at 50 a
+// second it warns; at 600 a second in the run's first 10 s only, which
+// DCGM's minute at the end of the run does not hold, it warns, never
+// fails, though the run's own rate is above the limit.
+func TestSustainedCRCOverDCGMsMinute(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rate  func(int) uint64
+		want  results.Status
+		words []string
+	}{
+		{"120 a second", func(int) uint64 { return 120 }, results.StatusFail, []string{"would count 7200 in its minute, 120.0 a second", "at or above the 100 a second"}},
+		{"50 a second", func(int) uint64 { return 50 }, results.StatusWarn, []string{"would count 3000 in its minute, 50.0 a second", "under the 100 a second", "no replay or recovery error", "of expected"}},
+		{"600 a second, first 10 s", func(s int) uint64 {
+			if s < 10 {
+				return 600
+			}
+			return 0
+		}, results.StatusWarn, []string{"would count 0 in its minute", "85.7 a second during the run's 70.0 s"}},
+	} {
+		run := watched(t, 70*time.Second, tc.rate)
+		v := judge(t, run, verdict.Model(run))
+		it := item(v, "links", tc.want, "GPU 0 NVLinks")
+		if v.Status != tc.want || it == nil {
+			t.Errorf("%s: %s\n%s", tc.name, v.Status, worst(v))
+			continue
+		}
+		for _, w := range tc.words {
+			if !strings.Contains(it.Message, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, it.Message, w)
+			}
+		}
+		details := strings.Join(it.Details, "\n")
+		for _, w := range []string{"all within the run (71 readings)", "Held for a minute", "By round of the tests in one process:", "dcgmi diag", "DCGM 4.5.3"} {
+			if !strings.Contains(details, w) {
+				t.Errorf("%s: details lack %q:\n%s", tc.name, w, details)
+			}
+		}
+	}
+	// The trend: falling round by round.
+	run := watched(t, 70*time.Second, func(s int) uint64 { return uint64(100 - s) })
+	it := item(judge(t, run, verdict.Model(run)), "links", results.StatusWarn, "GPU 0 NVLinks")
+	if it == nil || !strings.Contains(strings.Join(it.Details, "\n"), "(falling)") {
+		t.Errorf("a falling rate: %+v", it)
+	}
+}
+
+// TestTotalUnavailableIsSaid: where the driver answers the GPU's CRC-data
+// total N/A, the link check says DCGM would see nothing, and judges the
+// links' own counters.
+func TestTotalUnavailableIsSaid(t *testing.T) {
+	run := healthy(20 * time.Second)
+	for _, hs := range [][]results.Health{run.Environment.HealthBefore, run.Environment.HealthAfter} {
+		delete(hs[1].LinkTotals, results.LinkCRCData)
+		hs[1].Unavailable = append(hs[1].Unavailable, results.LinkTotalMissing(results.LinkCRCData, false, "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: Not Supported"))
+	}
+	rise(t, run, 1, 4, results.LinkCRCData, 1200)
+	v := judge(t, run, verdict.Model(run))
+	it := item(v, "links", results.StatusWarn, "GPU 1 NVLinks")
+	if it == nil || !strings.Contains(it.Message, "which this driver answers N/A") || !strings.Contains(it.Message, "it would see nothing") ||
+		!strings.Contains(it.Message, "nvmlDeviceGetNvLinkErrorCounter") {
+		t.Errorf("%s\n%s", v.Status, worst(v))
+	}
+	// Clean links with the total N/A: the summary says so.
+	run = healthy(20 * time.Second)
+	delete(run.Environment.HealthAfter[0].LinkTotals, results.LinkCRCData)
+	run.Environment.HealthAfter[0].Unavailable = []string{results.LinkTotalMissing(results.LinkCRCData, false, "Not Supported")}
+	if c := check(judge(t, run, verdict.Model(run)), "links"); c.Status != results.StatusPass || !strings.Contains(c.Summary, "GPU 0's CRC-data total, N/A on this driver") {
+		t.Errorf("clean links, total N/A: %+v", c)
 	}
 }
 

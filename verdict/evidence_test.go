@@ -23,9 +23,11 @@ func evidence(t *testing.T, machine string, i int) *results.Verdict {
 }
 
 // TestEvidence2xH100 checks what the verdict says of the five 2× H100
-// runs: the links as DCGM's health watch judges their counters (run 1's
-// CRC-data at 196 and 208 a second per GPU fail, run 2's 93 and 76 warn,
-// runs 3–5, where only corrected ECC-data counts rose, pass with a note);
+// runs: the links as DCGM's health watch, polled at each run's end, would
+// judge their counters (run 1's CRC-data, 196 and 208 a second per GPU
+// during its 23.6 s, 77 and 82 a second over DCGM's minute, warn, as do
+// run 2's; runs 3–5, where only corrected ECC-data counts rose, pass with
+// a note);
 // no bandwidth figure fails against the table; the copies across processes
 // that fall short of one process warn, naming the arrangement, and fail
 // nothing.
@@ -35,15 +37,17 @@ func TestEvidence2xH100(t *testing.T) {
 		links := check(v, "links")
 		switch i {
 		case 1:
-			it0, it1 := item(v, "links", results.StatusFail, "GPU 0 NVLink"), item(v, "links", results.StatusFail, "GPU 1 NVLink")
-			if links.Status != results.StatusFail || it0 == nil || it1 == nil ||
-				!strings.Contains(it0.Message, "4617 CRC-data errors on 18 of GPU 0's NVLinks in 23.6 s: 195.6 a second for the GPU") ||
-				!strings.Contains(it1.Message, "208.0 a second") || !strings.Contains(it0.Message, "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD") {
+			it0, it1 := item(v, "links", results.StatusWarn, "GPU 0 NVLinks"), item(v, "links", results.StatusWarn, "GPU 1 NVLinks")
+			if links.Status != results.StatusWarn || it0 == nil || it1 == nil ||
+				!strings.Contains(it0.Message, "CRC-data errors rose by 4617 on 18 of GPU 0's 18 NVLinks") ||
+				!strings.Contains(it0.Message, "would count 4617 in its minute, 77.0 a second") || !strings.Contains(it0.Message, "195.6 a second during the run's 23.6 s") ||
+				!strings.Contains(it1.Message, "81.8 a second") || !strings.Contains(it0.Message, "DCGM_FR_NVLINK_ERROR_THRESHOLD") ||
+				!strings.Contains(it0.Message, "no replay or recovery error") || !strings.Contains(strings.Join(it0.Details, " "), "would make DCGM's health watch FAIL") {
 				t.Errorf("run 1 links: %+v", links)
 			}
 		case 2:
-			it := item(v, "links", results.StatusWarn, "GPU 0 NVLink")
-			if links.Status != results.StatusWarn || it == nil || !strings.Contains(it.Message, "93.5 a second") || !strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_THRESHOLD") {
+			it := item(v, "links", results.StatusWarn, "GPU 0 NVLinks")
+			if links.Status != results.StatusWarn || it == nil || !strings.Contains(it.Message, "93.5 a second during the run") || !strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_THRESHOLD") {
 				t.Errorf("run 2 links: %+v", links)
 			}
 		default:

@@ -10,40 +10,18 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Link health as NVIDIA's own tools judge it. NVML's NVLink error counters
-// (nvmlDeviceGetNvLinkErrorCounter, read before the first test and after
-// the last) count, per link since the driver loaded:
+// Link health as NVIDIA's own tools judge it (links.go: DCGM's health
+// watch and its other rules). NVML's NVLink error counters count, per link
+// since the driver loaded (nvmlDeviceGetNvLinkErrorCounter), and summed
+// over a GPU's links by the driver (nvmlDeviceGetFieldValues' GPU-total
+// fields, which DCGM reads):
 //
 //   - replay (counter 0): transmissions the link had to send again;
 //   - recovery (1): times the link retrained;
 //   - crc_flit (2): flow-control units received with a CRC error;
 //   - crc_data (3): data received with a CRC error;
 //   - ecc_data (4, NVLink 4 and later): data errors the link's ECC
-//     corrected in flight.
-//
-// DCGM's health watch (NVIDIA/DCGM, modules/health/DcgmHealthWatch.cpp,
-// MonitorNVLink; limits in common/DcgmGPUHardwareLimits.h) judges a GPU's
-// totals over its links (DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL) over the
-// window it watches: any replay or recovery error fails
-// (DCGM_FR_NVLINK_ERROR_CRITICAL); CRC errors, flit or data, fail at 100
-// a second or more (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR, "RM has informed us
-// that CRC errors only matter at rates of 100+ per second";
-// DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD) and warn below that
-// (DCGM_FR_NVLINK_ERROR_THRESHOLD, any count of 1 or more,
-// DCGM_LIMIT_MAX_NVLINK_ERROR); a link down fails (DCGM_FR_NVLINK_DOWN).
-// The health watch does not watch the ECC-data counter: errors corrected
-// in flight are a note here, with their rate. nvidia-smi nvlink -e shows
-// replay, recovery and CRC counts; on the 2× H100 of 2026-11-25 its CRC
-// column read 0 while crc_data counted hundreds, so it shows the flit
-// counter, not the data counter.
-//
-// The window is the run's: the readings are taken within it, so a rate
-// over the run's duration is at most the true rate over the readings'
-// window, never above it.
-const (
-	dcgmCRCPerSecond = 100.0
-	dcgmPolicy       = "DCGM's health watch"
-)
+//     corrected in flight, which DCGM does not watch: a note here.
 
 // counterName names an NVLink counter in a message.
 var counterName = map[results.LinkCounter]string{
@@ -62,14 +40,19 @@ type linkRise struct {
 }
 
 // health is what a run's health readings say, gathered once: the rises
-// of every NVLink counter, which GPUs were read, the run's window.
+// of every NVLink counter, each GPU's NVLink error readings, which GPUs
+// were read, the run's window.
 type health struct {
 	run     *results.Run
 	seconds float64 // the run's duration, 0 when unknown
 	rises   []linkRise
+	gpus    []*gpuLinks
 	facts   []results.HealthFinding
 	read    map[int]bool // GPUs read before and after
-	links   int          // links read before and after
+	links   int          // links whose counters were read before and after
+	// bandwidth says how a GPU's judged bandwidth figures stood against
+	// expected, for the link check's warnings ("" when none was judged).
+	bandwidth func(dev int) string
 	// erring are the GPUs whose NVLinks counted replay or recovery
 	// errors: a cause noisy figures can be blamed on. CRC errors are not:
 	// each costs the replay of one packet, so even DCGM's 100 a second
@@ -88,20 +71,13 @@ func readHealth(run *results.Run) *health {
 		before[b.Device] = b
 	}
 	for _, a := range run.Environment.HealthAfter {
-		b, ok := before[a.Device]
-		if !ok {
-			continue
+		if _, ok := before[a.Device]; ok {
+			h.read[a.Device] = true
 		}
-		h.read[a.Device] = true
-		was := map[int]bool{}
-		for _, l := range b.Links {
-			was[l.Link] = true
-		}
-		for _, l := range a.Links {
-			if was[l.Link] {
-				h.links++
-			}
-		}
+	}
+	h.gpus = orderedGPUs(readGPULinks(run))
+	for _, g := range h.gpus {
+		h.links += g.links
 	}
 	// The counters' rises are the readings' facts (results.HealthFindings).
 	h.facts = run.HealthFindings()
@@ -126,14 +102,19 @@ func (h *health) rate(n uint64) float64 {
 	return float64(n) / h.seconds
 }
 
-// linkItems judges the NVLinks: counters against DCGM's policy, links that
-// went down or slowed, and (from the topology) GPUs of a known model with
-// fewer links up than they have, PCIe links on fewer lanes than they
-// allow. judged is false when no error counter was read.
+// linkItems judges the NVLinks: each GPU's counters as DCGM's health
+// watch would (links.go), links that went down or slowed, and (from the
+// topology) GPUs of a known model with fewer links up than they have,
+// PCIe links on fewer lanes than they allow. judged is false when no error
+// counter was read.
 func (h *health) linkItems() (items []results.CheckItem, judged bool) {
-	for _, dev := range slices.Sorted(maps.Keys(h.read)) {
+	for _, g := range h.gpus {
+		bw := ""
+		if h.bandwidth != nil {
+			bw = h.bandwidth(g.dev)
+		}
 		for _, c := range []results.LinkCounter{results.LinkReplay, results.LinkRecovery, results.LinkCRCFlit, results.LinkCRCData} {
-			if it, ok := h.counterItem(dev, c); ok {
+			if it, ok := g.counterItem(c, bw); ok {
 				items = append(items, it)
 			}
 		}
@@ -151,64 +132,6 @@ func (h *health) linkItems() (items []results.CheckItem, judged bool) {
 		}
 	}
 	return append(items, topologyLinkItems(h.run)...), h.links > 0
-}
-
-// counterItem judges counter c of GPU dev's links as DCGM's health watch
-// does: replay and recovery fail at 1; CRC counts fail at 100 a second
-// over the GPU's links and warn below.
-func (h *health) counterItem(dev int, c results.LinkCounter) (results.CheckItem, bool) {
-	var total uint64
-	var worst linkRise
-	var links []string
-	for _, r := range h.rises {
-		if r.dev != dev || r.counter != c {
-			continue
-		}
-		total += r.n
-		links = append(links, fmt.Sprintf("%d (+%d)", r.link, r.n))
-		if r.n > worst.n {
-			worst = r
-		}
-	}
-	if total == 0 {
-		return results.CheckItem{}, false
-	}
-	subject := fmt.Sprintf("GPU %d NVLink %d", dev, worst.link)
-	where := fmt.Sprintf("on %d of GPU %d's NVLinks", len(links), dev)
-	if len(links) <= 4 {
-		where = fmt.Sprintf("on GPU %d's NVLink %s", dev, strings.Join(links, ", "))
-	}
-	name := counterName[c]
-	if c == results.LinkReplay || c == results.LinkRecovery {
-		return results.CheckItem{Status: results.StatusFail, Subject: subject,
-			Message: fmt.Sprintf("%d %s errors %s during the run: %s fails any replay or recovery error (DCGM_FR_NVLINK_ERROR_CRITICAL); nvidia-smi nvlink -e shows them",
-				total, name, where, dcgmPolicy)}, true
-	}
-	window := fmt.Sprintf("in %.3g s", h.seconds)
-	if h.seconds <= 0 {
-		return results.CheckItem{Status: results.StatusWarn, Subject: subject,
-			Message: fmt.Sprintf("%d %s errors %s during a run of unknown duration: %s warns of any and fails at %.0f a second, which cannot be told here",
-				total, name, where, dcgmPolicy, dcgmCRCPerSecond)}, true
-	}
-	perSec := h.rate(total)
-	msg := fmt.Sprintf("%d %s errors %s %s: %.1f a second for the GPU (the most on NVLink %d, %.1f a second)",
-		total, name, where, window, perSec, worst.link, h.rate(worst.n))
-	if perSec >= dcgmCRCPerSecond {
-		return results.CheckItem{Status: results.StatusFail, Subject: subject,
-			Message: msg + fmt.Sprintf(", at or above the %.0f a second at which %s fails a GPU's NVLink CRC errors (DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD; DCGM sums a GPU's links)",
-				dcgmCRCPerSecond, dcgmPolicy) + crcSeenBy(c)}, true
-	}
-	return results.CheckItem{Status: results.StatusWarn, Subject: subject,
-		Message: msg + fmt.Sprintf(", below the %.0f a second at which %s fails, where it warns of any (DCGM_FR_NVLINK_ERROR_THRESHOLD): rerun, and watch the counter",
-			dcgmCRCPerSecond, dcgmPolicy) + crcSeenBy(c)}, true
-}
-
-// crcSeenBy says where an administrator sees the counter.
-func crcSeenBy(c results.LinkCounter) string {
-	if c == results.LinkCRCData {
-		return "; nvidia-smi nvlink -e's CRC column does not show this counter (nvmlDeviceGetNvLinkErrorCounter, counter 3, does)"
-	}
-	return "; nvidia-smi nvlink -e shows it as CRC"
 }
 
 // correctedItem notes the errors the links corrected (ECC-data), in one
@@ -240,7 +163,7 @@ func (h *health) correctedItem() (results.CheckItem, bool) {
 		devs = append(devs, fmt.Sprint(d))
 	}
 	return results.CheckItem{Status: results.StatusNote, Subject: "GPU " + strings.Join(devs, ", ") + " NVLinks",
-		Message: fmt.Sprintf("the links corrected %d data errors in flight (ECC-data) on %d links during the run%s: errors corrected by the link, which %s does not count against it and nvidia-smi nvlink -e does not show",
+		Message: fmt.Sprintf("the links corrected %d data errors in flight (ECC-data, nvmlDeviceGetNvLinkErrorCounter counter 4) on %d links during the run%s: errors corrected by the link, which %s does not watch",
 			total, links, rate, dcgmPolicy)}, true
 }
 
@@ -262,7 +185,7 @@ func (h *health) linksSummary() (string, bool) {
 	}
 	switch {
 	case h.links > 0:
-		parts = append(parts, fmt.Sprintf("%d NVLinks read before and after the run: no replay, recovery or CRC error (the counters nvidia-smi nvlink -e shows, as %s judges them), none went down or slowed", h.links, dcgmPolicy))
+		parts = append(parts, fmt.Sprintf("%d NVLinks read before and after the run (%s): no replay, recovery or CRC error, none went down or slowed", h.links, h.readWhat()))
 	case len(h.read) > 0 && nvlinks == 0:
 		parts = append(parts, "no NVLink on these GPUs (NVML lists none)")
 	case nvlinks > 0:
@@ -285,6 +208,31 @@ func (h *health) linksSummary() (string, bool) {
 		judged = judged || len(h.read) > 0 && len(unread) == 0
 	}
 	return strings.Join(parts, "; "), judged
+}
+
+// readWhat names what the link check read: each link's counters, and the
+// GPU totals DCGM reads where the file has them (and which the driver did
+// not give).
+func (h *health) readWhat() string {
+	what := "each link's counters, nvmlDeviceGetNvLinkErrorCounter"
+	var na []string
+	totals := 0
+	for _, g := range h.gpus {
+		if !g.noTotals {
+			totals++
+		}
+		if _, ok := g.fieldNA[results.LinkCRCData]; ok {
+			na = append(na, fmt.Sprint(g.dev))
+		}
+	}
+	switch {
+	case totals == 0:
+		return what + "; this file has no reading of the GPU totals DCGM reads"
+	case len(na) > 0:
+		return what + fmt.Sprintf(", and the GPU totals DCGM reads, nvmlDeviceGetFieldValues, but GPU %s's CRC-data total, N/A on this driver: %s would see nothing there",
+			strings.Join(na, ", "), dcgmPolicy)
+	}
+	return what + ", and the GPU totals DCGM's health watch reads, nvmlDeviceGetFieldValues"
 }
 
 // linksShort says in a few words what a clean link check saw, or why it
@@ -371,4 +319,28 @@ func (h *health) processItems() (items []results.CheckItem, judged bool) {
 		}
 	}
 	return items, len(h.run.Environment.HealthBefore) > 0
+}
+
+// linksAdvice is what to do about a link check that failed or warned:
+// where only CRC errors under DCGM's failing rate warned, watch them
+// (nothing is to be replaced); where DCGM would fail the links, what it
+// would fail on, and how to confirm it with DCGM before anyone acts.
+func linksAdvice(c results.Check) string {
+	crcOnly := true
+	failed := false
+	for _, it := range c.Items {
+		switch it.Status {
+		case results.StatusFail:
+			failed = true
+		case results.StatusWarn:
+			crcOnly = crcOnly && strings.Contains(it.Message, "CRC-")
+		}
+	}
+	if failed {
+		return "NVLinks that DCGM would fail (the link check says on what: replay or recovery errors, CRC errors at 100 a second or more over its minute, a link down or slowed): rerun to see whether it stays, and confirm with DCGM itself (dcgmi health -s n, then dcgmi health -c after a minute of load; dcgmi diag -r 2); if it does, have the vendor look at the GPU and link the check names."
+	}
+	if crcOnly {
+		return "NVLink CRC errors under the rate at which DCGM fails (100 a second over its minute): errors the links detected and got past, with no replay or recovery error; nothing measured is wrong and nothing needs replacing. Monitor them: the link check gives the rate over DCGM's minute, the rate during the run and round by round, and the bandwidth against expected; rerun later (or keep DCGM watching, dcgmi health -s n): a rate that falls needs nothing, one that climbs towards 100 a second is what DCGM fails."
+	}
+	return "A PCIe link on fewer lanes than it allows, or another link warning: see the link check; reseat the GPU or check the slot for a narrow PCIe link, then rerun."
 }

@@ -62,6 +62,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	v.Expectations = exp.Source()
 	j := &judgement{run: run, v: v, figs: figs, health: readHealth(run), clocks: readClocks(run),
 		ipcItems: ipcChecked, ipcJudged: ipcJudged}
+	j.health.bandwidth = j.peerBandwidth
 	v.Checks = j.checks()
 	judged := false // some check of the figures judged something
 	for _, c := range v.Checks {
@@ -70,7 +71,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 		}
 		judged = judged || figureCheck(c.Name) && c.Status != results.StatusNotJudged && c.Status != results.StatusNote
 		if c.Status == results.StatusFail || c.Status == results.StatusWarn {
-			if a := kindOf(c.Name).advice; a != "" && !slices.Contains(v.NextSteps, a) {
+			if a := adviceFor(c); a != "" && !slices.Contains(v.NextSteps, a) {
 				v.NextSteps = append(v.NextSteps, a)
 			}
 		}
@@ -159,8 +160,7 @@ var checkKinds = []checkKind{
 		advice: "Bandwidth below expectation: rerun p2pbench all to confirm; if a pair stays low, check its links (nvidia-smi nvlink -s and -e, nvidia-smi topo -m) and its GPUs' PCIe links (nvidia-smi -q -d PCIE), then open a ticket with the vendor with this report."},
 	{name: "latency", title: "Latency and atomics", machine: true,
 		advice: "Latency or atomics outside expectation: rerun to confirm (small figures vary from run to run), then check the pair's link as for bandwidth."},
-	{name: "links", title: "NVLink and PCIe links", machine: true,
-		advice: "NVLink errors at a rate NVIDIA's DCGM fails, or a link down or slowed: rerun, and if it stays, open a ticket with the vendor naming the GPU and link (nvidia-smi nvlink -e and nvmlDeviceGetNvLinkErrorCounter show the counters); CRC errors below DCGM's limit warn: watch whether they keep rising."},
+	{name: "links", title: "NVLink and PCIe links", machine: true}, // advice: linksAdvice
 	{name: "memory", title: "GPU memory", machine: true,
 		advice: "Memory errors: the GPU needs service (reset it for a pending row remap; have it replaced if remapping failed or uncorrected errors keep rising)."},
 	{name: "processes", title: "Other programs on the GPUs",
@@ -176,6 +176,39 @@ var checkKinds = []checkKind{
 	{name: "ipc", title: "Across processes, against one process",
 		advice: "Copies across processes short of the same in one process: rerun the ipc tests and compare the report's IPC arrangements: one short while the others are not points at how the copies are issued, not at the links."},
 	{name: "driver", title: "Driver behaviour"},
+}
+
+// adviceFor is what to do about a check that failed or warned.
+func adviceFor(c results.Check) string {
+	if c.Name == "links" {
+		return linksAdvice(c)
+	}
+	return kindOf(c.Name).advice
+}
+
+// peerBandwidth says how GPU dev's judged copies to and from other GPUs
+// stood against what was expected of them: "its copies between GPUs at
+// 99–100% of expected (8 figures)"; "" when none was judged against an
+// expected figure.
+func (j *judgement) peerBandwidth(dev int) string {
+	var pct []float64
+	for _, fv := range j.v.Figures {
+		f := j.figs[fv.Key]
+		if f == nil || f.Unit != results.UnitGBps || f.Failed() || fv.Expected <= 0 || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst ||
+			(f.Src != dev && f.Dst != dev) || f.Test.Info().SameProcess != "" {
+			continue
+		}
+		pct = append(pct, 100*fv.Value/fv.Expected)
+	}
+	if len(pct) == 0 {
+		return ""
+	}
+	lo, hi := fmt.Sprintf("%.0f", slices.Min(pct)), fmt.Sprintf("%.0f", slices.Max(pct))
+	span := lo
+	if lo != hi {
+		span = lo + "–" + hi
+	}
+	return fmt.Sprintf("its copies between GPUs at %s%% of expected (%d figure%s)", span, len(pct), units.Plural(len(pct), "", "s"))
 }
 
 func kindOf(name string) checkKind {

@@ -338,18 +338,63 @@ func TestSimulatedWeakLinkFails(t *testing.T) {
 }
 
 // TestSimulatedLinkErrorsFail: the simulator's NVLink 7 of GPU 1 retrains
-// under traffic; DCGM's health watch fails any recovery error.
+// under traffic; DCGM's health watch fails any recovery error, and the
+// advice says what DCGM would fail on.
 func TestSimulatedLinkErrorsFail(t *testing.T) {
 	run := simRun(t, "h200x2", []results.Test{results.CERead}, false,
 		sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 7, Counter: results.LinkRecovery, PerSecond: 1000}))
 	v := judge(t, run, verdict.Model(run))
-	it := item(v, "links", results.StatusFail, "GPU 1 NVLink 7")
+	it := item(v, "links", results.StatusFail, "GPU 1 NVLinks")
 	if v.Status != results.StatusFail || it == nil || !strings.Contains(it.Message, "recovery errors on GPU 1's NVLink 7") ||
-		!strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_CRITICAL") {
+		!strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_CRITICAL") || !strings.Contains(it.Message, "NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL") {
 		t.Errorf("a link that retrains: %s\n%s", v.Status, worst(v))
 	}
-	if len(v.NextSteps) == 0 || !strings.Contains(v.NextSteps[0], "ticket") {
+	if len(v.NextSteps) == 0 || !strings.Contains(v.NextSteps[0], "DCGM would fail") || !strings.Contains(v.NextSteps[0], "dcgmi") {
 		t.Errorf("next steps %q", v.NextSteps)
+	}
+}
+
+// TestSimulatedLinkFaults: the link check on simulated machines with an
+// injected fault, each as DCGM's health watch would judge it: one replay
+// fails; CRC-data rising at 50 a second warns, saying to monitor, never
+// to open a ticket; at a rate whose rise over DCGM's minute is 100 a
+// second or more it fails; a driver whose CRC-data total is N/A is said to
+// leave DCGM seeing nothing.
+func TestSimulatedLinkFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opt   sim.Option
+		want  results.Status
+		words []string
+	}{
+		{"replay +1", sim.WithLinkErrors(sim.LinkErrors{Device: 0, Link: 3, Counter: results.LinkReplay, Burst: 1, At: time.Millisecond}), results.StatusFail,
+			[]string{"1 replay errors on GPU 0's NVLink 3 (+1)", "DCGM_FR_NVLINK_ERROR_CRITICAL"}},
+		{"CRC-data at 50 a second", sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 2, Counter: results.LinkCRCData, PerSecond: 50}), results.StatusWarn,
+			[]string{"under the 100 a second at which it fails", "a second during the run's", "no replay or recovery error", "to monitor"}},
+		{"CRC-data at 100 a second over DCGM's minute", sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 2, Counter: results.LinkCRCData, Burst: 6000, At: time.Millisecond}), results.StatusFail,
+			[]string{"would count 6000 in its minute, 100.0 a second", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD"}},
+	} {
+		run := simRun(t, "h200x2", []results.Test{results.CERead, results.CEWrite}, false, tc.opt)
+		v := judge(t, run, verdict.Model(run))
+		it := item(v, "links", tc.want, "NVLinks")
+		if v.Status != tc.want || it == nil {
+			t.Errorf("%s: %s\n%s", tc.name, v.Status, worst(v))
+			continue
+		}
+		for _, w := range tc.words {
+			if !strings.Contains(it.Message, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, it.Message, w)
+			}
+		}
+		if next := strings.Join(v.NextSteps, " "); strings.Contains(next, "ticket") || tc.want == results.StatusWarn && !strings.Contains(next, "Monitor") {
+			t.Errorf("%s: next steps %q", tc.name, v.NextSteps)
+		}
+	}
+	run := simRun(t, "h200x2", []results.Test{results.CERead}, false, sim.WithLinkTotalUnavailable(1, results.LinkCRCData, false),
+		sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 2, Counter: results.LinkCRCData, PerSecond: 50}))
+	v := judge(t, run, verdict.Model(run))
+	if it := item(v, "links", results.StatusWarn, "GPU 1 NVLinks"); it == nil || !strings.Contains(it.Message, "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL, which this driver answers N/A (simulated: Not Supported): it would see nothing") {
+		t.Errorf("the total N/A: %s\n%s", v.Status, worst(v))
 	}
 }
 

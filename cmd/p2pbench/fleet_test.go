@@ -127,7 +127,7 @@ func TestImport(t *testing.T) {
 }
 
 // A simulated fleet of 8 nodes, one with its links failing
-// (--simulate-health link-errors: its own verdict fails) and one 5% slow
+// (--simulate-health link-error-burst, a replay: its own verdict fails) and one 5% slow
 // on its pair: fleet names both, the first FAIL by its own verdict and not
 // held to its peers, the second below its peers on link 0↔1, and no other
 // node; --fail-on-outlier exits 5, without it 0. Run again with its JSON
@@ -140,7 +140,7 @@ func TestFleetNamesBoth(t *testing.T) {
 			"--dir", filepath.Join(dir, fmt.Sprintf("n%d", s))}
 		switch s {
 		case 7:
-			args = append(args, "--simulate-health", "link-errors:0:0:crc_data")
+			args = append(args, "--simulate-health", "link-error-burst:0:0:replay")
 		case 8:
 			args = append(args, "--simulate-health", "slow-link:0:1:0.95")
 		}
