@@ -23,7 +23,8 @@ const maxPairRows = 12
 // It opens with the answer (the run's verdict and the machine's identity,
 // see verdictPage), then the system and its environment, the topology and
 // driver attributes, headline bandwidth against the limits of the path
-// each figure crosses, what the NVLink counters saw, every item the
+// each figure crosses, what the NVLink counters saw, every NVLink error
+// counter per GPU and per link (linkHealthSection), every item the
 // verdict's checks found (one line each, once), the figures a buyer reads
 // (heatmaps only where a matrix has more cells than its table shows at a
 // glance) and, in brief, how the headline figures are computed. Full adds
@@ -69,6 +70,7 @@ func report(run *results.Run, full bool) *Document {
 	if len(headlines) > 0 {
 		wireSection(d, run, headlines[0].Size)
 	}
+	linkHealthSection(d, run)
 	if full {
 		verdictDetails(d, run, false, true)
 	}

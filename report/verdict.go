@@ -449,6 +449,9 @@ func failedLines(d *Document, v *results.Verdict) {
 	for _, c := range v.Checks {
 		for _, it := range c.Items {
 			line := it.Status.Label() + " — " + it.Subject + ": " + it.Message
+			for _, x := range it.Details {
+				line += "\n    · " + x
+			}
 			switch it.Status {
 			case results.StatusFail:
 				fails = append(fails, line)
@@ -538,6 +541,9 @@ func verdictDetails(d *Document, run *results.Run, items, figures bool) {
 			}
 			for _, it := range c.Items {
 				add(it.Status, c.Title, it.Subject, it.Message)
+				for _, x := range it.Details {
+					t.rows = append(t.rows, []string{"", "", "", "· " + x})
+				}
 			}
 		}
 		d.table(t)

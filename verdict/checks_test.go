@@ -68,8 +68,8 @@ func TestCRCRatesAgainstDCGM(t *testing.T) {
 		want    results.Status
 		rates   []string
 	}{
-		{results.LinkCRCData, []uint64{4000, 1500, 500}, results.StatusFail, []string{"would count 6000 in its minute, 100.0 a second", "300.0 a second during the run's 20.0 s"}},
-		{results.LinkCRCData, []uint64{1000, 600, 400}, results.StatusWarn, []string{"would count 2000 in its minute, 33.3 a second", "100.0 a second during the run's 20.0 s"}},
+		{results.LinkCRCData, []uint64{4000, 1500, 500}, results.StatusFail, []string{"6000 in DCGM's minute at the run's end, 100.0 a second", "300.0 a second during the run's 20.0 s"}},
+		{results.LinkCRCData, []uint64{1000, 600, 400}, results.StatusWarn, []string{"2000 in DCGM's minute at the run's end, 33.3 a second", "100.0 a second during the run's 20.0 s"}},
 		{results.LinkCRCFlit, []uint64{7500, 0, 0}, results.StatusFail, []string{"125.0 a second", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD"}},
 		{results.LinkCRCFlit, []uint64{1, 0, 0}, results.StatusWarn, []string{"0.017 a second", "DCGM_FR_NVLINK_ERROR_THRESHOLD"}},
 	} {
@@ -182,14 +182,14 @@ func TestSustainedCRCOverDCGMsMinute(t *testing.T) {
 		want  results.Status
 		words []string
 	}{
-		{"120 a second", func(int) uint64 { return 120 }, results.StatusFail, []string{"would count 7200 in its minute, 120.0 a second", "at or above the 100 a second"}},
-		{"50 a second", func(int) uint64 { return 50 }, results.StatusWarn, []string{"would count 3000 in its minute, 50.0 a second", "under the 100 a second", "no replay or recovery error", "of expected"}},
+		{"120 a second", func(int) uint64 { return 120 }, results.StatusFail, []string{"7200 in DCGM's minute at the run's end, 120.0 a second", "at or above the 100 a second"}},
+		{"50 a second", func(int) uint64 { return 50 }, results.StatusWarn, []string{"3000 in DCGM's minute at the run's end, 50.0 a second", "under the 100 a second", "no replay or recovery error", "of expected"}},
 		{"600 a second, first 10 s", func(s int) uint64 {
 			if s < 10 {
 				return 600
 			}
 			return 0
-		}, results.StatusWarn, []string{"would count 0 in its minute", "85.7 a second during the run's 70.0 s"}},
+		}, results.StatusWarn, []string{"0 in DCGM's minute at the run's end", "85.7 a second during the run's 70.0 s"}},
 	} {
 		run := watched(t, 70*time.Second, tc.rate)
 		v := judge(t, run, verdict.Model(run))

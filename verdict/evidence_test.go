@@ -39,8 +39,8 @@ func TestEvidence2xH100(t *testing.T) {
 		case 1:
 			it0, it1 := item(v, "links", results.StatusWarn, "GPU 0 NVLinks"), item(v, "links", results.StatusWarn, "GPU 1 NVLinks")
 			if links.Status != results.StatusWarn || it0 == nil || it1 == nil ||
-				!strings.Contains(it0.Message, "CRC-data errors rose by 4617 on 18 of GPU 0's 18 NVLinks") ||
-				!strings.Contains(it0.Message, "would count 4617 in its minute, 77.0 a second") || !strings.Contains(it0.Message, "195.6 a second during the run's 23.6 s") ||
+				!strings.Contains(it0.Message, "CRC-data rose by 4617 on 18 of its 18 NVLinks") ||
+				!strings.Contains(it0.Message, "4617 in DCGM's minute at the run's end, 77.0 a second") || !strings.Contains(it0.Message, "195.6 a second during the run's 23.6 s") ||
 				!strings.Contains(it1.Message, "81.8 a second") || !strings.Contains(it0.Message, "DCGM_FR_NVLINK_ERROR_THRESHOLD") ||
 				!strings.Contains(it0.Message, "no replay or recovery error") || !strings.Contains(strings.Join(it0.Details, " "), "would make DCGM's health watch FAIL") {
 				t.Errorf("run 1 links: %+v", links)

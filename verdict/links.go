@@ -179,9 +179,8 @@ type gpuLinks struct {
 	perLink map[results.LinkCounter][]linkRise
 }
 
-// readGPULinks gathers every GPU's NVLink error readings; start and end
-// stand for the times of readings that have none (files written before
-// readings were timed).
+// readGPULinks gathers every GPU's NVLink error readings, timed as
+// results.HealthWindow times them.
 func readGPULinks(run *results.Run) []*gpuLinks {
 	before := map[int]results.Health{}
 	for _, b := range run.Environment.HealthBefore {
@@ -205,10 +204,7 @@ func readGPULinks(run *results.Run) []*gpuLinks {
 			judged: map[results.LinkCounter]series{}, fieldNA: map[results.LinkCounter]string{},
 			fieldRise: map[results.LinkCounter]uint64{}, linkRise: map[results.LinkCounter]uint64{},
 			sinceLoad: map[results.LinkCounter]uint64{}, perLink: map[results.LinkCounter][]linkRise{}}
-		tb, ta := b.Time, a.Time
-		if tb.IsZero() || ta.IsZero() {
-			tb, ta = run.Start, run.End
-		}
+		tb, ta, _ := run.HealthWindow(a.Device)
 		g.read(b, a, tb, ta, during[a.Device])
 		if g.links > 0 {
 			out = append(out, g)
@@ -312,9 +308,9 @@ func fieldName(c results.LinkCounter) string {
 // source names what a series read.
 func (g *gpuLinks) source(c results.LinkCounter, s series) string {
 	if s.field {
-		return fmt.Sprintf("%s, the GPU total DCGM reads (nvmlDeviceGetFieldValues)", fieldName(c))
+		return fmt.Sprintf("%s, the GPU total DCGM reads, nvmlDeviceGetFieldValues", fieldName(c))
 	}
-	return fmt.Sprintf("each link's counter (nvmlDeviceGetNvLinkErrorCounter), summed over GPU %d's %d NVLinks", g.dev, g.links)
+	return "the links' own counters summed, nvmlDeviceGetNvLinkErrorCounter"
 }
 
 // totalNote says what DCGM would see of counter c where its GPU total is
@@ -367,7 +363,7 @@ func (g *gpuLinks) counterJudged(c results.LinkCounter, bandwidth string) (resul
 		if c == results.LinkReplay || c == results.LinkRecovery {
 			it.Status = results.StatusFail
 		}
-		it.Message = fmt.Sprintf("%s errors rose by %d %s during a run of unknown duration (%s): %s fails any replay or recovery error and CRC errors at %.0f a second, which cannot be told here",
+		it.Message = fmt.Sprintf("%s rose by %d %s during a run of unknown duration (%s): %s fails any replay or recovery error and CRC errors at %.0f a second, which cannot be told here",
 			name, rise, where, g.source(c, s), dcgmPolicy, dcgmCRCPerSecond)
 		return it, true
 	}
@@ -381,27 +377,26 @@ func (g *gpuLinks) counterJudged(c results.LinkCounter, bandwidth string) (resul
 		if minute == 0 {
 			inMinute = "none of them in DCGM's minute at the run's end: p2pbench fails any during the run"
 		}
-		it.Message = fmt.Sprintf("%d %s errors %s during the run (%s); %s fails any replay or recovery error in its minute (DCGM_FR_NVLINK_ERROR_CRITICAL: the count \"should be 0\"), %s",
+		it.Message = fmt.Sprintf("%d %s errors %s (%s); %s fails any replay or recovery error in its minute (DCGM_FR_NVLINK_ERROR_CRITICAL: the count \"should be 0\"), %s",
 			rise, name, where, g.source(c, s), dcgmPolicy, inMinute)
 		it.Details = append(it.Details, window)
 		return it, true
 	}
-	msg := fmt.Sprintf("%s errors rose by %d %s during the run (%s): %s, polled at the run's end, would count %d in its minute, %s a second",
-		name, rise, where, g.source(c, s), dcgmPolicy, minute, fmtRate(perMinute))
+	msg := fmt.Sprintf("%s rose by %d %s (%s): %d in DCGM's minute at the run's end, %s a second", name, rise, where, g.source(c, s), minute, fmtRate(perMinute))
 	if perMinute >= dcgmCRCPerSecond {
 		it.Status = results.StatusFail
-		msg += fmt.Sprintf(", at or above the %.0f a second at which it fails a GPU's NVLink CRC errors (DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD; DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: \"CRC errors only matter at rates of 100+ per second\")", dcgmCRCPerSecond)
+		msg += fmt.Sprintf(", at or above the %.0f a second at which %s fails (DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD; \"CRC errors only matter at rates of 100+ per second\")", dcgmCRCPerSecond, dcgmPolicy)
 	} else {
 		it.Status = results.StatusWarn
-		msg += fmt.Sprintf(", under the %.0f a second at which it fails (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: \"CRC errors only matter at rates of 100+ per second\"), so it warns, as it does of any (DCGM_FR_NVLINK_ERROR_THRESHOLD)", dcgmCRCPerSecond)
+		msg += fmt.Sprintf(", under the %.0f a second at which %s fails (\"CRC errors only matter at rates of 100+ per second\"), so it warns, as of any (DCGM_FR_NVLINK_ERROR_THRESHOLD)", dcgmCRCPerSecond, dcgmPolicy)
 	}
-	msg += fmt.Sprintf("; %s a second during the run's %.1f s of traffic", fmtRate(during), secs)
+	msg += fmt.Sprintf("; %s a second during the run's %.1f s", fmtRate(during), secs)
 	if it.Status == results.StatusWarn {
 		msg += "; " + g.cleanCounters()
 		if bandwidth != "" {
 			msg += "; " + bandwidth
 		}
-		msg += ": errors the links detected and got past, to monitor"
+		msg += ": to monitor"
 	}
 	it.Message = msg
 	it.Details = append(it.Details, window, g.sustained(during), g.trend(s), g.diag(c, s), g.lifetime())
@@ -416,15 +411,15 @@ func (g *gpuLinks) whereLinks(c results.LinkCounter) string {
 	rs := g.perLink[c]
 	switch {
 	case len(rs) == 0:
-		return fmt.Sprintf("over GPU %d's NVLinks", g.dev)
+		return fmt.Sprintf("over its %d NVLinks", g.links)
 	case len(rs) <= 4:
 		var ls []string
 		for _, r := range rs {
 			ls = append(ls, fmt.Sprintf("%d (+%d)", r.link, r.n))
 		}
-		return fmt.Sprintf("on GPU %d's NVLink %s", g.dev, strings.Join(ls, ", "))
+		return fmt.Sprintf("on NVLink %s", strings.Join(ls, ", "))
 	}
-	return fmt.Sprintf("on %d of GPU %d's %d NVLinks", len(rs), g.dev, g.links)
+	return fmt.Sprintf("on %d of its %d NVLinks", len(rs), g.links)
 }
 
 // cleanCounters says that no replay or recovery error came with the CRC

@@ -345,7 +345,7 @@ func TestSimulatedLinkErrorsFail(t *testing.T) {
 		sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 7, Counter: results.LinkRecovery, PerSecond: 1000}))
 	v := judge(t, run, verdict.Model(run))
 	it := item(v, "links", results.StatusFail, "GPU 1 NVLinks")
-	if v.Status != results.StatusFail || it == nil || !strings.Contains(it.Message, "recovery errors on GPU 1's NVLink 7") ||
+	if v.Status != results.StatusFail || it == nil || !strings.Contains(it.Message, "recovery errors on NVLink 7") ||
 		!strings.Contains(it.Message, "DCGM_FR_NVLINK_ERROR_CRITICAL") || !strings.Contains(it.Message, "NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL") {
 		t.Errorf("a link that retrains: %s\n%s", v.Status, worst(v))
 	}
@@ -368,11 +368,11 @@ func TestSimulatedLinkFaults(t *testing.T) {
 		words []string
 	}{
 		{"replay +1", sim.WithLinkErrors(sim.LinkErrors{Device: 0, Link: 3, Counter: results.LinkReplay, Burst: 1, At: time.Millisecond}), results.StatusFail,
-			[]string{"1 replay errors on GPU 0's NVLink 3 (+1)", "DCGM_FR_NVLINK_ERROR_CRITICAL"}},
+			[]string{"1 replay errors on NVLink 3 (+1)", "DCGM_FR_NVLINK_ERROR_CRITICAL"}},
 		{"CRC-data at 50 a second", sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 2, Counter: results.LinkCRCData, PerSecond: 50}), results.StatusWarn,
-			[]string{"under the 100 a second at which it fails", "a second during the run's", "no replay or recovery error", "to monitor"}},
+			[]string{"under the 100 a second at which DCGM's health watch fails", "a second during the run's", "no replay or recovery error", "to monitor"}},
 		{"CRC-data at 100 a second over DCGM's minute", sim.WithLinkErrors(sim.LinkErrors{Device: 1, Link: 2, Counter: results.LinkCRCData, Burst: 6000, At: time.Millisecond}), results.StatusFail,
-			[]string{"would count 6000 in its minute, 100.0 a second", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD"}},
+			[]string{"6000 in DCGM's minute at the run's end, 100.0 a second", "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD"}},
 	} {
 		run := simRun(t, "h200x2", []results.Test{results.CERead, results.CEWrite}, false, tc.opt)
 		v := judge(t, run, verdict.Model(run))

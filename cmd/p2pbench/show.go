@@ -33,7 +33,7 @@ func showAction(c *cli.Context) error {
 		if run.Topology != nil && len(run.Figures) == 0 {
 			return []*report.Document{report.Topology(run)}, nil
 		}
-		return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Details(run)}, nil
+		return []*report.Document{report.Tables(run, nil), report.Summary(run), report.LinkHealth(run), report.Details(run)}, nil
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,186 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/results"
+)
+
+// LinkHealth returns the NVLink health section alone, for show: every
+// NVLink error counter the run read, per GPU and per link (see
+// linkHealthSection); nothing for a run without those readings.
+func LinkHealth(run *results.Run) *Document {
+	d := newDocument(run, "")
+	d.blocks = nil // under the other documents of show, whose banners say what the run is
+	linkHealthSection(d, run)
+	return d
+}
+
+// maxLinkRows is the most links the per-link table lists one by one; on a
+// larger machine it lists those whose counters rose (or were read only in
+// part) and counts the rest.
+const maxLinkRows = 72
+
+// linkHealthSection shows every NVLink error counter the run read, before
+// and after it, with its rise and its rate over the GPU's readings: the
+// GPU totals DCGM reads, then each link. The link check of the verdict
+// judges them; this section only shows them.
+func linkHealthSection(d *Document, run *results.Run) {
+	rows := run.LinkCounters()
+	if len(rows) == 0 {
+		return
+	}
+	d.Section("NVLink health: every error counter")
+	d.para("%s", "NVML's NVLink error counters, read before the first test and after the last: each link's "+
+		"(nvmlDeviceGetNvLinkErrorCounter: replay 0, recovery 1, CRC-flit 2, CRC-data 3, ECC-data 4) and each GPU's "+
+		"totals over its links (nvmlDeviceGetFieldValues: NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL), which DCGM's health "+
+		"watch reads. The counters run from the driver's load; a rate is the rise over the time between the GPU's two "+
+		"readings, the run's traffic window. nvidia-smi nvlink -e is not a way to see the CRC-data counter: its CRC "+
+		"column read 0 on the machines p2pbench was checked on while this counter counted. The link check of the "+
+		"verdict judges them as DCGM does.")
+	secs := map[int]float64{}
+	for _, r := range rows {
+		if _, ok := secs[r.Device]; !ok {
+			if from, to, ok := run.HealthWindow(r.Device); ok {
+				secs[r.Device] = to.Sub(from).Seconds()
+			}
+		}
+	}
+	if t := totalsTable(run, rows, secs); t != nil {
+		d.table(t)
+	}
+	d.table(perLinkTable(rows, secs))
+}
+
+// counterLabel names a counter in a table's header.
+var counterLabel = map[results.LinkCounter]string{
+	results.LinkReplay: "replay", results.LinkRecovery: "recovery", results.LinkCRCFlit: "CRC-flit",
+	results.LinkCRCData: "CRC-data", results.LinkECCData: "ECC-data",
+}
+
+// rateText is n errors over secs seconds, "" when the time is unknown.
+func rateText(n uint64, secs float64) string {
+	if secs <= 0 {
+		return ""
+	}
+	r := float64(n) / secs
+	if r >= 10 {
+		return fmt.Sprintf("%.1f/s", r)
+	}
+	return fmt.Sprintf("%.2g/s", r)
+}
+
+// totalsTable lists each GPU's totals: the field's reading before and
+// after, its rise and rate, and the links' own rise beside it; a total
+// the driver did not give says so. nil when the run read no totals.
+func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]float64) *table {
+	linkRise := map[[2]int]uint64{}
+	for _, r := range rows {
+		if r.Link >= 0 {
+			linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}] += r.Rise()
+		}
+	}
+	t := &table{title: "GPU totals (nvmlDeviceGetFieldValues), beside the links' own counters summed",
+		header: []string{"GPU", "counter", "before", "after", "rise", "rate", "links' rise"}, align: "llrrrrr"}
+	for _, r := range rows {
+		if r.Link >= 0 {
+			continue
+		}
+		lr := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}]
+		agree := fmt.Sprint(lr)
+		if lr != r.Rise() {
+			agree += " (differs)"
+		}
+		t.rows = append(t.rows, []string{fmt.Sprint(r.Device), counterLabel[r.Counter], fmt.Sprint(r.Before), fmt.Sprint(r.After),
+			fmt.Sprint(r.Rise()), rateText(r.Rise(), secs[r.Device]), agree})
+	}
+	for _, h := range run.Environment.HealthAfter {
+		for _, c := range results.LinkErrorCounters {
+			if why, na := h.LinkTotalUnavailable(c, false); na {
+				t.notes = append(t.notes, fmt.Sprintf("GPU %d's %s total: N/A (%s): DCGM's health watch would see nothing of it", h.Device, counterLabel[c], why))
+			}
+		}
+		if len(h.LinkDL) > 0 {
+			var parts []string
+			for _, c := range results.LinkDLCounters {
+				if v, ok := h.LinkDL[c]; ok {
+					parts = append(parts, fmt.Sprintf("%s %d", c, v))
+				}
+			}
+			t.notes = append(t.notes, fmt.Sprintf("GPU %d's data-link totals after the run (NVML_FI_DEV_NVLINK_ERROR_DL_*, which DCGM 4.5.3 and later fail above 0 before Blackwell): %s", h.Device, strings.Join(parts, ", ")))
+		}
+	}
+	if len(t.rows) == 0 && len(t.notes) == 0 {
+		return nil
+	}
+	if len(t.rows) == 0 {
+		t.rows = append(t.rows, []string{"", "none read", "", "", "", "", ""})
+	}
+	return t
+}
+
+// perLinkTable lists every link's counters: a value that did not move, or
+// "before → after +rise (rate)". On a machine of more than maxLinkRows
+// links it lists those where a counter rose and counts the rest.
+func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64) *table {
+	type key struct{ dev, link int }
+	cells := map[key]map[results.LinkCounter]results.LinkCounterRow{}
+	rose := map[key]bool{}
+	for _, r := range rows {
+		if r.Link < 0 {
+			continue
+		}
+		k := key{r.Device, r.Link}
+		if cells[k] == nil {
+			cells[k] = map[results.LinkCounter]results.LinkCounterRow{}
+		}
+		cells[k][r.Counter] = r
+		rose[k] = rose[k] || r.Rise() > 0
+	}
+	keys := slices.SortedFunc(maps.Keys(cells), func(a, b key) int {
+		if a.dev != b.dev {
+			return a.dev - b.dev
+		}
+		return a.link - b.link
+	})
+	header := []string{"GPU", "link"}
+	for _, c := range results.LinkErrorCounters {
+		header = append(header, counterLabel[c])
+	}
+	t := &table{title: "Each link (nvmlDeviceGetNvLinkErrorCounter): before → after, rise and rate where it rose",
+		header: header, align: "rr" + strings.Repeat("r", len(results.LinkErrorCounters))}
+	all := len(keys) <= maxLinkRows
+	quiet := 0
+	for _, k := range keys {
+		if !all && !rose[k] {
+			quiet++
+			continue
+		}
+		row := []string{fmt.Sprint(k.dev), fmt.Sprint(k.link)}
+		for _, c := range results.LinkErrorCounters {
+			r, ok := cells[k][c]
+			switch {
+			case !ok:
+				row = append(row, "not read")
+			case r.Rise() == 0:
+				row = append(row, fmt.Sprint(r.After))
+			default:
+				cell := fmt.Sprintf("%d → %d +%d", r.Before, r.After, r.Rise())
+				if rt := rateText(r.Rise(), secs[k.dev]); rt != "" {
+					cell += " (" + rt + ")"
+				}
+				row = append(row, cell)
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	if quiet > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("%d more link%s where no counter rose: the results file holds their values (environment.health_before and health_after)",
+			quiet, units.Plural(quiet, "", "s")))
+	}
+	return t
+}
