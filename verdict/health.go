@@ -108,6 +108,7 @@ func (h *health) rate(n uint64) float64 {
 // PCIe links on fewer lanes than they allow. judged is false when no error
 // counter was read.
 func (h *health) linkItems() (items []results.CheckItem, judged bool) {
+	said := map[string]bool{} // a detail of the run, not of one GPU, is said once
 	for _, g := range h.gpus {
 		bw := ""
 		if h.bandwidth != nil {
@@ -115,6 +116,14 @@ func (h *health) linkItems() (items []results.CheckItem, judged bool) {
 		}
 		for _, c := range []results.LinkCounter{results.LinkReplay, results.LinkRecovery, results.LinkCRCFlit, results.LinkCRCData} {
 			if it, ok := g.counterItem(c, bw); ok {
+				kept := it.Details[:0]
+				for _, d := range it.Details {
+					if !said[d] {
+						said[d] = true
+						kept = append(kept, d)
+					}
+				}
+				it.Details = kept
 				items = append(items, it)
 			}
 		}
