@@ -33,14 +33,14 @@ func CheckTiming(longest float64) Timing {
 	if longest > 0 {
 		reps = int(math.Ceil(float64(CheckWindow) / float64(time.Millisecond) / longest))
 	}
-	return Timing{Reps: max(minSteadyReps, min(reps, maxReps)), Warmup: 1}
+	return Timing{Reps: max(results.MinSteadyReps, min(reps, maxReps)), Warmup: 1}
 }
 
 // Checked says whether figures timed with t get a method check: those
 // whose samples are a steady-state fit, or plain windows shorter than
-// PlainWindow, for transfers lasting longest milliseconds.
+// results.PlainWindow, for transfers lasting longest milliseconds.
 func Checked(t Timing, longest float64) bool {
-	return t.Short > 0 || float64(t.Reps)*longest < float64(PlainWindow)/float64(time.Millisecond)
+	return t.Short > 0 || float64(t.Reps)*longest < float64(results.PlainWindow)/float64(time.Millisecond)
 }
 
 // Plain times the transfers of ts with plain windows of t (CheckTiming),

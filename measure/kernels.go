@@ -90,14 +90,15 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (Tr
 }
 
 // InKernelRepsFrom is the SM copy size from which a timed window of copies
-// is one launch that repeats the copy (Transfer.OpN): kernels.LargeCopyBytes,
-// where a sample is a window of sustained bandwidth. On a 2× H100 NV18
+// is one launch that repeats the copy (Transfer.OpN), as the conventions
+// say (results.InKernelRepsFrom): kernels.LargeCopyBytes, where a sample
+// is a window of sustained bandwidth (a test holds the two equal). On a 2× H100 NV18
 // (2026-11-25) pulls of 512 MiB launched one per copy read 373.5–374.0 GB/s
 // where nvbandwidth's kernel, which repeats its copy inside one launch,
 // read 376.4: each launch paid its grid's drain and the next one's ramp,
 // about 10 µs of 1.43 ms. Below it each copy stays a launch: small copies'
 // figures are what an application issuing them sees, launch and all.
-const InKernelRepsFrom = kernels.LargeCopyBytes
+const InKernelRepsFrom = results.InKernelRepsFrom
 
 // InKernelReps says whether SM copies of size bytes time their windows as
 // one launch of many repetitions (SMCopy's OpN, the figure's

@@ -15,6 +15,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // The latch buffer of each device: the flag at offset 0, one status word per
@@ -151,7 +152,7 @@ type Transfer struct {
 // cost divided by Reps.
 type Timing struct {
 	Reps, Warmup, Short int
-	// Few says a sample's repetitions take LongSample or more: such a
+	// Few says a sample's repetitions take results.LongSample or more: such a
 	// figure takes fewer samples (Samples).
 	Few bool
 }
@@ -174,7 +175,6 @@ const (
 	// below the others'.
 	HostSampleTarget = 10 * time.Millisecond
 	maxReps          = 200
-	minSteadyReps    = 4
 	// noWarmup is the repetition time from which a steady-state sample has
 	// no warm-up: a copy of 0.1 ms keeps the engines busy from its start,
 	// and the fit takes out what the first one costs more.
@@ -189,8 +189,8 @@ func TimingFor(longest float64, target time.Duration) Timing {
 		reps = int(math.Ceil(float64(target) / float64(time.Millisecond) / longest))
 	}
 	reps = max(1, min(reps, maxReps))
-	warmup := min(reps, 4)
-	if longest >= 2 {
+	warmup := min(reps, results.MaxWarmup)
+	if longest >= float64(results.NoWarmupFrom)/float64(time.Millisecond) {
 		// Transfers of milliseconds keep the engines busy from the first
 		// one on; warming up before each sample would only double the time.
 		warmup = 0
@@ -199,25 +199,25 @@ func TimingFor(longest float64, target time.Duration) Timing {
 }
 
 // SteadyTimingFor is the steady-state timing whose timed copies last about
-// target, at least minSteadyReps of them per sample: a two-point fit (see
+// target, at least results.MinSteadyReps of them per sample: a two-point fit (see
 // Timing) against one short repetition, unless the window of Reps lasts
-// PlainWindow or more, where its start and end cost (µs) is lost in it and
+// results.PlainWindow or more, where its start and end cost (µs) is lost in it and
 // the fit's short window would only cost time. A fit's sample varies as
 // √(Reps+Short)/(Reps−Short) repetitions do: 1.7× one repetition with 2,
 // 0.75× with 4, so four are about as precise per repetition timed as the
 // plain sample of one behind a warm-up was.
 func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	tm := TimingFor(longest, target)
-	if plain := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond)); plain >= PlainWindow {
+	if plain := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond)); plain >= results.PlainWindow {
 		// The window the target asks for is long enough already: a plain
 		// window of it (host copies of 512 MiB: two, 19 ms).
 		tm.Warmup = 0
-		tm.Few = plain >= LongSample
+		tm.Few = plain >= results.LongSample
 		return tm
 	}
-	tm.Reps = min(max(tm.Reps+1, minSteadyReps), maxReps)
+	tm.Reps = min(max(tm.Reps+1, results.MinSteadyReps), maxReps)
 	window := time.Duration(float64(tm.Reps) * longest * float64(time.Millisecond))
-	if window < PlainWindow {
+	if window < results.PlainWindow {
 		tm.Short = 1
 		if tm.Reps >= 8 {
 			// Two copies in the short window and an even number in the
@@ -237,12 +237,12 @@ func SteadyTimingFor(longest float64, target time.Duration) Timing {
 	if longest >= noWarmup {
 		tm.Warmup = 0
 	}
-	tm.Few = window >= LongSample
+	tm.Few = window >= results.LongSample
 	return tm
 }
 
 // WindowTimingFor is the timing of plain windows (no fit) of at least
-// minSteadyReps repetitions lasting about target, as the tests across
+// results.MinSteadyReps repetitions lasting about target, as the tests across
 // processes take them: a window of four 512 MiB copies carries a quarter of
 // its start and end cost (a few µs: under 0.1%), where a sample of one copy
 // carried all of it.
@@ -251,19 +251,6 @@ func WindowTimingFor(longest float64, target time.Duration) Timing {
 	tm.Short = 0
 	return tm
 }
-
-// PlainWindow is the window of copies from which a steady-state sample
-// takes no short window: two host copies of 512 MiB (19 ms on PCIe Gen5),
-// where a start and end cost of 10 µs is 0.05% of a copy.
-const PlainWindow = 10 * time.Millisecond
-
-// LongSample is the time of a sample's repetitions from which a figure
-// takes a quarter of its samples (Samples): copies of 128 MiB and more
-// between NVLink peers, of 16 MiB and more to or from the host. Such a
-// sample fits four copies or more and varies less than the rounds do
-// (0.1–0.5% between runs at these sizes on the 2× H200); the rounds, and the
-// figure's interval and run-to-run CV from them, stay as many.
-const LongSample = time.Millisecond
 
 // The params of a figure that say how its samples were taken: repetitions
 // per sample, and the repetitions of the short window of a steady-state fit
@@ -284,13 +271,13 @@ func (t Timing) Record(params map[string]string) map[string]string {
 }
 
 // Samples is how many samples a figure asked for n over rounds takes with
-// this timing: n, or when Few a quarter of n, never fewer than one per
+// this timing: n, or when Few n/results.FewSamplesDivisor, never fewer than one per
 // round (the default 15 over 5 rounds: one per round).
 func (t Timing) Samples(n, rounds int) int {
 	if !t.Few {
 		return n
 	}
-	return max(min(rounds, n), n/4)
+	return max(min(rounds, n), n/results.FewSamplesDivisor)
 }
 
 // Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do

@@ -189,19 +189,21 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 	return out
 }
 
-// setHalfPeak finds n½ as results.HalfPeakOf defines it: the smallest size
-// whose value reaches half the curve's highest.
+// setHalfPeak finds n½ by results.HalfPeak's rule: none where the curve
+// does not reach below half its peak.
 func (s *sizeSeries) setHalfPeak() {
-	peak := 0.0
-	for _, v := range s.values {
-		peak = math.Max(peak, v)
+	if i, ok := results.HalfPeak(s.sizes64(), s.values); ok {
+		s.halfPeak, s.halfVal = s.sizes[i], s.values[i]
 	}
-	for i, v := range s.values {
-		if peak > 0 && v >= peak/2 {
-			s.halfPeak, s.halfVal = s.sizes[i], v
-			return
-		}
+}
+
+// sizes64 is the series' sizes in bytes.
+func (s *sizeSeries) sizes64() []uint64 {
+	out := make([]uint64, len(s.sizes))
+	for i, z := range s.sizes {
+		out[i] = uint64(z)
 	}
+	return out
 }
 
 // sizeTicks labels powers of 16 times 4 (4 B, 64 B, 1 KiB, ...) and puts

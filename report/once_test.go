@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -40,6 +41,9 @@ func reportRuns(t *testing.T) map[string]*results.Run {
 	return runs
 }
 
+// clauseOrCell splits a line of text into clauses and table cells.
+var clauseOrCell = regexp.MustCompile(`; |\s{2,}`)
+
 // The report says nothing twice and cuts nothing: no line of a table or
 // paragraph appears twice in its text (a table's header but once per
 // table; a heading's words may recur), and no finding ends in "…"
@@ -78,6 +82,24 @@ func TestReportSaysEachThingOnce(t *testing.T) {
 				if n := strings.Count(txt, msg); n != want {
 					t.Errorf("%s: the finding %q appears %d times, want %d", name, msg, n, want)
 				}
+			}
+			// The method appendix says each method once: no long clause
+			// of it twice.
+			if _, appendix, ok := strings.Cut(txt, "==== Appendix: how the figures are computed"); ok {
+				clauses := map[string]bool{}
+				for _, l := range strings.Split(appendix, "\n") {
+					for _, c := range clauseOrCell.Split(l, -1) {
+						if c = strings.TrimSpace(c); len(c) >= 150 && clauses[c] {
+							t.Errorf("%s: the appendix says twice: %s", name, c)
+						}
+						clauses[c] = true
+					}
+				}
+				if !strings.Contains(appendix, "Method A, of ") {
+					t.Errorf("%s: the appendix names no method shared by its tests:\n%s", name, appendix)
+				}
+			} else {
+				t.Errorf("%s: no appendix", name)
 			}
 			for _, l := range strings.Split(txt, "\n") {
 				// "0→1, 0→2, … (56 pairs)" lists; a cut text ends in "…".

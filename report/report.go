@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
@@ -85,26 +86,6 @@ func report(run *results.Run, full bool) *Document {
 	return d
 }
 
-// commonTail is the longest tail that every text shares, from a clause
-// boundary ("; "), when there are two texts or more; "" otherwise.
-func commonTail(texts []string) string {
-	if len(texts) < 2 {
-		return ""
-	}
-	tail := texts[0]
-	for _, t := range texts[1:] {
-		n := 0
-		for n < len(tail) && n < len(t) && tail[len(tail)-1-n] == t[len(t)-1-n] {
-			n++
-		}
-		tail = tail[len(tail)-n:]
-	}
-	if i := strings.Index(tail, "; "); i >= 0 {
-		return tail[i:]
-	}
-	return ""
-}
-
 // reportTitle names the report by its machine: the system's vendor and
 // product where DMI gave them, else the host; an imported run by its tool.
 func reportTitle(run *results.Run, host string) string {
@@ -146,7 +127,10 @@ func keyFigure(run *results.Run) func(name string) bool {
 
 // conventionsSection says how the figures of each test of the run are
 // computed, as the run's catalogue words it: every test in full, the
-// headline tests' alone otherwise.
+// headline tests' alone otherwise. A method several tests share (the
+// steady state, SM copies in one launch, an import's way of taking its
+// values) is said once, under the table, with the tests it covers; each
+// test's row says what is its own and names its methods.
 func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline) {
 	tests := run.Tests()
 	if !full {
@@ -156,13 +140,6 @@ func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline)
 		}
 		tests = slices.DeleteFunc(slices.Clone(tests), func(t results.Test) bool { return !shown[t] })
 	}
-	if len(tests) == 0 {
-		return
-	}
-	d.pageSection("Appendix: how the figures are computed")
-	if !full {
-		d.para("The headline tests in brief; p2pbench report --full says it for every test of the run, and the results file holds each test's convention.")
-	}
 	var convs []string
 	var shown []results.Test
 	for _, tt := range tests {
@@ -171,16 +148,112 @@ func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline)
 			shown = append(shown, tt)
 		}
 	}
-	// What every test's convention ends with is said once, under the table.
-	common := commonTail(convs)
-	t := &table{header: []string{"test", "unit", "how its figures are computed"}, align: "lll"}
-	for i, tt := range shown {
-		t.rows = append(t.rows, []string{tt.Title() + " (" + string(tt) + ")", string(tt.Info().Unit), strings.TrimRight(convs[i][:len(convs[i])-len(common)], " ;,")})
+	if len(shown) == 0 {
+		return
 	}
-	if common != "" {
-		t.notes = []string{"Every test above: " + strings.TrimLeft(common, " ;,") + "."}
+	d.pageSection("Appendix: how the figures are computed")
+	if !full {
+		d.para("The headline tests in brief; p2pbench report --full says it for every test of the run, and the results file holds each test's convention.")
+	}
+	own, methods := sharedMethods(convs)
+	t := &table{header: []string{"test", "unit", "how its figures are computed", "method"}, align: "llll"}
+	for i, tt := range shown {
+		var names []string
+		for _, m := range methods {
+			if slices.Contains(m.tests, i) {
+				names = append(names, m.name)
+			}
+		}
+		how := own[i]
+		if how == "" {
+			how = "as its methods say"
+		}
+		t.rows = append(t.rows, []string{tt.Title() + " (" + string(tt) + ")", string(tt.Info().Unit), how, strings.Join(names, ", ")})
+	}
+	if len(methods) == 0 {
+		t.header, t.align = t.header[:3], t.align[:3]
+		for i := range t.rows {
+			t.rows[i] = t.rows[i][:3]
+		}
 	}
 	d.table(t)
+	for _, m := range methods {
+		var names []string
+		for _, i := range m.tests {
+			names = append(names, string(shown[i]))
+		}
+		d.para("Method %s, of %s: %s.", m.name, strings.Join(names, ", "), m.text)
+	}
+}
+
+// method is a run of clauses that several tests' conventions share.
+type method struct {
+	name  string // "A", "B", ...
+	text  string
+	tests []int // indices of the conventions that hold it
+}
+
+// minMethodChars is the least a shared run of clauses holds to be said once
+// as a method: shorter ones ("row = source, column = destination") stay
+// in each test's words.
+const minMethodChars = 150
+
+// sharedMethods splits conventions into clauses ("; " outside brackets)
+// and finds the runs of consecutive clauses that the same two or more
+// conventions hold, of minMethodChars or more: those are the methods, said
+// once; own is each convention's words without them.
+func sharedMethods(convs []string) (own []string, methods []method) {
+	clauses := make([][]string, len(convs))
+	holders := map[string][]int{}
+	for i, c := range convs {
+		clauses[i] = splitClauses(c)
+		for _, cl := range clauses[i] {
+			if h := holders[cl]; len(h) == 0 || h[len(h)-1] != i {
+				holders[cl] = append(h, i)
+			}
+		}
+	}
+	byText := map[string]int{}
+	own = make([]string, len(convs))
+	for i, cls := range clauses {
+		var mine []string
+		for j := 0; j < len(cls); {
+			k := j + 1
+			for k < len(cls) && slices.Equal(holders[cls[k]], holders[cls[j]]) {
+				k++
+			}
+			run := strings.Join(cls[j:k], "; ")
+			if len(holders[cls[j]]) >= 2 && utf8.RuneCountInString(run) >= minMethodChars {
+				if _, ok := byText[run]; !ok {
+					byText[run] = len(methods)
+					methods = append(methods, method{name: string(rune('A' + len(methods)%26)), text: run, tests: holders[cls[j]]})
+				}
+			} else {
+				mine = append(mine, cls[j:k]...)
+			}
+			j = k
+		}
+		own[i] = strings.Join(mine, "; ")
+	}
+	return own, methods
+}
+
+// splitClauses splits s at "; " outside brackets.
+func splitClauses(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch {
+		case r == '(' || r == '[':
+			depth++
+		case r == ')' || r == ']':
+			depth = max(depth-1, 0)
+		case r == ';' && depth == 0 && strings.HasPrefix(s[i:], "; "):
+			out = append(out, s[start:i])
+			start = i + 2
+		}
+	}
+	return append(out, s[start:])
 }
 
 func systemSection(d *Document, run *results.Run) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/p2pbench/p2pbench/internal/units"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +88,26 @@ func pairTable(pairs []results.Pair) *table {
 		g := groups[k]
 		tab.rows = append(tab.rows, append([]string{listPairs(g.pairs)}, g.row...))
 	}
+	if slices.ContainsFunc(pairs, nativeWithoutCaps) {
+		tab.notes = append(tab.notes, "Native atomics 1 beside atomic caps 0x0: the driver says the link carries atomics natively "+
+			"(cuDeviceGetP2PAttribute) yet sets no capability flag for any operation (cuDeviceGetP2PAtomicCapabilities); both are shown as "+
+			"the driver gives them, and the atomic tests' figures show what the link does.")
+	}
 	return tab
+}
+
+// nativeWithoutCaps reports whether the driver gives p native atomics and
+// yet no capability flag for any atomic operation it was asked about.
+func nativeWithoutCaps(p results.Pair) bool {
+	if p.Attributes[results.AttrNativeAtomicSupported] != 1 || p.AtomicCapsError != "" || len(p.AtomicCaps) == 0 {
+		return false
+	}
+	for _, m := range p.AtomicCaps {
+		if m != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func conformanceTable(d *Document, cases []results.ConformanceCase) {

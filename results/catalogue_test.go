@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -91,5 +92,62 @@ func TestUnheldPullsConvention(t *testing.T) {
 	c := CERead.Info().Convention
 	if want := "below " + FormatBytes(UnheldPullBelow) + " (queue=" + QueueUnheld; !strings.Contains(c, want) {
 		t.Errorf("ce_read's convention lacks %q: %s", want, c)
+	}
+}
+
+// TestConventionsStateTheMethod: the numbers the conventions give of the
+// timing method are its constants' (package measure times by them), for
+// every test whose convention describes that part of the method, and no
+// other number stands where they go (issue 39: "20 ms" where the method
+// used 10).
+func TestConventionsStateTheMethod(t *testing.T) {
+	steady := []string{
+		fmt.Sprintf("(at least %d)", MinSteadyReps),
+		"where the window holds " + ms(PlainWindow) + " of copies or more",
+		"copies take " + ms(LongSample) + " or more",
+		fmt.Sprintf("takes 1/%d of the samples asked", FewSamplesDivisor),
+	}
+	window := []string{fmt.Sprintf("after up to %d untimed ones where a copy takes under %s", MaxWarmup, ms(NoWarmupFrom))}
+	smReps := []string{"SM copies of " + FormatBytes(InKernelRepsFrom) + " and more (in_kernel_reps = true"}
+	n := map[string]int{}
+	for _, info := range Catalogue() {
+		c := info.Convention
+		for part, words := range map[string][]string{"steady state:": steady, "untimed ones": window, "in_kernel_reps = true": smReps} {
+			if !strings.Contains(c, part) {
+				continue
+			}
+			n[part]++
+			for _, w := range words {
+				if !strings.Contains(c, w) {
+					t.Errorf("%s: the convention lacks %q: %s", info.Name, w, c)
+				}
+			}
+		}
+	}
+	if n["steady state:"] < 10 || n["untimed ones"] < 2 || n["in_kernel_reps = true"] < 5 {
+		t.Errorf("conventions with each part of the method: %v", n)
+	}
+}
+
+// n½ is said only of a curve that reaches below half its peak: one that
+// starts at 64 MiB near its peak has none (issue 39: "n½ = 64 MiB" of the
+// bulk kernel's curve, which starts there).
+func TestHalfPeak(t *testing.T) {
+	for _, c := range []struct {
+		sizes  []uint64
+		values []float64
+		want   int
+		ok     bool
+	}{
+		{[]uint64{4, 64, 1024, 16384}, []float64{1, 10, 300, 390}, 2, true},
+		{[]uint64{16384, 4, 1024, 64}, []float64{390, 1, 300, 10}, 2, true}, // any order
+		{[]uint64{64 << 20, 256 << 20}, []float64{372, 374}, 0, false},
+		{[]uint64{4}, []float64{5}, 0, false},
+		{[]uint64{4, 64}, []float64{0, 0}, 0, false},
+	} {
+		i, ok := HalfPeak(c.sizes, c.values)
+		if ok != c.ok || ok && i != c.want {
+			t.Errorf("HalfPeak(%v, %v) = %d, %v; want %d, %v", c.sizes, c.values, i, ok, c.want, c.ok)
+		}
 	}
 }
