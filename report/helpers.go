@@ -6,6 +6,20 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
+// MaxNotes bounds the notes (and other lists of sentences read from a
+// results file) a document prints: a run has a handful, and a file may hold
+// millions, which would make a report of 50,000 pages.
+const MaxNotes = 20
+
+// BoundedNotes is at most MaxNotes of notes and, when it cut, a last line
+// saying how many more the results file holds.
+func BoundedNotes(notes []string) []string {
+	if len(notes) <= MaxNotes {
+		return notes
+	}
+	return append(notes[:MaxNotes:MaxNotes], fmt.Sprintf("… and %d more in the results file", len(notes)-MaxNotes))
+}
+
 // pairIndex looks up topology pairs.
 type pairIndex struct {
 	pairs map[[2]int]results.Pair

@@ -272,7 +272,7 @@ func systemSection(d *Document, run *results.Run) {
 		add("CPU", sys.CPU)
 		add("kernel", sys.Kernel)
 		add("OS", sys.OS)
-		for _, u := range sys.Unreadable {
+		for _, u := range BoundedNotes(sys.Unreadable) {
 			add("not read", u)
 		}
 	}
@@ -298,14 +298,14 @@ func systemSection(d *Document, run *results.Run) {
 		add("imported by", cmp.Or(im.Importer, "p2pbench"))
 		add("imported from", im.File+" ("+im.Format+")")
 		add("NVML", "not in the import")
-		for _, u := range im.Unknown {
+		for _, u := range BoundedNotes(im.Unknown) {
 			add("not in the import", u)
 		}
 	} else {
 		add("NVML", yesNo(env.NVML))
 		add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
 	}
-	add("command", strings.Join(run.Tool.Command, " "))
+	add("command", results.ClipText(strings.Join(BoundedNotes(run.Tool.Command), " ")))
 	sim := "no: measured on GPUs"
 	if run.Simulated {
 		sim = "YES: synthetic figures"
@@ -334,7 +334,7 @@ func systemSection(d *Document, run *results.Run) {
 	add("complete", complete)
 	// Notes go in the table: a section of their own would often be a
 	// page holding one line.
-	for _, n := range uniqueNotes(env.Notes, run.Notes) {
+	for _, n := range BoundedNotes(uniqueNotes(env.Notes, run.Notes)) {
 		add("note", n)
 	}
 	d.table(kv)

@@ -48,7 +48,7 @@ func Summary(run *results.Run) *Document {
 	if why := verdict.Unverified(run); why != "" {
 		lines = append(lines, "Data not verified: "+why+".")
 	}
-	for _, n := range uniqueNotes(run.Notes) {
+	for _, n := range BoundedNotes(uniqueNotes(run.Notes)) {
 		lines = append(lines, "note: "+n)
 	}
 	d.para("%s", strings.Join(lines, "\n"))

@@ -39,7 +39,7 @@ func topologySection(d *Document, run *results.Run) {
 		d.table(pairTable(t.Pairs))
 	}
 	conformanceTable(d, t.Conformance)
-	for _, n := range t.Notes {
+	for _, n := range BoundedNotes(t.Notes) {
 		d.para("%s", n)
 	}
 }

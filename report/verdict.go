@@ -528,7 +528,7 @@ func verdictDetails(d *Document, run *results.Run, items, figures bool) {
 	if src.File != "" && !strings.Contains(src.Name, src.File) {
 		about += " (" + src.File + ")"
 	}
-	d.para("%s.%s", about, strings.Join(append([]string{""}, src.Notes...), "\n"))
+	d.para("%s.%s", about, strings.Join(append([]string{""}, BoundedNotes(src.Notes)...), "\n"))
 	if items {
 		t := &table{header: []string{"", "check", "subject", "finding"}, align: "llll", shade: map[[2]int]results.Status{}}
 		add := func(st results.Status, row ...string) {

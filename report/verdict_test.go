@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -120,5 +121,30 @@ func TestReportManyPairsSummarised(t *testing.T) {
 	failed := regexp.MustCompile(`--- What failed ---\n\nFAIL — ce_(read|write) 2→5: ce_(read|write) (read|write) 2→5 512 MiB: 4[67]\d GB/s, (39|40)\.\d% below the median`)
 	if v.Status != results.StatusFail || !strings.Contains(txt, "lowest (pair)  median  not passing") || !slow.MatchString(txt) || !failed.MatchString(txt) {
 		t.Errorf("%s; the first page:\n%s", v.Status, txt[:strings.Index(txt, "==== System")])
+	}
+}
+
+// A file's notes are printed MaxNotes at a time, the rest counted: a run
+// with 100,000 notes makes the report a few pages, not tens of thousands
+// (audit N7), and show's summary as short.
+func TestNotesAreBounded(t *testing.T) {
+	run := judged(t, "all.json", "")
+	for i := range 100000 {
+		run.Notes = append(run.Notes, fmt.Sprintf("note %d", i))
+	}
+	txt, md := formats(t, report.Report(run), true)
+	summary, _ := formats(t, report.Summary(run), false)
+	all := len(run.Environment.Notes) + len(run.Notes) // the report's system table lists both
+	for name, out := range map[string]string{"text": txt, "markdown": md, "summary": summary} {
+		if n := strings.Count(out, "note 9"); n > report.MaxNotes {
+			t.Errorf("%s: %d of the notes printed, want at most %d", name, n, report.MaxNotes)
+		}
+		more := all - report.MaxNotes
+		if name == "summary" {
+			more = len(run.Notes) - report.MaxNotes
+		}
+		if !strings.Contains(out, fmt.Sprintf("and %d more in the results file", more)) {
+			t.Errorf("%s: the %d notes left out are not counted", name, more)
+		}
 	}
 }

@@ -134,6 +134,15 @@ type FigureVerdict struct {
 }
 
 // validate checks a verdict's statuses, values and keys.
+// Limits of a verdict's lists: a verdict has a dozen checks, each listing
+// a few dozen items at most (the rest counted in its summary), so a file
+// with more was not written by p2pbench, and its readers (reports, JUnit,
+// Prometheus) would print every one.
+const (
+	MaxChecks     = 64
+	MaxCheckItems = 100
+)
+
 func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 	ok := func(where string, s Status, allowed ...Status) {
 		for _, a := range allowed {
@@ -154,8 +163,17 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 	for i, n := range vd.NextSteps {
 		v.text("verdict", fmt.Sprintf("next_steps[%d]", i), n)
 	}
+	if n := len(vd.Checks); n > MaxChecks {
+		v.limit("verdict: %d checks, over the %d a results file allows", n, MaxChecks)
+	}
+	if n := len(vd.NextSteps); n > MaxChecks {
+		v.limit("verdict: %d next steps, over the %d a results file allows", n, MaxChecks)
+	}
 	judged := []Status{StatusPass, StatusNote, StatusNotJudged, StatusWarn, StatusFail}
 	for i, c := range vd.Checks {
+		if n := len(c.Items); n > MaxCheckItems {
+			v.limit("verdict.checks[%d]: %d items, over the %d a results file allows", i, n, MaxCheckItems)
+		}
 		where := fmt.Sprintf("verdict.checks[%d]", i)
 		ok(where, c.Status, judged...)
 		v.name(where, "name", c.Name)

@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,13 @@ func TestVerdictValidation(t *testing.T) {
 		"unknown":       {func(v *results.Verdict) { v.Checks[0].Items[0].Status = "bad" }, `verdict.checks[0].items[0]: status "bad"`},
 		"not a figure":  {func(v *results.Verdict) { v.Figures[0].Key = "nope" }, `key "nope" names no figure`},
 		"figure status": {func(v *results.Verdict) { v.Figures[1].Status = results.StatusNotJudged }, `verdict.figures[1]: status "not_judged"`},
+		// Counts and texts bounded as a results file bounds them (audit N7, N14).
+		"long name":   {func(v *results.Verdict) { v.Expectations.Name = strings.Repeat("n", 100000) }, "verdict.expectations: name is 100000 bytes long"},
+		"long reason": {func(v *results.Verdict) { v.Figures[0].Reason = strings.Repeat("r", 5000) }, "verdict.figures[0]: reason is 5000 bytes long"},
+		"many items": {func(v *results.Verdict) {
+			v.Checks[0].Items = slices.Repeat(v.Checks[0].Items, 101)
+		}, "verdict.checks[0]: 101 items, over the 100"},
+		"many checks": {func(v *results.Verdict) { v.Checks = slices.Repeat(v.Checks, 65) }, "verdict: 65 checks, over the 64"},
 	} {
 		run := judged()
 		tc.change(run.Verdict)

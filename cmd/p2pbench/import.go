@@ -11,6 +11,7 @@ import (
 	"github.com/p2pbench/p2pbench/ingest"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -79,7 +80,7 @@ func importAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.Writer, "%s: %s (%s): %d figures of %d tests → %s\n", inputs[i], run.Imported.Format,
 			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), len(run.Figures), len(run.Tests()), outs[i])
-		for _, n := range run.Notes {
+		for _, n := range report.BoundedNotes(run.Notes) {
 			fmt.Fprintf(c.App.Writer, "  note: %s\n", n)
 		}
 	}
