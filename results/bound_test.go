@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"compress/flate"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // spacesGzip returns a valid one-member gzip file of n MiB of spaces,
@@ -88,11 +90,11 @@ func TestReadBound(t *testing.T) {
 		name string
 		data []byte
 		ok   bool
-		want int // bytes of JSON
+		want int // bytes of JSON kept: a long run of whitespace is one
 	}{
-		{"plain within", bytes.Repeat([]byte(" "), limit), true, limit},
+		{"plain within", bytes.Repeat([]byte(" "), limit), true, 1},
 		{"plain over", bytes.Repeat([]byte(" "), limit+1), false, 0},
-		{"gzip within", one, true, 3 << 20},
+		{"gzip within", one, true, 1},
 		{"gzip members over", slices.Concat(one, one), false, 0},
 	}
 	for _, c := range cases {
@@ -136,5 +138,85 @@ func TestReadBound(t *testing.T) {
 	}
 	if _, err := results.Read(path); !errors.As(err, new(*results.TooLargeError)) {
 		t.Errorf("Read of a file over the bound: %v, want a TooLargeError", err)
+	}
+}
+
+// TestWhitespaceBombCostsItsContent: a valid run behind 250 MiB of spaces
+// (gzip: about 250 KB) reads as the run, holding a few megabytes, where it
+// used to hold three times the padding (audit D3: 896 MiB cost 2.78 GB and
+// 20 s); whitespace in strings and short runs between tokens stay as they
+// are.
+func TestWhitespaceBombCostsItsContent(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
+	run.Notes = []string{"a note with " + strings.Repeat(" ", 1000) + "spaces kept"}
+	var js bytes.Buffer
+	if err := run.Encode(&js); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(js.Bytes()[:1])
+	spaces := bytes.Repeat([]byte(" "), 1<<20)
+	for range 250 {
+		zw.Write(spaces)
+	}
+	zw.Write([]byte("\n\t  "))
+	zw.Write(js.Bytes()[1:])
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "bomb.json.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := results.Read(path)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("Read allocated %d MiB, want a few", alloc>>20)
+	}
+	if len(got.Figures) != len(run.Figures) || got.Notes[0] != run.Notes[0] {
+		t.Errorf("the run read back differs: %d figures, note %q", len(got.Figures), got.Notes[0][:20])
+	}
+	// Indentation (short runs) is kept, so messages' positions stay true.
+	data, err := results.ReadBounded("", strings.NewReader("{\n    \"a\":  1,"+strings.Repeat(" ", 300)+"\"b\": \"x  "+strings.Repeat(" ", 300)+"y\"}"), 1<<20)
+	if want := "{\n    \"a\":  1, \"b\": \"x  " + strings.Repeat(" ", 300) + "y\"}"; err != nil || string(data) != want {
+		t.Errorf("squeezed %q, %v\nwant %q", data, err, want)
+	}
+}
+
+// TestValueBombsAreRefused: JSON within the size bound whose values are
+// the smallest JSON allows (empty notes, a list of zeros, empty objects)
+// or a string far longer than any text of a results file is refused as it
+// is read, holding a fraction of what decoding it would (audit D3: a 250
+// MiB list of empty notes decoded into 4.9 GB).
+func TestValueBombsAreRefused(t *testing.T) {
+	for name, c := range map[string]struct {
+		head, unit, tail string
+		n                int
+		want             string
+	}{
+		"notes":   {`{"notes":[`, `"",`, `""]}`, results.MaxValues + 1, "JSON values"},
+		"zeros":   {`{"x":[`, `0,`, `0]}`, results.MaxValues + 1, "JSON values"},
+		"objects": {`{"figures":[`, `{}`, `]}`, results.MaxObjects + 1, "JSON objects"},
+		"string":  {`{"x":"`, `a`, `"}`, results.MaxStringBytes + 1, "a string of more than 1 MiB"},
+	} {
+		var data bytes.Buffer
+		data.WriteString(c.head)
+		data.Write(bytes.Repeat([]byte(c.unit), c.n))
+		data.WriteString(c.tail)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := results.Decode(&data)
+		runtime.ReadMemStats(&after)
+		var tl *results.TooLargeError
+		if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a TooLargeError saying %q", name, err, c.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(data.Cap())+64<<20 {
+			t.Errorf("%s: %d MiB allocated reading %d MiB", name, alloc>>20, data.Cap()>>20)
+		}
 	}
 }
