@@ -133,9 +133,6 @@ func (s *squeezer) squeeze(b []byte) {
 	s.longString = s.longString || s.strLen > MaxStringBytes
 }
 
-// isSpace reports whether c is whitespace between JSON's tokens.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // endRun writes the run of whitespace that ends into out (which has room
 // for it) as it was, or as one byte, and returns how many bytes it wrote.
 func (s *squeezer) endRun(out []byte) int {
