@@ -152,3 +152,25 @@ func TestLoadNothing(t *testing.T) {
 		t.Error("no error for no paths")
 	}
 }
+
+// Load says how far it has read, once per input file, up to all of them.
+func TestLoadProgress(t *testing.T) {
+	dir := t.TempDir()
+	nodes := resultstest.Fleet{Nodes: 5, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}}}
+	for i := range nodes.Nodes {
+		writeRun(t, dir, nodes.Host(i), nodes.Run(i))
+	}
+	var seen []int
+	f, err := fleet.Load([]string{dir}, fleet.Options{Progress: func(done, total int) {
+		if total != 5 {
+			t.Errorf("progress of %d files, want 5", total)
+		}
+		seen = append(seen, done)
+	}})
+	if err != nil || len(f.Nodes) != 5 {
+		t.Fatalf("%v, %d nodes", err, len(f.Nodes))
+	}
+	if !slices.Equal(seen, []int{1, 2, 3, 4, 5}) {
+		t.Errorf("progress %v, want 1 to 5", seen)
+	}
+}

@@ -34,7 +34,8 @@ import (
 
 // ReadSummary reads a results file as Read does and returns its summary:
 // the run without its figures' samples, rounds, link traffic and method
-// checks, nor the verdict's figure verdicts (see Run.Summarize).
+// checks, nor the verdict's figure verdicts (see Run.Summarize). Figures
+// whose params are alike may share one map: a summary is for reading.
 func ReadSummary(path string) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -127,14 +128,12 @@ func summaryLines(data []byte) (*Run, bool) {
 		return nil, false
 	}
 	run.Figures = make([]Figure, len(lines))
-	p := parsers.Get().(*fastjson.Parser)
-	defer parsers.Put(p)
-	var scratch []byte
-	strs := map[string]string{}
+	r := readers.Get().(*figureReader)
+	defer readers.Put(r)
+	r.start(len(lines))
 	for i, line := range lines {
 		f := &run.Figures[i]
-		scratch = withoutSamples(scratch[:0], line)
-		if v, err := p.ParseBytes(scratch); err == nil && summaryFigure(v, f, strs) {
+		if r.read(line, f) {
 			continue
 		}
 		*f = Figure{}
@@ -149,7 +148,48 @@ func summaryLines(data []byte) (*Run, bool) {
 	return &run, true
 }
 
-var parsers = sync.Pool{New: func() any { return new(fastjson.Parser) }}
+// readers keep figure readers, their parser and buffers, for the next file.
+var readers = sync.Pool{New: func() any { return new(figureReader) }}
+
+// figureReader reads the figures' lines of one file at a time.
+type figureReader struct {
+	p       fastjson.Parser
+	scratch []byte // a line without its samples
+	num     []byte // a number's text
+	strs    map[string]string
+	// paramsSeen are the params read, by their text.
+	paramsSeen map[string]map[string]string
+	// stats and rounds are the figures' stats, one allocation for all.
+	stats  []Stats
+	rounds []RoundStats
+	// The figure being read, and whether it reads.
+	f    *Figure
+	ok   bool
+	seen uint32
+}
+
+// start readies r for a file of n figures.
+func (r *figureReader) start(n int) {
+	r.strs, r.paramsSeen = map[string]string{}, map[string]map[string]string{}
+	r.stats, r.rounds = make([]Stats, 0, n), make([]RoundStats, 0, n)
+}
+
+// read reads a figure's line into f as encoding/json would, leaving out
+// what a summary drops; false where it cannot vouch for that.
+func (r *figureReader) read(line []byte, f *Figure) bool {
+	r.scratch = withoutSamples(r.scratch[:0], line)
+	v, err := r.p.ParseBytes(r.scratch)
+	if err != nil {
+		return false
+	}
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	r.f, r.ok, r.seen = f, true, 0
+	o.Visit(r.field)
+	return r.ok
+}
 
 // withoutSamples appends line to dst without the numbers of its samples
 // and rounds, which are most of its values: the arrays are left empty.
@@ -195,9 +235,9 @@ func withoutFigureVerdicts(rest []byte) []byte {
 	return append(rest[:from:from], rest[from+to:]...)
 }
 
-// The keys of a figure's line that summaryFigure reads, and of its stats;
+// The keys of a figure's line that figureReader reads, and of its stats;
 // a key of neither is decoded by encoding/json (a test holds them to the
-// JSON fields of Figure, Stats and RoundStats).
+// JSON fields of Figure, Stats and RoundStats, and to figureKey).
 var (
 	summaryKeys = []string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "unit", "params",
 		"samples", "rounds", "stats", "verify", "verify_detail", "error", "error_name", "link_traffic",
@@ -206,61 +246,52 @@ var (
 	summaryRoundsKeys = []string{"n", "median_lo", "median_hi", "confidence", "run_cv"}
 )
 
-// summaryFigure reads v, a figure's line, into f as encoding/json would,
-// leaving out what a summary drops; false where it cannot vouch for that.
-func summaryFigure(v *fastjson.Value, f *Figure, strs map[string]string) bool {
-	o, err := v.Object()
-	if err != nil {
-		return false
+// field reads one field of the figure's line.
+func (r *figureReader) field(key []byte, v *fastjson.Value) {
+	if !r.ok {
+		return
 	}
-	var seen uint32
-	ok := true
-	o.Visit(func(key []byte, v *fastjson.Value) {
-		if !ok {
-			return
-		}
-		k := string(key)
-		if ok = once(&seen, figureKey(k)); !ok {
-			return
-		}
-		switch k {
-		case "test":
-			ok = text(v, (*string)(&f.Test), strs)
-		case "engine":
-			ok = text(v, (*string)(&f.Engine), strs)
-		case "direction":
-			ok = text(v, (*string)(&f.Direction), strs)
-		case "part":
-			ok = text(v, (*string)(&f.Part), strs)
-		case "unit":
-			ok = text(v, (*string)(&f.Unit), strs)
-		case "verify":
-			ok = text(v, &f.Verify, strs)
-		case "verify_detail":
-			ok = text(v, &f.VerifyDetail, strs)
-		case "error":
-			ok = text(v, &f.Error, strs)
-		case "error_name":
-			ok = text(v, &f.ErrorName, strs)
-		case "src":
-			ok = whole(v, &f.Src)
-		case "dst":
-			ok = whole(v, &f.Dst)
-		case "size_bytes":
-			ok = unsigned(v, &f.Size)
-		case "params":
-			ok = params(v, f, strs)
-		case "stats":
-			ok = summaryStats(v, f)
-		case "other_processes":
-			ok = pids(v, f)
-		case "samples", "rounds":
-			ok = kind(v, fastjson.TypeArray)
-		case "link_traffic", "method_check":
-			ok = kind(v, fastjson.TypeObject)
-		}
-	})
-	return ok
+	k := string(key)
+	if r.ok = once(&r.seen, figureKey(k)); !r.ok {
+		return
+	}
+	f := r.f
+	switch k {
+	case "test":
+		r.ok = r.text(v, (*string)(&f.Test))
+	case "engine":
+		r.ok = r.text(v, (*string)(&f.Engine))
+	case "direction":
+		r.ok = r.text(v, (*string)(&f.Direction))
+	case "part":
+		r.ok = r.text(v, (*string)(&f.Part))
+	case "unit":
+		r.ok = r.text(v, (*string)(&f.Unit))
+	case "verify":
+		r.ok = r.text(v, &f.Verify)
+	case "verify_detail":
+		r.ok = r.text(v, &f.VerifyDetail)
+	case "error":
+		r.ok = r.text(v, &f.Error)
+	case "error_name":
+		r.ok = r.text(v, &f.ErrorName)
+	case "src":
+		r.ok = r.whole(v, &f.Src)
+	case "dst":
+		r.ok = r.whole(v, &f.Dst)
+	case "size_bytes":
+		r.ok = r.unsigned(v, &f.Size)
+	case "params":
+		r.ok = r.params(v, f)
+	case "stats":
+		r.ok = r.figureStats(v, f)
+	case "other_processes":
+		r.ok = r.pids(v, f)
+	case "samples", "rounds":
+		r.ok = kind(v, fastjson.TypeArray)
+	case "link_traffic", "method_check":
+		r.ok = kind(v, fastjson.TypeObject)
+	}
 }
 
 // figureKey is the index of a figure's key in summaryKeys, -1 for none.
@@ -325,11 +356,11 @@ func kind(v *fastjson.Value, t fastjson.Type) bool {
 	return v.Type() == fastjson.TypeNull || v.Type() == t
 }
 
-// text reads a string, null leaving dst as it is, the same text once in
-// strs. Only printable ASCII is taken: encoding/json decodes invalid UTF-8
+// text reads a string, null leaving dst as it is, the same text once per
+// file. Only printable ASCII is taken: encoding/json decodes invalid UTF-8
 // and lone surrogates as U+FFFD and refuses control characters, fastjson
 // does neither.
-func text(v *fastjson.Value, dst *string, strs map[string]string) bool {
+func (r *figureReader) text(v *fastjson.Value, dst *string) bool {
 	switch v.Type() {
 	case fastjson.TypeNull:
 		return true
@@ -341,17 +372,17 @@ func text(v *fastjson.Value, dst *string, strs map[string]string) bool {
 	if err != nil || !printable(b) {
 		return false
 	}
-	*dst = intern(b, strs)
+	*dst = r.intern(b)
 	return true
 }
 
 // intern returns b as a string, the same one for the same text.
-func intern(b []byte, strs map[string]string) string {
-	if s, ok := strs[string(b)]; ok {
+func (r *figureReader) intern(b []byte) string {
+	if s, ok := r.strs[string(b)]; ok {
 		return s
 	}
 	s := string(b)
-	strs[s] = s
+	r.strs[s] = s
 	return s
 }
 
@@ -365,15 +396,15 @@ func printable(b []byte) bool {
 	return true
 }
 
-// number returns the text of a JSON number, checked against JSON's
-// grammar (fastjson's parser takes any run of digits, signs, dots and
-// exponents, and NaN and Inf, as a number).
-func number(v *fastjson.Value, buf []byte) ([]byte, bool) {
+// number reads the text of a JSON number into r.num, and reports whether
+// it is one as JSON writes it (fastjson's parser takes any run of digits,
+// signs, dots and exponents, and NaN and Inf, as a number).
+func (r *figureReader) number(v *fastjson.Value) bool {
 	if v.Type() != fastjson.TypeNumber {
-		return nil, false
+		return false
 	}
-	b := v.MarshalTo(buf[:0])
-	return b, jsonNumber(b)
+	r.num = v.MarshalTo(r.num[:0])
+	return jsonNumber(r.num)
 }
 
 // jsonNumber reports whether b is a number as JSON writes one:
@@ -414,66 +445,60 @@ func jsonNumber(b []byte) bool {
 	return i == len(b)
 }
 
-// whole reads an int as encoding/json does (no fraction, no exponent),
-// null leaving dst as it is.
-func whole(v *fastjson.Value, dst *int) bool {
-	if v.Type() == fastjson.TypeNull {
-		return true
-	}
-	var buf [32]byte
-	b, ok := number(v, buf[:])
-	if !ok {
-		return false
-	}
-	var err error
-	if len(b) <= fastDigits {
-		*dst, err = v.Int()
-	} else {
-		var n int64
-		n, err = strconv.ParseInt(string(b), 10, strconv.IntSize)
-		*dst = int(n)
-	}
-	return err == nil
-}
-
-// unsigned reads a uint64 as encoding/json does.
-func unsigned(v *fastjson.Value, dst *uint64) bool {
-	if v.Type() == fastjson.TypeNull {
-		return true
-	}
-	var buf [32]byte
-	b, ok := number(v, buf[:])
-	if !ok {
-		return false
-	}
-	var err error
-	if len(b) <= fastDigits {
-		*dst, err = v.Uint64()
-	} else {
-		*dst, err = strconv.ParseUint(string(b), 10, 64)
-	}
-	return err == nil
-}
-
 // fastDigits is the longest number fastjson converts here: a whole
 // number of 15 digits, or a decimal of 15 digits without an exponent, is
 // exact in a float64, and fastjson's one division of it by an exact power
 // of ten rounds as strconv does; longer ones go to strconv.
 const fastDigits = 15
 
-// float reads a float64 as encoding/json does (as strconv.ParseFloat
-// reads it, which refuses a number beyond float64's range).
-func float(v *fastjson.Value, dst *float64) bool {
+// whole reads an int as encoding/json does (no fraction, no exponent),
+// null leaving dst as it is.
+func (r *figureReader) whole(v *fastjson.Value, dst *int) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
-	var buf [64]byte
-	b, ok := number(v, buf[:])
-	if !ok {
+	if !r.number(v) {
+		return false
+	}
+	var err error
+	if len(r.num) <= fastDigits {
+		*dst, err = v.Int()
+	} else {
+		var n int64
+		n, err = strconv.ParseInt(string(r.num), 10, strconv.IntSize)
+		*dst = int(n)
+	}
+	return err == nil
+}
+
+// unsigned reads a uint64 as encoding/json does.
+func (r *figureReader) unsigned(v *fastjson.Value, dst *uint64) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	if !r.number(v) {
+		return false
+	}
+	var err error
+	if len(r.num) <= fastDigits {
+		*dst, err = v.Uint64()
+	} else {
+		*dst, err = strconv.ParseUint(string(r.num), 10, 64)
+	}
+	return err == nil
+}
+
+// float reads a float64 as encoding/json does (as strconv.ParseFloat
+// reads it, which refuses a number beyond float64's range).
+func (r *figureReader) float(v *fastjson.Value, dst *float64) bool {
+	if v.Type() == fastjson.TypeNull {
+		return true
+	}
+	if !r.number(v) {
 		return false
 	}
 	digits, exponent := 0, false
-	for _, c := range b {
+	for _, c := range r.num {
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
@@ -485,13 +510,14 @@ func float(v *fastjson.Value, dst *float64) bool {
 	if digits <= fastDigits && !exponent {
 		*dst, err = v.Float64()
 	} else {
-		*dst, err = strconv.ParseFloat(string(b), 64)
+		*dst, err = strconv.ParseFloat(string(r.num), 64)
 	}
 	return err == nil
 }
 
-// params reads a figure's params: an object of strings.
-func params(v *fastjson.Value, f *Figure, strs map[string]string) bool {
+// params reads a figure's params: an object of strings. Figures of a file
+// whose params are written alike share one map.
+func (r *figureReader) params(v *fastjson.Value, f *Figure) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
@@ -499,29 +525,35 @@ func params(v *fastjson.Value, f *Figure, strs map[string]string) bool {
 	if err != nil {
 		return false
 	}
-	if f.Params == nil {
-		f.Params = make(map[string]string, o.Len())
+	r.num = v.MarshalTo(r.num[:0])
+	if m, ok := r.paramsSeen[string(r.num)]; ok {
+		f.Params = m
+		return true
 	}
+	text := string(r.num)
+	f.Params = make(map[string]string, o.Len())
 	ok := true
 	o.Visit(func(key []byte, v *fastjson.Value) {
 		if !ok {
 			return
 		}
-		k := string(key)
-		if _, twice := f.Params[k]; twice || !printable(key) {
+		if _, twice := f.Params[string(key)]; twice || !printable(key) {
 			ok = false
 			return
 		}
 		var s string
-		if ok = text(v, &s, strs); ok {
-			f.Params[k] = s
+		if ok = r.text(v, &s); ok {
+			f.Params[r.intern(key)] = s
 		}
 	})
+	if ok {
+		r.paramsSeen[text] = f.Params
+	}
 	return ok
 }
 
 // pids reads a figure's other processes: an array of whole numbers.
-func pids(v *fastjson.Value, f *Figure) bool {
+func (r *figureReader) pids(v *fastjson.Value, f *Figure) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
@@ -531,15 +563,15 @@ func pids(v *fastjson.Value, f *Figure) bool {
 	}
 	f.OtherProcesses = make([]int, len(a))
 	for i, x := range a {
-		if !whole(x, &f.OtherProcesses[i]) {
+		if !r.whole(x, &f.OtherProcesses[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// summaryStats reads a figure's stats, rounds' summary included.
-func summaryStats(v *fastjson.Value, f *Figure) bool {
+// figureStats reads a figure's stats, its rounds' summary included.
+func (r *figureReader) figureStats(v *fastjson.Value, f *Figure) bool {
 	if v.Type() == fastjson.TypeNull {
 		f.Stats = nil
 		return true
@@ -548,7 +580,11 @@ func summaryStats(v *fastjson.Value, f *Figure) bool {
 	if err != nil {
 		return false
 	}
-	s := &Stats{}
+	r.stats = append(r.stats, Stats{})
+	s := &r.stats[len(r.stats)-1]
+	if len(r.stats) == cap(r.stats) { // the next figure's in a new slab
+		r.stats = make([]Stats, 0, cap(r.stats))
+	}
 	f.Stats = s
 	var seen uint32
 	ok := true
@@ -562,34 +598,34 @@ func summaryStats(v *fastjson.Value, f *Figure) bool {
 		}
 		switch k {
 		case "n":
-			ok = whole(v, &s.N)
+			ok = r.whole(v, &s.N)
 		case "median":
-			ok = float(v, &s.Median)
+			ok = r.float(v, &s.Median)
 		case "mean":
-			ok = float(v, &s.Mean)
+			ok = r.float(v, &s.Mean)
 		case "stddev":
-			ok = float(v, &s.Stddev)
+			ok = r.float(v, &s.Stddev)
 		case "cv":
-			ok = float(v, &s.CV)
+			ok = r.float(v, &s.CV)
 		case "min":
-			ok = float(v, &s.Min)
+			ok = r.float(v, &s.Min)
 		case "max":
-			ok = float(v, &s.Max)
+			ok = r.float(v, &s.Max)
 		case "p5":
-			ok = float(v, &s.P5)
+			ok = r.float(v, &s.P5)
 		case "p95":
-			ok = float(v, &s.P95)
+			ok = r.float(v, &s.P95)
 		case "p99":
-			ok = float(v, &s.P99)
+			ok = r.float(v, &s.P99)
 		case "rounds":
-			ok = summaryRounds(v, s)
+			ok = r.roundStats(v, s)
 		}
 	})
 	return ok
 }
 
-// summaryRounds reads the summary of a figure's rounds.
-func summaryRounds(v *fastjson.Value, s *Stats) bool {
+// roundStats reads the summary of a figure's rounds.
+func (r *figureReader) roundStats(v *fastjson.Value, s *Stats) bool {
 	if v.Type() == fastjson.TypeNull {
 		s.Rounds = nil
 		return true
@@ -598,8 +634,12 @@ func summaryRounds(v *fastjson.Value, s *Stats) bool {
 	if err != nil {
 		return false
 	}
-	r := &RoundStats{}
-	s.Rounds = r
+	r.rounds = append(r.rounds, RoundStats{})
+	rs := &r.rounds[len(r.rounds)-1]
+	if len(r.rounds) == cap(r.rounds) {
+		r.rounds = make([]RoundStats, 0, cap(r.rounds))
+	}
+	s.Rounds = rs
 	var seen uint32
 	ok := true
 	o.Visit(func(key []byte, v *fastjson.Value) {
@@ -612,15 +652,15 @@ func summaryRounds(v *fastjson.Value, s *Stats) bool {
 		}
 		switch k {
 		case "n":
-			ok = whole(v, &r.N)
+			ok = r.whole(v, &rs.N)
 		case "median_lo":
-			ok = float(v, &r.MedianLo)
+			ok = r.float(v, &rs.MedianLo)
 		case "median_hi":
-			ok = float(v, &r.MedianHi)
+			ok = r.float(v, &rs.MedianHi)
 		case "confidence":
-			ok = float(v, &r.Confidence)
+			ok = r.float(v, &rs.Confidence)
 		case "run_cv":
-			ok = float(v, &r.RunCV)
+			ok = r.float(v, &rs.RunCV)
 		}
 	})
 	return ok
