@@ -24,7 +24,15 @@ func TestAllDirPattern(t *testing.T) {
 		t.Setenv("SLURM_NTASKS", "4")
 		t.Setenv("SLURM_JOB_ID", "77")
 		t.Setenv("SLURMD_NODENAME", node)
-		_, stderr, status := p2pbench(t, append([]string{"all", "--tests", "ce_read,lat_copy", "--dir", filepath.Join(dir, "%j", "%h-%r")}, small...)...)
+		// A dry run says where the results would go, and writes nothing.
+		_, stderr, status := p2pbench(t, append([]string{"all", "--dry-run", "--dir", filepath.Join(dir, "%j", "%h-%r")}, small...)...)
+		if want := "the results would go to " + filepath.Join(dir, "77", node+"-"+string(rune('0'+rank)), "results.json"); status != exitOK || !strings.Contains(stderr, want) {
+			t.Fatalf("rank %d, dry run: status %d, %q; want %q", rank, status, stderr, want)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(dir, "77")); len(entries) != rank {
+			t.Fatalf("rank %d: the dry run wrote into %s", rank, dir)
+		}
+		_, stderr, status = p2pbench(t, append([]string{"all", "--tests", "ce_read,lat_copy", "--dir", filepath.Join(dir, "%j", "%h-%r")}, small...)...)
 		if status != exitOK {
 			t.Fatalf("rank %d: status %d: %s", rank, status, stderr)
 		}

@@ -70,6 +70,15 @@ func measureAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("dry-run") {
+		if c.Command.Name == "all" {
+			// The --dir pattern filled from the launcher, to check it
+			// before a run under srun or mpirun.
+			path, err := resultsPath(c)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.ErrWriter, "p2pbench: dry run: the results would go to %s\n", path)
+		}
 		return dryRun(c, t, opt)
 	}
 	path, err := resultsPath(c)

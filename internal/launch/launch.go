@@ -64,7 +64,9 @@ var ranks = []struct {
 // indexed Job). The size, the processes per host and the rank among them
 // come from the same launcher's variables (OMPI_COMM_WORLD_SIZE,
 // _LOCAL_SIZE and _LOCAL_RANK; SLURM_NTASKS, SLURM_NTASKS_PER_NODE and
-// SLURM_LOCALID). A Kubernetes pod's host name is the pod's.
+// SLURM_LOCALID; under srun the tasks on this node come from
+// SLURM_STEP_TASKS_PER_NODE and SLURM_NODEID). A Kubernetes pod's host name
+// is the pod's.
 func Detect(getenv func(string) string, hostname func() (string, error)) (Env, error) {
 	var e Env
 	for _, r := range ranks {
@@ -91,6 +93,13 @@ func Detect(getenv func(string) string, hostname func() (string, error)) (Env, e
 			}
 			*c.to = n
 		}
+		if e.Launcher == "Slurm" {
+			n, err := slurmTasksHere(getenv)
+			if err != nil {
+				return Env{}, err
+			}
+			e.LocalSize = cmp.Or(n, e.LocalSize)
+		}
 		break
 	}
 	e.JobID = cmp.Or(getenv("SLURM_JOB_ID"), getenv("PMIX_NAMESPACE"))
@@ -107,6 +116,53 @@ func Detect(getenv func(string) string, hostname func() (string, error)) (Env, e
 		e.Host = h
 	}
 	return e, nil
+}
+
+// slurmTasksHere is the number of the step's tasks on this node, 0 when
+// Slurm does not say. srun sets SLURM_NTASKS_PER_NODE only for
+// --ntasks-per-node; what it always sets is SLURM_STEP_TASKS_PER_NODE (the
+// job's is SLURM_TASKS_PER_NODE), a count per node of the step's nodes in
+// their order, runs of equal counts written N(xK) ("4", "2(x3),1"), and
+// SLURM_NODEID, this node's place among them.
+func slurmTasksHere(getenv func(string) string) (int, error) {
+	name := "SLURM_STEP_TASKS_PER_NODE"
+	list := getenv(name)
+	if list == "" {
+		name = "SLURM_TASKS_PER_NODE"
+		list = getenv(name)
+	}
+	if list == "" {
+		return 0, nil
+	}
+	node := 0
+	if v := getenv("SLURM_NODEID"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("SLURM_NODEID=%q is not a node's place in the job", v)
+		}
+		node = n
+	}
+	bad := fmt.Errorf("%s=%q is not a list of tasks per node, such as 4 or 2(x3),1", name, list)
+	for _, run := range strings.Split(list, ",") {
+		count, times := run, "1"
+		if c, rest, ok := strings.Cut(run, "(x"); ok {
+			r, found := strings.CutSuffix(rest, ")")
+			if !found {
+				return 0, bad
+			}
+			count, times = c, r
+		}
+		n, err1 := strconv.Atoi(count)
+		k, err2 := strconv.Atoi(times)
+		if err1 != nil || err2 != nil || n < 1 || k < 1 {
+			return 0, bad
+		}
+		if node < k {
+			return n, nil
+		}
+		node -= k
+	}
+	return 0, fmt.Errorf("SLURM_NODEID=%s is beyond the nodes of %s=%q", getenv("SLURM_NODEID"), name, list)
 }
 
 // several reports whether other processes of the same launch may exist: the

@@ -32,6 +32,16 @@ func TestDetect(t *testing.T) {
 			launch.Env{Launcher: "Slurm", Rank: 3, Size: 8, LocalSize: 1, Host: "gpu017", JobID: "4242"}},
 		{"srun, four per node", map[string]string{"SLURM_PROCID": "6", "SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "4", "SLURM_LOCALID": "2", "SLURMD_NODENAME": "gpu018"},
 			launch.Env{Launcher: "Slurm", Rank: 6, Size: 8, LocalSize: 4, LocalRank: 2, Host: "gpu018"}},
+		// What srun -n 4 on one node sets (Slurm 22.05): no
+		// SLURM_NTASKS_PER_NODE without --ntasks-per-node.
+		{"srun -n 4 on one node", map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "4", "SLURM_LOCALID": "1", "SLURM_NODEID": "0",
+			"SLURM_STEP_TASKS_PER_NODE": "4", "SLURM_TASKS_PER_NODE": "4", "SLURM_JOB_ID": "3", "SLURMD_NODENAME": "vm"},
+			launch.Env{Launcher: "Slurm", Rank: 1, Size: 4, LocalSize: 4, LocalRank: 1, Host: "vm", JobID: "3"}},
+		{"srun, the fourth node of 2(x3),1", map[string]string{"SLURM_PROCID": "6", "SLURM_NTASKS": "7", "SLURM_NODEID": "3",
+			"SLURM_STEP_TASKS_PER_NODE": "2(x3),1", "SLURM_NTASKS_PER_NODE": "2", "SLURMD_NODENAME": "gpu4"},
+			launch.Env{Launcher: "Slurm", Rank: 6, Size: 7, LocalSize: 1, Host: "gpu4"}},
+		{"srun, the job's tasks per node", map[string]string{"SLURM_PROCID": "2", "SLURM_NODEID": "1", "SLURM_TASKS_PER_NODE": "1,3", "SLURMD_NODENAME": "gpu2"},
+			launch.Env{Launcher: "Slurm", Rank: 2, LocalSize: 3, Host: "gpu2"}},
 		{"mpirun inside a Slurm allocation", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "gpu017",
 			"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "16", "OMPI_COMM_WORLD_LOCAL_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "5", "PMIX_RANK": "5", "PMIX_NAMESPACE": "prterun-gpu017-1@1"},
 			launch.Env{Launcher: "Open MPI", Rank: 5, Size: 16, LocalSize: 8, LocalRank: 5, Host: "box.example.com", JobID: "4242"}},
@@ -55,6 +65,10 @@ func TestDetectErrors(t *testing.T) {
 		{"OMPI_COMM_WORLD_RANK": "-1"},
 		{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "0"},
 		{"SLURM_PROCID": "1", "SLURM_NTASKS_PER_NODE": "2(x3)"},
+		{"SLURM_PROCID": "1", "SLURM_STEP_TASKS_PER_NODE": "2(x3"},
+		{"SLURM_PROCID": "1", "SLURM_STEP_TASKS_PER_NODE": "2(x0)"},
+		{"SLURM_PROCID": "1", "SLURM_STEP_TASKS_PER_NODE": "2,2", "SLURM_NODEID": "2"},
+		{"SLURM_PROCID": "1", "SLURM_STEP_TASKS_PER_NODE": "2", "SLURM_NODEID": "x"},
 	} {
 		if _, err := launch.Detect(func(k string) string { return env[k] }, nil); err == nil {
 			t.Errorf("%v: no error", env)
