@@ -78,10 +78,12 @@ root=()
 fake() {
 	mkdir -p "$work/fake" "$work/fabric"
 	[ -e "$work/fake/libcuda.so.1" ] && return 0
+	echo "\$ FAKE='$FAKE'  # the fake driver and NVML of the tests, built with gcc"
 	${CC:-gcc} -shared -fPIC -o "$work/fake/libcuda.so.1" cuda/testdata/fakecuda.c &&
 		${CC:-gcc} -shared -fPIC -o "$work/fake/libnvidia-ml.so.1" nvml/testdata/fakenvml.c
 }
-fakeenv="P2PBENCH_LIBCUDA=$work/fake/libcuda.so.1 P2PBENCH_LIBNVML=$work/fake/libnvidia-ml.so.1 FAKECUDA_FABRIC_DIR=$work/fabric"
+# The commands name it $FAKE, as shown.
+export FAKE="P2PBENCH_LIBCUDA=$work/fake/libcuda.so.1 P2PBENCH_LIBNVML=$work/fake/libnvidia-ml.so.1 FAKECUDA_FABRIC_DIR=$work/fabric"
 mnnvl="./p2pbench mnnvl --imex-channel /dev/null --device 0 --tests ipc_ce_read,ipc_sm_write --size 64KiB --samples 2"
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 20000)); }
 
@@ -132,14 +134,14 @@ openmpi() {
 	fi
 	local port
 	port=$(freeport)
-	show "$fakeenv MASTER_ADDR=127.0.0.1 MASTER_PORT=$port $mpirun $mnnvl -o mnnvl.json"
+	show "env \$FAKE MASTER_ADDR=127.0.0.1 MASTER_PORT=$port $mpirun $mnnvl -o mnnvl.json"
 	grep -h 'ranks met at the rendezvous\|served rank 0\|^results:' "$work/out" "$work/err" | sort -u
 	check "mpirun: the 4 ranks of mnnvl meet at the rendezvous and measure" \
 		grep -q '"devices":\[{"index":0.*{"index":3' "$work/mnnvl.json"
 	# A rank that dies before the rendezvous (Open MPI 4 ends the job at
 	# the first non-zero exit unless told otherwise).
 	port=$(freeport)
-	show "OMPI_MCA_orte_abort_on_non_zero_status=0 $fakeenv MASTER_ADDR=127.0.0.1 MASTER_PORT=$port $mpirun" \
+	show "env \$FAKE OMPI_MCA_orte_abort_on_non_zero_status=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port $mpirun" \
 		"sh -c '[ \"\$OMPI_COMM_WORLD_RANK\" = 2 ] && exit 1; exec \"\$@\"' sh $mnnvl --rendezvous-wait 5s"
 	sort -u "$work/err" | grep 'never arrived'
 	check "mpirun: rank 2 died before the rendezvous; ranks 0, 1 and 3 each name it in one line" \
@@ -242,7 +244,7 @@ EOF
 	if fake; then
 		local port
 		port=$(freeport)
-		show "$fakeenv MASTER_ADDR=127.0.0.1 MASTER_PORT=$port srun -n 4 $mnnvl -o mnnvl-srun.json"
+		show "env \$FAKE MASTER_ADDR=127.0.0.1 MASTER_PORT=$port srun -n 4 $mnnvl -o mnnvl-srun.json"
 		check "srun: the 4 ranks of mnnvl meet at the rendezvous and measure" \
 			grep -q '"devices":\[{"index":0.*{"index":3' "$work/mnnvl-srun.json"
 	fi
