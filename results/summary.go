@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -42,46 +41,13 @@ func ReadSummary(path string) (*Run, error) {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	defer f.Close()
-	buf := buffers.Get().(*[]byte)
-	defer buffers.Put(buf)
-	data, ok := readPlain(f, buf)
-	if !ok {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("reading results: %w", err)
-		}
-		if data, err = readBounded(path, f, MaxFileBytes); err != nil {
-			return nil, err
-		}
+	// Read as Read reads: bounded, and what a file may cost squeezed or
+	// refused as it is read.
+	data, err := readBounded(path, f, MaxFileBytes)
+	if err != nil {
+		return nil, err
 	}
 	return decodeSummary(path, data)
-}
-
-// buffers keep the buffers files are read into for the next file: most of
-// reading many files is otherwise the kernel's zeroing of new memory.
-var buffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// keptBuffer is the largest buffer kept for the next file.
-const keptBuffer = 64 << 20
-
-// readPlain reads f, a regular file of JSON within keptBuffer, into buf;
-// false for anything else (compressed, larger, changing as it is read),
-// which readBounded reads and bounds.
-func readPlain(f *os.File, buf *[]byte) ([]byte, bool) {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > keptBuffer {
-		return nil, false
-	}
-	n := int(fi.Size())
-	if cap(*buf) < n+1 {
-		*buf = make([]byte, n+1)
-	}
-	data := (*buf)[:n+1]
-	// One byte more than the file holds: a file that grew is read again.
-	got, err := io.ReadFull(f, data)
-	if err != io.ErrUnexpectedEOF || got != n || n >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		return nil, false
-	}
-	return data[:n], true
 }
 
 // Summarize drops what a summary does not keep: every figure's samples,
