@@ -60,6 +60,10 @@ type Options struct {
 	// by different methods too (method.go); without it they are shown,
 	// with what changed, and not flagged.
 	AcrossMethods bool
+	// AcrossMachines gates the changes between two machines of one kind,
+	// each figure held to the spread between such machines (machines.go);
+	// without it they are shown and not flagged.
+	AcrossMachines bool
 }
 
 // Result is a whole comparison.
@@ -100,8 +104,12 @@ type Result struct {
 	// two have no run-to-run estimate of their own, nor has a comparison of
 	// any side with one of them: its floors add the fallback.
 	Replicates []string `json:"replicates"`
-	// AcrossMethods is Options.AcrossMethods.
-	AcrossMethods bool `json:"across_methods,omitempty"`
+	// Machines says, per side after the baseline, whether it measured the
+	// baseline's machine (machines.go).
+	Machines []MachineMatch `json:"machines"`
+	// AcrossMethods and AcrossMachines are the options'.
+	AcrossMethods  bool `json:"across_methods,omitempty"`
+	AcrossMachines bool `json:"across_machines,omitempty"`
 	// UnknownMethods names, per side, the build whose methods the history
 	// does not hold ("" for none): its rows are gated as if nothing changed.
 	UnknownMethods []string `json:"unknown_methods,omitempty"`
@@ -263,7 +271,7 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
 	}
 	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin,
-		AcrossMethods: opt.AcrossMethods}
+		AcrossMethods: opt.AcrossMethods, AcrossMachines: opt.AcrossMachines}
 	for _, in := range inputs {
 		if len(in.Runs) == 0 || slices.Contains(in.Runs, nil) {
 			return nil, fmt.Errorf("compare: %s has no run", in.Name)
@@ -283,13 +291,14 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	res.Differences, spread = differences(inputs)
 	res.Caveats = caveats(inputs)
 	res.UnknownMethods = unknownMethods(inputs)
+	res.Machines = matchMachines(inputs)
 	var all []twins
 	all, res.OnlyInBase, res.OnlyInOther = match(inputs)
 	var shared []twins
 	shared, res.NotMeasured = keep(inputs, all)
 	var noise []rowNoise
 	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
-	judge(res.Rows, noise, opt, withFallback)
+	judge(res.Rows, noise, opt, res.Machines, withFallback)
 	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
 }
@@ -453,7 +462,7 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
 		if len(tw.figs[i]) > 0 {
-			row.Changes[i-1].MethodChange = methodChange(methods[0], methods[i])
+			row.Changes[i-1].MethodChange = methodChange(methods[0], methods[i], tw.figs[i][0])
 			row.MethodChanged = row.MethodChanged || row.Changes[i-1].MethodChange != ""
 		}
 		if b, o := row.Cells[0], row.Cells[i]; b.Present && b.Failed == "" && b.N > 0 && (!o.Present || o.Failed != "") {

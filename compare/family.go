@@ -97,14 +97,20 @@ type fallbackEntry struct {
 const FallbackMargin = 1.5
 
 // fallbackIndex is the fallback table by cell.
-var fallbackIndex = func() map[fallbackCell]*fallbackEntry {
-	m := make(map[fallbackCell]*fallbackEntry, len(fallbackTable))
-	for i := range fallbackTable {
-		e := &fallbackTable[i]
+var fallbackIndex = indexOf(fallbackTable)
+
+// machineIndex is the table of what machines of one kind showed beyond
+// their runs' own data (machineTable), by cell.
+var machineIndex = indexOf(machineTable)
+
+func indexOf(table []fallbackEntry) map[fallbackCell]*fallbackEntry {
+	m := make(map[fallbackCell]*fallbackEntry, len(table))
+	for i := range table {
+		e := &table[i]
 		m[fallbackCell{e.Family, e.Band}] = e
 	}
 	return m
-}()
+}
 
 // fallback is the floor a figure of family fam, band b and unit u adds to
 // what its runs' own data give (FALLBACK.md): FallbackMargin × the cell's
@@ -112,11 +118,22 @@ var fallbackIndex = func() map[fallbackCell]*fallbackEntry {
 // band, and for a family without any the largest of every family of the
 // unit. from names what it came from.
 func fallback(fam string, b band, u results.Unit) (floor float64, from string) {
-	if e := fallbackIndex[fallbackCell{fam, b}]; e != nil {
+	return lookup(fallbackTable, fallbackIndex, fam, b, u)
+}
+
+// machineFallback is fallback for a change between two machines of one
+// kind: from what real machines of one kind showed (machineTable).
+func machineFallback(fam string, b band, u results.Unit) (floor float64, from string) {
+	floor, from = lookup(machineTable, machineIndex, fam, b, u)
+	return floor, "between machines: " + from
+}
+
+func lookup(table []fallbackEntry, index map[fallbackCell]*fallbackEntry, fam string, b band, u results.Unit) (floor float64, from string) {
+	if e := index[fallbackCell{fam, b}]; e != nil {
 		return FallbackMargin * e.Beyond, fam + " " + b.String()
 	}
 	largest, at := -1.0, ""
-	for _, e := range fallbackTable {
+	for _, e := range table {
 		if e.Family == fam && e.Beyond > largest {
 			largest, at = e.Beyond, fam+" "+e.Band.String()
 		}
@@ -124,7 +141,7 @@ func fallback(fam string, b band, u results.Unit) (floor float64, from string) {
 	if largest >= 0 {
 		return FallbackMargin * largest, fam + " " + b.String() + " unmeasured: the family's largest, " + at
 	}
-	for _, e := range fallbackTable {
+	for _, e := range table {
 		if e.Unit == u && e.Beyond > largest {
 			largest, at = e.Beyond, e.Family+" "+e.Band.String()
 		}
@@ -134,7 +151,7 @@ func fallback(fam string, b band, u results.Unit) (floor float64, from string) {
 	}
 	// A unit no measured family has (an imported tool's): the largest of
 	// the table.
-	for _, e := range fallbackTable {
+	for _, e := range table {
 		if e.Beyond > largest {
 			largest, at = e.Beyond, e.Family+" "+e.Band.String()
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"io"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -227,8 +226,9 @@ func runLines(r *Result) []string {
 		}
 	}
 	lines = append(lines, r.Caveats...)
+	lines = append(lines, machineLines(r)...)
 	if len(r.Differences) == 0 {
-		lines = append(lines, "The runs' machines and software are the same (host, GPUs, driver, CUDA, tool, topology).")
+		lines = append(lines, "The runs' software and machine descriptions are the same (host name, GPU models, driver, CUDA, tool, topology).")
 	} else {
 		lines = append(lines, "What differs between the runs:")
 		for _, d := range r.Differences {
@@ -278,10 +278,17 @@ func runLines(r *Result) []string {
 		if r.AcrossMethods {
 			gate = "gated all the same (--across-methods)"
 		}
-		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (SM kernel variant or grid, copy call, queue, or a change of how p2pbench measures): "+
+		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (another tool, SM kernel variant or grid, copy call, queue, or a change of how p2pbench measures): "+
 			"compared on what they measure, each with what changed beside it; their changes %s.", n, gate))
 	}
 	lines = append(lines, unknownMethodLines(r)...)
+	single := 0
+	for _, row := range r.Rows {
+		single += b2i(slices.ContainsFunc(row.Changes, func(c Change) bool { return c.Ungated == ungatedSingle }))
+	}
+	if single > 0 {
+		lines = append(lines, fmt.Sprintf("%d figures are single values on a side (an import's, or one sample): shown, never gated: one value cannot tell noise from a change.", single))
+	}
 	return lines
 }
 
@@ -355,71 +362,76 @@ func cmpSize(a, b string) int {
 	return cmp.Compare(x, y)
 }
 
-// notMeasuredLines name, per side and test, the baseline's figures the
-// side's plan left out: "Not measured in b.json, its plan differs (not
-// gated): 88 figures of the baseline", then "  atomic_tput: 44 (no
-// atomic_tput in its plan)", each reason once with its count.
+// notMeasuredLines name, per side, the baseline's figures the side's plan
+// left out: "Not measured in b.json, its plan differs (not gated): 88
+// figures of the baseline:", then the tests it did not measure at all,
+// each test's sizes it did not measure, and each other reason with the
+// tests it left out for it, with their counts.
 func notMeasuredLines(r *Result) []string {
 	names := shortNames(r)
 	var lines []string
 	for side := 1; side < len(r.Names); side++ {
-		type group struct {
-			test results.Test
-			why  map[string]int
-			n    int
-		}
-		var groups []*group
-		byTest := map[results.Test]*group{}
+		var whole []string
+		var sizeTests []results.Test
+		sizes := map[results.Test][]string{}
+		sizeCount := map[results.Test]int{}
+		var whys []string
+		tests := map[string][]results.Test{}
+		count := map[string]int{}
 		total := 0
 		for _, m := range r.NotMeasured {
 			if m.Side != side {
 				continue
 			}
-			g := byTest[m.Test]
-			if g == nil {
-				g = &group{test: m.Test, why: map[string]int{}}
-				byTest[m.Test] = g
-				groups = append(groups, g)
-			}
-			g.why[m.Why]++
-			g.n++
 			total++
+			if size, ok := strings.CutPrefix(m.Why, fmt.Sprintf("no %s at ", m.Test)); ok {
+				if sizes[m.Test] == nil {
+					sizeTests = append(sizeTests, m.Test)
+				}
+				if !slices.Contains(sizes[m.Test], size) {
+					sizes[m.Test] = append(sizes[m.Test], size)
+				}
+				sizeCount[m.Test]++
+				continue
+			}
+			k := m.Why + "\x00" + string(m.Test)
+			if count[k] == 0 {
+				if len(tests[m.Why]) == 0 {
+					whys = append(whys, m.Why)
+				}
+				tests[m.Why] = append(tests[m.Why], m.Test)
+			}
+			count[k]++
 		}
 		if total == 0 {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("Not measured in %s, its plan differs (not gated): %d figure%s of the baseline:", names[side], total, units.Plural(total, "", "s")))
-		// Tests the side did not measure at all go on one line.
-		var whole []string
-		groups = slices.DeleteFunc(groups, func(g *group) bool {
-			if _, ok := g.why[wholeTest(g.test)]; ok && len(g.why) == 1 {
-				whole = append(whole, fmt.Sprintf("%s (%d)", g.test, g.n))
-				return true
+		counted := func(why string) string {
+			parts := make([]string, len(tests[why]))
+			for i, t := range tests[why] {
+				parts[i] = fmt.Sprintf("%s (%d)", t, count[why+"\x00"+string(t)])
 			}
-			return false
-		})
+			return strings.Join(parts, ", ")
+		}
+		for _, why := range whys {
+			if len(tests[why]) == 1 && why == wholeTest(tests[why][0]) {
+				t := tests[why][0]
+				whole = append(whole, fmt.Sprintf("%s (%d)", t, count[why+"\x00"+string(t)]))
+			}
+		}
 		if len(whole) > 0 {
 			lines = append(lines, "  tests not in its plan: "+strings.Join(whole, ", "))
 		}
-		for _, g := range groups {
-			// The sizes the side did not measure go in one list.
-			var sizes, parts []string
-			atSize := fmt.Sprintf("no %s at ", g.test)
-			for _, w := range slices.Sorted(maps.Keys(g.why)) {
-				if size, ok := strings.CutPrefix(w, atSize); ok {
-					sizes = append(sizes, size)
-					continue
-				}
-				parts = append(parts, fmt.Sprintf("%d: %s", g.why[w], w))
+		for _, t := range sizeTests {
+			slices.SortFunc(sizes[t], cmpSize)
+			lines = append(lines, fmt.Sprintf("  %s: %d (sizes not in its plan: %s)", t, sizeCount[t], strings.Join(sizes[t], ", ")))
+		}
+		for _, why := range whys {
+			if len(tests[why]) == 1 && why == wholeTest(tests[why][0]) {
+				continue
 			}
-			if len(sizes) > 0 {
-				slices.SortFunc(sizes, func(a, b string) int { return cmpSize(a, b) })
-				parts = append([]string{"sizes not in its plan: " + strings.Join(sizes, ", ")}, parts...)
-			}
-			if len(parts) == 1 {
-				parts[0] = strings.TrimPrefix(parts[0], fmt.Sprintf("%d: ", g.n))
-			}
-			lines = append(lines, fmt.Sprintf("  %s: %d (%s)", g.test, g.n, strings.Join(parts, "; ")))
+			lines = append(lines, fmt.Sprintf("  %s: %s", why, counted(why)))
 		}
 	}
 	return lines
@@ -525,6 +537,8 @@ func floorText(ch Change) string {
 		return p(ch.Floor) + " (the runs' CV)"
 	case fromThreshold:
 		return p(ch.Floor) + " (the threshold)"
+	case fromMachines:
+		return fmt.Sprintf("%s (the runs' own %s + %s of %s)", p(ch.Floor), p(ch.Floor-ch.Fallback), p(ch.Fallback), ch.FallbackFrom)
 	}
 	return fmt.Sprintf("%s (the runs' own %s + fallback %s of %s)", p(ch.Floor), p(ch.Floor-ch.Fallback), p(ch.Fallback), ch.FallbackFrom)
 }

@@ -18,8 +18,11 @@ import (
 
 // sideMethod is how one side measured a figure.
 type sideMethod struct {
-	params  string
-	changes []int
+	// tool is "p2pbench", or the other tool and its version of an import;
+	// toolName the other tool's name.
+	tool, toolName string
+	params         string
+	changes        []int
 	// known: the history says how (false for an import, or a build the
 	// history does not hold).
 	known bool
@@ -28,7 +31,11 @@ type sideMethod struct {
 }
 
 func methodIn(run *results.Run, f *results.Figure) sideMethod {
-	m := sideMethod{params: methodOf(f)}
+	m := sideMethod{tool: "p2pbench", params: methodOf(f)}
+	if run.Imported != nil {
+		m.tool, m.toolName = toolText(run), run.Tool.Name
+		return m
+	}
 	m.changes, m.known = run.MethodOf(f)
 	if !m.known {
 		m.build = toolText(run)
@@ -43,8 +50,19 @@ const maxMethodTexts = 2
 // methodChange says in words what changed from the baseline's method b to
 // side's o ("" for nothing known): the params, and the changes of the
 // history o has and b has not (or the reverse).
-func methodChange(b, o sideMethod) string {
+func methodChange(b, o sideMethod, f *results.Figure) string {
 	var parts []string
+	if b.tool != o.tool {
+		tool := "another tool: " + b.tool + " → " + o.tool
+		var known []string
+		for _, m := range []sideMethod{b, o} {
+			known = append(known, results.OtherToolDifferences(m.toolName, f)...)
+		}
+		if len(known) > 0 {
+			tool += " (" + strings.Join(known, "; ") + ")"
+		}
+		parts = append(parts, tool)
+	}
 	if b.params != o.params {
 		parts = append(parts, paramsOrNone(b.params)+" → "+paramsOrNone(o.params))
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestOldBuildAgainstNew: the 2× H100 evidence (build b5bd88b) against a
-// later build's run of the same kind of machine (call L, 0baba39): no row
+// later build's run of the same kind of machine (call L, 0baba39, another
+// VM): no row
 // whose method changed is flagged, every such row says what changed, and
 // what was flagged across methods (the staged copies, the copy engine's
 // small pulls) is among them.
@@ -21,7 +22,9 @@ func TestOldBuildAgainstNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := compare.Options{Threshold: 0.01}
+	// Two VMs: gated across machines, so that what is left ungated is the
+	// methods'.
+	opt := compare.Options{Threshold: 0.01, AcrossMachines: true}
 	res := compareRuns(t, opt, old, late)
 	changed := 0
 	for _, row := range res.Rows {

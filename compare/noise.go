@@ -119,6 +119,7 @@ const (
 	fromRuns      = "runs"      // the units of three runs a side or more
 	fromMeasured  = "measured"  // the rounds or samples of the runs, plus the fallback
 	fromThreshold = "threshold" // Options.Threshold, above the others
+	fromMachines  = "machines"  // the runs' own data, plus what machines of one kind showed beyond it
 )
 
 // rowNoise is what a row knows of its noise before judge: per side, the
@@ -234,9 +235,16 @@ func dataFloors(rows []Row, noise []rowNoise) [][]float64 {
 // judge sets every change's noise floor and its flags: worse or better, at
 // least the floor, and significant where it was tested. withFallback false
 // leaves the fallback out (what the fallback table is measured against).
-func judge(rows []Row, noise []rowNoise, opt Options, withFallback bool) {
+func judge(rows []Row, noise []rowNoise, opt Options, machines []MachineMatch, withFallback bool) {
 	threshold := opt.Threshold
 	data := dataFloors(rows, noise)
+	// Changes between machines of one kind, gated across them, take what
+	// machines of one kind showed beyond their runs' data (it holds what
+	// separate processes show too).
+	across := make([]bool, len(machines))
+	for i, m := range machines {
+		across[i] = m.Same != MachineSame && m.Kind && opt.AcrossMachines
+	}
 	for r := range rows {
 		row := &rows[r]
 		for i := range row.Changes {
@@ -249,6 +257,13 @@ func judge(rows []Row, noise []rowNoise, opt Options, withFallback bool) {
 				continue
 			}
 			switch {
+			case across[i] && withFallback:
+				ch.Floor, ch.FloorFrom = data[r][i], fromMachines
+				ch.Fallback, ch.FallbackFrom = machineFallback(row.Family, bandOf(row.Size), row.Unit)
+				if !ch.ProcessUnits && noise[r].fallback > ch.Fallback {
+					ch.Fallback, ch.FallbackFrom = noise[r].fallback, noise[r].fallbackFrom
+				}
+				ch.Floor += ch.Fallback
 			case ch.ProcessUnits:
 				// The units carry what differs between processes: their
 				// spread is the floor, whatever the test.
@@ -274,17 +289,32 @@ func judge(rows []Row, noise []rowNoise, opt Options, withFallback bool) {
 			// Untested (no units), a change beyond its floor is flagged on
 			// the floor alone; tested, it must be significant too.
 			ok := big && (ch.Significant && !ch.Covered || !ch.Tested)
-			if ok && ch.MethodChange != "" && !opt.AcrossMethods {
-				ch.Ungated, ok = ungatedMethod, false
-			}
-			ch.Regression = ok && worse
-			ch.Improvement = ok && !worse
+			ch.Ungated = ungated(row, i, opt, machines)
+			ch.Regression = ok && worse && ch.Ungated == ""
+			ch.Improvement = ok && !worse && ch.Ungated == ""
 		}
 	}
 }
 
-// ungatedMethod is Change.Ungated of a change whose method changed.
-const ungatedMethod = "method changed"
+// ungated says why change i of row is not gated ("" where it is): the
+// sides' machines (machines.go), another method of measuring (method.go),
+// a single value on either side (an import's: no samples to tell noise
+// from a change, and no other tool here states its own run-to-run spread).
+func ungated(row *Row, i int, opt Options, machines []MachineMatch) string {
+	if i < len(machines) {
+		if why := machineUngated(machines[i], opt); why != "" {
+			return why
+		}
+	}
+	single := func(c Cell) bool { return c.N <= 1 || c.Units == 0 }
+	switch {
+	case row.Changes[i].MethodChange != "" && !opt.AcrossMethods:
+		return ungatedMethod
+	case single(row.Cells[0]) || single(row.Cells[i+1]):
+		return ungatedSingle
+	}
+	return ""
+}
 
 // unitRange is the least and greatest of a side's units (zeros for none).
 func unitRange(units *benchmath.Sample) [2]float64 {

@@ -93,6 +93,7 @@ var methodChanges = []MethodChange{
 	{Commit: "6efa040", Tests: chases, Applies: beyondL2, What: "beyond L2 each round's chains in an allocation of their own"},
 	{Commit: "ca8420c", Tests: inProcessCopies, What: "samples of 125 µs, three a round"},
 	{Commit: "382273e", Tests: chases, Applies: beyondL2, What: "the untimed pass beyond L2 of 1024 hops"},
+	{Commit: "46d3617", Tests: []Test{AtomicLatency, AtomicTput}, What: "every module loaded in the warm-up (local atomics' latency 155-159 ns before, 207-213 after, on 2× H200s)"},
 	{Commit: "447bfeb", Tests: pings, What: "the flags at another slot every round"},
 	{Commit: "e316737", Tests: chases, Applies: beyondL2, What: "beyond L2 each round's allocation kept to the end of the run"},
 	{Commit: "95c3763", Tests: chases, Applies: beyondL2, What: "the chase starts at the node its build wrote first"},

@@ -41,11 +41,15 @@ func compareCommand() *cli.Command {
 			"A figure the baseline measured that a run failed or lacks is a regression, unless the run's\n" +
 			"plan left it out (listed as not measured). A figure measured by another method (kernel,\n" +
 			"or a build that measures otherwise: results/methods.go) shows what changed and is not\n" +
-			"gated unless --across-methods.",
+			"gated unless --across-methods. Runs of two machines (other GPU UUIDs) are not gated unless\n" +
+			"--across-machines, which holds each figure to the spread between machines of one kind that\n" +
+			"real VMs showed; with --fail-on-regression such a comparison exits 4 (not judged) unless a\n" +
+			"figure was lost (5). Machines of different kinds are never gated.",
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the U test"},
 			&cli.StringFlag{Name: "threshold", Value: "1%", Usage: "smallest change that counts as a regression or improvement, whatever the noise floor, e.g. 1% or 2.5"},
 			&cli.BoolFlag{Name: "fail-on-regression", Usage: "exit with status 5 when any figure regressed"},
+			&cli.BoolFlag{Name: "across-machines", Usage: "gate runs of two machines of one kind (other GPU UUIDs), each figure held to the spread between such machines; without it their changes are shown, not gated, and --fail-on-regression exits 4 (not judged) unless a figure was lost"},
 			&cli.BoolFlag{Name: "across-methods", Usage: "gate the figures measured by another method too (another kernel, or a build that measures otherwise); without it their changes are shown with what changed, not flagged"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: " + strings.Join(compare.Formats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the comparison to `FILE` instead of standard output"},
@@ -94,7 +98,7 @@ func comparisonOf(c *cli.Context) (comparison, error) {
 	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
 		return cmp, usageError{err}
 	}
-	cmp.opt.AcrossMethods = c.Bool("across-methods")
+	cmp.opt.AcrossMethods, cmp.opt.AcrossMachines = c.Bool("across-methods"), c.Bool("across-machines")
 	if cmp.opt.Alpha = c.Float64("alpha"); !(cmp.opt.Alpha > 0 && cmp.opt.Alpha < 1) {
 		return cmp, usageError{fmt.Errorf("--alpha %v is not between 0 and 1", cmp.opt.Alpha)}
 	}
@@ -164,8 +168,31 @@ func compareAction(c *cli.Context) error {
 	if regs := res.Regressions(); len(regs) > 0 {
 		return statusError{exitVerdict, fmt.Errorf("%s%s", regressedText(regs), notGatedText(res))}
 	}
+	if err := machinesNotGated(res); err != nil {
+		return err
+	}
 	if s := notGatedText(res); s != "" {
 		fmt.Fprintf(c.App.ErrWriter, "no regression%s\n", s)
+	}
+	return nil
+}
+
+// machinesNotGated fails (exit status 4: not judged) where a side is
+// another machine whose changes the gate did not judge: of another kind,
+// or of one kind without --across-machines. A gate asked to judge must not
+// pass what it did not.
+func machinesNotGated(res *compare.Result) error {
+	for _, m := range res.Machines {
+		if m.Same == compare.MachineSame || m.Same == compare.MachineUnknown && m.Kind {
+			continue
+		}
+		name := res.Names[m.Side]
+		if !m.Kind {
+			return failedFigures(fmt.Errorf("not judged: %s and the baseline %s are machines of different kinds (%s): their changes are shown, never gated", name, res.Names[0], m.Why))
+		}
+		if !res.AcrossMachines {
+			return failedFigures(fmt.Errorf("not judged: %s and the baseline %s are different machines of one kind (%s); --across-machines holds each figure to the spread between such machines", name, res.Names[0], m.Why))
+		}
 	}
 	return nil
 }

@@ -128,3 +128,57 @@ func TestCompareImportHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareAcrossMachines: runs of two VMs of one kind (the hold-out set
+// of call AG against call AE's, each a 2× H200 of its own): the header
+// says the machines differ; --fail-on-regression exits 4 (not judged)
+// without --across-machines, 0 with it; a figure lost exits 5 either way.
+func TestCompareAcrossMachines(t *testing.T) {
+	ref := filepath.Join("..", "..", "testdata", "reference", "h200x2")
+	ae, ag := filepath.Join(ref, "2026-11-26-ae", "all1.json.gz"), filepath.Join(ref, "2026-11-26-ag", "all1.json.gz")
+	stdout, stderr, status := p2pbench(t, "compare", "--fail-on-regression", ae, ag)
+	if status != exitFailed || !strings.Contains(stdout, "DIFFERENT MACHINES of one kind") ||
+		!strings.Contains(stderr, "not judged: ") || !strings.Contains(stderr, "--across-machines holds each figure to the spread between such machines") {
+		t.Errorf("without --across-machines: exit status %d (want %d), stderr %q, header:\n%.800s", status, exitFailed, stderr, stdout)
+	}
+	if _, stderr, status := p2pbench(t, "compare", "--fail-on-regression", "--across-machines", ae, ag); status != exitOK {
+		t.Errorf("with --across-machines: exit status %d, want 0: %s", status, stderr)
+	}
+	broken := edited(t, ag, "broken.json", func(f *results.Figure) bool {
+		return !(f.Test == results.CEWrite && f.Src == 0 && f.Dst == 1 && f.Size == 512<<20)
+	})
+	for _, args := range [][]string{{ae, broken}, {"--across-machines", ae, broken}} {
+		if _, stderr, status := p2pbench(t, append([]string{"compare", "--fail-on-regression"}, args...)...); status != exitVerdict || !strings.Contains(stderr, "failed or missing") {
+			t.Errorf("compare %s: exit status %d (want %d): %s", strings.Join(args, " "), status, exitVerdict, stderr)
+		}
+	}
+}
+
+// TestCompareImports: p2pbench against an import of nvbandwidth run on the
+// same machine (call AG), and an import against itself, exit 0 with
+// --fail-on-regression: an import's single values are shown, never gated,
+// and the differences of method docs/imports.md describes are named on
+// their rows.
+func TestCompareImports(t *testing.T) {
+	set := filepath.Join("..", "..", "testdata", "reference", "h200x2", "2026-11-26-ag")
+	imported := filepath.Join(t.TempDir(), "nvbandwidth.p2pbench.json")
+	if _, stderr, status := p2pbench(t, "import", filepath.Join(set, "nvbandwidth-v0.8.json"), "-o", imported); status != exitOK {
+		t.Fatalf("import: exit status %d: %s", status, stderr)
+	}
+	stdout, stderr, status := p2pbench(t, "compare", "--fail-on-regression", filepath.Join(set, "all1.json.gz"), imported)
+	if status != exitOK {
+		t.Errorf("p2pbench against nvbandwidth: exit status %d, want 0: %s", status, stderr)
+	}
+	for _, s := range []string{"another tool: p2pbench → nvbandwidth v0.8", "nvbandwidth keeps one value a figure",
+		"nvbandwidth times one device while the others copy; p2pbench times every device at once",
+		"nvbandwidth's both-ways total is the sum of the two directions' rates",
+		"(method changed: not gated)", "Flagged: nothing."} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("p2pbench against nvbandwidth: the output lacks %q", s)
+		}
+	}
+	stdout, stderr, status = p2pbench(t, "compare", "--fail-on-regression", imported, imported)
+	if status != exitOK || !strings.Contains(stdout, "(a single value: not gated)") || !strings.Contains(stdout, "single values") {
+		t.Errorf("an import against itself: exit status %d: %s\n%.1500s", status, stderr, stdout)
+	}
+}
