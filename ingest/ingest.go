@@ -107,6 +107,10 @@ type Error struct {
 	Col   int    // 1-based column within Line, 0 when unknown
 	Field string // the JSON field, "" for text
 	Msg   string
+	// Option is set when the fault is an option given to the import (a
+	// collective the output contradicts, a buffer size of no MiB), not the
+	// input: the command line's, exit status 2.
+	Option bool
 }
 
 func (e *Error) Error() string {
@@ -143,6 +147,14 @@ func Import(path string, opt Options) (*results.Run, error) {
 	return Decode(path, data, opt)
 }
 
+// optionError is errorf for an option given to the import that the input
+// contradicts or cannot use.
+func (in *input) optionError(line int, format string, args ...any) *Error {
+	e := in.errorf(line, format, args...)
+	e.Option = true
+	return e
+}
+
 // Decode converts the content of the file named name (used in messages
 // and recorded without its directory).
 func Decode(name string, data []byte, opt Options) (*results.Run, error) {
@@ -160,6 +172,13 @@ func Decode(name string, data []byte, opt Options) (*results.Run, error) {
 	i := slices.IndexFunc(formats, func(f formatInfo) bool { return f.format == format })
 	if i < 0 {
 		return nil, in.errorf(0, "unknown format %q", format)
+	}
+	// An option for another tool's format would be ignored: refused.
+	switch nccl := format == NCCLTestsText; {
+	case nccl && opt.BufferSize != 0:
+		return nil, in.optionError(0, "a buffer size is given, but this is nccl-tests' output, whose rows give their sizes (the buffer size is nvbandwidth's)")
+	case !nccl && opt.Collective != "":
+		return nil, in.optionError(0, "a collective is given, but this is %s's output (the collective is nccl-tests')", strings.SplitN(string(format), "-", 2)[0])
 	}
 	run, err := formats[i].decode(in, opt)
 	if err != nil {

@@ -191,6 +191,9 @@ func (n *nccl) header(no int, body string) error {
 	if len(starts) != 2 || starts[0] != 5 || starts[1]-starts[0] < 4 {
 		return n.in.errorf(no, "a column line without nccl-tests' out-of-place and in-place groups (time algbw busbw #wrong)")
 	}
+	if n.program != "" && n.opt.Collective != "" && n.program != n.opt.Collective {
+		return n.in.optionError(no, "the output names its program, %s_perf, but the collective given is %s", n.program, n.opt.Collective)
+	}
 	prev := n.table
 	n.newTable(ncclTable{collective: n.program, line: no, group: starts[1] - starts[0], cputime: cols[5] == "cputime",
 		validation: prev.validation, ranks: prev.ranks, threadsGPUs: prev.threadsGPUs})

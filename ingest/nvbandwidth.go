@@ -310,6 +310,8 @@ func convertNVB(meta nvbMeta, tcs []nvbTestcase, opt Options, in *input) (*resul
 // nvbBufferSize is the bytes nvbandwidth's bandwidth testcases copied.
 func nvbBufferSize(meta nvbMeta, opt Options, b *builder, in *input) (uint64, error) {
 	switch {
+	case opt.BufferSize > 0 && opt.BufferSize%mib != 0:
+		return 0, in.optionError(0, "buffer size of %d bytes: nvbandwidth's buffer is a whole number of MiB (its -b N is --buffer-size NMiB)", opt.BufferSize)
 	case opt.BufferSize > 0:
 		b.note("buffer size %s as given to the import", results.FormatBytes(opt.BufferSize))
 		return opt.BufferSize, nil

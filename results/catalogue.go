@@ -435,7 +435,11 @@ func Selected(name string) []Test {
 func ParseTests(list string, c Command) ([]Test, error) {
 	valid := SelectNames(c)
 	names := valid
-	if list = strings.TrimSpace(list); list != "" && list != "all" {
+	switch list = strings.TrimSpace(list); list {
+	case "":
+		return nil, fmt.Errorf("no test named: give test names, comma-separated, or all; the tests are: %s", strings.Join(valid, ", "))
+	case "all":
+	default:
 		names = strings.Split(list, ",")
 	}
 	var out []Test

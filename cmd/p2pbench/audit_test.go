@@ -355,3 +355,49 @@ func TestAuditEchoesAreBounded(t *testing.T) {
 		t.Errorf("clipMessage: %d bytes, valid UTF-8 %v", len(m), utf8.ValidString(m))
 	}
 }
+
+// The third audit's flags (D21, D22, D23, N16, N24): a flag that would be
+// ignored, given twice, or read other than written is refused in one line,
+// exit 2, before any work.
+func TestAuditThirdFlags(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := sampleRun(t)
+	const nvb, nccl = "../../ingest/testdata/nvbandwidth-v0.8-h200x2.json", "../../ingest/testdata/nccl-tests-2.19-sendrecv-h200x2.txt"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		// D21: import options ignored.
+		{[]string{"import", nvb, "-o", filepath.Join(dir, "x.json"), "--dir", filepath.Join(dir, "outd")}, "-o and --dir exclude each other"},
+		{[]string{"import", nccl, "--collective", "all_reduce", "-o", filepath.Join(dir, "x.json")}, "the output names its program, sendrecv_perf, but the collective given is all_reduce"},
+		{[]string{"import", nvb, "--buffer-size", "3", "-o", filepath.Join(dir, "x.json")}, "buffer size of 3 bytes: nvbandwidth's buffer is a whole number of MiB"},
+		{[]string{"import", nccl, "--buffer-size", "8MiB", "-o", filepath.Join(dir, "x.json")}, "the buffer size is nvbandwidth's"},
+		{[]string{"import", nvb, "--collective", "sendrecv", "-o", filepath.Join(dir, "x.json")}, "the collective is nccl-tests'"},
+		// D22: other flags ignored.
+		{append([]string{"bw", "--dry-run", "-o", filepath.Join(dir, "dry.json")}, small...), "--dry-run measures nothing, so --output has nothing to write"},
+		{[]string{"report", in, "--format", "pdf", "-o", filepath.Join(dir, "r.md")}, `--format pdf, but -o`},
+		{[]string{"check", in, "--threshold", "5%"}, "--threshold is the least worsening against --baseline, and there is none"},
+		{append([]string{"bw", "--simulate-health", "slow-link:0:0"}, small...), "a link joins two devices: 0 and 0 are one"},
+		{append([]string{"bw", "--simulate", "dgx-h100"}, small...), `--simulate given twice ("dgx-h100", then "h200x2")`},
+		// D23: help with an argument.
+		{[]string{"bw", "-h", "extra"}, `no help topic "extra"`},
+		// N24: flag oddities.
+		{append([]string{"bw", "--tests", ""}, small...), "no test named"},
+		{append([]string{"bw", "--rounds", "0x2"}, small...), `--rounds "0x2": want a whole number`},
+		{[]string{"bw", "--samples", "1e3", "--simulate", "h200x2"}, `--samples "1e3": want a whole number`},
+		// N16: every unit the sizes take is named.
+		{[]string{"bw", "--simulate", "h200x2", "--size", "4XB"}, "KB, MB, GB, TB (powers of 1000"},
+	} {
+		stdout, stderr, status := p2pbench(t, c.args...)
+		oneLine(t, strings.Join(c.args, " "), stderr, status, exitUsage, c.want)
+		if strings.Contains(stdout, "GB/s") {
+			t.Errorf("%v: worked before refusing", c.args)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files made: %v", entries)
+	}
+	if help, _, _ := p2pbench(t, "bw", "-h"); strings.Contains(help, "(default: 0)") {
+		t.Errorf("bw -h shows a default of 0 that the flag refuses:\n%s", help)
+	}
+}

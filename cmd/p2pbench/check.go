@@ -100,6 +100,8 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	switch {
 	case spec != "" && base != "":
 		return nil, usageError{errors.New("--expect and --baseline exclude each other: judge against one of them")}
+	case base == "" && c.IsSet("threshold"):
+		return nil, usageError{errors.New("--threshold is the least worsening against --baseline, and there is none: give --baseline FILE, or leave --threshold out")}
 	case spec != "":
 		s, err := interruptible(c.Context, func() (*verdict.Spec, error) { return verdict.LoadSpec(spec) })
 		if err != nil {

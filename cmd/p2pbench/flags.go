@@ -51,8 +51,8 @@ func copyFlags(sizeUsage string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "size", Value: "512MiB", Usage: sizeUsage},
 		&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
-		&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM (default: the variant's own)"},
-		&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 (default: the variant's own)"},
+		&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM, 1 to 32", DefaultText: "the variant's own"},
+		&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 up to 1024", DefaultText: "the variant's own"},
 		&cli.StringFlag{Name: "tuning", Usage: "use the SM copy configurations tuned in results file `FILE` (from bw --tune)"},
 	}
 }

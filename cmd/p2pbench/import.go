@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,9 @@ func importAction(c *cli.Context) error {
 	if opt.Collective != "" && !slices.Contains(results.NCCLCollectives(), opt.Collective) {
 		return usageError{fmt.Errorf("unknown collective %q; the collectives are %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))}
 	}
+	if c.IsSet("output") && c.IsSet("dir") {
+		return usageError{fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes")}
+	}
 	outs, err := importOutputs(inputs, c.String("output"), c.String("dir"))
 	if err != nil {
 		return err
@@ -67,6 +71,9 @@ func importAction(c *cli.Context) error {
 	runs := make([]*results.Run, len(inputs))
 	for i, in := range inputs {
 		if runs[i], err = interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) }); err != nil {
+			if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
+				return usageError{err}
+			}
 			return err
 		}
 		if len(runs[i].Figures) == 0 {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -139,6 +140,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	// urfave/cli answers -h followed by an argument with an exit error of
+	// its own (status 1 here): it is a bad command line, status 2.
+	if topic, ok := strings.CutPrefix(err.Error(), "No help topic for "); ok {
+		err = usageError{fmt.Errorf("no help topic %s: --help takes no argument (p2pbench --help, p2pbench COMMAND --help)", results.QuoteShort(strings.Trim(topic, "'")))}
+	}
 	fmt.Fprintf(stderr, "p2pbench: %s\n", clipMessage(err.Error()))
 	return exitStatus(ctx, err)
 }
@@ -171,7 +177,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		// A bad flag value or an unknown flag is one line and exit status
 		// 2, never the help page.
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		c.OnUsageError = func(c *cli.Context, err error, _ bool) error { return usageError{flagError(c, err)} }
+		// A flag of one value given twice is refused, never the last one
+		// taken without a word.
+		c.Before = onceEach
 		if !c.Hidden {
 			names = append(names, c.Name)
 		}

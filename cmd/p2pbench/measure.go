@@ -70,6 +70,11 @@ func measureAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("dry-run") {
+		for _, f := range []string{"output", "json"} {
+			if c.IsSet(f) {
+				return usageError{fmt.Errorf("--dry-run measures nothing, so --%s has nothing to write: leave one of them out", f)}
+			}
+		}
 		if c.Command.Name == "all" {
 			// The --dir pattern filled from the launcher, to check it
 			// before a run under srun or mpirun.

@@ -83,7 +83,14 @@ func (n *mnnvlNodes) run(present []int, common []string, setups map[int]rankSetu
 		if r == 0 {
 			args = append(args, "-o", filepath.Join(n.dir, "results.json"))
 		}
-		args = append(args, setups[r].args...)
+		// A rank's own flags replace the defaults (a flag is given once).
+		for extra := setups[r].args; len(extra) >= 2; extra = extra[2:] {
+			if i := slices.Index(args, extra[0]); i >= 0 {
+				args[i+1] = extra[1]
+			} else {
+				args = append(args, extra[:2]...)
+			}
+		}
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(slices.Clone(base), fmt.Sprintf("SLURM_PROCID=%d", r), fmt.Sprintf("SLURMD_NODENAME=node%d", r))
 		cmd.Env = append(cmd.Env, setups[r].env...)

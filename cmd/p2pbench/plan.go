@@ -13,7 +13,8 @@ import (
 // --dry-run prints the plan instead of measuring.
 var planFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "all-pairs", Usage: "measure every pair in detail (size sweeps, latency, atomics, across processes), not only the representatives of each link class"},
-	&cli.IntFlag{Name: "sample-peers", Usage: fmt.Sprintf("sample: besides the representatives, each device measures `K` peers drawn at random in detail (default: %d on more than %d devices, else none)", bench.DefaultPeers, bench.SampleAbove)},
+	&cli.IntFlag{Name: "sample-peers", Usage: "sample: besides the representatives, each device measures `K` peers drawn at random in detail",
+		DefaultText: fmt.Sprintf("%d on more than %d devices, else none", bench.DefaultPeers, bench.SampleAbove)},
 	&cli.Uint64Flag{Name: "sample-seed", Value: bench.DefaultSeed, Usage: "seed of the peers --sample-peers draws (recorded in the results)"},
 	&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (link classes, representatives, pairs measured at once, steps, estimated duration) and measure nothing"},
 }

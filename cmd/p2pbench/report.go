@@ -12,6 +12,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 func reportCommand() *cli.Command {
@@ -106,6 +107,11 @@ func reportOutput(in, out, format string) (string, string, error) {
 	}
 	if format != "pdf" && format != "md" {
 		return "", "", usageError{fmt.Errorf("unknown report format %q; the formats are pdf and md", format)}
+	}
+	// A file named for one format and asked in the other would be misnamed.
+	switch ext := strings.ToLower(filepath.Ext(out)); {
+	case format == "pdf" && (ext == ".md" || ext == ".markdown"), format == "md" && ext == ".pdf":
+		return "", "", usageError{fmt.Errorf("--format %s, but -o %s names a %s file: give a name that fits, or leave --format out", format, results.QuoteShort(out), strings.TrimPrefix(ext, "."))}
 	}
 	return out, format, nil
 }

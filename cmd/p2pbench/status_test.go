@@ -21,7 +21,7 @@ func TestExitStatusOfBadCommandLines(t *testing.T) {
 		status int
 		want   string
 	}{
-		{[]string{"bw", "--samples", "abc"}, exitUsage, `invalid value "abc" for flag -samples`},
+		{[]string{"bw", "--samples", "abc"}, exitUsage, `--samples "abc": want a whole number`},
 		{[]string{"bw", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"nosuchcommand"}, exitUsage, `unknown command "nosuchcommand"; the commands are topo, bw, lat, atomic, ipc, mnnvl, all, check, show, plot, report, compare, fleet, import, man, completion`},

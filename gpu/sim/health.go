@@ -251,6 +251,8 @@ func ParseHealth(spec string) (Option, error) {
 			return fail(err.Error())
 		}
 		return WithProcess(p), nil
+	case kind == "slow-link" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2 && nums[0] == nums[1]:
+		return fail(fmt.Sprintf("a link joins two devices: %d and %d are one", nums[0], nums[1]))
 	case kind == "slow-link" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
 		scale := 0.5
 		if len(f) == 3 {

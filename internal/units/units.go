@@ -18,12 +18,16 @@ var sizeUnits = []struct {
 	mult   uint64
 }{
 	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
 	{"B", 1},
 }
 
-// ParseSize reads a byte count such as 4B, 64KiB, 512MiB, 1GiB or 4096.
+// SizeUnits says what ParseSize reads, for messages and help.
+const SizeUnits = "B; KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024, as nvbandwidth and nccl-tests count); KB, MB, GB, TB (powers of 1000: 4MB is 4,000,000 bytes, 4MiB 4,194,304)"
+
+// ParseSize reads a byte count such as 4B, 64KiB, 512MiB, 1GiB or 4096 (see
+// SizeUnits; case does not matter).
 func ParseSize(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	mult := uint64(1)
@@ -36,7 +40,7 @@ func ParseSize(s string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(t, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("bad size %s: want a number with an optional unit (B, KiB, MiB, GiB), e.g. 512MiB", quote(s))
+		return 0, fmt.Errorf("bad size %s: want a whole number with an optional unit, e.g. 512MiB; the units: %s", quote(s), SizeUnits)
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("bad size %s: a transfer must move at least 4 bytes", quote(s))
