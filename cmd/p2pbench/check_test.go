@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,24 @@ func TestBaselinesThatCannotJudgeAreRefused(t *testing.T) {
 	oneLine(t, "a simulated all against a real baseline", stderr, status, exitUsage, "this run is simulated and the baseline a real machine's")
 	if _, err := os.Stat(out); err == nil || strings.Contains(stdout, "GB/s") {
 		t.Errorf("all measured or made its directory before refusing the baseline:\n%s", stdout)
+	}
+}
+
+// TestReadmeCommandPasses: the README's first command, all on the
+// simulated 2× H200, passes whatever the seed (--strict: a warning would
+// exit 5), as does the simulated PCIe machine: a healthy simulated machine
+// gets no warning, as the simulator agrees with the real machines on what
+// the verdict reads (its GPUs warm by a degree or two over a run, its
+// copies across processes carry NVLink counters).
+func TestReadmeCommandPasses(t *testing.T) {
+	for _, tc := range []struct {
+		machine string
+		seed    int
+	}{{"h200x2", 1}, {"h200x2", 2}, {"h200x2", 3}, {"h200x2", 4}, {"h200x2", 5}, {"pcie-4gpu", 1}} {
+		dir := t.TempDir()
+		stdout, stderr, status := p2pbench(t, "all", "--simulate", tc.machine, "--simulate-seed", fmt.Sprint(tc.seed), "--strict", "--dir", dir)
+		if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {
+			t.Errorf("all --simulate %s --simulate-seed %d: status %d, stderr %q, output:\n%s", tc.machine, tc.seed, status, stderr, stdout)
+		}
 	}
 }

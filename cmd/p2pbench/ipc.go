@@ -22,6 +22,10 @@ import (
 // ipcChildName is the hidden command each child of an IPC run runs.
 const ipcChildName = "ipc-child"
 
+// simTrafficFlag names, for a simulated IPC child, the file its machine's
+// NVLink counters are shared in with the parent (sim.WithSharedTraffic).
+var simTrafficFlag = &cli.StringFlag{Name: "simulate-nvlink-counters", Hidden: true}
+
 func ipcCommand() *cli.Command {
 	flags := measuringFlags(results.CommandIPC, outputFlag)
 	flags = append(flags, copyFlags("transfer size of the bandwidth tests")...)
@@ -45,7 +49,7 @@ func ipcChildCommand() *cli.Command {
 		Name:   ipcChildName,
 		Usage:  "one child process of `p2pbench ipc` (started by it, never by hand)",
 		Hidden: true,
-		Flags:  []cli.Flag{simulateFlag, seedFlag},
+		Flags:  []cli.Flag{simulateFlag, seedFlag, simTrafficFlag},
 		Action: ipcChildAction,
 	}
 }
@@ -145,6 +149,9 @@ func ipcChildArgs(s *session) ([]string, error) {
 	args := []string{exe, ipcChildName}
 	if s.sim != "" {
 		args = append(args, "--simulate", s.sim, "--simulate-seed", strconv.FormatInt(s.seed, 10))
+		if s.traffic != "" {
+			args = append(args, "--"+simTrafficFlag.Name, s.traffic)
+		}
 	}
 	return args, nil
 }
@@ -158,7 +165,11 @@ func ipcChildAction(c *cli.Context) error {
 	}
 	var drv gpu.Driver
 	if m := c.String("simulate"); m != "" {
-		d, err := sim.New(m, sim.WithSeed(c.Int64("simulate-seed")))
+		opts := []sim.Option{sim.WithSeed(c.Int64("simulate-seed")), sim.AsIPCChild()}
+		if f := c.String(simTrafficFlag.Name); f != "" {
+			opts = append(opts, sim.WithSharedTraffic(f))
+		}
+		d, err := sim.New(m, opts...)
 		if err != nil {
 			conn.Close()
 			return usageError{err}

@@ -74,6 +74,9 @@ type session struct {
 	devices []int
 	sim     string
 	seed    int64
+	// traffic is the file a simulated machine's NVLink counters are
+	// shared in with the run's IPC children ("" for none).
+	traffic string
 	// driverClosed is closed once the driver is (closeDriver).
 	driverClosed chan struct{}
 	closing      sync.Once
@@ -102,6 +105,9 @@ func (s *session) Close() {
 	if s.mon != nil {
 		_ = s.mon.Close()
 	}
+	if s.traffic != "" {
+		sim.RemoveSharedTraffic(s.traffic)
+	}
 }
 
 // open opens the real driver (and NVML if present) or the simulated
@@ -110,8 +116,19 @@ func (s *session) Close() {
 func (t target) open() (*session, error) {
 	s := &session{sim: t.sim, seed: t.seed}
 	if t.sim != "" {
-		d, err := sim.New(t.sim, append([]sim.Option{sim.WithSeed(t.seed)}, t.health...)...)
+		// The NVLink counters are the machine's: the IPC children count
+		// their copies where the parent reads them.
+		opts := []sim.Option{sim.WithSeed(t.seed)}
+		if f, err := os.CreateTemp("", "p2psim-nvlink-"); err == nil {
+			s.traffic = f.Name()
+			f.Close()
+			opts = append(opts, sim.WithSharedTraffic(s.traffic))
+		}
+		d, err := sim.New(t.sim, append(opts, t.health...)...)
 		if err != nil {
+			if s.traffic != "" {
+				sim.RemoveSharedTraffic(s.traffic)
+			}
 			return nil, usageError{err}
 		}
 		s.drv, s.mon = d, d.Monitor()

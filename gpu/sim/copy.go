@@ -19,7 +19,8 @@ func freed(sp span) bool {
 func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 	d := c.d
 	o := &op{kind: opWork, what: what}
-	var pullOn *[2]int // the link a running pull counts on (linkUse)
+	var pullOn *[2]int   // the link a running pull counts on (linkUse)
+	var counted *profile // how a copy over a link counts on its counters
 	o.prepare = func(o *op) *asyncError {
 		if freed(dst) || freed(src) {
 			return illegalAddress("%s: memory freed while the copy was queued", what)
@@ -40,9 +41,13 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		case sd >= 0 && dd >= 0 && sd != dd:
 			direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
 			if direct {
+				counted = &mm.ceWrite
+				if c.dev == dd {
+					counted = &mm.ceRead
+				}
 				o.setup = mm.ceSetupPeer
 				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
-				if mm.linkWake > 0 && c.dev == dd {
+				if mm.linkWake > 0 && c.dev == dd && !d.ipcChild {
 					// Pulls, what the probe measured.
 					link := [2]int{sd, dd}
 					u := d.linkUsed[link]
@@ -90,6 +95,9 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
+		if counted != nil {
+			d.traffic.count(src.dev(), dst.dev(), float64(dst.n), *counted)
+		}
 		if pullOn != nil {
 			u := d.linkUsed[*pullOn]
 			u.running--

@@ -129,11 +129,26 @@
 //     about, in the reference runs); each active
 //     link's corrected-error counter (ECC-data) starts in the hundreds to
 //     thousands and rises by 10–56 a second while its device works, and its
-//     CRC-data counter holds a base of hundreds. Whether an H200 or a
-//     GB200 does the same was not measured.
-//   - The Monitor's clocks are constant; temperature and power follow the
-//     device's utilisation over about a second of virtual time; there are no
-//     NVLink throughput counters. An NVSwitch machine's links lead to
+//     CRC-data counter holds a base of hundreds: a machine whose links have
+//     settled. On the fresh VMs measured, H100 and H200 alike, CRC-data
+//     rose during the first runs (hundreds a second per GPU while copies
+//     ran, less run by run, none after some ten runs), which the simulator
+//     does not model (inject it with link-errors). Whether a GB200 does the
+//     same was not measured. Each GPU's NVLink error totals are its links'
+//     sums, its data-link totals 0.
+//   - The Monitor's clocks are constant; power follows the device's
+//     utilisation over about a second of virtual time, temperature over
+//     minutes (the real GPUs warmed by 1–3 °C over a run). The NVLink
+//     throughput counters count every copy between devices when it ends
+//     (not the latency and atomic kernels): payload, and raw bytes at the
+//     engine's wire cost (a saturated direction counts 419 of its 450
+//     GB/s, as the real counters counted 418–425); an IPC run's processes
+//     count into one file (WithSharedTraffic), as the real counters are the
+//     device's. Copies across processes cost on the wire what the same
+//     copies in one process cost: on the 2× H200 two arrangements both ways
+//     cost 1.133 raw bytes per payload byte against 1.083 and ran 4–5%
+//     slower, which is not modelled. An IPC child's machine does not model
+//     the link's waking (AsIPCChild). An NVSwitch machine's links lead to
 //     switches at made-up bus ids (ffff:ff:0s.0).
 //   - Injected health conditions change only what the Monitor reads: a
 //     downed link, a rising error counter or another program's process do

@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -257,5 +260,82 @@ func TestParseHealth(t *testing.T) {
 	}
 	if _, err := New("pcie-4gpu", WithLinkDown(0, 0, 0)); err == nil || !strings.Contains(err.Error(), "it has 0 NVLinks") {
 		t.Errorf("a link down on a PCIe machine: %v", err)
+	}
+}
+
+// TestTemperatureFollowsWorkOverMinutes: a GPU warms towards its loaded
+// temperature over minutes, not seconds: a few seconds of copies warm it
+// by a degree or two, as the real H200s and H100s warmed over a run.
+func TestTemperatureFollowsWorkOverMinutes(t *testing.T) {
+	r := newRig(t, "h200x2")
+	before, _ := r.d.Monitor().State(0, "")
+	for range 20 {
+		r.work() // about 0.1 s of copies each
+	}
+	after, _ := r.d.Monitor().State(0, "")
+	if rise := after.TempC - before.TempC; rise < 0 || rise > 2 || after.PowerW <= before.PowerW {
+		t.Errorf("2 s of copies: %d → %d °C, %.0f → %.0f W; want a rise of 0-2 °C and more power", before.TempC, after.TempC, before.PowerW, after.PowerW)
+	}
+}
+
+// TestTrafficCounters: the NVLink counters count a copy between devices,
+// payload and raw bytes each way, raw over payload as the engine's wire
+// cost (the copy engine's 1.06, as the real counters read); a PCIe machine
+// has none; machines sharing a file count into it together, as the
+// processes of an IPC run count on one machine's counters.
+func TestTrafficCounters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nvlink")
+	t.Cleanup(func() { RemoveSharedTraffic(path) })
+	r := newRig(t, "h200x2", WithSharedTraffic(path))
+	other := newRig(t, "h200x2", WithSharedTraffic(path))
+	const size = 256 << 20
+	for _, x := range []*rig{r, other} {
+		x.must(x.ctx[1].EnablePeerAccess(x.ctx[0], 0))
+		src, dst := x.alloc(0, size), x.alloc(1, size)
+		x.must(x.ctx[1].MemcpyPeerAsync(dst, x.ctx[1], src, x.ctx[0], size, 0)) // a pull by device 1
+		x.must(x.ctx[1].Synchronize())
+	}
+	c0, err := r.d.Monitor().Traffic(0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, _ := r.d.Monitor().Traffic(1, "")
+	if c0.TxData != 2*size || c1.RxData != 2*size || c0.RxData != 0 {
+		t.Errorf("two pulls of %d bytes 0→1, one per machine: device 0 %+v, device 1 %+v", size, c0, c1)
+	}
+	if w := float64(c0.TxRaw) / float64(c0.TxData); w < 1.05 || w > 1.08 || c0.RxRaw == 0 || c1.TxRaw != c0.RxRaw {
+		t.Errorf("wire bytes per payload byte %.3f, requests back %d and %d", w, c0.RxRaw, c1.TxRaw)
+	}
+	p := newRig(t, "pcie-4gpu")
+	if _, err := p.d.Monitor().Traffic(0, ""); !errors.Is(err, gpu.ErrNoCounters) {
+		t.Errorf("a PCIe machine's NVLink counters: %v", err)
+	}
+}
+
+// TestIPCChildLinkAwake: the first pull over an idle link pays for waking
+// it (0.21 ms on the simulated H200, as on the real one), but not on an
+// IPC child's machine, whose clock between its windows stands for its
+// waits on the parent rather than for an idle link.
+func TestIPCChildLinkAwake(t *testing.T) {
+	first := func(opts ...Option) float64 {
+		r := newRig(t, "h200x2", opts...)
+		r.enable(1, 0)
+		src, dst := r.alloc(0, 1<<20), r.alloc(1, 1<<20)
+		s := r.stream(1)
+		a, err := r.ctx[1].EventCreate()
+		r.must(err)
+		b, err := r.ctx[1].EventCreate()
+		r.must(err)
+		r.must(r.ctx[1].EventRecord(a, s))
+		r.must(r.ctx[1].MemcpyPeerAsync(dst, r.ctx[1], src, r.ctx[0], 1<<20, s))
+		r.must(r.ctx[1].EventRecord(b, s))
+		r.must(r.ctx[1].EventSynchronize(b))
+		ms, err := r.ctx[1].EventElapsed(a, b)
+		r.must(err)
+		return float64(ms)
+	}
+	woke, child := first(), first(AsIPCChild())
+	if woke < 0.2 || child > 0.05 {
+		t.Errorf("a first 1 MiB pull: %.3f ms, on an IPC child's machine %.3f; want 0.2 or more and 0.05 or less", woke, child)
 	}
 }

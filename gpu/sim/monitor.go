@@ -12,8 +12,8 @@ import (
 // its NVLinks from the machine description, clocks at their application
 // values, temperature and power that follow each device's recent
 // utilisation, its PCIe links, and its health and the processes on its GPUs
-// (health.go).
-// It has no NVLink throughput counters.
+// (health.go), and NVLink throughput counters that count its copies
+// between devices (traffic.go).
 func (d *Driver) Monitor() gpu.Monitor { return monitor{d} }
 
 type monitor struct{ d *Driver }
@@ -86,10 +86,10 @@ func (m *machine) linkCount() int {
 	return 0
 }
 
-// State reads the device's clocks at their application values, and a
-// temperature and power that follow its recent utilisation (an average over
-// about a second of virtual time). A bad ordinal or a closed driver reads
-// zeros.
+// State reads the device's clocks at their application values, a power
+// that follows its recent utilisation (an average over about a second of
+// virtual time) and a temperature that follows it over minutes (heatTau),
+// as a GPU's heat sink does. A bad ordinal or a closed driver reads zeros.
 func (m monitor) State(dev int, busID string) (results.DeviceState, error) {
 	d := m.d
 	d.mu.Lock()
@@ -101,7 +101,7 @@ func (m monitor) State(dev int, busID string) (results.DeviceState, error) {
 	g := d.m.gpu
 	u := d.load[dev]
 	st.SMClockMHz, st.MemClockMHz = g.clockMHz, g.memClockMHz
-	st.TempC = g.idleC + int(math.Round(u*float64(g.loadC-g.idleC)))
+	st.TempC = g.idleC + int(math.Round(d.heat[dev]*float64(g.loadC-g.idleC)))
 	st.PowerW = math.Round((g.idleW+u*0.8*(g.tdpW-g.idleW))*10) / 10
 	return st, nil
 }
@@ -142,9 +142,4 @@ func (m monitor) PCIePath(a, b int, busA, busB string) (string, error) {
 // Fabric: a simulated machine is one node, in no multi-node NVLink fabric.
 func (m monitor) Fabric(dev int, busID string) (gpu.Fabric, error) {
 	return gpu.Fabric{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoFabric)
-}
-
-// Traffic: the simulator models no NVLink counters.
-func (m monitor) Traffic(dev int, busID string) (results.LinkCounts, error) {
-	return results.LinkCounts{}, fmt.Errorf("simulated machine: %w", gpu.ErrNoCounters)
 }

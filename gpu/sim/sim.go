@@ -26,6 +26,10 @@ type Driver struct {
 
 	seed   int64
 	faults []Fault
+	// traffic holds the NVLink throughput counters (traffic.go).
+	traffic traffic
+	// ipcChild: the machine of an IPC child (AsIPCChild).
+	ipcChild bool
 	// born is the wall-clock time the machine was built: the Monitor's
 	// readings are timed born + virtual time (Driver.now).
 	born      time.Time
@@ -56,8 +60,9 @@ type Driver struct {
 	// version counts enqueued operations; a scheduler waiting for another
 	// goroutine's work (a ping-pong partner) watches it without the lock.
 	version atomic.Int64
-	// load is each device's recent utilisation (0..1), for the Monitor's State.
-	load []float64
+	// load is each device's recent utilisation (0..1), for the Monitor's
+	// power; heat the same over minutes (heatTau), for its temperature.
+	load, heat []float64
 	// busyNs is each device's virtual time with work running (corrected
 	// link errors rise with it, health.go).
 	busyNs []float64
@@ -99,6 +104,18 @@ func WithColdPulls(n int) Option {
 		d.coldPulls = n
 		return nil
 	}
+}
+
+// AsIPCChild makes the machine an IPC child's: it hosts stand-ins of the
+// child's peers and sees only the child's own copies, so the link's waking
+// (model.linkWake), which follows the copies of every process on it, is
+// not modelled there: between two of the child's windows its clock stands
+// for its waits on the parent, not for an idle link. On the 2× H200 the
+// copies across processes read what the same copies in one process read
+// (ipc_ce_read 395.8 against 394 GB/s, testdata/reference/h200x2/
+// 2026-11-26-ag), where a wake paid by every window took 3.5%.
+func AsIPCChild() Option {
+	return func(d *Driver) error { d.ipcChild = true; return nil }
 }
 
 // WithFault injects a failure (see FaultKind). Several may be given.
@@ -167,6 +184,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		memExports:   map[uint64]*allocation{},
 		eventExports: map[uint64]*eventState{},
 		load:         make([]float64, m.n),
+		heat:         make([]float64, m.n),
 		busyNs:       make([]float64, m.n),
 		hostCopied:   make([]bool, m.n),
 		coldPull:     make([]int, m.n),
@@ -174,6 +192,7 @@ func New(machine string, opts ...Option) (*Driver, error) {
 		coldPulls:    1,
 		linkUsed:     map[[2]int]linkUse{},
 	}
+	d.traffic.n = m.n
 	d.sched.init(d)
 	d.mem.init(m.n)
 	d.vmm.init()
@@ -275,6 +294,7 @@ func (d *Driver) Close() error {
 		a.freed = true
 	}
 	d.vmm = vmmState{}
+	d.traffic.close()
 	return nil
 }
 

@@ -34,8 +34,13 @@ const (
 	costWake    = 1500.0 // a synchronising call returns this long after the work ended
 	failTime    = 2000.0 // a failing kernel or copy ends this long after it starts
 	timeEps     = 0.01   // ns: events closer than this are simultaneous (well above float64 rounding of the clocks)
-	loadTau     = 1e9    // ns: time constant of the utilisation behind the Monitor's State
-	simStart    = 1e9    // ns: both clocks start here (small, so float64 keeps sub-ns precision)
+	loadTau     = 1e9    // ns: time constant of the utilisation behind the Monitor's power
+	// heatTau is the time constant of the temperature behind the Monitor's
+	// State: the real GPUs warmed by 1-3 °C over runs of 10-24 s of
+	// copies (2× H200 and 2× H100, 2026-11-25/26), where following the
+	// utilisation of the last second warmed the simulated ones by 16.
+	heatTau  = 200e9 // ns
+	simStart = 1e9   // ns: both clocks start here (small, so float64 keeps sub-ns precision)
 )
 
 // exactFlows is how many concurrent flows get their rates recomputed at
@@ -628,6 +633,7 @@ func (s *sched) complete(o *op, t float64) {
 func (s *sched) accountLoad(dt float64) {
 	d := s.d
 	k := 1 - math.Exp(-dt/loadTau)
+	h := 1 - math.Exp(-dt/heatTau)
 	for i := range d.load {
 		target := 0.0
 		if s.busy[i] > 0 {
@@ -635,6 +641,7 @@ func (s *sched) accountLoad(dt float64) {
 			d.busyNs[i] += dt
 		}
 		d.load[i] += (target - d.load[i]) * k
+		d.heat[i] += (target - d.heat[i]) * h
 	}
 }
 

@@ -195,6 +195,13 @@ func (l *launch) smCopy() (*op, error) {
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
+		if sd, dd := src.dev(), dst.dev(); sd >= 0 && dd >= 0 && sd != dd {
+			p := d.m.m.smWrite
+			if c.dev == dd {
+				p = d.m.m.smRead
+			}
+			d.traffic.count(sd, dd, float64(bytes)*float64(a.Reps), p)
+		}
 		d.copySpan(dst, src)
 		return nil
 	}
