@@ -166,8 +166,12 @@ func ipcChildAction(c *cli.Context) error {
 	var drv gpu.Driver
 	if m := c.String("simulate"); m != "" {
 		opts := []sim.Option{sim.WithSeed(c.Int64("simulate-seed")), sim.AsIPCChild()}
-		if f := c.String(simTrafficFlag.Name); f != "" {
-			opts = append(opts, sim.WithSharedTraffic(f))
+		if path := c.String(simTrafficFlag.Name); path != "" {
+			// The parent's counters; without them this child counts
+			// for itself.
+			if f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0); err == nil {
+				opts = append(opts, sim.WithSharedTraffic(f))
+			}
 		}
 		d, err := sim.New(m, opts...)
 		if err != nil {

@@ -133,9 +133,10 @@ func TestIPCInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2", "--simulate-seed", "1"}, "\x00") + "\x00"
-	if string(argv) != want {
-		t.Errorf("a child's command line is %q, want %q", argv, want)
+	// The simulated machine's shared NVLink counters are named last.
+	want := strings.Join([]string{exe, "ipc-child", "--simulate", "h200x2", "--simulate-seed", "1", "--simulate-nvlink-counters"}, "\x00") + "\x00"
+	if !strings.HasPrefix(string(argv), want) || strings.Count(string(argv), "\x00") != 8 {
+		t.Errorf("a child's command line is %q, want %q and the counters' file", argv, want)
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)

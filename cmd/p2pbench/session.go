@@ -74,7 +74,7 @@ type session struct {
 	devices []int
 	sim     string
 	seed    int64
-	// traffic is the file a simulated machine's NVLink counters are
+	// traffic names the file a simulated machine's NVLink counters are
 	// shared in with the run's IPC children ("" for none).
 	traffic string
 	// driverClosed is closed once the driver is (closeDriver).
@@ -105,9 +105,29 @@ func (s *session) Close() {
 	if s.mon != nil {
 		_ = s.mon.Close()
 	}
-	if s.traffic != "" {
-		sim.RemoveSharedTraffic(s.traffic)
+}
+
+// sharedTraffic opens the file a simulated machine's NVLink counters are
+// shared in with the run's IPC children: a temporary file removed at once,
+// which the children open through this process's descriptor
+// (/proc/PID/fd/N, on Linux, where the IPC tests run), so that no name is
+// left behind however the run ends. nil where it cannot be made: the
+// children then count for themselves, and their rows have no counters.
+func sharedTraffic() (*os.File, string) {
+	if runtime.GOOS != "linux" {
+		return nil, ""
 	}
+	f, err := os.CreateTemp("", "p2psim-nvlink-")
+	if err != nil {
+		return nil, ""
+	}
+	os.Remove(f.Name())
+	g, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDWR|os.O_APPEND, 0)
+	f.Close()
+	if err != nil {
+		return nil, ""
+	}
+	return g, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), g.Fd())
 }
 
 // open opens the real driver (and NVML if present) or the simulated
@@ -117,18 +137,15 @@ func (t target) open() (*session, error) {
 	s := &session{sim: t.sim, seed: t.seed}
 	if t.sim != "" {
 		// The NVLink counters are the machine's: the IPC children count
-		// their copies where the parent reads them.
+		// their copies where the parent reads them, in a file no name
+		// outlives the run (sharedTraffic).
 		opts := []sim.Option{sim.WithSeed(t.seed)}
-		if f, err := os.CreateTemp("", "p2psim-nvlink-"); err == nil {
-			s.traffic = f.Name()
-			f.Close()
-			opts = append(opts, sim.WithSharedTraffic(s.traffic))
+		if f, path := sharedTraffic(); f != nil {
+			s.traffic = path
+			opts = append(opts, sim.WithSharedTraffic(f))
 		}
 		d, err := sim.New(t.sim, append(opts, t.health...)...)
 		if err != nil {
-			if s.traffic != "" {
-				sim.RemoveSharedTraffic(s.traffic)
-			}
 			return nil, usageError{err}
 		}
 		s.drv, s.mon = d, d.Monitor()

@@ -285,9 +285,15 @@ func TestTemperatureFollowsWorkOverMinutes(t *testing.T) {
 // processes of an IPC run count on one machine's counters.
 func TestTrafficCounters(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nvlink")
-	t.Cleanup(func() { RemoveSharedTraffic(path) })
-	r := newRig(t, "h200x2", WithSharedTraffic(path))
-	other := newRig(t, "h200x2", WithSharedTraffic(path))
+	open := func() *os.File {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	r := newRig(t, "h200x2", WithSharedTraffic(open()))
+	other := newRig(t, "h200x2", WithSharedTraffic(open()))
 	const size = 256 << 20
 	for _, x := range []*rig{r, other} {
 		x.must(x.ctx[1].EnablePeerAccess(x.ctx[0], 0))

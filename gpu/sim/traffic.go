@@ -24,74 +24,38 @@ import (
 // An IPC run's processes each simulate the machine, the children hosting
 // stand-ins of their peers; the real counters are the device's, so the
 // parent's readings see the children's copies. With WithSharedTraffic
-// every process of a run counts into one file, each in a slot of its own,
-// and a reading sums the slots.
+// every process of a run appends what it counts to one file, and a
+// reading sums what all of them appended.
 
 // wireCeiling is what the counters count of a saturated direction, as a
 // share of the link's capacity the model gives it (419 of 450 GB/s).
 const wireCeiling = 419.0 / 450.0
 
-// countsSize is a device's four counters in a slot of the shared file.
-const countsSize = 4 * 8
+// recordSize is one record of the shared file: a device and what it
+// counted, five little-endian uint64s.
+const recordSize = 5 * 8
 
-// traffic holds the machine's counters: this process's, and where shared,
-// the file every process of the run counts into.
+// traffic holds the machine's counters: this process's, or where shared,
+// the sums of the file every process of the run appends to (read up to
+// readOff so far).
 type traffic struct {
-	mu   sync.Mutex
-	own  []results.LinkCounts // by device
-	file *os.File
-	slot int // this process's slot in the file
-	n    int // devices
+	mu      sync.Mutex
+	own     []results.LinkCounts // by device
+	file    *os.File
+	readOff int64
+	sums    []results.LinkCounts
+	n       int // devices
 }
 
 // WithSharedTraffic makes the machine's NVLink throughput counters those
-// of every process that gives the same file: the parent of an IPC run and
-// its children, whose copies the real counters of a device all count. The
-// file is created when missing; each process writes its own slot.
-func WithSharedTraffic(path string) Option {
+// of every process that appends to f: the parent of an IPC run and its
+// children, whose copies the real counters of a device all count. f is
+// opened for appending; the machine closes it.
+func WithSharedTraffic(f *os.File) Option {
 	return func(d *Driver) error {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return fmt.Errorf("sim: shared NVLink counters: %w", err)
-		}
-		slot, err := claimSlot(path)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		d.traffic.file, d.traffic.slot = f, slot
+		d.traffic.file = f
 		return nil
 	}
-}
-
-// maxSlots bounds the processes that share a machine's counters.
-const maxSlots = 1024
-
-// claimSlot takes the first slot of the file at path no process has
-// taken, by creating its marker (path.N) exclusively.
-func claimSlot(path string) (int, error) {
-	for i := range maxSlots {
-		f, err := os.OpenFile(fmt.Sprintf("%s.%d", path, i), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			f.Close()
-			return i, nil
-		}
-		if !os.IsExist(err) {
-			return 0, fmt.Errorf("sim: shared NVLink counters: %w", err)
-		}
-	}
-	return 0, fmt.Errorf("sim: shared NVLink counters: %d processes share %s", maxSlots, path)
-}
-
-// RemoveSharedTraffic removes the file of WithSharedTraffic and the slot
-// markers of its processes.
-func RemoveSharedTraffic(path string) {
-	for i := range maxSlots {
-		if os.Remove(fmt.Sprintf("%s.%d", path, i)) != nil {
-			break
-		}
-	}
-	os.Remove(path)
 }
 
 // count adds a copy's traffic: bytes of payload from device src to device
@@ -108,29 +72,28 @@ func (t *traffic) count(src, dst int, bytes float64, p profile) {
 	data := uint64(bytes)
 	raw := uint64(bytes * wireCeiling / p.eff)
 	back := uint64(bytes * wireCeiling * p.rev)
-	s, r := &t.own[src], &t.own[dst]
-	s.TxData += data
-	s.TxRaw += raw
-	s.RxRaw += back
-	r.RxData += data
-	r.RxRaw += raw
-	r.TxRaw += back
-	if t.file != nil {
-		for _, dev := range []int{src, dst} {
-			c := t.own[dev]
-			var b [countsSize]byte
-			for i, v := range []uint64{c.TxData, c.TxRaw, c.RxData, c.RxRaw} {
-				binary.LittleEndian.PutUint64(b[8*i:], v)
-			}
-			// A failed write leaves the other processes' readings short:
-			// the counters are the simulator's model, not a measurement.
-			_, _ = t.file.WriteAt(b[:], int64((t.slot*t.n+dev)*countsSize))
+	add := []struct {
+		dev int
+		c   results.LinkCounts
+	}{{src, results.LinkCounts{TxData: data, TxRaw: raw, RxRaw: back}}, {dst, results.LinkCounts{RxData: data, RxRaw: raw, TxRaw: back}}}
+	var b [2 * recordSize]byte
+	for i, a := range add {
+		o := &t.own[a.dev]
+		o.TxData, o.TxRaw, o.RxData, o.RxRaw = o.TxData+a.c.TxData, o.TxRaw+a.c.TxRaw, o.RxData+a.c.RxData, o.RxRaw+a.c.RxRaw
+		for k, v := range []uint64{uint64(a.dev), a.c.TxData, a.c.TxRaw, a.c.RxData, a.c.RxRaw} {
+			binary.LittleEndian.PutUint64(b[i*recordSize+8*k:], v)
 		}
+	}
+	if t.file != nil {
+		// One write, appended whole: a failed one leaves the other
+		// processes' readings short, as the counters are the simulator's
+		// model, not a measurement.
+		_, _ = t.file.Write(b[:])
 	}
 }
 
-// read returns device dev's counters: this process's, or every process's
-// summed where they share a file.
+// read returns device dev's counters: this process's, or what every
+// process appended where they share a file.
 func (t *traffic) read(dev int) results.LinkCounts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -140,18 +103,30 @@ func (t *traffic) read(dev int) results.LinkCounts {
 		}
 		return t.own[dev]
 	}
-	var sum results.LinkCounts
-	var b [countsSize]byte
-	for slot := 0; ; slot++ {
-		if _, err := t.file.ReadAt(b[:], int64((slot*t.n+dev)*countsSize)); err != nil {
-			break
-		}
-		sum.TxData += binary.LittleEndian.Uint64(b[0:])
-		sum.TxRaw += binary.LittleEndian.Uint64(b[8:])
-		sum.RxData += binary.LittleEndian.Uint64(b[16:])
-		sum.RxRaw += binary.LittleEndian.Uint64(b[24:])
+	if t.sums == nil {
+		t.sums = make([]results.LinkCounts, t.n)
 	}
-	return sum
+	buf := make([]byte, 64*recordSize)
+	for {
+		k, _ := t.file.ReadAt(buf, t.readOff)
+		k -= k % recordSize // whole records only
+		for i := 0; i < k; i += recordSize {
+			r := buf[i:]
+			d := int(binary.LittleEndian.Uint64(r))
+			if d < 0 || d >= t.n {
+				continue
+			}
+			s := &t.sums[d]
+			s.TxData += binary.LittleEndian.Uint64(r[8:])
+			s.TxRaw += binary.LittleEndian.Uint64(r[16:])
+			s.RxData += binary.LittleEndian.Uint64(r[24:])
+			s.RxRaw += binary.LittleEndian.Uint64(r[32:])
+		}
+		t.readOff += int64(k)
+		if k < len(buf) {
+			return t.sums[dev]
+		}
+	}
 }
 
 // close closes the shared file.
