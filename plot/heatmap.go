@@ -1,8 +1,10 @@
 package plot
 
 import (
+	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,7 +38,9 @@ type heatmap struct {
 	devs                  []int
 	cells                 [][]cell // [row = source][column = destination]
 	lo, hi                float64  // colour scale
-	unit                  results.Unit
+	// scaleNote says what the colour scale runs between, under the title.
+	scaleNote string
+	unit      results.Unit
 }
 
 // heatmapSpec says how to draw one test's matrix.
@@ -139,6 +143,7 @@ func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
 		m.cells[i][i].kind = cellSelf
 	}
 	filled := 0
+	var sc scaleRefs
 	for _, f := range figs {
 		r, rok := pos[f.Src]
 		c, cok := pos[f.Dst]
@@ -153,6 +158,7 @@ func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
 			m.cells[r][c] = cell{kind: cellBadData}
 		case ok:
 			m.cells[r][c] = cell{kind: cellValue, value: v}
+			sc.add(ix.figureVerdicts[f.Key()], ix.pairs[[2]int{f.Src, f.Dst}].LinkLimit(f))
 		}
 	}
 	// A few IPC pairs make a matrix of dashes: the report's tables show
@@ -161,7 +167,7 @@ func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
 		return nil
 	}
 	m.name = "heatmap_" + string(spec.test)
-	m.subtitle = "row = source, column = destination, " + results.FormatBytes(size) + " per transfer, median of samples"
+	m.subtitle = "row = source, column = destination, " + transferText(size, ix.matrixSize, len(ix.devs)) + ", median of samples"
 	if spec.test.Info().BothWays {
 		m.mirrorBidir()
 		m.name += "_" + string(spec.direction)
@@ -172,8 +178,35 @@ func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
 		m.title += ", kernel " + v
 	}
 	m.title += ", " + string(m.unit)
-	m.scale()
+	m.scale(sc)
 	return m
+}
+
+// transferText says a matrix's transfer size as a buyer reads it: "512 MiB
+// per transfer", or for a size that is the matrix size shared among a
+// device's peers (all_pairs) "512 MiB from each GPU, 1/7 to each peer".
+func transferText(size, matrixSize uint64, gpus int) string {
+	if size != matrixSize && matrixSize > 0 && gpus > 2 {
+		if k := float64(matrixSize) / float64(size); math.Abs(k-float64(gpus-1)) < 0.01*k {
+			return fmt.Sprintf("%s from each GPU, 1/%d to each peer", results.FormatBytes(matrixSize), gpus-1)
+		}
+	}
+	return results.FormatBytes(size) + " per transfer"
+}
+
+// scaleRefs gathers what a matrix's colour scale runs between: the least
+// its judged figures must reach to pass (the verdict's bound), what they
+// are expected to reach, and the limits of the links they cross.
+type scaleRefs struct {
+	bound, expected, limit float64 // lowest bound, highest expectation and limit
+}
+
+func (sc *scaleRefs) add(fv results.FigureVerdict, limit float64) {
+	if fv.Bound > 0 && (sc.bound == 0 || fv.Bound < sc.bound) {
+		sc.bound = fv.Bound
+	}
+	sc.expected = max(sc.expected, fv.Expected)
+	sc.limit = max(sc.limit, limit)
 }
 
 // mirrorBidir fills a missing cell (d, s) from (s, d): a bidirectional
@@ -188,26 +221,44 @@ func (m *heatmap) mirrorBidir() {
 	}
 }
 
-// scale sets the colour scale: up to the largest value, and down to the
-// smallest or to half the largest, whichever is lower, so that a pair 15%
-// slower than the rest stands out without a uniform matrix looking varied.
-func (m *heatmap) scale() {
-	lo, hi := math.Inf(1), math.Inf(-1)
+// scale sets the colour scale. Of judged figures it runs from the least
+// they must reach to pass (the verdict's bound) to the limit of the links
+// they cross, or where that is unknown to what they are expected to reach:
+// a pair 5% below its class then stands a tenth or more of the scale below
+// it, in another colour, and one that fails is the darkest. Without a
+// verdict it runs from 85% of the median (or the lowest value, where lower)
+// to the highest, so that a uniform matrix does not look varied and a pair
+// 5% slow still stands out.
+func (m *heatmap) scale(sc scaleRefs) {
+	var vs []float64
 	for _, row := range m.cells {
 		for _, c := range row {
 			if c.kind == cellValue {
-				lo, hi = math.Min(lo, c.value), math.Max(hi, c.value)
+				vs = append(vs, c.value)
 			}
 		}
 	}
-	if math.IsInf(hi, -1) {
-		lo, hi = 0, 1
+	if len(vs) == 0 {
+		m.lo, m.hi = 0, 1
+		return
 	}
-	lo = math.Min(lo, hi/2)
-	if hi-lo < 1e-9 {
-		lo, hi = hi-1, hi+1
+	slices.Sort(vs)
+	top := max(sc.limit, sc.expected)
+	unit := " " + string(m.unit)
+	switch {
+	case sc.bound > 0 && top > sc.bound:
+		m.lo, m.hi = sc.bound, top
+		what := "the link limit"
+		if sc.limit <= 0 {
+			what = "the expected figure"
+		}
+		m.scaleNote = fmt.Sprintf("colour from %s%s (the least to pass) to %s%s (%s)", tickLabel(m.lo), unit, tickLabel(m.hi), unit, what)
+	default:
+		m.lo, m.hi = min(vs[0], 0.85*results.Median(vs)), vs[len(vs)-1]
+		if m.hi-m.lo < 1e-9 {
+			m.lo, m.hi = m.hi-1, m.hi+1
+		}
 	}
-	m.lo, m.hi = lo, hi
 }
 
 func (m *heatmap) size() (vg.Length, vg.Length) {
@@ -222,9 +273,10 @@ func (m *heatmap) size() (vg.Length, vg.Length) {
 	return 10 * vg.Inch, 9.2 * vg.Inch
 }
 
-// color maps a value to the viridis scale.
+// color maps a value to the viridis scale, a value beyond the scale to
+// its end.
 func (m *heatmap) color(v float64) color.RGBA {
-	return viridis((v - m.lo) / (m.hi - m.lo))
+	return viridis(min(max((v-m.lo)/(m.hi-m.lo), 0), 1))
 }
 
 func (m *heatmap) draw(c draw.Canvas) {
@@ -281,7 +333,7 @@ func (m *heatmap) key() string {
 		parts = append(parts, "— = not measured")
 	}
 	if len(parts) == 0 {
-		return ""
+		return m.scaleNote
 	}
 	if len(m.devs) > bigMatrix {
 		var big []string
@@ -291,9 +343,14 @@ func (m *heatmap) key() string {
 		if seen[cellMissing] {
 			big = append(big, "grey cells: not measured")
 		}
-		return strings.Join(big, "; ")
+		return joinNonEmpty(append(big, m.scaleNote), "; ")
 	}
-	return "hatched cells: " + strings.Join(parts, "; ")
+	return joinNonEmpty([]string{"hatched cells: " + strings.Join(parts, "; "), m.scaleNote}, "; ")
+}
+
+// joinNonEmpty joins the non-empty of parts with sep.
+func joinNonEmpty(parts []string, sep string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), sep)
 }
 
 // deviceTicks labels every device, or every k-th when there are too many to

@@ -16,6 +16,9 @@ type index struct {
 	pairs  map[[2]int]results.Pair
 	// matrixSize is the size of the pairwise matrices (Run.MatrixSize).
 	matrixSize uint64
+	// figureVerdicts are the run's figure verdicts by key; none for a run
+	// without a verdict.
+	figureVerdicts map[string]results.FigureVerdict
 }
 
 func newIndex(run *results.Run) *index {
@@ -36,6 +39,12 @@ func newIndex(run *results.Run) *index {
 		ix.byTest[f.Test] = append(ix.byTest[f.Test], f)
 	}
 	ix.matrixSize = run.MatrixSize()
+	ix.figureVerdicts = map[string]results.FigureVerdict{}
+	if v := run.Verdict; v != nil {
+		for _, fv := range v.Figures {
+			ix.figureVerdicts[fv.Key] = fv
+		}
+	}
 	return ix
 }
 
