@@ -158,7 +158,7 @@ func (ix *index) heatmap(spec heatmapSpec, pos map[int]int) *heatmap {
 			m.cells[r][c] = cell{kind: cellBadData}
 		case ok:
 			m.cells[r][c] = cell{kind: cellValue, value: v}
-			sc.add(ix.figureVerdicts[f.Key()], ix.pairs[[2]int{f.Src, f.Dst}].LinkLimit(f))
+			sc.add(ix.figureVerdicts[f.Key()])
 		}
 	}
 	// A few IPC pairs make a matrix of dashes: the report's tables show
@@ -195,18 +195,17 @@ func transferText(size, matrixSize uint64, gpus int) string {
 }
 
 // scaleRefs gathers what a matrix's colour scale runs between: the least
-// its judged figures must reach to pass (the verdict's bound), what they
-// are expected to reach, and the limits of the links they cross.
+// its judged figures must reach to pass (the verdict's bound) and what
+// they are expected to reach.
 type scaleRefs struct {
-	bound, expected, limit float64 // lowest bound, highest expectation and limit
+	bound, expected float64 // lowest bound, highest expectation
 }
 
-func (sc *scaleRefs) add(fv results.FigureVerdict, limit float64) {
+func (sc *scaleRefs) add(fv results.FigureVerdict) {
 	if fv.Bound > 0 && (sc.bound == 0 || fv.Bound < sc.bound) {
 		sc.bound = fv.Bound
 	}
 	sc.expected = max(sc.expected, fv.Expected)
-	sc.limit = max(sc.limit, limit)
 }
 
 // mirrorBidir fills a missing cell (d, s) from (s, d): a bidirectional
@@ -222,10 +221,13 @@ func (m *heatmap) mirrorBidir() {
 }
 
 // scale sets the colour scale. Of judged figures it runs from the least
-// they must reach to pass (the verdict's bound) to the limit of the links
-// they cross, or where that is unknown to what they are expected to reach:
-// a pair 5% below its class then stands a tenth or more of the scale below
-// it, in another colour, and one that fails is the darkest. Without a
+// they must reach to pass (the verdict's bound) to what they are expected
+// to reach, or where the verdict has no expectation to the best pair's: a
+// pair 5% below its class then stands a sixth of the scale or more below
+// it (half of it where pass-at figures lie 10% under the expected ones),
+// in another colour, and one that fails is the darkest. (The link limit,
+// 10-15% above the best a copy reaches, would squeeze the pairs into the
+// scale's top.) Without a
 // verdict it runs from 85% of the median (or the lowest value, where lower)
 // to the highest, so that a uniform matrix does not look varied and a pair
 // 5% slow still stands out.
@@ -243,15 +245,14 @@ func (m *heatmap) scale(sc scaleRefs) {
 		return
 	}
 	slices.Sort(vs)
-	top := max(sc.limit, sc.expected)
+	top, what := sc.expected, "expected"
+	if top <= sc.bound {
+		top, what = vs[len(vs)-1], "the best pair"
+	}
 	unit := " " + string(m.unit)
 	switch {
 	case sc.bound > 0 && top > sc.bound:
 		m.lo, m.hi = sc.bound, top
-		what := "the link limit"
-		if sc.limit <= 0 {
-			what = "the expected figure"
-		}
 		m.scaleNote = fmt.Sprintf("colour from %s%s (the least to pass) to %s%s (%s)", tickLabel(m.lo), unit, tickLabel(m.hi), unit, what)
 	default:
 		m.lo, m.hi = min(vs[0], 0.85*results.Median(vs)), vs[len(vs)-1]

@@ -14,6 +14,8 @@ type index struct {
 	devs   []int
 	byTest map[results.Test][]*results.Figure
 	pairs  map[[2]int]results.Pair
+	// limits are the limits of the paths the figures cross.
+	limits results.PathLimits
 	// matrixSize is the size of the pairwise matrices (Run.MatrixSize).
 	matrixSize uint64
 	// figureVerdicts are the run's figure verdicts by key; none for a run
@@ -39,6 +41,7 @@ func newIndex(run *results.Run) *index {
 		ix.byTest[f.Test] = append(ix.byTest[f.Test], f)
 	}
 	ix.matrixSize = run.MatrixSize()
+	ix.limits = run.PathLimits()
 	ix.figureVerdicts = map[string]results.FigureVerdict{}
 	if v := run.Verdict; v != nil {
 		for _, fv := range v.Figures {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,7 +18,8 @@ import (
 // rankFigure is measured bandwidth against the driver's performance rank.
 type rankFigure struct {
 	title, subtitle string
-	ranks           []int // in order; math.MaxInt stands for "no rank"
+	note            string // the pairs without peer access, under the subtitle
+	ranks           []int  // in order; math.MaxInt stands for "no rank"
 	series          []rankSeries
 	limits          []rankLimit
 }
@@ -36,6 +38,12 @@ type rankLimit struct {
 
 const noRank = math.MaxInt
 
+// rankScatter is measured bandwidth against the driver's performance rank,
+// nil where every pair with a figure shares one rank: a chart of one
+// column tells nothing the heatmaps do not (the report says so in a
+// sentence). Each rank's slot carries the limits of the paths its pairs
+// cross (results.PathLimits: NVLinks, else the slower GPU's PCIe link),
+// and the pairs without peer access, which have no figure, are named.
 func rankScatter(ix *index) *rankFigure {
 	type point struct {
 		src, dst, rank int
@@ -43,6 +51,7 @@ func rankScatter(ix *index) *rankFigure {
 	}
 	byTest := map[results.Test][]point{}
 	ranks := map[int]bool{}
+	pairLimit := map[[2]int]float64{} // a pair's one-way limit, 0 unknown
 	var tests []results.Test
 	for _, f := range ix.oneWayFigures() {
 		v, ok := f.Value()
@@ -58,8 +67,9 @@ func rankScatter(ix *index) *rankFigure {
 		}
 		byTest[f.Test] = append(byTest[f.Test], point{f.Src, f.Dst, r, v})
 		ranks[r] = true
+		pairLimit[[2]int{f.Src, f.Dst}] = ix.limits.Of(f)
 	}
-	if len(tests) == 0 {
+	if len(tests) == 0 || len(ranks) < 2 {
 		return nil
 	}
 	rf := &rankFigure{ranks: sortedKeys(ranks)}
@@ -78,18 +88,16 @@ func rankScatter(ix *index) *rankFigure {
 		}
 		rf.series = append(rf.series, s)
 	}
-	limits := map[[2]int]int{} // (slot, link in mGB/s) -> pairs
-	for p, pair := range ix.pairs {
-		if pair.LinkGBps <= 0 {
+	limits := map[[2]int]int{} // (slot, limit in mGB/s) -> pairs
+	for p, gbps := range pairLimit {
+		if gbps <= 0 {
 			continue
 		}
 		r, ok := ix.rankOf(p[0], p[1])
 		if !ok {
 			r = noRank
 		}
-		if s, ok := slot[r]; ok {
-			limits[[2]int{s, int(math.Round(pair.LinkGBps * 1000))}]++
-		}
+		limits[[2]int{slot[r], int(math.Round(gbps * 1000))}]++
 	}
 	for k, n := range limits {
 		rf.limits = append(rf.limits, rankLimit{slot: k[0], gbps: float64(k[1]) / 1000, pairs: n})
@@ -102,9 +110,28 @@ func rankScatter(ix *index) *rankFigure {
 	rf.subtitle = fmt.Sprintf("every ordered pair at %s, median of samples, decimal GB/s of one direction; lower rank = better path per the driver",
 		results.FormatBytes(ix.matrixSize))
 	if len(rf.limits) == 0 {
-		rf.subtitle += "; link limits unknown"
+		rf.subtitle += "; link limits unknown (no NVLink count or PCIe reading)"
+	}
+	var noPeer []string
+	for _, p := range sortedPairs(ix.pairs) {
+		if !ix.pairs[p].CanAccessPeer {
+			noPeer = append(noPeer, fmt.Sprintf("%d→%d", p[0], p[1]))
+		}
+	}
+	if len(noPeer) > 0 {
+		rf.note = "no peer access, so no figure here: " + strings.Join(noPeer, ", ")
 	}
 	return rf
+}
+
+// sortedPairs are the pairs of m in order.
+func sortedPairs(m map[[2]int]results.Pair) [][2]int {
+	out := make([][2]int, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] || out[i][0] == out[j][0] && out[i][1] < out[j][1] })
+	return out
 }
 
 // jitter is a deterministic offset in [-0.5, 0.5) for a pair, so figures of
@@ -116,7 +143,7 @@ func jitter(src, dst int) float64 {
 }
 
 func (rf *rankFigure) draw(c draw.Canvas) {
-	p := newPlot("", "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK", "GB/s")
+	p := newPlot("", "the pair's performance rank, as the driver reports it (CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK)", "GB/s")
 	var legend []legendEntry
 	gridLines(p)
 	ticks := make(plot.ConstantTicks, len(rf.ranks))
@@ -159,10 +186,10 @@ func (rf *rankFigure) draw(c draw.Canvas) {
 		}
 		ref, _ := plotter.NewLine(plotter.XYs{{}, {}})
 		ref.LineStyle = limitStyle
-		legend = append(legend, legendEntry{"link's theoretical limit (NVLinks × link speed)", ref})
+		legend = append(legend, legendEntry{"path's theoretical limit (NVLinks × link speed, else the slower PCIe link: generation × width)", ref})
 	}
 	p.Y.Min, p.Y.Max = 0, ymax*1.15
-	body := drawHeader(c, rf.title, rf.subtitle, "")
+	body := drawHeader(c, rf.title, rf.subtitle, rf.note)
 	p.Draw(drawLegend(body, legend))
 }
 

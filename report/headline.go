@@ -70,13 +70,7 @@ func (h Headline) PercentOfLink() float64 {
 // and pair. The report's headline table and the summary read them.
 func Headlines(run *results.Run) []Headline {
 	size := run.MatrixSize()
-	pairs := run.Topology.PairIndex()
-	pcie := map[int]float64{}
-	for _, d := range run.Environment.Devices {
-		if d.PCIe != nil {
-			pcie[d.Index] = d.PCIe.GBps()
-		}
-	}
+	limits := run.PathLimits()
 	var out []Headline
 	for i := range run.Figures {
 		f := &run.Figures[i]
@@ -89,16 +83,7 @@ func Headlines(run *results.Run) []Headline {
 			continue
 		}
 		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Key: f.Key(), Src: f.Src, Dst: f.Dst, Size: f.Size,
-			LinkGBps: pairs[[2]int{f.Src, f.Dst}].LinkLimit(f), Failed: f.FailureLabel()}
-		if f.Test == results.NoP2PCopy {
-			// A staged copy crosses both GPUs' PCIe links through host
-			// memory, never the NVLinks: the slower PCIe link is its limit
-			// (0, unknown, without NVML's reading of both).
-			h.LinkGBps = 0
-			if a, b := pcie[f.Src], pcie[f.Dst]; a > 0 && b > 0 {
-				h.LinkGBps = min(a, b)
-			}
-		}
+			LinkGBps: limits.Of(f), Failed: f.FailureLabel()}
 		if h.Failed == "" {
 			h.Stats = f.Stats
 		}

@@ -16,7 +16,7 @@ import (
 func LinkHealth(run *results.Run) *Document {
 	d := newDocument(run, "")
 	d.blocks = nil // under the other documents of show, whose banners say what the run is
-	linkHealthSection(d, run)
+	linkHealthSection(d, run, true)
 	return d
 }
 
@@ -28,8 +28,10 @@ const maxLinkRows = 72
 // linkHealthSection shows every NVLink error counter the run read, before
 // and after it, with its rise and its rate over the GPU's readings: the
 // GPU totals DCGM reads, then each link. The link check of the verdict
-// judges them; this section only shows them.
-func linkHealthSection(d *Document, run *results.Run) {
+// judges them; this section only shows them. Where every is false (the
+// buyer's report) it lists the links where a counter other than ECC-data
+// rose, and counts the others.
+func linkHealthSection(d *Document, run *results.Run, every bool) {
 	rows := run.LinkCounters()
 	if len(rows) == 0 {
 		return
@@ -53,7 +55,12 @@ func linkHealthSection(d *Document, run *results.Run) {
 	if t := totalsTable(run, rows, secs); t != nil {
 		d.table(t)
 	}
-	d.table(perLinkTable(rows, secs))
+	t := perLinkTable(rows, secs, every)
+	if len(t.rows) == 0 { // no link listed: what the table would count, said
+		d.para("%s", t.title+": "+strings.Join(t.notes, "; ")+".")
+		return
+	}
+	d.table(t)
 }
 
 // counterLabel names a counter in a table's header.
@@ -125,11 +132,14 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 
 // perLinkTable lists every link's counters: a value that did not move, or
 // "before → after +rise (rate)". On a machine of more than maxLinkRows
-// links it lists those where a counter rose and counts the rest.
-func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64) *table {
+// links, or unless every, it lists those where a counter rose and counts
+// the rest; unless every, those where a counter other than ECC-data
+// (errors the link corrected in flight) rose.
+func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64, every bool) *table {
 	type key struct{ dev, link int }
 	cells := map[key]map[results.LinkCounter]results.LinkCounterRow{}
 	rose := map[key]bool{}
+	eccOnly := map[key]bool{} // only ECC-data rose
 	for _, r := range rows {
 		if r.Link < 0 {
 			continue
@@ -140,6 +150,17 @@ func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64) *table {
 		}
 		cells[k][r.Counter] = r
 		rose[k] = rose[k] || r.Rise() > 0
+	}
+	if !every {
+		for k, cs := range cells {
+			other := false
+			for c, r := range cs {
+				other = other || c != results.LinkECCData && r.Rise() > 0
+			}
+			if rose[k] && !other {
+				rose[k], eccOnly[k] = false, true
+			}
+		}
 	}
 	keys := slices.SortedFunc(maps.Keys(cells), func(a, b key) int {
 		if a.dev != b.dev {
@@ -153,11 +174,15 @@ func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64) *table {
 	}
 	t := &table{title: "Each link (nvmlDeviceGetNvLinkErrorCounter): before → after, rise and rate where it rose",
 		header: header, align: "rr" + strings.Repeat("r", len(results.LinkErrorCounters))}
-	all := len(keys) <= maxLinkRows
-	quiet := 0
+	all := every && len(keys) <= maxLinkRows
+	quiet, ecc := 0, 0
 	for _, k := range keys {
 		if !all && !rose[k] {
-			quiet++
+			if eccOnly[k] {
+				ecc++
+			} else {
+				quiet++
+			}
 			continue
 		}
 		row := []string{fmt.Sprint(k.dev), fmt.Sprint(k.link)}
@@ -178,9 +203,17 @@ func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64) *table {
 		}
 		t.rows = append(t.rows, row)
 	}
+	more := ""
+	if len(t.rows) > 0 {
+		more = " more"
+	}
+	if ecc > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("%d%s link%s where only ECC-data rose: p2pbench show and report --full list them",
+			ecc, more, units.Plural(ecc, "", "s")))
+	}
 	if quiet > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("%d more link%s where no counter rose: the results file holds their values (environment.health_before and health_after)",
-			quiet, units.Plural(quiet, "", "s")))
+		t.notes = append(t.notes, fmt.Sprintf("%d%s link%s where no counter rose: the results file holds their values (environment.health_before and health_after)",
+			quiet, more, units.Plural(quiet, "", "s")))
 	}
 	return t
 }

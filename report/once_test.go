@@ -110,3 +110,19 @@ func TestReportSaysEachThingOnce(t *testing.T) {
 		}
 	}
 }
+
+// A pair 5% below its class is named on page 1 (issue 39).
+func TestWeakPairOnPageOne(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 8, Layout: resultstest.NVSwitch, NoSweep: true, Health: true,
+		SlowPairs: []resultstest.SlowPair{{A: 2, B: 5, Percent: 5}}})
+	v, err := verdict.Judge(run, verdict.Model(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	txt := text(t, report.Report(run))
+	page1, _, _ := strings.Cut(txt, "==== System and environment")
+	if !strings.Contains(page1, "2→5") && !strings.Contains(page1, "5→2") {
+		t.Errorf("page 1 does not name the weak pair:\n%s", page1)
+	}
+}

@@ -24,9 +24,11 @@ const maxPairRows = 12
 // It opens with the answer (the run's verdict and the machine's identity,
 // see verdictPage), then the system and its environment, the topology and
 // driver attributes, headline bandwidth against the limits of the path
-// each figure crosses, what the NVLink counters saw, every NVLink error
-// counter per GPU and per link (linkHealthSection), every item the
-// verdict's checks found (one line each, once), the figures a buyer reads
+// each figure crosses, what the NVLink counters saw, every item the
+// verdict's checks found (in full, once), then the NVLink error counters
+// per GPU and per link that bear the link findings out, for a ticket
+// (linkHealthSection; of a large machine the links where a counter other
+// than ECC-data rose), the figures a buyer reads
 // (heatmaps only where a matrix has more cells than its table shows at a
 // glance) and, in brief, how the headline figures are computed. Full adds
 // everything else.
@@ -65,17 +67,22 @@ func report(run *results.Run, full bool) *Document {
 	wg.Wait()
 	d.Findings = findingsOf(run.Verdict)
 	verdictPage(d, run, headlines)
+	if linksFlagged(run.Verdict) && len(run.LinkCounters()) > 0 {
+		d.para("For a ticket on a link: every NVLink error counter of each GPU and link, before and after the run, is in the section NVLink health, after the Findings.")
+	}
 	systemSection(d, run)
 	topologySection(d, run)
 	headlineSection(d, run, headlines)
 	if len(headlines) > 0 {
 		wireSection(d, run, headlines[0].Size)
 	}
-	linkHealthSection(d, run)
 	if full {
 		verdictDetails(d, run, false, true)
 	}
 	findingsSection(d, run, d.Findings, d.firstPageFindings)
+	// The counters of every link follow the findings they bear out: where
+	// an engineer opening a ticket on a link looks.
+	linkHealthSection(d, run, full)
 	if len(figs) > 0 {
 		d.pageSection("Figures")
 		for _, f := range figs {
@@ -104,8 +111,9 @@ func reportTitle(run *results.Run, host string) string {
 // keyFigure says which figures the buyer's report shows: a heatmap only
 // of a matrix larger than 3×3 (smaller ones are tables already) and only
 // of the copy engine's one-way tests and the all-pairs aggregate; the size
-// curves, the rank scatter, the NVLink counters' chart, the chase latency
-// and the atomics' throughput.
+// curves, the rank scatter, the chase latency and the atomics' throughput.
+// The NVLink counters' chart draws the On the wire table's figures: the
+// full report has it.
 func keyFigure(run *results.Run) func(name string) bool {
 	gpus := len(run.Environment.Devices)
 	if run.Topology != nil && len(run.Topology.Devices) > 0 {
@@ -115,10 +123,10 @@ func keyFigure(run *results.Run) func(name string) bool {
 		switch name {
 		case "heatmap_ce_read", "heatmap_ce_write", "heatmap_all_pairs":
 			return gpus > 3
-		case "size_read", "size_write", "wire", "latency_chase", "atomic_throughput":
+		case "size_read", "size_write", "latency_chase", "atomic_throughput":
 			return true
 		case "rank":
-			return gpus > 2
+			return true // drawn only where pairs differ in rank
 		}
 		return strings.HasPrefix(name, "nccl_") // an imported nccl-tests run's collectives
 
@@ -454,6 +462,16 @@ func stateTable(d *Document, env results.Environment) {
 	d.table(t)
 }
 
+// linksFlagged reports whether the verdict's link check failed or warned.
+func linksFlagged(v *results.Verdict) bool {
+	if v == nil {
+		return false
+	}
+	return slices.ContainsFunc(v.Checks, func(c results.Check) bool {
+		return c.Name == "links" && (c.Status == results.StatusFail || c.Status == results.StatusWarn)
+	})
+}
+
 // uniqueNotes are the notes of lists, each once: files of older builds say
 // some twice.
 func uniqueNotes(lists ...[]string) []string {
@@ -523,7 +541,7 @@ func headlineSection(d *Document, run *results.Run, hs []Headline) {
 		return
 	}
 	d.Section("Headline bandwidth against the links' limits")
-	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link; SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
+	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link, or, for a pair without NVLinks and a staged copy, the slower of the two GPUs' PCIe links (generation × width); SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
 		results.FormatBytes(hs[0].Size))
 	pairs := map[[2]int]bool{}
 	for _, h := range hs {

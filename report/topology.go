@@ -88,6 +88,17 @@ func pairTable(pairs []results.Pair) *table {
 		g := groups[k]
 		tab.rows = append(tab.rows, append([]string{listPairs(g.pairs)}, g.row...))
 	}
+	ranks := map[int]bool{}
+	for _, p := range pairs {
+		if r, ok := p.PerformanceRank(); ok {
+			ranks[r] = true
+		}
+	}
+	if len(ranks) == 1 {
+		for r := range ranks {
+			tab.notes = append(tab.notes, fmt.Sprintf("Every pair has the driver's performance rank %d: throughput against rank would be one column, so no chart draws it.", r))
+		}
+	}
 	if slices.ContainsFunc(pairs, nativeWithoutCaps) {
 		tab.notes = append(tab.notes, "Native atomics 1 beside atomic caps 0x0: the driver says the link carries atomics natively "+
 			"(cuDeviceGetP2PAttribute) yet sets no capability flag for any operation (cuDeviceGetP2PAtomicCapabilities); both are shown as "+

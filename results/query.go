@@ -141,6 +141,65 @@ func (p Pair) LinkLimit(f *Figure) float64 {
 	return p.LinkGBps
 }
 
+// PathLimits holds what a run knows of the limits of the paths its
+// figures cross (Of): its pairs' NVLinks and its GPUs' PCIe links.
+type PathLimits struct {
+	pairs map[[2]int]Pair
+	pcie  map[int]PCIeLink
+}
+
+// PathLimits reads the run's topology and GPUs' PCIe links once.
+func (r *Run) PathLimits() PathLimits {
+	l := PathLimits{pairs: r.Topology.PairIndex(), pcie: map[int]PCIeLink{}}
+	for _, d := range r.Environment.Devices {
+		if d.PCIe != nil {
+			l.pcie[d.Index] = *d.PCIe
+		}
+	}
+	return l
+}
+
+// Of is the theoretical bandwidth figure f is held against, by the path
+// its data crosses: the pair's NVLinks (Pair.LinkLimit); for a pair
+// without NVLinks (a peer copy over PCIe) and for a copy staged through
+// host memory (nop2p_copy, which never crosses the NVLinks), the slower
+// of the two GPUs' PCIe links at their most (PCIeLink.GBps), twice it for
+// the total of a test that copies both ways at once. 0 when the run does
+// not know it.
+func (l PathLimits) Of(f *Figure) float64 {
+	p, ok := l.pairs[[2]int{f.Src, f.Dst}]
+	if ok && p.NVLinks > 0 && f.Engine != EngineStaged {
+		return p.LinkLimit(f)
+	}
+	if f.Src < 0 || f.Dst < 0 {
+		return 0
+	}
+	a, b := l.pcie[f.Src].GBps(), l.pcie[f.Dst].GBps()
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if f.Part == PartTotal && f.Test.Info().BothWays {
+		return 2 * min(a, b)
+	}
+	return min(a, b)
+}
+
+// Path names the path of Of's limit for figure f: "NVLink" or the slower
+// PCIe link ("PCIe Gen4 x16"); "" when unknown.
+func (l PathLimits) Path(f *Figure) string {
+	if p, ok := l.pairs[[2]int{f.Src, f.Dst}]; ok && p.NVLinks > 0 && f.Engine != EngineStaged {
+		return "NVLink"
+	}
+	a, b := l.pcie[f.Src], l.pcie[f.Dst]
+	switch {
+	case a.GBps() <= 0 || b.GBps() <= 0:
+		return ""
+	case b.GBps() < a.GBps():
+		a = b
+	}
+	return fmt.Sprintf("PCIe Gen%d x%d", a.MaxGen, a.MaxWidth)
+}
+
 // Key identifies a figure within a run, and the same figure across runs:
 // test|engine|direction|part|src|dst|size|params, params as sorted k=v
 // joined by commas, leaving out those that describe rather than identify
