@@ -133,63 +133,73 @@ func (e *Engine) pingPong(ctx context.Context, a, b *measure.Device) {
 }
 
 // pingPongWith runs one ping-pong kernel: release/acquire flags (PingPong)
-// or relaxed ones (PingPongRelaxed, what a polling protocol without fences sees).
+// or relaxed ones (PingPongRelaxed, what a polling protocol without fences
+// sees). A round takes one sample at every flag slot, in an order drawn
+// afresh (measure.PingSlotOrder): a ping-pong takes the time of where its
+// flags sit, so a round's median is over the same places as any other's.
 func (e *Engine) pingPongWith(ctx context.Context, a, b *measure.Device, k kernels.Kernel) {
-	chunks := e.share(measure.PingChunks)
-	if chunks == 0 {
-		return
-	}
 	ordering := "release_acquire"
 	if k.Entry == kernels.PingPongRelaxed.Entry {
 		ordering = "relaxed"
 	}
 	base := results.Figure{Test: results.LatPingPong, Engine: results.EngineSM, Src: a.Index, Dst: b.Index, Size: 4, Unit: results.UnitNs}
 	rt, ow := base, base
-	rt.Params = map[string]string{"measure": "round_trip", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(measure.PingChunk)}
-	ow.Params = map[string]string{"measure": "one_way", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(measure.PingChunk)}
+	rt.Params = map[string]string{"measure": "round_trip", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(measure.PingRoundTrips)}
+	ow.Params = map[string]string{"measure": "one_way", "ordering": ordering, "round_trips_per_sample": strconv.Itoa(measure.PingRoundTrips)}
 	err := func() error {
 		if err := e.enablePair(a, b); err != nil {
 			return err
 		}
 		defer e.releasePair(a, b)
-		times, err := bounce(a, b, k, uint32(chunks*measure.PingChunk))
-		for j := 0; j+1 < len(times); j++ {
-			per := float64(times[j+1]-times[j]) / measure.PingChunk
+		for _, slot := range measure.PingSlotOrder() {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			per, err := bounce(a, b, k, slot)
+			if err != nil {
+				return err
+			}
 			rt.Samples = append(rt.Samples, per)
 			ow.Samples = append(ow.Samples, per/2)
 		}
-		return err
+		return nil
 	}()
 	e.addResult(err, rt, ow)
 }
 
-// bounce runs one ping-pong of iters round trips between a (initiator) and
-// b (responder) and returns a's timestamps.
-func bounce(a, b *measure.Device, k kernels.Kernel, iters uint32) ([]uint64, error) {
+// bounce runs one ping-pong between a (initiator) and b (responder), the
+// flags at slot: measure.PingRoundTrips untimed round trips, then as many
+// timed; it returns the timed ones' mean, in ns.
+func bounce(a, b *measure.Device, k kernels.Kernel, slot int) (float64, error) {
+	const chunk = measure.PingRoundTrips
 	small := map[*measure.Device]cuda.DevicePtr{}
 	for _, d := range []*measure.Device{a, b} {
-		if err := d.PreparePingPong(k); err != nil {
-			return nil, err
+		if err := d.PreparePingPong(k, slot); err != nil {
+			return 0, err
 		}
 		small[d], _ = d.Small()
 	}
 	// The responder goes first so the initiator's first store finds it waiting.
-	if err := b.LaunchPingPong(k, small[a], 1, iters, measure.PingChunk, measure.PingTimeout); err != nil {
-		return nil, err
+	if err := b.LaunchPingPong(k, small[a], slot, 1, 2*chunk, chunk, measure.PingTimeout); err != nil {
+		return 0, err
 	}
-	if err := a.LaunchPingPong(k, small[b], 0, iters, measure.PingChunk, measure.PingTimeout); err != nil {
-		return nil, err
+	if err := a.LaunchPingPong(k, small[b], slot, 0, 2*chunk, chunk, measure.PingTimeout); err != nil {
+		return 0, err
 	}
 	for _, d := range []*measure.Device{a, b} {
 		st, err := d.WaitPingPong()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if st != 1 {
-			return nil, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer's stores never became visible", d.Index, measure.PingTimeout, st)
+			return 0, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer's stores never became visible", d.Index, measure.PingTimeout, st)
 		}
 	}
-	return a.PingPongTimes(iters, measure.PingChunk)
+	times, err := a.PingPongTimes(2*chunk, chunk)
+	if err != nil {
+		return 0, err
+	}
+	return float64(times[2]-times[1]) / chunk, nil
 }
 
 // CopyLatencySizes are the sizes of the small-copy latency tests

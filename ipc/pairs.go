@@ -331,25 +331,22 @@ func (r *parent) chase(ctx context.Context, p pair, ws uint64) {
 }
 
 // pingPong bounces a flag between a (initiator) and b (responder), each
-// kernel in its own process.
+// kernel in its own process: a sample at every flag slot of the round, in
+// an order drawn afresh (measure.PingSlotOrder), as in one process.
 func (r *parent) pingPong(ctx context.Context, p pair) {
-	chunks, chunk := measure.PingChunks, measure.PingChunk
-	if chunks = r.share(chunks); chunks == 0 {
-		return
-	}
-	iters := uint32(chunks * chunk)
 	rt := r.figure(p, results.IPCLatPingPong, results.EngineSM, 4)
-	rt.Params["round_trips_per_sample"] = strconv.Itoa(chunk)
+	rt.Params["round_trips_per_sample"] = strconv.Itoa(measure.PingRoundTrips)
 	ow := rt
 	ow.Params = measure.WithParam(rt.Params, "measure", "one_way")
 	rt.Params["measure"] = "round_trip"
 	figs := []results.Figure{rt, ow}
 	err := r.usable(p)
-	if err == nil {
-		var times []uint64
-		times, err = r.bounce(ctx, p, iters, uint32(chunk))
-		for j := 0; j+1 < len(times); j++ {
-			per := float64(times[j+1]-times[j]) / float64(chunk)
+	for _, slot := range measure.PingSlotOrder() {
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		var per float64
+		if per, err = r.bounce(ctx, p, slot); err == nil {
 			figs[0].Samples = append(figs[0].Samples, per)
 			figs[1].Samples = append(figs[1].Samples, per/2)
 		}
@@ -357,15 +354,18 @@ func (r *parent) pingPong(ctx context.Context, p pair) {
 	r.record(ctx, p, figs, err)
 }
 
-// bounce runs one ping-pong and returns the initiator's timestamps.
-func (r *parent) bounce(ctx context.Context, p pair, iters, chunk uint32) ([]uint64, error) {
+// bounce runs one ping-pong, the flags at slot: measure.PingRoundTrips
+// untimed round trips, then as many timed; it returns the timed ones'
+// mean, in ns.
+func (r *parent) bounce(ctx context.Context, p pair, slot int) (float64, error) {
+	const chunk = measure.PingRoundTrips
 	timeout := uint64(measure.PingTimeout.Nanoseconds())
 	side := func(me, peer int, role uint32) pingPongReq {
-		return pingPongReq{Me: me, Peer: peer, Role: role, Iters: iters, Chunk: chunk, TimeoutNs: timeout}
+		return pingPongReq{Me: me, Peer: peer, Slot: slot, Role: role, Iters: 2 * chunk, Chunk: chunk, TimeoutNs: timeout}
 	}
 	// The responder goes first, so the initiator's first store finds it waiting.
 	if err := r.call(ctx, p, p.b, opPingPong, side(p.b, p.a, 1), nil); err != nil {
-		return nil, err
+		return 0, err
 	}
 	errA := r.call(ctx, p, p.a, opPingPong, side(p.a, p.b, 0), nil)
 	// Either kernel gives up by itself after its timeout, so both waits end.
@@ -375,15 +375,18 @@ func (r *parent) bounce(ctx context.Context, p pair, iters, chunk uint32) ([]uin
 		errA = r.call(ctx, p, p.a, opPingPongWait, rankReq{Rank: p.a}, &ra)
 	}
 	if err := errors.Join(errA, errB); err != nil {
-		return nil, err
+		return 0, err
 	}
 	for _, s := range []struct {
 		rank   int
 		status uint32
 	}{{p.a, ra.Status}, {p.b, rb.Status}} {
 		if s.status != 1 {
-			return nil, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer process's stores never became visible", r.dev(s.rank), measure.PingTimeout, s.status)
+			return 0, fmt.Errorf("device %d: ping-pong timed out after %v (status %d): the peer process's stores never became visible", r.dev(s.rank), measure.PingTimeout, s.status)
 		}
 	}
-	return ra.Times, nil
+	if len(ra.Times) != 3 {
+		return 0, fmt.Errorf("device %d: the ping-pong returned %d timestamps, want 3", r.dev(p.a), len(ra.Times))
+	}
+	return float64(ra.Times[2]-ra.Times[1]) / chunk, nil
 }

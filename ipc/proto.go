@@ -315,8 +315,10 @@ type samplesReply struct {
 }
 
 type pingPongReq struct {
-	Me        int    `json:"me"`
-	Peer      int    `json:"peer"`
+	Me   int `json:"me"`
+	Peer int `json:"peer"`
+	// Slot is where both flags sit (measure.FlagOffset).
+	Slot      int    `json:"slot"`
 	Role      uint32 `json:"role"` // 0 initiator, 1 responder
 	Iters     uint32 `json:"iters"`
 	Chunk     uint32 `json:"chunk"`

@@ -332,10 +332,13 @@ func (c *server) pingPong(req pingPongReq) error {
 	// The flag must be 0 before the peer's kernel can store to it: clear it
 	// and wait, before this side (and so the peer) starts.
 	dv := h.latency()
-	if err := dv.PreparePingPong(kernels.PingPong); err != nil {
+	if req.Slot < 0 || req.Slot >= measure.FlagSlots {
+		return fmt.Errorf("ipc-child: flag slot %d is not one of the %d", req.Slot, measure.FlagSlots)
+	}
+	if err := dv.PreparePingPong(kernels.PingPong, req.Slot); err != nil {
 		return err
 	}
-	if err := dv.LaunchPingPong(kernels.PingPong, peer, req.Role, req.Iters, req.Chunk, time.Duration(req.TimeoutNs)); err != nil {
+	if err := dv.LaunchPingPong(kernels.PingPong, peer, req.Slot, req.Role, req.Iters, req.Chunk, time.Duration(req.TimeoutNs)); err != nil {
 		return err
 	}
 	c.pings[req.Me] = req

@@ -54,8 +54,6 @@ type Device struct {
 	// twin: the device works on another's small and scratch buffers
 	// (Twin), which it neither reallocates nor frees.
 	twin bool
-	// flag is where the ping-pong's flag sits in small (FlagOffset).
-	flag uint64
 }
 
 // bufferMargin is the device memory left free beside the two bandwidth
@@ -75,7 +73,7 @@ func Open(drv gpu.Driver, dev int, bufBytes uint64) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %d: opening its primary context: %w", dev, err)
 	}
-	dv := &Device{Index: dev, Primary: c, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}, flag: FlagOffset(0)}
+	dv := &Device{Index: dev, Primary: c, Ctx: c, Info: info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{}}
 	if err := dv.allocate(bufBytes); err != nil {
 		_ = dv.Close()
 		return nil, err
@@ -130,7 +128,7 @@ func (dv *Device) allocate(bufBytes uint64) error {
 // showed (intervals of ±0.1-0.4 % holding 40 % of the other runs' medians).
 func (dv *Device) Twin() (*Device, error) {
 	t := &Device{Index: dv.Index, Primary: dv.Primary, Ctx: dv.Primary, Info: dv.Info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{},
-		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true, flag: dv.flag, offset: dv.offset}
+		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true, offset: dv.offset}
 	err := t.renewContext()
 	if _, serr := t.Stream(1); serr != nil {
 		err = errors.Join(err, serr)
@@ -350,7 +348,7 @@ func (dv *Device) ScratchBase(n uint64) (cuda.DevicePtr, error) {
 	return p - cuda.DevicePtr(dv.offset), nil
 }
 
-// Layout of the small buffer: the ping-pong's flag in one of flagSlots
+// Layout of the small buffer: the ping-pong's flag in one of FlagSlots
 // slots of its upper half (FlagOffset), the rest at fixed places.
 const (
 	SmallBytes   = 64 << 10
@@ -359,26 +357,29 @@ const (
 	smallTimes   = 1024 // u64 timestamps
 	smallFlags   = SmallBytes / 2
 	maxTimestamp = (smallFlags - smallTimes) / 8
-	flagSlots    = 32
-	flagStep     = (SmallBytes - smallFlags) / flagSlots
-	// FlagSeed draws the order in which the rounds take the flag's slots.
-	FlagSeed = 0xf1a95eed
+	// FlagSlots are the places 1 KiB apart a ping-pong's flags take.
+	FlagSlots = 32
+	flagStep  = (SmallBytes - smallFlags) / FlagSlots
 )
 
-// flagOrder is the order of the flag's slots by round, drawn from FlagSeed.
-var flagOrder = rand.New(rand.NewPCG(FlagSeed, 0)).Perm(flagSlots)
-
-// FlagOffset is where the ping-pong's flag sits in the small buffer in
-// round (counted from 0; RenewOffset moves it), the same on every device
-// and in every process, so that both sides of a ping-pong agree on it. On
-// a 2× H200 (2026-11-25, tools/probes/pingprobe.cu) a ping-pong's one-way
-// time was 577-836 ns by where the two flags sat, the same in three
-// processes, and p2pbench's rounds with the flag at one place agreed
-// within 0.5 % where processes spread by 10 %: a new small buffer a round
-// did not move it. Slots 1 KiB apart fall in different places.
-func FlagOffset(round int) uint64 {
-	return smallFlags + flagStep*uint64(flagOrder[round%flagSlots])
+// FlagOffset is where the ping-pong's flag sits in the small buffer at
+// slot (0 to FlagSlots-1), the same on every device and in every process,
+// so that both sides of a ping-pong agree on it. On a 2× H200 (2026-11-25,
+// tools/probes/pingprobe.cu) a ping-pong's one-way time was 577-836 ns by
+// where the two flags sat, the same in three processes: a round that put
+// its flags at one slot read that slot's time, and rounds that took the
+// slots by round number repeated one pattern in every process. Every round
+// takes a sample at every slot (PingSlotOrder), so that each round's
+// median is over the same places as any other's.
+func FlagOffset(slot int) uint64 {
+	return smallFlags + flagStep*uint64(slot%FlagSlots)
 }
+
+// PingSlotOrder is the order in which a round visits the flag's slots,
+// drawn afresh every round (math/rand/v2, seeded by the process), so that
+// no slot, nor any effect of a slot's turn in the round, goes with a round
+// number.
+func PingSlotOrder() []int { return rand.Perm(FlagSlots) }
 
 // Small returns the device's buffer of SmallBytes for flags, statuses and
 // timestamps, allocating it on first use.

@@ -129,8 +129,11 @@ const (
 	// of an all run on the 2× H100 (2026-11-25), more than the timed hops.
 	chaseWholeHops = 8192
 	chaseTLBHops   = 1024
-	PingChunks     = 100 // timed chunks per ping-pong figure, over all its rounds
-	PingChunk      = 100 // round trips per timed chunk
+	// A ping-pong's sample: the mean of PingRoundTrips round trips at one
+	// flag slot, after as many untimed ones (the launch's start, the peer
+	// finding the first store); every round takes one at each of the
+	// FlagSlots slots.
+	PingRoundTrips = 50
 	PingTimeout    = 2 * time.Second
 )
 
@@ -244,10 +247,11 @@ func (dv *Device) Chase(start cuda.DevicePtr, bytes uint64, chunks int) ([]float
 	return out, nil
 }
 
-// PreparePingPong readies dv for one side of a ping-pong with kernel k: it
-// loads k and clears the flag, status and timestamps of the small buffer,
-// and waits, so the peer's first store cannot be lost.
-func (dv *Device) PreparePingPong(k kernels.Kernel) error {
+// PreparePingPong readies dv for one side of a ping-pong with kernel k and
+// its flag at slot (FlagOffset): it loads k and clears the flag, status and
+// timestamps of the small buffer, and waits, so the peer's first store
+// cannot be lost.
+func (dv *Device) PreparePingPong(k kernels.Kernel, slot int) error {
 	if _, err := dv.Function(k); err != nil {
 		return err
 	}
@@ -258,13 +262,14 @@ func (dv *Device) PreparePingPong(k kernels.Kernel) error {
 	if err := dv.Memset(small, 0, smallTimes/4); err != nil {
 		return err
 	}
-	return dv.Memset(small+cuda.DevicePtr(dv.flag), 0, 64)
+	return dv.Memset(small+cuda.DevicePtr(FlagOffset(slot)), 0, 64)
 }
 
 // LaunchPingPong launches dv's side of a ping-pong with kernel k on stream
-// 1 and does not wait: role 0 initiates, 1 responds; peerSmall is the
-// peer's small buffer as dv addresses it. Each kernel gives up after timeout.
-func (dv *Device) LaunchPingPong(k kernels.Kernel, peerSmall cuda.DevicePtr, role, iters, chunk uint32, timeout time.Duration) error {
+// 1, both flags at slot, and does not wait: role 0 initiates, 1 responds;
+// peerSmall is the peer's small buffer as dv addresses it. Each kernel gives
+// up after timeout.
+func (dv *Device) LaunchPingPong(k kernels.Kernel, peerSmall cuda.DevicePtr, slot int, role, iters, chunk uint32, timeout time.Duration) error {
 	if chunk == 0 || iters%chunk != 0 || int(iters/chunk)+1 > maxTimestamp {
 		return fmt.Errorf("a ping-pong of %d round trips in chunks of %d", iters, chunk)
 	}
@@ -277,7 +282,7 @@ func (dv *Device) LaunchPingPong(k kernels.Kernel, peerSmall cuda.DevicePtr, rol
 		return err
 	}
 	args := kernels.PingPongArgs{
-		MyFlag: uint64(mine) + dv.flag, PeerFlag: uint64(peerSmall) + dv.flag,
+		MyFlag: uint64(mine) + FlagOffset(slot), PeerFlag: uint64(peerSmall) + FlagOffset(slot),
 		Iters: iters, Chunk: chunk, Role: role,
 		Times: uint64(mine + smallTimes), TimeoutNs: uint64(timeout.Nanoseconds()), Status: uint64(mine + smallStatus),
 	}

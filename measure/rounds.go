@@ -180,7 +180,6 @@ func (dv *Device) Renew(what Renewal, round int) error {
 	}
 	if what&RenewOffset != 0 {
 		dv.offset = placementOffset(round)
-		dv.flag = FlagOffset(round)
 		dv.place()
 	}
 	if what&RenewContext != 0 && !dv.noGreen {

@@ -43,7 +43,7 @@ func TestTwinWorksOnTheDevicesMemoryInItsOwnContext(t *testing.T) {
 	if first == dv.Primary || first == dv.Ctx {
 		t.Fatal("the twin works in the device's context, not one of its own")
 	}
-	if err := tw.PreparePingPong(kernels.PingPong); err != nil {
+	if err := tw.PreparePingPong(kernels.PingPong, 0); err != nil {
 		t.Fatalf("a kernel of the twin's on the device's small buffer: %v", err)
 	}
 	if err := tw.Renew(RenewContext|RenewStreams|RenewModules, 1); err != nil {
@@ -52,14 +52,14 @@ func TestTwinWorksOnTheDevicesMemoryInItsOwnContext(t *testing.T) {
 	if tw.Ctx == first || tw.Ctx == dv.Primary {
 		t.Error("renewing the twin's context kept its context")
 	}
-	if err := tw.PreparePingPong(kernels.PingPong); err != nil {
+	if err := tw.PreparePingPong(kernels.PingPong, 0); err != nil {
 		t.Fatalf("after the renewal: %v", err)
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// The device's small buffer is still allocated: clearing it works.
-	if err := dv.PreparePingPong(kernels.PingPong); err != nil {
+	if err := dv.PreparePingPong(kernels.PingPong, 0); err != nil {
 		t.Errorf("the device's small buffer after its twin closed: %v", err)
 	}
 	if dv.small != small {

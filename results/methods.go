@@ -99,6 +99,7 @@ var methodChanges = []MethodChange{
 	{Commit: "95c3763", Tests: chases, Applies: beyondL2, What: "the chase starts at the node its build wrote first"},
 	{Commit: "d799684", Tests: append(slices.Clone(unheld), ipcCopies...), Applies: smallPulls, What: "each unheld window fitted against a short window of its own; copies under 0.5 ms timed behind an untimed one"},
 	{Commit: "77a1ab0", Tests: unheld, Applies: smallPulls, What: "a round's unheld windows queued together as issued"},
+	{Tests: pings, What: "a sample at every flag slot each round, not one slot a round by its number"},
 }
 
 // methodOf is 1 + the changes of methodChanges that name t: the

@@ -288,20 +288,22 @@ func (l *launch) pingPong() (*op, error) {
 // place in device memory than at the best: on a 2× H200 (2026-11-25,
 // tools/probes/pingprobe.cu, testdata/reference/h200x2/2026-11-25-s) the
 // one-way time of a ping-pong took 577-836 ns by where its flags sat (12
-// offsets in a 4 MiB buffer, the same in three processes), and a process's
-// rounds, whose flags sat at one place, agreed within 0.5 % while processes
-// spread by 10 %.
+// offsets in a 4 MiB buffer, the same in three processes), and five
+// processes whose rounds took the flag buffer's slots by round number
+// repeated one pattern round by round (1237 / 1328 / 1232 / 1329 / 1231 ns,
+// call AG).
 const flagSpread = 0.45
 
 // flagPlacement is the factor on the latency of a store to the flag at sp
 // (device memory) of where it sits, around 1 (the model's store latencies
-// are typical ones): a draw by the flag's address, in 1 KiB steps, and the
-// process (the seed), the same for every store there.
+// are typical ones): a draw by the device and the flag's offset in its
+// allocation, in 1 KiB steps, the same for every store there in every
+// process, as the hardware's.
 func (d *Driver) flagPlacement(sp span) float64 {
 	if sp.a == nil {
 		return 1
 	}
-	u := unitFloat(hashKeys(uint64(d.seed), noisePlacement, uint64(sp.a.dev), (sp.a.base+sp.off)>>10))
+	u := unitFloat(hashKeys(noisePlacement, uint64(sp.a.dev), sp.off>>10))
 	return 1 + flagSpread*(u-0.5)/(1+flagSpread/2)
 }
 
