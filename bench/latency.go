@@ -42,7 +42,7 @@ func (e *Engine) latencySteps() []step {
 	if e.opt.Selected(results.LatPingPong) {
 		for _, p := range e.detailPairs() {
 			a, b := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }, latencyStepCost})
+			steps = append(steps, step{fmt.Sprintf("ping-pong %d↔%d", a.Index, b.Index), func(ctx context.Context) { e.pingPong(ctx, a, b) }, pingPongCost})
 		}
 	}
 	if slices.ContainsFunc(copyLatTests, e.opt.Selected) {

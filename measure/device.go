@@ -358,7 +358,7 @@ const (
 	smallFlags   = SmallBytes / 2
 	maxTimestamp = (smallFlags - smallTimes) / 8
 	// FlagSlots are the places 1 KiB apart a ping-pong's flags take.
-	FlagSlots = 32
+	FlagSlots = results.PingFlagSlots
 	flagStep  = (SmallBytes - smallFlags) / FlagSlots
 )
 

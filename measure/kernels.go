@@ -133,7 +133,7 @@ const (
 	// flag slot, after as many untimed ones (the launch's start, the peer
 	// finding the first store); every round takes one at each of the
 	// FlagSlots slots.
-	PingRoundTrips = 50
+	PingRoundTrips = results.PingRoundTrips
 	PingTimeout    = 2 * time.Second
 )
 

@@ -35,6 +35,11 @@ const (
 	// InKernelRepsFrom is the SM copy size from which a timed window of
 	// copies is one launch that repeats the copy (ParamInKernelReps).
 	InKernelRepsFrom = 64 << 20
+	// PingRoundTrips are a ping-pong sample's timed round trips, after as
+	// many untimed; PingFlagSlots the places 1 KiB apart its flags take,
+	// every one of them in every round.
+	PingRoundTrips = 50
+	PingFlagSlots  = 32
 )
 
 // ms says a duration in whole milliseconds: "10 ms".
@@ -42,6 +47,9 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 
 // The conventions' words of the timing method, made of its numbers.
 var (
+	convPing = "ns; one thread per GPU bouncing a flag through system-scope stores and loads (ordering release_acquire: st.release.sys / ld.acquire.sys; relaxed: relaxed system-scope, no fences); round_trip = one full exchange, one_way = half of it; each sample is the mean of " +
+		fmt.Sprint(PingRoundTrips) + " round trips (%globaltimer), timed after " + fmt.Sprint(PingRoundTrips) + " that warm the exchange up, both flags at one of " +
+		fmt.Sprint(PingFlagSlots) + " slots 1 KiB apart, and every round takes a sample at each slot in an order drawn afresh (a ping-pong takes the time of where its flags sit: 577-836 ns one way on an H200), so that every round's median is over the same places; row = initiator, column = responder"
 	convSteady = "; steady state: every round first times one copy alone, then each sample a window of reps_per_sample back-to-back copies (at least " +
 		fmt.Sprint(MinSteadyReps) + "), both between two CUDA events behind the latch; a sample is (window − the one copy) / (reps_per_sample − 1), one copy's time without the fixed start and end cost of a timed window (short_reps_per_sample = 1); where the window holds " +
 		ms(PlainWindow) + " of copies or more (host copies of 512 MiB) no copy alone is timed and a sample is window / reps_per_sample, the window's start and end cost (microseconds) lost in it; a figure whose samples' copies take " +
