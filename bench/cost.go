@@ -37,12 +37,12 @@ const (
 	// atomicTputCost of the atomic throughput of a pair (local or peer:
 	// 17-33 ms on the 2× H100), atomicLatencyCost of its atomic latency
 	// (15-42 ms).
-	latencyStepCost   = 12 * time.Millisecond
+	latencyStepCost = 12 * time.Millisecond
 	// pingPongCost is one round of a pair's ping-pong: two kernels, each
 	// a launch at every flag slot of twice PingRoundTrips round trips
 	// (about 2.5 µs each between two H200s) and its start (about 60 µs);
 	// worked out from those, not yet read off a trace.
-	pingPongCost = 2 * measure.FlagSlots * (2*measure.PingRoundTrips*2500*time.Nanosecond + 60*time.Microsecond)
+	pingPongCost      = 2 * measure.FlagSlots * (2*measure.PingRoundTrips*2500*time.Nanosecond + 60*time.Microsecond)
 	chaseBeyondCost   = 12 * time.Millisecond
 	hostChaseCost     = 19 * time.Millisecond
 	atomicTputCost    = 21 * time.Millisecond
