@@ -141,3 +141,15 @@ func TestImportedSaysWhatItDoesNotKnow(t *testing.T) {
 		t.Log(txt)
 	}
 }
+
+// An import's figures of one value have no spread: the summary names no
+// "largest CV" among them (audit D16: 0.00% for n = 1).
+func TestImportSummaryNamesNoCVOfOneValue(t *testing.T) {
+	run, err := ingest.Import("../ingest/testdata/nccl-tests-2.19-sendrecv-h200x2.txt", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt, _ := formats(t, report.Summary(run), false); strings.Contains(txt, "largest CV") {
+		t.Errorf("the summary names a CV of one value:\n%s", txt)
+	}
+}

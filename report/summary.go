@@ -33,7 +33,8 @@ func Summary(run *results.Run) *Document {
 		case f.Verify == results.VerifyFailed:
 			badData++
 		}
-		if f.Unit == results.UnitGBps && f.Size >= verdict.LargeTransfer && f.Stats != nil && (noisiest == nil || f.Stats.CV > noisiest.Stats.CV) {
+		// A figure of one value (an import's) has no spread to be noisy in.
+		if f.Unit == results.UnitGBps && f.Size >= verdict.LargeTransfer && f.Stats != nil && f.Stats.N >= 2 && (noisiest == nil || f.Stats.CV > noisiest.Stats.CV) {
 			noisiest = f
 		}
 	}

@@ -220,3 +220,36 @@ func TestValueBombsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAbsentVerifyIsReadFromTheFigures: a file without the run's "verify"
+// (another program's) is not taken for a run made with --no-verify when
+// its figures say their data was checked (audit D7); figures that skipped
+// the check make it false, and a file that says false stays false.
+func TestAbsentVerifyIsReadFromTheFigures(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
+	var js bytes.Buffer
+	if err := run.Encode(&js); err != nil {
+		t.Fatal(err)
+	}
+	absent := bytes.Replace(js.Bytes(), []byte(`"verify":true,`), nil, 1)
+	if bytes.Equal(absent, js.Bytes()) {
+		t.Fatal(`the encoded run has no "verify":true, to remove`)
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want bool
+	}{
+		"absent, checked":       {absent, true},
+		"absent, checked, flat": {bytes.ReplaceAll(absent, []byte("\n"), []byte(" ")), true},
+		"absent, skipped":       {bytes.ReplaceAll(absent, []byte(`"verify":"passed"`), []byte(`"verify":"skipped"`)), false},
+		"false, checked":        {bytes.Replace(js.Bytes(), []byte(`"verify":true`), []byte(`"verify":false`), 1), false},
+	} {
+		got, err := results.Decode(bytes.NewReader(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.Verify != c.want {
+			t.Errorf("%s: verify %v, want %v", name, got.Verify, c.want)
+		}
+	}
+}

@@ -325,11 +325,44 @@ func decode(file string, data []byte, byLines bool) (*Run, error) {
 			return nil, syntaxError(file, data, err)
 		}
 	}
+	if !run.Verify && !namesVerify(data) {
+		run.Verify = run.verifiedByFigures()
+	}
 	run.CompleteCatalogue()
 	if err := run.Validate(); err != nil {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	return &run, nil
+}
+
+// namesVerify reports whether the run's object in data has its own
+// "verify" field (the figures' are their own): p2pbench always writes it,
+// but another program's file may leave it out. Only the run's fields are
+// read: of a file laid out as Encode writes it, the lines but the figures'.
+func namesVerify(data []byte) bool {
+	if _, rest, ok := splitLines(data); ok {
+		data = rest
+	}
+	var probe struct {
+		Verify json.RawMessage `json:"verify"`
+	}
+	return json.Unmarshal(data, &probe) == nil && probe.Verify != nil
+}
+
+// verifiedByFigures is a run's verify read from its figures, for a file
+// without the run's own: the data was checked where some figure says it
+// passed or failed the check and none says the check was skipped.
+func (r *Run) verifiedByFigures() bool {
+	checked := false
+	for i := range r.Figures {
+		switch r.Figures[i].Verify {
+		case VerifySkipped:
+			return false
+		case VerifyPassed, VerifyFailed:
+			checked = true
+		}
+	}
+	return checked
 }
 
 // decodeWhole decodes data into run with encoding/json, unless decodeLines
