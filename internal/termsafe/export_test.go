@@ -6,9 +6,7 @@ func String(s string) string {
 	var b stringBuilder
 	w := Writer{W: &b}
 	w.Write([]byte(s))
-	if w.pendingC2 {
-		b = append(b, 0xC2)
-	}
+	b = append(b, w.pending...)
 	return string(b)
 }
 

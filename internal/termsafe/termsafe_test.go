@@ -15,6 +15,12 @@ func TestControlsMadeVisible(t *testing.T) {
 		"del\x7f":                      "del^?",
 		"ok\tline\n":                   "ok\tline\n",
 		"H200 · 2× µs é":               "H200 · 2× µs é",
+		// Bidirectional controls reorder a line (audit N23); other
+		// three-byte characters of the same block pass.
+		"‮gnp.exe":    "�gnp.exe",
+		"ホスト‮evil‬":   "ホスト�evil�",
+		"a⁦b⁩c‪d":     "a�b�c�d",
+		"x — y … z ‰": "x — y … z ‰",
 	} {
 		if got := termsafe.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
