@@ -210,3 +210,43 @@ func promtool(t *testing.T, metrics []byte) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// A 72-GPU machine's headline figures are written by GPU, not by pair: its
+// series stay near a thousand (audit N26: 21,613 series for one node), the
+// lowest of each GPU's figures as its value, and the output lints.
+func TestPrometheusOfManyGPUs(t *testing.T) {
+	run := resultstest.New(resultstest.Default(72))
+	v, err := verdict.Judge(run, verdict.Model(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Verdict = v
+	var b bytes.Buffer
+	if err := export.WritePrometheus(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := 0
+	for _, f := range fams {
+		series += len(f.GetMetric())
+	}
+	if series > 2000 {
+		t.Errorf("%d series for one node, want at most 2000", series)
+	}
+	if _, ok := fams["p2pbench_headline_bandwidth_bytes_per_second"]; ok {
+		t.Error("figures by pair on 72 GPUs")
+	}
+	low := fams["p2pbench_headline_bandwidth_min_bytes_per_second"]
+	if n := len(low.GetMetric()); n < 72 {
+		t.Errorf("%d lowest figures, want one per GPU and figure at least", n)
+	}
+	if problems, err := promlint.New(bytes.NewReader(b.Bytes())).Lint(); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", err, problems)
+	}
+	promtool(t, b.Bytes())
+	t.Logf("%d series", series)
+}

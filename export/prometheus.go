@@ -29,6 +29,14 @@ var statuses = []results.Status{results.StatusPass, results.StatusNote, results.
 //   - p2pbench_headline_bandwidth_bytes_per_second{host, test, direction, part, src, dst,
 //     src_serial, dst_serial, size_bytes}: each headline figure's median, in bytes a second;
 //   - p2pbench_figure_failed{host, ...the same}: 1 for a headline figure that failed.
+//
+// A machine of more than MaxPairGPUs GPUs has its headline figures by GPU
+// instead of by pair, so that a node's series stay near a thousand, not
+// tens of thousands (72 GPUs: 5,112 pairs a figure):
+//
+//   - p2pbench_headline_bandwidth_min_bytes_per_second{host, test, direction, part, src,
+//     src_serial, size_bytes}: the lowest median of the GPU's headline figures to its peers;
+//   - p2pbench_headline_failed_figures{host, ...the same}: how many of them failed.
 func WritePrometheus(w io.Writer, run *results.Run) error {
 	v := run.Verdict
 	if v == nil {
@@ -72,7 +80,9 @@ func WritePrometheus(w io.Writer, run *results.Run) error {
 			info.WithLabelValues(host, strconv.Itoa(d.Index), d.Serial, d.UUID, d.Name, d.BoardPartNumber, d.VBIOS, d.InfoROM).Set(1)
 		}
 	}
-	if hs := report.Headlines(run); len(hs) > 0 {
+	if hs := report.Headlines(run); len(hs) > 0 && len(env.Devices) > MaxPairGPUs {
+		perGPU(gauge, host, serial, hs)
+	} else if len(hs) > 0 {
 		labels := []string{"host", "test", "direction", "part", "src", "dst", "src_serial", "dst_serial", "size_bytes"}
 		bw := gauge("p2pbench_headline_bandwidth_bytes_per_second",
 			"Headline bandwidth between two GPUs at the matrix size, median over its samples, in bytes a second.", labels...)
@@ -97,6 +107,47 @@ func WritePrometheus(w io.Writer, run *results.Run) error {
 		}
 	}
 	return nil
+}
+
+// MaxPairGPUs is the most GPUs whose headline figures are series of their
+// own, pair by pair (56 pairs a figure at 8 GPUs).
+const MaxPairGPUs = 8
+
+// perGPU writes the headline figures of a large machine by GPU: the lowest
+// median over each GPU's peers, and how many of its figures failed.
+func perGPU(gauge func(name, help string, labels ...string) *prometheus.GaugeVec, host string, serial map[int]string, hs []report.Headline) {
+	labels := []string{"host", "test", "direction", "part", "src", "src_serial", "size_bytes"}
+	low := gauge("p2pbench_headline_bandwidth_min_bytes_per_second",
+		"The lowest headline bandwidth from one GPU to its peers at the matrix size (medians over samples), in bytes a second: a machine of more than 8 GPUs is written by GPU, not by pair.", labels...)
+	failed := gauge("p2pbench_headline_failed_figures", "How many of one GPU's headline figures to its peers failed (no value).", labels...)
+	type key struct {
+		test            results.Test
+		direction, part string
+		src             int
+		size            uint64
+	}
+	least, fails := map[key]float64{}, map[key]int{}
+	var order []key
+	for _, h := range hs {
+		k := key{h.Test, string(h.Direction), string(h.Part), h.Src, h.Size}
+		if _, seen := fails[k]; !seen {
+			order = append(order, k)
+			fails[k] = 0
+		}
+		switch m, ok := least[k]; {
+		case h.Stats == nil:
+			fails[k]++
+		case !ok || h.Stats.Median < m:
+			least[k] = h.Stats.Median
+		}
+	}
+	for _, k := range order {
+		lv := []string{host, string(k.test), k.direction, k.part, strconv.Itoa(k.src), serial[k.src], strconv.FormatUint(k.size, 10)}
+		failed.WithLabelValues(lv...).Set(float64(fails[k]))
+		if m, ok := least[k]; ok {
+			low.WithLabelValues(lv...).Set(m * 1e9)
+		}
+	}
 }
 
 func is(b bool) float64 {
