@@ -58,6 +58,16 @@ func SelectDevices(drv gpu.Driver, want []int) ([]int, error) {
 // details, the clocks and the health before the run (Environment.StateStart, HealthBefore). Problems that
 // leave the picture incomplete but usable come back as notes in the result;
 // only a failure to describe a device is an error.
+// NoNVML is the note of a discovery without NVML; the command line puts
+// the reason NVML could not be opened in its place (NoNVMLBecause).
+const NoNVML = "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures"
+
+// NoNVMLBecause is NoNVML with the reason NVML could not be opened (the
+// loader's error names the library it tried: P2PBENCH_LIBNVML's file).
+func NoNVMLBecause(err error) string {
+	return fmt.Sprintf("NVML not available (%v): no NVLink details, clocks or temperatures", err)
+}
+
 func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment, *results.Topology, error) {
 	var env results.Environment
 	v, err := drv.DriverVersion()
@@ -99,7 +109,7 @@ func Discover(drv gpu.Driver, mon gpu.Monitor, devs []int) (results.Environment,
 		env.HealthBefore = ReadHealth(mon, env.Devices)
 		readLinks(mon, env.Devices, topo)
 	} else {
-		topo.Notes = append(topo.Notes, "NVML (libnvidia-ml.so.1) not available: no NVLink details, clocks or temperatures")
+		topo.Notes = append(topo.Notes, NoNVML)
 	}
 	topo.Pairs = readPairs(drv, devs, topo.Links)
 	if mon != nil {

@@ -401,3 +401,30 @@ func TestAuditThirdFlags(t *testing.T) {
 		t.Errorf("bw -h shows a default of 0 that the flag refuses:\n%s", help)
 	}
 }
+
+// A broken NVML library (a FIFO, a library without NVML's symbols) given
+// by P2PBENCH_LIBNVML is named with the reason, never dropped without one
+// behind "libnvidia-ml.so.1 not available" (audit N18).
+func TestAuditBrokenNVMLSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "nvml.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("P2PBENCH_LIBCUDA", fakeCUDA.Path(t, ""))
+	for _, lib := range []string{fifo, fakeCUDA.Path(t, "")} {
+		t.Setenv("P2PBENCH_LIBNVML", lib)
+		stdout, stderr, status := p2pbench(t, "topo")
+		if status != exitOK {
+			t.Fatalf("topo with P2PBENCH_LIBNVML=%s: status %d, %s", lib, status, stderr)
+		}
+		if !strings.Contains(stdout, "NVML not available (") || !strings.Contains(stdout, lib) {
+			t.Errorf("P2PBENCH_LIBNVML=%s: the note names neither the file nor why:\n%s", lib, stdout)
+		}
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.Contains(l, "NVML not available") {
+				t.Logf("%s", l)
+			}
+		}
+	}
+}

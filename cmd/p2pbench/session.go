@@ -71,6 +71,9 @@ func targetOf(c *cli.Context) (target, error) {
 type session struct {
 	drv     gpu.Driver
 	mon     gpu.Monitor
+	// nvmlErr is why NVML could not be opened, nil when it was (or when
+	// the machine is simulated).
+	nvmlErr error
 	devices []int
 	sim     string
 	seed    int64
@@ -156,6 +159,7 @@ func (t target) open() (*session, error) {
 		go func() {
 			m, err := gpu.OpenNVML()
 			if err != nil {
+				s.nvmlErr = err // read after <-nv
 				nv <- nil
 				return
 			}
@@ -221,6 +225,15 @@ func (s *session) discover(run *results.Run) error {
 	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
 	if err != nil {
 		return err
+	}
+	if s.nvmlErr != nil {
+		// Why NVML is missing, naming the file tried: a broken library
+		// given by P2PBENCH_LIBNVML is not dropped without a word.
+		for i, n := range topo.Notes {
+			if n == bench.NoNVML {
+				topo.Notes[i] = results.ClipText(bench.NoNVMLBecause(s.nvmlErr))
+			}
+		}
 	}
 	sys := sysinfo.Read(os.DirFS("/"))
 	env.System = &sys
