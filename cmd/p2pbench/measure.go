@@ -140,6 +140,11 @@ func measureAction(c *cli.Context) error {
 	if err := m.claim(); err != nil {
 		return err
 	}
+	if c.Command.Name == "all" {
+		if err := keepAside(c.App.ErrWriter, path); err != nil {
+			return err
+		}
+	}
 	m.settle(&opt.Settings)
 	if c.Command.Name == "all" {
 		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: "+bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary(), report.ScreenWidth))

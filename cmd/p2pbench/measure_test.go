@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -383,5 +384,31 @@ func TestFailingSaveInProgressIsSaidOnce(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), "warning: saving the run in progress failed"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, stderr.String())
+	}
+}
+
+// A second all into one --dir keeps the first run's results beside the new
+// ones, named for when they were written, and says so, where it replaced
+// them without a word (audit N15); fleet does not take the kept file for a
+// node.
+func TestAllKeepsAnEarlierRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "same")
+	args := []string{"all", "--simulate", "h200x2", "--size", "4MiB", "--sizes", "none", "--samples", "2", "--tests", "ce_read", "--dir", dir}
+	p2pbench(t, args...)
+	first, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, _ := p2pbench(t, append(args, "--simulate-seed", "7")...)
+	kept, _ := filepath.Glob(filepath.Join(dir, "results.json.*"))
+	if len(kept) != 1 || !strings.Contains(stderr, "held an earlier run's results") || !strings.Contains(stderr, kept[0]) {
+		t.Fatalf("kept %v; stderr:\n%s", kept, stderr)
+	}
+	if got, _ := os.ReadFile(kept[0]); !bytes.Equal(got, first) {
+		t.Error("the kept file is not the first run's results")
+	}
+	readResults(t, kept[0])
+	if out, _, _ := p2pbench(t, "fleet", dir); !strings.Contains(out, "1 node") {
+		t.Errorf("fleet of the directory:\n%s", out)
 	}
 }

@@ -326,6 +326,38 @@ func (f *resultsFile) save(final bool) error {
 	return outfile.Write(f.path, run.EncodeFor(f.path))
 }
 
+// keepAside moves the results file of an earlier run out of the way of
+// all's new one, within its directory (results.json.<time it was
+// written>: no *.json name, so that fleet, which reads every *.json of a
+// directory, does not take it for another node) and says so: a second all
+// into one --dir replaced the first run's results without a word, and that
+// run may have been a baseline. Called with the lock held; a link or
+// anything but a regular file is left as it is (the output policy writes
+// through an owned link).
+func keepAside(w io.Writer, path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	stamp := fi.ModTime().UTC().Format("20060102-150405")
+	for i := 1; ; i++ {
+		name := filepath.Base(path) + "." + stamp
+		if i > 1 {
+			name = fmt.Sprintf("%s.%s-%d", filepath.Base(path), stamp, i)
+		}
+		aside := filepath.Join(dir, name)
+		if _, err := os.Lstat(aside); err == nil {
+			continue
+		}
+		if err := os.Rename(path, aside); err != nil {
+			return fmt.Errorf("keeping the earlier run's %s: %w", path, err)
+		}
+		fmt.Fprintf(w, "p2pbench: %s held an earlier run's results (written %s UTC): kept as %s\n", path, fi.ModTime().UTC().Format("2006-01-02 15:04:05"), aside)
+		return nil
+	}
+}
+
 // rescueResults writes run somewhere else when its results file could not be
 // written at the end of a run, so the figures measured are not lost, and
 // returns where they went ("" for nowhere) and the error to report, which
