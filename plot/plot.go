@@ -21,7 +21,6 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -204,17 +203,31 @@ func watermark(c draw.Canvas, col color.Color) {
 // returned. On an error it returns the first in that order, with the paths
 // written before it.
 func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string) ([]string, error) {
+	written, _, err := WriteDir(ctx, figs, dir, formats)
+	return written, err
+}
+
+// WriteDir is WriteAll that also says which figures of an earlier
+// WriteAll into dir it removed. The directory is an output under the
+// policy of internal/outfile (outfile.Dir: absent or a directory, a link
+// followed only when the user or root owns it), made when missing; the
+// figures it holds are this call's alone: those an earlier call listed in
+// the directory's manifest (.p2pbench-figures) and this one does not write
+// are removed, and the manifest lists this call's. Files it never wrote
+// are left alone.
+func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (written, removed []string, err error) {
 	for _, f := range formats {
 		if strings.ToLower(f) == "pdf" {
 			continue
 		}
 		if _, err := canvasFor(f, vg.Inch, vg.Inch); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
+	if _, err := outfile.Dir(dir); err != nil {
+		return nil, nil, err
 	}
+	earlier := earlierFigures(dir)
 	paths := make([]string, 0, len(figs)*len(formats))
 	for _, fig := range figs {
 		for _, format := range formats {
@@ -242,10 +255,15 @@ func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string) (
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return paths[:i], err
+			return paths[:i], nil, err
 		}
 	}
-	return paths, nil
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	removed, err = replaceFigures(dir, earlier, names)
+	return paths, removed, err
 }
 
 // PNGs draws figs as PNG images, on as many goroutines as there are CPUs,

@@ -243,3 +243,54 @@ func TestOutputToADescriptorIsRefused(t *testing.T) {
 		t.Errorf("files in the directory: %v", e)
 	}
 }
+
+// plot -o DIR holds DIR's figures for one run (audit N11): a second plot
+// into it leaves only its own figures (those of the earlier plot it has not
+// are removed, and said), a plot while another holds the directory fails at
+// once, and DIR is an output under the one policy (another user's link to
+// a directory is refused).
+func TestPlotDirectoryIsOneRuns(t *testing.T) {
+	dir := t.TempDir()
+	many, _ := sampleRun(t)
+	few := filepath.Join(dir, "few.json")
+	if _, stderr, status := p2pbench(t, append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "-o", few}, small...)...); status != exitOK {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "plots")
+	p2pbench(t, "plot", many, "-o", out)
+	before, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	stdout, stderr, status := p2pbench(t, "plot", few, "-o", out)
+	after, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	drawn := strings.Fields(stdout)
+	if status != exitOK || len(after) != len(drawn) || len(before) <= len(after) {
+		t.Errorf("after plotting %d figures over %d: %d in the directory; status %d, %s", len(drawn), len(before), len(after), status, stderr)
+	}
+	if !strings.Contains(stderr, "figures of an earlier plot into "+out) {
+		t.Errorf("the removal is not said: %q", stderr)
+	}
+	// A user's own file in the directory is no figure of an earlier plot.
+	mine := filepath.Join(out, "mine.png")
+	os.WriteFile(mine, []byte("mine"), 0o644)
+	p2pbench(t, "plot", many, "-o", out)
+	p2pbench(t, "plot", few, "-o", out)
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("a file plot never wrote was removed: %v", err)
+	}
+	unlock, err := outfile.Lock(filepath.Join(out, "figures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = p2pbench(t, "plot", few, "-o", out)
+	unlock()
+	oneLine(t, "a plot into a directory another plot holds", stderr, status, exitError, "another p2pbench run is writing it")
+	if os.Geteuid() == 0 {
+		link := filepath.Join(dir, "others")
+		os.Symlink(filepath.Join(dir, "elsewhere"), link)
+		os.Lchown(link, 4242, 4242)
+		_, stderr, status = p2pbench(t, "plot", few, "-o", link)
+		oneLine(t, "another user's link as the plot directory", stderr, status, exitUsage, "symbolic link owned by user 4242")
+		if _, err := os.Lstat(filepath.Join(dir, "elsewhere")); err == nil {
+			t.Error("the directory the link names was made")
+		}
+	}
+}

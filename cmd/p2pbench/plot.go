@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/report"
 )
 
 func plotCommand() *cli.Command {
@@ -54,6 +55,17 @@ func plotAction(c *cli.Context) error {
 		// Nothing drawn is no success (exit status 4), and no directory.
 		return failedFigures(fmt.Errorf("%s has no figures to plot: nothing drawn", in))
 	}
+	// The directory is an output (no other user's link, no device), and
+	// it is this plot's while it draws: a second plot into it waits for
+	// nothing and mixes nothing, it fails at once, naming the first.
+	if _, err := outfile.Dir(dir, in); err != nil {
+		return err
+	}
+	unlock, err := outfile.Lock(filepath.Join(dir, "figures"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for _, f := range figs {
 		for _, format := range formats {
 			if err := outfile.Check(filepath.Join(dir, f.FileName(format)), in); err != nil {
@@ -61,11 +73,13 @@ func plotAction(c *cli.Context) error {
 			}
 		}
 	}
-	if slices.Contains(formats, "pdf") {
-	}
-	paths, err := plot.WriteAll(c.Context, figs, dir, formats)
+	paths, removed, err := plot.WriteDir(c.Context, figs, dir, formats)
 	for _, p := range paths {
 		fmt.Fprintln(c.App.Writer, p)
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "p2pbench: removed %d figure%s of an earlier plot into %s that this run has not: %s\n",
+			len(removed), units.Plural(len(removed), "", "s"), dir, strings.Join(report.BoundedNotes(removed), ", "))
 	}
 	return err
 }

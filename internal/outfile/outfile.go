@@ -127,6 +127,59 @@ func Writable(path string, inputs ...string) error {
 	return nil
 }
 
+// Dir makes dir, a directory of output files (plot's figures, a Markdown
+// report's), under the same policy as a file: it must be absent or a
+// directory; a symbolic link to one is followed only when the user running
+// p2pbench or root owns it; a path in /proc, a new name in /dev, and a
+// directory that is one of inputs are refused. It is created, with its
+// parents, when absent, and its resolved path is returned: the directory
+// the files go into.
+func Dir(dir string, inputs ...string) (string, error) {
+	target := dir
+	for hops := 0; ; hops++ {
+		if err := descriptor(target, false); err != nil {
+			return "", &Error{dir, err}
+		}
+		fi, err := os.Lstat(target)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := descriptor(target, true); err != nil {
+				return "", &Error{dir, err}
+			}
+			if err := mkdir(dir, target); err != nil {
+				return "", err
+			}
+			return target, nil
+		case err != nil:
+			return "", &Error{dir, bare(err)}
+		case fi.IsDir():
+			for _, in := range inputs {
+				if same(target, in) {
+					return "", &Error{dir, fmt.Errorf("%w (%s)", ErrSameAsIn, in)}
+				}
+			}
+			return target, nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if hops == 40 {
+				return "", &Error{dir, errors.New("too many symbolic links")}
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+				return "", &Error{dir, fmt.Errorf("%w: %s is a symbolic link owned by user %d, not by the user running p2pbench (%d) or root; p2pbench writes through no other user's link: give the directory's own path", ErrNotRegular, target, st.Uid, os.Geteuid())}
+			}
+			link, err := os.Readlink(target)
+			if err != nil {
+				return "", &Error{dir, bare(err)}
+			}
+			if !filepath.IsAbs(link) {
+				link = filepath.Join(filepath.Dir(target), link)
+			}
+			target = link
+		default:
+			return "", &Error{dir, fmt.Errorf("%w: it is a %s, not a directory for the output files", ErrNotRegular, infile.Kind(fi.Mode()))}
+		}
+	}
+}
+
 // mkdir makes the directory of a file about to be written.
 func mkdir(path, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
