@@ -69,8 +69,8 @@ func targetOf(c *cli.Context) (target, error) {
 // session is an opened driver with its optional monitor and the selected
 // devices.
 type session struct {
-	drv     gpu.Driver
-	mon     gpu.Monitor
+	drv gpu.Driver
+	mon gpu.Monitor
 	// nvmlErr is why NVML could not be opened, nil when it was (or when
 	// the machine is simulated).
 	nvmlErr error
