@@ -101,6 +101,11 @@ func importOutputs(inputs []string, out, dir string) ([]string, error) {
 	if out != "" && len(inputs) > 1 {
 		return nil, usageError{fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs))}
 	}
+	if out == "" {
+		if err := outfile.DirWritable(dir, inputs...); err != nil {
+			return nil, err
+		}
+	}
 	outs := make([]string, len(inputs))
 	for i, in := range inputs {
 		outs[i] = out

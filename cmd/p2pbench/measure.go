@@ -92,7 +92,13 @@ func measureAction(c *cli.Context) error {
 	}
 	// Every input is read and every check made before the results
 	// directory is made: a refused run leaves nothing behind. The output
-	// is checked first (an output that is an input is refused unread).
+	// is checked first (an output that is an input is refused unread); all's
+	// --dir is an output directory itself (another user's link refused).
+	if c.Command.Name == "all" {
+		if err := outfile.DirWritable(filepath.Dir(path)); err != nil {
+			return err
+		}
+	}
 	if err := outfile.Writable(path, c.String("tuning"), c.String("expect"), c.String("baseline")); err != nil {
 		return err
 	}

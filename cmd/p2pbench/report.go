@@ -131,6 +131,9 @@ func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...s
 	}
 	defer unlock()
 	figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
+	if _, err := outfile.Dir(figDir, inputs...); err != nil {
+		return err
+	}
 	figs := doc.Figures()
 	for _, f := range figs {
 		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), inputs...); err != nil {

@@ -135,6 +135,23 @@ func Writable(path string, inputs ...string) error {
 // parents, when absent, and its resolved path is returned: the directory
 // the files go into.
 func Dir(dir string, inputs ...string) (string, error) {
+	return resolveDir(dir, true, inputs...)
+}
+
+// DirWritable is Dir without creating anything: for a command that checks
+// its output directory (all's --dir, import's --dir) long before it writes
+// into it. A directory of output files reached through another user's link
+// is refused by both, so that nothing p2pbench writes, not even the
+// temporary file Writable makes to see whether a directory accepts files,
+// lands outside the directory the user named.
+func DirWritable(dir string, inputs ...string) error {
+	_, err := resolveDir(dir, false, inputs...)
+	return err
+}
+
+// resolveDir follows links from dir to the directory it names under the
+// output policy (see Dir), and makes it when create is set and it is absent.
+func resolveDir(dir string, create bool, inputs ...string) (string, error) {
 	target := dir
 	for hops := 0; ; hops++ {
 		if err := descriptor(target, false); err != nil {
@@ -146,8 +163,10 @@ func Dir(dir string, inputs ...string) (string, error) {
 			if err := descriptor(target, true); err != nil {
 				return "", &Error{dir, err}
 			}
-			if err := mkdir(dir, target); err != nil {
-				return "", err
+			if create {
+				if err := mkdir(dir, target); err != nil {
+					return "", err
+				}
 			}
 			return target, nil
 		case err != nil:
