@@ -36,7 +36,7 @@ func TestNoWriteOutsideTheOutput(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		args  func(out string) []string
-		env   string // P2PBENCH_CPUPROFILE's file in out, if any
+		env   string   // P2PBENCH_CPUPROFILE's file in out, if any
 		dirs  []string // output directories the command makes in out
 		files []string // the paths it writes, in out
 		locks []string // its lock files, in out
