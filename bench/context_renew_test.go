@@ -12,7 +12,7 @@ import (
 
 // TestRenewedContextsCarryTheMode: small SM copies between the GPUs take
 // one of two times by the context they run in (the simulator as the 2×
-// H100 showed, 2026-11-25: 2.9-3.0 or 3.1-3.3 µs at 4 KiB, drawn afresh by
+// H100 showed: 2.9-3.0 or 3.1-3.3 µs at 4 KiB, drawn afresh by
 // every new context). Five simulated processes of sm_read and sm_write at
 // 4 KiB: with every round in a green context of its own, each run's
 // interval holds the other runs' medians; with the rounds in the primary
@@ -35,10 +35,12 @@ func TestRenewedContextsCarryTheMode(t *testing.T) {
 // flags sit, the same in every process (the simulator as a 2× H200 showed:
 // 577-836 ns one way by place; rounds that took the flags' slots by round
 // number repeated one pattern in every process, 1237 / 1328 / 1232 / 1329 /
-// 1231 ns, call AG). Every round takes a sample at every slot, in an order
+// 1231 ns). Every round takes a sample at every slot, in an order
 // drawn afresh: in five simulated processes a round's samples spread by the
 // slots' places while the rounds' medians agree, within a process and
-// across, and each run's interval holds the other runs' medians.
+// across, and each run's interval holds the other runs' medians. Medians
+// agree within 3%, as in TestPingSlotsOnOneGPU: the noise of a median over
+// the slots reaches 1.4%, rounds that kept their slots differed by 7%.
 func TestPingPongRoundsAreReplicates(t *testing.T) {
 	opt := options(results.LatPingPong)
 	opt.Samples, opt.Rounds = 15, 5
@@ -60,8 +62,8 @@ func TestPingPongRoundsAreReplicates(t *testing.T) {
 				t.Errorf("seed %d: a round's samples spread by %.1f%%; the slots' places should show (the model's spread is %.0f%%)", seed, 100*spread, 45.0)
 			}
 			rounds := results.RoundMedians(f.Samples, f.Rounds)
-			if spread := slices.Max(rounds)/slices.Min(rounds) - 1; spread > 0.01 {
-				t.Errorf("seed %d: the rounds' medians %v spread by %.2f%%; want within 1%%", seed, rounds, 100*spread)
+			if spread := slices.Max(rounds)/slices.Min(rounds) - 1; spread > 0.03 {
+				t.Errorf("seed %d: the rounds' medians %v spread by %.2f%%; want within 3%%", seed, rounds, 100*spread)
 			}
 			medians = append(medians, f.Stats.Median)
 		}
@@ -69,8 +71,8 @@ func TestPingPongRoundsAreReplicates(t *testing.T) {
 	if len(medians) != 5 {
 		t.Fatalf("%d figures of 0→1 one way, want one a run", len(medians))
 	}
-	if spread := slices.Max(medians)/slices.Min(medians) - 1; spread > 0.01 {
-		t.Errorf("the five processes' medians %v spread by %.2f%%; want within 1%%", medians, 100*spread)
+	if spread := slices.Max(medians)/slices.Min(medians) - 1; spread > 0.03 {
+		t.Errorf("the five processes' medians %v spread by %.2f%%; want within 3%%", medians, 100*spread)
 	}
 	if in := coverage(t, opt); in < 0.95 {
 		t.Errorf("runs' intervals held %.0f%% of the other runs' medians; want 95%% or more", 100*in)

@@ -67,13 +67,18 @@ func checkPingSlots(t *testing.T, passes [][]float64, tol float64) (medians []fl
 // their slot (gpu/sim's flagPlacement, as the H200's), the ping-pong at
 // every slot: the slots' times differ, the medians over every slot agree
 // pass by pass. TestGPUPingSlotsOnOneGPU runs the same on GPU 0.
+//
+// The passes' medians are held within 3%: the slots' times spread by about
+// 45%, a median over 32 of them moves with the simulator's noise by up to
+// about 1.5% (60 passes: at most 1.4%), and rounds that kept a slot each
+// differed by 7% and more.
 func TestPingSlotsOnOneGPU(t *testing.T) {
 	drv, err := sim.New("h200x2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer drv.Close()
-	_, spread := checkPingSlots(t, pingSlots(t, drv, 0, 3), 0.01)
+	_, spread := checkPingSlots(t, pingSlots(t, drv, 0, 3), 0.03)
 	if spread < 0.1 {
 		t.Errorf("the slots' times within a pass spread by %.1f%%; the simulator's flags take a time by their slot", 100*spread)
 	}
