@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -95,7 +97,9 @@ func measureAction(c *cli.Context) error {
 	// is checked first (an output that is an input is refused unread); all's
 	// --dir is an output directory itself (another user's link refused).
 	if c.Command.Name == "all" {
-		if err := outfile.DirWritable(filepath.Dir(path)); err != nil {
+		// A --dir that is a file is said as Writable says it, naming
+		// results.json.
+		if err := outfile.DirWritable(filepath.Dir(path)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
 			return err
 		}
 	}

@@ -193,6 +193,8 @@ func resolveDir(dir string, create bool, inputs ...string) (string, error) {
 				link = filepath.Join(filepath.Dir(target), link)
 			}
 			target = link
+		case fi.Mode().IsRegular():
+			return "", &Error{dir, syscall.ENOTDIR}
 		default:
 			return "", &Error{dir, fmt.Errorf("%w: it is a %s, not a directory for the output files", ErrNotRegular, infile.Kind(fi.Mode()))}
 		}
