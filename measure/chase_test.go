@@ -11,12 +11,12 @@ import (
 
 // TestChaseStartsWhereTheBuildBegan: a chase beyond L2 starts at the node
 // the build wrote first, not at the buffer's first node, so it reads no line
-// the build left in L2. The simulator has what an H200 showed (2026-11-26,
-// testdata/reference/h200x1/2026-11-26): from nodes the build wrote in the
-// second half of its pass a chase read 272-305 ns a load in every other
+// the build left in L2. The simulator models what an H200 shows
+// (docs/findings.md, "Behind the code"): from nodes the build wrote in the
+// second half of its pass a chase reads 272-305 ns a load in every other
 // build, from the node it wrote first 329-332. The seed is one whose chain
-// has the buffer's first node late in the build, as p2pbench's own 0→0
-// chains at 256 MiB had (57-61% into it).
+// has the buffer's first node late in the build (57-61% into it), as 0→0
+// chains at 256 MiB have.
 func TestChaseStartsWhereTheBuildBegan(t *testing.T) {
 	drv, err := sim.New("h200x2")
 	if err != nil {

@@ -92,12 +92,10 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 		// windows alone: its noise is the spread of such windows, one a
 		// round. A fit's spread is no such measure: a short window that
 		// carried a cold copy in some rounds spread them and would hide
-		// itself (bench's TestMethodCheckCatchesAColdShortWindow).
-		// On a 2× H200 (2026-11-26, call AD) host copies to both GPUs at
-		// once, a window of one 512 MiB copy a round, read 53.4-54.9 GB/s
-		// by round; the last, 54.86, lay 2.4% above two plain windows and
-		// 0.02% beyond their tolerance, so the plain windows replaced the
-		// figure and its rounds with it.
+		// itself (bench's TestMethodCheckCatchesAColdShortWindow). The
+		// windows' own spread keeps a host copy whose rounds vary by a few
+		// percent from being replaced for lying within them
+		// (docs/methods.md, "The method checks itself").
 		tol = max(tol, 3*results.ComputeStats(f.Samples).CV)
 	}
 	if windowMs > 0 {

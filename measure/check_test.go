@@ -8,8 +8,9 @@ import (
 
 // TestJudgeCheckOfOneWindowARound: a figure of one window a round (host
 // copies of 512 MiB) is held against the plain windows with its windows'
-// own spread (where they are plain windows, not fits): call AD's host_to_all, whose last window lay 2.4% above the
-// plain ones with its rounds 53.4-54.9 GB/s, agrees and keeps its rounds; a
+// own spread (where they are plain windows, not fits): a host_to_all whose
+// last window lies 2.4% above the plain ones with its rounds 53.4-54.9 GB/s
+// (as on a 2× H200, docs/methods.md) agrees and keeps its rounds; a
 // figure whose windows agree with each other to 0.3% and lie 10% above the
 // plain windows is replaced.
 func TestJudgeCheckOfOneWindowARound(t *testing.T) {

@@ -122,10 +122,9 @@ func (dv *Device) allocate(bufBytes uint64) error {
 // with RenewContext, with its own streams, events and modules, and no
 // latch. A child of the tests across processes runs its latency kernels
 // (ping-pong, chase) in one while its copies stay in the context whose
-// interprocess event the other processes opened: on a 2× H200 (2026-11-25,
-// testdata/reference/h200x2/2026-11-25-n) the ping-pong and chase across
-// processes took a time per process that one context's rounds never
-// showed (intervals of ±0.1-0.4 % holding 40 % of the other runs' medians).
+// interprocess event the other processes opened: the ping-pong and chase
+// take a time per context that one context's rounds never show, so each
+// round draws a new one (docs/findings.md, "Behind the code").
 func (dv *Device) Twin() (*Device, error) {
 	t := &Device{Index: dv.Index, Primary: dv.Primary, Ctx: dv.Primary, Info: dv.Info, mods: map[string]cuda.Module{}, fns: map[string]cuda.Function{},
 		scratch: dv.scratch, scratchBytes: dv.scratchBytes, small: dv.small, noGreen: dv.noGreen, twin: true, offset: dv.offset}
@@ -209,12 +208,11 @@ func (dv *Device) Function(k kernels.Kernel) (cuda.Function, error) {
 // Preload loads every module the device can run (kernels.ModuleNames, those
 // whose .target its compute capability reaches) that it has not loaded yet,
 // as Function would on first use. The first load of a module in a process on
-// a machine whose driver has not compiled it before is a JIT compilation:
-// the first process on a fresh 2× H100 or H200 VM (2026-11-25, calls L to N)
-// took 0.4 s longer in its first round than the next processes, and a pair
-// of fresh contexts 163 ms to load two modules the first time, 0.7 ms after
-// (tools/probes/ctxprobe3.cu). What fails to load here fails again, with its
-// error, where the kernel is used.
+// a machine whose driver has not compiled it before is a JIT compilation,
+// a tenth of a second or more a module where a load from the driver's cache
+// takes a millisecond (docs/findings.md, "Behind the code"): loaded here, it
+// stays out of the first round's figures. What fails to load here fails
+// again, with its error, where the kernel is used.
 func (dv *Device) Preload() {
 	for _, name := range modulesFor(dv.cc()) {
 		_, _ = dv.module(name) // its error comes again where the kernel is used
@@ -241,9 +239,9 @@ func modulesFor(cc int) []string {
 // and unloads it again, stopping at the first failure: the driver compiles
 // each one's PTX and keeps the code in its cache, where the devices' own
 // loads (Preload) then find it. Called beside the machine's discovery, it
-// takes the compilation off the warm-up of the first run on a machine,
-// where it cost 0.26 s more than with the cache warm (a fresh 2× H200,
-// 2026-11-25).
+// takes the compilation off the warm-up of the first run on a machine
+// (a quarter of a second on a fresh 2× H200: docs/findings.md, "Behind the
+// code").
 func WarmJIT(c gpu.Context, cc int) error {
 	for _, name := range modulesFor(cc) {
 		ptx, err := kernels.PTX(name)
@@ -252,8 +250,7 @@ func WarmJIT(c gpu.Context, cc int) error {
 		}
 		if a, ok := c.(interface{ CompileAside(string) error }); ok {
 			// Off the context's thread, which the setup's calls then
-			// need not wait behind: on a fresh 2× H200 (call U) the setup
-			// took 0.42 s behind the compilation, 0.19 s without.
+			// need not wait behind (it halves a fresh machine's setup).
 			if err := a.CompileAside(ptx); err != nil {
 				return fmt.Errorf("compiling PTX module %s: %w", name, err)
 			}
@@ -364,13 +361,12 @@ const (
 
 // FlagOffset is where the ping-pong's flag sits in the small buffer at
 // slot (0 to FlagSlots-1), the same on every device and in every process,
-// so that both sides of a ping-pong agree on it. On a 2× H200 (2026-11-25,
-// tools/probes/pingprobe.cu) a ping-pong's one-way time was 577-836 ns by
-// where the two flags sat, the same in three processes: a round that put
-// its flags at one slot read that slot's time, and rounds that took the
-// slots by round number repeated one pattern in every process. Every round
-// takes a sample at every slot (PingSlotOrder), so that each round's
-// median is over the same places as any other's.
+// so that both sides of a ping-pong agree on it. A ping-pong's one-way time
+// depends on where the two flags sit (577-836 ns on a 2× H200, the same in
+// every process: docs/methods.md, "Flag ping-pong"), so a round that put its
+// flags at one slot would read that slot's time. Every round takes a sample
+// at every slot (PingSlotOrder), so that each round's median is over the
+// same places as any other's.
 func FlagOffset(slot int) uint64 {
 	return smallFlags + flagStep*uint64(slot%FlagSlots)
 }

@@ -92,12 +92,12 @@ func (dv *Device) SMCopy(cfg SMConfig, dst, src cuda.DevicePtr, size uint64) (Tr
 // InKernelRepsFrom is the SM copy size from which a timed window of copies
 // is one launch that repeats the copy (Transfer.OpN), as the conventions
 // say (results.InKernelRepsFrom): kernels.LargeCopyBytes, where a sample
-// is a window of sustained bandwidth (a test holds the two equal). On a 2× H100 NV18
-// (2026-11-25) pulls of 512 MiB launched one per copy read 373.5–374.0 GB/s
-// where nvbandwidth's kernel, which repeats its copy inside one launch,
-// read 376.4: each launch paid its grid's drain and the next one's ramp,
-// about 10 µs of 1.43 ms. Below it each copy stays a launch: small copies'
-// figures are what an application issuing them sees, launch and all.
+// is a window of sustained bandwidth (a test holds the two equal). A launch
+// per copy pays its grid's drain and the next one's ramp (about 10 µs of a
+// 1.4 ms copy of 512 MiB, 0.7% below nvbandwidth's kernel, which repeats its
+// copy inside one launch: docs/methods.md). Below it each copy stays a
+// launch: small copies' figures are what an application issuing them sees,
+// launch and all.
 const InKernelRepsFrom = results.InKernelRepsFrom
 
 // InKernelReps says whether SM copies of size bytes time their windows as
@@ -112,21 +112,18 @@ const (
 	ChaseChunks = 100 // timed chunks per chase figure, over all its rounds
 	// ChaseChains is how many chains, each of its own seed, every round of
 	// a chase beyond L2 follows, the same chains in every round and run
-	// (ChainSeed): on a 2× H100 (2026-11-25) a chain beyond L2 kept one of
-	// two modes by its seed, 850-930 or 1005 ns a load 0 → 1, and with a
-	// new seed every round the rounds' figures were their chains' modes.
-	// The modes were the build's lines left in L2, by where the seed put
-	// the buffer's first node in the build (BuildChain); the chase now
-	// starts where the build began, and the chains stay to spread what
-	// else a chain's own path meets. Within L2 one chain does.
+	// (ChainSeed), so that a round's figure is never one chain's path
+	// alone: several chains spread what a chain's own path meets, and
+	// the same ones in every round keep the rounds comparable
+	// (docs/methods.md, "Pointer chase"). Within L2 one chain does.
 	ChaseChains = 4
 	// The untimed pass before every round's chase (each round builds a new
 	// chain): the whole of a chain of up to chaseWholeHops nodes (1 MiB),
 	// so one that fits in L2 is there; chaseTLBHops of a longer one, 8
 	// loads on each 2 MiB page of 256 MiB on average, so that a page the
-	// pass misses is one in e^8 (3000): it warms the TLB. It was 32 a page;
-	// those passes over NVLink, four chains a round and figure, took 0.3 s
-	// of an all run on the 2× H100 (2026-11-25), more than the timed hops.
+	// pass misses is one in e^8 (3000): it warms the TLB. More a page
+	// costs more than the timed hops over NVLink, four chains a round and
+	// figure, and warms nothing more.
 	chaseWholeHops = 8192
 	chaseTLBHops   = 1024
 	// A ping-pong's sample: the mean of PingRoundTrips round trips at one
@@ -159,11 +156,10 @@ func ChaseParams(ws uint64, memory string, l2 int) map[string]string {
 // buf, as dv addresses it, waits, and returns the node to start the chase at:
 // the one the build writes first (kernels.ChasePerm(0)), not buf's first. The
 // build leaves the lines it wrote last in L2 (dirty, not yet written back); a
-// chase through them reads some from L2. On one H200 (2026-11-26,
-// testdata/reference/h200x1/2026-11-26/chasebuildprobe.txt) the chase beyond L2
-// from buf's first node, which p2pbench's 0→0 chains wrote 57-61% into the
-// build, read 272-332 ns a load build by build, from the first-written node
-// 329-332 (with L2 flushed after the build, 327-331). A round's chase of a
+// chase through them reads some from L2, and reads faster by where the seed
+// puts buf's first node in the build; from the first-written node it reads
+// what a chase after a flush of L2 reads (docs/methods.md, "Pointer chase").
+// A round's chase of a
 // chain beyond L2 visits its warm-up's chaseTLBHops and its timed hops (a few
 // thousand nodes), which the build's threads write in their first pass over
 // the grid (4 blocks of 256 threads an SM: 135168 nodes on 132 SMs); the rest

@@ -49,42 +49,23 @@ const (
 	RenewSmall
 	// RenewContext moves the device's work (streams, events, modules,
 	// launches, copies) to a new green context of the primary context
-	// (gpu.Context.Green), which keeps the memory: on a 2× H100
-	// (2026-11-25, testdata/reference/h100x2/2026-11-25-d/callIJK) 4 KiB SM
-	// copies between the GPUs took one of two times, 2.9-3.0 or 3.1-3.3 µs
-	// a copy, drawn afresh by every new context, fresh or green, and kept
-	// by every stream of one; a green context of each device took 4-6 ms to
-	// make. Small copies by the copy engine kept their time in every
-	// context. It implies the streams, events and modules, which belong to
-	// a context.
+	// (gpu.Context.Green), which keeps the memory: small SM copies between
+	// GPUs take one of two times, drawn afresh by every new context and
+	// kept by every stream of one, so the rounds carry that mode only if
+	// each draws its own; a green context costs a few ms (docs/methods.md,
+	// "Rounds"). It implies the streams, events and modules, which belong
+	// to a context.
 	RenewContext
 )
 
 // DefaultRenewal is what a run renews unless told otherwise: everything
-// but fresh allocations. Measured on an H200 (five processes of small host
-// and local copies per setting, twice; testdata/reference/h200x1/
-// 2026-11-23-c): with nothing renewed the rounds of the local copy at
-// 64 KiB agreed within 0.02–0.06% while the processes spread by 2.9–3.2%,
-// and the first run's intervals held the other runs' medians 35% of the
-// time; with offset, streams and events 85% and 100%; with fresh
-// allocations too 95% and 95%, but a host-to-device copy right after them
-// ran 10% slow (55.4 GB/s in a run's first round, 50.1 in the others, at
-// 512 MiB: the driver readies the new memory with the copy engines).
-//
-// Modules and the flag buffer joined on a 2× H100 (2026-11-25,
-// testdata/reference/h100x2/2026-11-25/call8): three processes each of
-// `bw --tests sm_read,sm_write,ce_read --size 64MiB --sizes 4B:1MiB:4` and
-// `lat --tests lat_pingpong,lat_copy` with offset, streams and events, and
-// three with modules and small too, in turns: each run's intervals held
-// the other runs' medians for 72% of the bandwidth figures (SM reads below
-// 64 KiB: 43%) and 88% of the ping-pong's, against 84% (70%) and 100%
-// with the two renewals; they cost no measurable time (2.0 s a run either
-// way). Where the kernels' code and the flags land differs between
-// processes, and now between rounds.
-//
-// Contexts joined on the 2× H100 of call I-K (2026-11-25): within one
-// process, the mode of small SM copies stayed with its context whatever
-// else was renewed.
+// but fresh allocations. Each renewal moves between rounds something that
+// otherwise differs only between processes (where the buffers, the
+// kernels' code and the flags land; the mode of small SM copies, which
+// stays with its context), so that a run's intervals hold other runs'
+// medians; fresh allocations would too, but slow the host-to-device copy
+// right after them by 10% (the driver readies new memory with the copy
+// engines). The measurements are in docs/methods.md, "Rounds".
 const DefaultRenewal = RenewOffset | RenewStreams | RenewEvents | RenewModules | RenewSmall | RenewContext
 
 var renewalNames = []struct {
@@ -151,13 +132,11 @@ const (
 )
 
 // AllocBytes is the allocation that holds buffers of n bytes at every
-// placement: n and PlacementSpare, rounded up to whole 2 MiB pages.
-// Measured on a 2× H100 (2026-11-25, tools/probes/ipcprobe4.cu): two
-// processes each pushing 512 MiB into the other's buffer through legacy IPC
-// handles moved 392.7 GB/s a direction from allocations of 512 MiB, and
-// 276 GB/s, at 1.35 raw NVLink bytes per payload byte, from allocations of
-// 512 MiB + 14 MiB + 30 KiB (this spare, unrounded); one process was not
-// affected.
+// placement: n and PlacementSpare, rounded up to whole 2 MiB pages. Two
+// processes pushing into each other's buffers through legacy IPC handles
+// lose 30% (at 1.35 raw NVLink bytes per payload byte) from allocations
+// that are not whole pages, where one process loses nothing
+// (docs/findings.md, "Behind the code").
 func AllocBytes(n uint64) uint64 {
 	const page = 2 << 20
 	return (n + PlacementSpare + page - 1) / page * page

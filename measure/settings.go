@@ -20,12 +20,10 @@ const (
 	DefaultSize = 512 << 20
 	// DefaultSamples is each bandwidth figure's samples: three in each of
 	// the five rounds, whose median still stands when one sample strays.
-	// In five runs on a 2× H100 (2026-11-25, testdata/reference/h100x2/
-	// 2026-11-25-b) a round's first samples told its median within
-	// 0.3-0.4% for copy-engine writes and SM copies (pulls: 1.6%), where
-	// the rounds' medians spread by 2.5-3.3%: the rounds carry what varies.
-	// Ten samples (two a round) took `all` 1.5 s less than twenty (call A,
-	// 2026-11-25: 15.9 and 16.2 s against 17.7 and 17.6).
+	// A round's first samples tell its median within a fraction of what the
+	// rounds' medians spread by, so the rounds, not more samples, carry what
+	// varies, and fewer samples shorten a run (docs/findings.md, "Behind the
+	// code").
 	DefaultSamples      = 15
 	defaultLatchTimeout = 5 * time.Second
 )

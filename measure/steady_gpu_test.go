@@ -14,9 +14,9 @@ import (
 // TestGPUSteadyState: on GPU 0, at 512 MiB, the steady-state median of a
 // copy within the device and of host copies each way is within 0.3% of a
 // long back-to-back window's, or within three times the range of those
-// windows where the path itself varies more (host copies of a VM: on the
-// 1× and 2× H100 of 2026-11-25, windows of 64 host copies read 0.5% below
-// the steady state, and host copies varied by 10% from one to the next),
+// windows where the path itself varies more (host copies of a VM, where
+// windows of 64 host copies can read 0.5% below the steady state and host
+// copies vary by 10% from one to the next),
 // and not below the median of samples of one copy beyond the path's own
 // noise (the long windows' range, at least 0.1%; for host copies the same
 // tolerance as against the long windows). It prints the figures.
@@ -46,11 +46,7 @@ func TestGPUSteadyState(t *testing.T) {
 			// of the long windows, at least 0.1%; a host copy's by as
 			// much as the steady state may stray from the long windows
 			// (tol), as its fixed cost (µs) is far below the path's noise
-			// there. On the 2× H100s of 2026-11-25 the host path's long
-			// windows ranged over 0.7% and the d2h steady state read
-			// 0.09% below one copy (call 14), or over 9.5% and 0.15%
-			// below (call 9b); on a 1× H100 (fourth session) h2d's over
-			// 0.17%, and 0.42% below.
+			// there (docs/findings.md, "Behind the code").
 			oneTol := max(0.001, f.refRange)
 			if f.reps == 1 || name == "h2d" || name == "d2h" {
 				oneTol = tol

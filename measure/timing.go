@@ -163,16 +163,15 @@ type Timing struct {
 // 0.4%, below what small copies vary from round to round (1–6%). It keeps a
 // steady-state sample of the smallest copies near 50 of them, so that the
 // fit's short window and a round's three samples fit behind one latch
-// (BatchOps): on a 2× H100 (2026-11-25) the size sweep's figures spent
-// about as long in holds, releases and waits as on the GPU.
+// (BatchOps), since a sweep of small copies otherwise spends as long in
+// holds, releases and waits as on the GPU.
 const (
 	SampleTarget = 125 * time.Microsecond
 	// HostSampleTarget is longer: PCIe copies vary more from one to the
-	// next, and averaging two or more per sample keeps their spread near 1%.
-	// One copy of 512 MiB per sample was tried on a 2× H100 whose host path
-	// stalled a copy now and then (2026-11-25, call 9b): 0.3 s less a run,
-	// but a third of the samples 10-50% low and one run's h2d median 17%
-	// below the others'.
+	// next, and averaging two or more per sample keeps their spread near 1%
+	// where a host path stalls a copy now and then (one copy a sample let
+	// such stalls move a median by 17%: docs/findings.md, "Behind the
+	// code").
 	HostSampleTarget = 10 * time.Millisecond
 	maxReps          = 200
 	// noWarmup is the repetition time from which a steady-state sample has
@@ -221,12 +220,10 @@ func SteadyTimingFor(longest float64, target time.Duration) Timing {
 		tm.Short = 1
 		if tm.Reps >= 8 {
 			// Two copies in the short window and an even number in the
-			// long one: on a 2× H100 (2026-11-25) small pulls cost less
-			// and more in turn (11 and 20 µs timed alone), so a short
-			// window of one copy carried either turn, and the fit of
-			// 4-byte pulls read 17-29% off plain windows in three runs of
-			// five (the method check replaced them). Where copies are
-			// that short, the longer short window costs nothing.
+			// long one: small pulls can cost less and more in turn, so a
+			// short window of one copy would carry either turn into the
+			// fit (docs/methods.md, "Steady state"). Where copies are that
+			// short, the longer short window costs nothing.
 			tm.Short = 2
 			tm.Reps += tm.Reps % 2
 			if tm.Reps > maxReps {
@@ -394,11 +391,10 @@ func (tm Timer) longest(ctx context.Context, ts []Transfer, t Timing) (float64, 
 
 // retimeBelow is the first repetition's time (ms) below which Longest times
 // it again behind an untimed one. A pull over a link that carried none for a
-// while pays the link's waking: on a 2× H200 (2026-11-26, pullqueueprobe)
-// eight 1 MiB pulls after 100 ms without copies took 300 µs, eight more 93.
-// A 4-byte pull timed first thing in the size sweep then read 0.2 ms, above
-// noWarmup, and the figure's windows were sized for copies 30 times longer
-// than they are (4 repetitions where 16-34 were meant).
+// while pays the link's waking (three times the time of a warm 1 MiB pull:
+// docs/methods.md, "Small pulls between GPUs"), and a 4-byte pull timed
+// first thing in the size sweep would size the figure's windows for copies
+// 30 times longer than they are.
 const retimeBelow = 0.5
 
 // slot is where a transfer sits on its device: its stream, its pair of
@@ -438,12 +434,10 @@ func (tm Timer) Measure(ctx context.Context, ts []Transfer, t Timing, samples in
 	var short []float64
 	if t.Short > 0 && samples > 0 && !unheld {
 		// The short window runs behind at least one untimed repetition in
-		// the same held stream. Measured on a 2x H100 (2026-11-25,
-		// tools/probes/holdprobe.cu): the first 512 MiB pull after host
-		// copies and peer access enabled again took 1.537 ms against 1.37
-		// for the next one. Timed alone first thing, such a window carried
-		// 0.17 ms that the longer windows did not, and the fit turned it
-		// into 4.6% more bandwidth (or into no time at all for small copies).
+		// the same held stream: the first pull after host copies with peer
+		// access enabled again costs more than the next, and a short window
+		// timed alone first thing would carry that cost, which the fit turns
+		// into more bandwidth (docs/methods.md, "The method checks itself").
 		if short, err = tm.sample(ts, slots, devs, shortTiming); err != nil {
 			return nil, err
 		}
@@ -490,19 +484,19 @@ type window struct {
 	short bool
 }
 
-// BatchOps bounds the operations one batch queues behind a latch. On the
-// 2× H100 (2026-11-25) 402 small pulls queued behind one latch blocked the
-// host's enqueueing until the latch timed out: the stream's queue held fewer
-// than that. A sample alone queues at most maxReps and its warm-ups, which
-// never blocked; a batch stays near that.
+// BatchOps bounds the operations one batch queues behind a latch. A stream's
+// queue holds a few hundred operations: beyond that the host's enqueueing
+// blocks behind the latch until the latch times out (400 small pulls did on
+// a 2× H100). A sample alone queues at most maxReps and its warm-ups, which
+// never block; a batch stays near that.
 const BatchOps = maxReps + 40
 
 // batched takes the samples of one transfer (and its fit's short window
 // first, behind an untimed repetition) as windows queued back to back
 // behind one latch, as many as BatchOps allows, each between its own pair
 // of events: one hold, release and wait for many samples, where a sample
-// of small copies spent more time in those than on the GPU (the size sweep
-// of a run on two H100s, 2026-11-25). Each window is preceded by its own
+// of small copies alone spends more time in those than on the GPU. Each
+// window is preceded by its own
 // warm-up repetitions, as a sample taken alone is. It returns the
 // milliseconds of one repetition in each sample.
 func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int) ([]float64, error) {
@@ -537,10 +531,9 @@ func (tm Timer) batched(ctx context.Context, tr Transfer, t Timing, samples int)
 // and between its own pair of events, and waits once: with t.Short, every
 // sample's long window followed by a short window of its own, against which
 // it is fitted. Such copies meet the link and engine as the moment leaves
-// them, and a fit's short window taken once set the fit of every sample after
-// it: on a 2× H200 (call AB, 2026-11-25) 1 MiB pulls so timed read 72-153
-// GB/s by round, the three samples of a round within a few percent of each
-// other (one round of one run 116-153, the others 74-77). With a short
+// them, and a fit's short window taken once would set the fit of every
+// sample after it (a round of 1 MiB pulls 116-153 GB/s where the others read
+// 74-77: docs/methods.md, "Small pulls between GPUs"). With a short
 // window each, a slow moment moves one sample of a round. Only the long
 // windows report their host time (Transfer.Enqueued).
 func (tm Timer) unheldBatched(ctx context.Context, tr Transfer, t Timing, samples int) ([]float64, error) {

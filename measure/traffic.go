@@ -11,8 +11,9 @@ import (
 // TrafficMinSize is the smallest transfer whose figure gets the link
 // counters: the transfers whose rate is the link's, where the counters'
 // KiB resolution and the calls around the copies weigh nothing. A reading
-// of both devices' counters took 20 ms on the 2× H100 (2026-11-25: 226 of
-// them, 4.6 s of a 29 s run, when every figure of 1 MiB and more took two).
+// of both devices' counters takes milliseconds (docs/methods.md, "On the
+// wire"): taken around every figure of 1 MiB and more, they cost a sixth of
+// a run.
 const TrafficMinSize = 64 << 20
 
 // Meter reads the NVLink counters of a figure's two devices before and

@@ -12,8 +12,8 @@ import (
 // TestUnheldSamplesFitEachTheirOwnShortWindow: a pull queued as issued
 // (Transfer.Unlatched) meets the link as the moment leaves it, and one slow
 // moment in a fit's short window, taken once for all the samples of a call,
-// moved every one of them: on a 2× H200 (call AB, 2026-11-25) one round of
-// 1 MiB pulls read 116-153 GB/s, the others 74-77. Here the fifth copy of
+// moved every one of them (one round of 1 MiB pulls 116-153 GB/s, the others
+// 74-77, on a 2× H200: docs/methods.md). Here the fifth copy of
 // the call is slowed (a copy four times as large): it falls in the first
 // sample's long window, which alone it moves, so the call's median stays
 // that of an undisturbed call. With one short window first (the fifth copy
@@ -62,7 +62,7 @@ func TestUnheldSamplesFitEachTheirOwnShortWindow(t *testing.T) {
 
 // TestLongestOfASmallPullOnAnIdleLink: the first 4-byte pull over a link
 // that carried none for a while pays the link's waking (the simulated H200
-// has the real one's, pullqueueprobe 2026-11-26) and took 0.2 ms, twice
+// has the real one's: docs/methods.md) and takes 0.2 ms, twice
 // noWarmup; Longest, which sizes the figure's windows, times such a copy
 // again behind an untimed one and reads the copy's own µs.
 func TestLongestOfASmallPullOnAnIdleLink(t *testing.T) {

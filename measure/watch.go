@@ -133,8 +133,8 @@ func (w *Watch) Check(run *results.Run, devs map[int]string, children, grew []in
 	ours := append([]int{os.Getpid()}, children...)
 	order := slices.Sorted(maps.Keys(devs))
 	// Every device is read at once: NVML answers each in a few hundred
-	// µs, and a run checks after every step (on a 2× H100, 2026-11-25,
-	// 105-213 ms of an all run, one device after the other).
+	// µs, and a run checks after every step (a tenth of a second or more of
+	// an all run, one device after the other).
 	rd := make([]reading, len(order))
 	var wg sync.WaitGroup
 	for i, dev := range order {
