@@ -30,11 +30,10 @@ const (
 	// The chain of the atomic latency runs on atomChainCounters counters
 	// measure.PlacementStep apart (each its own launch) from the start of
 	// the scratch allocation, the same places in every sample, round and
-	// run: on a 2× H100 (2026-11-25) a chain
-	// on one counter took 143.8-253.9 ns an operation by where the round
-	// put it (the same five figures, to 0.1%, in the five rounds of every
-	// run), so a round's figure was its place's, and its rounds' spread
-	// (29%) all compare could hold a change against.
+	// run: a chain on one counter takes a time by where the round puts it
+	// (up to 1.8× apart: docs/methods.md, "Atomic latency"), so a round's
+	// figure would be its place's, and its rounds' spread all compare
+	// could hold a change against.
 	atomChainCounters = 8
 )
 

@@ -56,10 +56,9 @@ func (fl flow) unheldPull() bool {
 
 // check verifies the data the flow moved against its seed, on the GPU: a
 // destination in host memory is read by the issuer through its device
-// address. The host's own pass over the host copies' 512 MiB destinations
-// took 0.5-0.8 s of a run's first round on a 2× H100 (2026-11-25, its CPU
-// profile in testdata/reference/h100x2/2026-11-25-c/callA), where the
-// check kernel reads one in about 10 ms over PCIe.
+// address. The check kernel reads a 512 MiB destination in host memory in
+// about 10 ms over PCIe, where the host's own pass over it takes tenths of
+// a second (docs/findings.md, "Behind the code").
 func (fl flow) check() error {
 	if fl.dst == nil {
 		return fl.issuer.Check(fl.dstPtr, fl.size, fl.seed)

@@ -25,8 +25,7 @@ func checkFamily(f results.Figure) string {
 // whatever its test, one copy of an engine in a direction at a size is
 // timed the same way (Timer.batched), so one check covers them all. On two
 // GPUs every test of many pairs at once is one pair alone (all to 0 is
-// 1 → 0), the same copy as the pair tests' figures: checking each of them
-// again took 0.4 s of a run's 16 (the 2× H100, 2026-11-25, call 9b).
+// 1 → 0), the same copy as the pair tests' figures, which one check covers.
 func singleFamily(f results.Figure) string {
 	return fmt.Sprintf("one|%s|%s|%d", f.Direction, f.Engine, f.Size)
 }
@@ -54,9 +53,8 @@ func (e *Engine) methodCheck(ctx context.Context, f results.Figure, ts []measure
 	if f.Size < measure.TrafficMinSize {
 		// Below 64 MiB (the sweep's smallest size, on its representative
 		// pairs only) every pair is checked: the check takes a few ms
-		// there, and on the 2× H100 (2026-11-25) the 4-byte pulls' fit
-		// disagreed with plain windows in four runs of five, on the one
-		// pair then checked, and surely on the other.
+		// there, and a small pull's fit can disagree with plain windows on
+		// one pair and not its reverse.
 		family += fmt.Sprintf("|%d→%d", f.Src, f.Dst)
 	}
 	if e.round != e.rounds-1 || e.checked[family] || len(ts) == 0 || len(ms) == 0 || !slices.Contains(e.checkSizes(), f.Size) {

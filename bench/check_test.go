@@ -12,8 +12,8 @@ import (
 // pullAfterHost measures host copies, pulls and staged copies between the
 // two devices of h200x2 in five rounds, as `all` orders them: every round's
 // staged copies disable peer access, the next round's pulls enable it again
-// after its host copies, and its first pull is cold (the simulator's model
-// of the 2× H100, tools/probes/holdprobe.cu).
+// after its host copies, and its first pull is cold (the simulator models
+// the 2× H100's first pull: docs/methods.md, "The method checks itself").
 func pullAfterHost(t *testing.T, simOpts ...sim.Option) (*results.Run, results.Figure) {
 	t.Helper()
 	opt := options(results.H2D, results.D2H, results.CERead, results.NoP2PCopy)

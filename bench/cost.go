@@ -13,10 +13,9 @@ import (
 // calibration sample in the first round, at a bandwidth guessed from the
 // topology; the other steps a fixed time each; the NVLink counter readings
 // of the first round; the tests across processes; and what a run costs
-// around its measurements. The fixed costs were read off the traces
-// (P2PBENCH_TRACE) of five runs of all on a 2× H100 NV18 (2026-11-25,
-// testdata/reference/h100x2/2026-11-25-c, 14.1-14.6 s each): the estimate
-// is as good as that machine is like the one measured.
+// around its measurements. The fixed costs are read off the traces
+// (P2PBENCH_TRACE) of runs of all on a 2× H100 NV18 (docs/performance.md):
+// the estimate is as good as that machine is like the one measured.
 const (
 	// perHold is one latched batch of samples: the latch launched, the
 	// copies queued, the release, the wait for the events.

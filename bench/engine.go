@@ -393,9 +393,9 @@ func (e *Engine) releasePair(a, b *measure.Device) { e.peers.ReleaseBoth(a.Prima
 // disableIdle disables every pair of peers that no measurement holds;
 // failures go to the notes. Only the staged copies need it: peer access
 // otherwise stays enabled between steps, as enabling it again maps every
-// allocation of the peer anew (on the 2× H100, 2026-11-25, each step of the
-// aggregates, which enabled and disabled its pair, took 57 ms a round for
-// about 10 ms of copies; what the enabling cost was not timed apart), and
+// allocation of the peer anew (a step that enables and disables its pair
+// takes several times its copies' time: docs/findings.md, "Behind the
+// code"), and
 // Peers.Enable disables the least recently used idle pair when the
 // driver's limit of peers is reached.
 func (e *Engine) disableIdle() {

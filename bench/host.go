@@ -190,10 +190,9 @@ type pinned struct {
 
 // startPinning pins the host regions the plan's host tests will use, all
 // at once and in the background, from setup on; hostRegion takes the
-// outcome. With cuMemHostAlloc, pinning 2 GiB took 0.8-1.3 s on the 2×
-// H100s (2026-11-25), and that driver held the devices' other calls
-// meanwhile: the warm-up waited for it (0.8-1.1 s with it, 0.2 s without;
-// testdata/reference/h100x2/2026-11-25-c). cuda.Context.HostAlloc now faults
+// outcome. Pinning takes the kernel tenths of a second a GiB, and a driver
+// may hold the devices' other calls meanwhile, so it starts as early as it
+// can (docs/findings.md, "Behind the code"); cuda.Context.HostAlloc faults
 // large regions in on every CPU and registers them (cuda.HostRegisterMin).
 func (e *Engine) startPinning() {
 	n := e.hostRegionsWanted()

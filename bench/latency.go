@@ -78,18 +78,12 @@ func (e *Engine) chase(ctx context.Context, owner, runner *measure.Device, ws ui
 			return err
 		}
 		if ws > uint64(max(0, owner.Info.L2CacheBytes)) {
-			// Beyond L2, a chain of its own allocation every round: on a
-			// 2× H100 (2026-11-25, call 16) a local chase beyond L2 kept one
-			// of two modes per process (291 or 343 ns a load) wherever in
-			// the scratch allocation it lay, so that only fresh memory
-			// lets the rounds show what another process would. (Those modes
-			// were lines the chain's build left in L2, which the chase no
-			// longer reads: measure.Device.BuildChain.) Freed at
-			// once, the next round's allocation got the same memory back:
-			// on a 2× H200 (call W) one run's rounds read 282-286 ns in four
-			// rounds of five, another's 336-342. Each round's is kept to the
-			// end of the run while the device has room for the rounds to
-			// come.
+			// Beyond L2, a chain of its own allocation every round, so
+			// that the rounds show where another process's memory would
+			// lie (docs/methods.md, "Pointer chase"). Freed at once, the
+			// next round's allocation would get the same memory back, so
+			// each round's is kept to the end of the run while the device
+			// has room for the rounds to come.
 			fresh, err := owner.Primary.MemAlloc(ws)
 			if err != nil {
 				return fmt.Errorf("device %d: allocating the chase's %s: %w", owner.Index, results.FormatBytes(ws), err)
@@ -300,15 +294,14 @@ func (e *Engine) copyLatSamples(ctx context.Context, test results.Test, issuer, 
 		ms, err = e.b2bSamples(ctx, t, samples)
 	} else {
 		// Each sample is the mean of two copies, each timed alone, one
-		// after the other. On a 2× H100 (2026-11-25, testdata/reference/
-		// h100x2/2026-11-25) a pull timed alone took 11.0-12.3 µs and the
-		// next one 20.2-20.6, turn about, in every run: a sample of one
-		// copy landed in either mode, and the median of a figure's twenty
-		// flipped between them from run to run (+67% between two runs of
-		// the same machine). The mean of two consecutive ones is what a
-		// copy costs on average, the same in every run. With two untimed
-		// copies before each timed one (Timing.Warmup), consecutive timed
-		// copies are three copies apart, and so fell in turn on either mode.
+		// after the other. A pull timed alone can take one of two times
+		// turn about, so a sample of one copy lands in either mode and a
+		// figure's median flips between them from run to run
+		// (docs/methods.md, "One small copy's device time"). The mean of
+		// two consecutive ones is what a copy costs on average, the same
+		// in every run. With two untimed copies before each timed one
+		// (Timing.Warmup), consecutive timed copies are three copies apart,
+		// and so fall in turn on either mode.
 		if ms, err = e.timer.Measure(ctx, []measure.Transfer{t}, tm, 2*samples); err == nil {
 			pairs := make([]float64, samples)
 			for i := range pairs {
@@ -338,17 +331,11 @@ const hostBound = 1.1
 // queues copies, on a stream nothing holds, unless the host queued it
 // about as fast as the GPU ran it (hostBound). Such a sample timed
 // p2pbench's own enqueueing and is the faster of it and a window queued
-// behind a latch, which times the GPU but has a cost of its own. On a 2×
-// H100 (tools/probes/holdprobe.cu, 2026-11-25) 4-byte pulls queued behind a
-// held stream (a spinning kernel, a wait on its event, or a stream memory
-// wait) cost 13.3 µs each, queued as issued 6.3-8.2 µs (a plain CUDA
-// program: the same), while pushes queued as issued by p2pbench took
-// 4.1-5.1 µs, its host's enqueueing, where a plain CUDA program's took
-// 1.9-2.1 and held ones 2.3-2.6. On a 2× H200 (call R, 2026-11-25) held
-// pulls took 12.8-13.3 µs (latchprobe.cu), and pulls queued as issued one
-// of two times, about 6.3 and 8.3 µs a copy, window by window, in
-// p2pbench and in a plain program alike (pullprobe.cu, b2bprobe.cu): the
-// held window never wins for pulls, and is not taken for them.
+// behind a latch, which times the GPU but has a cost of its own. Small
+// pushes can be host-bound; small pulls never are, and behind a held
+// stream cost about twice what they cost queued as issued (docs/methods.md,
+// "Small copies back to back"): the held window never wins for pulls, and
+// is not taken for them.
 func (e *Engine) b2bSamples(ctx context.Context, t measure.Transfer, samples int) ([][]float64, error) {
 	return e.unheldSamples(ctx, t, measure.Timing{Reps: copyLatB2BCopies, Warmup: 2}, samples)
 }

@@ -30,9 +30,9 @@ const (
 
 // DefaultSweep is the size sweep of p2pbench all (its --sizes): every
 // fourth power of two, the curve's shape at half the time of every power
-// (a run of all on two GPUs spent a quarter of its time in the sweep,
-// 2026-11-25), up to 256 MiB: the matrices measure --size (512 MiB), and
-// 1 GiB took 40% of the sweep's time for a point on the same plateau.
+// (the sweep is a quarter of a run of all on two GPUs), up to 256 MiB: the
+// matrices measure --size (512 MiB), and 1 GiB would take 40% of the
+// sweep's time for a point on the same plateau.
 const DefaultSweep = "4B:256MiB:4"
 
 // sampledEveryPair are the matrix tests a sampled plan measures on every

@@ -57,15 +57,14 @@ func NewPreview(opt Options, env results.Environment, topo *results.Topology) *P
 	return p
 }
 
-// setupCost is what opening a device and allocating its buffers take (the
-// 2× H100: 0.2-0.3 s for two, 2026-11-25-c and -d).
+// setupCost is what opening a device and allocating its buffers take (read
+// off the traces, as the other fixed costs: 0.2-0.3 s for two on a 2× H100).
 const setupCost = 150 * time.Millisecond
 
 // pinPerGiB is what pinning host memory for the host tests costs a GiB,
-// the devices' regions allocated at once: with cuMemHostAlloc 2 GiB took
-// 0.76 s on one 2× H100 and 1.1-1.3 s on another (2026-11-25); faulted in
-// on every CPU and registered (cuda.HostRegisterMin), 2 GiB took no more
-// than the warm-up's 0.2 s (call H, 2026-11-25-d).
+// the devices' regions allocated at once: faulted in on every CPU and
+// registered (cuda.HostRegisterMin), 2 GiB take no more than the warm-up's
+// 0.2 s on a 2× H100 (docs/findings.md, "Behind the code").
 const pinPerGiB = 100 * time.Millisecond
 
 // pinCost is what pinning the host tests' regions (bench/host.go

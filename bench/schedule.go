@@ -330,9 +330,8 @@ func (e *Engine) aggregateSteps() []step {
 // measuredAlone says which pair tests measure what the group test test
 // would on pairs in directions dirs, when its group is one pair: an
 // aggregate into or out of a device with one peer is that pair's copy
-// (ce_read or ce_write, sm_read or sm_write: on a 2× H100, 2026-11-25,
-// all_to_one, one_to_all and their SM twins read within 0.5% of them in
-// every run of testdata/reference/h100x2/2026-11-25-c), and every pair of
+// (ce_read or ce_write, sm_read or sm_write, which read within 0.5% of
+// them: docs/methods.md, "The plan"), and every pair of
 // two devices at once is both ways at once, pushed (ce_bidir). It returns
 // "" when the group is more than one pair, or the pair tests that would
 // stand for it do not measure that pair.

@@ -8,7 +8,7 @@ import (
 
 // TestSmallPullsQueuedAsIssued: small copy-engine pulls queued behind a
 // held stream take 13.3 µs each on the simulated H200, as on the 2× H100
-// and H200 (latchprobe.cu), against 6.5 µs queued as an application queues
+// and H200 (docs/methods.md), against 6.5 µs queued as an application queues
 // them. The sweep's ce_read figures below results.UnheldPullBelow are timed
 // queued as issued (queue=unheld_unless_host_bound) and read the
 // application's pace; pushes and the run's transfer size stay behind the

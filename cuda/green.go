@@ -7,12 +7,11 @@ import (
 
 // Green contexts (CUDA 12.4 and later): a context of its own on a device,
 // made from a share of its SMs, that shares the device's primary context's
-// memory. Measured on a 2× H100 (2026-11-25, tools/probes/ctxprobe2.cu and
-// ctxprobe3.cu): 4 KiB SM copies between the GPUs take one of two times a
-// copy, 2.9-3.0 or 3.1-3.3 µs, which every new context draws afresh (fresh
-// contexts and green contexts alike) and every stream of one context keeps;
-// a pair of fresh contexts took 190-220 ms to make and 110 ms to destroy, a
-// pair of green contexts 8-12 ms.
+// memory. Small SM copies between GPUs take one of two times a copy, which
+// every new context draws afresh (fresh contexts and green contexts alike)
+// and every stream of one context keeps; a green context costs a few ms
+// where a fresh one costs a fifth of a second to make and a tenth to
+// destroy (docs/findings.md, "Behind the code").
 
 // devResource is a CUdevResource: 144 bytes in CUDA 12.4-12.9, held in a
 // larger buffer so that a driver whose struct grew cannot write past it.

@@ -16,10 +16,10 @@ const (
 
 // HostRegisterMin is the size from which HostAlloc pins memory the process
 // maps itself, its pages faulted in by every CPU at once, with
-// cuMemHostRegister, where the platform can (mapHost): on a 2× H100
-// (2026-11-25, testdata/reference/h100x2/2026-11-25-d/probes) cuMemHostAlloc
-// took 166-246 ms for 512 MiB, faulting the same pages in on one thread
-// 217-225 ms and registering them 15 ms. Both are ordinary 4 KiB pages,
+// cuMemHostRegister, where the platform can (mapHost): registering pages
+// already faulted in takes a small part of what cuMemHostAlloc takes, and
+// the faults spread over every CPU (docs/findings.md, "Behind the code").
+// Both are ordinary 4 KiB pages,
 // pinned and mapped alike, so the copies read and write the same kind of
 // memory (mapHost keeps transparent huge pages off).
 const HostRegisterMin = 64 << 20
@@ -54,8 +54,8 @@ func (c *Context) MemGetInfo() (free, total uint64, err error) {
 // the buffer's Device field holds its device address.
 //
 // It runs on a thread of its own with the context current there too
-// (aside), not on the context's thread: pinning takes the kernel 0.3-0.6 s
-// a GiB (2× H100, 2026-11-25), during which the context's thread goes on
+// (aside), not on the context's thread: pinning takes the kernel tenths of
+// a second a GiB, during which the context's thread goes on
 // serving the device's copies and launches, and several allocations pin at
 // once.
 func (c *Context) HostAlloc(bytes uint64, mapped bool) (HostBuffer, error) {

@@ -13,10 +13,9 @@ var prefaulted struct {
 // PrefaultHost maps n regions of size bytes of the process's own memory and
 // faults their pages in, in the background, so that HostAlloc of that size
 // (HostRegisterMin or more) only registers them. Faulting in memory a VM
-// touches for the first time is slow: the first process on a fresh 2× H100
-// or H200 VM (2026-11-25, calls L to N) spent 0.43-0.51 s pinning the host
-// tests' 2 GiB, where the processes after it spent less than the 0.2 s
-// warm-up. Started before the driver's discovery of the machine, the faults
+// touches for the first time is slow (half a second for the host tests'
+// 2 GiB in the first process on a fresh VM: docs/findings.md, "Behind the
+// code"). Started before the driver's discovery of the machine, the faults
 // run beside it. At most half the host's free memory is faulted in ahead. A
 // region HostAlloc never takes stays mapped until the process ends.
 func PrefaultHost(size, n int) {

@@ -134,8 +134,8 @@ type Context interface {
 	// reaches its memory and peers: a green context of all the device's SMs
 	// (cuda.Context.Green), with streams, events and modules of its own.
 	// What a new process changes in small copies' time on real GPUs, every
-	// new context changes too (2× H100, 2026-11-25). cuda.ErrNoGreenContexts
-	// where the driver has none.
+	// new context changes too (docs/methods.md, "Rounds").
+	// cuda.ErrNoGreenContexts where the driver has none.
 	Green() (Context, error)
 	// Destroy ends a context from Green, with what was made in it.
 	Destroy() error

@@ -515,8 +515,8 @@ func (r *parent) shutdown(cancelled bool) {
 		}
 	}
 	// Every child has freed what it had, or been killed: what is left is
-	// their processes' end, which took about 0.3 s on a 2× H200
-	// (2026-11-25), and need not hold up the parent's.
+	// their processes' end, which takes tenths of a second, and need not
+	// hold up the parent's.
 	kids := r.kids
 	reap := func() {
 		var wg sync.WaitGroup

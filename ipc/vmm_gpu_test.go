@@ -83,12 +83,12 @@ func TestGPUVMMAgainstLegacy(t *testing.T) {
 		if f.Unit != results.UnitGBps || math.Abs(change) <= tolerance {
 			continue
 		}
-		// With the peer's buffer opened on the peer's GPU, the 2x H100
-		// (2026-11-25) made legacy copies with the copy engine of the GPU
-		// that holds the buffer (reads both ways at 1.079 raw bytes per
-		// payload byte, like pushes) and VMM copies with the issuer's (1.131,
-		// real reads): a difference the NVLink counters explain where the
-		// ratio of their wire costs predicts the ratio of the figures.
+		// With the peer's buffer opened on the peer's GPU, legacy copies
+		// can be made by the copy engine of the GPU that holds the buffer
+		// (reads both ways at the raw bytes per payload byte of pushes) and
+		// VMM copies by the issuer's (real reads): a difference the NVLink
+		// counters explain where the ratio of their wire costs predicts the
+		// ratio of the figures (docs/findings.md).
 		wf, okf := f.Wire()
 		wg, okg := g.Wire()
 		if okf && okg {

@@ -27,13 +27,10 @@ const LargeCopyBytes = 64 << 20
 
 // SmallCopyVariantFor returns the copy variant to run by default for
 // transfers below LargeCopyBytes on a device of compute capability cc.
-// Measured on a 2× H100 NV18 (2026-11-25, 3 rounds of 6 samples each, GB/s
-// read / write): at 64 KiB v4_u8 19.9 / 23.4, bulk 17.6 / 20.3, warp_u8
-// 15.2 / 15.7; at 1 MiB v4_u8 168.5 / 186.3, bulk 158.3 / 182.8; at 64 MiB
-// every variant within 0.6% (363.0–365.6); at 512 MiB bulk pushes 374.4
-// against 369.9–371.8 for the register-path variants and all pull
-// 374.5–375.0. Eight loads in flight per thread start a small copy fastest;
-// the bulk path's one thread per block pays its pipeline's fill.
+// Eight loads in flight per thread start a small copy fastest; the bulk
+// path's one thread per block pays its pipeline's fill; from 64 MiB every
+// variant is within 0.6% (the figures are in kernels/NOTES.md, "SM copy
+// variants").
 func SmallCopyVariantFor(cc int) string {
 	if cc >= 80 {
 		return "v4_u8"

@@ -40,10 +40,10 @@ const allLinks = ^uint32(0)
 // four counters: links the device lacks answer an error and are left out,
 // and an error comes back when no link gives all four (no NVLink, or a
 // driver without these fields). Later readings ask for the four sums over
-// every link at once, where the driver has them: on a 2× H100 (2026-11-25,
-// testdata/reference/h100x2/2026-11-25-d) that took 2.3 ms, where the 72
-// counters of 18 links took 14-16 ms, and the sums equalled the links'. The
-// counters are the device's: traffic of other processes counts too.
+// every link at once, where the driver has them: a sixth of the time of
+// every link's counters, and the same sums (docs/methods.md, "On the
+// wire"). The counters are the device's: traffic of other processes counts
+// too.
 func (d Device) Traffic() (Traffic, error) {
 	if err := d.usable(); err != nil {
 		return Traffic{}, err
