@@ -180,8 +180,8 @@ type pair struct {
 // program is on the GPUs before the children start or after a pair and busy
 // GPUs are not allowed.
 // No child outlives Run, nor a parent killed meanwhile (the children die
-// with the thread that started them: do not call Run from a goroutine
-// locked to its thread that ends before the run).
+// with the thread that started them: Run must not be called from a
+// goroutine locked to its thread that ends before the run).
 func Run(ctx context.Context, drv gpu.Driver, opt Options, run *results.Run) error {
 	if err := opt.prepare(); err != nil {
 		return err

@@ -353,9 +353,9 @@ func newImageCanvas(w, h vg.Length, bg color.Color) *vgimg.Canvas {
 	return c
 }
 
-// fastPNG is vgimg.PngCanvas with the encoder's fastest compression (a
-// 72-GPU run's 17 figures spent 0.8 s of their 2.2 s of CPU in PNG's
-// default compression, 2026-11-25). Its image starts white (vgimg's
+// fastPNG is vgimg.PngCanvas with the encoder's fastest compression (PNG's
+// default compression takes a third of a 72-GPU run's figures' CPU time:
+// docs/performance.md). Its image starts white (vgimg's
 // default background), so Chart.Draw does not paint it white again (0.2 s
 // of rasterising for those 17).
 type fastPNG struct {

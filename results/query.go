@@ -409,9 +409,10 @@ const (
 // UnheldPullBelow is the size below which a copy-engine pull between two
 // devices, measured alone, is timed in windows queued as an application
 // queues copies (QueueUnheld) rather than behind a latch. On the 2× H100
-// and H200 (2026-11-25, latchprobe.cu, calls R and T) a pull queued
-// behind a held stream took at least 13 µs whatever its size, queued as
-// issued 6-9 µs at 4 B: the sweep's ce_read figures up to 64 KiB read the
+// and H200 a pull queued behind a held stream takes at least 13 µs
+// whatever its size, queued as
+// issued 6-9 µs at 4 B (docs/methods.md, "Small pulls between GPUs"): the
+// sweep's ce_read figures up to 64 KiB read the
 // held stream's pace (1.1-1.4 GB/s at 16 KiB, 4.6-5.8 at 64 KiB) where an
 // application's pulls go about twice as fast. From 16 MiB a pull takes
 // 40 µs and more, and the two ways agree (512 MiB: within 0.1 % of a plain

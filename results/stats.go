@@ -140,10 +140,9 @@ const medianVariance = math.Pi / 2
 // within is what a round's median varies by from its own samples alone
 // (RoundMedianError): rounds whose medians agree more closely than their
 // samples allow agree by chance or by the samples' resolution, and an
-// interval from them alone is too narrow. On the 2× H200 (2026-11-25,
-// testdata/reference/h200x2/2026-11-25-n) the pointer chase in L2 across
-// processes read 851-852 ns in every round of five runs, each run's
-// interval a single value, which held the others' medians 40 % of the time.
+// interval from them alone is too narrow (a chase in L2 across processes
+// whose every round reads 851-852 ns would claim a single value that holds
+// other runs' medians 40 % of the time: docs/methods.md, "Statistics").
 func RoundIntervalWithin(median float64, meds []float64, within float64) (lo, hi float64) {
 	n := len(meds)
 	if n < 2 {

@@ -80,9 +80,9 @@ func TestRunHasProcessReplicates(t *testing.T) {
 }
 
 // TestRoundIntervalNoNarrowerThanItsSamples: rounds whose medians agree
-// more closely than their own samples allow (the chase in L2 across
-// processes on a 2× H200, 2026-11-25: 851-853 ns samples, every round's
-// median 852) get an interval from the samples' spread within the rounds,
+// more closely than their own samples allow (as the chase in L2 across
+// processes on a 2× H200: 851-853 ns samples, every round's median 852)
+// get an interval from the samples' spread within the rounds,
 // which holds another run's 853; rounds that differ more than that keep
 // the interval of their medians.
 func TestRoundIntervalNoNarrowerThanItsSamples(t *testing.T) {

@@ -29,12 +29,11 @@ const IPCNoiseFloor = 0.02
 
 // IPCLatencyFloor is the noise of a latency across processes against one
 // process: two processes' kernels meet through memory each process mapped
-// for itself, and the ping-pong's round trip across processes stood
+// for itself, and the ping-pong's round trip across processes stands
 // −6.2% and −1.2% from the same kernels in one process in the 2× H200's
-// two runs (testdata/reference/h200x2: all.json, all-repeat.json), which
-// no run's own rounds show (its rounds keep one process's mapping). On the
-// 2× H100 (held out: testdata/reference/h100x2/2026-11-25) it stood
-// between −1.4% and +3.8% over fourteen runs.
+// two reference runs, which no run's own rounds show (its rounds keep one
+// process's mapping); on the held-out 2× H100 between −1.4% and +3.8%
+// over fourteen runs (docs/verdict.md).
 const IPCLatencyFloor = 0.065
 
 // ipcCompared is one figure across processes against its twin.

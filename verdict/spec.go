@@ -315,8 +315,8 @@ func (s *Spec) Source() results.ExpectationSource {
 
 // Fits checks the spec against a run: every link class it names must be
 // one that some pair (or figure) of the run has. The error is a *SpecError;
-// the command line may call Fits as soon as it knows the topology, before
-// measuring.
+// the command line checks a spec with Fits as soon as it knows the
+// topology, before measuring.
 func (s *Spec) Fits(run *results.Run) error {
 	have := map[LinkClass]bool{}
 	if run.Topology != nil {

@@ -19,8 +19,8 @@ import (
 // No figure may judge the machine it came from: a source lists the GPUs it
 // measured (their UUIDs), and a run on any of them is judged without every
 // source of that machine (Model says so in the verdict's notes). The
-// 2× H100 evidence of 2026-11-25 is no source at all: it is the hold-out
-// the table is checked against.
+// 2× H100 reference sets are no source at all: they are the hold-out the
+// table is checked against.
 
 // source is one machine measured, or one publication, behind figures of
 // the table.

@@ -59,11 +59,11 @@ func (c *chaseDesc) advance(p, h uint64) uint64 {
 
 // buildResident is the share of the lines p2p_chase_build writes in the
 // second half of its pass that a chase right after it finds in L2 (not yet
-// written back). On one H200 (2026-11-26, chasebuildprobe) a chase of 256
-// MiB right after its build read 272-305 ns a load from nodes the build
-// wrote 57-96% into its pass (every other build; 328-332 in the others),
-// 329-332 from the node it wrote first and 327-331 with L2 flushed: about a
-// quarter of such lines were L2 hits.
+// written back). On an H200 a chase of 256 MiB right after its build reads
+// 272-305 ns a load from nodes the build wrote 57-96% into its pass (every
+// other build; 328-332 in the others), 329-332 from the node it wrote first
+// and 327-331 with L2 flushed (docs/methods.md, "Pointer chase"): about a
+// quarter of such lines are L2 hits.
 const buildResident = 0.25
 
 // builtLate is the share of the hops hops from start (an address of the

@@ -119,7 +119,7 @@
 //   - Host-side timings (results.LatCopyHost) read HostClock, the virtual
 //     host clock: fixed costs per call (timing.go), not an operating
 //     system's scheduling, so they are repeatable where a real host's vary.
-//   - What the 2× H100 showed (2026-11-25, tools/probes/holdprobe.cu) is
+//   - What the 2× H100 shows (docs/methods.md) is
 //     modelled on the NVLink machines: the first pull a device issues after
 //     its peer access was enabled again following a copy through host
 //     memory costs 0.165 ms more (WithColdPulls makes it last longer); a

@@ -424,8 +424,8 @@ func (d *Driver) linkHealth(dev int) []results.LinkHealth {
 		}
 		if r := d.m.m.eccPerSecond; r[1] > 0 && l.Active {
 			// Corrected errors, as a healthy NVLink 4 link counts them
-			// (2× H100, 2026-11-25): a base of hundreds to a few
-			// thousand, rising while the device works, at a rate of
+			// (docs/findings.md, "Behind the code"): a base of hundreds to
+			// a few thousand, rising while the device works, at a rate of
 			// its own per link; CRC-data a base that stays.
 			u := d.unit(noiseHealth, uint64(dev), uint64(l.Link))
 			lh.Errors[results.LinkECCData] += uint64(300+3000*u) + uint64((r[0]+(r[1]-r[0])*u)*d.busyNs[dev]/1e9)

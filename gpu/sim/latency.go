@@ -285,13 +285,11 @@ func (l *launch) pingPong() (*op, error) {
 }
 
 // flagSpread is how much longer a store takes to reach a flag at the worst
-// place in device memory than at the best: on a 2× H200 (2026-11-25,
-// tools/probes/pingprobe.cu, testdata/reference/h200x2/2026-11-25-s) the
-// one-way time of a ping-pong took 577-836 ns by where its flags sat (12
-// offsets in a 4 MiB buffer, the same in three processes), and five
-// processes whose rounds took the flag buffer's slots by round number
-// repeated one pattern round by round (1237 / 1328 / 1232 / 1329 / 1231 ns,
-// call AG).
+// place in device memory than at the best: on a 2× H200 the one-way time of
+// a ping-pong takes 577-836 ns by where its flags sit (12 offsets in a 4 MiB
+// buffer, the same in three processes), and processes whose rounds take the
+// flag buffer's slots by round number repeat one pattern round by round
+// (docs/methods.md, "Flag ping-pong").
 const flagSpread = 0.45
 
 // flagPlacement is the factor on the latency of a store to the flag at sp

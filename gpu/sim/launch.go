@@ -3,8 +3,8 @@ package sim
 import "math"
 
 // What a launch of an SM copy kernel costs beyond its bytes, learnt from
-// the 2× H100 NV18 (2026-11-25, steady-state samples of a launch per copy,
-// pulls): 512 MiB copies read smPerLaunchGBps (373.5–374.0 over the runs)
+// the 2× H100 NV18 (steady-state samples of a launch per copy, pulls:
+// docs/methods.md): 512 MiB copies read smPerLaunchGBps (373.5–374.0 over the runs)
 // where nvbandwidth's kernel, which repeats its copy inside one launch, read
 // smInKernelGBps; 64 MiB copies read smPerLaunchGBps64 (363.0–365.6 across
 // the copy variants, kernels.SmallCopyVariantFor). Each launch's grid drains

@@ -138,8 +138,8 @@ type model struct {
 	// (3.1-3.3 against 2.9-3.0 µs a copy), 0.15 µs at 1 MiB.
 	smContextMode float64
 	latchPoll     float64 // a latch sees its host flag this long after it is written
-	// Pulls (a copy-engine copy issued by the destination) measured on a
-	// 2× H100 NV18 (tools/probes/holdprobe.cu, 2026-11-25): the first pull
+	// Pulls (a copy-engine copy issued by the destination) as a 2× H100
+	// NV18 makes them (docs/methods.md): the first pull
 	// a device issues after its peer access was enabled again following a
 	// copy to or from host memory costs firstPull more (0.17 ms at 512 MiB,
 	// 0.1 ms at 4 B); a small pull (≤ smallPull bytes) costs pullSetup when
@@ -148,17 +148,17 @@ type model struct {
 	// modelled.
 	firstPull, pullSetup, heldPullSetup float64
 	// linkWake is what a device's first copy-engine pull from a peer after
-	// none for linkIdle costs more: on a 2× H200 (2026-11-26,
-	// pullqueueprobe) eight 1 MiB pulls queued after 100 ms without copies
-	// took 300 µs, eight more right after 93. The idle time from which it
-	// is paid was not measured beyond this: after 100 ms it was, between
-	// windows a few tens of µs apart not; 1 ms here. 0 where not modelled.
+	// none for linkIdle costs more: on a 2× H200 eight 1 MiB pulls queued
+	// after 100 ms without copies take 300 µs, eight more right after 93
+	// (docs/methods.md, "Small pulls between GPUs"). The idle time from
+	// which it is paid is not known beyond this: after 100 ms it is,
+	// between windows a few tens of µs apart not; 1 ms here. 0 where not
+	// modelled.
 	linkWake, linkIdle float64
 	// pullTurn is how far a device's small pulls' fixed time swings, in
-	// turn, below and above it: on the 2× H100 a pull timed alone took
+	// turn, below and above it: on the 2× H100 a pull timed alone takes
 	// 11.0-12.3 µs and the next one 20.2-20.6, turn about, in every run
-	// (lat_copy_device, testdata/reference/h100x2/2026-11-25); 0 where not
-	// modelled.
+	// (lat_copy_device: docs/methods.md); 0 where not modelled.
 	pullTurn float64
 	// eccPerSecond is how fast a link's corrected-ECC counter (NVLink error
 	// counter 4) rises while its device works, per link, the least and the
@@ -179,10 +179,10 @@ type model struct {
 	atomLatRemote  float64 // ... peer memory
 	// atomPlaceSpread is how much a dependent atomic's round trip depends
 	// on where its counter lies: up to 1 + atomPlaceSpread times the
-	// least, by the counter's address (atomics.go). On the 2× H100
-	// (2026-11-25) a chain took 143.8-253.9 ns an operation on local
-	// memory by the place of its counter, the same at each place in every
-	// run; 0 where not modelled.
+	// least, by the counter's address (atomics.go). On the 2× H100 a chain
+	// takes 143.8-253.9 ns an operation on local memory by the place of its
+	// counter, the same at each place in every run (docs/methods.md); 0
+	// where not modelled.
 	atomPlaceSpread float64
 
 	// Atomic throughput, Gop/s: red (no return), atom (returns), cas, and all

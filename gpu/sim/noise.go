@@ -69,8 +69,9 @@ const (
 // not known, and the simulator's choice of keys is the hypothesis the
 // rounds' renewals (measure.Renewal) are tested against.
 func (d *Driver) placement(o *op, bytes uint64, spans ...span) float64 {
-	// The context, not the stream: on a 2× H100 (2026-11-25) new streams of
-	// one context kept its small copies' time, new contexts drew it afresh.
+	// The context, not the stream: new streams of one context keep its
+	// small copies' time, new contexts draw it afresh (docs/methods.md,
+	// "Rounds").
 	keys := []uint64{noisePlacement, uint64(o.s.ctx.dev), o.s.ctx.serial}
 	for _, sp := range spans {
 		// Device memory only: pinned host memory sits at a real address,
@@ -84,11 +85,11 @@ func (d *Driver) placement(o *op, bytes uint64, spans ...span) float64 {
 
 // contextMode draws the mode of small SM copies of the context serial on
 // device dev, a property of the context, afresh for every context and every
-// process (seed): on a 2× H100 (2026-11-25, tools/probes/ctxprobe2.cu and
-// ctxprobe3.cu) 4 KiB copies by one device took 2.9-3.0 or 3.1-3.3 µs a
-// copy, either about as often, by context (fresh contexts and green
-// contexts alike; the streams of one context all in its mode), and p2pbench's
-// figures of one process kept each device's mode in every round.
+// process (seed): on a 2× H100 4 KiB copies by one device take 2.9-3.0 or
+// 3.1-3.3 µs a copy, either about as often, by context (fresh contexts and
+// green contexts alike; the streams of one context all in its mode), and a
+// process's figures keep each device's mode in every round
+// (docs/methods.md, "Rounds").
 func (d *Driver) contextMode(dev int, serial uint64) bool {
 	return unitFloat(hashKeys(uint64(d.seed), noiseContext, uint64(dev), serial)) < 0.5
 }

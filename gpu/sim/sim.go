@@ -112,8 +112,8 @@ func WithColdPulls(n int) Option {
 // not modelled there: between two of the child's windows its clock stands
 // for its waits on the parent, not for an idle link. On the 2× H200 the
 // copies across processes read what the same copies in one process read
-// (ipc_ce_read 395.8 against 394 GB/s, testdata/reference/h200x2/
-// 2026-11-26-ag), where a wake paid by every window took 3.5%.
+// (ipc_ce_read 395.8 against 394 GB/s, docs/findings.md), where a wake paid
+// by every window would take 3.5%.
 func AsIPCChild() Option {
 	return func(d *Driver) error { d.ipcChild = true; return nil }
 }

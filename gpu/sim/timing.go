@@ -36,9 +36,9 @@ const (
 	timeEps     = 0.01   // ns: events closer than this are simultaneous (well above float64 rounding of the clocks)
 	loadTau     = 1e9    // ns: time constant of the utilisation behind the Monitor's power
 	// heatTau is the time constant of the temperature behind the Monitor's
-	// State: the real GPUs warmed by 1-3 °C over runs of 10-24 s of
-	// copies (2× H200 and 2× H100, 2026-11-25/26), where following the
-	// utilisation of the last second warmed the simulated ones by 16.
+	// State: the real GPUs warm by 1-3 °C over runs of 10-24 s of copies
+	// (2× H200 and 2× H100), where following the utilisation of the last
+	// second warmed the simulated ones by 16.
 	heatTau  = 200e9 // ns
 	simStart = 1e9   // ns: both clocks start here (small, so float64 keeps sub-ns precision)
 )
