@@ -130,7 +130,7 @@ func TestCompareImportHeader(t *testing.T) {
 }
 
 // TestCompareAcrossMachines: runs of two VMs of one kind (the hold-out set
-// of call AG against call AE's, each a 2× H200 of its own): the header
+// h200x2/2026-11-26-ag against 2026-11-26-ae, each a 2× H200 of its own): the header
 // says the machines differ; --fail-on-regression exits 4 (not judged)
 // without --across-machines, 0 with it; a figure lost exits 5 either way.
 func TestCompareAcrossMachines(t *testing.T) {
@@ -155,7 +155,7 @@ func TestCompareAcrossMachines(t *testing.T) {
 }
 
 // TestCompareImports: p2pbench against an import of nvbandwidth run on the
-// same machine (call AG), and an import against itself, exit 0 with
+// same machine (h200x2/2026-11-26-ag), and an import against itself, exit 0 with
 // --fail-on-regression: an import's single values are shown, never gated,
 // and the differences of method docs/imports.md describes are named on
 // their rows.

@@ -188,10 +188,9 @@ func measureAction(c *cli.Context) error {
 // warmJIT starts every device's primary context and has the driver compile
 // every kernel for the first device, on a thread of its own, while the
 // machine's discovery runs (measure.WarmJIT): the setup then finds the
-// contexts, the warm-up the compiled kernels. On the fresh 2× H200s of
-// calls V and Y (2026-11-25) the first run's setup, which started the
-// second device's context, took 0.47-0.54 s against 0.17-0.19 s in the
-// runs after. Whatever fails here fails again, and is reported, where it
+// contexts, the warm-up the compiled kernels, and the first run on a fresh
+// machine starts as fast as the runs after it (docs/findings.md, "Behind
+// the code"). Whatever fails here fails again, and is reported, where it
 // matters.
 func warmJIT(s *session) {
 	if len(s.devices) == 0 {
@@ -277,10 +276,9 @@ func (m *measuring) measureInProcess(opt bench.Options) error {
 	if tracing() {
 		opt.Trace = m.trace
 	}
-	// On the 2× H200 of call N (2026-11-25) the SM clocks were at their
-	// 1980 MHz after 200 ms from 765-930 MHz idle; they climb in tens of
-	// ms, and the run records them as the warm-up leaves them
-	// (Environment.StateStart).
+	// The SM clocks climb from idle to their maximum in tens of ms
+	// (docs/findings.md, "Behind the code"), and the run records them as
+	// the warm-up leaves them (Environment.StateStart).
 	opt.WarmUp = 100 * time.Millisecond
 	opt.AfterWarmUp = func() { m.clocksAfterWarmUp(opt.WarmUp) }
 	eng := bench.NewEngine(m.s.drv, opt)

@@ -88,8 +88,7 @@ type session struct {
 // closeDriver closes the driver in the background: once nothing more is
 // measured, its contexts, memory and pinned host memory go away while the
 // run's end (the health read through NVML, the verdict, the writing) goes
-// on; Close waits for it. On a 2× H200 (2026-11-25) the close took 125-157
-// ms and the run's end 120 ms.
+// on, each about a tenth of a second; Close waits for it.
 func (s *session) closeDriver() {
 	s.closing.Do(func() {
 		s.driverClosed = make(chan struct{})
@@ -154,7 +153,7 @@ func (t target) open() (*session, error) {
 		s.drv, s.mon = d, d.Monitor()
 	} else {
 		// NVML starts beside the driver: each takes a part of the run's
-		// start (0.37-0.53 s in all on a 2× H100, 2026-11-25).
+		// start (half a second in all).
 		nv := make(chan gpu.Monitor, 1)
 		go func() {
 			m, err := gpu.OpenNVML()
