@@ -16,7 +16,8 @@
 // names, so the rounds vary as separate runs do. Conformance checks the
 // driver's documented peer-access errors.
 //
-// It imports cuda, nvml (bus ids), gpu, kernels, results and
+// It imports cuda, gpu (the machine behind the Driver and Monitor
+// interfaces, NVML among it), kernels, results, internal/busid (bus ids) and
 // measure, where the devices' resources, timing, verification and
 // peer bookkeeping live; the tests across processes are package ipc, its
 // sibling on the same core. Nothing it exports serves the command line's
