@@ -200,8 +200,13 @@ type TestInfo struct {
 	// Short names it in a table cell ("CE read").
 	Title string `json:"title"`
 	Short string `json:"short,omitempty"`
-	// Convention says in words how the test's figures are computed.
-	Convention string `json:"convention"`
+	// Conventions names the rules by which the test's figures are
+	// computed (conventions.go), in the order its convention says them;
+	// Convention says them in words where the entry names none: a file of
+	// a build before 2026-11-29, or another tool's import. Run.Convention
+	// gives the words either way.
+	Conventions []string `json:"conventions,omitempty"`
+	Convention  string   `json:"convention,omitempty"`
 	// Method is the version of how the test is measured: 1 + the changes
 	// of the history that name it (methods.go), where a change of
 	// measuring is added, which bumps it. A file records its build's
@@ -236,129 +241,130 @@ func (t TestInfo) LowerIsBetter() bool { return t.Unit.LowerIsBetter() }
 // docCopyLat describes the selectable lat_copy.
 const docCopyLat = "small cuMemcpyPeerAsync, pushed and pulled: one copy's completion as the host sees it, the per-copy time of back-to-back copies, one copy's device time"
 
-// Conventions: the wording of how figures are computed, each said once.
-const (
-	convGBps     = "decimal GB/s (1e9 B/s) of one direction's bytes; "
-	convRows     = "; row = source, column = destination"
-	convRead     = convGBps + "read = pull: issued in the destination's context, reading the source's memory" + convRows
-	convWrite    = convGBps + "write = push: issued in the source's context, writing the destination's memory" + convRows
-	convBidir    = "decimal GB/s; both directions at once on two streams, each timed with its own events; forward = source→destination, reverse = destination→source, total = both directions' bytes over the longer of the two times"
-	convStaged   = convGBps + "cuMemcpyPeerAsync with peer access disabled (the driver stages through host memory)" + convRows
-	convHost     = convGBps + "pinned host memory, cuMemcpyAsync; -1 = host"
-	convLocal    = "decimal GB/s of bytes copied (each byte read once and written once) within one device's memory, cuMemcpyAsync"
-	convAggr     = "decimal GB/s; every listed pair copying at once (copy engine, pushed from the source), each pair timed with its own events; total = all bytes over the longest pair's time"
-	convGroup    = "decimal GB/s; every listed pair copying at once, each pair timed with its own events (write = push, issued by the source; read = pull, issued by the destination); total = all bytes over the longest pair's time"
-	convHostSM   = convGBps + "the SM copy kernel on the device loads from (sm_h2d) or stores to (sm_d2h) pinned, mapped host memory through its device address" + convHostK + "; -1 = host"
-	convHostBi   = "decimal GB/s; host→device and device→host at once on two streams of the device, between its memory and two regions of pinned host memory, each timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = both directions' bytes over the longer of the two times"
-	convHostAll  = "decimal GB/s; every selected device copying at once between its memory and its own region of pinned host memory, each copy timed with its own events; pair = one device's copy (-1 = host), total = all bytes over the longest copy's time (src = dst = -1)"
-	convHostAlB  = "decimal GB/s; every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events; forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = all bytes over the longest copy's time (src = dst = -1)"
-	convByCE     = "; copy engine (cuMemcpyAsync)"
-	convByCEP2P  = "; copy engine (cuMemcpyPeerAsync)"
-	convBySM     = "; SM copy kernels, one per copy, on the issuing device"
-	convHostK    = " (on host memory the default register-path copy kernel, unless --variant names another)"
-	convChase    = "ns per dependent load (one thread following a random cyclic chain, 128-byte stride, L1 bypassed); each sample is one timed chunk of 512 loads (%globaltimer); row = source (memory holding the chain), column = destination (GPU running the thread); src = dst is local memory; since 2026-11-26 the chase starts at the node the chain's build wrote first, so that beyond L2 it reads no line the build left in L2 (from the buffer's first node a chase beyond L2 read 272-332 ns a load on an H200 by where the build had put that node, from the first-written 329-332)"
-	convHostLat  = "ns per dependent load (one thread on the GPU following a random cyclic chain through 2 MiB of pinned, mapped host memory, 128-byte stride, L1 bypassed): host-device latency; each sample is one timed chunk of 512 loads (%globaltimer); src = -1 (host memory holding the chain), dst = the GPU running the thread"
-	convCopyDev  = "ns of device time for one cuMemcpyPeerAsync (latch-held stream, CUDA events around a single copy): what the GPU spends, launch excluded; it includes the events' own start and end cost, which differs from process to process on some GPUs" + convCopyRows
-	convCopyHst  = "ns end to end from the host: cuMemcpyPeerAsync enqueue plus cuStreamSynchronize, what an application waits for" + convCopyRows
-	convCopyB2B  = "ns per copy of cuMemcpyPeerAsync copies enqueued back to back between two CUDA events (elapsed time / copies; copies_per_sample says how many), each sample a window queued on a stream nothing holds, as an application queues them, unless the host queued it about as fast as the GPU ran it, when it is the faster of that and a window queued behind a latch (queue=unheld_unless_host_bound, since 2026-11-25; queue=faster_of_unheld_and_held: each sample the faster of the two): behind a held stream every small pull costs at least 13 µs on an H100 or H200; since 2026-11-26 a round's windows are queued together, each behind two untimed copies, where before each waited for the one before: a small pull's time depends on how deep the queue stands when it runs (on an H200, 5.9, 8.3 and 13.1 µs in three windows queued together, 8.3-9.0 in windows waited for); files before 2026-11-25 held the stream: what each copy costs in a stream of copies, the figure CUDA's p2pBandwidthLatencyTest reports as P2P latency" + convCopyRows
-	convUnheld   = "; below 16 MiB (queue=unheld_unless_host_bound, since 2026-11-25) the windows are queued on a stream nothing holds, as an application queues pulls, unless the host queued one about as fast as the GPU ran it: behind a latch every pull costs at least 13 µs on an H100 or H200; since 2026-11-26 every such sample is fitted against a short window of its own taken right after it, and a round's windows are queued together (before, one short window first served every sample of the round)"
-	convCopyRows = "; row = source, column = destination; read = pull, issued in the destination's context; write = push, issued in the source's"
-	convAtomic   = "Gop/s (1e9 atomic operations per second) of one launch: threads × operations per thread over the kernel's time (CUDA events); row = source (GPU issuing the atomics), column = destination (GPU whose memory holds the counters); src = dst is local memory; scope .sys"
-	convAtomLat  = "ns per atomic in a dependent chain from one thread (each operand depends on the previous result), CUDA events over the whole chain; row = issuing GPU, column = GPU holding the counter; scope .sys"
-
-	convIPC      = "; across processes (CUDA IPC): one process per GPU, the peer's buffer exported with cuIpcGetMemHandle and mapped with cuIpcOpenMemHandle_v2 (lazy peer access); same_gpu=true: both processes on one device (the IPC path without a link)"
-	convIPCCE    = "; copy engine through cuMemcpyAsync on the mapped address (cuMemcpyPeerAsync would need the peer's context, which another process owns); with " + ParamIPCOpen + "=" + IPCOpenPeerDevice + ": through cuMemcpyPeerAsync between the issuing process's contexts on both devices, the peer's buffer opened a second time in the issuing process's primary context on the peer's device, with peer access enabled both ways"
-	convIPCBidir = "; one latch release starts both processes: the second process's stream waits on an IPC event the first records behind its latch"
-	convIPCChase = "; the chain is written by the reading process through its own mapping, since addresses differ between processes"
-	convIPCPing  = "; each flag in its own process's memory, the peer's flag mapped through IPC"
+// The groups of conventions (conventions.go) the catalogue's entries are
+// made of.
+var (
+	convRead     = []string{cvGBps, cvRead, cvRows}
+	convWrite    = []string{cvGBps, cvWrite, cvRows}
+	convBidir    = []string{cvGBps, cvBothWays}
+	convStaged   = []string{cvGBps, cvStaged, cvRows}
+	convHost     = []string{cvGBps, cvHost}
+	convLocal    = []string{cvGBps, cvLocal}
+	convAggr     = []string{cvGBps, cvAtOnce, cvPushedByCE}
+	convGroup    = []string{cvGBps, cvAtOnce, cvGroupDirs}
+	convHostSM   = []string{cvGBps, cvHostSM, cvHostKernel}
+	convHostBi   = []string{cvGBps, cvHostBoth}
+	convHostAll  = []string{cvGBps, cvHostAll}
+	convHostAlB  = []string{cvGBps, cvHostAllBoth}
+	convByCE     = []string{cvByCE}
+	convByCEP2P  = []string{cvByCEP2P}
+	convBySM     = []string{cvBySM}
+	convHostK    = []string{cvHostKernel}
+	convChase    = []string{cvChase, cvChaseStart}
+	convHostLat  = []string{cvHostChase}
+	convCopyDev  = []string{cvCopyDevice, cvCopyRows}
+	convCopyHst  = []string{cvCopyHost, cvCopyRows}
+	convCopyB2B  = []string{cvCopyB2B, cvB2BUnheld, cvB2BTogether, cvCopyRows}
+	convUnheld   = []string{cvUnheldPulls, cvOwnShort}
+	convAtomic   = []string{cvAtomic}
+	convAtomLat  = []string{cvAtomicLat}
+	convPing     = []string{cvPing, cvPingSample, cvPingSlots}
+	convSteady   = []string{cvSteady, cvPlainWindow, cvFewSamples, cvOneIssuer}
+	convWindow   = []string{cvWindow}
+	convSMReps   = []string{cvInKernelReps}
+	convIPC      = []string{cvIPC}
+	convIPCCE    = []string{cvIPCCE, cvIPCPeerOpen}
+	convIPCBidir = []string{cvIPCBothWays}
+	convIPCChase = []string{cvIPCChase}
+	convIPCPing  = []string{cvIPCPing}
 )
 
 // catalogue lists every test p2pbench measures, in run order.
 var catalogue = []TestInfo{
-	{Name: H2D, Unit: UnitGBps, Title: "Host to device", Short: "host→device", Convention: convHost + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice},
+	{Name: H2D, Unit: UnitGBps, Title: "Host to device", Short: "host→device", Conventions: refs(convHost, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice},
 		Doc: "host → device copy, pinned memory"},
-	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Convention: convHost + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost},
+	{Name: D2H, Unit: UnitGBps, Title: "Device to host", Short: "device→host", Conventions: refs(convHost, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost},
 		Doc: "device → host copy, pinned memory"},
-	{Name: SMH2D, Unit: UnitGBps, Title: "Host to device, SM kernel", Short: "SM host→device", Convention: convHostSM + convSteady + convSMReps, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice},
+	{Name: SMH2D, Unit: UnitGBps, Title: "Host to device, SM kernel", Short: "SM host→device", Conventions: refs(convHostSM, convSteady, convSMReps), Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice},
 		Doc: "host → device by an SM copy kernel reading pinned, mapped host memory"},
-	{Name: SMD2H, Unit: UnitGBps, Title: "Device to host, SM kernel", Short: "SM device→host", Convention: convHostSM + convSteady + convSMReps, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost},
+	{Name: SMD2H, Unit: UnitGBps, Title: "Device to host, SM kernel", Short: "SM device→host", Conventions: refs(convHostSM, convSteady, convSMReps), Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost},
 		Doc: "device → host by an SM copy kernel writing pinned, mapped host memory"},
-	{Name: HostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once", Short: "host both ways", Convention: convHostBi + convByCE + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays},
+	{Name: HostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once", Short: "host both ways", Conventions: refs(convHostBi, convByCE, convSteady), Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays},
 		Doc: "host → device and device → host at once, copy engine"},
-	{Name: SMHostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once, SM kernels", Short: "SM host both ways", Convention: convHostBi + convBySM + convHostK + convSteady + convSMReps, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays},
+	{Name: SMHostBidir, Unit: UnitGBps, Title: "Host and device, both directions at once, SM kernels", Short: "SM host both ways", Conventions: refs(convHostBi, convBySM, convHostK, convSteady, convSMReps), Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays},
 		Doc: "host → device and device → host at once, SM copy kernels"},
-	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Convention: convLocal + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsLocal},
+	{Name: LocalCopy, Unit: UnitGBps, Title: "Copy within one device", Short: "local copy", Conventions: refs(convLocal, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsLocal},
 		Doc: "copy within one device's memory"},
-	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Convention: convRead + convSteady + convUnheld, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
+	{Name: CERead, Unit: UnitGBps, Title: "Copy engine read (pull)", Short: "CE read", Conventions: refs(convRead, convSteady, convUnheld), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, cuMemcpyPeerAsync issued by the destination (pull)"},
-	{Name: CEWrite, Unit: UnitGBps, Title: "Copy engine write (push)", Short: "CE write", Convention: convWrite + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
+	{Name: CEWrite, Unit: UnitGBps, Title: "Copy engine write (push)", Short: "CE write", Conventions: refs(convWrite, convSteady), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, cuMemcpyPeerAsync issued by the source (push)"},
-	{Name: CEBidir, Unit: UnitGBps, Title: "Copy engine, both directions at once", Short: "CE both ways", Convention: convBidir + convSteady, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
+	{Name: CEBidir, Unit: UnitGBps, Title: "Copy engine, both directions at once", Short: "CE both ways", Conventions: refs(convBidir, convSteady), Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: "copy engine, both directions at once (read and write variants)"},
-	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Convention: convRead + convSteady + convSMReps, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
+	{Name: SMRead, Unit: UnitGBps, Title: "SM kernel read (pull)", Short: "SM read", Conventions: refs(convRead, convSteady, convSMReps), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirRead, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the destination reading the peer (pull)"},
-	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Convention: convWrite + convSteady + convSMReps, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
+	{Name: SMWrite, Unit: UnitGBps, Title: "SM kernel write (push)", Short: "SM write", Conventions: refs(convWrite, convSteady, convSMReps), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Direction: DirWrite, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernel on the source writing the peer (push)"},
-	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Convention: convBidir + convSteady + convSMReps, Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Ends: EndsPair, NeedsPeer: true},
+	{Name: SMBidir, Unit: UnitGBps, Title: "SM kernels, both directions at once", Short: "SM both ways", Conventions: refs(convBidir, convSteady, convSMReps), Command: CommandBW, BothWays: true, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineSM, Ends: EndsPair, NeedsPeer: true},
 		Doc: "SM copy kernels, both directions at once (read and write variants)"},
-	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Convention: convStaged + convSteady, Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirRead, Ends: EndsPair},
+	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Conventions: refs(convStaged, convSteady), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirRead, Ends: EndsPair},
 		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
-	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsIntoOne},
+	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Conventions: refs(convGroup, convByCEP2P, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsIntoOne},
 		Doc: "every other device copying to one device at once (pushed and pulled), copy engine"},
-	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Convention: convGroup + convByCEP2P + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsOutOfOne},
+	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Conventions: refs(convGroup, convByCEP2P, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsOutOfOne},
 		Doc: "one device copying to every other at once (pushed and pulled), copy engine"},
-	{Name: SMAllToOne, Unit: UnitGBps, Title: "Every other device copying to one, SM kernels", Short: "SM all to one", Convention: convGroup + convBySM + convSteady + convSMReps, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsIntoOne},
+	{Name: SMAllToOne, Unit: UnitGBps, Title: "Every other device copying to one, SM kernels", Short: "SM all to one", Conventions: refs(convGroup, convBySM, convSteady, convSMReps), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsIntoOne},
 		Doc: "every other device copying to one device at once (pushed and pulled), SM copy kernels"},
-	{Name: SMOneToAll, Unit: UnitGBps, Title: "One device copying to every other, SM kernels", Short: "SM one to all", Convention: convGroup + convBySM + convSteady + convSMReps, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsOutOfOne},
+	{Name: SMOneToAll, Unit: UnitGBps, Title: "One device copying to every other, SM kernels", Short: "SM one to all", Conventions: refs(convGroup, convBySM, convSteady, convSMReps), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineSM, Ends: EndsOutOfOne},
 		Doc: "one device copying to every other at once (pushed and pulled), SM copy kernels"},
-	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Convention: convAggr + convSteady, Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsAllPairs},
+	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Conventions: refs(convAggr, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsAllPairs},
 		Doc: "every ordered pair copying at once"},
-	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Convention: convHostAll + convByCE + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice, AllDevices: true},
+	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Conventions: refs(convHostAll, convByCE, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice, AllDevices: true},
 		Doc: "host → every device at once, copy engine"},
-	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Convention: convHostAll + convByCE + convSteady, Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost, AllDevices: true},
+	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Conventions: refs(convHostAll, convByCE, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost, AllDevices: true},
 		Doc: "every device → host at once, copy engine"},
-	{Name: HostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once", Short: "all host both ways", Convention: convHostAlB + convByCE + convSteady, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays, AllDevices: true},
+	{Name: HostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once", Short: "all host both ways", Conventions: refs(convHostAlB, convByCE, convSteady), Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineCopy, Ends: EndsHostBothWays, AllDevices: true},
 		Doc: "every device to and from the host at once, copy engine"},
-	{Name: SMHostToAll, Unit: UnitGBps, Title: "Host to every device at once, SM kernels", Short: "SM host to all", Convention: convHostAll + convBySM + convHostK + convSteady + convSMReps, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice, AllDevices: true},
+	{Name: SMHostToAll, Unit: UnitGBps, Title: "Host to every device at once, SM kernels", Short: "SM host to all", Conventions: refs(convHostAll, convBySM, convHostK, convSteady, convSMReps), Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsHostToDevice, AllDevices: true},
 		Doc: "host → every device at once, SM copy kernels"},
-	{Name: SMAllToHost, Unit: UnitGBps, Title: "Every device to host at once, SM kernels", Short: "SM all to host", Convention: convHostAll + convBySM + convHostK + convSteady + convSMReps, Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost, AllDevices: true},
+	{Name: SMAllToHost, Unit: UnitGBps, Title: "Every device to host at once, SM kernels", Short: "SM all to host", Conventions: refs(convHostAll, convBySM, convHostK, convSteady, convSMReps), Command: CommandBW, Shape: Shape{Engine: EngineSM, Ends: EndsDeviceToHost, AllDevices: true},
 		Doc: "every device → host at once, SM copy kernels"},
-	{Name: SMHostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once, SM kernels", Short: "SM all host both ways", Convention: convHostAlB + convBySM + convHostK + convSteady + convSMReps, Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays, AllDevices: true},
+	{Name: SMHostAllBidir, Unit: UnitGBps, Title: "Every device and the host, both directions at once, SM kernels", Short: "SM all host both ways", Conventions: refs(convHostAlB, convBySM, convHostK, convSteady, convSMReps), Command: CommandBW, BothWays: true, Shape: Shape{Engine: EngineSM, Ends: EndsHostBothWays, AllDevices: true},
 		Doc: "every device to and from the host at once, SM copy kernels"},
 
-	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Convention: convChase, Command: CommandLat,
+	{Name: LatChase, Unit: UnitNs, Title: "Pointer chase", Short: "chase", Conventions: refs(convChase), Command: CommandLat,
 		Doc: "pointer chase through local and peer memory, in and beyond L2"},
-	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Convention: convPing, Command: CommandLat, NeedsPair: true,
+	{Name: LatPingPong, Unit: UnitNs, Title: "Flag ping-pong", Short: "ping-pong", Conventions: refs(convPing), Command: CommandLat, NeedsPair: true,
 		Doc: "flag ping-pong between two GPUs (system-scope release/acquire)"},
-	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Convention: convCopyDev, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
+	{Name: LatCopyDevice, Unit: UnitNs, Title: "Small copy, device time", Short: "copy, device time", Conventions: refs(convCopyDev), Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
-	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Convention: convCopyHst, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
+	{Name: LatCopyHost, Unit: UnitNs, Title: "Small copy, host end to end", Short: "copy, host end to end", Conventions: refs(convCopyHst), Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
-	{Name: LatCopyB2B, Unit: UnitNs, Title: "Small copy, back to back", Short: "copy, back to back", Convention: convCopyB2B, Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
+	{Name: LatCopyB2B, Unit: UnitNs, Title: "Small copy, back to back", Short: "copy, back to back", Conventions: refs(convCopyB2B), Command: CommandLat, Select: "lat_copy", NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsPair, NeedsPeer: true},
 		Doc: docCopyLat},
-	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Convention: convHostLat, Command: CommandLat,
+	{Name: LatHostChase, Unit: UnitNs, Title: "Host memory latency (pointer chase from the GPU)", Short: "host chase", Conventions: refs(convHostLat), Command: CommandLat,
 		Doc: "pointer chase from each GPU through pinned host memory (host-device latency)"},
 
-	{Name: AtomicTput, Unit: UnitGOps, Title: "Atomic throughput", Short: "atomic tput", Convention: convAtomic, Command: CommandAtomic,
+	{Name: AtomicTput, Unit: UnitGOps, Title: "Atomic throughput", Short: "atomic tput", Conventions: refs(convAtomic), Command: CommandAtomic,
 		Doc: "atomic throughput per operation, distinct addresses and contended"},
-	{Name: AtomicLatency, Unit: UnitNs, Title: "Atomic latency", Short: "atomic latency", Convention: convAtomLat, Command: CommandAtomic,
+	{Name: AtomicLatency, Unit: UnitNs, Title: "Atomic latency", Short: "atomic latency", Conventions: refs(convAtomLat), Command: CommandAtomic,
 		Doc: "latency of a dependent chain of atomics"},
 
-	{Name: IPCCERead, Unit: UnitGBps, Title: "Across processes: copy engine read (pull)", Short: "IPC CE read", Convention: convRead + convIPC + convIPCCE + convWindow, Command: CommandIPC, SameProcess: CERead,
+	{Name: IPCCERead, Unit: UnitGBps, Title: "Across processes: copy engine read (pull)", Short: "IPC CE read", Conventions: refs(convRead, convIPC, convIPCCE, convWindow), Command: CommandIPC, SameProcess: CERead,
 		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the destination's process (pull)"},
-	{Name: IPCCEWrite, Unit: UnitGBps, Title: "Across processes: copy engine write (push)", Short: "IPC CE write", Convention: convWrite + convIPC + convIPCCE + convWindow, Command: CommandIPC, SameProcess: CEWrite,
+	{Name: IPCCEWrite, Unit: UnitGBps, Title: "Across processes: copy engine write (push)", Short: "IPC CE write", Conventions: refs(convWrite, convIPC, convIPCCE, convWindow), Command: CommandIPC, SameProcess: CEWrite,
 		Doc: "copy engine (cuMemcpyAsync on the IPC-mapped address) issued by the source's process (push)"},
-	{Name: IPCCEBidir, Unit: UnitGBps, Title: "Across processes: copy engine, both directions at once", Short: "IPC CE both ways", Convention: convBidir + convIPC + convIPCCE + convIPCBidir + convWindow, Command: CommandIPC, BothWays: true, SameProcess: CEBidir,
+	{Name: IPCCEBidir, Unit: UnitGBps, Title: "Across processes: copy engine, both directions at once", Short: "IPC CE both ways", Conventions: refs(convBidir, convIPC, convIPCCE, convIPCBidir, convWindow), Command: CommandIPC, BothWays: true, SameProcess: CEBidir,
 		Doc: "copy engine, both processes at once, started by one latch through an IPC event"},
-	{Name: IPCSMRead, Unit: UnitGBps, Title: "Across processes: SM kernel read (pull)", Short: "IPC SM read", Convention: convRead + convIPC + convWindow + convSMReps, Command: CommandIPC, SameProcess: SMRead,
+	{Name: IPCSMRead, Unit: UnitGBps, Title: "Across processes: SM kernel read (pull)", Short: "IPC SM read", Conventions: refs(convRead, convIPC, convWindow, convSMReps), Command: CommandIPC, SameProcess: SMRead,
 		Doc: "SM copy kernel in the destination's process reading the mapped peer buffer (pull)"},
-	{Name: IPCSMWrite, Unit: UnitGBps, Title: "Across processes: SM kernel write (push)", Short: "IPC SM write", Convention: convWrite + convIPC + convWindow + convSMReps, Command: CommandIPC, SameProcess: SMWrite,
+	{Name: IPCSMWrite, Unit: UnitGBps, Title: "Across processes: SM kernel write (push)", Short: "IPC SM write", Conventions: refs(convWrite, convIPC, convWindow, convSMReps), Command: CommandIPC, SameProcess: SMWrite,
 		Doc: "SM copy kernel in the source's process writing the mapped peer buffer (push)"},
-	{Name: IPCSMBidir, Unit: UnitGBps, Title: "Across processes: SM kernels, both directions at once", Short: "IPC SM both ways", Convention: convBidir + convIPC + convIPCBidir + convWindow + convSMReps, Command: CommandIPC, BothWays: true, SameProcess: SMBidir,
+	{Name: IPCSMBidir, Unit: UnitGBps, Title: "Across processes: SM kernels, both directions at once", Short: "IPC SM both ways", Conventions: refs(convBidir, convIPC, convIPCBidir, convWindow, convSMReps), Command: CommandIPC, BothWays: true, SameProcess: SMBidir,
 		Doc: "SM copy kernels, both processes at once, started by one latch through an IPC event"},
-	{Name: IPCLatChase, Unit: UnitNs, Title: "Across processes: pointer chase", Short: "IPC chase", Convention: convChase + convIPC + convIPCChase, Command: CommandIPC, SameProcess: LatChase,
+	{Name: IPCLatChase, Unit: UnitNs, Title: "Across processes: pointer chase", Short: "IPC chase", Conventions: refs(convChase, convIPC, convIPCChase), Command: CommandIPC, SameProcess: LatChase,
 		Doc: "pointer chase through the peer process's memory, chain built through the mapping"},
-	{Name: IPCLatPingPong, Unit: UnitNs, Title: "Across processes: flag ping-pong", Short: "IPC ping-pong", Convention: convPing + convIPC + convIPCPing, Command: CommandIPC, SameProcess: LatPingPong,
+	{Name: IPCLatPingPong, Unit: UnitNs, Title: "Across processes: flag ping-pong", Short: "IPC ping-pong", Conventions: refs(convPing, convIPC, convIPCPing), Command: CommandIPC, SameProcess: LatPingPong,
 		Doc: "flag ping-pong between two processes, each flag in its own process's memory"},
 }
 

@@ -2,9 +2,11 @@ package results
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTests(t *testing.T) {
@@ -89,7 +91,7 @@ func TestShapes(t *testing.T) {
 // TestUnheldPullsConvention: ce_read's convention names the size below which
 // its pulls are queued as issued, as UnheldPullBelow sets it.
 func TestUnheldPullsConvention(t *testing.T) {
-	c := CERead.Info().Convention
+	c := (&Run{}).Convention(CERead)
 	if want := "below " + FormatBytes(UnheldPullBelow) + " (queue=" + QueueUnheld; !strings.Contains(c, want) {
 		t.Errorf("ce_read's convention lacks %q: %s", want, c)
 	}
@@ -101,31 +103,77 @@ func TestUnheldPullsConvention(t *testing.T) {
 // other number stands where they go (issue 39: "20 ms" where the method
 // used 10).
 func TestConventionsStateTheMethod(t *testing.T) {
-	steady := []string{
-		fmt.Sprintf("(at least %d)", MinSteadyReps),
-		"where the window holds " + ms(PlainWindow) + " of copies or more",
-		"copies take " + ms(LongSample) + " or more",
-		fmt.Sprintf("takes 1/%d of the samples asked", FewSamplesDivisor),
+	words := map[string][]string{
+		cvSteady:       {fmt.Sprintf("(at least %d)", MinSteadyReps)},
+		cvPlainWindow:  {"where the window holds " + ms(PlainWindow) + " of copies or more"},
+		cvFewSamples:   {"copies take " + ms(LongSample) + " or more", fmt.Sprintf("takes 1/%d of the samples asked", FewSamplesDivisor)},
+		cvWindow:       {fmt.Sprintf("after up to %d untimed ones where a copy takes under %s", MaxWarmup, ms(NoWarmupFrom))},
+		cvInKernelReps: {"SM copies of " + FormatBytes(InKernelRepsFrom) + " and more (in_kernel_reps = true"},
+		cvPingSample:   {fmt.Sprintf("the mean of %d round trips", PingRoundTrips)},
+		cvPingSlots:    {fmt.Sprintf("each of %d flag slots", PingFlagSlots)},
 	}
-	window := []string{fmt.Sprintf("after up to %d untimed ones where a copy takes under %s", MaxWarmup, ms(NoWarmupFrom))}
-	smReps := []string{"SM copies of " + FormatBytes(InKernelRepsFrom) + " and more (in_kernel_reps = true"}
 	n := map[string]int{}
 	for _, info := range Catalogue() {
-		c := info.Convention
-		for part, words := range map[string][]string{"steady state:": steady, "untimed ones": window, "in_kernel_reps = true": smReps} {
-			if !strings.Contains(c, part) {
+		c := (&Run{}).Convention(info.Name)
+		for id, ws := range words {
+			if !slices.Contains(info.Conventions, id) {
 				continue
 			}
-			n[part]++
-			for _, w := range words {
+			n[id]++
+			for _, w := range ws {
 				if !strings.Contains(c, w) {
 					t.Errorf("%s: the convention lacks %q: %s", info.Name, w, c)
 				}
 			}
 		}
 	}
-	if n["steady state:"] < 10 || n["untimed ones"] < 2 || n["in_kernel_reps = true"] < 5 {
-		t.Errorf("conventions with each part of the method: %v", n)
+	if n[cvSteady] < 10 || n[cvWindow] < 2 || n[cvInKernelReps] < 5 || n[cvPingSlots] != 2 {
+		t.Errorf("tests with each part of the method: %v", n)
+	}
+}
+
+// TestConventionsOneSentenceEach: every convention is one clause (no "; "
+// outside brackets, no full stop within), with the day it took effect, a
+// day of p2pbench's history; every test of the catalogue names some, every
+// convention is named by a test, and SCHEMA.md lists them as the table
+// says them.
+func TestConventionsOneSentenceEach(t *testing.T) {
+	named := map[string]bool{}
+	for _, info := range Catalogue() {
+		if len(info.Conventions) == 0 || info.Convention != "" {
+			t.Errorf("%s: conventions %q, words %q: want references only", info.Name, info.Conventions, info.Convention)
+		}
+		for _, id := range info.Conventions {
+			named[id] = true
+		}
+	}
+	var rows strings.Builder
+	for _, c := range Conventions() {
+		if d, err := time.Parse(time.DateOnly, c.Since); err != nil || d.Before(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("%s: since %q, want a day of p2pbench's history", c.ID, c.Since)
+		}
+		depth := 0
+		for i, r := range c.Text {
+			switch {
+			case r == '(' || r == '[':
+				depth++
+			case r == ')' || r == ']':
+				depth--
+			case depth == 0 && (strings.HasPrefix(c.Text[i:], "; ") || strings.HasPrefix(c.Text[i:], ". ")):
+				t.Errorf("%s: more than one clause: %s", c.ID, c.Text)
+			}
+		}
+		if !named[c.ID] {
+			t.Errorf("%s: no test names it", c.ID)
+		}
+		fmt.Fprintf(&rows, "| `%s` | %s | %s |\n", c.ID, c.Since, c.Text)
+	}
+	doc, err := os.ReadFile("SCHEMA.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), rows.String()) {
+		t.Errorf("SCHEMA.md does not list the conventions as the table says them; its rows are:\n%s", rows.String())
 	}
 }
 

@@ -675,7 +675,10 @@ func (r *Run) completedCatalogue() map[Test]TestInfo {
 		info.Unit = cmp.Or(words.Unit, info.Unit)
 		info.Title = cmp.Or(words.Title, info.Title)
 		info.Short = cmp.Or(words.Short, info.Short)
-		info.Convention = cmp.Or(words.Convention, info.Convention)
+		if words.Convention != "" || len(words.Conventions) > 0 {
+			// The file's own rules, by reference or in words.
+			info.Conventions, info.Convention = words.Conventions, words.Convention
+		}
 		// The method is the file's: none where its build recorded none.
 		info.Method = words.Method
 		out[t] = info
@@ -705,5 +708,13 @@ func (r *Run) Info(t Test) TestInfo {
 }
 
 // Convention says in words how the figures of test t were computed: the
-// run's catalogue entry, else this build's, else "".
-func (r *Run) Convention(t Test) string { return r.Info(t).Convention }
+// words of the conventions the run's catalogue entry names (else this
+// build's entry), or the entry's own words where it names none (a file of
+// an earlier build, an import), else "".
+func (r *Run) Convention(t Test) string {
+	info := r.Info(t)
+	if info.Convention != "" || len(info.Conventions) == 0 {
+		return info.Convention
+	}
+	return conventionWords(info.Conventions)
+}

@@ -156,6 +156,10 @@ const (
 	MaxTextBytes = 4096
 )
 
+// maxConventions bounds the conventions a catalogue entry names (each a
+// name): p2pbench's tests name at most a dozen.
+const maxConventions = 64
+
 // ClipText returns s cut to at most MaxTextBytes, on a UTF-8 boundary, with
 // a marker saying how much was cut: for texts p2pbench records from
 // elsewhere (a child's output, errors joined over many devices).
@@ -253,6 +257,12 @@ func (v *validator) header(r *Run) {
 		v.name(where, "title", info.Title)
 		v.name(where, "short", info.Short)
 		v.text(where, "convention", info.Convention)
+		if len(info.Conventions) > maxConventions {
+			v.limit("%s: %d conventions, more than the %d an entry may name", where, len(info.Conventions), maxConventions)
+		}
+		for i, id := range info.Conventions {
+			v.name(where, fmt.Sprintf("conventions[%d]", i), id)
+		}
 		if known, ok := Lookup(t); ok && info.Unit != known.Unit {
 			v.add("%s: unit is %s, but %s is measured in %s", where, brief(string(info.Unit)), t, known.Unit)
 		}

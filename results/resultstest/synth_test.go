@@ -34,7 +34,7 @@ func TestNewIsValidAndComplete(t *testing.T) {
 			}
 		}
 		for _, test := range got {
-			if info, _ := results.Lookup(test); run.Catalogue[test] != info {
+			if info, _ := results.Lookup(test); !reflect.DeepEqual(run.Catalogue[test], info) {
 				t.Errorf("%+v: the catalogue entry of %s is %+v, want this build's", o, test, run.Catalogue[test])
 			}
 		}
