@@ -148,7 +148,7 @@ func TestConventionsOneSentenceEach(t *testing.T) {
 		}
 	}
 	var rows strings.Builder
-	for _, c := range Conventions() {
+	for _, c := range conventions {
 		if d, err := time.Parse(time.DateOnly, c.Since); err != nil || d.Before(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("%s: since %q, want a day of p2pbench's history", c.ID, c.Since)
 		}

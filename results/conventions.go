@@ -137,9 +137,6 @@ var conventionIndex = func() map[string]int {
 	return m
 }()
 
-// Conventions returns every convention a test's convention may name.
-func Conventions() []Convention { return append([]Convention(nil), conventions...) }
-
 // LookupConvention returns the convention of an ID.
 func LookupConvention(id string) (Convention, bool) {
 	if i, ok := conventionIndex[id]; ok {
