@@ -1,8 +1,8 @@
 package results
 
 import (
+	"fmt"
 	"slices"
-	"strings"
 )
 
 // How each test is measured changes from build to build; a figure measured
@@ -17,7 +17,9 @@ import (
 //
 // The catalogue's Method of a test is 1 + the changes naming it: adding a
 // change here bumps it, and files record it (TestInfo.Method) from the
-// build that introduced it on. Files of earlier builds are placed by their
+// build that introduced it on. The history only grows at its end: a file's
+// version counts changes in their order, and methodBuilds names them by
+// their place. Files of earlier builds are placed by their
 // build (Tool.Version, a commit of p2pbench's history): methodBuilds,
 // generated from git by TestMethodBuilds, says which changes each commit
 // includes.
@@ -33,6 +35,11 @@ type MethodChange struct {
 	Applies func(f *Figure) bool
 	// What says what changed, in a few words.
 	What string
+	// RoundsByNumber, where set, says how the figures measured this way
+	// (until a later change of the same tests) took something by the
+	// round's number, the same in every process: their rounds are no
+	// replicates (RoundsByNumber).
+	RoundsByNumber string
 }
 
 // Groups of tests that changes name.
@@ -94,12 +101,13 @@ var methodChanges = []MethodChange{
 	{Commit: "ca8420c", Tests: inProcessCopies, What: "samples of 125 µs, three a round"},
 	{Commit: "382273e", Tests: chases, Applies: beyondL2, What: "the untimed pass beyond L2 of 1024 hops"},
 	{Commit: "46d3617", Tests: []Test{AtomicLatency, AtomicTput}, What: "every module loaded in the warm-up (local atomics' latency 155-159 ns before, 207-213 after, on 2× H200s)"},
-	{Commit: "447bfeb", Tests: pings, What: "the flags at another slot every round"},
+	{Commit: "447bfeb", Tests: pings, What: "the flags at another slot every round",
+		RoundsByNumber: "each round's flags at the slot its number chose, in every process: its rounds are the slots', not replicates"},
 	{Commit: "e316737", Tests: chases, Applies: beyondL2, What: "beyond L2 each round's allocation kept to the end of the run"},
 	{Commit: "95c3763", Tests: chases, Applies: beyondL2, What: "the chase starts at the node its build wrote first"},
 	{Commit: "d799684", Tests: append(slices.Clone(unheld), ipcCopies...), Applies: smallPulls, What: "each unheld window fitted against a short window of its own; copies under 0.5 ms timed behind an untimed one"},
 	{Commit: "77a1ab0", Tests: unheld, Applies: smallPulls, What: "a round's unheld windows queued together as issued"},
-	{Tests: pings, What: "a sample at every flag slot each round, not one slot a round by its number"},
+	{Commit: "4552280", Tests: pings, What: "a sample at every flag slot each round, not one slot a round by its number"},
 }
 
 // methodOf is 1 + the changes of methodChanges that name t: the
@@ -163,11 +171,7 @@ func (r *Run) MethodOf(f *Figure) ([]int, bool) {
 // from methodBuilds; false for a build the history does not hold. A
 // "-dirty" build is placed by its commit.
 func buildMethods(version string) (uint64, bool) {
-	v := strings.TrimSuffix(version, "-dirty")
-	if len(v) < 7 {
-		return 0, false
-	}
-	set, ok := methodBuilds[v[:7]]
+	set, ok := methodBuilds[buildCommit(version)]
 	return set, ok
 }
 
@@ -186,6 +190,30 @@ func MethodChangesBetween(a, b []int) (added, undone []string) {
 		}
 	}
 	return added, undone
+}
+
+// MethodLabel names a figure's method (as MethodOf gives it) in a few
+// characters: the commit of the last change that applies to it ("77a1ab0"),
+// "first" where none does.
+func MethodLabel(changes []int) string {
+	if len(changes) == 0 {
+		return "first"
+	}
+	c := methodChanges[changes[len(changes)-1]]
+	if c.Commit == "" {
+		return "change " + fmt.Sprint(changes[len(changes)-1])
+	}
+	return c.Commit
+}
+
+// RoundsByNumber says why the rounds of a figure measured by changes (as
+// MethodOf gives them) are no replicates: the last change that applies to
+// it took something by the round's number ("" where none did).
+func RoundsByNumber(changes []int) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	return methodChanges[changes[len(changes)-1]].RoundsByNumber
 }
 
 func methodText(i int) string {

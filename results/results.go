@@ -13,6 +13,7 @@
 package results
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -410,8 +411,29 @@ const ReplicatesProcess = "process"
 // RunHasProcessReplicates reports whether run's rounds carry what differs
 // between processes (Run.Replicates is ReplicatesProcess): the spread of a
 // figure's round medians then stands for the spread of separate runs, and a
-// reader may take its noise from them alone. Any other value, and a nil
-// run, report false: such rounds tell nothing of what a new process changes.
+// reader may take its noise from them alone. Any other value, a nil run,
+// and a build whose claim was retracted (retractedReplicates) report false:
+// such rounds tell nothing of what a new process changes.
 func RunHasProcessReplicates(run *Run) bool {
-	return run != nil && run.Replicates == ReplicatesProcess
+	return run != nil && run.Replicates == ReplicatesProcess && !slices.Contains(retractedReplicates, buildCommit(run.Tool.Version))
+}
+
+// retractedReplicates are the builds that marked their runs
+// replicates=process, from the commit that made the claim (e49000c: rounds
+// renewing what DefaultRenewal names, each in a green context) to the one
+// before f6b005d, which withdrew it: on two 2× H200s the five runs'
+// intervals held each other's medians 94.3 and 93.2% of the
+// time, small copy-engine copies keeping a time per process (3–27%) that
+// nothing a round renews changes. Their runs' rounds were taken within one
+// process, as far as a reader can tell.
+var retractedReplicates = []string{"e49000c", "f1268dc", "3ba240e", "9db0d83", "a64c6f0", "daa9abd", "6b49a20", "d4a7d15", "e316737"}
+
+// buildCommit is the commit a build names (Tool.Version), short, without
+// "-dirty"; "" for a version that names none.
+func buildCommit(version string) string {
+	v := strings.TrimSuffix(version, "-dirty")
+	if len(v) < 7 {
+		return ""
+	}
+	return v[:7]
 }

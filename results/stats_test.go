@@ -63,6 +63,10 @@ func TestRunHasProcessReplicates(t *testing.T) {
 		{&results.Run{Replicates: results.ReplicatesProcess}, true},
 		{&results.Run{Replicates: "within-process"}, false},
 		{&results.Run{Replicates: "Process"}, false},
+		// Calls W and X's build claimed it; f6b005d withdrew the claim.
+		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "daa9abd"}}, false},
+		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "e316737-dirty"}}, false},
+		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "825f14f"}}, true},
 	} {
 		if got := results.RunHasProcessReplicates(tt.run); got != tt.want {
 			t.Errorf("RunHasProcessReplicates(%+v) = %v, want %v", tt.run, got, tt.want)
