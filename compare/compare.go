@@ -113,6 +113,10 @@ type Result struct {
 	// UnknownMethods names, per side, the build whose methods the history
 	// does not hold ("" for none): its rows are gated as if nothing changed.
 	UnknownMethods []string `json:"unknown_methods,omitempty"`
+	// WideFloors are the families whose floors at their largest size the
+	// fallback keeps at WideFloorAt or more (wide.go): a smaller change of
+	// them is not flagged.
+	WideFloors []WideFloor `json:"wide_floors,omitempty"`
 	// Warnings are benchmath's remarks (too few samples, ...) and what
 	// differs between the runs of one side, once each.
 	Warnings []string `json:"warnings,omitempty"`
@@ -226,6 +230,18 @@ type Change struct {
 	// MethodChange says what changed from the baseline's method of the
 	// figure to this side's (method.go): "" for nothing known.
 	MethodChange string `json:"method_change,omitempty"`
+	// RoundsByNumber says why a side's rounds are no replicates (they took
+	// something by the round's number, the same in every process:
+	// results.RoundsByNumber): the change is untested, and its floor is
+	// what separate processes of that method moved (FloorFrom
+	// "processes").
+	RoundsByNumber string `json:"rounds_by_number,omitempty"`
+	// Paired: Pct is the median of the ratios of the sides' rounds paired
+	// by their number (a change of RoundsByNumber), not of their medians;
+	// Consistent: every pair moved the same way, the one such change that
+	// can be flagged.
+	Paired     bool `json:"paired,omitempty"`
+	Consistent bool `json:"consistent,omitempty"`
 	// Ungated says why a change beyond its floor is not flagged: "method
 	// changed" (Options.AcrossMethods).
 	Ungated string `json:"ungated,omitempty"`
@@ -299,6 +315,7 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	var noise []rowNoise
 	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
 	judge(res.Rows, noise, opt, res.Machines, withFallback)
+	res.WideFloors = wideFloors(res.Rows)
 	res.Warnings = append(spread, res.Warnings...)
 	return res, nil
 }
@@ -430,6 +447,9 @@ type side struct {
 	// within is the largest spread of the side's figures within their runs
 	// (withinRunSpread).
 	within float64
+	// byRound is the median of each round in the order they were taken,
+	// over the side's runs (the median of their k-th rounds).
+	byRound []float64
 }
 
 // row makes the row of a baseline figure and its twins, with the changes'
@@ -456,11 +476,26 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 		noise.rounds[i], noise.runs[i], noise.within[i] = spreadOf(sides[i].rounds), spreadOf(sides[i].runs), sides[i].within
 		noise.roundRange[i], noise.runRange[i] = unitRange(sides[i].rounds), unitRange(sides[i].runs)
 	}
-	noise.fallback, noise.fallbackFrom = fallback(row.Family, bandOf(row.Size), row.Unit)
+	// The floors of a figure come from runs that measured it as the
+	// baseline did (an unknown method takes the largest of the known).
+	noise.method = "unknown"
+	if methods[0].known {
+		noise.method = results.MethodLabel(methods[0].changes)
+	}
+	noise.fallback = fallback(row.Family, bandOf(row.Size), row.Unit, noise.method)
 	for i := 1; i < len(tw.figs); i++ {
 		var warns []error
 		row.Changes[i-1], warns = change(&row, i, sides[0], sides[i], m.test, &noise.processFrom[i-1])
 		m.note(warns)
+		// Rounds that took something by their number, the same in every
+		// process, are no units to test on: their spread is that
+		// something's (results.RoundsByNumber).
+		for _, k := range []int{0, i} {
+			if why := results.RoundsByNumber(methods[k].changes); methods[k].known && why != "" && row.Changes[i-1].Valid {
+				byNumber(&row.Changes[i-1], why, sides[0].byRound, sides[i].byRound)
+				noise.processFrom[i-1] = ""
+			}
+		}
 		if len(tw.figs[i]) > 0 {
 			row.Changes[i-1].MethodChange = methodChange(methods[0], methods[i], tw.figs[i][0])
 			row.MethodChanged = row.MethodChanged || row.Changes[i-1].MethodChange != ""
@@ -490,12 +525,20 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	sd := side{process: process}
 	var all, units, runs []float64
 	roundErr := 0.0
+	var byRound [][]float64
 	for _, f := range figs {
 		if label := f.FailureLabel(); label != "" {
 			return Cell{Present: true, Failed: label}, side{}, nil
 		}
 		all = append(all, f.Samples...)
-		units = append(units, results.RoundMedians(f.Samples, f.Rounds)...)
+		medians := results.RoundMedians(f.Samples, f.Rounds)
+		units = append(units, medians...)
+		for k, m := range medians {
+			if k == len(byRound) {
+				byRound = append(byRound, nil)
+			}
+			byRound[k] = append(byRound[k], m)
+		}
 		if len(f.Samples) > 0 {
 			runs = append(runs, results.Median(f.Samples))
 		}
@@ -510,6 +553,9 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		}
 		m := f.Stats.Median
 		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, side{}, nil
+	}
+	for _, ms := range byRound {
+		sd.byRound = append(sd.byRound, results.Median(ms))
 	}
 	// benchmath sorts the values it is given; the runs' stay as they are.
 	sd.samples = benchmath.NewSample(slices.Clone(all), th)
@@ -529,6 +575,35 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		c.Lo, c.Hi = c.Center, c.Center
 	}
 	return c, sd, warns
+}
+
+// byNumber makes ch, a change of a figure whose rounds took something by
+// their number (why), a change of rounds paired by number: the k-th round
+// of every process sat at the same place, so the median of the ratios of
+// the sides' k-th rounds is the change, untested (no units: a floor alone
+// judges it). Sides with fewer rounds in common than MinUnits keep the
+// medians' change.
+func byNumber(ch *Change, why string, base, other []float64) {
+	ch.Tested, ch.TestedOn, ch.P, ch.Significant, ch.ProcessUnits = false, "", 0, false, false
+	ch.RoundsByNumber = why
+	n := min(len(base), len(other))
+	if n < MinUnits {
+		return
+	}
+	ratios := make([]float64, 0, n)
+	for k := range n {
+		if base[k] > 0 {
+			ratios = append(ratios, other[k]/base[k])
+		}
+	}
+	if len(ratios) == n {
+		ch.Pct = 100 * (results.Median(ratios) - 1)
+		ch.Paired = true
+		// A change moves every pair of rounds one way; a process that took
+		// another pattern of places (on a 2× H200, one of two by process)
+		// moves some up and some down.
+		ch.Consistent = slices.Min(ratios) > 1 || slices.Max(ratios) < 1
+	}
 }
 
 // change compares side i's cell of a row with the baseline's, testing on

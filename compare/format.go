@@ -273,6 +273,7 @@ func runLines(r *Result) []string {
 			"so each floor adds the fallback of the figure's family and size: %g × what separate processes moved beyond their own data "+
 			"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin))
 	}
+	lines = append(lines, wideLines(r)...)
 	if n := methodChanges(r); n > 0 {
 		gate := "not gated (--across-methods gates them): a build's new way of measuring is no change of the machine"
 		if r.AcrossMethods {
@@ -290,6 +291,32 @@ func runLines(r *Result) []string {
 		lines = append(lines, fmt.Sprintf("%d figures are single values on a side (an import's, or one sample): shown, never gated: one value cannot tell noise from a change.", single))
 	}
 	return lines
+}
+
+// wideLines name the families whose floors are wide (Result.WideFloors):
+// the changes the gate cannot see.
+func wideLines(r *Result) []string {
+	if len(r.WideFloors) == 0 {
+		return nil
+	}
+	p := func(f float64) string { return strconv.FormatFloat(100*f, 'g', 2, 64) + "%" }
+	var fams []string
+	fallback := false
+	for _, w := range r.WideFloors {
+		floor := p(w.Least)
+		if p(w.Most) != floor {
+			floor += "–" + p(w.Most)
+		}
+		fams = append(fams, fmt.Sprintf("%s %s %s", w.Family, results.FormatBytes(w.Size), floor))
+		fallback = fallback || w.Fallback > 0
+	}
+	line := fmt.Sprintf("Wide floors, at each family's largest size: %s. A smaller change of these figures is not flagged: "+
+		"their rounds spread that much, or separate processes of one machine (or machines of one kind) moved them that much beyond it "+
+		"(compare/FALLBACK.md lists the smallest change caught, family by family).", strings.Join(fams, ", "))
+	if fallback {
+		line += " Three runs a side (compare a1 a2 a3 -- b1 b2 b3) hold them to those runs' own spread, without the fallback."
+	}
+	return []string{line}
 }
 
 // legendLines say how to read the tables.
@@ -537,6 +564,8 @@ func floorText(ch Change) string {
 		return p(ch.Floor) + " (the runs' CV)"
 	case fromThreshold:
 		return p(ch.Floor) + " (the threshold)"
+	case fromProcesses:
+		return fmt.Sprintf("%s (what separate processes of its method moved, %s: its rounds are no units, paired by number)", p(ch.Floor), ch.FallbackFrom)
 	case fromMachines:
 		return fmt.Sprintf("%s (the runs' own %s + %s of %s)", p(ch.Floor), p(ch.Floor-ch.Fallback), p(ch.Fallback), ch.FallbackFrom)
 	}
@@ -639,6 +668,10 @@ func changeText(c Change) string {
 		return fmt.Sprintf("%+.2f%% REGRESSION", c.Pct)
 	case c.Improvement:
 		return fmt.Sprintf("%+.2f%% better", c.Pct)
+	case c.Paired && !c.Consistent:
+		return fmt.Sprintf("%+.2f%% (rounds paired by number moved both ways: no change)", c.Pct)
+	case c.Paired:
+		return fmt.Sprintf("%+.2f%% (rounds paired by number, every pair one way)", c.Pct)
 	case !c.Tested:
 		return fmt.Sprintf("%+.2f%% (untested)", c.Pct)
 	case !c.Significant:

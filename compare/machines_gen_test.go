@@ -15,13 +15,13 @@ import (
 )
 
 // machineSource is one machine of a kind: runs of `all` on it (the first
-// two of its set), by its set's build.
+// three of its set), by its set's build.
 type machineSource struct {
 	kind, dir string
 }
 
 // machineRuns are the runs of each machine the table is made of.
-var machineRuns = []string{"all1.json.gz", "all2.json.gz"}
+var machineRuns = []string{"all1.json.gz", "all2.json.gz", "all3.json.gz"}
 
 // machineSources are one run of every VM of a kind that the repository
 // holds a set of default `all` runs of, but the hold-outs
@@ -87,13 +87,18 @@ func measureMachines(t *testing.T) []measured {
 		}
 		out = append(out, *m)
 	}
-	slices.SortFunc(out, func(x, y measured) int {
-		if c := strings.Compare(x.Family, y.Family); c != 0 {
-			return c
-		}
-		return int(x.Band) - int(y.Band)
-	})
+	slices.SortFunc(out, cmpMeasured)
 	return out
+}
+
+// figureOf is run's figure of key.
+func figureOf(run *results.Run, key string) *results.Figure {
+	for i := range run.Figures {
+		if run.Figures[i].Key() == key {
+			return &run.Figures[i]
+		}
+	}
+	return nil
 }
 
 // measureMachinePair adds to cells what run ra of machine sa and run rb of
@@ -109,23 +114,28 @@ func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb m
 	}
 	for _, row := range res.Rows {
 		ch := row.Changes[0]
-		if !ch.Valid || ch.MethodChange != "" {
+		if !ch.Valid || ch.MethodChange != "" || ch.Paired && !ch.Consistent {
 			continue
 		}
-		r := row.Cells[1].Center / row.Cells[0].Center
+		f := figureOf(ra, row.Key)
+		mth, known := ra.MethodOf(f)
+		if !known {
+			continue
+		}
+		r := changeRatio(row)
 		change := math.Max(r-1, 1/r-1)
-		cell := fallbackCell{row.Family, bandOf(row.Size)}
+		cell := fallbackCell{row.Family, bandOf(row.Size), results.MethodLabel(mth)}
 		m := cells[cell]
 		if m == nil {
-			m = &measured{fallbackEntry: fallbackEntry{Family: cell.family, Band: cell.band, Unit: row.Unit}}
+			m = &measured{fallbackEntry: fallbackEntry{Family: cell.family, Band: cell.band, Method: cell.method, Unit: row.Unit}}
 			cells[cell] = m
 		}
 		m.Figures++
 		where := fmt.Sprintf("%s %s %s: %s against %s (%.2f%% apart, data floor %.2f%%; %s %s/%s against %s/%s)",
 			row.Test, pairText(row.Src, row.Dst), results.FormatBytes(row.Size),
 			valueText(row.Cells[0].Center), valueText(row.Cells[1].Center), 100*change, 100*ch.Floor, sa.kind, sa.dir, fa, sb.dir, fb)
-		if change > m.largest {
-			m.largest, m.largestWhere = change, where
+		if change > m.Largest {
+			m.Largest, m.largestWhere = change, where
 		}
 		if beyond := change - ch.Floor; beyond > m.Beyond {
 			m.Beyond, m.Where = beyond, where
@@ -142,8 +152,8 @@ func machineGoSource(t *testing.T, cells []measured) []byte {
 	b.WriteString("// their own data, per family and band (FALLBACK.md says from which runs).\n")
 	b.WriteString("var machineTable = []fallbackEntry{\n")
 	for _, m := range cells {
-		fmt.Fprintf(&b, "\t{Family: %q, Band: %s, Unit: %q, Beyond: %s, Figures: %d, Where: %q},\n",
-			m.Family, bandConst[m.Band], m.Unit, fmt.Sprintf("%.4g", m.Beyond), m.Figures, m.Where)
+		fmt.Fprintf(&b, "\t{Family: %q, Band: %s, Method: %q, Unit: %q, Beyond: %s, Largest: %s, Figures: %d, Where: %q},\n",
+			m.Family, bandConst[m.Band], m.Method, m.Unit, fmt.Sprintf("%.4g", m.Beyond), fmt.Sprintf("%.4g", m.Largest), m.Figures, m.Where)
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
@@ -156,11 +166,11 @@ func machineGoSource(t *testing.T, cells []measured) []byte {
 // machineMarkdown renders FALLBACK.md's table of machines.
 func machineMarkdown(cells []measured) string {
 	var b strings.Builder
-	b.WriteString("| family | size | figure-pairs | largest change | beyond the runs' own floor | floor added across machines (× " + fmt.Sprint(FallbackMargin) + ") | the largest beyond it, where |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	b.WriteString("| family | size | method since | figure-pairs | largest change | beyond the runs' own floor | floor added across machines (× " + fmt.Sprint(MachineMargin) + ") | the largest beyond it, where |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---|\n")
 	for _, m := range cells {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Family, m.Band, m.Figures, pct(m.largest), pct(m.Beyond),
-			pct(FallbackMargin*m.Beyond), strings.ReplaceAll(m.Where, "|", `\|`))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", m.Family, m.Band, m.Method, m.Figures, pct(m.Largest), pct(m.Beyond),
+			pct(MachineMargin*m.Beyond), strings.ReplaceAll(m.Where, "|", `\|`))
 	}
 	b.WriteString("\nThe machines (runs " + strings.Join(machineRuns, " and ") + " of each, every run of one machine against every run of another; paths from the repository's root):\n\n")
 	b.WriteString("| kind | set |\n|---|---|\n")

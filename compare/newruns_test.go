@@ -12,8 +12,7 @@ import (
 
 // finalSet is the reference set of five `all` runs of the sixth session's
 // last build on a fresh 2× H200 (call AG), with nvbandwidth beside it: a
-// hold-out of the fallback (fallbackSources), as every set of issue 25's
-// done-when. Call AE's set, the same build's on another VM, was the hold-out
+// hold-out of the fallback (fallbackHoldOuts). Call AE's set, the same build's on another VM, was the hold-out
 // before it joined the sources: its ten pairings exited 0, eight flagging
 // nothing and two SM copies to the host as better by 3.3-5.0 % (run 2's
 // host path slower in all its rounds); with it a source, call AG's flag

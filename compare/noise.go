@@ -31,13 +31,17 @@ import (
 //   - Runs whose rounds do (results.RunHasProcessReplicates), or sides of
 //     separate runs tested on the runs' medians: NoiseMultiple × the
 //     units' CV, pooled over both sides and the figure's class (the figures
-//     of the same test, engine, direction, part and params on every pair, at
-//     sizes within a factor of 16: sizeBand). Nothing else: no floor is
-//     looked up by the figure's test.
+//     of the same test, engine, direction, part, params and method on every
+//     pair, at sizes within a factor of four: sizeBand). Nothing else: no
+//     floor is looked up by the figure's test.
 //   - Rounds taken within one process (every run before the marker): the
-//     same data floor plus the fallback of the figure's family and size,
-//     what separate processes on real machines moved beyond such a floor
-//     (family.go, FALLBACK.md).
+//     same data floor plus the fallback of the figure's family, size and
+//     method, what separate processes on real machines moved beyond such a
+//     floor (family.go, FALLBACK.md).
+//   - Rounds that took something by their number, the same in every process
+//     (results.RoundsByNumber): no units; the change is of rounds paired by
+//     number (byNumber), its floor what separate processes of the method
+//     moved.
 //   - No units to test (runs without rounds): the larger spread of the two
 //     runs' samples plus the fallback.
 //
@@ -120,6 +124,7 @@ const (
 	fromMeasured  = "measured"  // the rounds or samples of the runs, plus the fallback
 	fromThreshold = "threshold" // Options.Threshold, above the others
 	fromMachines  = "machines"  // the runs' own data, plus what machines of one kind showed beyond it
+	fromProcesses = "processes" // what separate processes of the method moved, where the rounds are no units
 )
 
 // rowNoise is what a row knows of its noise before judge: per side, the
@@ -131,9 +136,11 @@ type rowNoise struct {
 	within               []float64
 	// processFrom says, per change, what carries the differences between
 	// processes (unitsOf), "" for nothing.
-	processFrom  []string
-	fallback     float64
-	fallbackFrom string
+	processFrom []string
+	// method is the baseline's method of the figure
+	// (results.MethodLabel, "unknown"); fallback what the table gives it.
+	method   string
+	fallback floorLookup
 }
 
 // withinRunSpread is half the p5–p95 range of a figure's samples, relative
@@ -173,9 +180,9 @@ func unitsOf(a, b side) (on, process string) {
 	return "", ""
 }
 
-// classOf names a row's class: its key but for the pair, with its size's
-// band, whether the pair is one device's own memory, and the units its
-// change was tested on. A device's own memory and a peer's are not alike:
+// classOf names a row's class: its key but for the pair, with the
+// baseline's method params (a queue, a kernel), its size's band, whether the
+// pair is one device's own memory, and the units its change was tested on. A device's own memory and a peer's are not alike:
 // on a 2× H100 (2026-11-25-c) the chase through 256 MiB of a GPU's own
 // memory read 293-345 ns from round to round (where the fresh memory of
 // each round landed), the same chase over NVLink 1006-1008 ns; pooled,
@@ -186,14 +193,16 @@ func classOf(row *Row, on string) string {
 		where = "own"
 	}
 	return strings.Join([]string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
-		string(row.Unit), row.Params, strconv.Itoa(sizeBand(row.Size)), where, on}, "|")
+		string(row.Unit), row.Params, row.Methods[0], strconv.Itoa(sizeBand(row.Size)), where, on}, "|")
 }
 
-// sizeBand groups sizes by factors of 16 (4 B–32 B, 64 B–512 B, 1 KiB–8 KiB,
-// …): the run-to-run noise changes slowly with the size (at small sizes it
-// is the copies' fixed cost, at large ones the link's), so neighbouring
-// sizes of a sweep share their units' evidence.
-func sizeBand(n uint64) int { return bits.Len64(n) / 4 }
+// sizeBand groups sizes by factors of 4 (4 B–8 B, 16 B–32 B, …, 16 MiB–32
+// MiB, 64 MiB–128 MiB): each size of the default sweep (powers of four) is
+// a class of its own, pooled over the pairs. Sizes a factor of 16 apart
+// share no evidence: on a 2× H200 pulls of 16 MiB took one of
+// three rates a round (303, 321 or 341 GB/s) while those of 64 MiB agreed
+// within 0.2%; pooled, the 64 MiB pulls' floor was 7%.
+func sizeBand(n uint64) int { return bits.Len64(n) / 2 }
 
 // dataFloors are the floors the runs' own data give each change:
 // NoiseMultiple × the CV of its units pooled over its class, or, untested,
@@ -256,13 +265,21 @@ func judge(rows []Row, noise []rowNoise, opt Options, machines []MachineMatch, w
 			if !ch.Valid {
 				continue
 			}
+			fb := noise[r].fallback
+			if across[i] {
+				if m := machineFallback(row.Family, bandOf(row.Size), row.Unit, noise[r].method); ch.ProcessUnits || m.floor >= fb.floor {
+					fb.floor, fb.from = m.floor, m.from
+				}
+				fb.largest = max(fb.largest, machineFallback(row.Family, bandOf(row.Size), row.Unit, noise[r].method).largest)
+			}
 			switch {
+			case ch.RoundsByNumber != "" && withFallback:
+				// No units: the spread between processes (or machines) of
+				// the method is the floor.
+				ch.Floor, ch.FloorFrom, ch.Fallback, ch.FallbackFrom = fb.largest, fromProcesses, fb.largest, fb.from
 			case across[i] && withFallback:
 				ch.Floor, ch.FloorFrom = data[r][i], fromMachines
-				ch.Fallback, ch.FallbackFrom = machineFallback(row.Family, bandOf(row.Size), row.Unit)
-				if !ch.ProcessUnits && noise[r].fallback > ch.Fallback {
-					ch.Fallback, ch.FallbackFrom = noise[r].fallback, noise[r].fallbackFrom
-				}
+				ch.Fallback, ch.FallbackFrom = fb.floor, fb.from
 				ch.Floor += ch.Fallback
 			case ch.ProcessUnits:
 				// The units carry what differs between processes: their
@@ -271,7 +288,7 @@ func judge(rows []Row, noise []rowNoise, opt Options, machines []MachineMatch, w
 			default:
 				ch.Floor, ch.FloorFrom = data[r][i], fromMeasured
 				if withFallback {
-					ch.Fallback, ch.FallbackFrom = noise[r].fallback, noise[r].fallbackFrom
+					ch.Fallback, ch.FallbackFrom = fb.floor, fb.from
 					ch.Floor += ch.Fallback
 				}
 			}
@@ -289,6 +306,10 @@ func judge(rows []Row, noise []rowNoise, opt Options, machines []MachineMatch, w
 			// Untested (no units), a change beyond its floor is flagged on
 			// the floor alone; tested, it must be significant too.
 			ok := big && (ch.Significant && !ch.Covered || !ch.Tested)
+			if ch.Paired {
+				// Rounds paired by number: every pair moved the same way.
+				ok = big && ch.Consistent
+			}
 			ch.Ungated = ungated(row, i, opt, machines)
 			ch.Regression = ok && worse && ch.Ungated == ""
 			ch.Improvement = ok && !worse && ch.Ungated == ""

@@ -3,6 +3,7 @@ package compare
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,24 +13,87 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-var updateSensitivity = flag.Bool("update-sensitivity", false, "measure the sensitivity table on the 2× H100 evidence and the 2× H200 reference and rewrite FALLBACK.md's")
+var updateSensitivity = flag.Bool("update-sensitivity", false, "rewrite FALLBACK.md's sensitivity table from the hold-out sets")
 
 // sensitivitySteps are the changes tried, as fractions: a rate is
 // multiplied by 1 − step, a time by 1 + step.
-var sensitivitySteps = []float64{0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 0.9}
+var sensitivitySteps = []float64{0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7}
 
-// worse returns a copy of run with the figures of family fam in band b made
-// worse by step, and the figures of every other family left out (the
+// sensitivitySets are the five-run sets the table is measured on: the
+// hold-outs of the floors (FALLBACK.md).
+var sensitivitySets = []struct{ machine, dir string }{
+	{"2× H200", "testdata/reference/h200x2/2026-11-26-ag"},
+	{"2× H100", "testdata/reference/h100x2/2026-11-25-e"},
+}
+
+// headline is a family at one size: its figures of that size, or, for a
+// family whose figures have one size each (latencies, atomics), all of
+// them.
+type headline struct {
+	family string
+	size   uint64 // 0: every size
+}
+
+// headlines are the sizes each family is gated at: the largest it has (a
+// transfer size of 512 MiB, a chase's working set); for the size sweeps of
+// the copies between GPUs also 16 and 64 MiB, 1 MiB and 4 KiB.
+func headlines(run *results.Run) []headline {
+	sizes := map[string][]uint64{}
+	for i := range run.Figures {
+		f := &run.Figures[i]
+		if len(f.Samples) == 0 || f.FailureLabel() != "" {
+			continue
+		}
+		fam := familyOf(f)
+		if !slices.Contains(sizes[fam], f.Size) {
+			sizes[fam] = append(sizes[fam], f.Size)
+		}
+	}
+	var out []headline
+	for fam, ss := range sizes {
+		slices.Sort(ss)
+		if results.Test(fam).Info().Unit != results.UnitGBps && !strings.HasPrefix(fam, "ipc_") {
+			out = append(out, headline{fam, 0})
+			continue
+		}
+		out = append(out, headline{fam, ss[len(ss)-1]})
+		for _, s := range []uint64{4 << 10, 1 << 20, 16 << 20, 64 << 20} {
+			if slices.Contains(ss, s) && s != ss[len(ss)-1] {
+				out = append(out, headline{fam, s})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b headline) int {
+		if c := strings.Compare(a.family, b.family); c != 0 {
+			return c
+		}
+		return int(int64(a.size>>10) - int64(b.size>>10))
+	})
+	return out
+}
+
+func (h headline) has(f *results.Figure) bool {
+	return familyOf(f) == h.family && (h.size == 0 || f.Size == h.size)
+}
+
+func (h headline) String() string {
+	if h.size == 0 {
+		return h.family
+	}
+	return h.family + " at " + results.FormatBytes(h.size)
+}
+
+// onlyFamily is a copy of run with the figures of h's family alone (the
 // classes that pool the noise are within a test, so the family's rows come
-// out as in the whole comparison).
-func worse(run *results.Run, fam string, b band, step float64) *results.Run {
+// out as in the whole comparison), those of h made worse by step.
+func onlyFamily(run *results.Run, h headline, step float64) *results.Run {
 	out := *run
 	out.Figures = nil
 	for _, f := range run.Figures {
-		if familyOf(&f) != fam {
+		if familyOf(&f) != h.family {
 			continue
 		}
-		if bandOf(f.Size) == b && len(f.Samples) > 0 {
+		if h.has(&f) && len(f.Samples) > 0 && step != 0 {
 			factor := 1 - step
 			if f.LowerIsBetter() {
 				factor = 1 + step
@@ -45,45 +109,131 @@ func worse(run *results.Run, fam string, b band, step float64) *results.Run {
 	return &out
 }
 
-// caught is, per figure of a cell, the smallest step flagged as a
-// regression in a comparison of base with a copy of other made worse (+Inf
-// where none is).
-func caught(t *testing.T, base, other *results.Run, fam string, b band) []float64 {
-	only := worse(base, fam, b, 0)
-	first := map[string]float64{}
-	for _, step := range sensitivitySteps {
-		res, err := Compare([]Input{{Name: "base", Runs: []*results.Run{only}}, {Name: "worse", Runs: []*results.Run{worse(other, fam, b, step)}}}, Options{Threshold: 0.01})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range res.Rows {
-			if bandOf(row.Size) != b || !row.Changes[0].Valid {
-				continue
-			}
-			if _, ok := first[row.Key]; !ok {
-				first[row.Key] = -1
-			}
-			if row.Changes[0].Regression && first[row.Key] < 0 {
-				first[row.Key] = step
-			}
-		}
-	}
-	var out []float64
-	for _, s := range first {
-		if s < 0 {
-			s = 2 // beyond every step
-		}
-		out = append(out, s)
-	}
-	return out
+// sensitivityRow is a headline's smallest change caught on a set, beside
+// the spread of its figures between the set's processes.
+type sensitivityRow struct {
+	h      headline
+	caught float64 // the smallest step caught in 9 of 10 pairings; +Inf for none
+	spread float64 // the largest change of a figure between two of the runs
 }
 
-// sensitivityRow is one cell's smallest changes caught.
-type sensitivityRow struct {
-	cell                fallbackCell
-	h100Figs, h100Pairs int
-	h100Med, h100Worst  float64
-	h200                []float64
+// sensitivity measures h on runs: for each step, the pairings (each two
+// runs, a copy of the second made worse) where a figure of h is flagged as
+// a regression and nothing else is flagged.
+func sensitivity(t *testing.T, runs []*results.Run, h headline) sensitivityRow {
+	row := sensitivityRow{h: h, caught: math.Inf(1)}
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{onlyFamily(runs[i], h, 0)}}, {Name: "b", Runs: []*results.Run{onlyFamily(runs[j], h, 0)}}}, Options{Threshold: 0.01})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The runs hold the family alone.
+			for _, r := range res.Rows {
+				if c := r.Changes[0]; c.Valid && (h.size == 0 || r.Size == h.size) {
+					row.spread = max(row.spread, math.Abs(c.Pct)/100)
+				}
+			}
+		}
+	}
+	for _, step := range sensitivitySteps {
+		caught := 0
+		for i := range runs {
+			for j := i + 1; j < len(runs); j++ {
+				base, worse := onlyFamily(runs[i], h, 0), onlyFamily(runs[j], h, step)
+				res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{base}}, {Name: "b", Runs: []*results.Run{worse}}}, Options{Threshold: 0.01})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hit, other := false, false
+				for _, r := range res.Rows {
+					c := r.Changes[0]
+					in := h.size == 0 || r.Size == h.size
+					switch {
+					case in && c.Regression:
+						hit = true
+					case !in && (c.Regression || c.Improvement), in && c.Improvement:
+						other = true
+					}
+				}
+				if hit && !other {
+					caught++
+				}
+			}
+		}
+		if caught >= 9 {
+			row.caught = step
+			break
+		}
+	}
+	return row
+}
+
+// TestSensitivityTable measures, per family at its headline sizes, the
+// smallest change the gate (compare's default threshold, 1%) catches in 9
+// of the 10 pairings of each hold-out set, a copy of the later run of each
+// pairing made worse (samples, rounds and statistics alike), beside the
+// largest change of those figures between two of the set's runs as they
+// are, and holds FALLBACK.md's table to it (-update-sensitivity rewrites
+// it).
+func TestSensitivityTable(t *testing.T) {
+	type cell struct{ caught, spread []string }
+	var order []headline
+	cells := map[headline]*cell{}
+	for k, set := range sensitivitySets {
+		runs := readAll(t, filepath.Join("..", set.dir), numbered("all", 5, ".json.gz"))
+		for _, h := range headlines(runs[0]) {
+			r := sensitivity(t, runs, h)
+			c := cells[h]
+			if c == nil {
+				c = &cell{caught: make([]string, len(sensitivitySets)), spread: make([]string, len(sensitivitySets))}
+				cells[h] = c
+				order = append(order, h)
+			}
+			c.caught[k], c.spread[k] = stepText(r.caught), pct(r.spread)
+		}
+	}
+	slices.SortFunc(order, func(a, b headline) int {
+		if c := strings.Compare(a.family, b.family); c != 0 {
+			return c
+		}
+		return int(int64(a.size>>10) - int64(b.size>>10))
+	})
+	var b strings.Builder
+	b.WriteString("| family | size |")
+	for _, s := range sensitivitySets {
+		fmt.Fprintf(&b, " %s: caught in 9 of 10 | spread between its runs |", s.machine)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---:|---:|", len(sensitivitySets)) + "\n")
+	for _, h := range order {
+		size := "all"
+		if h.size != 0 {
+			size = results.FormatBytes(h.size)
+		}
+		fmt.Fprintf(&b, "| %s | %s |", h.family, size)
+		for k := range sensitivitySets {
+			caught, spread := cells[h].caught[k], cells[h].spread[k]
+			if caught == "" {
+				caught, spread = "—", "—"
+			}
+			fmt.Fprintf(&b, " %s | %s |", caught, spread)
+		}
+		b.WriteString("\n")
+	}
+	doc, err := os.ReadFile("FALLBACK.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newDoc := replaceSection(t, string(doc), "sensitivity", b.String())
+	if *updateSensitivity {
+		if err := os.WriteFile("FALLBACK.md", []byte(newDoc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if newDoc != string(doc) {
+		t.Error("FALLBACK.md's sensitivity table is not what the hold-outs give: go test ./compare -run TestSensitivityTable -update-sensitivity")
+	}
 }
 
 func readAll(t *testing.T, dir string, files []string) []*results.Run {
@@ -99,77 +249,8 @@ func readAll(t *testing.T, dir string, files []string) []*results.Run {
 }
 
 func stepText(s float64) string {
-	if s > 1 {
-		return "not caught"
+	if math.IsInf(s, 1) {
+		return fmt.Sprintf("not at %s", pct(sensitivitySteps[len(sensitivitySteps)-1]))
 	}
 	return pct(s)
-}
-
-// TestSensitivityTable measures, per family and band, the smallest change
-// compare flags with its default threshold: on the 2× H100 evidence (rounds
-// within each process), a copy of each run made worse against each other
-// run (the ten pairings, each way), and on the 2× H200 reference (no
-// rounds), a copy of all-repeat.json against all.json; it rewrites
-// FALLBACK.md's table. A generator, run with -update-sensitivity (it takes
-// a minute).
-func TestSensitivityTable(t *testing.T) {
-	if !*updateSensitivity {
-		t.Skip("a generator: go test ./compare -run TestSensitivityTable -update-sensitivity")
-	}
-	h100 := readAll(t, filepath.Join("testdata", "evidence", "h100x2-2026-11-25"), numbered("all", 5, ".json.gz"))
-	h200 := readAll(t, filepath.Join("..", "testdata", "reference", "h200x2"), []string{"all.json", "all-repeat.json"})
-	cells := map[fallbackCell]bool{}
-	for _, f := range h100[0].Figures {
-		if len(f.Samples) > 0 && f.FailureLabel() == "" {
-			cells[fallbackCell{familyOf(&f), bandOf(f.Size)}] = true
-		}
-	}
-	var rows []sensitivityRow
-	for cell := range cells {
-		row := sensitivityRow{cell: cell}
-		var all []float64
-		for i := range h100 {
-			for j := range h100 {
-				if i == j {
-					continue
-				}
-				c := caught(t, h100[i], h100[j], cell.family, cell.band)
-				all = append(all, c...)
-				row.h100Figs = len(c)
-				row.h100Pairs++
-			}
-		}
-		if len(all) == 0 {
-			continue
-		}
-		slices.Sort(all)
-		row.h100Med, row.h100Worst = all[len(all)/2], all[len(all)-1]
-		row.h200 = caught(t, h200[0], h200[1], cell.family, cell.band)
-		slices.Sort(row.h200)
-		rows = append(rows, row)
-	}
-	slices.SortFunc(rows, func(x, y sensitivityRow) int {
-		if c := strings.Compare(x.cell.family, y.cell.family); c != 0 {
-			return c
-		}
-		return int(x.cell.band) - int(y.cell.band)
-	})
-	var b strings.Builder
-	b.WriteString("| family | size | 2× H100: figures × pairings | median | worst | 2× H200 without rounds: figures | median | worst |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
-		h200 := "| — | — | — |"
-		if n := len(r.h200); n > 0 {
-			h200 = fmt.Sprintf("| %d | %s | %s |", n, stepText(r.h200[n/2]), stepText(r.h200[n-1]))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d × %d | %s | %s %s\n", r.cell.family, r.cell.band, r.h100Figs, r.h100Pairs,
-			stepText(r.h100Med), stepText(r.h100Worst), h200)
-	}
-	doc, err := os.ReadFile("FALLBACK.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile("FALLBACK.md", []byte(replaceSection(t, string(doc), "sensitivity", b.String())), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
