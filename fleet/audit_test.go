@@ -42,7 +42,7 @@ func TestSimulatedApart(t *testing.T) {
 }
 
 // The SIMULATED label is on the tables that hold a simulated node and on
-// no other; one node is "1 node" (audit N22).
+// no other; one node is "1 node", its run "the node's run" (audit N22).
 func TestSimulatedLabels(t *testing.T) {
 	f := resultstest.Fleet{Nodes: 6, Node: resultstest.Options{GPUs: 2, NoSweep: true, Samples: 5, Tests: []results.Test{results.CEWrite}},
 		WeakLinks: []resultstest.WeakLink{{Node: 2, SlowPair: resultstest.SlowPair{A: 0, B: 1, Percent: 20}}}}
@@ -77,7 +77,8 @@ func TestSimulatedLabels(t *testing.T) {
 	if err := build(fleet.Options{}, sim).WriteText(&one); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(one.String(), "p2pbench fleet: 1 node ====") || strings.Contains(one.String(), "1 nodes") {
+	if !strings.Contains(one.String(), "p2pbench fleet: 1 node ====") || strings.Contains(one.String(), "1 nodes") ||
+		!strings.Contains(one.String(), "SIMULATED: the node's run is simulated") || strings.Contains(one.String(), "node' ") {
 		t.Errorf("a fleet of one node:\n%s", one.String())
 	}
 }

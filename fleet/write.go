@@ -25,7 +25,10 @@ import (
 func (f *Fleet) Document(figures bool) *report.Document {
 	nodes := fmt.Sprintf("%d node%s", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"))
 	d := report.NewDocument("p2pbench fleet: "+nodes, "fleet of "+nodes)
-	if f.Simulated > 0 {
+	switch {
+	case f.Simulated > 0 && len(f.Nodes) == 1:
+		d.SimulatedPart("SIMULATED: the node's run is simulated, not a measurement. Do not use it to judge hardware.")
+	case f.Simulated > 0:
 		d.SimulatedPart(fmt.Sprintf("SIMULATED: %d of the %s' runs are simulated, not measurements; simulated nodes are compared only with each other. Do not use them to judge hardware.",
 			f.Simulated, nodes))
 	}
