@@ -472,13 +472,17 @@ func linksFlagged(v *results.Verdict) bool {
 	})
 }
 
-// uniqueNotes are the notes of lists, each once: files of older builds say
-// some twice.
+// uniqueNotes are the notes of lists, each once, in their order: files of
+// older builds say some twice. A set keeps it one pass: a file may hold
+// millions of notes, which a search of the list so far for each made
+// hours of work (hostile-input audit N7).
 func uniqueNotes(lists ...[]string) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, l := range lists {
 		for _, n := range l {
-			if !slices.Contains(out, n) {
+			if !seen[n] {
+				seen[n] = true
 				out = append(out, n)
 			}
 		}
