@@ -38,6 +38,9 @@ var ncclRank = regexp.MustCompile(`^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d
 // ncclDate matches the timestamp -S adds to a row.
 var ncclDate = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
 
+// ncclWord is a data type or reduction as nccl-tests prints it.
+var ncclWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
 // ncclTable is the state of reading one table and its header.
 type ncclTable struct {
 	collective  string
@@ -310,6 +313,15 @@ func (n *nccl) row(no int, s string) error {
 	}
 	if typ == "" {
 		return n.in.errorf(no, "a row without its data type")
+	}
+	// nccl-tests names types and reductions in words (float, bfloat16,
+	// f8e4m3; sum, premulsum) and roots by rank: anything else is a mangled
+	// row, which would otherwise become a figure's params.
+	if !ncclWord.MatchString(typ) || redop != "" && !ncclWord.MatchString(redop) {
+		return n.in.errorf(no, "a table row whose data type %q or reduction %q is not a word of letters and digits, as nccl-tests names them", typ, redop)
+	}
+	if _, err := strconv.Atoi(root); root != "" && err != nil {
+		return n.in.errorf(no, "a table row whose root %q is not a rank", root)
 	}
 	params := map[string]string{"type": typ}
 	if redop != "" && redop != "none" {
