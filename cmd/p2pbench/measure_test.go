@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -275,6 +276,32 @@ func TestRescueResults(t *testing.T) {
 		t.Fatalf("saved %v; error %q", saved, err)
 	}
 	readResults(t, saved[0])
+
+	// Runs rescued in one second keep a file each, and a link planted at
+	// the name is left alone: the next name is taken.
+	at := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	victim := filepath.Join(tmp, "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(tmp, "p2pbench-unsaved-20261129-080000-3.json")); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for range 3 {
+		where, err := rescueAt(run, os.ErrNotExist, at)
+		if err == nil || where == "" {
+			t.Fatalf("rescue at one time: %q, %v", where, err)
+		}
+		readResults(t, where)
+		all = append(all, filepath.Base(where))
+	}
+	if want := []string{"p2pbench-unsaved-20261129-080000.json", "p2pbench-unsaved-20261129-080000-2.json", "p2pbench-unsaved-20261129-080000-4.json"}; !slices.Equal(all, want) {
+		t.Errorf("rescued to %v, want %v", all, want)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("the file a planted link points to holds %q", b)
+	}
 
 	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
 	gone := filepath.Join(tmp, "cwd")

@@ -363,16 +363,38 @@ func keepAside(w io.Writer, path string) error {
 // returns where they went ("" for nowhere) and the error to report, which
 // says the same.
 func rescueResults(run *results.Run, writeErr error) (string, error) {
-	name := fmt.Sprintf("p2pbench-unsaved-%s.json", time.Now().UTC().Format("20060102-150405"))
+	return rescueAt(run, writeErr, time.Now())
+}
+
+// rescueAt is rescueResults at time now, which names the file. A name is
+// claimed by creating it exclusively (never through a link) before the run
+// is written over it, so a rescue never replaces another's file: two runs
+// rescued in one second (or a file planted in /tmp) get -2, -3, ….
+func rescueAt(run *results.Run, writeErr error, now time.Time) (string, error) {
+	stamp := now.UTC().Format("20060102-150405")
 	var tried []string
 	for _, dir := range []string{os.TempDir(), "."} {
-		p := filepath.Join(dir, name)
-		if err := outfile.Write(p, run.Encode); err != nil {
+		for i := 1; i <= 100; i++ {
+			name := fmt.Sprintf("p2pbench-unsaved-%s.json", stamp)
+			if i > 1 {
+				name = fmt.Sprintf("p2pbench-unsaved-%s-%d.json", stamp, i)
+			}
+			p := filepath.Join(dir, name)
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, os.ErrExist) && i < 100 {
+				continue
+			}
+			if err == nil {
+				f.Close()
+				if err = outfile.Write(p, run.Encode); err == nil {
+					return p, fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
+						writeErr, figures(len(run.Figures)), p)
+				}
+				os.Remove(p)
+			}
 			tried = append(tried, fmt.Sprintf("%s (%v)", p, err))
-			continue
+			break
 		}
-		return p, fmt.Errorf("writing the results failed (%v); the run (%s) is saved in %s instead",
-			writeErr, figures(len(run.Figures)), p)
 	}
 	return "", fmt.Errorf("writing the results failed (%v), and so did writing them to %s; the run (%s) is only in the tables above",
 		writeErr, strings.Join(tried, " and "), figures(len(run.Figures)))
