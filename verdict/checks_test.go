@@ -1,6 +1,7 @@
 package verdict_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -395,5 +396,62 @@ func TestNoisyJudgedFigureWithACauseWarns(t *testing.T) {
 	c := check(v, "noise")
 	if c.Status != results.StatusWarn || len(c.Items) != 1 || !strings.Contains(c.Items[0].Message, "hw_slowdown") {
 		t.Errorf("noise: %+v", c)
+	}
+}
+
+// slower is a copy of run with the samples of every figure of tests
+// multiplied by factor (their stats recomputed).
+func slower(run *results.Run, factor float64, tests ...results.Test) *results.Run {
+	out := *run
+	out.Figures = append([]results.Figure(nil), run.Figures...)
+	for i := range out.Figures {
+		f := &out.Figures[i]
+		if !slices.Contains(tests, f.Test) || len(f.Samples) == 0 {
+			continue
+		}
+		f.Samples = slices.Clone(f.Samples)
+		for j := range f.Samples {
+			f.Samples[j] *= factor
+		}
+		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+	}
+	return &out
+}
+
+// TestLatencyHeldOut holds the latency table to runs it was not built
+// from: the last 2× H200 set and the last 1× H200 set (testdata/reference,
+// left out of the table's sources) and the 2× H100 evidence (testdata/)
+// pass their latency and atomics; a copy
+// of each with the chase, the ping-pong (in one process and across) or the
+// atomic latency 10% slower warns at least, naming the figure.
+func TestLatencyHeldOut(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		tests [][]results.Test
+	}{
+		{reference + "2026-11-26-ag/all1.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}, {results.LatPingPong},
+			{results.IPCLatPingPong}, {results.AtomicLatency}}},
+		{"../testdata/reference/h200x1/2026-11-26/refactor/all1.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},
+		// Its ping-pong and atomics no two other machines measured as its
+		// build did: not judged.
+		{"testdata/h100x2-2026-11-25/all3.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},
+	} {
+		run := read(t, tc.file)
+		v := judge(t, run, verdict.Model(run))
+		lat := check(v, "latency")
+		if lat.Status != results.StatusPass {
+			t.Errorf("%s: latency %s: %s\n%s", tc.file, lat.Status, lat.Summary, worst(v))
+		}
+		for _, tests := range tc.tests {
+			v := judge(t, slower(run, 1.10, tests...), verdict.Model(run))
+			c := check(v, "latency")
+			named := false
+			for _, it := range c.Items {
+				named = named || strings.HasPrefix(it.Subject, string(tests[0])+" ") && (it.Status == results.StatusWarn || it.Status == results.StatusFail)
+			}
+			if !named {
+				t.Errorf("%s with %s 10%% slower: latency %s (%s), no warning naming it", tc.file, tests[0], c.Status, c.Summary)
+			}
+		}
 	}
 }

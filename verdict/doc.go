@@ -13,8 +13,11 @@
 //     kind of path (NVLink version and link count, PCIe generation and
 //     width, GPU model), from several machines' reference runs and
 //     published results, with margins the sources' spread justifies; where
-//     no source measured a path, the vendor's figure with a wide margin. No
-//     figure judges the machine it came from: a source's GPUs are left out;
+//     no source measured a path, the vendor's figure with a wide margin;
+//     and its latency part (latency.go, latency_table.go): each kind of
+//     latency and atomic figure per GPU model and path, as two machines or
+//     more measured it the way the run's build does. No figure judges the
+//     machine it came from: a source's GPUs are left out;
 //   - LoadSpec(path): a small JSON file of least (or, for times, most)
 //     figures per test, link class and size, as a purchase contract states
 //     them (spec.go; examples in examples/expect/);
@@ -23,10 +26,12 @@
 //
 // The checks of the run (each a line of the verdict):
 //
-//   - links (health.go): NVML's NVLink error counters judged as rates over
-//     the run by DCGM's health-watch policy (any replay or recovery error
-//     fails; CRC errors fail at 100 a second per GPU and warn below; errors
-//     the link corrected are a note), links down or slowed fail;
+//   - links (health.go, links.go): NVML's NVLink error counters judged as
+//     DCGM's health watch polled at the end of the run would judge them
+//     (any replay or recovery error fails; CRC errors fail at 100 a second
+//     per GPU over its minute and warn at any rise; errors the link
+//     corrected are a note), with what DCGM's other rules would say beside
+//     it; links down or slowed fail;
 //   - memory: uncorrected ECC errors and failed row remapping fail;
 //   - processes, clocks (state.go): another program beside the run, clocks
 //     held down or moved warn;

@@ -49,6 +49,28 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	for _, fv := range ipcFigures {
 		byKey[fv.Key] = fv
 	}
+	// Latency across processes is held to the table too, where it has
+	// the kind: the worse of the two verdicts stands, and the latency
+	// check lists it.
+	ipcTable := map[string]bool{}
+	if m, ok := exp.(*model); ok {
+		for i := range run.Figures {
+			f := &run.Figures[i]
+			if f.Test.Info().SameProcess == "" || f.Unit == results.UnitGBps || f.Failed() {
+				continue
+			}
+			b, ok := latBound(run, f, m.latHeld, m.latNote)
+			if !ok {
+				continue
+			}
+			v, _ := f.Value()
+			tv := b.judge(f, v)
+			if old, had := byKey[tv.Key]; !had || !old.Status.Worse(tv.Status) {
+				byKey[tv.Key] = tv
+				ipcTable[tv.Key] = true
+			}
+		}
+	}
 	// The verdicts in the run's order.
 	figs := map[string]*results.Figure{}
 	for i := range run.Figures {
@@ -61,7 +83,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	}
 	v.Expectations = exp.Source()
 	j := &judgement{run: run, v: v, figs: figs, health: readHealth(run), clocks: readClocks(run),
-		ipcItems: ipcChecked, ipcJudged: ipcJudged}
+		ipcItems: ipcChecked, ipcJudged: ipcJudged, ipcTable: ipcTable}
 	j.health.bandwidth = j.peerBandwidth
 	v.Checks = j.checks()
 	judged := false // some check of the figures judged something
@@ -237,6 +259,8 @@ type judgement struct {
 	clocks    *clocks
 	ipcItems  []results.CheckItem
 	ipcJudged bool
+	// ipcTable are the figures across processes the latency table judged.
+	ipcTable map[string]bool
 }
 
 // checks makes the verdict's checks.
@@ -327,8 +351,11 @@ func notJudgedShort(name string, v *results.Verdict) string {
 	case "bandwidth":
 		return "no figure the expectations cover"
 	case "latency":
+		if v.Expectations.Kind == results.ExpectModel && slices.ContainsFunc(v.Expectations.Notes, latencyMethodNote) {
+			return "measured another way than the table"
+		}
 		if v.Expectations.Kind == results.ExpectModel {
-			return "no expectation: give --expect or --baseline"
+			return "none in the table: give --expect or --baseline"
 		}
 		return "no figure the expectations cover"
 	case "measurements":
@@ -377,8 +404,11 @@ func notJudged(name string, v *results.Verdict) string {
 	case "bandwidth":
 		return "no bandwidth figure that the expectations cover"
 	case "latency":
+		if v.Expectations.Kind == results.ExpectModel && slices.ContainsFunc(v.Expectations.Notes, latencyMethodNote) {
+			return "the expectation table has these GPUs' latency and atomic figures only as other builds measured them, or from fewer than two other machines (see the notes): give --expect or --baseline to judge them"
+		}
 		if v.Expectations.Kind == results.ExpectModel {
-			return "the expectation table has none for latency or atomics: give --expect or --baseline to judge them"
+			return "the expectation table has no latency or atomic figure of these GPUs and paths: give --expect or --baseline to judge them"
 		}
 		return "no latency or atomic figure that the expectations cover"
 	case "measurements":
@@ -456,8 +486,8 @@ func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 	n := 0
 	for _, fv := range j.v.Figures {
 		f := j.figs[fv.Key]
-		if (f.Unit == results.UnitGBps) != bw || f.Failed() || f.Test.Info().SameProcess != "" {
-			continue // failed figures are the measurements check's, those across processes the ipc check's
+		if (f.Unit == results.UnitGBps) != bw || f.Failed() || f.Test.Info().SameProcess != "" && !j.ipcTable[fv.Key] {
+			continue // failed figures are the measurements check's, those across processes the ipc check's (but latency the table holds)
 		}
 		n++
 		count[fv.Status]++

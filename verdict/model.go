@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -49,7 +50,13 @@ var gpuModels = map[string]gpuModel{
 // model holds a run's figures to the table. Model builds it.
 type model struct {
 	src   results.ExpectationSource
+	run   *results.Run
 	held  map[string]bool
+	// latHeld are the machines of the latency table's sources that
+	// measured run's GPUs (latency.go); latUnjudged the "path: test" of
+	// latency figures the table has only as other builds measured them.
+	latHeld     map[string]bool
+	latUnjudged []string
 	pairs map[[2]int]pairPath
 	host  map[int]results.PCIeLink // each GPU's PCIe link
 	name  map[int]string           // each GPU's model name
@@ -71,7 +78,7 @@ type pairPath struct {
 // latency and atomics have no model. The source's notes say what was
 // assumed, left out and judged loosely.
 func Model(run *results.Run) Expectations {
-	m := &model{held: heldOut(run), pairs: map[[2]int]pairPath{}, host: map[int]results.PCIeLink{}, name: map[int]string{},
+	m := &model{run: run, held: heldOut(run), latHeld: latHeldOut(run), pairs: map[[2]int]pairPath{}, host: map[int]results.PCIeLink{}, name: map[int]string{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's expectation table (verdict/EXPECTATIONS.md: several machines' reference runs and published results)"}}
 	if len(m.held) > 0 {
@@ -108,7 +115,10 @@ func Model(run *results.Run) Expectations {
 		}
 	}
 	m.note(false, "Figures across processes are held to the same run's figures in one process, not to the table.")
-	m.note(false, "Aggregates (all to one, one to all, all pairs), latency and atomics have no model: they are judged with --expect or --baseline.")
+	m.note(false, "Aggregates (all to one, one to all, all pairs) have no model: they are judged with --expect or --baseline. Latency and atomics are held to the table's latency part where it has the GPU model and path, and to --expect or --baseline elsewhere.")
+	if len(m.latHeld) > 0 {
+		m.note(false, "Latency sources that measured this machine (%s) are left out.", strings.Join(slices.Sorted(maps.Keys(m.latHeld)), ", "))
+	}
 	m.note(false, "Transfers below %s are not judged by the model: their start and end costs, not the path, set their rate.", results.FormatBytes(ModelMinSize))
 	return m
 }
@@ -139,7 +149,19 @@ func nvlinkVersion(t *results.Topology, src, dst int) int {
 	return v
 }
 
-func (m *model) Source() results.ExpectationSource { return m.src }
+func (m *model) Source() results.ExpectationSource {
+	src := m.src
+	src.Notes = append(slices.Clone(src.Notes), latUnjudgedNotes(m.latUnjudged)...)
+	return src
+}
+
+// latNote records a latency figure the table has only as other builds
+// measured it (latBound's note).
+func (m *model) latNote(s string) {
+	if !slices.Contains(m.latUnjudged, s) {
+		m.latUnjudged = append(m.latUnjudged, s)
+	}
+}
 
 // forRun judges a figure by its bound; the notes of what was judged
 // loosely gather in the source as figures are judged (Judge reads the
@@ -157,7 +179,13 @@ func (m *model) forRun(run *results.Run) (figureJudge, error) {
 
 // bound is the model's bound of a figure, if it has one.
 func (m *model) bound(f *results.Figure) (bound, bool) {
-	if f.Unit != results.UnitGBps || f.Size < ModelMinSize || f.Test.Info().SameProcess != "" {
+	if f.Test.Info().SameProcess != "" {
+		return bound{}, false // the ipc check's (and, for latency, latBound's in Judge)
+	}
+	if f.Unit != results.UnitGBps {
+		return latBound(m.run, f, m.latHeld, m.latNote)
+	}
+	if f.Size < ModelMinSize {
 		return bound{}, false
 	}
 	switch f.Test {

@@ -109,6 +109,8 @@ func (d *Driver) atomicRate(a atomicDesc, dev, mem int, contended bool) float64 
 	remote := mem != dev
 	var r float64
 	switch {
+	case contended && remote && a.width == 8 && mm.contRemote64 > 0:
+		r = mm.contRemote64
 	case contended && remote:
 		r = mm.contRemote
 	case contended:

@@ -68,6 +68,13 @@
 //     access to the other device, and through host memory (staged) otherwise.
 //   - Kernels with a fixed duration (atomics, latency kernels, the latch) do
 //     not take link or memory bandwidth from transfers running beside them.
+//     Their times are the real machines' where the verdict's latency table
+//     has them (machines.go, h200x2Model): the 2× H200's chases, flag
+//     ping-pong, atomic round trips and atomic rates, and a Hopper GPU's own
+//     chase and atomic round trip on every NVLink machine; a small copy's
+//     device time (lat_copy_device) is not: 13 µs pulling and 1.1 pushing,
+//     where the H200s took 15.9 and 5.1. Atomic rates do not depend on the
+//     operation's width (but for contended atomics on the 2× H200's peer).
 //   - Bandwidth is shared max-min fairly, recomputed whenever a transfer
 //     starts or ends; with more than 64 transfers at once, at most once per
 //     0.2 % of a transfer's time (an error of that order, for speed).

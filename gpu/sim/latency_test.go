@@ -12,16 +12,17 @@ import (
 // and the final pointer back.
 func TestChase(t *testing.T) {
 	const stride = 128
+	m := h200x2Model()
 	cases := []struct {
 		name          string
 		owner, runner int
 		ws            uint64
 		want          float64 // ns per hop
 	}{
-		{"local in L2", 0, 0, 1 << 20, 250},
-		{"local beyond L2", 0, 0, 256 << 20, 600},
-		{"remote in L2", 1, 0, 1 << 20, 900},
-		{"remote beyond L2", 1, 0, 256 << 20, 1300},
+		{"local in L2", 0, 0, 1 << 20, m.chaseLocalL2},
+		{"local beyond L2", 0, 0, 256 << 20, m.chaseLocalMem},
+		{"remote in L2", 1, 0, 1 << 20, m.chaseRemoteL2},
+		{"remote beyond L2", 1, 0, 256 << 20, m.chaseRemoteMem},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +78,8 @@ func TestChase(t *testing.T) {
 		return float64(times[1]-times[0]) / 4096
 	}
 	first, late := per(0), per(nodes*3/4)
-	if !near(first, 600, 0.06) || late > first*0.9 {
-		t.Errorf("from the first-written node %.0f ns a hop (want ~600), from one written 3/4 into the build %.0f (want ≤ 90%% of it)", first, late)
+	if !near(first, m.chaseLocalMem, 0.06) || late > first*0.9 {
+		t.Errorf("from the first-written node %.0f ns a hop (want ~%.0f), from one written 3/4 into the build %.0f (want ≤ 90%% of it)", first, m.chaseLocalMem, late)
 	}
 	// A chase over memory never built follows junk into an illegal address.
 	r = newRig(t, "h200x2")
@@ -108,8 +109,8 @@ func TestPingPong(t *testing.T) {
 		responder bool
 		want      float64 // ns per round trip
 	}{
-		{"release/acquire", kernels.PingPong, true, 1600},
-		{"relaxed", kernels.PingPongRelaxed, true, 1280},
+		{"release/acquire", kernels.PingPong, true, 2 * h200x2Model().storeRemote},
+		{"relaxed", kernels.PingPongRelaxed, true, 2 * h200x2Model().storeRemote * h200x2Model().relaxedStore},
 		{"no responder", kernels.PingPong, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -189,7 +189,10 @@ type model struct {
 	// threads on one address (contended).
 	redLocal, atomLocal, casLocal, contLocal     float64
 	redRemote, atomRemote, casRemote, contRemote float64
-	farAtomicScale                               float64 // PCIe machines: remote rates across switches scale by this
+	// contRemote64 is contRemote for 8-byte operations where they differ
+	// (the 2× H200s: 0.48 Gop/s against 0.36 for 4 bytes); 0 where not.
+	contRemote64   float64
+	farAtomicScale float64 // PCIe machines: remote rates across switches scale by this
 
 	jitter float64 // relative standard deviation of every duration
 }
@@ -200,7 +203,7 @@ type model struct {
 // both ways pushing, 778 pulling; SM 374 pulling, 371 pushing, 672 both
 // pulling, 731 both pushing; to and from the host (on 57.3 GB/s of PCIe)
 // 55.4 by the copy engine, 51.2 by SM loads and 52.6 by SM stores, and
-// 1.19 µs per load of a chase through host memory. The SM figures were
+// the host chase as the latency constants below say. The SM figures were
 // copies of 512 MiB launched one per copy: the SM profiles are their
 // sustained rates (376.6 pulling, as the H200 pulled at 8–32 GiB, where a
 // launch's cost is lost: kernels/NOTES.md), and each launch pays its cost
@@ -251,15 +254,20 @@ func nvlinkModel(port float64, engines int) model {
 		pullTurn:      4500,
 		eccPerSecond:  [2]float64{10, 56},
 
-		chaseLocalL2:    250,
-		chaseLocalMem:   600,
+		// A Hopper GPU's own dependent loads, as the real H100s and H200s
+		// read them (verdict/latency_table.go): 140-141 ns within L2,
+		// 340-345 beyond it (3% of the chase's loads find L2 there),
+		// 1102-1132 through host memory. The peer's, through NVSwitch,
+		// were not measured.
+		chaseLocalL2:    141,
+		chaseLocalMem:   357,
 		chaseRemoteL2:   900,
 		chaseRemoteMem:  1300,
-		chaseHost:       1190,
+		chaseHost:       1102,
 		storeLocal:      400,
 		storeRemote:     800,
 		relaxedStore:    0.8,
-		atomLatLocal:    600,
+		atomLatLocal:    153, // 1.375 × on average over eight places: 210 ns, as on the 2× H100s and H200s
 		atomLatRemote:   1200,
 		atomPlaceSpread: 0.75,
 
@@ -413,9 +421,28 @@ var machines = map[string]func() *machine{
 
 // h200x2Model is the NVLink model with what the 2× H200 showed of its links
 // and nothing else has yet.
+//
+// Its latencies and atomics are the real 2× H200s' (testdata/reference/
+// h200x2, the sets of 2026-11-25 and -26 that the verdict's latency table
+// holds, verdict/latency_table.go): a dependent load 141 ns within L2 and
+// 345 beyond it, 849 and 996 from the peer, 1102 through host memory; a
+// flag's one-way trip 1242 ns (release/acquire), 668 relaxed; an atomic's
+// round trip 210 ns on local memory and 876 on the peer's (the mean over
+// the places of eight counters); uncontended atomics 280 Gop/s locally (red
+// 342) and 64.5 on the peer (red 66.5, CAS 17.5), contended 1.3 and 0.36
+// (0.48 for 8-byte operations on the peer).
+// The model's figure for each is what its constants give through its
+// formulas (latency.go, atomics.go), so the constants are set to land on
+// them: a chase beyond L2 finds 3% of its loads in L2, a dependent atomic
+// costs 1.375 times its least round trip on average over the places.
 func h200x2Model() model {
 	m := nvlinkModel(450, h200.asyncEngines)
 	m.linkWake, m.linkIdle = 210000, 1e6
+	m.chaseRemoteL2, m.chaseRemoteMem = 850, 1013
+	m.storeRemote, m.relaxedStore = 1247, 0.538
+	m.atomLatRemote = 637
+	m.atomLocal, m.redLocal, m.casLocal, m.contLocal = 293, 383, 117, 1.3
+	m.atomRemote, m.redRemote, m.casRemote, m.contRemote, m.contRemote64 = 65.4, 67.6, 17.6, 0.367, 0.486
 	return m
 }
 
