@@ -218,24 +218,12 @@ func RoundsByNumber(changes []int) string {
 
 // MethodIDs names changes of the history (indices, as MethodOf gives
 // them) by their commits, or for a change made since builds record their
-// methods by its words: the names MethodIndices reads back.
+// methods by its words: names that stay when changes are added.
 func MethodIDs(indices []int) []string {
 	var out []string
 	for _, i := range indices {
 		if i >= 0 && i < len(methodChanges) {
 			out = append(out, methodID(i))
-		}
-	}
-	return out
-}
-
-// MethodIndices is MethodIDs read back; a name the history does not hold
-// is left out.
-func MethodIndices(ids []string) []int {
-	var out []int
-	for i := range methodChanges {
-		if slices.Contains(ids, methodID(i)) {
-			out = append(out, i)
 		}
 	}
 	return out
