@@ -49,17 +49,17 @@ var gpuModels = map[string]gpuModel{
 
 // model holds a run's figures to the table. Model builds it.
 type model struct {
-	src   results.ExpectationSource
-	run   *results.Run
-	held  map[string]bool
+	src  results.ExpectationSource
+	run  *results.Run
+	held map[string]bool
 	// latHeld are the machines of the latency table's sources that
 	// measured run's GPUs (latency.go); latUnjudged the "path: test" of
 	// latency figures the table has only as other builds measured them.
 	latHeld     map[string]bool
 	latUnjudged []string
-	pairs map[[2]int]pairPath
-	host  map[int]results.PCIeLink // each GPU's PCIe link
-	name  map[int]string           // each GPU's model name
+	pairs       map[[2]int]pairPath
+	host        map[int]results.PCIeLink // each GPU's PCIe link
+	name        map[int]string           // each GPU's model name
 }
 
 // pairPath is what joins a pair: peer access, and NVLinks (version and
