@@ -30,12 +30,19 @@ type bound struct {
 	typical    float64
 	pass, fail float64
 	lower      bool // a time: lower is better
-	// loose: beyond pass warns, never fails (a figure measured another
-	// way than its expectation's sources).
-	loose bool
+	// modes: a time that moves between modes of its measurement (small
+	// copies): beyond pass and up to modeFactor × typical it is a note (a
+	// slower mode), beyond that it warns; it never fails.
+	modes bool
 	// basis says where the numbers come from, for the reason.
 	basis string
 }
+
+// modeFactor bounds the slower modes of small copies' times: the slowest
+// a healthy machine showed reads 1.8× the typical (back-to-back pulls
+// queued behind others, 13.3 µs where 7.3 is typical; one copy's device
+// time 20.3 µs where another process reads 12.1, 1.7×).
+const modeFactor = 2.0
 
 // judge holds the median v of a figure to b.
 func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
@@ -57,10 +64,16 @@ func (b bound) judge(f *results.Figure, v float64) results.FigureVerdict {
 	case !worse(v, b.pass):
 		out.Status = results.StatusPass
 		out.Reason = fmt.Sprintf("%s%s, %s %s to pass; %s", got, of, least, fmtValue(b.pass), b.basis)
-	case b.loose:
+	case b.modes && b.lower && v <= modeFactor*b.typical:
+		out.Status = results.StatusNote
+		gotS, passS := distinct(v, b.pass)
+		out.Reason = fmt.Sprintf("%s %s%s, %s the %s to pass but within %.0f× the typical: a slower mode of the measurement, known and explained (small copies wait on how they were queued; healthy machines read up to 1.8× the typical); %s",
+			gotS, f.Unit, of, short, passS, modeFactor, b.basis)
+	case b.modes:
 		out.Status = results.StatusWarn
 		gotS, passS := distinct(v, b.pass)
-		out.Reason = fmt.Sprintf("%s %s%s, %s the %s to pass: rerun, and look at it if it stays; %s", gotS, f.Unit, of, short, passS, b.basis)
+		out.Reason = fmt.Sprintf("%s %s%s, %s the %s to pass and beyond %.0f× the typical, slower than any mode of the measurement healthy machines showed: rerun, and look at it if it stays; %s",
+			gotS, f.Unit, of, short, passS, modeFactor, b.basis)
 	case !worse(v, b.fail):
 		out.Status = results.StatusWarn
 		gotS, passS := distinct(v, b.pass)

@@ -491,7 +491,7 @@ func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 		}
 		n++
 		count[fv.Status]++
-		if fv.Status == results.StatusFail || fv.Status == results.StatusWarn {
+		if fv.Status == results.StatusFail || fv.Status == results.StatusWarn || fv.Status == results.StatusNote {
 			c.Items = append(c.Items, results.CheckItem{Status: fv.Status, Subject: results.FigureName(f), Message: fv.Reason})
 		}
 	}

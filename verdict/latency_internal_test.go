@@ -271,11 +271,11 @@ func LatencyMarkdown() string {
 			continue
 		}
 		b0 := x.bound()
-		fail := fmtValue(b0.fail)
-		if x.loose {
-			fail = "never"
+		warn, fail := fmtValue(b0.pass), fmtValue(b0.fail)
+		if x.modes {
+			warn, fail = fmt.Sprintf("%s (a note from %s)", fmtValue(modeFactor*x.typical), fmtValue(b0.pass)), "never"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% | %s | %s |\n", e.path, e.kind, strings.Join(vs, "; "), fmtValue(x.typical), 100*x.spread, fmtValue(b0.pass), fail)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% | %s | %s |\n", e.path, e.kind, strings.Join(vs, "; "), fmtValue(x.typical), 100*x.spread, warn, fail)
 	}
 	fmt.Fprintf(&b, "\nand %d entries of the same kinds as earlier builds measured them (latency_table.go), which judge the runs of those builds.\n\n", older)
 	b.WriteString("| source | machine | what |\n|---|---|---|\n")
