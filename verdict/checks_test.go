@@ -419,7 +419,7 @@ func slower(run *results.Run, factor float64, tests ...results.Test) *results.Ru
 }
 
 // TestLatencyHeldOut holds the latency table to runs it was not built
-// from: the last 2× H200 set and the last 1× H200 set (testdata/reference,
+// from: the last 2× H200 set and the last two 1× H200 sets (testdata/reference,
 // left out of the table's sources) and the 2× H100 evidence (testdata/)
 // pass their latency and atomics; a copy
 // of each with the chase, the ping-pong (in one process and across) or the
@@ -432,6 +432,9 @@ func TestLatencyHeldOut(t *testing.T) {
 		{reference + "2026-11-26-ag/all1.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}, {results.LatPingPong},
 			{results.IPCLatPingPong}, {results.AtomicLatency}}},
 		{"../testdata/reference/h200x1/2026-11-26/refactor/all1.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},
+		// A later 1× H200: its local atomics no two other machines measured
+		// alone as its build did: not judged.
+		{"../testdata/reference/h200x1/2026-11-29/all1.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},
 		// Its ping-pong and atomics no two other machines measured as its
 		// build did: not judged.
 		{"testdata/h100x2-2026-11-25/all3.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},

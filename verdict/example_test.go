@@ -27,7 +27,7 @@ func ExampleJudge() {
 	// Output:
 	// verdict: warn failing: false
 	// pass       Bandwidth
-	// not_judged Latency and atomics
+	// pass       Latency and atomics
 	// warn       NVLink and PCIe links
 	// pass       GPU memory
 	// pass       Other programs on the GPUs

@@ -422,9 +422,9 @@ var machines = map[string]func() *machine{
 // h200x2Model is the NVLink model with what the 2× H200 showed of its links
 // and nothing else has yet.
 //
-// Its latencies and atomics are the real 2× H200s' (testdata/reference/
-// h200x2, the sets of 2026-11-25 and -26 that the verdict's latency table
-// holds, verdict/latency_table.go): a dependent load 141 ns within L2 and
+// Its latencies and atomics are the real 2× H200s' (the sets under
+// testdata/reference/h200x2 that the verdict's latency table holds,
+// verdict/latency_table.go): a dependent load 141 ns within L2 and
 // 345 beyond it, 849 and 996 from the peer, 1102 through host memory; a
 // flag's one-way trip 1242 ns (release/acquire), 668 relaxed; an atomic's
 // round trip 210 ns on local memory and 876 on the peer's (the mean over
