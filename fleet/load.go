@@ -77,7 +77,7 @@ func (b *Builder) AddError(source string, err error) {
 
 // Load reads the results files that paths name — files, directories (every
 // *.json and *.json.gz file under them, but those of o.Exclude) and glob
-// patterns — several at once, each as a summary (results.ReadSummary), and
+// patterns — several at once, each as a summary (results.SummaryReader), and
 // analyses them. Inputs that cannot be read are listed in the fleet's
 // Unreadable, and the rest analysed; the error is for no paths at all.
 func Load(paths []string, o Options) (*Fleet, error) {
@@ -92,8 +92,9 @@ func Load(paths []string, o Options) (*Fleet, error) {
 	done := 0
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
 		wg.Go(func() {
+			var r results.SummaryReader
 			for path := range work {
-				if run, err := results.ReadSummary(path); err != nil {
+				if run, err := r.Read(path); err != nil {
 					b.AddError(path, err)
 				} else {
 					b.Add(path, run)

@@ -1,7 +1,17 @@
 package results
 
+import "io"
+
 // ReadBounded is readBounded, for tests of its bound below MaxFileBytes.
 var ReadBounded = readBounded
+
+// ReadSqueezed is readBounded reading every input through the squeezer,
+// never the quick way; Plain is plainJSON.
+func ReadSqueezed(file string, r io.Reader, limit int64) ([]byte, error) {
+	return readBoundedInto(file, r, limit, nil)
+}
+
+var Plain = plainJSON
 
 // DecodeWhole decodes data as Decode does without decoding its figures line
 // by line; ByLines reports whether decodeLines decodes data.
@@ -18,9 +28,9 @@ var SummaryKeys, SummaryStatsKeys, SummaryRoundsKeys = summaryKeys, summaryStats
 
 // DecodeSummary decodes the summary of data; Fast reports whether its
 // figures' lines are read by the fast path (every one of them).
-func DecodeSummary(data []byte) (*Run, error) { return decodeSummary("", data) }
+func DecodeSummary(data []byte) (*Run, error) { return new(figureReader).decodeSummary("", data) }
 
 func SummaryFast(data []byte) bool {
-	_, ok := summaryLines(data)
+	_, ok := new(figureReader).summaryLines(data)
 	return ok
 }

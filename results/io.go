@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -170,7 +171,14 @@ func Decode(r io.Reader) (*Run, error) {
 // without being kept, until it proves too large or broken, then again
 // into a buffer of the size found. Only input that cannot be read twice (a
 // pipe) is read into a buffer that grows, up to limit.
+// A regular file is first read the quick way (readWhole).
 func readBounded(file string, r io.Reader, limit int64) ([]byte, error) {
+	return readBoundedInto(file, r, limit, new(readBuffers))
+}
+
+// readBoundedInto is readBounded keeping the bytes of a file read the
+// quick way in bufs; nil bufs reads every input through the squeezer.
+func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) ([]byte, error) {
 	f, _ := r.(*os.File)
 	size, start := int64(-1), int64(0)
 	if f != nil {
@@ -178,6 +186,14 @@ func readBounded(file string, r io.Reader, limit int64) ([]byte, error) {
 			if start, err = f.Seek(0, io.SeekCurrent); err == nil {
 				size = fi.Size() - start
 			}
+		}
+	}
+	if size > 0 && size <= limit && bufs != nil {
+		if data, ok := readWhole(f, size, limit, bufs); ok {
+			return data, nil
+		}
+		if _, err := f.Seek(start, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("reading results: %w", err)
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -261,6 +277,122 @@ func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error
 		return nil, n, &TooLargeError{Limit: limit, Objects: sq.objects, Values: sq.values, LongString: sq.longString}
 	}
 	return buf.Bytes(), n, err
+}
+
+// readBuffers hold the bytes of a file read the quick way, and of its
+// JSON when it is gzip-compressed, for the next file.
+type readBuffers struct {
+	raw, json []byte
+}
+
+// readWhole reads the JSON of a regular file of size bytes (from its
+// offset, at most limit and maxHint) the quick way: in one read, into
+// bufs.raw, and decompressed in memory into bufs.json when it is
+// gzip-compressed and its trailer states at most limit and maxHint bytes
+// (which then prove true). Its JSON is kept as it is when plainJSON
+// vouches that the squeezer would keep it so and stop at none of its
+// bounds. ok is false, with the file's offset moved, for anything else: a
+// file that grew or shrank since its size was read, a read error, a gzip
+// file that does not decompress to the size its trailer states, JSON the
+// squeezer might change or refuse; readBounded then reads it through the
+// squeezer, as it reads any other input.
+func readWhole(f *os.File, size, limit int64, bufs *readBuffers) (data []byte, ok bool) {
+	if size > maxHint {
+		return nil, false
+	}
+	// One byte more than the file holds finds a file that grew.
+	bufs.raw = slices.Grow(bufs.raw[:0], int(size)+1)
+	if n, err := io.ReadFull(f, bufs.raw[:size+1]); int64(n) != size || err != io.ErrUnexpectedEOF {
+		return nil, false
+	}
+	data = bufs.raw[:size]
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		if size < 18 {
+			return nil, false
+		}
+		hint := int64(binary.LittleEndian.Uint32(data[size-4:]))
+		if hint == 0 || hint > limit || hint > maxHint {
+			return nil, false
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, false
+		}
+		defer zr.Close()
+		bufs.json = slices.Grow(bufs.json[:0], int(hint)+1)
+		if n, err := io.ReadFull(zr, bufs.json[:hint+1]); int64(n) != hint || err != io.ErrUnexpectedEOF {
+			return nil, false
+		}
+		data = bufs.json[:hint]
+	}
+	return data, plainJSON(data)
+}
+
+// plainJSON reports whether the squeezer would return data as it is and
+// stop at none of its bounds. It looks at data as a whole rather than
+// following JSON's strings, so that it holds every count to a bound at
+// least as strict as the squeezer's: data holds no run of more than
+// maxSpaceRun whitespace bytes (outside strings or in them), no more
+// '{' than MaxObjects nor ',' than MaxValues (outside strings or in them),
+// and no stretch of MaxStringBytes/2 bytes, from a multiple of it, without
+// a quote that no backslash escapes (a string of MaxStringBytes covers
+// such a stretch, in which its quotes are escaped). A few passes over the
+// bytes, each with the standard library's vector code or one byte in
+// maxSpaceRun: a tenth of the squeezer's time.
+func plainJSON(data []byte) bool {
+	if bytes.Count(data, []byte{'{'}) > MaxObjects || bytes.Count(data, []byte{','}) > MaxValues {
+		return false
+	}
+	// A run of more than maxSpaceRun whitespace bytes holds a byte at an
+	// index one less than a multiple of maxSpaceRun.
+	for i := maxSpaceRun - 1; i < len(data); i += maxSpaceRun {
+		if !jsonSpace(data[i]) {
+			continue
+		}
+		lo, hi := i, i+1
+		for lo > 0 && jsonSpace(data[lo-1]) {
+			lo--
+		}
+		for hi < len(data) && jsonSpace(data[hi]) {
+			hi++
+		}
+		if hi-lo > maxSpaceRun {
+			return false
+		}
+	}
+	const stretch = MaxStringBytes / 2
+	for from := 0; from+stretch <= len(data); from += stretch {
+		if !unescapedQuote(data, from, from+stretch) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonSpace reports whether c is whitespace between JSON's tokens.
+func jsonSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// unescapedQuote reports whether data[from:to] holds a quote that is not
+// escaped: one after an even number of backslashes.
+func unescapedQuote(data []byte, from, to int) bool {
+	for i := from; i < to; {
+		j := bytes.IndexByte(data[i:to], '"')
+		if j < 0 {
+			return false
+		}
+		q := i + j
+		k := q
+		for k > 0 && data[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return true
+		}
+		i = q + 1
+	}
+	return false
 }
 
 // maxHint is the largest size hint that sizes a buffer before reading: a

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/valyala/fastjson"
 )
@@ -36,6 +35,22 @@ import (
 // checks, nor the verdict's figure verdicts (see Run.Summarize). Figures
 // whose params are alike may share one map: a summary is for reading.
 func ReadSummary(path string) (*Run, error) {
+	return new(SummaryReader).Read(path)
+}
+
+// A SummaryReader reads the summaries of one file after another (as
+// ReadSummary reads each), keeping the buffers it read a file and its
+// figures with for the next: a reader of many files keeps one for each
+// goroutine. The zero value is ready to use; a SummaryReader is not for
+// several goroutines at once.
+type SummaryReader struct {
+	bufs    readBuffers
+	figures figureReader
+}
+
+// Read reads the summary of the results file at path, as ReadSummary
+// does. Nothing it returns holds its buffers.
+func (s *SummaryReader) Read(path string) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
@@ -43,11 +58,11 @@ func ReadSummary(path string) (*Run, error) {
 	defer f.Close()
 	// Read as Read reads: bounded, and what a file may cost squeezed or
 	// refused as it is read.
-	data, err := readBounded(path, f, MaxFileBytes)
+	data, err := readBoundedInto(path, f, MaxFileBytes, &s.bufs)
 	if err != nil {
 		return nil, err
 	}
-	return decodeSummary(path, data)
+	return s.figures.decodeSummary(path, data)
 }
 
 // Summarize drops what a summary does not keep: every figure's samples,
@@ -63,9 +78,9 @@ func (r *Run) Summarize() {
 	}
 }
 
-// decodeSummary decodes the summary of data, a file named file.
-func decodeSummary(file string, data []byte) (*Run, error) {
-	run, ok := summaryLines(data)
+// decodeSummary decodes the summary of data, a file named file, with r.
+func (r *figureReader) decodeSummary(file string, data []byte) (*Run, error) {
+	run, ok := r.summaryLines(data)
 	if !ok {
 		whole, err := decode(file, data, false)
 		if err != nil {
@@ -84,7 +99,7 @@ func decodeSummary(file string, data []byte) (*Run, error) {
 // summaryLines decodes the summary of data laid out as Encode writes it;
 // ok is false, with nothing decoded, where decodeLines would find it
 // otherwise, or where a figure does not decode.
-func summaryLines(data []byte) (*Run, bool) {
+func (r *figureReader) summaryLines(data []byte) (*Run, bool) {
 	lines, rest, ok := splitLines(data)
 	if !ok {
 		return nil, false
@@ -94,8 +109,6 @@ func summaryLines(data []byte) (*Run, bool) {
 		return nil, false
 	}
 	run.Figures = make([]Figure, len(lines))
-	r := readers.Get().(*figureReader)
-	defer readers.Put(r)
 	r.start(len(lines))
 	for i, line := range lines {
 		f := &run.Figures[i]
@@ -113,9 +126,6 @@ func summaryLines(data []byte) (*Run, bool) {
 	}
 	return &run, true
 }
-
-// readers keep figure readers, their parser and buffers, for the next file.
-var readers = sync.Pool{New: func() any { return new(figureReader) }}
 
 // figureReader reads the figures' lines of one file at a time.
 type figureReader struct {

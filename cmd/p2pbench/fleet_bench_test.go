@@ -171,3 +171,28 @@ func peakMB(b *testing.B) float64 {
 	b.Fatal("no VmHWM in /proc/self/status")
 	return 0
 }
+
+// BenchmarkFleetNode is what one node costs fleet: one of BenchmarkFleet's
+// nodes read as a summary (as fleet.Load reads each) and added to a fleet, on one goroutine (a
+// profile of it shows where fleet's time goes). It uses the files of
+// $P2PBENCH_FLEET_DIR when they are there.
+func BenchmarkFleetNode(b *testing.B) {
+	dir := os.Getenv("P2PBENCH_FLEET_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	nodes := filepath.Join(dir, "nodes")
+	if _, err := os.Stat(filepath.Join(nodes, fmt.Sprintf("node%04d.json", fleetNodes-1))); err != nil {
+		writeFleet(b, dir, nodes)
+	}
+	path := filepath.Join(nodes, "node0000.json")
+	bl := fleet.NewBuilder(fleet.Options{})
+	var r results.SummaryReader
+	for b.Loop() {
+		run, err := r.Read(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bl.Add(path, run)
+	}
+}

@@ -1,0 +1,108 @@
+package results_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
+)
+
+// TestReadWholeIsSqueezed holds the quick way of reading a regular file
+// to the squeezer's: for JSON as Encode writes it, JSON at and past each
+// of the squeezer's bounds (whitespace runs, long strings, objects), and
+// gzip files whole, of several members, cut off or whose trailer lies,
+// readBounded of a file returns the bytes and the error that reading it
+// through the squeezer alone does. plain says whether the quick way keeps
+// the JSON (else the file is read through the squeezer).
+func TestReadWholeIsSqueezed(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
+	var js bytes.Buffer
+	if err := run.Encode(&js); err != nil {
+		t.Fatal(err)
+	}
+	enc := js.Bytes()
+	at := func(b []byte, i int, insert string) []byte { return slices.Concat(b[:i], []byte(insert), b[i:]) }
+	note := func(text string) []byte { return []byte(`{"notes":["` + text + `"]}`) }
+	// objects is a list of n small objects.
+	objects := func(n int) []byte { return []byte("[" + strings.Repeat(`{"":0},`, n-1) + `{"":0}]`) }
+	cases := []struct {
+		name  string
+		data  []byte
+		plain bool
+	}{
+		{"as Encode writes it", enc, true},
+		{"256 spaces between tokens", at(enc, 1, strings.Repeat(" ", 256)), true},
+		{"257 spaces between tokens", at(enc, 1, strings.Repeat(" ", 257)), false},
+		{"a run of tabs, line ends and spaces", at(enc, 1, strings.Repeat("\t\r\n ", 100)), false},
+		{"300 spaces at the end", append(bytes.Clone(enc), strings.Repeat(" ", 300)...), false},
+		{"300 spaces in a string", note(strings.Repeat(" ", 300)), false},
+		{"a string of MaxStringBytes of escaped quotes", note(strings.Repeat(`a\"`, results.MaxStringBytes/3+1)), false},
+		{"a string just within MaxStringBytes", note(strings.Repeat("a", results.MaxStringBytes-2)), false},
+		{"a string of backslashes", note(strings.Repeat(`\\`, results.MaxStringBytes/2)), false},
+		{"an unterminated string", []byte(`{"notes":["` + strings.Repeat("a", results.MaxStringBytes+10)), false},
+		{"strings of quotes escaped or not", note(strings.Repeat(`\\\" \\"`, results.MaxStringBytes/8)), true},
+		{"MaxObjects objects", objects(results.MaxObjects), true},
+		{"one object more", objects(results.MaxObjects + 1), false},
+		{"a list of MaxStringBytes/2 bytes without a quote", []byte("[" + strings.Repeat("0,", results.MaxStringBytes/4) + "0]"), false},
+		{"one byte", []byte("{"), true},
+	}
+	dir := t.TempDir()
+	check := func(name string, data []byte, limit int64) {
+		t.Helper()
+		path := filepath.Join(dir, "x.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		read := func(quick bool) ([]byte, string) {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var got []byte
+			if quick {
+				got, err = results.ReadBounded(path, f, limit)
+			} else {
+				got, err = results.ReadSqueezed(path, f, limit)
+			}
+			if err != nil {
+				return got, err.Error()
+			}
+			return got, ""
+		}
+		quick, qerr := read(true)
+		squeezed, serr := read(false)
+		if qerr != serr || !bytes.Equal(quick, squeezed) {
+			t.Errorf("%s: read whole: %d bytes, error %q; squeezed: %d bytes, error %q", name, len(quick), qerr, len(squeezed), serr)
+		}
+	}
+	for _, c := range cases {
+		if got := results.Plain(c.data); got != c.plain {
+			t.Errorf("%s: plain %v, want %v", c.name, got, c.plain)
+		}
+		check(c.name, c.data, results.MaxFileBytes)
+		check(c.name+", over a bound of its size less one", c.data, int64(len(c.data))-1)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(c.data)
+		zw.Close()
+		z := gz.Bytes()
+		check(c.name+", gzip", z, results.MaxFileBytes)
+		check(c.name+", gzip over a bound of its size less one", z, int64(len(c.data))-1)
+		check(c.name+", gzip of two members", slices.Concat(z, z), results.MaxFileBytes)
+		check(c.name+", gzip cut off", z[:len(z)-5], results.MaxFileBytes)
+		check(c.name+", gzip and more", append(slices.Clone(z), "more"...), results.MaxFileBytes)
+		for _, lie := range []int{-1, 1} {
+			lying := slices.Clone(z)
+			binary.LittleEndian.PutUint32(lying[len(lying)-4:], uint32(len(c.data)+lie))
+			check(c.name+", gzip whose trailer lies", lying, results.MaxFileBytes)
+		}
+	}
+}
