@@ -67,8 +67,20 @@ func writeFleet(b *testing.B, dir, nodes string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	writeNodes(b, run, nodes, fleetNodes, 317, 642, func(int) string { return ".json" })
+	fi, _ := os.Stat(filepath.Join(nodes, "node0000.json"))
+	b.Logf("%d nodes of %d figures, %.1f MB each", fleetNodes, len(run.Figures), float64(fi.Size())/1e6)
+}
+
+// writeNodes writes n nodes nodeNNNN into the directory nodes from run,
+// each figure moved by a draw of its own relative error (a fixed sequence
+// of draws), node slow's link 2↔5 5% slow both ways and node failing's
+// own verdict failed on its links, each named with the extension ext
+// gives it (".json", ".json.gz"). run is left changed.
+func writeNodes(tb testing.TB, run *results.Run, nodes string, n, slow, failing int, ext func(node int) string) {
+	tb.Helper()
 	if err := os.MkdirAll(nodes, 0o755); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	orig := make([]results.Figure, len(run.Figures))
 	for i, f := range run.Figures {
@@ -77,18 +89,18 @@ func writeFleet(b *testing.B, dir, nodes string) {
 	}
 	verdictOf := *run.Verdict
 	rng := rand.New(rand.NewPCG(40, 1000))
-	for i := range fleetNodes {
+	for i := range n {
 		run.Host = fmt.Sprintf("node%04d", i)
 		for j := range run.Figures {
 			o, f := &orig[j], &run.Figures[j]
 			k := 1 + rng.NormFloat64()*verdict.RelativeError(o)
-			if i == 317 && f.Unit == results.UnitGBps && (f.Src == 2 && f.Dst == 5 || f.Src == 5 && f.Dst == 2) {
+			if i == slow && f.Unit == results.UnitGBps && (f.Src == 2 && f.Dst == 5 || f.Src == 5 && f.Dst == 2) {
 				k *= 0.95
 			}
 			moveFigure(f, o, k)
 		}
 		v := verdictOf
-		if i == 642 {
+		if i == failing {
 			v.Status = results.StatusFail
 			v.Checks = append([]results.Check(nil), v.Checks...)
 			for c := range v.Checks {
@@ -98,13 +110,11 @@ func writeFleet(b *testing.B, dir, nodes string) {
 			}
 		}
 		run.Verdict = &v
-		p := filepath.Join(nodes, run.Host+".json")
+		p := filepath.Join(nodes, run.Host+ext(i))
 		if err := outfile.Write(p, run.EncodeFor(p)); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	fi, _ := os.Stat(filepath.Join(nodes, "node0000.json"))
-	b.Logf("%d nodes of %d figures, %.1f MB each", fleetNodes, len(run.Figures), float64(fi.Size())/1e6)
 }
 
 // moveFigure sets f's samples to o's times k, stored and summarised as
