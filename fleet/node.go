@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -64,12 +65,20 @@ func read(source string, run *results.Run) reading {
 		}
 	}
 	pairs := pairClasses(run)
-	r := reading{node: n, gpus: run.GPUSummary()}
+	r := reading{node: n, gpus: run.GPUSummary(), figures: make([]figure, 0, len(run.Figures))}
 	r.topology, r.links = topology(pairs)
+	// A summary's figures whose params are alike share one map: its
+	// identifying params are written once.
+	identity := map[uintptr]string{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
+		ps, ok := identity[reflect.ValueOf(f.Params).Pointer()]
+		if !ok {
+			ps = f.IdentityParams()
+			identity[reflect.ValueOf(f.Params).Pointer()] = ps
+		}
 		k := kind{test: f.Test, engine: f.Engine, direction: f.Direction, part: f.Part, size: f.Size,
-			params: f.IdentityParams(), link: linkOf(f, pairs), unit: f.Unit}
+			params: ps, link: linkOf(f, pairs), unit: f.Unit}
 		if f.Failed() {
 			if run.ExplainedFailure(f) != "" {
 				continue // a note of the machine, which its own verdict keeps

@@ -26,6 +26,11 @@ func ByLines(data []byte) bool {
 // that the summary's fast path reads.
 var SummaryKeys, SummaryStatsKeys, SummaryRoundsKeys = summaryKeys, summaryStatsKeys, summaryRoundsKeys
 
+// FigureKey, StatsKey and RoundsKey index those keys.
+func FigureKey(k string) int { return figureKey([]byte(k)) }
+func StatsKey(k string) int  { return statsKey([]byte(k)) }
+func RoundsKey(k string) int { return roundsKey([]byte(k)) }
+
 // DecodeSummary decodes the summary of data; Fast reports whether its
 // figures' lines are read by the fast path (every one of them).
 func DecodeSummary(data []byte) (*Run, error) { return new(figureReader).decodeSummary("", data) }

@@ -472,11 +472,24 @@ func decode(file string, data []byte, byLines bool) (*Run, error) {
 // but another program's file may leave it out. Only the run's fields are
 // read: of a file laid out as Encode writes it, the lines but the figures'.
 func namesVerify(data []byte) bool {
-	if _, rest, ok := splitLines(data); ok {
-		data = rest
-	}
 	var probe struct {
 		Verify json.RawMessage `json:"verify"`
+	}
+	if head, _, tail, ok := splitLines(data, nil); ok {
+		// The first line's last byte, its comma, made the object's end.
+		last := len(head) - 1
+		head[last] = '}'
+		err := json.Unmarshal(head, &probe)
+		head[last] = ','
+		if err == nil {
+			if probe.Verify != nil {
+				return true
+			}
+			if t := bytes.TrimLeft(tail, jsonSpaces); bytes.HasPrefix(t, []byte(",")) {
+				return json.Unmarshal(append([]byte("{"), t[1:]...), &probe) == nil && probe.Verify != nil
+			}
+			return false
+		}
 	}
 	return json.Unmarshal(data, &probe) == nil && probe.Verify != nil
 }

@@ -24,29 +24,17 @@ const figuresKey = "\n\"figures\":["
 // sentinel stands in for the figures while the rest of the file decodes:
 // a file whose object names "figures" again (the last one counts, as in
 // encoding/json) replaces it, and is decoded whole.
-const sentinel = `[{"test":"\u0000figures on their own lines"}]`
-
-// validHead reports whether head, the first line of a file laid out as
-// Encode writes it, is a whole object once its last byte, a comma, is the
-// object's end. The byte is changed in place and put back: a copy of a
-// large first line would cost as much again as the line.
-func validHead(head []byte) bool {
-	last := len(head) - 1
-	head[last] = '}'
-	ok := json.Valid(head)
-	head[last] = ','
-	return ok
-}
+const sentinel = "\x00figures on their own lines"
 
 // decodeLines decodes data laid out as Encode writes it; ok is false, with
 // nothing decoded, when it is not so laid out, does not decode, or is of
 // another schema version.
 func decodeLines(data []byte) (run Run, ok bool) {
-	lines, rest, ok := splitLines(data)
+	head, lines, tail, ok := splitLines(data, nil)
 	if !ok {
 		return Run{}, false
 	}
-	if run, ok = decodeRest(rest); !ok {
+	if run, _, ok = decodeRest(head, tail, nil, false); !ok {
 		return Run{}, false
 	}
 	run.Figures = make([]Figure, len(lines))
@@ -69,30 +57,29 @@ func decodeLines(data []byte) (run Run, ok bool) {
 	return run, true
 }
 
-// splitLines splits data laid out as Encode writes it into its figures'
-// lines (each without the comma between them) and the rest of the file,
-// the figures replaced by the sentinel; ok is false when data is not so
-// laid out.
-func splitLines(data []byte) (lines [][]byte, rest []byte, ok bool) {
+// splitLines splits data laid out as Encode writes it into its first line
+// (the run's fields before its figures, with the comma after them), its
+// figures' lines (each without the comma between them, appended to lines)
+// and what follows the figures' closing bracket; ok is false when data is
+// not so laid out.
+func splitLines(data []byte, lines [][]byte) (head []byte, figures [][]byte, tail []byte, ok bool) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 || !bytes.HasPrefix(data[nl:], []byte(figuresKey)) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	// The first line, its comma made the object's end, must be a whole
-	// object: the figures' key is then one of the run's own.
-	head := data[:nl]
-	if !bytes.HasSuffix(head, []byte(",")) || !validHead(head) {
-		return nil, nil, false
+	head = data[:nl]
+	if !bytes.HasSuffix(head, []byte(",")) {
+		return nil, nil, nil, false
 	}
 	at := nl + len(figuresKey)
 	for {
 		if at >= len(data) || data[at] != '\n' {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		at++
 		end := bytes.IndexByte(data[at:], '\n')
 		if end < 0 {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		line := data[at : at+end]
 		if bytes.HasPrefix(line, []byte("]")) {
@@ -105,26 +92,63 @@ func splitLines(data []byte) (lines [][]byte, rest []byte, ok bool) {
 	for i, line := range lines {
 		last := i == len(lines)-1
 		if bytes.HasSuffix(line, []byte(",")) == last {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		if !last {
 			lines[i] = line[:len(line)-1]
 		}
 	}
-	rest = make([]byte, 0, nl+len(figuresKey)+len(sentinel)+len(data)-at)
-	rest = append(rest, data[:nl+len(figuresKey)-1]...)
-	rest = append(rest, sentinel...)
-	rest = append(rest, data[at+1:]...)
-	return lines, rest, true
+	return head, lines, data[at+1:], true
 }
 
-// decodeRest decodes what splitLines left of a file: the run but its
-// figures; ok is false when it does not decode, is of another schema
-// version or names its figures again.
-func decodeRest(rest []byte) (run Run, ok bool) {
-	if err := json.Unmarshal(rest, &run); err != nil || run.Schema != SchemaVersion ||
-		len(run.Figures) != 1 || run.Figures[0].Test != "\x00figures on their own lines" {
-		return Run{}, false
+// decodeRest decodes the run but its figures from what splitLines found:
+// its first line, the comma that ends it made the object's end, then what
+// follows the figures as an object of its own, into the same run, as
+// encoding/json decodes one object holding both with the figures between
+// them: the same fields into the same run in the same order, each part
+// checked whole before it is decoded. ok is false where that object would
+// not decode, is of another schema version or names its figures in
+// either part.
+// With summary, the lines of the verdict's figures are left out
+// (figureVerdicts). The object of what follows the figures is written
+// into buf, which is returned for the next file.
+func decodeRest(head, tail []byte, buf []byte, summary bool) (run Run, _ []byte, ok bool) {
+	// The byte is changed in place and put back: a copy of a large first
+	// line would cost as much again as the line.
+	last := len(head) - 1
+	head[last] = '}'
+	err := json.Unmarshal(head, &run)
+	head[last] = ','
+	// Figures named in the first line as well would be merged into by the
+	// lines' (encoding/json decodes a list into the elements it holds):
+	// such a file is decoded whole.
+	if err != nil || run.Figures != nil {
+		return Run{}, buf, false
 	}
-	return run, true
+	// What follows the figures is the object's end, or more of its
+	// fields after a comma (a key, not the end: a comma before the end
+	// does not decode).
+	t := bytes.TrimLeft(tail, jsonSpaces)
+	buf = append(buf[:0], '{')
+	switch {
+	case len(t) > 0 && t[0] == '}':
+		buf = append(buf, t...)
+	case len(t) > 0 && t[0] == ',' && bytes.HasPrefix(bytes.TrimLeft(t[1:], jsonSpaces), []byte(`"`)):
+		if from, to, ok := figureVerdicts(t); summary && ok {
+			buf = append(append(buf, t[1:from]...), t[to:]...)
+		} else {
+			buf = append(buf, t[1:]...)
+		}
+	default:
+		return Run{}, buf, false
+	}
+	run.Figures = []Figure{{Test: sentinel}}
+	if err := json.Unmarshal(buf, &run); err != nil || run.Schema != SchemaVersion ||
+		len(run.Figures) != 1 || run.Figures[0].Test != sentinel {
+		return Run{}, buf, false
+	}
+	return run, buf, true
 }
+
+// jsonSpaces are the bytes of whitespace between JSON's tokens.
+const jsonSpaces = " \t\n\r"

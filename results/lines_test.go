@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,14 +57,24 @@ func TestDecodeByLines(t *testing.T) {
 		// "figures" again at the end: the last counts.
 		{"figures twice", append(bytes.Clone(data[:len(data)-2]), []byte(`,"figures":[]}`+"\n")...), false},
 		// The second line's key inside an object of the first line.
-		{"nested key", append(append(bytes.Clone(data[:nl-1]), []byte(`,"x":{"a":1,`)...), append(data[nl:len(data)-2], []byte("}}\n")...)...), false},
+		{"nested key", slices.Concat(data[:nl-1], []byte(`,"x":{"a":1,`), data[nl:len(data)-2], []byte("}}\n")), false},
 		// The same, the run's own figures being the stand-in decodeLines
 		// puts in place of the lines: only the first line's check tells.
-		{"nested key, stand-in", append(append(bytes.Clone(data[:nl-1]), []byte(`,"x":{"a":1,`)...),
-			append(data[nl:len(data)-2], []byte(`},"figures":[{"test":"\u0000figures on their own lines"}]}`+"\n")...)...), false},
+		{"nested key, stand-in", slices.Concat(data[:nl-1], []byte(`,"x":{"a":1,`),
+			data[nl:len(data)-2], []byte(`},"figures":[{"test":"\u0000figures on their own lines"}]}`+"\n")), false},
 		{"figure broken", bytes.Replace(data, []byte(`{"test":"ce_read"`), []byte(`{"test":ce_read"`), 1), false},
 		{"comma missing", bytes.Replace(data, []byte("},\n{"), []byte("}\n{"), 1), false},
 		{"cut short", data[:len(data)/2], false},
+		// Figures in the first line as well: the lines' are decoded into them.
+		{"figures in the first line", slices.Concat(data[:nl-1], []byte(`,"figures":[{"src":0,"error":"first"}],`), data[nl:]), false},
+		// What follows the figures, decoded apart from the first line.
+		{"a field after the verdict", append(bytes.Clone(data[:len(data)-2]), []byte(`,"notes":["after"]}`+"\n")...), true},
+		{"a comma before the end", append(bytes.Clone(data[:len(data)-2]), []byte(",}\n")...), false},
+		{"the first line's field again", append(bytes.Clone(data[:len(data)-2]), []byte(`,"host":"again"}`+"\n")...), true},
+		{"more after the end", append(bytes.Clone(data), []byte("{}\n")...), false},
+		{"the figures' end alone", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n]}\n")...), true},
+		{"the figures' end, spaced", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n] \n}\n")...), true},
+		{"nothing after the figures", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n]\n")...), false},
 	} {
 		if results.ByLines(c.data) != c.lines {
 			t.Errorf("%s: decoded line by line: %v, want %v", c.name, !c.lines, c.lines)

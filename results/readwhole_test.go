@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,4 +106,53 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 			check(c.name+", gzip whose trailer lies", lying, results.MaxFileBytes)
 		}
 	}
+}
+
+// FuzzLayouts holds each quick way of reading to the plain one: a file read
+// whole to the squeezer's bytes and error, a run decoded line by line to
+// the run decoded whole, a summary to the run decoded whole and
+// summarised (the same run, or the same error). The seed is a run as
+// Encode writes it, with everything a figure can carry and a verdict with
+// figures.
+func FuzzLayouts(f *testing.F) {
+	f.Add(summaryRun(f))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		read := func(quick bool) ([]byte, error) {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if quick {
+				return results.ReadBounded(path, f, results.MaxFileBytes)
+			}
+			return results.ReadSqueezed(path, f, results.MaxFileBytes)
+		}
+		quick, qerr := read(true)
+		squeezed, serr := read(false)
+		if (qerr == nil) != (serr == nil) || qerr != nil && qerr.Error() != serr.Error() || !bytes.Equal(quick, squeezed) {
+			t.Fatalf("read whole: %q, %v; squeezed: %q, %v", quick, qerr, squeezed, serr)
+		}
+		whole, werr := results.DecodeWhole(bytes.Clone(data))
+		same := func(what string, got *results.Run, err error) {
+			t.Helper()
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("%s: %v; decoded whole: %v", what, err, werr)
+			}
+			if err == nil && !reflect.DeepEqual(got, whole) {
+				t.Fatalf("%s: the run differs from the one decoded whole", what)
+			}
+		}
+		lines, err := results.Decode(bytes.NewReader(data))
+		same("decoded by lines", lines, err)
+		summary, err := results.DecodeSummary(bytes.Clone(data))
+		if whole != nil {
+			whole.Summarize()
+		}
+		same("summary", summary, err)
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 
 	"github.com/valyala/fastjson"
@@ -100,11 +99,13 @@ func (r *figureReader) decodeSummary(file string, data []byte) (*Run, error) {
 // ok is false, with nothing decoded, where decodeLines would find it
 // otherwise, or where a figure does not decode.
 func (r *figureReader) summaryLines(data []byte) (*Run, bool) {
-	lines, rest, ok := splitLines(data)
+	head, lines, tail, ok := splitLines(data, r.lines[:0])
+	r.lines = lines
 	if !ok {
 		return nil, false
 	}
-	run, ok := decodeRest(withoutFigureVerdicts(rest))
+	run, buf, ok := decodeRest(head, tail, r.rest, true)
+	r.rest = buf
 	if !ok {
 		return nil, false
 	}
@@ -129,6 +130,8 @@ func (r *figureReader) summaryLines(data []byte) (*Run, bool) {
 
 // figureReader reads the figures' lines of one file at a time.
 type figureReader struct {
+	lines   [][]byte // the figures' lines
+	rest    []byte   // what follows the figures, as an object
 	p       fastjson.Parser
 	scratch []byte // a line without its samples
 	num     []byte // a number's text
@@ -190,30 +193,32 @@ func withoutSamples(dst, line []byte) []byte {
 	return append(dst, line...)
 }
 
-// withoutFigureVerdicts cuts the lines of the verdict's figures out of
-// what splitLines left of a file laid out as Encode writes it (a raw
-// newline is only ever a separator there: compact JSON escapes those in
-// text), leaving their array empty; rest as it is when it has none.
-func withoutFigureVerdicts(rest []byte) []byte {
-	v := bytes.Index(rest, []byte(",\n\"verdict\":{"))
+// figureVerdicts finds the lines of the verdict's figures in what follows
+// the figures of a file laid out as Encode writes it (a raw newline is
+// only ever a separator there: compact JSON escapes those in text): they
+// are t[from:to], their array's brackets left out; ok is false where there
+// are none.
+func figureVerdicts(t []byte) (from, to int, ok bool) {
+	v := bytes.Index(t, []byte(",\n\"verdict\":{"))
 	if v < 0 {
-		return rest
+		return 0, 0, false
 	}
-	open := bytes.Index(rest[v:], []byte("\n\"figures\":["))
+	open := bytes.Index(t[v:], []byte("\n\"figures\":["))
 	if open < 0 {
-		return rest
+		return 0, 0, false
 	}
-	from := v + open + len("\n\"figures\":[")
-	to := bytes.Index(rest[from:], []byte("\n]}"))
-	if to < 0 {
-		return rest
+	from = v + open + len("\n\"figures\":[")
+	n := bytes.Index(t[from:], []byte("\n]}"))
+	if n < 0 {
+		return 0, 0, false
 	}
-	return append(rest[:from:from], rest[from+to:]...)
+	return from, from + n, true
 }
 
 // The keys of a figure's line that figureReader reads, and of its stats;
 // a key of neither is decoded by encoding/json (a test holds them to the
-// JSON fields of Figure, Stats and RoundStats, and to figureKey).
+// JSON fields of Figure, Stats and RoundStats, and to figureKey, statsKey
+// and roundsKey).
 var (
 	summaryKeys = []string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "unit", "params",
 		"samples", "rounds", "stats", "verify", "verify_detail", "error", "error_name", "link_traffic",
@@ -227,12 +232,13 @@ func (r *figureReader) field(key []byte, v *fastjson.Value) {
 	if !r.ok {
 		return
 	}
-	k := string(key)
-	if r.ok = once(&r.seen, figureKey(k)); !r.ok {
+	// string(key) in a switch, a comparison or a call inlined converts
+	// nothing: no allocation for each key.
+	if r.ok = once(&r.seen, figureKey(key)); !r.ok {
 		return
 	}
 	f := r.f
-	switch k {
+	switch string(key) {
 	case "test":
 		r.ok = r.text(v, (*string)(&f.Test))
 	case "engine":
@@ -271,8 +277,8 @@ func (r *figureReader) field(key []byte, v *fastjson.Value) {
 }
 
 // figureKey is the index of a figure's key in summaryKeys, -1 for none.
-func figureKey(k string) int {
-	switch k {
+func figureKey(k []byte) int {
+	switch string(k) {
 	case "test":
 		return 0
 	case "engine":
@@ -311,6 +317,54 @@ func figureKey(k string) int {
 		return 17
 	case "method_check":
 		return 18
+	}
+	return -1
+}
+
+// statsKey is the index of a key of stats in summaryStatsKeys, -1 for
+// none.
+func statsKey(k []byte) int {
+	switch string(k) {
+	case "n":
+		return 0
+	case "median":
+		return 1
+	case "mean":
+		return 2
+	case "stddev":
+		return 3
+	case "cv":
+		return 4
+	case "min":
+		return 5
+	case "max":
+		return 6
+	case "p5":
+		return 7
+	case "p95":
+		return 8
+	case "p99":
+		return 9
+	case "rounds":
+		return 10
+	}
+	return -1
+}
+
+// roundsKey is the index of a key of the rounds' summary in
+// summaryRoundsKeys, -1 for none.
+func roundsKey(k []byte) int {
+	switch string(k) {
+	case "n":
+		return 0
+	case "median_lo":
+		return 1
+	case "median_hi":
+		return 2
+	case "confidence":
+		return 3
+	case "run_cv":
+		return 4
 	}
 	return -1
 }
@@ -374,20 +428,22 @@ func printable(b []byte) bool {
 
 // number reads the text of a JSON number into r.num, and reports whether
 // it is one as JSON writes it (fastjson's parser takes any run of digits,
-// signs, dots and exponents, and NaN and Inf, as a number).
-func (r *figureReader) number(v *fastjson.Value) bool {
+// signs, dots and exponents, and NaN and Inf, as a number), with how many
+// digits its integer and fraction hold and whether it has an exponent.
+func (r *figureReader) number(v *fastjson.Value) (digits int, exponent, ok bool) {
 	if v.Type() != fastjson.TypeNumber {
-		return false
+		return 0, false, false
 	}
 	r.num = v.MarshalTo(r.num[:0])
 	return jsonNumber(r.num)
 }
 
-// jsonNumber reports whether b is a number as JSON writes one:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func jsonNumber(b []byte) bool {
+// jsonNumber reports whether b is a number as JSON writes one,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, with how many digits its
+// integer and fraction hold and whether it has an exponent.
+func jsonNumber(b []byte) (digits int, exponent, ok bool) {
 	i := 0
-	digits := func() int {
+	run := func() int {
 		n := 0
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i, n = i+1, n+1
@@ -397,28 +453,32 @@ func jsonNumber(b []byte) bool {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	switch start := i; {
-	case digits() == 0:
-		return false
-	case b[start] == '0' && i-start > 1:
-		return false
+	start := i
+	switch digits = run(); {
+	case digits == 0:
+		return 0, false, false
+	case b[start] == '0' && digits > 1:
+		return 0, false, false
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if digits() == 0 {
-			return false
+		n := run()
+		if n == 0 {
+			return 0, false, false
 		}
+		digits += n
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if digits() == 0 {
-			return false
+		if run() == 0 {
+			return 0, false, false
 		}
+		exponent = true
 	}
-	return i == len(b)
+	return digits, exponent, i == len(b)
 }
 
 // fastDigits is the longest number fastjson converts here: a whole
@@ -433,7 +493,7 @@ func (r *figureReader) whole(v *fastjson.Value, dst *int) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
-	if !r.number(v) {
+	if _, _, ok := r.number(v); !ok {
 		return false
 	}
 	var err error
@@ -452,7 +512,7 @@ func (r *figureReader) unsigned(v *fastjson.Value, dst *uint64) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
-	if !r.number(v) {
+	if _, _, ok := r.number(v); !ok {
 		return false
 	}
 	var err error
@@ -470,17 +530,9 @@ func (r *figureReader) float(v *fastjson.Value, dst *float64) bool {
 	if v.Type() == fastjson.TypeNull {
 		return true
 	}
-	if !r.number(v) {
+	digits, exponent, ok := r.number(v)
+	if !ok {
 		return false
-	}
-	digits, exponent := 0, false
-	for _, c := range r.num {
-		switch {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == 'e' || c == 'E':
-			exponent = true
-		}
 	}
 	var err error
 	if digits <= fastDigits && !exponent {
@@ -568,11 +620,10 @@ func (r *figureReader) figureStats(v *fastjson.Value, f *Figure) bool {
 		if !ok {
 			return
 		}
-		k := string(key)
-		if ok = once(&seen, slices.Index(summaryStatsKeys, k)); !ok {
+		if ok = once(&seen, statsKey(key)); !ok {
 			return
 		}
-		switch k {
+		switch string(key) {
 		case "n":
 			ok = r.whole(v, &s.N)
 		case "median":
@@ -622,11 +673,10 @@ func (r *figureReader) roundStats(v *fastjson.Value, s *Stats) bool {
 		if !ok {
 			return
 		}
-		k := string(key)
-		if ok = once(&seen, slices.Index(summaryRoundsKeys, k)); !ok {
+		if ok = once(&seen, roundsKey(key)); !ok {
 			return
 		}
-		switch k {
+		switch string(key) {
 		case "n":
 			ok = r.whole(v, &rs.N)
 		case "median_lo":

@@ -14,7 +14,7 @@ import (
 
 // summaryRun is a run with everything a figure can carry: failures,
 // rounds, method checks, link traffic, other processes, a verdict.
-func summaryRun(t *testing.T) []byte {
+func summaryRun(t testing.TB) []byte {
 	t.Helper()
 	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
 	run.Figures[1].Traffic = &results.LinkTraffic{Src: results.LinkCounts{TxData: 1 << 30, TxRaw: 1 << 31}}
@@ -99,6 +99,24 @@ func TestSummary(t *testing.T) {
 		same(c.name, changed)
 	}
 	same("cut short", data[:len(data)/2])
+	// What follows the figures: the verdict, its figures left out, and
+	// whatever else the run's object holds there.
+	end := data[:len(data)-2]
+	for _, c := range []struct {
+		name string
+		data []byte
+		fast bool
+	}{
+		{"a field after the verdict", slices.Concat(end, []byte(`,"notes":["after"]}`+"\n")), true},
+		{"the verdict's figures and more", slices.Concat(end[:len(end)-1], []byte(`,"next_steps":["x"]}}`+"\n")), true},
+		{"a comma before the end", slices.Concat(end, []byte(",}\n")), false},
+		{"more after the end", slices.Concat(data, []byte("[]\n")), false},
+	} {
+		if results.SummaryFast(c.data) != c.fast {
+			t.Errorf("%s: read line by line %v, want %v", c.name, !c.fast, c.fast)
+		}
+		same(c.name, c.data)
+	}
 	var indented bytes.Buffer
 	if err := json.Indent(&indented, data, "", "  "); err != nil {
 		t.Fatal(err)
@@ -114,16 +132,28 @@ func TestSummary(t *testing.T) {
 // encoding/json, line after line).
 func TestSummaryKeys(t *testing.T) {
 	for _, c := range []struct {
-		typ  reflect.Type
-		keys []string
-	}{{reflect.TypeFor[results.Figure](), results.SummaryKeys}, {reflect.TypeFor[results.Stats](), results.SummaryStatsKeys},
-		{reflect.TypeFor[results.RoundStats](), results.SummaryRoundsKeys}} {
+		typ   reflect.Type
+		keys  []string
+		index func(string) int
+	}{{reflect.TypeFor[results.Figure](), results.SummaryKeys, results.FigureKey},
+		{reflect.TypeFor[results.Stats](), results.SummaryStatsKeys, results.StatsKey},
+		{reflect.TypeFor[results.RoundStats](), results.SummaryRoundsKeys, results.RoundsKey}} {
 		var fields []string
 		for f := range c.typ.Fields() {
 			fields = append(fields, strings.Split(f.Tag.Get("json"), ",")[0])
 		}
 		if !slices.Equal(fields, c.keys) {
 			t.Errorf("%v: fields %v, the summary reads %v", c.typ, fields, c.keys)
+		}
+		for i, k := range c.keys {
+			if c.index(k) != i {
+				t.Errorf("%v: key %q has index %d, want %d", c.typ, k, c.index(k), i)
+			}
+		}
+		for _, k := range []string{"", "Median", "x"} {
+			if c.index(k) != -1 {
+				t.Errorf("%v: key %q has index %d, want none", c.typ, k, c.index(k))
+			}
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (r *Run) Validate() error {
 	if t := r.Topology; t != nil {
 		v.topology(t)
 	}
-	v.figures(r)
+	keys := v.figures(r)
 	for i, t := range r.Tuning {
 		where := fmt.Sprintf("tuning[%d]", i)
 		v.name(where, "direction", t.Direction)
@@ -109,10 +109,6 @@ func (r *Run) Validate() error {
 		}
 	}
 	if r.Verdict != nil {
-		keys := make(map[string]bool, len(r.Figures))
-		for i := range r.Figures {
-			keys[r.Figures[i].Key()] = true
-		}
 		v.verdict(r.Verdict, keys)
 	}
 	if len(v.problems) == 0 {
@@ -375,7 +371,9 @@ func (a figureAt) String() string {
 
 // figures checks every figure, in the unit its test has (this build's
 // catalogue, else the run's), and that no two have the same Key.
-func (v *validator) figures(r *Run) {
+// figures checks every figure and returns the index of the first figure
+// of each Key.
+func (v *validator) figures(r *Run) map[string]int {
 	first := make(map[string]int, len(r.Figures))
 	for i := range r.Figures {
 		f := &r.Figures[i]
@@ -392,6 +390,7 @@ func (v *validator) figures(r *Run) {
 		}
 		first[k] = i
 	}
+	return first
 }
 
 func (v *validator) figure(where fmt.Stringer, f *Figure, unit Unit) {

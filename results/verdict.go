@@ -143,7 +143,7 @@ const (
 	MaxCheckItems = 100
 )
 
-func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
+func (v *validator) verdict(vd *Verdict, keys map[string]int) {
 	ok := func(where string, s Status, allowed ...Status) {
 		for _, a := range allowed {
 			if s == a {
@@ -199,7 +199,7 @@ func (v *validator) verdict(vd *Verdict, keys map[string]bool) {
 		v.finite(where, "expected", f.Expected)
 		v.finite(where, "bound", f.Bound)
 		v.text(where, "reason", f.Reason)
-		if keys != nil && !keys[f.Key] {
+		if _, named := keys[f.Key]; !named {
 			v.add("%s: key %s names no figure of the run", where, quoteShort(f.Key))
 		}
 	}
