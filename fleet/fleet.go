@@ -65,7 +65,7 @@
 //
 // Inputs. Load reads files, directories (every *.json and *.json.gz under
 // them) and glob patterns, several files at once, each as a summary
-// (results.ReadSummary: no samples), and keeps of each run only its
+// (results.SummaryReader: no samples), and keeps of each run only its
 // figures' medians and spreads, so that a thousand nodes' files fit in
 // memory. A file that cannot be read is listed with its error and the rest
 // are analysed; incomplete runs are analysed and named.

@@ -13,14 +13,14 @@ import (
 // A reader of many runs at once (fleet, over a thousand nodes' files of
 // several MB each) looks at each figure's identity, statistics,
 // verification and error, never at its samples, which are most of a file
-// and most of the time encoding/json takes to read it. ReadSummary reads a
-// file as Read does but keeps only what such a reader looks at, and
+// and most of the time encoding/json takes to read it. A SummaryReader
+// reads a file as Read does but keeps only what such a reader looks at, and
 // decodes the lines of the figures, laid out as Encode writes them, with
 // valyala/fastjson, which finds the values it is asked for without
 // converting the rest: on an 8-GPU run, an eighth of encoding/json's time.
 //
 // What a summary drops it does not check: a file whose samples are not
-// numbers is refused by Read and read by ReadSummary. What it keeps it
+// numbers is refused by Read and read by a SummaryReader. What it keeps it
 // reads exactly as encoding/json does: a figure line with anything else
 // (a key it does not know, or in other case, a key twice, a value of
 // another kind, text that is not printable ASCII, whose decoding differs
@@ -29,26 +29,21 @@ import (
 // and every error are the same either way. The run is then validated as
 // Read validates it (what Validate checks of samples is left out).
 
-// ReadSummary reads a results file as Read does and returns its summary:
-// the run without its figures' samples, rounds, link traffic and method
-// checks, nor the verdict's figure verdicts (see Run.Summarize). Figures
-// whose params are alike may share one map: a summary is for reading.
-func ReadSummary(path string) (*Run, error) {
-	return new(SummaryReader).Read(path)
-}
-
-// A SummaryReader reads the summaries of one file after another (as
-// ReadSummary reads each), keeping the buffers it read a file and its
-// figures with for the next: a reader of many files keeps one for each
-// goroutine. The zero value is ready to use; a SummaryReader is not for
-// several goroutines at once.
+// A SummaryReader reads results files as Read does and returns their
+// summaries: each run without its figures' samples, rounds, link traffic
+// and method checks, nor the verdict's figure verdicts (see
+// Run.Summarize). Figures of a run whose params are alike may share one
+// map: a summary is for reading. It keeps the buffers it read a file and
+// its figures with for the next: a reader of many files keeps one for
+// each goroutine. The zero value is ready to use; a SummaryReader is not
+// for several goroutines at once.
 type SummaryReader struct {
 	bufs    readBuffers
 	figures figureReader
 }
 
-// Read reads the summary of the results file at path, as ReadSummary
-// does. Nothing it returns holds its buffers.
+// Read reads the summary of the results file at path. Nothing it returns
+// holds the reader's buffers.
 func (s *SummaryReader) Read(path string) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
