@@ -65,10 +65,10 @@ func (p planted) check(t testing.TB, f *fleet.Fleet) {
 		links = append(links, fmt.Sprintf("%s %d↔%d", l.Node, l.A, l.B))
 	}
 	if !slices.Equal(nodes, p.nodes) {
-		t.Errorf("outlier nodes %v, want %v", nodes, p.nodes)
+		t.Errorf("nodes below their peers %v, want %v", nodes, p.nodes)
 	}
 	if !slices.Equal(links, p.links) {
-		t.Errorf("outlier links %v, want %v", links, p.links)
+		t.Errorf("links below their peers %v, want %v", links, p.links)
 	}
 	named := map[string]bool{}
 	for _, l := range f.BelowLinks {

@@ -11,8 +11,8 @@ import (
 )
 
 // The most nodes and classes a type's figures show: the furthest from
-// their medians, and the classes with the most outliers and the widest
-// spread.
+// their medians, and the classes with the most figures below their peers
+// and the widest spread.
 const (
 	maxRows    = 50
 	maxColumns = 48
@@ -20,7 +20,7 @@ const (
 
 // Figures returns each machine type's plots: a node × figure heatmap of how
 // far each node lies from its class medians, and every class's spread
-// across the nodes with its outliers marked.
+// across the nodes with its figures below their peers marked.
 func (f *Fleet) Figures() []plot.Chart {
 	var out []plot.Chart
 	for _, t := range f.Types {
@@ -63,7 +63,7 @@ func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 			c.seen = true
 			c.flagged = c.flagged || p.below
 			if p.below {
-				spread[i].Outliers = append(spread[i].Outliers, plot.FleetPoint{Deviation: perf, Label: n.Name + " " + devices(int(p.src), int(p.dst), class.Link)})
+				spread[i].Below = append(spread[i].Below, plot.FleetPoint{Deviation: perf, Label: n.Name + " " + devices(int(p.src), int(p.dst), class.Link)})
 			}
 		}
 	}
@@ -113,7 +113,8 @@ func (f *Fleet) figuresOf(t *Type) []plot.Chart {
 func (c *Class) perf(x float64) float64 { return -100 * deficit(x, c.Median, c.Unit) }
 
 // plotClasses picks the judged classes the figures show, in class order:
-// all of them, or those with the most outliers and then the widest spread.
+// all of them, or those with the most figures below their peers and then
+// the widest spread.
 func (t *Type) plotClasses() []int32 {
 	var out []int32
 	for i, c := range t.Classes {

@@ -17,7 +17,7 @@ import (
 type FleetGrid struct {
 	Rows, Columns []string
 	// Cells[row][column] is the deviation; NaN where the node has no figure
-	// of the kind. Flagged marks the outliers.
+	// of the kind. Flagged marks the figures below their peers.
 	Cells   [][]float64
 	Flagged [][]bool
 }
@@ -28,12 +28,13 @@ type FleetGrid struct {
 type FleetColumn struct {
 	Label    string
 	Min, Max float64
-	// Band is the half-width of the range that is not an outlier.
-	Band     float64
-	Outliers []FleetPoint
+	// Band is the half-width of the range within which no figure is
+	// below its peers (the least deficit).
+	Band  float64
+	Below []FleetPoint
 }
 
-// FleetPoint is one outlier: its deviation and whose it is.
+// FleetPoint is one figure below its peers: its deviation and whose it is.
 type FleetPoint struct {
 	Deviation float64
 	Label     string
@@ -44,7 +45,7 @@ type FleetPoint struct {
 const fleetColorLimit = 20
 
 // FleetHeatmap draws the grid with a diverging colour scale: red worse, blue
-// better, white at the median; outliers framed in black. caption and
+// better, white at the median; figures below their peers framed in black. caption and
 // simulated are as a run's figures have them.
 func FleetHeatmap(name, title, subtitle string, g FleetGrid, caption []string, simulated bool) Chart {
 	h := vg.Length(math.Min(13, math.Max(5, 3.2+0.17*float64(len(g.Rows))))) * vg.Inch
@@ -65,7 +66,7 @@ func diverging(v, limit float64) color.RGBA {
 }
 
 func drawFleetHeatmap(c draw.Canvas, title, subtitle string, g FleetGrid) {
-	body := drawHeader(c, title, subtitle, "red: worse than the median, blue: better; framed: outlier; hatched: no figure")
+	body := drawHeader(c, title, subtitle, "red: worse than the median, blue: better; framed: below its peers; hatched: no figure")
 	p := newPlot("", "", "")
 	p.X.Tick.Marker = labelTicks(g.Columns)
 	p.Y.Tick.Marker = labelTicks(g.Rows)
@@ -147,19 +148,20 @@ func (f *fleetCells) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 // FleetSpread draws, for each column, the range of deviations across the
-// nodes (a grey whisker from the lowest to the highest), the range that is
-// not an outlier (a pale band), the median (0) and every outlier as a red
-// point, named when a column has few.
+// nodes (a grey whisker from the lowest to the highest), the range within
+// which no figure is below its peers (a pale band), the median (0) and
+// every figure below its peers as a red point, named when a column has few.
 func FleetSpread(name, title, subtitle string, cols []FleetColumn, caption []string, simulated bool) Chart {
 	return Chart{Name: name, Title: title, Width: 11 * vg.Inch, Height: 7 * vg.Inch, caption: caption, simulated: simulated,
 		body: func(c draw.Canvas) { drawFleetSpread(c, title, subtitle, cols) }}
 }
 
-// namedOutliers is the most outliers of a column that are named.
-const namedOutliers = 4
+// namedBelow is the most figures below their peers of a column that are
+// named.
+const namedBelow = 4
 
 func drawFleetSpread(c draw.Canvas, title, subtitle string, cols []FleetColumn) {
-	body := drawHeader(c, title, subtitle, "whisker: lowest to highest node; band: not an outlier; red: outliers")
+	body := drawHeader(c, title, subtitle, "whisker: lowest to highest node; band: within the least deficit; red: below their peers")
 	p := newPlot("", "", "deviation from the median (%), up = better")
 	p.X.Tick.Marker = labelTicks(colLabels(cols))
 	slantLabels(&p.X)
@@ -202,16 +204,16 @@ func (s *fleetSpread) Plot(c draw.Canvas, p *plot.Plot) {
 		c.Fill(vg.Rectangle{Min: vg.Point{X: x - halfW, Y: trY(-col.Band)}, Max: vg.Point{X: x + halfW, Y: trY(col.Band)}}.Path())
 		c.StrokeLine2(whisker, x, trY(col.Min), x, trY(col.Max))
 		c.StrokeLine2(median, x-halfW, trY(0), x+halfW, trY(0))
-		for k, o := range col.Outliers {
+		for k, o := range col.Below {
 			pt := vg.Point{X: x, Y: trY(o.Deviation)}
 			c.DrawGlyph(dot, pt)
-			if len(col.Outliers) <= namedOutliers {
+			if len(col.Below) <= namedBelow {
 				// Names right of the column, one under the other.
 				c.FillText(label, pt.Add(vg.Point{X: vg.Points(5), Y: -vg.Points(8 * float64(k))}), o.Label)
 			}
 		}
-		if n := len(col.Outliers); n > namedOutliers {
-			c.FillText(label, vg.Point{X: x + vg.Points(5), Y: trY(col.Min)}, fmt.Sprintf("%d outliers", n))
+		if n := len(col.Below); n > namedBelow {
+			c.FillText(label, vg.Point{X: x + vg.Points(5), Y: trY(col.Min)}, fmt.Sprintf("%d below their peers", n))
 		}
 	}
 }

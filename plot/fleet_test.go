@@ -19,7 +19,7 @@ func TestFleetFigures(t *testing.T) {
 		Flagged: [][]bool{{true, false}, {false, false}, {true, false}},
 	}
 	cols := []plot.FleetColumn{
-		{Label: grid.Columns[0], Min: -15, Max: 30, Band: 5, Outliers: []plot.FleetPoint{{-15, "node0001 0↔1"}, {30, "node0003 0↔1"}}},
+		{Label: grid.Columns[0], Min: -15, Max: 30, Band: 5, Below: []plot.FleetPoint{{-15, "node0001 0↔1"}, {30, "node0003 0↔1"}}},
 		{Label: grid.Columns[1], Min: -0.3, Max: 0.2, Band: 5},
 	}
 	dir := t.TempDir()
