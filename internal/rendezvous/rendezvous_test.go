@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,10 +54,30 @@ func meet(t *testing.T, cfgs []rendezvous.Config, judge func([][]byte) error) []
 	return out
 }
 
+// The ranks' waits: long where every rank comes (they meet as soon as
+// the last arrives: the wait is never reached), short where one never
+// comes (the wait is what the test waits for), yet long enough for the
+// ranks that come to reach rank 0 on a loaded machine (300 ms was not).
+const (
+	waitAll     = time.Minute
+	waitMissing = 2 * time.Second
+)
+
+// ranks configures the ranks present of a launch of size, each waiting
+// waitAll, or waitMissing where a rank of the launch is not present.
 func ranks(addr string, size int, present ...int) []rendezvous.Config {
+	wait := waitAll
+	for i, r := range slices.Sorted(slices.Values(present)) {
+		if r != i {
+			wait = waitMissing
+		}
+	}
+	if len(present) != size {
+		wait = waitMissing
+	}
 	var cfgs []rendezvous.Config
 	for _, r := range present {
-		cfgs = append(cfgs, rendezvous.Config{Addr: addr, Rank: r, Size: size, Job: "42", Wait: 300 * time.Millisecond})
+		cfgs = append(cfgs, rendezvous.Config{Addr: addr, Rank: r, Size: size, Job: "42", Wait: wait})
 	}
 	return cfgs
 }
@@ -96,9 +117,9 @@ func TestMeetFailures(t *testing.T) {
 		want  string
 	}{
 		{"a rank never arrives", func(a string) []rendezvous.Config { return ranks(a, 4, 0, 1, 2) }, nil,
-			"rank 3 of 4 never arrived at the rendezvous on %s within 300ms"},
+			"rank 3 of 4 never arrived at the rendezvous on %s within 2s"},
 		{"two never arrive", func(a string) []rendezvous.Config { return ranks(a, 4, 0, 2) }, nil,
-			"ranks 1, 3 of 4 never arrived at the rendezvous on %s within 300ms"},
+			"ranks 1, 3 of 4 never arrived at the rendezvous on %s within 2s"},
 		{"the judge says no", func(a string) []rendezvous.Config { return ranks(a, 3, 0, 1, 2) },
 			func(r [][]byte) error { return fmt.Errorf("%s is not ready", r[2]) }, "rank 2 is not ready"},
 		{"sizes differ", func(a string) []rendezvous.Config {
@@ -109,6 +130,7 @@ func TestMeetFailures(t *testing.T) {
 		{"a rank twice", func(a string) []rendezvous.Config { return ranks(a, 3, 0, 1, 1) }, nil, "two processes say they are rank 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			addr := freeAddr(t)
 			want := tc.want
 			if strings.Contains(want, "%s") {
@@ -151,9 +173,10 @@ func TestMeetTurnsAwayOtherJobs(t *testing.T) {
 }
 
 func TestMeetWithoutRankZero(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	out := meet(t, ranks(addr, 2, 1), nil)
-	if err := out[0].err; err == nil || !strings.HasPrefix(err.Error(), "rank 1 could not reach rank 0 at the rendezvous "+addr+" within 300ms") {
+	if err := out[0].err; err == nil || !strings.HasPrefix(err.Error(), "rank 1 could not reach rank 0 at the rendezvous "+addr+" within 2s") {
 		t.Errorf("rank 1 alone: %v", err)
 	}
 }
