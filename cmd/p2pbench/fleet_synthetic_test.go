@@ -12,22 +12,22 @@ import (
 )
 
 // syntheticNodes is the size of TestFleetSynthetic's fleet.
-const syntheticNodes = 12
+const syntheticNodes = 8
 
 // TestFleetSynthetic holds what fleet says of a synthetic fleet to what it
 // said when its golden files were written (go test -update rewrites them:
 // a change of reading must leave them as they are). The fleet is
-// BenchmarkFleet's, smaller: 12 nodes written from one simulated 8-GPU
+// BenchmarkFleet's, smaller: 8 nodes written from one simulated 8-GPU
 // run (testdata/fleet-base-dgx-h100.json.gz, `all --simulate dgx-h100
 // --simulate-seed 1`, samples and all), every third gzip-compressed, node
-// 5's link 2↔5 5% slow, node 9's own verdict failed on its links. The
+// 5's link 2↔5 5% slow, node 2's own verdict failed on its links. The
 // command writes JSON; each other format is written from the fleet
 // fleet.Load reads (summaries, several files at once), which is held to
 // the one results.Read's whole runs make.
 func TestFleetSynthetic(t *testing.T) {
 	base := readResults(t, filepath.Join("testdata", "fleet-base-dgx-h100.json.gz"))
 	nodes := filepath.Join(t.TempDir(), "nodes")
-	writeNodes(t, base, nodes, syntheticNodes, 5, 9, func(i int) string {
+	writeNodes(t, base, nodes, syntheticNodes, 5, 2, func(i int) string {
 		if i%3 == 2 {
 			return ".json.gz"
 		}
