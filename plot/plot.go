@@ -38,7 +38,7 @@ import (
 
 // Chart is one chart of a run (a heatmap, a curve), ready to draw at any size.
 type Chart struct {
-	// Name is the file name stem: "heatmap_ce_read", "size_write", ...
+	// Name is the file name stem: "heatmap_ce_read", "size", ...
 	Name string
 	// Title is the figure's title, for lists and report headings.
 	Title string
@@ -71,9 +71,13 @@ func Charts(run *results.Run) []Chart {
 		w, h := m.size()
 		add(m.name, m.title, w, h, m.draw)
 	}
-	for _, s := range sizeCurves(ix) {
-		s := s
-		add(s.name, s.title, 9*vg.Inch, 6*vg.Inch, s.draw)
+	// Read and write sweeps side by side, one figure; a sweep of one
+	// direction alone.
+	switch sc := sizeCurves(ix); {
+	case len(sc) == 2:
+		add("size", sizePanelsTitle, 13*vg.Inch, 6.5*vg.Inch, sizePanels{read: sc[0], write: sc[1]}.draw)
+	case len(sc) == 1:
+		add(sc[0].name, sc[0].title, 9*vg.Inch, 6*vg.Inch, sc[0].draw)
 	}
 	if r := rankScatter(ix); r != nil {
 		add("rank", r.title, 9*vg.Inch, 6*vg.Inch, r.draw)

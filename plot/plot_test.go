@@ -27,9 +27,9 @@ func TestWriteAll(t *testing.T) {
 		want    []string // figure names expected
 	}{
 		{"2 GPUs", resultstest.New(resultstest.Options{GPUs: 2}), []string{"svg"},
-			[]string{"heatmap_ce_read", "heatmap_ce_bidir_write", "size_write", "latency_chase", "latency_pingpong", "latency_copy", "atomic_throughput", "atomic_latency"}},
+			[]string{"heatmap_ce_read", "heatmap_ce_bidir_write", "size", "latency_chase", "latency_pingpong", "latency_copy", "atomic_throughput", "atomic_latency"}},
 		{"8 GPUs with faults", resultstest.New(resultstest.Options{GPUs: 8, Faults: true}), []string{"svg"},
-			[]string{"heatmap_sm_read", "heatmap_all_pairs", "size_write", "rank"}},
+			[]string{"heatmap_sm_read", "heatmap_all_pairs", "size", "rank"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,9 +70,9 @@ func TestChartsShowTheRun(t *testing.T) {
 		t.Errorf("heatmap_ce_read does not show %q; it shows %q", m, heat)
 	}
 
-	// Size curves: one series per engine and ordered pair, a log size axis,
-	// and the link's limit marked.
-	size := shown(t, figs, "size_read")
+	// Size curves, read and write side by side: one series per engine and
+	// ordered pair in each, a log size axis, and the link's limit marked.
+	size := shown(t, figs, "size")
 	var series []string
 	for _, s := range size {
 		if strings.Contains(s, ", n½ = ") {
@@ -81,17 +81,20 @@ func TestChartsShowTheRun(t *testing.T) {
 	}
 	for _, label := range []string{"copy engine 0→1", "copy engine 1→0"} {
 		if !slices.ContainsFunc(series, func(s string) bool { return strings.HasPrefix(s, label+",") }) {
-			t.Errorf("size_read has no series %s among %q", label, series)
+			t.Errorf("size has no series %s among %q", label, series)
 		}
 	}
+	if m := lacks(size, "read (pull)", "write (push)"); len(m) > 0 {
+		t.Errorf("size lacks its panels' titles %q", m)
+	}
 	if len(series)%2 != 0 || len(series) < 4 {
-		t.Errorf("size_read: series %q, want each engine's both ways", series)
+		t.Errorf("size: series %q, want each engine's both ways", series)
 	}
 	if m := lacks(size, "transfer size (bytes, log scale)", "4 B", "1 KiB", "GB/s"); len(m) > 0 {
-		t.Errorf("size_read lacks %q", m)
+		t.Errorf("size lacks %q", m)
 	}
 	if !slices.ContainsFunc(size, func(s string) bool { return strings.HasPrefix(s, "link limit ") }) {
-		t.Errorf("size_read does not mark the link's limit: %q", size)
+		t.Errorf("size does not mark the link's limit: %q", size)
 	}
 
 	// Latency: a box per pair, for both sizes of the chase.

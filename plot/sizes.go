@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -228,11 +229,12 @@ func (sizeTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 func (sc *sizeCurve) draw(c draw.Canvas) {
-	p := newPlot("", "transfer size (bytes, log scale)", "GB/s")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{}
-	gridLines(p)
-	var legend []legendEntry
+	body := drawHeader(c, sc.title, sc.subtitle, "")
+	sc.drawPanel(body, sc.ymax())
+}
+
+// ymax is the highest the curve's values, bands and link limit reach.
+func (sc *sizeCurve) ymax() float64 {
 	ymax := 0.0
 	for _, s := range sc.series {
 		for i := range s.values {
@@ -242,7 +244,41 @@ func (sc *sizeCurve) draw(c draw.Canvas) {
 			}
 		}
 	}
-	ymax = math.Max(ymax, sc.link)
+	return math.Max(ymax, sc.link)
+}
+
+// sizePanels is the read and the write curve side by side, on one scale:
+// one figure where two would each take a page.
+type sizePanels struct{ read, write *sizeCurve }
+
+const sizePanelsTitle = "Bandwidth against transfer size, read (pull) and write (push)"
+
+func (sp sizePanels) draw(c draw.Canvas) {
+	body := drawHeader(c, sizePanelsTitle, sp.read.subtitle, "")
+	ymax := math.Max(sp.read.ymax(), sp.write.ymax())
+	gap := vg.Points(18)
+	mid := (body.Min.X + body.Max.X) / 2
+	for i, sc := range []*sizeCurve{sp.read, sp.write} {
+		half := draw.Crop(body, 0, -(body.Max.X - mid + gap/2), 0, 0)
+		if i == 1 {
+			half = draw.Crop(body, mid-body.Min.X+gap/2, 0, 0, 0)
+		}
+		t := boldStyle(labelSize, black)
+		t.XAlign, t.YAlign = draw.XCenter, draw.YTop
+		_, dir, _ := strings.Cut(sc.title, ", ")
+		c.FillText(t, vg.Point{X: (half.Min.X + half.Max.X) / 2, Y: half.Max.Y}, dir)
+		sc.drawPanel(draw.Crop(half, 0, 0, 0, -(t.Height(dir)+vg.Points(4))), ymax)
+	}
+}
+
+// drawPanel draws the curve's plot and legend into c, its y axis up to
+// ymax.
+func (sc *sizeCurve) drawPanel(c draw.Canvas, ymax float64) {
+	p := newPlot("", "transfer size (bytes, log scale)", "GB/s")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	gridLines(p)
+	var legend []legendEntry
 	for _, s := range sc.series {
 		if s.lo != nil {
 			ring := make(plotter.XYs, 0, 2*len(s.sizes))
@@ -289,8 +325,7 @@ func (sc *sizeCurve) draw(c draw.Canvas) {
 		p.Add(ref)
 	}
 	p.Y.Min, p.Y.Max = 0, ymax*1.12
-	body := drawHeader(c, sc.title, sc.subtitle, "")
-	p.Draw(drawLegend(body, legend))
+	p.Draw(drawLegend(c, legend))
 }
 
 // hLine is a labelled horizontal reference line across the plot.

@@ -17,7 +17,7 @@ func TestSizeChartHalfPeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bulk, ce int
-	for _, s := range shown(t, plot.Charts(run), "size_read") {
+	for _, s := range shown(t, plot.Charts(run), "size") {
 		switch {
 		case strings.HasPrefix(s, "SM kernel bulk"):
 			bulk++
@@ -31,7 +31,7 @@ func TestSizeChartHalfPeak(t *testing.T) {
 			}
 		}
 	}
-	if bulk != 2 || ce != 2 {
-		t.Errorf("%d bulk and %d copy engine curves, want 2 each", bulk, ce)
+	if bulk != 4 || ce != 4 {
+		t.Errorf("%d bulk and %d copy engine curves, want 4 each (2 pairs, read and write)", bulk, ce)
 	}
 }

@@ -418,15 +418,15 @@ func (p *pdfPages) cells(lt *pdfTable, row []string, bold bool) ([][]string, int
 func (lt *pdfTable) rowHeight(n int) float64 { return lt.size*1.2*float64(n) + 2.5 }
 
 // tableStart is how much of a table must fit where it starts: all of it
-// when it fits on a page, unless more than half a page is left here (a
-// long table then starts here and goes on, its header repeated, rather
-// than leave half a page empty); else a third of a page.
+// when it fits on a page, unless more than a third of a page is left here
+// (a long table then starts here and goes on, its header repeated, rather
+// than leave a third of a page or more empty); else a third of a page.
 func (p *pdfPages) tableStart(t *table) float64 {
 	h := p.tableHeight(t)
 	switch {
 	case h <= p.left():
 		return h
-	case h <= bottom-margin && p.left() < (bottom-margin)/2:
+	case h <= bottom-margin && p.left() < (bottom-margin)/3:
 		return h
 	}
 	return min(h, (bottom-margin)/3)

@@ -27,11 +27,11 @@ const maxPairRows = 12
 // each figure crosses, what the NVLink counters saw, every item the
 // verdict's checks found (in full, once), then the NVLink error counters
 // per GPU and per link that bear the link findings out, for a ticket
-// (linkHealthSection; of a large machine the links where a counter other
-// than ECC-data rose), the figures a buyer reads
-// (heatmaps only where a matrix has more cells than its table shows at a
-// glance) and, in brief, how the headline figures are computed. Full adds
-// everything else.
+// (linkHealthSection: the links where a counter other than ECC-data
+// rose), in brief how the headline figures are computed, and last the
+// figures a buyer reads (heatmaps only where a matrix has more cells than
+// its table shows at a glance). Full adds everything else, every method
+// after the figures.
 func Report(run *results.Run) *Document { return report(run, false) }
 
 // Full returns the whole report: Report's sections, each starting a page,
@@ -83,13 +83,20 @@ func report(run *results.Run, full bool) *Document {
 	// The counters of every link follow the findings they bear out: where
 	// an engineer opening a ticket on a link looks.
 	linkHealthSection(d, run, full)
+	if !full {
+		// In brief, the methods flow on from the sections before, and the
+		// figures, a page each, end the report.
+		conventionsSection(d, run, full, headlines)
+	}
 	if len(figs) > 0 {
 		d.pageSection("Figures")
 		for _, f := range figs {
 			d.Figure(f)
 		}
 	}
-	conventionsSection(d, run, full, headlines)
+	if full {
+		conventionsSection(d, run, full, headlines)
+	}
 	return d
 }
 
@@ -123,7 +130,7 @@ func keyFigure(run *results.Run) func(name string) bool {
 		switch name {
 		case "heatmap_ce_read", "heatmap_ce_write", "heatmap_all_pairs":
 			return gpus > 3
-		case "size_read", "size_write", "latency_chase", "atomic_throughput":
+		case "size", "size_read", "size_write", "latency_chase", "atomic_throughput":
 			return true
 		case "rank":
 			return true // drawn only where pairs differ in rank
@@ -159,7 +166,7 @@ func conventionsSection(d *Document, run *results.Run, full bool, hs []Headline)
 	if len(shown) == 0 {
 		return
 	}
-	d.pageSection("Appendix: how the figures are computed")
+	d.Section("How the figures are computed")
 	if !full {
 		d.para("The headline tests in brief; p2pbench report --full says it for every test of the run, and the results file holds each test's convention.")
 	}

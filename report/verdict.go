@@ -81,8 +81,8 @@ func checksTable(v *results.Verdict, short bool) *table {
 	for i, c := range v.Checks {
 		outcome := c.Summary
 		bad := c.Status == results.StatusFail || c.Status == results.StatusWarn
-		if (short || bad) && c.Short != "" {
-			outcome = c.Short
+		if s := verdict.ShortOf(c); (short || bad) && s != "" {
+			outcome = s
 		}
 		checks.rows = append(checks.rows, []string{c.Status.Label(), c.Title, outcome})
 		checks.shade[[2]int{i, 0}] = c.Status
@@ -480,7 +480,14 @@ func failedLines(d *Document, v *results.Verdict) {
 		return
 	}
 	if d.width == 0 {
-		d.Heading(2, "What failed")
+		switch {
+		case len(fails) == 0:
+			d.Heading(2, "What warned")
+		case len(warns) == 0:
+			d.Heading(2, "What failed")
+		default:
+			d.Heading(2, "What failed and warned")
+		}
 		d.firstPageFindings = min(len(bad), maxFailedLines)
 		if n := len(bad); n > maxFailedLines {
 			bad = append(bad[:maxFailedLines], fmt.Sprintf("and %d more, listed under Findings in the report (p2pbench report)", n-maxFailedLines))

@@ -855,11 +855,12 @@ func (r *Run) Info(t Test) TestInfo {
 // Convention says in words how the figures of test t were computed: the
 // words of the conventions the run's catalogue entry names (else this
 // build's entry), or the entry's own words where it names none (a file of
-// an earlier build, an import), else "".
+// an earlier build, an import: with words its build is known to have got
+// wrong corrected, and said so: correctedConvention), else "".
 func (r *Run) Convention(t Test) string {
 	info := r.Info(t)
 	if info.Convention != "" || len(info.Conventions) == 0 {
-		return info.Convention
+		return r.correctedConvention(info.Convention)
 	}
 	return conventionWords(info.Conventions)
 }

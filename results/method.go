@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -44,3 +46,45 @@ const (
 
 // ms says a duration in whole milliseconds: "10 ms".
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+// The steady state's plain window was 20 ms in earlier builds and is
+// PlainWindow (10 ms) now; some builds' conventions said 20 ms while they
+// timed by 10 ms. A file's own host copies tell which its build used: a
+// copy to or from the host timed as a plain window (no short window)
+// shorter than 20 ms was timed by the 10 ms rule.
+const (
+	oldPlainWindowWords = "where the window holds 20 ms of copies or more"
+	oldPlainWindow      = 20 * time.Millisecond
+)
+
+// correctedConvention is a recorded convention with the words fixed that
+// its build is known by the file's own figures to have got wrong, said as
+// corrected; c as it is otherwise.
+func (r *Run) correctedConvention(c string) string {
+	if !strings.Contains(c, oldPlainWindowWords) || !r.plainWindowBelow(oldPlainWindow) {
+		return c
+	}
+	return strings.Replace(c, oldPlainWindowWords, "where the window holds "+ms(PlainWindow)+
+		" of copies or more (this file's words said 20 ms; its own host copies, timed as plain windows shorter than that, show the build used "+ms(PlainWindow)+")", 1)
+}
+
+// plainWindowBelow reports whether a copy to or from the host of the run
+// was timed as a plain steady-state window (reps_per_sample without
+// short_reps_per_sample) of copies lasting less than d.
+func (r *Run) plainWindowBelow(d time.Duration) bool {
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		if f.Test != H2D && f.Test != D2H || f.Stats == nil || f.Stats.Median <= 0 || f.Params["short_reps_per_sample"] != "" {
+			continue
+		}
+		reps, err := strconv.Atoi(f.Params["reps_per_sample"])
+		if err != nil || reps < 1 {
+			continue
+		}
+		window := time.Duration(float64(reps) * float64(f.Size) / (f.Stats.Median * 1e9) * float64(time.Second))
+		if window < d {
+			return true
+		}
+	}
+	return false
+}

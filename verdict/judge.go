@@ -366,6 +366,28 @@ func notJudgedShort(name string, v *results.Verdict) string {
 	return "no health readings (NVML)"
 }
 
+// ShortOf is a check's outcome in a few words: its Short, or of a file of
+// an older build, where it has none, the count and subjects of what failed
+// and warned ("" for a check that did neither: its Summary says it).
+func ShortOf(c results.Check) string {
+	if c.Short != "" {
+		return c.Short
+	}
+	fails, warns := 0, 0
+	for _, it := range c.Items {
+		switch it.Status {
+		case results.StatusFail:
+			fails++
+		case results.StatusWarn:
+			warns++
+		}
+	}
+	if fails+warns == 0 {
+		return ""
+	}
+	return badShort(c.Items, fails, warns)
+}
+
 // badShort says in a few words how many items of a check failed and
 // warned, naming as many of their subjects as fit MaxShort: "2 warned: GPU
 // 0, GPU 1", "1 failed, 2 warned: GPU 0 NVLink 3 and 2 more", "3 warned".
