@@ -253,7 +253,9 @@ func (m *heatmap) scale(sc scaleRefs) {
 	switch {
 	case sc.bound > 0 && top > sc.bound:
 		m.lo, m.hi = sc.bound, top
-		m.scaleNote = fmt.Sprintf("colour from %s%s (the least to pass) to %s%s (%s)", tickLabel(m.lo), unit, tickLabel(m.hi), unit, what)
+		// The ends as the cells and the report's tables round them: a
+		// pass-at figure is a product (0.9 × 393.45) with float tails.
+		m.scaleNote = fmt.Sprintf("colour from %s%s (the least to pass) to %s%s (%s)", formatValue(m.lo), unit, formatValue(m.hi), unit, what)
 	default:
 		m.lo, m.hi = min(vs[0], 0.85*results.Median(vs)), vs[len(vs)-1]
 		if m.hi-m.lo < 1e-9 {

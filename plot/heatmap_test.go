@@ -3,6 +3,7 @@ package plot
 import (
 	"image/color"
 	"math"
+	"regexp"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -57,6 +58,9 @@ func TestHeatmapShowsAWeakPair(t *testing.T) {
 		if judged != (m.scaleNote != "") {
 			t.Errorf("judged %v: scale note %q", judged, m.scaleNote)
 		}
+		if judged && !scaleNoteRE.MatchString(m.scaleNote) {
+			t.Errorf("scale note %q: want its ends rounded as the cells are", m.scaleNote)
+		}
 		slow := m.color(m.cells[2][5].value)
 		nearest, widest := math.Inf(1), 0.0
 		for r, row := range m.cells {
@@ -74,5 +78,9 @@ func TestHeatmapShowsAWeakPair(t *testing.T) {
 		}
 	}
 }
+
+// scaleNoteRE: a judged heatmap's scale note with its ends as a cell shows
+// them (393, 37.9), never a product's float tail (354.1050000000001).
+var scaleNoteRE = regexp.MustCompile(`^colour from \d+(\.\d{1,2})? GB/s \(the least to pass\) to \d+(\.\d{1,2})? GB/s \((expected|the best pair)\)$`)
 
 func sq(x float64) float64 { return x * x }
