@@ -487,3 +487,35 @@ func TestSmallCopyModes(t *testing.T) {
 		}
 	}
 }
+
+// A run that records no topology (an import: nvbandwidth prints none) has
+// its figures between GPUs left unjudged by the table, which places a pair
+// by its links; the bandwidth check says how many, beside a PASS of the
+// host figures or in place of one (issue 39: "6 figures judged: 6 PASS"
+// said nothing of the 32 between the GPUs).
+func TestBandwidthSaysWhatNoTopologyLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		tests      []results.Test
+		noTopology bool
+		status     results.Status
+		says       bool
+	}{
+		{[]results.Test{results.CERead, results.H2D}, true, results.StatusPass, true},
+		{[]results.Test{results.CERead}, true, results.StatusNotJudged, true},
+		{[]results.Test{results.CERead, results.H2D}, false, results.StatusPass, false},
+	} {
+		run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: tc.tests})
+		if tc.noTopology {
+			run.Topology = nil
+		}
+		v, err := verdict.Judge(run, verdict.Model(run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := check(v, "bandwidth")
+		if c.Status != tc.status || strings.Contains(c.Summary, "2 figures between GPUs not judged") != tc.says ||
+			tc.says && len([]rune(c.Short)) > verdict.MaxShort {
+			t.Errorf("%v, no topology %v: %s %q (%q)", tc.tests, tc.noTopology, c.Status, c.Summary, c.Short)
+		}
+	}
+}

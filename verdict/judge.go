@@ -332,6 +332,10 @@ func (j *judgement) checks() []results.Check {
 			if k.name != "links" && k.name != "pairs" { // their summaries say why
 				c.Summary, c.Short = notJudged(k.name, j.v), notJudgedShort(k.name, j.v)
 			}
+			if u := j.unplaced(); k.name == "bandwidth" && u > 0 {
+				c.Summary = fmt.Sprintf("%d figure%s between GPUs not judged: the run records no topology (which links join its GPUs), which the table needs to judge them", u, units.Plural(u, "", "s"))
+				c.Short = "no topology to judge by"
+			}
 			out = append(out, c)
 			continue
 		}
@@ -531,5 +535,36 @@ func (j *judgement) figureCheck(c *results.Check, bw bool) bool {
 	if len(parts) == 1 {
 		c.Short = fmt.Sprintf("%d figure%s, all %s", n, units.Plural(n, "", "s"), parts[0][strings.IndexByte(parts[0], ' ')+1:])
 	}
+	if bw {
+		if u := j.unplaced(); u > 0 {
+			c.Summary += fmt.Sprintf("; %d figure%s between GPUs not judged: the run records no topology (which links join its GPUs), which the table needs to judge them", u, units.Plural(u, "", "s"))
+			if s := fmt.Sprintf("%s; %d not judged", c.Short, u); len([]rune(s)) <= MaxShort {
+				c.Short = s
+			}
+		}
+	}
 	return true
+}
+
+// unplaced counts the figures between GPUs that p2pbench's expectation
+// table would judge were the GPUs' links known, in a run that records no
+// topology (an import: nvbandwidth and nccl-tests do not print it), so
+// that a PASS of the host figures alone says what it left out.
+func (j *judgement) unplaced() int {
+	if j.run.Topology != nil || j.v.Expectations.Kind != results.ExpectModel {
+		return 0
+	}
+	judged := make(map[string]bool, len(j.v.Figures))
+	for _, fv := range j.v.Figures {
+		judged[fv.Key] = true
+	}
+	n := 0
+	for i := range j.run.Figures {
+		f := &j.run.Figures[i]
+		if f.Unit == results.UnitGBps && f.Test.Info().Matrix && f.Test.Info().SameProcess == "" && f.Src >= 0 && f.Dst >= 0 &&
+			f.Src != f.Dst && f.Size >= ModelMinSize && !f.Failed() && !judged[f.Key()] {
+			n++
+		}
+	}
+	return n
 }
