@@ -95,7 +95,7 @@ func ncclCharts(ix *index) []*ncclChart {
 			ranks = f.Params["ranks"]
 		}
 		c := &ncclChart{name: "nccl_" + coll, title: "NCCL " + coll + " (nccl-tests): bandwidth against size"}
-		c.subtitle = "decimal GB/s as nccl-tests prints them: busbw (bus bandwidth, held against the links' peak) and algbw (size / time); median of its runs"
+		c.subtitle = "decimal GB/s as nccl-tests prints them: busbw (bus bandwidth, held against the links' peak) and algbw (size / time); one value per size: the mean over nccl-tests' timed iterations"
 		if ranks != "" {
 			c.subtitle += "; " + ranks + " ranks"
 		}

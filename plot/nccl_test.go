@@ -36,5 +36,10 @@ func TestNCCLChartHasNoDuplicateSeries(t *testing.T) {
 		if !slices.Equal(legend[1:], want) { // the first is the subtitle
 			t.Errorf("%s: legend %q, want %q", file, legend, want)
 		}
+		// nccl-tests prints one value per size, its mean over the timed
+		// iterations: no median of runs.
+		if sub := legend[0]; strings.Contains(sub, "median") || !strings.Contains(sub, "mean over nccl-tests' timed iterations") {
+			t.Errorf("%s: subtitle %q", file, sub)
+		}
 	}
 }

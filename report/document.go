@@ -123,7 +123,7 @@ func newDocument(run *results.Run, title string) *Document {
 	}
 	if run.Imported != nil {
 		d.tool = strings.TrimSpace(run.Tool.Name + " " + run.Tool.Version)
-		d.footer += "  ·  " + d.tool + "'s figures, imported"
+		d.footer += "  ·  " + possessive(d.tool) + " figures, imported"
 	}
 	if run.Simulated {
 		d.footer += "  ·  SIMULATED"

@@ -88,7 +88,7 @@ func Headlines(run *results.Run) []Headline {
 			h.Stats = f.Stats
 		}
 		if run.Imported != nil && f.Engine.IsSM() {
-			h.Method = run.Tool.Name + "'s kernel"
+			h.Method = possessive(run.Tool.Name) + " kernel"
 		}
 		out = append(out, h)
 	}

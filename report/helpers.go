@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -81,4 +82,13 @@ func sameProcessIndex(ipc *results.Run, runs ...*results.Run) map[string]*result
 		}
 	}
 	return idx
+}
+
+// possessive is a name's possessive as English writes it: "nvbandwidth's",
+// "nccl-tests'" (a name ending in s takes the apostrophe alone).
+func possessive(name string) string {
+	if strings.HasSuffix(name, "s") {
+		return name + "'"
+	}
+	return name + "'s"
 }

@@ -415,7 +415,7 @@ func devicesTable(d *Document, run *results.Run) {
 		t.rows = append(t.rows, row)
 	}
 	if len(missing) > 0 {
-		t.notes = []string{"Not in the import: " + strings.Join(missing, ", ") + " (" + run.Tool.Name + "'s output does not give them)."}
+		t.notes = []string{"Not in the import: " + strings.Join(missing, ", ") + " (" + possessive(run.Tool.Name) + " output does not give them)."}
 	}
 	d.table(t)
 	boardsTable(d, devs)

@@ -44,8 +44,12 @@ func verdictPage(d *Document, run *results.Run, hs []Headline) {
 	}
 	facts := []string{machineLine(run)}
 	if im := run.Imported; im != nil {
-		facts = append(facts, fmt.Sprintf("Figures: %s's, imported from %s (%s) by %s; SM figures are %s's own copy kernels, another method than p2pbench's SM rows",
-			strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version), im.File, im.Format, cmp.Or(im.Importer, "p2pbench"), run.Tool.Name))
+		line := fmt.Sprintf("Figures: %s, imported from %s (%s) by %s", possessive(strings.TrimSpace(run.Tool.Name+" "+run.Tool.Version)),
+			im.File, im.Format, cmp.Or(im.Importer, "p2pbench"))
+		if slices.ContainsFunc(run.Figures, func(f results.Figure) bool { return f.Engine.IsSM() }) {
+			line += fmt.Sprintf("; SM figures are %s own copy kernels, another method than p2pbench's SM rows", possessive(run.Tool.Name))
+		}
+		facts = append(facts, line)
 	} else {
 		facts = append(facts, identityLines(run)...)
 	}
