@@ -266,7 +266,7 @@ func resultsPath(c *cli.Context) (string, error) {
 		return "", usageError{fmt.Errorf("--dir %q: %w", pattern, err)}
 	}
 	if warning != "" {
-		fmt.Fprintf(c.App.ErrWriter, "p2pbench: warning: %s\n", warning)
+		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: warning: "+warning, report.ScreenWidth))
 	}
 	return filepath.Join(dir, "results.json"), nil
 }

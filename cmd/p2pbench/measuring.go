@@ -128,7 +128,7 @@ func (m *measuring) progress(done, total int, step string) {
 	}
 	if err := m.file.save(false); err != nil && !m.saveWarned {
 		m.saveWarned = true
-		fmt.Fprintf(m.c.App.ErrWriter, "p2pbench: warning: saving the run in progress failed (%v); it goes on, trying again, and at its end saves the results elsewhere if this file still cannot be written\n", err)
+		fmt.Fprintln(m.c.App.ErrWriter, report.Wrap(fmt.Sprintf("p2pbench: warning: saving the run in progress failed (%v); it goes on, trying again, and at its end saves the results elsewhere if this file still cannot be written", err), report.ScreenWidth))
 	}
 }
 
@@ -217,7 +217,7 @@ func (m *measuring) finish(runErr error, docs func(*results.Run) []*report.Docum
 		return err
 	}
 	if explained > 0 {
-		fmt.Fprintf(m.c.App.ErrWriter, "p2pbench: note: %s failed as this machine is known to make them fail (pairs without peer access or native atomics; the notes say which), which is no fault of it\n", figures(explained))
+		fmt.Fprintln(m.c.App.ErrWriter, report.Wrap(fmt.Sprintf("p2pbench: note: %s failed as this machine is known to make them fail (pairs without peer access or native atomics; the notes say which), which is no fault of it", figures(explained)), report.ScreenWidth))
 	}
 	return verdictStatus(m.c, run.Verdict)
 }

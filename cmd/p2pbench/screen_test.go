@@ -11,11 +11,12 @@ import (
 )
 
 // TestAllFitsOneScreen: all on simulated machines of 2, 8 and 72 GPUs, with
-// faults, prints at most report.ScreenWidth columns and 60 lines, stdout
+// faults, and on a PCIe machine whose pairs lack peer access, prints at
+// most report.ScreenWidth columns and 60 lines, stdout
 // and stderr together as a terminal shows them, the verdict among the
 // first lines of the screen and every check on one line (issue 39). The
-// 72-GPU run measures ce_read alone, once, to keep the test short: the
-// plan it prints and the screen's checks are those of a whole run.
+// 72-GPU and PCIe runs measure a test or two, once, to keep the test short:
+// the plan they print and the screen's checks are those of a whole run.
 func TestAllFitsOneScreen(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -24,6 +25,9 @@ func TestAllFitsOneScreen(t *testing.T) {
 		{"h200x2", []string{"--simulate-health", "link-errors:0:3:replay:2"}},
 		{"dgx-h100", []string{"--simulate-health", "slow-link:2:5:0.95", "--simulate-health", "link-errors:1:4:crc_data:500"}},
 		{"nvl72", []string{"--tests", "ce_read", "--sizes", "none", "--samples", "1", "--rounds", "1"}},
+		// Pairs without peer access: the figures they cannot have end the
+		// run with a note, wrapped as the screen is.
+		{"pcie-4gpu", []string{"--tests", "ce_read,sm_read", "--sizes", "none", "--samples", "1", "--rounds", "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Chdir(t.TempDir()) // the results' path as short as a user's
