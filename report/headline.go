@@ -22,6 +22,9 @@ type Headline struct {
 	// Figure.FailureLabel does).
 	Stats  *results.Stats
 	Failed string
+	// NoPeer marks a failure the pair explains: it has no peer access
+	// (results.Run.ExplainedFailure), so the test could not run on it.
+	NoPeer bool
 	// LinkGBps is the limit the figure is held against, from the path it
 	// crosses: the pair's theoretical bandwidth (Pair.LinkLimit), doubled
 	// for totals of both directions; for a copy staged through the host
@@ -86,6 +89,8 @@ func Headlines(run *results.Run) []Headline {
 			LinkGBps: limits.Of(f), Failed: f.FailureLabel()}
 		if h.Failed == "" {
 			h.Stats = f.Stats
+		} else if p, ok := run.Topology.Pair(f.Src, f.Dst); ok && !p.CanAccessPeer && run.ExplainedFailure(f) != "" {
+			h.NoPeer = true
 		}
 		if run.Imported != nil && f.Engine.IsSM() {
 			h.Method = possessive(run.Tool.Name) + " kernel"

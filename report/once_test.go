@@ -135,3 +135,32 @@ func TestWeakPairOnPageOne(t *testing.T) {
 		t.Errorf("page 1 does not name the weak pair:\n%s", page1)
 	}
 }
+
+// A machine of more pairs than a page of headline rows holds (4 GPUs: 12
+// pairs × 9 figures) gets a row per figure and rank, naming the slowest
+// pair; the pairs without peer access are counted as such, never as
+// failures (issue 39: a 4-GPU PCIe report took 17 pages, 3 of them this
+// table).
+func TestHeadlineOfFourGPUsSummarised(t *testing.T) {
+	run := resultstest.New(resultstest.Options{GPUs: 4, Layout: resultstest.PCIeBridged, NoSweep: true})
+	noPeer := func(s, d int) bool { return s == 1 && d == 2 || s == 2 && d == 1 }
+	for i := range run.Topology.Pairs {
+		if p := &run.Topology.Pairs[i]; noPeer(p.Src, p.Dst) {
+			p.CanAccessPeer = false
+		}
+	}
+	for i := range run.Figures {
+		if f := &run.Figures[i]; noPeer(f.Src, f.Dst) && f.Test.Info().Matrix && f.Test != results.NoP2PCopy {
+			f.Error, f.ErrorName, f.Stats, f.Samples = "peer access unsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", nil, nil
+		}
+	}
+	txt := text(t, report.Report(run))
+	_, head, _ := strings.Cut(txt, "==== Headline bandwidth against the links' limits")
+	head, _, _ = strings.Cut(head, "\n====")
+	if !strings.Contains(head, "slowest pair") || !strings.Contains(head, "without peer access)") || strings.Contains(head, "failed)") {
+		t.Errorf("the headline table of 4 GPUs:\n%s", head)
+	}
+	if n := strings.Count(head, "\n"); n > 45 {
+		t.Errorf("the headline section has %d lines, want at most 45:\n%s", n, head)
+	}
+}

@@ -20,6 +20,12 @@ import (
 // maxPairRows is the most pairs listed one per row; more are summarised.
 const maxPairRows = 12
 
+// maxHeadlineRows is the most rows the headline table gives one per pair
+// and figure, about a page; a machine with more (4 GPUs: 12 pairs × 9
+// figures) gets a row per figure and rank, naming the slowest pair, and
+// its heatmaps show every pair.
+const maxHeadlineRows = 40
+
 // Report returns the report a buyer reads, about a dozen pages for 8 GPUs.
 // It opens with the answer (the run's verdict and the machine's identity,
 // see verdictPage), then the system and its environment, the topology and
@@ -554,11 +560,7 @@ func headlineSection(d *Document, run *results.Run, hs []Headline) {
 	d.Section("Headline bandwidth against the links' limits")
 	d.para("Large transfers (%s), decimal GB/s (1e9 B/s) of one direction unless the figure is a total of both directions (held against twice the link). Read = pull, issued by the destination; write = push, issued by the source. The limit is the pair's NVLinks × the payload bandwidth of one link, or, for a pair without NVLinks and a staged copy, the slower of the two GPUs' PCIe links (generation × width); SM figures are also given as a share of the copy-engine figure of the same pair and direction.",
 		results.FormatBytes(hs[0].Size))
-	pairs := map[[2]int]bool{}
-	for _, h := range hs {
-		pairs[[2]int{h.Src, h.Dst}] = true
-	}
-	if len(pairs) <= maxPairRows {
+	if len(hs) <= maxHeadlineRows {
 		d.table(headlinePairTable(run, hs))
 	} else {
 		d.table(headlineRankTable(run, hs, newPairIndex(run)))
@@ -597,6 +599,7 @@ func headlineRankTable(run *results.Run, hs []Headline, ix *pairIndex) *table {
 		values, pcts []float64
 		limits       map[float64]bool
 		failed       int
+		noPeer       int // failed as a pair without peer access must (Headline.NoPeer)
 		slowest      Headline
 	}
 	groups := map[key]*agg{}
@@ -611,7 +614,11 @@ func headlineRankTable(run *results.Run, hs []Headline, ix *pairIndex) *table {
 			order = append(order, k)
 		}
 		if h.Stats == nil {
-			g.failed++
+			if h.NoPeer {
+				g.noPeer++
+			} else {
+				g.failed++
+			}
 			continue
 		}
 		g.values = append(g.values, h.Stats.Median)
@@ -626,9 +633,16 @@ func headlineRankTable(run *results.Run, hs []Headline, ix *pairIndex) *table {
 	t := &table{header: []string{"figure", "rank", "pairs", "min", "median", "max", "limit", "median % of limit", "slowest pair"}, align: "lrrrrrrrl"}
 	for _, k := range order {
 		g := groups[k]
-		pairsText := strconv.Itoa(len(g.values) + g.failed)
+		pairsText := strconv.Itoa(len(g.values) + g.failed + g.noPeer)
+		var but []string
+		if g.noPeer > 0 {
+			but = append(but, fmt.Sprintf("%d without peer access", g.noPeer))
+		}
 		if g.failed > 0 {
-			pairsText += fmt.Sprintf(" (%d failed)", g.failed)
+			but = append(but, fmt.Sprintf("%d failed", g.failed))
+		}
+		if len(but) > 0 {
+			pairsText += " (" + strings.Join(but, ", ") + ")"
 		}
 		if len(g.values) == 0 {
 			t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, "", "", "", "", "", ""})
