@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestAllFitsOneScreen: all on simulated machines of 2, 8 and 72 GPUs, with
-// faults, and on a PCIe machine whose pairs lack peer access, prints at
+// faults (of the 8, one pair 5% slow, which the screen and the report's
+// page 1 name), and on a PCIe machine whose pairs lack peer access, prints at
 // most report.ScreenWidth columns and 60 lines, stdout
 // and stderr together as a terminal shows them, the verdict among the
 // first lines of the screen and every check on one line (issue 39). The
@@ -23,7 +25,10 @@ func TestAllFitsOneScreen(t *testing.T) {
 		args []string
 	}{
 		{"h200x2", []string{"--simulate-health", "link-errors:0:3:replay:2"}},
-		{"dgx-h100", []string{"--simulate-health", "slow-link:2:5:0.95", "--simulate-health", "link-errors:1:4:crc_data:500"}},
+		// One pair's links 5% slow: named on the screen and on the report's
+		// page 1. Without the size sweeps, which add no line to the screen
+		// and a third to the run's time.
+		{"dgx-h100", []string{"--simulate-health", "slow-link:2:5:0.95", "--simulate-health", "link-errors:1:4:crc_data:500", "--sizes", "none"}},
 		{"nvl72", []string{"--tests", "ce_read", "--sizes", "none", "--samples", "1", "--rounds", "1"}},
 		// Pairs without peer access: the figures they cannot have end the
 		// run with a note, wrapped as the screen is.
@@ -59,6 +64,22 @@ func TestAllFitsOneScreen(t *testing.T) {
 				if !slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "  "+check+"  ") }) {
 					t.Errorf("no line of the check %q:\n%s", check, stdout)
 				}
+			}
+			if !slices.Contains(tc.args, "slow-link:2:5:0.95") {
+				return
+			}
+			slow := func(s string) bool { return strings.Contains(s, "2→5") || strings.Contains(s, "5→2") }
+			if !slices.ContainsFunc(screen, func(l string) bool {
+				return strings.Contains(l, "WARN") && strings.Contains(l, "Pairs alike") && slow(l)
+			}) {
+				t.Errorf("the screen does not name the slow pair on its check's line:\n%s", stdout)
+			}
+			var page bytes.Buffer
+			if err := report.Report(readResults(t, filepath.Join(dir, "results.json"))).WriteText(&page); err != nil {
+				t.Fatal(err)
+			}
+			if page1, _, _ := strings.Cut(page.String(), "==== System and environment"); !slow(page1) {
+				t.Errorf("the report's page 1 does not name the slow pair:\n%s", page1)
 			}
 		})
 	}
