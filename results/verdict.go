@@ -54,6 +54,10 @@ type Verdict struct {
 	Checks []Check `json:"checks"`
 	// NextSteps say what to do about what failed or warned.
 	NextSteps []string `json:"next_steps,omitempty"`
+	// Build is the p2pbench build that judged the run (its version, as
+	// Tool.Version names builds): another build's rules may judge the same
+	// figures otherwise. Absent in files of builds before it was recorded.
+	Build string `json:"build,omitempty"`
 	// Figures are the judged figures, in the run's order. Encode writes
 	// them one per line, after the rest of the verdict.
 	Figures []FigureVerdict `json:"figures"`
@@ -157,6 +161,7 @@ func (v *validator) verdict(vd *Verdict, keys map[string]int) {
 	v.name("verdict.expectations", "kind", src.Kind)
 	v.text("verdict.expectations", "name", src.Name)
 	v.text("verdict.expectations", "file", src.File)
+	v.name("verdict", "build", vd.Build)
 	for i, n := range src.Notes {
 		v.text("verdict.expectations", fmt.Sprintf("notes[%d]", i), n)
 	}

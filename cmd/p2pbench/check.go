@@ -137,7 +137,8 @@ func judgeAfterwards(run *results.Run, exp verdict.Expectations) (func(*results.
 }
 
 // judge gives run its verdict against exp (the expectation table when
-// nil); expectations that cannot judge it are a usage error (exit 2).
+// nil), naming this build as its judge; expectations that cannot judge it
+// are a usage error (exit 2).
 func judge(run *results.Run, exp verdict.Expectations) error {
 	if exp == nil {
 		exp = verdict.Model(run)
@@ -150,6 +151,7 @@ func judge(run *results.Run, exp verdict.Expectations) error {
 	if err != nil {
 		return err
 	}
+	v.Build = version
 	run.Verdict = v
 	return nil
 }

@@ -21,8 +21,9 @@ func reportCommand() *cli.Command {
 		Usage:     "write a report of a results file: system, topology, headline figures, plots, findings",
 		ArgsUsage: "RESULTS.json",
 		Description: "Writes a multi-page PDF (or Markdown with PNG figures in DIR_files beside it) that a\n" +
-			"buyer can read, opening with the run's verdict (a file without one is judged by the\n" +
-			"expectation table for the report, the file left as it is), and prints what the verdict's\n" +
+			"buyer can read, opening with the run's verdict (a file without one, or with another build's\n" +
+			"judgement by the expectation table, is judged by this build's table for the report, page 1\n" +
+			"saying what the file's own said; the file is left as it is), and prints what the verdict's\n" +
 			"checks found: link health, failed or unverified figures, pairs low in their class, copies\n" +
 			"across processes short of one process, clocks, noise and its causes, driver behaviour.",
 		Flags: []cli.Flag{
@@ -54,9 +55,21 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if run.Verdict == nil {
+	origin := report.Origin{Build: version, File: in}
+	switch v := run.Verdict; {
+	case v == nil:
 		// A run measured before verdicts existed (or by bw, lat, atomic):
 		// judged by the model for the report, the file left as it is.
+		if err := judge(run, nil); err != nil {
+			return err
+		}
+	case v.Build != version && v.Expectations.Kind == results.ExpectModel:
+		// Another build's verdict by the expectation table: this build
+		// judges the run again by its own table, so that the report gives
+		// its answer (an earlier build's rules may have been wrong), and
+		// page 1 says what the file's own said. A spec or baseline the
+		// report does not have: page 1 says how to judge it again.
+		origin.Was = v
 		if err := judge(run, nil); err != nil {
 			return err
 		}
@@ -65,6 +78,7 @@ func reportAction(c *cli.Context) error {
 	if c.Bool("full") {
 		doc = report.Full(run)
 	}
+	doc.SayOrigin(run, origin)
 	if format == "pdf" {
 		err = writeRendered(c.Context, out, doc.WritePDF)
 	} else {
