@@ -23,16 +23,10 @@ func Summary(run *results.Run) *Document {
 		d.table(t)
 	}
 	d.table(latencySummary(run))
-	failed, badData := 0, 0
+	fails := run.Failures()
 	var noisiest *results.Figure
 	for i := range run.Figures {
 		f := &run.Figures[i]
-		switch {
-		case f.Error != "":
-			failed++
-		case f.Verify == results.VerifyFailed:
-			badData++
-		}
 		// A figure of one value (an import's) has no spread to be noisy in.
 		if f.Unit == results.UnitGBps && f.Size >= verdict.LargeTransfer && f.Stats != nil && f.Stats.N >= 2 && (noisiest == nil || f.Stats.CV > noisiest.Stats.CV) {
 			noisiest = f
@@ -42,7 +36,7 @@ func Summary(run *results.Run) *Document {
 	if took := run.End.Sub(run.Start); took > 0 {
 		lines[0] += " in " + took.Round(100*time.Millisecond).String()
 	}
-	lines[0] += fmt.Sprintf("; %d failed, %d with bad data", failed, badData)
+	lines[0] += fmt.Sprintf("; %d failed, %d with bad data", fails.Errors, fails.BadData)
 	if noisiest != nil {
 		lines[0] += fmt.Sprintf("; largest CV at ≥ %s: %.2f%% (%s)", results.FormatBytes(verdict.LargeTransfer), 100*noisiest.Stats.CV, results.FigureName(noisiest))
 	}

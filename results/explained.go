@@ -28,3 +28,46 @@ func (r *Run) ExplainedFailure(f *Figure) string {
 	}
 	return ""
 }
+
+// Failures counts a run's figures that failed: the one count the exit
+// status, the verdict and the summaries say.
+type Failures struct {
+	// Figures is how many figures the run has.
+	Figures int
+	// Errors failed with an error (no value); BadData moved data that did
+	// not verify. A figure is one or the other.
+	Errors, BadData int
+	// Explained are those of them that fail as the machine is known to
+	// make them fail (ExplainedFailure).
+	Explained int
+}
+
+// Failed is how many figures failed either way.
+func (c Failures) Failed() int { return c.Errors + c.BadData }
+
+// Unexplained reports whether a failure is one the machine does not
+// explain, or whether every figure failed (or none was measured): what
+// makes a run's figures incomplete.
+func (c Failures) Unexplained() bool {
+	return c.Failed() > c.Explained || c.Failed() >= c.Figures
+}
+
+// Failures counts r's failed figures.
+func (r *Run) Failures() Failures {
+	c := Failures{Figures: len(r.Figures)}
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		switch {
+		case f.Error != "":
+			c.Errors++
+		case f.Verify == VerifyFailed:
+			c.BadData++
+		default:
+			continue
+		}
+		if r.ExplainedFailure(f) != "" {
+			c.Explained++
+		}
+	}
+	return c
+}

@@ -112,5 +112,20 @@ func TestExplainedFailure(t *testing.T) {
 		if got := run.ExplainedFailure(&tc.f); !strings.Contains(got, tc.want) || (tc.want == "") != (got == "") {
 			t.Errorf("%s %d→%d %s %s: %q, want %q", tc.f.Test, tc.f.Src, tc.f.Dst, tc.f.ErrorName, tc.f.Verify, got, tc.want)
 		}
+		run.Figures = append(run.Figures, tc.f)
+	}
+	// The one count of failures: 3 with an error, 3 with bad data (one
+	// passed), 2 of the 6 explained by the machine.
+	c := run.Failures()
+	if want := (results.Failures{Figures: 7, Errors: 3, BadData: 3, Explained: 2}); c != want || c.Failed() != 6 || !c.Unexplained() {
+		t.Errorf("Failures: %+v, want %+v, 6 failed, unexplained", c, want)
+	}
+	run.Figures = slices.DeleteFunc(run.Figures, func(f results.Figure) bool { return f.Failed() && run.ExplainedFailure(&f) == "" })
+	if c := run.Failures(); c.Failed() != 2 || c.Unexplained() {
+		t.Errorf("only explained failures: %+v, want 2 failed, none unexplained", c)
+	}
+	run.Figures = slices.DeleteFunc(run.Figures, func(f results.Figure) bool { return !f.Failed() })
+	if c := run.Failures(); c.Failed() != 2 || !c.Unexplained() {
+		t.Errorf("every figure failed (%+v): want it said as unexplained", c)
 	}
 }

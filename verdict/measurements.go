@@ -69,17 +69,15 @@ func Unverified(run *results.Run) string {
 // count true: how many figures were measured, and of how many the data was
 // verified, failed to verify or was not checked, and why not.
 func measurementSummary(run *results.Run) string {
-	n := len(run.Figures)
-	var failed, passed, bad, skipped, na int
+	c := run.Failures()
+	n, failed, bad := c.Figures, c.Errors, c.BadData
+	var passed, skipped, na int
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		switch {
-		case f.Error != "":
-			failed++
+		case f.Error != "" || f.Verify == results.VerifyFailed:
 		case f.Verify == results.VerifyPassed:
 			passed++
-		case f.Verify == results.VerifyFailed:
-			bad++
 		case f.Verify == results.VerifySkipped:
 			skipped++
 		default:

@@ -256,26 +256,12 @@ func figuresFailed(run *results.Run) (explained int, err error) {
 	if len(run.Figures) == 0 {
 		return 0, failedFigures(errors.New("nothing was measured"))
 	}
-	failed, bad := 0, 0
-	for i := range run.Figures {
-		f := &run.Figures[i]
-		switch {
-		case f.Error != "":
-			failed++
-		case f.Verify == results.VerifyFailed:
-			bad++
-		default:
-			continue
-		}
-		if run.ExplainedFailure(f) != "" {
-			explained++
-		}
-	}
-	if failed+bad == explained && failed+bad < len(run.Figures) {
-		return explained, nil
+	c := run.Failures()
+	if !c.Unexplained() {
+		return c.Explained, nil
 	}
 	return 0, failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
-		failed+bad, len(run.Figures), failed, bad))
+		c.Failed(), c.Figures, c.Errors, c.BadData))
 }
 
 // resultsFile is the results file of a run: locked against a second run
