@@ -22,7 +22,7 @@ const chaseKeepMargin = 1 << 30
 // The small-copy latency test: samples of each figure (over all its
 // rounds), and the copies in each sample of the back-to-back figure.
 const (
-	copyLatSamples   = measure.DefaultSamples
+	copyLatSamples   = results.DefaultSamples
 	copyLatB2BCopies = 50
 )
 
@@ -196,17 +196,6 @@ func bounce(a, b *measure.Device, k kernels.Kernel, slot int) (float64, error) {
 	return float64(times[2]-times[1]) / chunk, nil
 }
 
-// CopyLatencySizes are the sizes of the small-copy latency tests
-// (lat_copy_host, lat_copy_b2b, lat_copy_device): 4 B to 64 KiB, every
-// fourth power of two.
-func CopyLatencySizes() []uint64 {
-	var out []uint64
-	for n := uint64(4); n <= 64<<10; n *= 4 {
-		out = append(out, n)
-	}
-	return out
-}
-
 // ParamAloneCopies is the param of lat_copy_device: how many copies, each
 // timed alone, one after the other, a sample is the mean of.
 const ParamAloneCopies = "alone_copies_per_sample"
@@ -232,7 +221,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 	dirs := []results.Direction{results.DirRead, results.DirWrite}
 	if err := e.enablePair(s, d); err != nil {
 		for _, dir := range dirs {
-			for _, z := range CopyLatencySizes() {
+			for _, z := range results.CopyLatencySizes() {
 				for _, t := range want {
 					e.add(measure.Fail(copyLatFigure(t, dir, s, d, z), err))
 				}
@@ -251,7 +240,7 @@ func (e *Engine) copyLatency(ctx context.Context, s, d *measure.Device) {
 		if dir == results.DirWrite {
 			issuer = s
 		}
-		for _, z := range CopyLatencySizes() {
+		for _, z := range results.CopyLatencySizes() {
 			if ctx.Err() != nil {
 				return
 			}

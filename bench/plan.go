@@ -13,27 +13,14 @@ type PlanOptions struct {
 	AllPairs bool
 	// Peers, when > 0, samples: besides the representatives of each link
 	// class, each device measures Peers peers drawn at random with Seed.
-	// When 0, a domain of more than SampleAbove devices samples
-	// DefaultPeers peers.
+	// When 0, a domain of more than results.SampleAbove devices samples
+	// results.DefaultPeers peers.
 	Peers int
 	Seed  uint64
 }
 
-// A domain of more than SampleAbove devices is sampled by default, each
-// device measuring DefaultPeers peers, so the detail costs grow with the
-// devices, not with their pairs.
-const (
-	SampleAbove  = 16
-	DefaultPeers = 1
-	DefaultSeed  = 1
-)
-
-// DefaultSweep is the size sweep of p2pbench all (its --sizes): every
-// fourth power of two, the curve's shape at half the time of every power
-// (the sweep is a quarter of a run of all on two GPUs), up to 256 MiB: the
-// matrices measure --size (512 MiB), and 1 GiB would take 40% of the
-// sweep's time for a point on the same plateau.
-const DefaultSweep = "4B:256MiB:4"
+// DefaultSeed seeds the draw of a sampled plan's peers.
+const DefaultSeed = 1
 
 // sampledEveryPair are the matrix tests a sampled plan measures on every
 // pair: the copy engine's one way, the health of every link. The rest
@@ -56,8 +43,8 @@ func NewPlan(topo *results.Topology, o PlanOptions) *results.Plan {
 		return p
 	}
 	n := len(topo.Devices)
-	if o.Peers == 0 && !o.AllPairs && n > SampleAbove {
-		o.Peers = DefaultPeers
+	if o.Peers == 0 && !o.AllPairs && n > results.SampleAbove {
+		o.Peers = results.DefaultPeers
 	}
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed

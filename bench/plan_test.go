@@ -67,13 +67,13 @@ func TestPlanOfALargeDomainIsSampled(t *testing.T) {
 	opt.SetDefaults()
 	p := bench.NewPreview(opt, env, topo)
 	plan := p.Plan
-	if plan.Mode != results.PlanSampled || plan.PeersPerDevice != bench.DefaultPeers || plan.Seed != bench.DefaultSeed {
-		t.Fatalf("plan %s, %d peers, seed %d; want sampled, %d, %d", plan.Mode, plan.PeersPerDevice, plan.Seed, bench.DefaultPeers, bench.DefaultSeed)
+	if plan.Mode != results.PlanSampled || plan.PeersPerDevice != results.DefaultPeers || plan.Seed != bench.DefaultSeed {
+		t.Fatalf("plan %s, %d peers, seed %d; want sampled, %d, %d", plan.Mode, plan.PeersPerDevice, plan.Seed, results.DefaultPeers, bench.DefaultSeed)
 	}
 	// Each device draws its peers (some drawn twice, by both ends), and
 	// the representatives come on top: linear in the devices.
-	if n := len(plan.Detail); n < 72*bench.DefaultPeers || n > 72*bench.DefaultPeers+2 {
-		t.Errorf("%d detail pairs, want %d to %d", n, 72*bench.DefaultPeers, 72*bench.DefaultPeers+2)
+	if n := len(plan.Detail); n < 72*results.DefaultPeers || n > 72*results.DefaultPeers+2 {
+		t.Errorf("%d detail pairs, want %d to %d", n, 72*results.DefaultPeers, 72*results.DefaultPeers+2)
 	}
 	if pairs, devs := bench.AcrossProcesses(plan, topo.Devices); !slices.Equal(pairs, plan.Classes[0].Representatives) || !slices.Equal(devs, []int{0, 1}) {
 		t.Errorf("across processes: %v on devices %v, want the representatives on 0 and 1", pairs, devs)

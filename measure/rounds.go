@@ -11,16 +11,6 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// DefaultRounds is how many rounds a run takes each figure's samples in:
-// five rounds of three make the default fifteen samples (DefaultSamples). Five
-// rounds give the U test of compare on round
-// medians a p-value down to 0.008 (four against four cannot go below 0.029,
-// three against three not below 0.1), and an interval over rounds from
-// four degrees of freedom (results.RoundIntervalWithin); more rounds of fewer
-// samples each would make the round medians noisier and every round's
-// fixed costs (warm-ups, renewals) more.
-const DefaultRounds = 5
-
 // Renewal is a set of what a run makes afresh on every device between two
 // rounds, so that state a process keeps for its whole life (where its
 // buffers landed, its streams, its events) differs from round to round as

@@ -13,20 +13,8 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// Defaults of the settings.
-const (
-	// DefaultSize is the transfer size of the pairwise matrices and of the
-	// bandwidth tests across processes.
-	DefaultSize = 512 << 20
-	// DefaultSamples is each bandwidth figure's samples: three in each of
-	// the five rounds, whose median still stands when one sample strays.
-	// A round's first samples tell its median within a fraction of what the
-	// rounds' medians spread by, so the rounds, not more samples, carry what
-	// varies, and fewer samples shorten a run (docs/findings.md, "Behind the
-	// code").
-	DefaultSamples      = 15
-	defaultLatchTimeout = 5 * time.Second
-)
+// defaultLatchTimeout is how long a latch holds a stream at most by default.
+const defaultLatchTimeout = 5 * time.Second
 
 // Settings are what a run in one process (bench) and a run across
 // processes (ipc) share.
@@ -35,10 +23,12 @@ type Settings struct {
 	Devices []int
 	// Tests are the tests to measure; each run measures those it knows.
 	Tests []results.Test
-	// Size is the transfer size of the bandwidth tests (default DefaultSize).
+	// Size is the transfer size of the bandwidth tests (default
+	// results.DefaultSize).
 	Size uint64
-	// Samples per bandwidth figure (default 10: two a round), taken in Rounds rounds
-	// (default DefaultRounds; at most Samples), each a pass over every
+	// Samples per bandwidth figure (default results.DefaultSamples), taken
+	// in Rounds rounds (default results.DefaultRounds; at most Samples),
+	// each a pass over every
 	// test, so the rounds of one figure are spread over the run.
 	Samples int
 	Rounds  int
@@ -98,14 +88,14 @@ func BufferBytes(n uint64) uint64 { return (n + 255) &^ 255 }
 // SetDefaults fills the settings left at zero.
 func (s *Settings) SetDefaults() {
 	if s.Samples <= 0 {
-		s.Samples = DefaultSamples
+		s.Samples = results.DefaultSamples
 	}
 	if s.Rounds <= 0 {
-		s.Rounds = DefaultRounds
+		s.Rounds = results.DefaultRounds
 	}
 	s.Rounds = min(s.Rounds, s.Samples)
 	if s.Size == 0 {
-		s.Size = DefaultSize
+		s.Size = results.DefaultSize
 	}
 	if s.LatchTimeout <= 0 {
 		s.LatchTimeout = defaultLatchTimeout

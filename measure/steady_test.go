@@ -9,10 +9,11 @@ import (
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // steadySize is the size the steady-state tests copy: the default matrix size.
-const steadySize = DefaultSize
+const steadySize = results.DefaultSize
 
 // steadyFigures are the GB/s of one copy measured three ways: the median of
 // samples of one copy behind a warm-up (the timing before steady state), the

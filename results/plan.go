@@ -1,5 +1,50 @@
 package results
 
+// The defaults of a run's plan: what p2pbench measures unless told
+// otherwise, and what results/resultstest's synthetic runs follow.
+const (
+	// DefaultSize is the transfer size of the pairwise matrices and of the
+	// bandwidth tests across processes (--size).
+	DefaultSize = 512 << 20
+	// DefaultSweep is the size sweep of p2pbench all (its --sizes): every
+	// fourth power of two, the curve's shape at half the time of every
+	// power (the sweep is a quarter of a run of all on two GPUs), up to
+	// 256 MiB: the matrices measure DefaultSize, and 1 GiB would take 40%
+	// of the sweep's time for a point on the same plateau.
+	DefaultSweep = "4B:256MiB:4"
+	// DefaultSamples is each bandwidth figure's samples (--samples): three
+	// in each of the DefaultRounds rounds, whose median still stands when
+	// one sample strays. A round's first samples tell its median within a
+	// fraction of what the rounds' medians spread by, so the rounds, not
+	// more samples, carry what varies, and fewer samples shorten a run
+	// (docs/findings.md, "Behind the code").
+	DefaultSamples = 15
+	// DefaultRounds is how many rounds a run takes each figure's samples in
+	// (--rounds). Five rounds give the U test of compare on round medians
+	// a p-value down to 0.008 (four against four cannot go below 0.029,
+	// three against three not below 0.1), and an interval over rounds from
+	// four degrees of freedom (RoundIntervalWithin); more rounds of fewer
+	// samples each would make the round medians noisier and every round's
+	// fixed costs (warm-ups, renewals) more.
+	DefaultRounds = 5
+	// A domain of more than SampleAbove devices is sampled by default,
+	// each device measuring DefaultPeers peers, so the detail costs grow
+	// with the devices, not with their pairs.
+	SampleAbove  = 16
+	DefaultPeers = 1
+)
+
+// CopyLatencySizes are the sizes of the small-copy latency tests
+// (lat_copy_host, lat_copy_b2b, lat_copy_device): 4 B to 64 KiB, every
+// fourth power of two.
+func CopyLatencySizes() []uint64 {
+	var out []uint64
+	for n := uint64(4); n <= 64<<10; n *= 4 {
+		out = append(out, n)
+	}
+	return out
+}
+
 // Plan records how a run chose the pairs it measured: the link classes it
 // found, the pairs it measured in detail (beyond the matrices at the
 // transfer size, which cover every pair), how it sampled them, which

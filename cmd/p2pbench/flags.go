@@ -24,7 +24,7 @@ import (
 func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, seedFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
-		&cli.IntFlag{Name: "samples", Value: measure.DefaultSamples, Usage: "samples per bandwidth figure, taken over the rounds"},
+		&cli.IntFlag{Name: "samples", Value: results.DefaultSamples, Usage: "samples per bandwidth figure, taken over the rounds"},
 		roundsFlag, renewFlag,
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
 		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
@@ -36,7 +36,7 @@ func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 // roundsFlag and renewFlag say how each figure's samples are spread over a
 // run (every measuring command and mnnvl).
 var (
-	roundsFlag = &cli.IntFlag{Name: "rounds", Value: measure.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
+	roundsFlag = &cli.IntFlag{Name: "rounds", Value: results.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
 	renewFlag  = &cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
 		"offset (the buffers moved to other pages, the ping-pong's flags to another slot), alloc (the buffers allocated afresh), streams, events (the timing events and the latch), " +
 		"modules (the kernels loaded again), small (a new buffer of flags and timestamps), context (the work in a new green context)"}
@@ -49,7 +49,7 @@ var outputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: 
 // default of --size's help.
 func copyFlags(sizeUsage string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "size", Value: "512MiB", Usage: sizeUsage},
+		&cli.StringFlag{Name: "size", Value: fmt.Sprintf("%dMiB", results.DefaultSize>>20), Usage: sizeUsage},
 		&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
 		&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM, 1 to 32", DefaultText: "the variant's own"},
 		&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 up to 1024", DefaultText: "the variant's own"},

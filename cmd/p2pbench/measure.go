@@ -33,7 +33,7 @@ func measureCommand(name, usage string) *cli.Command {
 	if name == "bw" || name == "all" {
 		sizes := ""
 		if name == "all" {
-			sizes = bench.DefaultSweep
+			sizes = results.DefaultSweep
 		}
 		flags = append(flags, copyFlags("transfer size of the pairwise matrices")...)
 		flags = append(flags,

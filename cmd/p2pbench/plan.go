@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 // planFlags choose the pairs a measuring command measures in detail, and
@@ -14,7 +15,7 @@ import (
 var planFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "all-pairs", Usage: "measure every pair in detail (size sweeps, latency, atomics, across processes), not only the representatives of each link class"},
 	&cli.IntFlag{Name: "sample-peers", Usage: "sample: besides the representatives, each device measures `K` peers drawn at random in detail",
-		DefaultText: fmt.Sprintf("%d on more than %d devices, else none", bench.DefaultPeers, bench.SampleAbove)},
+		DefaultText: fmt.Sprintf("%d on more than %d devices, else none", results.DefaultPeers, results.SampleAbove)},
 	&cli.Uint64Flag{Name: "sample-seed", Value: bench.DefaultSeed, Usage: "seed of the peers --sample-peers draws (recorded in the results)"},
 	&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (link classes, representatives, pairs measured at once, steps, estimated duration) and measure nothing"},
 }

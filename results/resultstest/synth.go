@@ -19,10 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
-	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -47,7 +45,7 @@ type Options struct {
 	GPUs int
 	// Layout defaults to NVLinkPair for 2 GPUs, PCIeBridged up to 16, NVSwitch beyond.
 	Layout Layout
-	// Samples per figure (default measure.DefaultSamples).
+	// Samples per figure (default results.DefaultSamples).
 	Samples int
 	// Seed makes runs differ; the same options always build the same run.
 	Seed uint64
@@ -108,30 +106,30 @@ type SlowPair struct {
 }
 
 // MatrixSize is the transfer size of the pairwise bandwidth matrices.
-const MatrixSize = 512 << 20
+const MatrixSize = results.DefaultSize
 
-// SweepSizes returns the size sweep of p2pbench all (bench.DefaultSweep).
+// SweepSizes returns the size sweep of p2pbench all (results.DefaultSweep).
 func SweepSizes() []uint64 {
-	s, err := units.ParseSizes(bench.DefaultSweep)
+	s, err := units.ParseSizes(results.DefaultSweep)
 	if err != nil {
-		panic("synth: bench.DefaultSweep does not parse: " + err.Error())
+		panic("synth: results.DefaultSweep does not parse: " + err.Error())
 	}
 	return s
 }
 
 // LatencySizes returns the sizes of the copy latency tests
 // (bench.CopyLatencySizes).
-func LatencySizes() []uint64 { return bench.CopyLatencySizes() }
+func LatencySizes() []uint64 { return results.CopyLatencySizes() }
 
 // Default returns the options of a run shaped as p2pbench all measures a
 // machine of n GPUs with its defaults: bench's sampled plan beyond
-// bench.SampleAbove devices (the representatives of each link class, each
-// device's bench.DefaultPeers peers), measure.DefaultRounds rounds, and the
+// results.SampleAbove devices (the representatives of each link class, each
+// device's results.DefaultPeers peers), results.DefaultRounds rounds, and the
 // health readings all takes.
 func Default(n int) Options {
-	o := Options{GPUs: n, Rounds: measure.DefaultRounds, Health: true}
-	if n > bench.SampleAbove {
-		o.Representatives, o.PeersPerDevice = 2, bench.DefaultPeers
+	o := Options{GPUs: n, Rounds: results.DefaultRounds, Health: true}
+	if n > results.SampleAbove {
+		o.Representatives, o.PeersPerDevice = 2, results.DefaultPeers
 	}
 	return o
 }
@@ -284,7 +282,7 @@ func New(o Options) *results.Run {
 		}
 	}
 	if o.Samples <= 0 {
-		o.Samples = measure.DefaultSamples
+		o.Samples = results.DefaultSamples
 	}
 	if len(o.SweepTests) == 0 {
 		o.SweepTests = []results.Test{results.CERead, results.CEWrite, results.SMRead, results.SMWrite}
