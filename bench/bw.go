@@ -399,8 +399,8 @@ func (e *Engine) bothWays(ctx context.Context, test results.Test, dir results.Di
 }
 
 // localCopy measures a device-to-device copy within dv.
-func (e *Engine) localCopy(ctx context.Context, dv *measure.Device, size uint64) {
-	f := results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: dv.Index, Dst: dv.Index, Size: size, Unit: results.UnitGBps}
+func (e *Engine) localCopy(ctx context.Context, test results.Test, dv *measure.Device, size uint64) {
+	f := results.Figure{Test: test, Engine: results.EngineCopy, Src: dv.Index, Dst: dv.Index, Size: size, Unit: results.UnitGBps}
 	var seed uint32
 	if e.verifying() {
 		seed = e.seeds.Next()
@@ -550,18 +550,13 @@ func aggregateSlot(bufBytes uint64, n int) uint64 {
 }
 
 // oneWayTest is the one-way pair test with peer access that copies as sm
-// and dir say (the catalogue's first of that shape).
+// and dir say, with the run's kernel (results.PairTest).
 func oneWayTest(sm bool, dir results.Direction) results.Test {
 	engine := results.EngineCopy
 	if sm {
 		engine = results.EngineSM
 	}
-	for _, info := range results.Catalogue() {
-		if sh := info.Shape; info.Command == results.CommandBW && sh.Ends == results.EndsPair && sh.NeedsPeer && sh.Engine == engine && sh.Direction == dir {
-			return info.Name
-		}
-	}
-	panic(fmt.Sprintf("bench: the catalogue has no one-way pair test of engine %s, direction %s", engine, dir))
+	return pairTest(engine, dir)
 }
 
 func roundDown(n, a uint64) uint64 { return n / a * a }

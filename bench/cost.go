@@ -249,8 +249,6 @@ func (e *Engine) checksCost() time.Duration {
 			n++
 		}
 	}
-	if e.opt.Selected(results.LocalCopy) {
-		n++
-	}
+	n += len(e.localTests())
 	return time.Duration(n) * checkCost
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 
@@ -23,7 +24,8 @@ type PlanOptions struct {
 const DefaultSeed = 1
 
 // sampledEveryPair are the matrix tests a sampled plan measures on every
-// pair: the copy engine's one way, the health of every link. The rest
+// pair: the copy engine's one way (its pair tests of each direction),
+// the health of every link. The rest
 // keeps a large domain's results file small. Measured on nvl72 (5,112
 // pairs): every matrix test on every pair makes hundreds of megabytes, the
 // pairs' parts of the group tests 41 MB, the size sweeps of 146 pairs
@@ -31,7 +33,16 @@ const DefaultSeed = 1
 // sampled plan draws one peer per device, measures the other matrices on
 // the detail pairs, records the group tests' totals only, and sweeps sizes
 // on the representatives, the shape of a class's curve.
-var sampledEveryPair = []results.Test{results.CERead, results.CEWrite}
+var sampledEveryPair = []results.Test{pairTest(results.EngineCopy, results.DirRead), pairTest(results.EngineCopy, results.DirWrite)}
+
+// pairTest is results.PairTest of a shape the catalogue must have.
+func pairTest(engine results.Engine, dir results.Direction) results.Test {
+	t, ok := results.PairTest(engine, dir)
+	if !ok {
+		panic(fmt.Sprintf("bench: the catalogue has no pair test of engine %s, direction %q", engine, dir))
+	}
+	return t
+}
 
 // NewPlan plans a run on topo: its link classes and the pairs measured in
 // detail. The matrices at the transfer size cover every pair (on a sampled

@@ -107,11 +107,35 @@ func (e *Engine) deviceSteps() []step {
 	size := e.opt.Size
 	for _, dv := range e.devices() {
 		steps = append(steps, e.hostSteps(false, []*measure.Device{dv}, fmt.Sprintf("device %d", dv.Index))...)
-		if e.opt.Selected(results.LocalCopy) {
-			steps = append(steps, step{fmt.Sprintf("local copy device %d", dv.Index), func(ctx context.Context) { e.localCopy(ctx, dv, size) }, e.copyCost(1, float64(size)/localGBps)})
+		for _, t := range e.localTests() {
+			steps = append(steps, step{fmt.Sprintf("%s device %d", t.Info().Short, dv.Index), func(ctx context.Context) { e.localCopy(ctx, t, dv, size) }, e.copyCost(1, float64(size)/localGBps)})
 		}
 	}
 	return steps
+}
+
+// localTests are the selected copies within one device's memory by the
+// copy engine, in catalogue order.
+func (e *Engine) localTests() []results.Test {
+	return e.selected(func(info results.TestInfo) bool {
+		return info.Shape.Ends == results.EndsLocal && info.Shape.Engine == results.EngineCopy
+	})
+}
+
+// stagedTests are the selected copies between two devices without peer
+// access (staged through the host), in catalogue order.
+func (e *Engine) stagedTests() []results.Test {
+	return e.selected(func(info results.TestInfo) bool {
+		return info.Shape.Ends == results.EndsPair && info.Shape.Engine == results.EngineStaged
+	})
+}
+
+// selected are the selected tests of the measuring command bw whose shape
+// keep accepts, in catalogue order.
+func (e *Engine) selected(keep func(results.TestInfo) bool) []results.Test {
+	return results.Shaped(func(info results.TestInfo) bool {
+		return info.Command == results.CommandBW && e.opt.Selected(info.Name) && keep(info)
+	})
 }
 
 // peerTests are the selected bandwidth tests of one pair at a time with
@@ -160,13 +184,13 @@ func (e *Engine) matrixSteps() []step {
 	for _, g := range gs {
 		add(slices.DeleteFunc(slices.Clone(g), func(q results.PairID) bool { return !slices.Contains(e.sched.Detail, q) }), detail)
 	}
-	if e.opt.Selected(results.NoP2PCopy) {
+	for _, t := range e.stagedTests() {
 		for _, p := range e.stagedPairs() {
 			s, d := p[0], p[1]
-			steps = append(steps, step{fmt.Sprintf("no-P2P copy %d→%d", s.Index, d.Index), func(ctx context.Context) {
+			steps = append(steps, step{fmt.Sprintf("%s %d→%d", t.Info().Short, s.Index, d.Index), func(ctx context.Context) {
 				// Without peer access: the copy goes through the host.
 				e.disableIdle()
-				e.uniPair(ctx, results.NoP2PCopy, s, d, e.opt.Size)
+				e.uniPair(ctx, t, s, d, e.opt.Size)
 			}, e.copyCost(1, float64(e.opt.Size)/(stagedShare*e.hostGBps()))})
 		}
 	}
@@ -329,35 +353,32 @@ func (e *Engine) aggregateSteps() []step {
 
 // measuredAlone says which pair tests measure what the group test test
 // would on pairs in directions dirs, when its group is one pair: an
-// aggregate into or out of a device with one peer is that pair's copy
-// (ce_read or ce_write, sm_read or sm_write, which read within 0.5% of
-// them: docs/methods.md, "The plan"), and every pair of
-// two devices at once is both ways at once, pushed (ce_bidir). It returns
-// "" when the group is more than one pair, or the pair tests that would
-// stand for it do not measure that pair.
+// aggregate into or out of a device with one peer is that pair's copy by
+// the same engine in the same direction (ce_read or ce_write, sm_read or
+// sm_write, which read within 0.5% of them: docs/methods.md, "The plan"),
+// and every pair of two devices at once is both ways at once by the same
+// engine (ce_bidir, whose figures hold both directions). It returns "" when
+// the group is more than one pair, or the pair tests that would stand for
+// it do not measure that pair.
 func (e *Engine) measuredAlone(test results.Test, pairs [][2]int, dirs []results.Direction) string {
 	sh := test.Info().Shape
 	var by []string
 	switch {
-	case sh.Ends == results.EndsAllPairs && len(pairs) == 2 && pairs[0] == [2]int{pairs[1][1], pairs[1][0]} && sh.Engine == results.EngineCopy:
+	case sh.Ends == results.EndsAllPairs && len(pairs) == 2 && pairs[0] == [2]int{pairs[1][1], pairs[1][0]}:
+		t, ok := results.PairTest(sh.Engine, "")
+		if !ok {
+			return ""
+		}
 		for _, q := range pairs {
-			if !e.pairMeasured(results.CEBidir, q[0], q[1]) && !e.pairMeasured(results.CEBidir, q[1], q[0]) {
+			if !e.pairMeasured(t, q[0], q[1]) && !e.pairMeasured(t, q[1], q[0]) {
 				return ""
 			}
 		}
-		by = []string{string(results.CEBidir)}
+		by = []string{string(t)}
 	case (sh.Ends == results.EndsIntoOne || sh.Ends == results.EndsOutOfOne) && len(pairs) == 1:
 		for _, dir := range dirs {
-			t := results.CEWrite
-			switch {
-			case sh.Engine == results.EngineSM && dir == results.DirRead:
-				t = results.SMRead
-			case sh.Engine == results.EngineSM:
-				t = results.SMWrite
-			case dir == results.DirRead:
-				t = results.CERead
-			}
-			if !e.pairMeasured(t, pairs[0][0], pairs[0][1]) {
+			t, ok := results.PairTest(sh.Engine, dir)
+			if !ok || !e.pairMeasured(t, pairs[0][0], pairs[0][1]) {
 				return ""
 			}
 			by = append(by, string(t))

@@ -53,7 +53,7 @@ type heatmapSpec struct {
 
 // heatmapSpecs lists the matrices in catalogue order: the matrix tests
 // (both-ways tests as each direction's total), every pair's share of
-// all_pairs, and the one-direction bandwidth tests across processes (IPC
+// each test of every ordered pair at once, and the one-direction bandwidth tests across processes (IPC
 // latency and both-way figures have figures of their own kinds).
 func heatmapSpecs(ix *index) []heatmapSpec {
 	var specs []heatmapSpec
@@ -65,7 +65,7 @@ func heatmapSpecs(ix *index) []heatmapSpec {
 				heatmapSpec{test: info.Name, direction: results.DirWrite, part: results.PartTotal, title: info.Title + ", both pushing: total"})
 		case info.Matrix:
 			specs = append(specs, heatmapSpec{test: info.Name, title: info.Title})
-		case info.Name == results.AllPairs:
+		case info.Shape.Ends == results.EndsAllPairs:
 			specs = append(specs, heatmapSpec{test: info.Name, part: results.PartPair, title: info.Title + ": each pair's share"})
 		case twin.Matrix && !twin.BothWays && len(ix.byTest[info.Name]) > 0:
 			specs = append(specs, heatmapSpec{test: info.Name, title: info.Title})

@@ -190,6 +190,33 @@ type Shape struct {
 // IsCopy reports whether the shape is that of a copy test.
 func (s Shape) IsCopy() bool { return s.Engine != "" }
 
+// PairTest returns the bandwidth test between two devices with peer access
+// that copies by engine, one way in dir or both ways at once (dir ""), with
+// the run's SM kernel (no Shape.Kernel of its own): the test of the
+// matrices that measures such copies, and stands for a group of one pair
+// copying so. TestShapes holds the catalogue to one such test for each.
+func PairTest(engine Engine, dir Direction) (Test, bool) {
+	for _, info := range catalogue {
+		if sh := info.Shape; info.Command == CommandBW && sh.Ends == EndsPair && sh.NeedsPeer && sh.Kernel == "" &&
+			sh.Engine == engine && sh.Direction == dir && info.BothWays == (dir == "") {
+			return info.Name, true
+		}
+	}
+	return "", false
+}
+
+// Shaped returns the tests p2pbench measures whose shape keep accepts, in
+// the order a run makes them.
+func Shaped(keep func(TestInfo) bool) []Test {
+	var out []Test
+	for _, info := range catalogue {
+		if info.Shape.IsCopy() && keep(info) {
+			out = append(out, info.Name)
+		}
+	}
+	return out
+}
+
 // TestInfo is one test's entry in the catalogue: everything about a test
 // that is the same for all its figures.
 type TestInfo struct {

@@ -86,6 +86,21 @@ func TestShapes(t *testing.T) {
 			t.Errorf("%s: a matrix test %v, ends %s", info.Name, info.Matrix, sh.Ends)
 		}
 	}
+	// One pair test of the run's kernel for each engine and direction with
+	// peer access, which the plan takes to stand for a group of one pair.
+	for _, e := range []Engine{EngineCopy, EngineSM} {
+		for _, d := range []Direction{DirRead, DirWrite, ""} {
+			var n []Test
+			for _, info := range Catalogue() {
+				if sh := info.Shape; info.Command == CommandBW && sh.Ends == EndsPair && sh.NeedsPeer && sh.Kernel == "" && sh.Engine == e && sh.Direction == d {
+					n = append(n, info.Name)
+				}
+			}
+			if got, ok := PairTest(e, d); len(n) != 1 || !ok || got != n[0] {
+				t.Errorf("pair tests of engine %s, direction %q: %v; PairTest gives %s", e, d, n, got)
+			}
+		}
+	}
 }
 
 // TestUnheldPullsConvention: ce_read's convention names the size below which

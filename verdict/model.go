@@ -188,8 +188,11 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 	if f.Size < ModelMinSize {
 		return bound{}, false
 	}
-	switch f.Test {
-	case results.H2D, results.D2H:
+	info := f.Test.Info()
+	switch sh := info.Shape; {
+	case !sh.IsCopy():
+		return bound{}, false
+	case sh.Engine == results.EngineCopy && !sh.AllDevices && (sh.Ends == results.EndsHostToDevice || sh.Ends == results.EndsDeviceToHost):
 		dev := max(f.Src, f.Dst)
 		link, ok := m.host[dev]
 		if !ok {
@@ -197,14 +200,14 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 		}
 		return m.fromTable(f, path{kind: pathHost, gen: link.MaxGen, width: link.MaxWidth}, copyKind{f.Test, ""}, 1,
 			link.GBps(), fmt.Sprintf("GPU %d's PCIe link, %s GB/s each way", dev, fmtValue(link.GBps())))
-	case results.LocalCopy:
+	case sh.Engine == results.EngineCopy && sh.Ends == results.EndsLocal:
 		if f.Src != f.Dst {
 			return bound{}, false
 		}
 		name := m.name[f.Src]
 		return m.fromTable(f, path{kind: pathLocal, gpu: name}, copyKind{f.Test, ""}, 1,
 			gpuModels[name].memGBps/2, fmt.Sprintf("half the %s's %s GB/s of memory bandwidth (its datasheet)", name, fmtValue(gpuModels[name].memGBps)))
-	case results.NoP2PCopy:
+	case sh.Engine == results.EngineStaged && sh.Ends == results.EndsPair:
 		s, okS := m.host[f.Src]
 		d, okD := m.host[f.Dst]
 		if !okS || !okD {

@@ -792,13 +792,13 @@ func (g *gen) sweep() {
 					continue
 				}
 				peak, lat, engine, params, dir := ce, ceLatency, results.EngineCopy, map[string]string(nil), results.DirRead
-				switch test {
-				case results.CEWrite:
+				switch sh := test.Info().Shape; {
+				case sh.Engine == results.EngineCopy && sh.Direction == results.DirWrite:
 					peak, dir = ce*1.001, results.DirWrite
-				case results.SMRead:
+				case sh.Engine == results.EngineSM && sh.Direction == results.DirRead:
 					peak, lat = 0.829*link, smLatency
 					engine, params = g.smCopy(size)
-				case results.SMWrite:
+				case sh.Engine == results.EngineSM:
 					peak, lat, dir = 0.823*link, smLatency, results.DirWrite
 					engine, params = g.smCopy(size)
 				}
