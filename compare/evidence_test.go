@@ -186,8 +186,8 @@ func TestEvidenceGroups(t *testing.T) {
 	}
 }
 
-// TestTwoModesWithinTheInterval: in run 5 of call H's 2× H100 set
-// (testdata/reference/h100x2/2026-11-25-d) back-to-back 4-byte pulls 0→1
+// TestTwoModesWithinTheInterval: in run 5 of the 2× H100 set
+// testdata/reference/h100x2/2026-11-25-d back-to-back 4-byte pulls 0→1
 // took 13.3-13.9 µs in three rounds and 8.0-10.3 µs in the other two; run 1's
 // rounds took 6.9-8.5 µs, its median 7.95 µs, 0.8% below run 5's fastest
 // round. Run 5's interval of where another run's median would fall (7.65-19.0

@@ -86,9 +86,9 @@ var fallbackSources = []fallbackSource{
 	{"2× H200", "testdata/reference/h200x2/2026-11-26-ae", numbered("all", 5, ".json.gz"), "`all` in five processes"},
 }
 
-// The fifth session's 2× H200 sets of calls T, W and X say they have
-// process replicates, which the session's last build no longer claims (its
-// runs' small copy-engine copies keep a time per process); the generator
+// The 2× H200 sets h200x2/2026-11-25-t, -w and -x say they have process
+// replicates, which the builds after them no longer claim (their runs'
+// small copy-engine copies keep a time per process); the generator
 // compares them as they are, the floors from their rounds alone, and keeps
 // what lies beyond.
 
@@ -293,8 +293,8 @@ func TestFallbackTable(t *testing.T) {
 	if newDoc != string(doc) {
 		t.Error("FALLBACK.md's fallback table is not what its sources give: go test ./compare -run TestFallbackTable -update-fallback")
 	}
-	// The hold-outs are no source (call D, under the reference set's
-	// folder, is another lease, on another machine).
+	// The hold-outs are no source (h100x2/2026-11-25-d, a set under the
+	// reference set's folder, is another lease, on another machine).
 	for _, s := range fallbackSources {
 		for _, h := range fallbackHoldOuts {
 			if s.dir == h || (strings.HasPrefix(s.dir, h+"/") && !strings.HasPrefix(s.dir, h+"/call")) {

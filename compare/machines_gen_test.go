@@ -47,8 +47,7 @@ var machineSources = []machineSource{
 }
 
 // machineHoldOuts are the VMs the machine table is tested on, never
-// measured on: the last 2× H200 set (call AG) and the last 2× H100 set
-// (call L).
+// measured on: the last 2× H200 set and the last 2× H100 set.
 var machineHoldOuts = []string{"testdata/reference/h200x2/2026-11-26-ag", "testdata/reference/h100x2/2026-11-25-e"}
 
 // measureMachines compares every two machines of a kind, without the

@@ -20,8 +20,8 @@ func readRun(t *testing.T, path ...string) *results.Run {
 	return r
 }
 
-// TestMachinesOfOneKind: runs of the hold-out VMs (call AG on a 2× H200,
-// call L on a 2× H100) against a run of every other VM of their kind. The
+// TestMachinesOfOneKind: runs of the hold-out VMs (h200x2/2026-11-26-ag,
+// h100x2/2026-11-25-e) against a run of every other VM of their kind. The
 // header says the machines differ (never that they are the same: their
 // hosts are all "vm"); without --across-machines no change is flagged;
 // with it, each figure held to the spread between machines of one kind

@@ -11,8 +11,8 @@ import (
 )
 
 // TestOldBuildAgainstNew: the 2× H100 evidence (build b5bd88b) against a
-// later build's run of the same kind of machine (call L, 0baba39, another
-// VM): no row
+// later build's run of the same kind of machine (h100x2/2026-11-25-e,
+// 0baba39, another VM): no row
 // whose method changed is flagged, every such row says what changed, and
 // what was flagged across methods (the staged copies, the copy engine's
 // small pulls) is among them.

@@ -10,13 +10,14 @@ import (
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// finalSet is the reference set of five `all` runs of the sixth session's
-// last build on a fresh 2× H200 (call AG), with nvbandwidth beside it: a
-// hold-out of the fallback (fallbackHoldOuts). Call AE's set, the same build's on another VM, was the hold-out
-// before it joined the sources: its ten pairings exited 0, eight flagging
-// nothing and two SM copies to the host as better by 3.3-5.0 % (run 2's
-// host path slower in all its rounds); with it a source, call AG's flag
-// nothing, where without it two flagged the same copies 1.4-1.5 % slower
+// finalSet is the reference set of five `all` runs of one build on a
+// fresh 2× H200, with nvbandwidth beside it: a hold-out of the fallback
+// (fallbackHoldOuts). The same build's set on another VM
+// (h200x2/2026-11-26-ae) was the hold-out before it joined the sources:
+// its ten pairings exited 0, eight flagging nothing and two SM copies to
+// the host as better by 3.3-5.0 % (run 2's host path slower in all its
+// rounds); with it a source, this set's flag nothing, where without it
+// two flagged the same copies 1.4-1.5 % slower
 // against floors of 1.4-1.5 % (compare-pairs.txt of both sets).
 var finalSet = []string{"h200x2", "2026-11-26-ag"}
 
@@ -75,7 +76,7 @@ func TestFinalSetPairings(t *testing.T) {
 // TestFinalSetSensitivity: in a copy of one run with one family made
 // worse — 2 % less bandwidth for the copies that are steady there (sm_write
 // from 64 MiB, ce_write from 128 MiB: at 64 MiB its rounds spread so that
-// their floor is 1.9-2.2 % on the 2× H200s of calls W and X, as on the 2×
+// their floor is 1.9-2.2 % on the 2× H200s of h200x2/2026-11-25-w and -x, as on the 2×
 // H100 of the evidence), 10 % slower pointer chases in L2 and atomic
 // latency, 10 % slower chases beyond L2 within a GPU and between the GPUs —
 // every changed figure is flagged against another run, and nothing else the

@@ -183,10 +183,10 @@ func unitsOf(a, b side) (on, process string) {
 // classOf names a row's class: its key but for the pair, with the
 // baseline's method params (a queue, a kernel), its size's band, whether the
 // pair is one device's own memory, and the units its change was tested on. A device's own memory and a peer's are not alike:
-// on a 2× H100 (2026-11-25-c) the chase through 256 MiB of a GPU's own
-// memory read 293-345 ns from round to round (where the fresh memory of
-// each round landed), the same chase over NVLink 1006-1008 ns; pooled,
-// every pair's floor was the local chase's 10%.
+// on a 2× H100 the chase through 256 MiB of a GPU's own memory reads
+// 293-345 ns from round to round (where the fresh memory of each round
+// lands), the same chase over NVLink 1006-1008 ns; pooled, every pair's
+// floor would be the local chase's 10% (compare/FALLBACK.md).
 func classOf(row *Row, on string) string {
 	where := "peer"
 	if row.Src == row.Dst {
@@ -349,11 +349,10 @@ func unitRange(units *benchmath.Sample) [2]float64 {
 // baseline's units of kind on, or the baseline's within side i+1's; or,
 // on rounds, within the other side's interval of where another run's
 // median would fall (Cell.Lo, Cell.Hi: results.RoundIntervalWithin). A figure
-// whose rounds take two modes has a wide interval: on a 2× H100 (2026-11-25,
-// testdata/reference/h100x2/2026-11-25-d) back-to-back 4-byte pulls took
-// 13.3-13.9 µs in three rounds of one run and 7-10 µs in its other two and
-// in every round of the other runs; that run's interval, 7.65-19.0 µs, held
-// the others' medians, and its median (13.3 µs) lay 0.8% past their rounds.
+// whose rounds take two modes has a wide interval, which holds the other
+// side's median where the modes explain the change
+// (TestTwoModesWithinTheInterval: back-to-back 4-byte pulls of 13.3-13.9 µs
+// in three rounds of a 2× H100's run and 7-10 µs in its other two).
 func covered(row *Row, i int, n *rowNoise, on string) bool {
 	ranges := n.roundRange
 	if on == onRuns {
