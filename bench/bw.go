@@ -130,22 +130,9 @@ func (e *Engine) roundSamples(tm measure.Timing) int {
 // with no samples for them, returns none.
 func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(measure.Timing) int, sums ...sum) []results.Figure {
 	shareSMs(flows, sums)
-	fail := func(err error) []results.Figure {
-		if errors.Is(err, context.Canceled) {
-			return nil
-		}
-		var out []results.Figure
-		for _, fl := range flows {
-			out = append(out, measure.Fail(fl.fig, err))
-		}
-		for _, t := range sums {
-			out = append(out, measure.Fail(t.fig, err))
-		}
-		return out
-	}
 	ts, err := e.prepareFlows(flows)
 	if err != nil {
-		return fail(err)
+		return failFlows(flows, sums, err)
 	}
 	target := measure.SampleTarget
 	for _, fl := range flows {
@@ -153,27 +140,10 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 			target = measure.HostSampleTarget
 		}
 	}
-	var wins []*measure.Window
-	// Not for the figures of many pairs at once (all to one, all pairs):
-	// their pairs' links carry what the pairs' own figures measured the
-	// wire of, and each of their pairs would cost a reading of 22 ms.
-	if e.round == 0 && flows[0].fig.Part != results.PartPair {
-		for _, l := range linkPairs(flows) {
-			// At the run's transfer size only, where the matrices, the
-			// tests across processes and the report's "On the wire" are:
-			// a reading of both devices took 20 ms on the 2x H100.
-			if l.size == e.opt.Size {
-				wins = append(wins, e.traffic.Begin(l.src, l.dst, l.size))
-			}
-		}
-	}
-	if len(wins) == 0 {
-		// Traffic outside any counter window (measure.Meter.Invalidate).
-		e.traffic.Invalidate()
-	}
+	wins := e.trafficWindows(flows)
 	tm, err := e.timing(ctx, fmt.Sprintf("%s|%d flows", flows[0].fig.Key(), len(flows)), ts, target)
 	if err != nil {
-		return fail(err)
+		return failFlows(flows, sums, err)
 	}
 	n := samples(tm)
 	if n == 0 {
@@ -189,7 +159,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 		ms, err = e.timer.Measure(ctx, ts, tm, n)
 	}
 	if err != nil {
-		return fail(err)
+		return failFlows(flows, sums, err)
 	}
 	for _, w := range wins {
 		w.End()
@@ -200,29 +170,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 		out[i].Check = measure.NewCheck(measure.GBps(flows[i].size, plain[i]), reps)
 	}
 	for _, su := range sums {
-		t := su.fig
-		t.Verify = results.VerifySkipped
-		if e.verifying() {
-			t.Verify = results.VerifyPassed
-		}
-		var sizes []uint64
-		var times [][]float64
-		for _, i := range su.flows(len(flows)) {
-			sizes, times = append(sizes, flows[i].size), append(times, ms[i])
-			if out[i].Verify == results.VerifyFailed {
-				t.Verify = results.VerifyFailed
-			}
-		}
-		t.Samples = measure.TotalGBps(sizes, times)
-		t.Params = tm.Record(t.Params)
-		if plain != nil {
-			var pt [][]float64
-			for _, i := range su.flows(len(flows)) {
-				pt = append(pt, plain[i])
-			}
-			t.Check = measure.NewCheck(measure.TotalGBps(sizes, pt), reps)
-		}
-		out = append(out, t)
+		out = append(out, e.sumFigure(su, flows, out, ms, plain, reps, tm))
 	}
 	for i := range out {
 		if len(out[i].Samples) > 0 {
@@ -233,6 +181,73 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 		w.Attach(out)
 	}
 	return out
+}
+
+// failFlows is every figure of flows and sums failed with err; none when
+// the run was cancelled.
+func failFlows(flows []flow, sums []sum, err error) []results.Figure {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	var out []results.Figure
+	for _, fl := range flows {
+		out = append(out, measure.Fail(fl.fig, err))
+	}
+	for _, t := range sums {
+		out = append(out, measure.Fail(t.fig, err))
+	}
+	return out
+}
+
+// trafficWindows opens the NVLink counter windows of flows' links, in the
+// first round and at the run's transfer size only, where the matrices, the
+// tests across processes and the report's "On the wire" are (a reading of
+// both devices takes tens of ms). Not for the figures of many pairs at once
+// (all to one, all pairs): their pairs' links carry what the pairs' own
+// figures measured the wire of.
+func (e *Engine) trafficWindows(flows []flow) []*measure.Window {
+	var wins []*measure.Window
+	if e.round == 0 && flows[0].fig.Part != results.PartPair {
+		for _, l := range linkPairs(flows) {
+			if l.size == e.opt.Size {
+				wins = append(wins, e.traffic.Begin(l.src, l.dst, l.size))
+			}
+		}
+	}
+	if len(wins) == 0 {
+		// Traffic outside any counter window (measure.Meter.Invalidate).
+		e.traffic.Invalidate()
+	}
+	return wins
+}
+
+// sumFigure is the total of su's flows, from their times ms (and the
+// method check's plain windows plain, of reps copies), verified where each
+// of its flows' figures out is.
+func (e *Engine) sumFigure(su sum, flows []flow, out []results.Figure, ms, plain [][]float64, reps int, tm measure.Timing) results.Figure {
+	t := su.fig
+	t.Verify = results.VerifySkipped
+	if e.verifying() {
+		t.Verify = results.VerifyPassed
+	}
+	var sizes []uint64
+	var times [][]float64
+	for _, i := range su.flows(len(flows)) {
+		sizes, times = append(sizes, flows[i].size), append(times, ms[i])
+		if out[i].Verify == results.VerifyFailed {
+			t.Verify = results.VerifyFailed
+		}
+	}
+	t.Samples = measure.TotalGBps(sizes, times)
+	t.Params = tm.Record(t.Params)
+	if plain != nil {
+		var pt [][]float64
+		for _, i := range su.flows(len(flows)) {
+			pt = append(pt, plain[i])
+		}
+		t.Check = measure.NewCheck(measure.TotalGBps(sizes, pt), reps)
+	}
+	return t
 }
 
 // prepareFlows writes the pattern into every source and poisons every

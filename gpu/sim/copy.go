@@ -41,31 +41,7 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		case sd >= 0 && dd >= 0 && sd != dd:
 			direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
 			if direct {
-				counted = &mm.ceWrite
-				if c.dev == dd {
-					counted = &mm.ceRead
-				}
-				o.setup = mm.ceSetupPeer
-				uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
-				if mm.linkWake > 0 && c.dev == dd && !d.ipcChild {
-					// Pulls, what the probe measured.
-					link := [2]int{sd, dd}
-					u := d.linkUsed[link]
-					if u.running == 0 && (!u.seen || o.start-u.end >= mm.linkIdle) {
-						o.extra += mm.linkWake
-					}
-					u.running++
-					u.seen = true
-					d.linkUsed[link] = u
-					pullOn = &link
-				}
-				if c.dev == dd {
-					o.pull = dst.n <= smallPull
-					if d.coldPull[c.dev] > 0 {
-						d.coldPull[c.dev]--
-						o.extra += mm.firstPull
-					}
-				}
+				counted, pullOn, uses = c.peerCopy(o, sd, dd, dst.n)
 			} else {
 				// Staged through host memory: both devices' copy engines
 				// moved host memory.
@@ -108,6 +84,41 @@ func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
 		return nil
 	}
 	return o
+}
+
+// peerCopy sets o up as a copy of n bytes over the link from device sd to
+// dd, issued in c with peer access: its fixed cost, a pull's waking of an
+// idle link and the first pull's cost after peer access was enabled
+// again. It returns how the copy counts on the link's counters, the link
+// a pull counts on while it runs (nil for a push), and what it uses.
+func (c *devContext) peerCopy(o *op, sd, dd int, n uint64) (counted *profile, pullOn *[2]int, uses []use) {
+	d, mm := c.d, c.d.m.m
+	counted = &mm.ceWrite
+	if c.dev == dd {
+		counted = &mm.ceRead
+	}
+	o.setup = mm.ceSetupPeer
+	uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
+	if mm.linkWake > 0 && c.dev == dd && !d.ipcChild {
+		// Pulls, what the probe measured.
+		link := [2]int{sd, dd}
+		u := d.linkUsed[link]
+		if u.running == 0 && (!u.seen || o.start-u.end >= mm.linkIdle) {
+			o.extra += mm.linkWake
+		}
+		u.running++
+		u.seen = true
+		d.linkUsed[link] = u
+		pullOn = &link
+	}
+	if c.dev == dd {
+		o.pull = n <= smallPull
+		if d.coldPull[c.dev] > 0 {
+			d.coldPull[c.dev]--
+			o.extra += mm.firstPull
+		}
+	}
+	return counted, pullOn, uses
 }
 
 // linkUse is what the simulator knows of a device's pulls from a peer, for

@@ -190,40 +190,13 @@ func ParseHealth(spec string) (Option, error) {
 		}
 		nums = append(nums, n)
 	}
+	var o Option
+	var err error
 	switch {
 	case kind == "link-errors" && len(f) >= 3 && len(f) <= 4 && len(nums) >= 2:
-		e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), PerSecond: 1000}
-		if len(f) == 4 {
-			v, err := strconv.ParseFloat(f[3], 64)
-			if err != nil {
-				return fail(fmt.Sprintf("errors per second %s is not a number", results.QuoteShort(f[3])))
-			}
-			e.PerSecond = v
-		}
-		if err := e.validate(); err != nil {
-			return fail(err.Error())
-		}
-		return WithLinkErrors(e), nil
+		o, err = parseLinkErrors(f, nums)
 	case kind == "link-error-burst" && len(f) >= 3 && len(f) <= 5 && len(nums) >= 2:
-		e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), Burst: 1, At: time.Millisecond}
-		if len(f) >= 4 {
-			n, err := strconv.ParseUint(f[3], 10, 64)
-			if err != nil || n == 0 {
-				return fail(fmt.Sprintf("errors %q is not a whole number above 0", f[3]))
-			}
-			e.Burst = n
-		}
-		if len(f) == 5 {
-			at, err := time.ParseDuration(f[4])
-			if err != nil || at < 0 {
-				return fail(fmt.Sprintf("%q is not a duration from the start", f[4]))
-			}
-			e.At = at
-		}
-		if err := e.validate(); err != nil {
-			return fail(err.Error())
-		}
-		return WithLinkErrors(e), nil
+		o, err = parseLinkErrorBurst(f, nums)
 	case kind == "link-total-na" && rest != "" && len(f) <= 2 && len(nums) >= 1:
 		c := results.LinkCRCData
 		if len(f) == 2 {
@@ -233,7 +206,6 @@ func ParseHealth(spec string) (Option, error) {
 	case kind == "link-down" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
 		var at time.Duration
 		if len(f) == 3 {
-			var err error
 			if at, err = time.ParseDuration(f[2]); err != nil || at < 0 {
 				return fail(fmt.Sprintf("%s is not a duration from the start", results.QuoteShort(f[2])))
 			}
@@ -251,27 +223,78 @@ func ParseHealth(spec string) (Option, error) {
 			return fail(err.Error())
 		}
 		return WithProcess(p), nil
-	case kind == "slow-link" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2 && nums[0] == nums[1]:
-		return fail(fmt.Sprintf("a link joins two devices: %d and %d are one", nums[0], nums[1]))
 	case kind == "slow-link" && len(f) >= 2 && len(f) <= 3 && len(nums) >= 2:
-		scale := 0.5
-		if len(f) == 3 {
-			v, err := strconv.ParseFloat(f[2], 64)
-			if err != nil || !(v > 0 && v < 1) {
-				return fail(fmt.Sprintf("scale %s is not a number above 0 and below 1", results.QuoteShort(f[2])))
-			}
-			scale = v
-		}
-		return func(d *Driver) error {
-			for _, p := range [][2]int{{nums[0], nums[1]}, {nums[1], nums[0]}} {
-				if err := WithFault(Fault{Kind: FaultSlowLink, Src: p[0], Dst: p[1], Scale: scale})(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
+		o, err = parseSlowLink(f, nums)
+	default:
+		return fail("not understood; want " + strings.Join(HealthSpecs[:len(HealthSpecs)-1], ", ") + " or " + HealthSpecs[len(HealthSpecs)-1])
 	}
-	return fail("not understood; want " + strings.Join(HealthSpecs[:len(HealthSpecs)-1], ", ") + " or " + HealthSpecs[len(HealthSpecs)-1])
+	if err != nil {
+		return fail(err.Error())
+	}
+	return o, nil
+}
+
+// parseLinkErrors reads link-errors:DEV:LINK:COUNTER[:PER_SECOND], its
+// fields f and their leading numbers nums.
+func parseLinkErrors(f []string, nums []int) (Option, error) {
+	e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), PerSecond: 1000}
+	if len(f) == 4 {
+		v, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			return nil, fmt.Errorf("errors per second %s is not a number", results.QuoteShort(f[3]))
+		}
+		e.PerSecond = v
+	}
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return WithLinkErrors(e), nil
+}
+
+// parseLinkErrorBurst reads link-error-burst:DEV:LINK:COUNTER[:N[:AT]].
+func parseLinkErrorBurst(f []string, nums []int) (Option, error) {
+	e := LinkErrors{Device: nums[0], Link: nums[1], Counter: results.LinkCounter(f[2]), Burst: 1, At: time.Millisecond}
+	if len(f) >= 4 {
+		n, err := strconv.ParseUint(f[3], 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("errors %q is not a whole number above 0", f[3])
+		}
+		e.Burst = n
+	}
+	if len(f) == 5 {
+		at, err := time.ParseDuration(f[4])
+		if err != nil || at < 0 {
+			return nil, fmt.Errorf("%q is not a duration from the start", f[4])
+		}
+		e.At = at
+	}
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return WithLinkErrors(e), nil
+}
+
+// parseSlowLink reads slow-link:A:B[:SCALE].
+func parseSlowLink(f []string, nums []int) (Option, error) {
+	if nums[0] == nums[1] {
+		return nil, fmt.Errorf("a link joins two devices: %d and %d are one", nums[0], nums[1])
+	}
+	scale := 0.5
+	if len(f) == 3 {
+		v, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || !(v > 0 && v < 1) {
+			return nil, fmt.Errorf("scale %s is not a number above 0 and below 1", results.QuoteShort(f[2]))
+		}
+		scale = v
+	}
+	return func(d *Driver) error {
+		for _, p := range [][2]int{{nums[0], nums[1]}, {nums[1], nums[0]}} {
+			if err := WithFault(Fault{Kind: FaultSlowLink, Src: p[0], Dst: p[1], Scale: scale})(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // linkCounters are the counters a simulated link has.

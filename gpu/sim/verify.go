@@ -129,14 +129,7 @@ func (l *launch) smCopy() (*op, error) {
 	}
 	c, d := l.c, l.c.d
 	variant := l.fn.name[len("p2p_copy_"):]
-	perThread := 16.0
-	if k, ok := kernels.CopyKernelByVariant(variant); ok {
-		perThread = 16 * float64(max(k.Unroll, 1))
-		if k.CacheHint == "bulk" {
-			// One thread per block keeps Unroll stages of 8 KiB in flight.
-			perThread = float64(max(k.Unroll, 1)) * 8192 / float64(l.blockSize)
-		}
-	}
+	perThread := l.copyInFlight(variant)
 	if ss, ok := d.resolve(a.Src, 0); ok {
 		if ds, ok := d.resolve(a.Dst, 0); ok {
 			if err := d.pairError(ss.dev(), ds.dev(), "cuLaunchKernel"); err != nil {
@@ -171,20 +164,7 @@ func (l *launch) smCopy() (*op, error) {
 		}
 		remote := src.dev() != c.dev || dst.dev() != c.dev
 		p := d.placement(o, bytes, dst, src)
-		setup := l.kernelSetup(o, remote)
-		if c := d.m.m.smLaunch.at(bytes); c > o.floor {
-			// What the launch before cannot hide is the launch's cost.
-			setup += c - o.floor
-			o.floor = c
-		}
-		if remote && c.slowLaunch {
-			// Paid by every launch, back to back too: the launch before
-			// cannot hide it.
-			extra := d.m.m.smContextMode * o.floor
-			setup += extra
-			o.floor += extra
-		}
-		o.setup = setup * p
+		o.setup = l.copySetup(o, bytes, remote) * p
 		o.floor *= p
 		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
 		// A launch of Reps copies moves as Reps copies one after the other
@@ -206,4 +186,38 @@ func (l *launch) smCopy() (*op, error) {
 		return nil
 	}
 	return o, nil
+}
+
+// copyInFlight is how many bytes a thread of copy variant keeps in flight:
+// 16 a vector, Unroll vectors; the bulk path's one thread per block keeps
+// Unroll stages of 8 KiB.
+func (l *launch) copyInFlight(variant string) float64 {
+	k, ok := kernels.CopyKernelByVariant(variant)
+	switch {
+	case !ok:
+		return 16
+	case k.CacheHint == "bulk":
+		return float64(max(k.Unroll, 1)) * 8192 / float64(l.blockSize)
+	}
+	return 16 * float64(max(k.Unroll, 1))
+}
+
+// copySetup is the fixed time of an SM copy launch o of bytes (remote: it
+// reaches another device's memory), before placement: the kernel's setup,
+// the launch's cost the launch before cannot hide, and a slow context's
+// cost, which every launch pays, back to back too. It raises o.floor to
+// what the launch before cannot hide.
+func (l *launch) copySetup(o *op, bytes uint64, remote bool) float64 {
+	d := l.c.d
+	setup := l.kernelSetup(o, remote)
+	if c := d.m.m.smLaunch.at(bytes); c > o.floor {
+		setup += c - o.floor
+		o.floor = c
+	}
+	if remote && l.c.slowLaunch {
+		extra := d.m.m.smContextMode * o.floor
+		setup += extra
+		o.floor += extra
+	}
+	return setup
 }
