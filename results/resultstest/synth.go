@@ -324,27 +324,7 @@ func New(o Options) *results.Run {
 		g.health()
 	}
 	// Each part of the run is made when it has a test the options want.
-	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
-		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
-	bandwidth = append(bandwidth, otherPairTests()...)
-	var swept []results.Test
-	if !o.NoSweep {
-		swept = o.SweepTests
-	}
-	parts := []struct {
-		make  func()
-		tests []results.Test
-	}{
-		{g.bandwidth, bandwidth},
-		{g.sweep, swept},
-		{g.aggregates, []results.Test{results.AllPairs, results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll}},
-		{g.host, []results.Test{results.SMH2D, results.SMD2H, results.HostBidir, results.SMHostBidir, results.HostToAll, results.AllToHost,
-			results.HostAllBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir, results.LatHostChase}},
-		{g.latency, []results.Test{results.LatChase, results.LatPingPong, results.LatCopyDevice, results.LatCopyHost}},
-		{g.atomics, []results.Test{results.AtomicTput, results.AtomicLatency}},
-		{g.ipc, []results.Test{results.IPCCERead, results.IPCCEWrite}},
-	}
-	for _, p := range parts {
+	for _, p := range g.parts() {
 		if slices.ContainsFunc(p.tests, g.wants) {
 			p.make()
 		}
@@ -354,6 +334,37 @@ func New(o Options) *results.Run {
 	}
 	g.run.CompleteCatalogue()
 	return g.run
+}
+
+// part is a part of a synthetic run: what makes it, and the tests it has
+// figures of.
+type part struct {
+	make  func()
+	tests []results.Test
+}
+
+// parts are the parts of a run, in the order a run makes them.
+func (g *gen) parts() []part {
+	bandwidth := []results.Test{results.CERead, results.CEWrite, results.CEBidir, results.SMRead, results.SMWrite,
+		results.SMBidir, results.NoP2PCopy, results.H2D, results.D2H, results.LocalCopy}
+	bandwidth = append(bandwidth, otherPairTests()...)
+	var swept []results.Test
+	if !g.o.NoSweep {
+		swept = g.o.SweepTests
+	}
+	aggregates := results.Shaped(func(info results.TestInfo) bool {
+		return info.Command == results.CommandBW && slices.Contains([]results.Ends{results.EndsAllPairs, results.EndsIntoOne, results.EndsOutOfOne}, info.Shape.Ends)
+	})
+	return []part{
+		{g.bandwidth, bandwidth},
+		{g.sweep, swept},
+		{g.aggregates, aggregates},
+		{g.host, []results.Test{results.SMH2D, results.SMD2H, results.HostBidir, results.SMHostBidir, results.HostToAll, results.AllToHost,
+			results.HostAllBidir, results.SMHostToAll, results.SMAllToHost, results.SMHostAllBidir, results.LatHostChase}},
+		{g.latency, []results.Test{results.LatChase, results.LatPingPong, results.LatCopyDevice, results.LatCopyHost}},
+		{g.atomics, []results.Test{results.AtomicTput, results.AtomicLatency}},
+		{g.ipc, []results.Test{results.IPCCERead, results.IPCCEWrite}},
+	}
 }
 
 // wants reports whether the run is to have figures of test.
@@ -734,8 +745,21 @@ func (g *gen) bandwidth() {
 			}
 		}
 	}
-	// Both directions at once, pulling and pushing, filed under each ordered
-	// pair as the engine does.
+	g.bothWaysFigures(size)
+	for d := 0; d < n; d++ {
+		g.add(results.Figure{Test: results.H2D, Engine: results.EngineCopy, Src: -1, Dst: d, Size: size,
+			Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: results.D2H, Engine: results.EngineCopy, Src: d, Dst: -1, Size: size,
+			Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
+		g.add(results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: d, Dst: d, Size: size,
+			Samples: g.samples(g.m.localGBps, 0.002), Verify: results.VerifyPassed})
+	}
+}
+
+// bothWaysFigures draws both directions at once, pulling and pushing,
+// filed under each ordered pair as the engine does.
+func (g *gen) bothWaysFigures(size uint64) {
+	n := g.o.GPUs
 	for s := 0; s < n; s++ {
 		for d := 0; d < n; d++ {
 			if s == d || !g.inDetail(s, d) {
@@ -767,14 +791,6 @@ func (g *gen) bandwidth() {
 					g.bwFigure(b.test, b.engine, b.dir, results.PartReverse, s, d, size, b.each*0.999, lat, b.params))
 			}
 		}
-	}
-	for d := 0; d < n; d++ {
-		g.add(results.Figure{Test: results.H2D, Engine: results.EngineCopy, Src: -1, Dst: d, Size: size,
-			Samples: g.samples(g.m.pcieGBps*1.01, 0.003), Verify: results.VerifyPassed})
-		g.add(results.Figure{Test: results.D2H, Engine: results.EngineCopy, Src: d, Dst: -1, Size: size,
-			Samples: g.samples(g.m.pcieGBps*0.98, 0.003), Verify: results.VerifyPassed})
-		g.add(results.Figure{Test: results.LocalCopy, Engine: results.EngineCopy, Src: d, Dst: d, Size: size,
-			Samples: g.samples(g.m.localGBps, 0.002), Verify: results.VerifyPassed})
 	}
 }
 
@@ -873,6 +889,92 @@ func (g *gen) aggregates() {
 		{results.SMAllToOne, results.SMOneToAll, smEngine, results.DirRead, 0.95, smParams},
 	} {
 		g.groups(k.toOne, k.oneToAll, k.engine, k.dir, k.speed, size, k.params)
+	}
+	g.otherAggregates(size, total)
+}
+
+// modelledAggregates are the tests of many pairs at once that aggregates
+// draws with rates of their own.
+var modelledAggregates = []results.Test{results.AllPairs, results.AllToOne, results.OneToAll, results.SMAllToOne, results.SMOneToAll}
+
+// otherAggregates draws the tests of many pairs at once that aggregates
+// has no rates of its own for, by their shape: every pair at once as the
+// copy engine's all_pairs (total its total), into or out of one device as
+// all_to_one and one_to_all, at the SM kernels' share where the shape's
+// engine is SM, in the shape's direction (pushed and pulled where it has
+// none).
+func (g *gen) otherAggregates(size uint64, total float64) {
+	n := g.o.GPUs
+	smEngine, smParams := g.smCopy(size)
+	for _, info := range results.Catalogue() {
+		sh := info.Shape
+		if info.Command != results.CommandBW || slices.Contains(modelledAggregates, info.Name) ||
+			!slices.Contains([]results.Ends{results.EndsAllPairs, results.EndsIntoOne, results.EndsOutOfOne}, sh.Ends) {
+			continue
+		}
+		engine, params, speed, lat := results.EngineCopy, map[string]string(nil), 1.0, ceLatency
+		if sh.Engine == results.EngineSM {
+			engine, params, speed, lat = smEngine, smParams, 0.94, smLatency
+		}
+		dirs := []results.Direction{results.DirWrite, results.DirRead}
+		if sh.Direction != "" {
+			dirs = []results.Direction{sh.Direction}
+		}
+		for _, dir := range dirs {
+			if sh.Ends != results.EndsAllPairs {
+				g.group(info.Name, sh.Ends == results.EndsIntoOne, engine, dir, speed, size, params)
+				continue
+			}
+			for s := 0; s < n && !g.planned(); s++ {
+				for d := 0; d < n; d++ {
+					if s != d {
+						share := 0.97 * math.Min(g.m.peerGBps(s, d), g.gpuGBps(s)/float64(n-1))
+						g.add(g.bwFigure(info.Name, engine, dir, results.PartPair, s, d, size, speed*share, lat, params))
+					}
+				}
+			}
+			g.add(g.bwFigure(info.Name, engine, dir, results.PartTotal, -1, -1, size, speed*total*0.98, lat,
+				map[string]string{"pairs": strconv.Itoa(n * (n - 1))}))
+		}
+	}
+}
+
+// group adds the figures of one test of copies into one device (into) or
+// out of it, in direction dir, at speed relative to the copy engine
+// pushing, as groups does for all_to_one and one_to_all.
+func (g *gen) group(test results.Test, into bool, engine results.Engine, dir results.Direction, speed float64, size uint64, params map[string]string) {
+	n := g.o.GPUs
+	lat := ceLatency
+	if engine != results.EngineCopy {
+		lat = smLatency
+	}
+	pairs := map[string]string{"pairs": strconv.Itoa(n - 1)}
+	maps.Copy(pairs, params)
+	for x := 0; x < n; x++ {
+		var rate float64
+		for y := 0; y < n; y++ {
+			if y != x && into {
+				rate += g.m.peerGBps(y, x)
+			} else if y != x {
+				rate += g.m.peerGBps(x, y)
+			}
+		}
+		rate = speed * math.Min(rate, g.gpuGBps(x))
+		for y := 0; y < n && !g.planned(); y++ {
+			if y == x {
+				continue
+			}
+			s, d := x, y
+			if into {
+				s, d = y, x
+			}
+			g.add(g.bwFigure(test, engine, dir, results.PartPair, s, d, size, rate/float64(n-1), lat, params))
+		}
+		if into {
+			g.add(g.bwFigure(test, engine, dir, results.PartTotal, -1, x, size, rate, lat, pairs))
+		} else {
+			g.add(g.bwFigure(test, engine, dir, results.PartTotal, x, -1, size, rate, lat, pairs))
+		}
 	}
 }
 
