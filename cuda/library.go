@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"slices"
 	"unsafe"
 
 	"github.com/p2pbench/p2pbench/internal/dl"
@@ -132,6 +133,11 @@ var library = dl.Library{
 // handle by value are left unbound where purego cannot pass structs
 // (ErrUnavailable when called).
 func (a *api) entries() []dl.Entry {
+	return slices.Concat(a.deviceEntries(), a.memoryEntries(), a.streamEntries(), a.sharingEntries())
+}
+
+// deviceEntries are the entries of the driver, its devices and their contexts.
+func (a *api) deviceEntries() []dl.Entry {
 	return []dl.Entry{
 		{Fn: &a.cuInit, Name: "cuInit"},
 		{Fn: &a.cuDriverGetVersion, Name: "cuDriverGetVersion"},
@@ -155,7 +161,12 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuCtxSynchronize, Name: "cuCtxSynchronize"},
 		{Fn: &a.cuCtxEnablePeerAccess, Name: "cuCtxEnablePeerAccess"},
 		{Fn: &a.cuCtxDisablePeerAccess, Name: "cuCtxDisablePeerAccess"},
+	}
+}
 
+// memoryEntries are the entries of memory, copies and modules.
+func (a *api) memoryEntries() []dl.Entry {
+	return []dl.Entry{
 		{Fn: &a.cuMemAlloc, Name: "cuMemAlloc", Symbols: []string{"cuMemAlloc_v2"}},
 		{Fn: &a.cuMemFree, Name: "cuMemFree", Symbols: []string{"cuMemFree_v2"}},
 		{Fn: &a.cuMemGetInfo, Name: "cuMemGetInfo", Symbols: []string{"cuMemGetInfo_v2"}},
@@ -179,7 +190,12 @@ func (a *api) entries() []dl.Entry {
 		{Fn: &a.cuModuleGetFunction, Name: "cuModuleGetFunction"},
 		{Fn: &a.cuFuncSetAttribute, Name: "cuFuncSetAttribute"},
 		{Fn: &a.cuLaunchKernel, Name: "cuLaunchKernel"},
+	}
+}
 
+// streamEntries are the entries of streams, green contexts and events.
+func (a *api) streamEntries() []dl.Entry {
+	return []dl.Entry{
 		{Fn: &a.cuStreamCreate, Name: "cuStreamCreate"},
 		{Fn: &a.cuDeviceGetDevResource, Name: "cuDeviceGetDevResource", Optional: true},
 		{Fn: &a.cuDevResourceGenerateDesc, Name: "cuDevResourceGenerateDesc", Optional: true},
@@ -195,7 +211,12 @@ func (a *api) entries() []dl.Entry {
 		{Raw: &a.rawEventRecord, Name: "cuEventRecord"},
 		{Fn: &a.cuEventSynchronize, Name: "cuEventSynchronize"},
 		{Fn: &a.cuEventElapsedTime, Name: "cuEventElapsedTime", Symbols: []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
+	}
+}
 
+// sharingEntries are the entries of memory and events shared between processes (legacy IPC handles, VMM) and of the error names.
+func (a *api) sharingEntries() []dl.Entry {
+	return []dl.Entry{
 		{Fn: &a.cuIpcGetMemHandle, Name: "cuIpcGetMemHandle"},
 		{Fn: &a.cuIpcOpenMemHandle, Name: "cuIpcOpenMemHandle", Symbols: []string{"cuIpcOpenMemHandle_v2"}, ByValue: true},
 		{Fn: &a.cuIpcCloseMemHandle, Name: "cuIpcCloseMemHandle"},

@@ -169,24 +169,7 @@ func (m nvmlMonitor) Health(dev int, busID string) (results.Health, error) {
 		h.Links = append(h.Links, lh)
 	}
 	if len(links) > 0 {
-		// The GPU totals of the same counters, as DCGM reads them.
-		t, err := linkTotals(d)
-		if err != nil {
-			t = results.LinkTotals{}
-			for _, c := range results.LinkErrorCounters {
-				t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, false, err.Error()))
-			}
-			for _, c := range results.LinkDLCounters {
-				t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, true, err.Error()))
-			}
-		}
-		if len(t.Totals) > 0 {
-			h.LinkTotals = t.Totals
-		}
-		if len(t.DL) > 0 {
-			h.LinkDL = t.DL
-		}
-		h.Unavailable = append(h.Unavailable, t.Unavailable...)
+		addLinkTotals(d, &h)
 	}
 	for _, e := range eccCounts {
 		v, err := d.ECCErrors(e.typ, e.counter)
@@ -210,6 +193,28 @@ func (m nvmlMonitor) Health(dev int, busID string) (results.Health, error) {
 		h.ThrottleReasons = results.ThrottleReasons(mask)
 	}
 	return h, nil
+}
+
+// addLinkTotals adds to h the GPU totals of d's link error counters, as
+// DCGM reads them, and says which it could not read.
+func addLinkTotals(d nvml.Device, h *results.Health) {
+	t, err := linkTotals(d)
+	if err != nil {
+		t = results.LinkTotals{}
+		for _, c := range results.LinkErrorCounters {
+			t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, false, err.Error()))
+		}
+		for _, c := range results.LinkDLCounters {
+			t.Unavailable = append(t.Unavailable, results.LinkTotalMissing(c, true, err.Error()))
+		}
+	}
+	if len(t.Totals) > 0 {
+		h.LinkTotals = t.Totals
+	}
+	if len(t.DL) > 0 {
+		h.LinkDL = t.DL
+	}
+	h.Unavailable = append(h.Unavailable, t.Unavailable...)
 }
 
 func (m nvmlMonitor) Throttle(dev int, busID string) ([]results.ThrottleReason, error) {

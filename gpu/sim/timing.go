@@ -389,32 +389,7 @@ func (s *sched) begin(o *op, at float64) {
 			return
 		}
 	}
-	// The stream's front end prepares an op while the one before it runs
-	// (event records do not stop it): only the floor of the fixed time
-	// remains for an op queued behind work.
-	if o.floor < o.setup {
-		hidden := at - math.Max(o.enq, o.s.lastStart)
-		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
-	}
-	if mm := s.d.m.m; o.pull && mm.pullSetup > 0 {
-		// A small pull queued while its stream was held (by a latch or an
-		// event wait: queued before the hold let the stream go) costs
-		// heldPullSetup; one queued as the stream runs, pullSetup.
-		o.setup = mm.pullSetup
-		if o.enq < o.s.holdEnd {
-			o.setup = mm.heldPullSetup
-		}
-		if mm.pullTurn > 0 {
-			dev := o.s.ctx.dev
-			if s.d.pullTurn[dev]%2 == 0 {
-				o.setup -= mm.pullTurn
-			} else {
-				o.setup += mm.pullTurn
-			}
-			s.d.pullTurn[dev]++
-		}
-	}
-	o.setup += o.extra
+	s.fixedTime(o, at)
 	o.s.lastStart = at
 	s.busy[o.s.ctx.dev]++
 	o.counted = true
@@ -439,6 +414,37 @@ func (s *sched) begin(o *op, at float64) {
 	case opPing:
 		s.pairPing(o)
 	}
+}
+
+// fixedTime sets the fixed time of o, starting at at: the stream's front
+// end prepares an op while the one before it runs (event records do not
+// stop it), so only the floor of the fixed time remains for an op queued
+// behind work; a small pull costs what its queueing makes it cost; and
+// what o pays beyond (o.extra) comes on top.
+func (s *sched) fixedTime(o *op, at float64) {
+	if o.floor < o.setup {
+		hidden := at - math.Max(o.enq, o.s.lastStart)
+		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
+	}
+	if mm := s.d.m.m; o.pull && mm.pullSetup > 0 {
+		// A small pull queued while its stream was held (by a latch or an
+		// event wait: queued before the hold let the stream go) costs
+		// heldPullSetup; one queued as the stream runs, pullSetup.
+		o.setup = mm.pullSetup
+		if o.enq < o.s.holdEnd {
+			o.setup = mm.heldPullSetup
+		}
+		if mm.pullTurn > 0 {
+			dev := o.s.ctx.dev
+			if s.d.pullTurn[dev]%2 == 0 {
+				o.setup -= mm.pullTurn
+			} else {
+				o.setup += mm.pullTurn
+			}
+			s.d.pullTurn[dev]++
+		}
+	}
+	o.setup += o.extra
 }
 
 // endAt fixes when o ends.

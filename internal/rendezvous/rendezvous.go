@@ -152,11 +152,6 @@ func lead(ctx context.Context, cfg Config, report []byte, judge func([][]byte) e
 func accept(ctx context.Context, ln *net.TCPListener, cfg Config, peers []net.Conn, reports [][]byte) error {
 	deadline := time.Now().Add(cfg.Wait)
 	_ = ln.SetDeadline(deadline)
-	type arrival struct {
-		c   net.Conn
-		h   hello
-		err error
-	}
 	arrivals := make(chan arrival)
 	stopped := make(chan error, 1)
 	done := make(chan struct{})
@@ -170,37 +165,11 @@ func accept(ctx context.Context, ln *net.TCPListener, cfg Config, peers []net.Co
 			c.Close()
 		}
 	}()
-	go func() {
-		for pause := time.Duration(0); ; {
-			c, err := ln.Accept()
-			if err != nil {
-				// Out of descriptors, say: pause and try again, as
-				// net/http's server does; a closed listener or the
-				// deadline ends the wait.
-				if !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(deadline) {
-					pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-					time.Sleep(pause)
-					continue
-				}
-				stopped <- err
-				return
-			}
-			pause = 0
-			mu.Lock()
-			pending[c] = true
-			mu.Unlock()
-			go func() {
-				// A rank says hello as it connects.
-				_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
-				h, err := readHello(c)
-				select {
-				case arrivals <- arrival{c, h, err}:
-				case <-done:
-					c.Close()
-				}
-			}()
-		}
-	}()
+	go listen(ln, deadline, arrivals, stopped, done, func(c net.Conn) {
+		mu.Lock()
+		pending[c] = true
+		mu.Unlock()
+	})
 	for arrived := 1; arrived < cfg.Size; {
 		var a arrival
 		select {
@@ -215,30 +184,76 @@ func accept(ctx context.Context, ln *net.TCPListener, cfg Config, peers []net.Co
 		mu.Lock()
 		delete(pending, c)
 		mu.Unlock()
-		var failure error
-		switch {
-		case a.err != nil || h.job != cfg.Job:
+		if a.err != nil || h.job != cfg.Job {
 			// A stranger, or a process of another launch: not one of ours.
 			if a.err == nil {
 				_ = writeAnswer(c, fmt.Sprintf("this is the rendezvous of job %q, not %q", cfg.Job, h.job))
 			}
 			c.Close()
 			continue
-		case h.size != cfg.Size:
-			failure = &Error{fmt.Sprintf("rank %d says the launch has %d processes, rank 0 says %d", h.rank, h.size, cfg.Size)}
-		case h.rank < 1 || h.rank >= cfg.Size:
-			failure = &Error{fmt.Sprintf("a process from %s says it is rank %d of %d", c.RemoteAddr(), h.rank, cfg.Size)}
-		case peers[h.rank] != nil:
-			failure = &Error{fmt.Sprintf("two processes say they are rank %d (from %s and %s)", h.rank, peers[h.rank].RemoteAddr(), c.RemoteAddr())}
-		default:
-			_ = c.SetDeadline(deadline)
-			peers[h.rank], reports[h.rank] = c, h.report
-			arrived++
-			continue
 		}
-		_ = writeAnswer(c, failure.Error())
-		c.Close()
-		return failure
+		if failure := refuse(cfg, peers, c, h); failure != nil {
+			_ = writeAnswer(c, failure.Error())
+			c.Close()
+			return failure
+		}
+		_ = c.SetDeadline(deadline)
+		peers[h.rank], reports[h.rank] = c, h.report
+		arrived++
+	}
+	return nil
+}
+
+// arrival is a connection and the hello read from it (or why none was).
+type arrival struct {
+	c   net.Conn
+	h   hello
+	err error
+}
+
+// listen accepts connections on ln until the deadline or ln's closing
+// (then it sends why on stopped), each handed to track and then, with its
+// hello, to arrivals on a goroutine of its own; one that arrives after
+// done is closed.
+func listen(ln *net.TCPListener, deadline time.Time, arrivals chan<- arrival, stopped chan<- error, done <-chan struct{}, track func(net.Conn)) {
+	for pause := time.Duration(0); ; {
+		c, err := ln.Accept()
+		if err != nil {
+			// Out of descriptors, say: pause and try again, as net/http's
+			// server does; a closed listener or the deadline ends the wait.
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(deadline) {
+				pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+				time.Sleep(pause)
+				continue
+			}
+			stopped <- err
+			return
+		}
+		pause = 0
+		track(c)
+		go func() {
+			// A rank says hello as it connects.
+			_ = c.SetDeadline(time.Now().Add(min(time.Until(deadline), helloWait)))
+			h, err := readHello(c)
+			select {
+			case arrivals <- arrival{c, h, err}:
+			case <-done:
+				c.Close()
+			}
+		}()
+	}
+}
+
+// refuse says why rank h, arrived on c, cannot join the group of cfg with
+// the ranks peers already arrived; nil when it can.
+func refuse(cfg Config, peers []net.Conn, c net.Conn, h hello) error {
+	switch {
+	case h.size != cfg.Size:
+		return &Error{fmt.Sprintf("rank %d says the launch has %d processes, rank 0 says %d", h.rank, h.size, cfg.Size)}
+	case h.rank < 1 || h.rank >= cfg.Size:
+		return &Error{fmt.Sprintf("a process from %s says it is rank %d of %d", c.RemoteAddr(), h.rank, cfg.Size)}
+	case peers[h.rank] != nil:
+		return &Error{fmt.Sprintf("two processes say they are rank %d (from %s and %s)", h.rank, peers[h.rank].RemoteAddr(), c.RemoteAddr())}
 	}
 	return nil
 }
