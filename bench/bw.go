@@ -273,7 +273,10 @@ func (e *Engine) prepareFlows(flows []flow) ([]measure.Transfer, error) {
 	if e.verifying() {
 		for k, n := range span {
 			if k.dv == nil {
-				seeds[k] = e.hostSource(host[k].srcHost, host[k].issuer)
+				var err error
+				if seeds[k], err = e.hostSource(host[k].srcHost, k.p, host[k].issuer); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			seeds[k] = e.seeds.Next()

@@ -135,23 +135,28 @@ type hostRegion struct {
 	filled int
 }
 
-// hostSource returns the seed of the pattern in the host memory b (a
-// source of flows) reads, writing it with a new seed from seeds unless the
-// region b lies at the start of already holds one over b.
-func (e *Engine) hostSource(b []byte, dv *measure.Device) uint32 {
+// hostSource returns the seed of the pattern in the host memory b, mapped
+// at p (a source of flows), reads, writing it with a new seed from seeds
+// unless the region b lies at the start of already holds one over b. dv
+// writes it through p, as it poisons host destinations: the fill kernel
+// over PCIe takes milliseconds where the CPU's pass over 512 MiB takes
+// tenths of a second.
+func (e *Engine) hostSource(b []byte, p cuda.DevicePtr, dv *measure.Device) (uint32, error) {
 	for i := range e.hostRegions {
 		r := &e.hostRegions[i]
 		if len(b) > 0 && len(r.buf.Host) > 0 && &r.buf.Host[0] == &b[0] {
 			if r.filled < len(b) {
-				r.seed, r.filled = e.seeds.Next(), len(b)
-				dv.FillHost(b, r.seed)
+				r.seed, r.filled = e.seeds.Next(), 0
+				if err := dv.Fill(p, uint64(len(b)), r.seed); err != nil {
+					return 0, err
+				}
+				r.filled = len(b)
 			}
-			return r.seed
+			return r.seed, nil
 		}
 	}
 	seed := e.seeds.Next()
-	dv.FillHost(b, seed)
-	return seed
+	return seed, dv.Fill(p, uint64(len(b)), seed)
 }
 
 // hostRegionsWanted is how many host regions the plan's host tests use:

@@ -3,8 +3,6 @@ package measure
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/kernels"
@@ -80,31 +78,4 @@ func (dv *Device) Check(p cuda.DevicePtr, bytes uint64, seed uint32) error {
 		return &Mismatch{FirstBadByte: binary.LittleEndian.Uint64(res[0:]) * 4, BadWords: bad}
 	}
 	return nil
-}
-
-// parallelWords runs fn over [0, words) split across the CPUs.
-func parallelWords(words uint64, fn func(lo, hi uint64)) {
-	n := uint64(runtime.GOMAXPROCS(0))
-	if words < 1<<16 || n < 2 {
-		fn(0, words)
-		return
-	}
-	chunk := (words + n - 1) / n
-	var wg sync.WaitGroup
-	for lo := uint64(0); lo < words; lo += chunk {
-		hi := min(lo+chunk, words)
-		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
-}
-
-// FillHost writes the verification pattern of seed into b, pinned host
-// memory, and tells dv's driver (gpu.Context.HostWritten).
-func (dv *Device) FillHost(b []byte, seed uint32) {
-	parallelWords(uint64(len(b)/4), func(lo, hi uint64) {
-		for i := lo; i < hi; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:4*i+4], kernels.Pattern(seed, i))
-		}
-	})
-	dv.Ctx.HostWritten(b)
 }

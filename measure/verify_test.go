@@ -30,7 +30,10 @@ func TestHostHelpers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dv.FillHost(src.Host, 9)
+	// The fill kernel writes the host memory through its device address.
+	if err := dv.Fill(src.Device, n, 9); err != nil {
+		t.Fatal(err)
+	}
 	if err := dv.Poison(dst.Device, n&^3); err != nil {
 		t.Fatal(err)
 	}

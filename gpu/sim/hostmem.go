@@ -242,7 +242,7 @@ func (h *hostBuf) free() {
 
 // recognise describes the chunk c, at offset off of its host buffer, as
 // one segment: the verification pattern (word i of the buffer
-// Pattern(seed, i), as measure's FillHost writes it), one repeated 8-byte
+// Pattern(seed, i), as the fill kernel writes it), one repeated 8-byte
 // value, else a copy of the bytes. Every byte is compared.
 func recognise(c []byte, off uint64) segment {
 	n := uint64(len(c))

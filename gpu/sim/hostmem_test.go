@@ -34,8 +34,8 @@ func heldBytes(d *Driver) (n uint64) {
 	return n
 }
 
-// fillHost writes the verification pattern of seed into b and tells c, as
-// measure's FillHost does.
+// fillHost writes the verification pattern of seed into b with the CPU
+// and tells c, as a program writing pinned memory does.
 func fillHost(c gpu.Context, b []byte, seed uint32) {
 	for i := 0; i+4 <= len(b); i += 4 {
 		binary.LittleEndian.PutUint32(b[i:], kernels.Pattern(seed, uint64(i/4)))
