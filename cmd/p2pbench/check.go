@@ -12,6 +12,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/session"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -70,7 +71,7 @@ func checkAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := judge(run, exp); err != nil {
+	if err := session.Judge(run, exp, version); err != nil {
 		return err
 	}
 	switch format {
@@ -120,40 +121,6 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 		return verdict.FromBaseline(run, base, threshold), nil
 	}
 	return nil, nil
-}
-
-// judgeAfterwards holds what all is to judge its run against (read by
-// expectationsOf) to the machine before anything is measured: a spec that
-// names a link class the machine lacks, a baseline of another machine, of
-// a simulation (or a real one for a simulated run) or cut short is refused
-// now (exit 2), not after the run.
-func judgeAfterwards(run *results.Run, exp verdict.Expectations) (func(*results.Run) error, error) {
-	if fits, ok := exp.(interface{ Fits(*results.Run) error }); ok {
-		if err := fits.Fits(run); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	return func(run *results.Run) error { return judge(run, exp) }, nil
-}
-
-// judge gives run its verdict against exp (the expectation table when
-// nil), naming this build as its judge; expectations that cannot judge it
-// are a usage error (exit 2).
-func judge(run *results.Run, exp verdict.Expectations) error {
-	if exp == nil {
-		exp = verdict.Model(run)
-	}
-	v, err := verdict.Judge(run, exp)
-	var se *verdict.SpecError
-	if errors.As(err, &se) {
-		return usageError{err}
-	}
-	if err != nil {
-		return err
-	}
-	v.Build = version
-	run.Verdict = v
-	return nil
 }
 
 // verdictStatus is exit status 5 for a failing verdict (a WARN too under

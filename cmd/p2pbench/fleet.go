@@ -97,9 +97,9 @@ func fleetAction(c *cli.Context) error {
 	// run: they are never read.
 	opt.Exclude = []string{c.String("output"), reportOut}
 	bar := newProgress(c.App.ErrWriter, os.Getenv("TERM"))
-	opt.Progress = func(done, total int) { bar.update(done, total, "reading results") }
+	opt.Progress = func(done, total int) { bar.Update(done, total, "reading results") }
 	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, opt) })
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/p2pbench/p2pbench/cuda"
-	"github.com/p2pbench/p2pbench/gpu"
-	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 // ipcChildName is the hidden command each child of an IPC run runs.
@@ -50,56 +48,64 @@ func ipcChildCommand() *cli.Command {
 		Usage:  "one child process of `p2pbench ipc` (started by it, never by hand)",
 		Hidden: true,
 		Flags:  []cli.Flag{simulateFlag, seedFlag, simTrafficFlag},
-		Action: ipcChildAction,
+		Action: func(c *cli.Context) error {
+			return session.Serve(c.Context, session.Child{Sim: c.String("simulate"), Seed: c.Int64("simulate-seed"), Traffic: c.String(simTrafficFlag.Name)})
+		},
 	}
 }
 
 func ipcAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
+	o, ref, err := ipcSession(c)
+	if err != nil {
 		return err
+	}
+	s, err := session.Start(c.Context, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(s.Machine.Devices) < 2 && o.IPC.SkipSameGPU {
+		return usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
+	}
+	if err := s.Prepare(); err != nil {
+		return err
+	}
+	return finish(c, s, s.Measure(), func(run *results.Run, _ string) []*report.Document {
+		return []*report.Document{report.Tables(run, ref)}
+	})
+}
+
+// ipcSession reads the flags of ipc and its inputs (the --reference files,
+// the --tuning file) into the options of its session, and the reference
+// run.
+func ipcSession(c *cli.Context) (session.Options, *results.Run, error) {
+	if err := noArgs(c); err != nil {
+		return session.Options{}, nil, err
 	}
 	t, err := targetOf(c)
 	if err != nil {
-		return err
+		return session.Options{}, nil, err
 	}
+	o := sessionOptions(c, t)
 	opt, err := ipcOptions(c)
 	if err != nil {
-		return err
+		return o, nil, err
 	}
+	o.IPC, o.Path = &opt, c.String("output")
 	refs := strings.Split(c.String("reference"), ",")
 	if c.String("reference") == "" {
 		refs = nil
 	}
-	if err := outfile.Writable(c.String("output"), append(refs, c.String("tuning"))...); err != nil {
-		return err
+	o.Inputs = append(refs, c.String("tuning"))
+	if err := outfile.Writable(o.Path, o.Inputs...); err != nil {
+		return o, nil, err
 	}
 	ref, err := readReference(c, refs)
 	if err != nil {
-		return err
+		return o, nil, err
 	}
-	if opt.Tuned, err = readTuning(c); err != nil {
-		return err
-	}
-	m, err := startMeasuring(c, t, c.String("output"), append(refs, c.String("tuning"))...)
-	if err != nil {
-		return err
-	}
-	defer m.close()
-	if len(m.s.devices) < 2 && opt.SkipSameGPU {
-		return usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
-	}
-	if opt.Child, err = ipcChildArgs(m.s); err != nil {
-		return err
-	}
-	if err := m.claim(); err != nil {
-		return err
-	}
-	m.settle(&opt.Settings)
-	m.stopNote = "every child process was stopped"
-	runErr := ipc.Run(c.Context, m.s.drv, opt, m.run)
-	return m.finish(runErr, func(run *results.Run) []*report.Document {
-		return []*report.Document{report.Tables(run, ref)}
-	})
+	opt.Tuned, err = readTuning(c)
+	return o, ref, err
 }
 
 // ipcOptions reads the flags of ipc.
@@ -137,56 +143,21 @@ func readReference(c *cli.Context, paths []string) (*results.Run, error) {
 	return ref, nil
 }
 
-// ipcChildArgs is the command line of every child of an IPC run of
-// session s: this program's hidden command, and on a simulated machine the
-// machine and its seed. It holds no handle: handles travel on descriptor 3
-// only.
-func ipcChildArgs(s *session) ([]string, error) {
+// ipcChildArgs is the command line of every child of an IPC run on
+// machine m: this program's hidden command, and on a simulated machine the
+// machine, its seed and the file of its NVLink counters. It holds no
+// handle: handles travel on descriptor 3 only.
+func ipcChildArgs(m *session.Machine) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program to start the IPC children: %w", err)
 	}
 	args := []string{exe, ipcChildName}
-	if s.sim != "" {
-		args = append(args, "--simulate", s.sim, "--simulate-seed", strconv.FormatInt(s.seed, 10))
-		if s.traffic != "" {
-			args = append(args, "--"+simTrafficFlag.Name, s.traffic)
+	if m.Sim != "" {
+		args = append(args, "--"+simulateFlag.Name, m.Sim, "--"+seedFlag.Name, strconv.FormatInt(m.Seed, 10))
+		if m.Traffic != "" {
+			args = append(args, "--"+simTrafficFlag.Name, m.Traffic)
 		}
 	}
 	return args, nil
-}
-
-// ipcChildAction is one child: it opens the driver the parent uses (real or
-// the same simulated machine) and serves the parent on descriptor 3.
-func ipcChildAction(c *cli.Context) error {
-	conn, err := ipc.ChildConn()
-	if err != nil {
-		return err
-	}
-	var drv gpu.Driver
-	if m := c.String("simulate"); m != "" {
-		opts := []sim.Option{sim.WithSeed(c.Int64("simulate-seed")), sim.AsIPCChild()}
-		if path := c.String(simTrafficFlag.Name); path != "" {
-			// The parent's counters; without them this child counts
-			// for itself.
-			if f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0); err == nil {
-				opts = append(opts, sim.WithSharedTraffic(f))
-			}
-		}
-		d, err := sim.New(m, opts...)
-		if err != nil {
-			conn.Close()
-			return usageError{err}
-		}
-		drv = d
-	} else {
-		d, err := cuda.Open()
-		if err != nil {
-			conn.Close()
-			return noGPU(err)
-		}
-		drv = gpu.NewCUDADriver(d)
-	}
-	defer drv.Close()
-	return ipc.Serve(c.Context, drv, conn)
 }

@@ -5,21 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
-	"github.com/p2pbench/p2pbench/ipc"
-	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/verdict"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 // measureCommand is bw, lat, atomic or all: the tests of one process (all:
@@ -60,114 +56,91 @@ func testCommand(name string) results.Command {
 
 // measureAction runs bw, lat, atomic or all.
 func measureAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	t, err := targetOf(c)
-	if err != nil {
-		return err
-	}
-	opt, err := benchOptions(c)
+	t, opt, err := measureFlags(c)
 	if err != nil {
 		return err
 	}
 	if c.Bool("dry-run") {
-		for _, f := range []string{"output", "json"} {
-			if c.IsSet(f) {
-				return usageError{fmt.Errorf("--dry-run measures nothing, so --%s has nothing to write: leave one of them out", f)}
-			}
-		}
-		if c.Command.Name == "all" {
-			// The --dir pattern filled from the launcher, to check it
-			// before a run under srun or mpirun.
-			path, err := resultsPath(c)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.ErrWriter, "p2pbench: dry run: the results would go to %s\n", path)
-		}
 		return dryRun(c, t, opt)
 	}
-	path, err := resultsPath(c)
+	o, err := measureOptions(c, t, &opt)
 	if err != nil {
-		return err
-	}
-	// Every input is read and every check made before the results
-	// directory is made: a refused run leaves nothing behind. The output
-	// is checked first (an output that is an input is refused unread); all's
-	// --dir is an output directory itself (another user's link refused).
-	if c.Command.Name == "all" {
-		// A --dir that is a file is said as Writable says it, naming
-		// results.json.
-		if err := outfile.DirWritable(filepath.Dir(path)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
-			return err
-		}
-	}
-	if err := outfile.Writable(path, c.String("tuning"), c.String("expect"), c.String("baseline")); err != nil {
-		return err
-	}
-	var exp verdict.Expectations
-	if c.Command.Name == "all" {
-		if exp, err = expectationsOf(c); err != nil {
-			return err
-		}
-	}
-	if opt.Tuned, err = readTuning(c); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	// The host tests' regions are faulted in beside the discovery and setup
-	// (cuda.PrefaultHost); the simulator pins nothing of the process's.
-	prefault := func(s *session) {
-		if s.sim == "" {
-			go warmJIT(s)
-			cuda.PrefaultHost(int(opt.Size), bench.HostRegionsFor(opt, s.devices))
-		}
-	}
-	m, err := startMeasuringWith(c, t, path, prefault, c.String("tuning"), c.String("expect"), c.String("baseline"))
+	s, err := session.Start(c.Context, o)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		t := time.Now()
-		m.close()
-		if tracing() {
-			m.trace("exit: closing the driver", time.Since(t))
-			m.trace("the whole command, from the process's start", time.Since(processStart))
-		}
-	}()
-	if tracing() {
-		m.trace("start: the driver, NVML, the machine's discovery and health", time.Since(t0))
-	}
-	if c.Command.Name == "all" {
-		if m.judge, err = judgeAfterwards(m.run, exp); err != nil {
-			return err
-		}
-	}
-	if err := checkPairs(c.App.ErrWriter, opt.Tests, m.s.devices); err != nil {
+	defer closeSession(c, s)
+	trace(c, "start: the driver, NVML, the machine's discovery and health", time.Since(t0))
+	if err := checkPairs(c.App.ErrWriter, opt.Tests, s.Machine.Devices); err != nil {
 		return err
 	}
-	if err := m.claim(); err != nil {
+	if err := s.Prepare(); err != nil {
 		return err
 	}
 	if c.Command.Name == "all" {
-		if err := keepAside(c.App.ErrWriter, path); err != nil {
-			return err
-		}
+		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: "+bench.NewPreview(opt, s.Run.Environment, s.Run.Topology).Summary(), report.ScreenWidth))
 	}
-	m.settle(&opt.Settings)
-	if c.Command.Name == "all" {
-		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: "+bench.NewPreview(opt, m.run.Environment, m.run.Topology).Summary(), report.ScreenWidth))
-	}
-	runErr := m.measureInProcess(opt)
-	if c.Command.Name == "all" && runErr == nil {
-		runErr = m.measureAcrossProcesses(opt)
-	}
+	runErr := s.Measure()
 	t1 := time.Now()
-	if tracing() {
-		defer func() { m.trace("end: health, the verdict, writing and printing", time.Since(t1)) }()
+	defer func() { trace(c, "end: health, the verdict, writing and printing", time.Since(t1)) }()
+	return finish(c, s, runErr, measureDocs(c))
+}
+
+// measureFlags reads the flags of bw, lat, atomic and all: the machine and
+// the tests.
+func measureFlags(c *cli.Context) (session.Target, bench.Options, error) {
+	if err := noArgs(c); err != nil {
+		return session.Target{}, bench.Options{}, err
 	}
-	return m.finish(runErr, func(run *results.Run) []*report.Document {
+	t, err := targetOf(c)
+	if err != nil {
+		return t, bench.Options{}, err
+	}
+	opt, err := benchOptions(c)
+	return t, opt, err
+}
+
+// measureOptions checks the outputs of bw, lat, atomic and all and reads
+// their inputs into the session's options. Every input is read and every
+// check made before the results directory is made: a refused run leaves
+// nothing behind. The output is checked first (an output that is an input
+// is refused unread); all's --dir is an output directory itself (another
+// user's link refused).
+func measureOptions(c *cli.Context, t session.Target, opt *bench.Options) (session.Options, error) {
+	all := c.Command.Name == "all"
+	o := sessionOptions(c, t)
+	o.Bench, o.AcrossProcesses, o.KeepAside, o.Judge = opt, all, all, all
+	o.Inputs = []string{c.String("tuning"), c.String("expect"), c.String("baseline")}
+	var err error
+	if o.Path, err = resultsPath(c); err != nil {
+		return o, err
+	}
+	if all {
+		// A --dir that is a file is said as Writable says it, naming
+		// results.json.
+		if err := outfile.DirWritable(filepath.Dir(o.Path)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+			return o, err
+		}
+	}
+	if err := outfile.Writable(o.Path, o.Inputs...); err != nil {
+		return o, err
+	}
+	if all {
+		if o.Expect, err = expectationsOf(c); err != nil {
+			return o, err
+		}
+	}
+	opt.Tuned, err = readTuning(c)
+	return o, err
+}
+
+// measureDocs are the documents bw, lat, atomic and all print of their
+// run, which is saved to savedTo.
+func measureDocs(c *cli.Context) func(run *results.Run, savedTo string) []*report.Document {
+	return func(run *results.Run, savedTo string) []*report.Document {
 		switch {
 		case c.Command.Name != "all":
 			return []*report.Document{report.Tables(run, nil)}
@@ -178,43 +151,11 @@ func measureAction(c *cli.Context) error {
 		// then where the rest is: the results file, or where they were
 		// rescued to when it could not be written; with neither, the
 		// tables hold all there is.
-		if m.savedTo == "" {
+		if savedTo == "" {
 			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
 		}
-		return []*report.Document{report.Screen(run, m.savedTo)}
-	})
-}
-
-// warmJIT starts every device's primary context and has the driver compile
-// every kernel for the first device, on a thread of its own, while the
-// machine's discovery runs (measure.WarmJIT): the setup then finds the
-// contexts, the warm-up the compiled kernels, and the first run on a fresh
-// machine starts as fast as the runs after it (docs/findings.md, "Behind
-// the code"). Whatever fails here fails again, and is reported, where it
-// matters.
-func warmJIT(s *session) {
-	if len(s.devices) == 0 {
-		return
+		return []*report.Document{report.Screen(run, savedTo)}
 	}
-	info, err := s.drv.DeviceInfo(s.devices[0])
-	if err != nil {
-		return
-	}
-	first, err := s.drv.Context(s.devices[0])
-	if err != nil {
-		return
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = measure.WarmJIT(first, info.ComputeMajor*10+info.ComputeMinor)
-	}()
-	for _, d := range s.devices[1:] {
-		if _, err := s.drv.Context(d); err != nil {
-			break
-		}
-	}
-	<-done
 }
 
 // benchOptions reads the flags of bw, lat, atomic and all.
@@ -269,107 +210,4 @@ func resultsPath(c *cli.Context) (string, error) {
 		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: warning: "+warning, report.ScreenWidth))
 	}
 	return filepath.Join(dir, "results.json"), nil
-}
-
-// measureInProcess runs the engine's tests.
-func (m *measuring) measureInProcess(opt bench.Options) error {
-	if tracing() {
-		opt.Trace = m.trace
-	}
-	// The SM clocks climb from idle to their maximum in tens of ms
-	// (docs/findings.md, "Behind the code"), and the run records them as
-	// the warm-up leaves them (Environment.StateStart).
-	opt.WarmUp = 100 * time.Millisecond
-	opt.AfterWarmUp = func() { m.clocksAfterWarmUp(opt.WarmUp) }
-	eng := bench.NewEngine(m.s.drv, opt)
-	err := eng.Run(m.c.Context, m.run)
-	m.run.Notes = append(m.run.Notes, eng.Notes()...)
-	return err
-}
-
-// clocksAfterWarmUp records the clocks as the measurements find them; the
-// idle reading before the warm-up stays in the notes.
-func (m *measuring) clocksAfterWarmUp(warmUp time.Duration) {
-	env := &m.run.Environment
-	st := bench.ReadStates(m.s.mon, env.Devices)
-	if len(st) == 0 {
-		return
-	}
-	for _, x := range env.StateStart {
-		env.Notes = append(env.Notes, fmt.Sprintf("device %d before the %v warm-up: SM clock %d MHz, memory clock %d MHz, %d °C, %.0f W",
-			x.Index, warmUp, x.SMClockMHz, x.MemClockMHz, x.TempC, x.PowerW))
-	}
-	env.StateStart = st
-}
-
-// measureAcrossProcesses adds the IPC tests to an all run, with the
-// engine's settings.
-func (m *measuring) measureAcrossProcesses(opt bench.Options) error {
-	io := ipc.Options{Settings: opt.Settings}
-	io.Tests = slices.DeleteFunc(slices.Clone(opt.Tests), func(t results.Test) bool { return !t.IsIPC() })
-	if m.run.Plan != nil {
-		io.Pairs, io.Devices = bench.AcrossProcesses(m.run.Plan, io.Devices)
-	}
-	if len(io.Tests) == 0 {
-		return nil
-	}
-	var err error
-	if io.Child, err = ipcChildArgs(m.s); err != nil {
-		return err
-	}
-	trace := tracing()
-	last, lastStep := time.Now(), "ipc: start (children, mapping)"
-	io.Progress = func(done, total int, step string) {
-		if trace {
-			m.trace(lastStep, time.Since(last))
-			last, lastStep = time.Now(), "ipc: "+step
-		}
-		m.progress(done, total, "ipc: "+step)
-	}
-	type opKey struct {
-		op    string
-		first bool
-	}
-	var ops []opKey
-	opTotal, opCount := map[opKey]time.Duration{}, map[opKey]int{}
-	if trace {
-		io.OpTime = func(op string, round int, took time.Duration) {
-			k := opKey{op, round == 0}
-			if opCount[k] == 0 {
-				ops = append(ops, k)
-			}
-			opTotal[k] += took
-			opCount[k]++
-		}
-	}
-	m.stopNote = "every child process was stopped"
-	if trace {
-		io.Trace = m.trace
-	}
-	io.Reaping = &m.reaping
-	t0 := time.Now()
-	err = ipc.Run(m.c.Context, m.s.drv, io, m.run)
-	if trace {
-		for _, k := range ops {
-			when := "the later rounds"
-			if k.first {
-				when = "the first round"
-			}
-			m.trace(fmt.Sprintf("ipc: %d requests %q in %s", opCount[k], k.op, when), opTotal[k])
-		}
-		m.trace("ipc: the whole run across processes", time.Since(t0))
-	}
-	return err
-}
-
-// processStart is about when the process started (package initialisation).
-var processStart = time.Now()
-
-// tracing says whether P2PBENCH_TRACE asks for where the time goes, step
-// by step, for tuning p2pbench itself.
-func tracing() bool { return os.Getenv("P2PBENCH_TRACE") != "" }
-
-// trace prints how long a step took.
-func (m *measuring) trace(step string, took time.Duration) {
-	fmt.Fprintf(m.c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
 }

@@ -5,17 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 func TestSimulatedTopo(t *testing.T) {
@@ -261,90 +257,6 @@ func TestSignalsKeepPartialResults(t *testing.T) {
 	}
 }
 
-// A run whose results file cannot be written at the end is saved elsewhere,
-// and the error says where; when nowhere works, it says that.
-func TestRescueResults(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	run := &results.Run{Schema: results.SchemaVersion, Figures: make([]results.Figure, 0)}
-	where, err := rescueResults(run, os.ErrNotExist)
-	if err == nil {
-		t.Fatal("no error")
-	}
-	saved, _ := filepath.Glob(filepath.Join(tmp, "p2pbench-unsaved-*.json"))
-	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) || where != saved[0] {
-		t.Fatalf("saved %v; error %q", saved, err)
-	}
-	readResults(t, saved[0])
-
-	// Runs rescued in one second keep a file each, and a link planted at
-	// the name is left alone: the next name is taken.
-	at := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	victim := filepath.Join(tmp, "victim")
-	if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, filepath.Join(tmp, "p2pbench-unsaved-20261129-080000-3.json")); err != nil {
-		t.Fatal(err)
-	}
-	var all []string
-	for range 3 {
-		where, err := rescueAt(run, os.ErrNotExist, at)
-		if err == nil || where == "" {
-			t.Fatalf("rescue at one time: %q, %v", where, err)
-		}
-		readResults(t, where)
-		all = append(all, filepath.Base(where))
-	}
-	if want := []string{"p2pbench-unsaved-20261129-080000.json", "p2pbench-unsaved-20261129-080000-2.json", "p2pbench-unsaved-20261129-080000-4.json"}; !slices.Equal(all, want) {
-		t.Errorf("rescued to %v, want %v", all, want)
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "precious" {
-		t.Errorf("the file a planted link points to holds %q", b)
-	}
-
-	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
-	gone := filepath.Join(tmp, "cwd")
-	if err := os.Mkdir(gone, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(gone)
-	if err := os.Remove(gone); err != nil {
-		t.Fatal(err)
-	}
-	where, err = rescueResults(run, os.ErrNotExist)
-	if err == nil || !strings.Contains(err.Error(), "only in the tables above") || where != "" {
-		t.Fatalf("error %v, want one saying nothing was saved", err)
-	}
-}
-
-// The results directory vanishing during a run loses nothing: the run ends,
-// its tables are printed, and the figures go to a file that the error names.
-func TestResultsRescuedWhenTheDirectoryGoes(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out")
-	file := filepath.Join(out, "r.json")
-	rescue := t.TempDir()
-	t.Setenv("TMPDIR", rescue)
-	stdout, stderr, status := runUntil(t, file, append(slow, "-o", file), func() {
-		if err := os.RemoveAll(out); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if status != exitError {
-		t.Fatalf("exit status %d, want %d; stderr: %s", status, exitError, stderr)
-	}
-	saved, _ := filepath.Glob(filepath.Join(rescue, "p2pbench-unsaved-*.json"))
-	if len(saved) != 1 || !strings.Contains(stderr, saved[0]) {
-		t.Fatalf("rescued files %v; stderr: %s", saved, stderr)
-	}
-	if run := readResults(t, saved[0]); !run.Complete || len(run.Figures) == 0 {
-		t.Fatalf("the rescued run is not the complete run")
-	}
-	if !strings.Contains(stdout, "GB/s") {
-		t.Errorf("the tables were not printed:\n%s", stdout)
-	}
-}
-
 // An all run cut short is judged as check judges its file: the screen, the
 // file's verdict and check's agree (FAIL: the run stopped early), where the
 // screen used to say NOT JUDGED and check FAIL (audit N19).
@@ -393,24 +305,6 @@ func TestAllScreenNamesTheRescueFile(t *testing.T) {
 	screen := strings.Join(strings.Fields(stdout), " ") // a long path wraps
 	if !strings.Contains(screen, "Everything measured is in "+saved[0]) || strings.Contains(stdout, file) {
 		t.Errorf("the last screen does not name the rescue file %s:\n%s", saved[0], stdout)
-	}
-}
-
-// A save of the run in progress that fails is said once, at once, not only
-// at the end of the run (audit N8).
-func TestFailingSaveInProgressIsSaidOnce(t *testing.T) {
-	var stderr strings.Builder
-	app := cli.NewApp()
-	app.ErrWriter = &stderr
-	run := resultstest.New(resultstest.Default(2))
-	m := &measuring{c: cli.NewContext(app, nil, nil), bar: &progress{},
-		file: &resultsFile{path: filepath.Join(t.TempDir(), "gone", "r.json"), run: run}}
-	for range 3 {
-		m.file.last = time.Time{} // each call saves
-		m.progress(1, 2, "step")
-	}
-	if n := strings.Count(stderr.String(), "warning: saving the run in progress failed"); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, stderr.String())
 	}
 }
 

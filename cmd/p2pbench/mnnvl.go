@@ -11,12 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 // mnnvlCommand is one rank of a run across the nodes of a multi-node NVLink
@@ -59,77 +59,24 @@ func mnnvlAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := target{devices: []int{opt.Device}}.open()
+	o := sessionOptions(c, session.Target{})
+	o.Fabric, o.Path = &opt, c.String("output")
+	s, err := session.Fabric(c.Context, o)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	opt.Monitor = s.mon
-	if opt.Rank != 0 {
-		if err := ipc.RunFabric(c.Context, s.drv, opt, nil); err != nil {
-			return mnnvlError(err)
-		}
+	if s == nil {
 		fmt.Fprintf(c.App.ErrWriter, "mnnvl: rank %d served rank 0, which holds the results\n", opt.Rank)
 		return nil
 	}
-	if opt.Child, err = ipcChildArgs(s); err != nil {
-		return err
-	}
-	m, err := mnnvlRecord(c, s)
-	if err != nil {
-		return err
-	}
-	defer m.close()
-	opt.Progress = m.progress
-	m.run.Verify = opt.Verify
-	m.stopNote = "every rank was told to stop"
-	runErr := ipc.RunFabric(c.Context, s.drv, opt, m.run)
+	defer s.Close()
+	runErr := s.Measure()
 	if errors.Is(runErr, ipc.ErrPreflight) {
-		return mnnvlError(runErr)
+		return runErr
 	}
-	// This node's NVML reads none of the other nodes' GPUs.
-	mon := s.mon
-	s.mon = nil
-	defer mon.Close()
-	return m.finish(runErr, func(run *results.Run) []*report.Document {
+	return finish(c, s, runErr, func(run *results.Run, _ string) []*report.Document {
 		return []*report.Document{report.Tables(run, nil)}
 	})
-}
-
-// mnnvlError gives a failed check before measuring the exit status of a
-// machine not ready to measure.
-func mnnvlError(err error) error {
-	if errors.Is(err, ipc.ErrPreflight) {
-		return noGPU(err)
-	}
-	return err
-}
-
-// mnnvlRecord starts rank 0's record: the results file, and the
-// environment of its own node (the ranks' devices come with the run).
-func mnnvlRecord(c *cli.Context, s *session) (*measuring, error) {
-	m := &measuring{c: c, s: s, bar: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
-	if path := c.String("output"); path != "" {
-		var err error
-		if m.file, err = claimResults(path); err != nil {
-			return nil, err
-		}
-	}
-	m.run = newRun(c, s)
-	env := &m.run.Environment
-	v, err := s.drv.DriverVersion()
-	if err != nil {
-		m.close()
-		return nil, err
-	}
-	env.DriverVersion, env.CUDAVersion, env.Library = v, cuda.CUDAVersionString(v), s.drv.Describe()
-	if s.mon != nil {
-		env.DriverRelease, _ = s.mon.DriverRelease()
-	}
-	if m.file != nil {
-		m.file.run = m.run
-	}
-	return m, nil
 }
 
 // maxRanks bounds the processes of an mnnvl run: one per GPU, and a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 // planFlags choose the pairs a measuring command measures in detail, and
@@ -35,20 +36,28 @@ func readPlan(c *cli.Context) (bench.PlanOptions, error) {
 }
 
 // dryRun prints the plan of a measuring command on t's machine: it reads
-// the topology (no context is created) and measures nothing.
-func dryRun(c *cli.Context, t target, opt bench.Options) error {
-	s, err := t.open()
+// the topology (no context is created) and measures nothing. all says
+// where its results would go: the --dir pattern filled from the launcher,
+// to check it before a run under srun or mpirun.
+func dryRun(c *cli.Context, t session.Target, opt bench.Options) error {
+	for _, f := range []string{"output", "json"} {
+		if c.IsSet(f) {
+			return usageError{fmt.Errorf("--dry-run measures nothing, so --%s has nothing to write: leave one of them out", f)}
+		}
+	}
+	if c.Command.Name == "all" {
+		path, err := resultsPath(c)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "p2pbench: dry run: the results would go to %s\n", path)
+	}
+	p, err := session.Plan(t, opt)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	env, topo, err := bench.Discover(s.drv, s.mon, s.devices)
-	if err != nil {
-		return err
+	if t.Sim != "" {
+		fmt.Fprintf(c.App.Writer, "SIMULATED machine %s\n", t.Sim)
 	}
-	opt.Devices = s.devices
-	if s.sim != "" {
-		fmt.Fprintf(c.App.Writer, "SIMULATED machine %s\n", s.sim)
-	}
-	return bench.NewPreview(opt, env, topo).Write(c.App.Writer)
+	return p.Write(c.App.Writer)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 func reportCommand() *cli.Command {
@@ -60,7 +61,7 @@ func reportAction(c *cli.Context) error {
 	case v == nil:
 		// A run measured before verdicts existed (or by bw, lat, atomic):
 		// judged by the model for the report, the file left as it is.
-		if err := judge(run, nil); err != nil {
+		if err := session.Judge(run, nil, version); err != nil {
 			return err
 		}
 	case v.Build != version && v.Expectations.Kind == results.ExpectModel:
@@ -70,7 +71,7 @@ func reportAction(c *cli.Context) error {
 		// page 1 says what the file's own said. A spec or baseline the
 		// report does not have: page 1 says how to judge it again.
 		origin.Was = v
-		if err := judge(run, nil); err != nil {
+		if err := session.Judge(run, nil, version); err != nil {
 			return err
 		}
 	}

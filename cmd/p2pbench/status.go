@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 // Exit statuses; exitStatuses says what each means.
@@ -68,7 +69,6 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func noGPU(err error) error         { return statusError{exitNoGPU, err} }
 func failedFigures(err error) error { return statusError{exitFailed, err} }
 
 // exitStatus is the status of a command that failed with err; ctx is the
@@ -78,13 +78,18 @@ func exitStatus(ctx context.Context, err error) int {
 		return 128 + int(sig.sig)
 	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) || errors.Is(err, outfile.ErrLockFile) {
+	var re *session.Error
+	isRun := errors.As(err, &re)
+	if errors.As(err, &ue) || isRun && re.Kind == session.Usage || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) || errors.Is(err, outfile.ErrLockFile) {
 		// An output path that p2pbench refuses is a bad flag value.
 		return exitUsage
 	}
 	var se statusError
-	if errors.As(err, &se) {
+	switch {
+	case errors.As(err, &se):
 		return se.status
+	case isRun && re.Kind == session.NoGPU:
+		return exitNoGPU
 	}
 	return exitError
 }

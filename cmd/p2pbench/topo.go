@@ -5,9 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/session"
 )
 
 func topoCommand() *cli.Command {
@@ -37,25 +37,10 @@ func topoAction(c *cli.Context) error {
 	if err := outfile.Writable(out); err != nil { // nothing made before the driver opens
 		return err
 	}
-	s, err := t.open()
+	run, err := session.Topology(session.Options{Target: t, Version: version, Args: commandLine(c)}, c.Bool("check"))
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	run := newRun(c, s)
-	if err := s.discover(run); err != nil {
-		return err
-	}
-	if c.Bool("check") {
-		cases, err := bench.Conformance(s.drv, s.devices)
-		run.Topology.Conformance = cases
-		if err != nil {
-			run.Notes = append(run.Notes, "conformance check stopped: "+err.Error())
-		}
-	}
-	run.End = run.Start
-	run.Complete = true
-	run.Environment.StateEnd = bench.ReadStates(s.mon, run.Environment.Devices)
 	if out != "" {
 		if err := outfile.Check(out); err != nil { // makes its directory
 			return err

@@ -77,15 +77,18 @@ func TestArrows(t *testing.T) {
 		not    []string
 	}{
 		{"bench", true, []string{"nvml", "report"}},
-		{"verdict", false, []string{"report", "nvml", "cuda", "gpu", "bench", "ipc", "measure"}},
-		{"compare", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc"}},
-		{"plot", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc"}},
-		{"report", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc"}},
+		// A run's package wires the measuring side and the verdict; what it
+		// prints is the command line's.
+		{"session", true, []string{"nvml", "report", "plot", "export", "fleet"}},
+		{"verdict", false, []string{"report", "nvml", "cuda", "gpu", "bench", "ipc", "measure", "session"}},
+		{"compare", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc", "session"}},
+		{"plot", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc", "session"}},
+		{"report", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc", "session"}},
 		{"results", false, []string{""}},
 		// The synthetic runs build from the catalogue's shapes, not from
 		// the engine: nothing of the measuring side (kernels describes the SM
 		// copy variants, which its runs name).
-		{"results/resultstest", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc"}},
+		{"results/resultstest", false, []string{"cuda", "nvml", "gpu", "measure", "bench", "ipc", "session"}},
 	} {
 		if _, ok := pkgs[rule.from]; !ok {
 			t.Errorf("package %s is gone: update this rule", rule.from)
