@@ -433,13 +433,13 @@ func (n *Node) decide() {
 	}
 	if n.Own != nil && (n.Own.Status == results.StatusFail || n.Own.Status == results.StatusWarn) {
 		// What failed with its summary; what warned by name (the run's
-		// own report says the rest).
+		// own report says the rest); each in the verdict's own words.
 		var checks []string
 		for _, c := range n.Own.Checks {
 			if c.Status == results.StatusFail {
-				checks = append(checks, fmt.Sprintf("%s FAIL: %s", c.Name, c.Summary))
+				checks = append(checks, fmt.Sprintf("%s %s: %s", c.Name, Label(c.Status), c.Summary))
 			} else {
-				checks = append(checks, c.Name+" WARN")
+				checks = append(checks, c.Name+" "+Label(c.Status))
 			}
 		}
 		first = append(first, fmt.Sprintf("its own verdict %s (%s)", Label(n.Own.Status), strings.Join(firstOf(checks), "; ")))

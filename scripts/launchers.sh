@@ -250,7 +250,10 @@ EOF
 	fi
 }
 
+# Each launcher's part is timed, its installation included, and the
+# whole (docs/fleets.md gives CI's times).
 for l in $want; do
+	start=$SECONDS
 	case $l in
 	openmpi) openmpi ;;
 	slurm) slurm ;;
@@ -259,6 +262,7 @@ for l in $want; do
 		exit 2
 		;;
 	esac
+	say "$l: $((SECONDS - start)) s"
 done
-[ "$failed" = 0 ] && say "every check passed" || say "some checks FAILED"
+[ "$failed" = 0 ] && say "every check passed in $SECONDS s" || say "some checks FAILED ($SECONDS s)"
 exit "$failed"
