@@ -437,9 +437,9 @@ func (n *Node) decide() {
 		var checks []string
 		for _, c := range n.Own.Checks {
 			if c.Status == results.StatusFail {
-				checks = append(checks, fmt.Sprintf("%s %s: %s", c.Name, Label(c.Status), c.Summary))
+				checks = append(checks, fmt.Sprintf("%s %s: %s", c.Label(), Label(c.Status), c.Summary))
 			} else {
-				checks = append(checks, c.Name+" "+Label(c.Status))
+				checks = append(checks, c.Label()+" "+Label(c.Status))
 			}
 		}
 		first = append(first, fmt.Sprintf("its own verdict %s (%s)", Label(n.Own.Status), strings.Join(firstOf(checks), "; ")))

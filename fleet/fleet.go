@@ -241,11 +241,22 @@ type Own struct {
 	Checks []OwnCheck `json:"checks,omitempty"`
 }
 
-// OwnCheck is one check of a node's own verdict that failed or warned.
+// OwnCheck is one check of a node's own verdict that failed or warned,
+// in the verdict's words: its name, its title ("NVLink and PCIe links";
+// empty where an older file records none), status and summary.
 type OwnCheck struct {
 	Name    string         `json:"name"`
+	Title   string         `json:"title,omitempty"`
 	Status  results.Status `json:"status"`
 	Summary string         `json:"summary"`
+}
+
+// Label names the check as the verdict does: its title, else its name.
+func (c OwnCheck) Label() string {
+	if c.Title != "" {
+		return c.Title
+	}
+	return c.Name
 }
 
 // Failure is a figure that failed.

@@ -59,7 +59,7 @@ func read(source string, run *results.Run) reading {
 		n.Own = &Own{Status: v.Status}
 		for _, c := range v.Checks {
 			if c.Status == results.StatusFail || c.Status == results.StatusWarn {
-				n.Own.Checks = append(n.Own.Checks, OwnCheck{Name: c.Name, Status: c.Status, Summary: c.Summary})
+				n.Own.Checks = append(n.Own.Checks, OwnCheck{Name: c.Name, Title: c.Title, Status: c.Status, Summary: c.Summary})
 				n.healthFailed = n.healthFailed || c.Status == results.StatusFail && verdict.HealthCheck(c.Name)
 			}
 		}

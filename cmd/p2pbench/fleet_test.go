@@ -165,7 +165,7 @@ func TestFleetNamesBoth(t *testing.T) {
 	stdout, stderr, status := p2pbench(t, "fleet", "--fail-on-outlier", nodes)
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`8 nodes of 1 machine type, 0 unreadable, 0 incomplete\. Verdicts: 6 PASS, 1 WARN, 1 FAIL, 0 NOT JUDGED; 1 node below its peers\.`),
-		regexp.MustCompile(`node7/results\.json\)\s+T1\s+FAIL\s+FAIL\s+NOT JUDGED\s+.* its own verdict FAIL \(links FAIL: GPU 0 NVLinks: \d+ replay errors on NVLink 0 `),
+		regexp.MustCompile(`node7/results\.json\)\s+T1\s+FAIL\s+FAIL\s+NOT JUDGED\s+.* its own verdict FAIL \(NVLink and PCIe links FAIL: GPU 0 NVLinks: \d+ replay errors on NVLink 0 `),
 		regexp.MustCompile(`node8/results\.json\)\s+T1\s+WARN\s+PASS\s+WARN\s+.* link 0↔1 \(NVLink4 ×18\) below its peers`),
 	} {
 		if !want.MatchString(stdout) {
@@ -197,7 +197,7 @@ func TestFleetNamesBoth(t *testing.T) {
 			switch node {
 			case "node7":
 				if n.Verdict != results.StatusFail || n.Own == nil || n.Own.Status != results.StatusFail || n.Peers != results.StatusNotJudged ||
-					len(n.Reasons) == 0 || !strings.HasPrefix(n.Reasons[0], "its own verdict FAIL (links FAIL: ") {
+					len(n.Reasons) == 0 || !strings.HasPrefix(n.Reasons[0], "its own verdict FAIL (NVLink and PCIe links FAIL: ") {
 					t.Errorf("the node whose links fail: verdict %s, own %+v, peers %s, %q", n.Verdict, n.Own, n.Peers, n.Reasons)
 				}
 			case "node8":
