@@ -346,6 +346,16 @@ func headlineMatrix(hs []Headline, v *results.Verdict) *table {
 			sameValue(vs, func(fv results.FigureVerdict) float64 { return fv.Bound }))
 		t.rows = append(t.rows, row)
 	}
+	if !slices.ContainsFunc(t.rows, func(row []string) bool { return row[len(row)-2] != "" || row[len(row)-1] != "" }) {
+		// No figure of the table judged (an import without a topology):
+		// columns of nothing would say so in blanks.
+		for i := range t.rows {
+			t.rows[i] = t.rows[i][:len(t.rows[i])-2]
+		}
+		t.header = t.header[:len(t.header)-2]
+		t.align = t.align[:len(t.align)-2]
+		t.title = fmt.Sprintf("Headline bandwidth at %s, median GB/s, none judged (the bandwidth check says why)", results.FormatBytes(hs[0].Size))
+	}
 	return t
 }
 
