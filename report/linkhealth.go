@@ -105,6 +105,11 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 		t.rows = append(t.rows, []string{fmt.Sprint(r.Device), counterLabel[r.Counter], fmt.Sprint(r.Before), fmt.Sprint(r.After),
 			fmt.Sprint(r.Rise()), rateText(r.Rise(), secs[r.Device]), agree})
 	}
+	// The data-link totals are one note for the GPUs that read alike (on
+	// a healthy machine every GPU's are 0): a line per GPU would say the
+	// same 8 or 72 times.
+	var dl []string
+	dlGPUs := map[string][]int{}
 	for _, h := range run.Environment.HealthAfter {
 		for _, c := range results.LinkErrorCounters {
 			if why, na := h.LinkTotalUnavailable(c, false); na {
@@ -118,8 +123,15 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 					parts = append(parts, fmt.Sprintf("%s %d", c, v))
 				}
 			}
-			t.notes = append(t.notes, fmt.Sprintf("GPU %d's data-link totals after the run (NVML_FI_DEV_NVLINK_ERROR_DL_*, which DCGM 4.5.3 and later fail above 0 before Blackwell): %s", h.Device, strings.Join(parts, ", ")))
+			p := strings.Join(parts, ", ")
+			if dlGPUs[p] == nil {
+				dl = append(dl, p)
+			}
+			dlGPUs[p] = append(dlGPUs[p], h.Device)
 		}
+	}
+	for _, p := range dl {
+		t.notes = append(t.notes, fmt.Sprintf("%s data-link totals after the run (NVML_FI_DEV_NVLINK_ERROR_DL_*, which DCGM 4.5.3 and later fail above 0 before Blackwell): %s", gpusOf(dlGPUs[p]), p))
 	}
 	if len(t.rows) == 0 && len(t.notes) == 0 {
 		return nil
@@ -216,4 +228,33 @@ func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64, every boo
 			quiet, more, units.Plural(quiet, "", "s")))
 	}
 	return t
+}
+
+// gpusOf names devices for a sentence's subject: "GPU 3's", "GPUs 0–7'",
+// "GPUs 0–3, 5 and 7'" (runs of three or more as a range).
+func gpusOf(devs []int) string {
+	if len(devs) == 1 {
+		return fmt.Sprintf("GPU %d's", devs[0])
+	}
+	devs = slices.Sorted(slices.Values(devs))
+	var parts []string
+	for i := 0; i < len(devs); {
+		j := i
+		for j+1 < len(devs) && devs[j+1] == devs[j]+1 {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%d–%d", devs[i], devs[j]))
+		default:
+			for k := i; k <= j; k++ {
+				parts = append(parts, fmt.Sprint(devs[k]))
+			}
+		}
+		i = j + 1
+	}
+	if len(parts) > 1 {
+		return "GPUs " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + "'"
+	}
+	return "GPUs " + parts[0] + "'"
 }
