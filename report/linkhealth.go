@@ -52,15 +52,21 @@ func linkHealthSection(d *Document, run *results.Run, every bool) {
 			}
 		}
 	}
-	if t := totalsTable(run, rows, secs); t != nil {
-		d.table(t)
+	if t := totalsTable(run, rows, secs, every); t != nil {
+		d.tableOrCount(t)
 	}
-	t := perLinkTable(rows, secs, every)
-	if len(t.rows) == 0 { // no link listed: what the table would count, said
-		d.para("%s", t.title+": "+strings.Join(t.notes, "; ")+".")
+	d.tableOrCount(perLinkTable(rows, secs, every))
+}
+
+// tableOrCount adds t, or where it lists no row (the buyer's report: no
+// GPU or link where a counter other than ECC-data rose), what it would
+// count and its notes, said.
+func (d *Document) tableOrCount(t *table) {
+	if len(t.rows) > 0 {
+		d.table(t)
 		return
 	}
-	d.table(t)
+	d.para("%s", t.title+": "+strings.Join(t.notes, "; ")+".")
 }
 
 // counterLabel names a counter in a table's header.
@@ -83,8 +89,12 @@ func rateText(n uint64, secs float64) string {
 
 // totalsTable lists each GPU's totals: the field's reading before and
 // after, its rise and rate, and the links' own rise beside it; a total
-// the driver did not give says so. nil when the run read no totals.
-func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]float64) *table {
+// the driver did not give says so. Unless every (the buyer's report), it
+// lists the GPUs where a total other than ECC-data rose, or where a total
+// and its links' sum differ, and counts the rest, as perLinkTable does
+// the links: 72 GPUs' five totals would be 360 rows of corrected errors.
+// nil when the run read no totals.
+func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]float64, every bool) *table {
 	linkRise := map[[2]int]uint64{}
 	for _, r := range rows {
 		if r.Link >= 0 {
@@ -93,8 +103,24 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 	}
 	t := &table{title: "GPU totals (nvmlDeviceGetFieldValues), beside the links' own counters summed",
 		header: []string{"GPU", "counter", "before", "after", "rise", "rate", "links' rise"}, align: "llrrrrr"}
+	listed := map[int]bool{} // GPUs whose totals the table lists
+	eccOnly := map[int]bool{}
+	read := map[int]bool{}
 	for _, r := range rows {
 		if r.Link >= 0 {
+			continue
+		}
+		read[r.Device] = true
+		differs := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}] != r.Rise()
+		switch {
+		case every, differs, r.Counter != results.LinkECCData && r.Rise() > 0:
+			listed[r.Device] = true
+		case r.Rise() > 0:
+			eccOnly[r.Device] = true
+		}
+	}
+	for _, r := range rows {
+		if r.Link >= 0 || !listed[r.Device] {
 			continue
 		}
 		lr := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}]
@@ -104,6 +130,27 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 		}
 		t.rows = append(t.rows, []string{fmt.Sprint(r.Device), counterLabel[r.Counter], fmt.Sprint(r.Before), fmt.Sprint(r.After),
 			fmt.Sprint(r.Rise()), rateText(r.Rise(), secs[r.Device]), agree})
+	}
+	more := ""
+	if len(t.rows) > 0 {
+		more = " more"
+	}
+	ecc, quiet := 0, 0
+	for d := range read {
+		switch {
+		case listed[d]:
+		case eccOnly[d]:
+			ecc++
+		default:
+			quiet++
+		}
+	}
+	if ecc > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("%d%s GPU%s where only ECC-data rose (errors the links corrected), as their links' sums: p2pbench show and report --full list them",
+			ecc, more, units.Plural(ecc, "", "s")))
+	}
+	if quiet > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("%d%s GPU%s where no total rose: p2pbench show and report --full list them", quiet, more, units.Plural(quiet, "", "s")))
 	}
 	// The data-link totals are one note for the GPUs that read alike (on
 	// a healthy machine every GPU's are 0): a line per GPU would say the
@@ -136,7 +183,7 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 	if len(t.rows) == 0 && len(t.notes) == 0 {
 		return nil
 	}
-	if len(t.rows) == 0 {
+	if len(t.rows) == 0 && len(read) == 0 {
 		t.rows = append(t.rows, []string{"", "none read", "", "", "", "", ""})
 	}
 	return t
