@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -91,4 +92,23 @@ func possessive(name string) string {
 		return name + "'"
 	}
 	return name + "'s"
+}
+
+// dropBlankColumns removes from t the columns blank in every row (t
+// without shading or a first column to keep: the first column names the
+// row and stays).
+func dropBlankColumns(t *table) {
+	if len(t.rows) == 0 || t.shade != nil {
+		return
+	}
+	for c := len(t.header) - 1; c > 0; c-- {
+		if slices.ContainsFunc(t.rows, func(row []string) bool { return row[c] != "" }) {
+			continue
+		}
+		t.header = slices.Delete(t.header, c, c+1)
+		t.align = t.align[:c] + t.align[c+1:]
+		for i := range t.rows {
+			t.rows[i] = slices.Delete(t.rows[i], c, c+1)
+		}
+	}
 }

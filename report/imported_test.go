@@ -133,6 +133,9 @@ func TestImportedSaysWhatItDoesNotKnow(t *testing.T) {
 		// Its headline figures between GPUs are not judged (no topology):
 		// no columns of blanks for what they should reach.
 		"Headline bandwidth at 512 MiB, median GB/s, none judged (the bandwidth check says why) figure 0→1 1→0 CE read 394 394 CE write",
+		// Nor columns of blanks on the headline page: no CV of one value,
+		// no share of a limit the import does not give.
+		"figure pair median p5–p95 limit % of CE CE read 0→1 394 one value not in the import",
 	} {
 		if !strings.Contains(words, want) {
 			t.Errorf("the report lacks %q", want)

@@ -585,6 +585,9 @@ func headlinePairTable(run *results.Run, hs []Headline) *table {
 		}
 		t.rows = append(t.rows, row)
 	}
+	// An import's single values have no CV, and figures without a
+	// topology no share of a limit: columns of blanks say nothing.
+	dropBlankColumns(t)
 	return t
 }
 
