@@ -164,7 +164,7 @@ func measureFallback(t *testing.T) []measured {
 					}
 					m.Figures++
 					where := fmt.Sprintf("%s %s %s: %s against %s (%.2f%% apart, data floor %.2f%%; %s %s: %s, %s)",
-						row.Test, pairText(row.Src, row.Dst), results.FormatBytes(row.Size),
+						row.Test, PairText(row.Src, row.Dst), results.FormatBytes(row.Size),
 						valueText(row.Cells[0].Center), valueText(row.Cells[1].Center), 100*change, 100*ch.Floor,
 						src.machine, src.dir, src.files[a], src.files[b])
 					if change > m.Largest {

@@ -539,7 +539,7 @@ func flaggedText(b *bytes.Buffer, r *Result) {
 // 0→1 512 MiB op=add".
 func rowText(row Row) string {
 	return strings.Join(strings.Fields(strings.Join([]string{string(row.Test), string(row.Engine), string(row.Direction), string(row.Part),
-		pairText(row.Src, row.Dst), results.FormatBytes(row.Size), row.Params}, " ")), " ")
+		PairText(row.Src, row.Dst), results.FormatBytes(row.Size), row.Params}, " ")), " ")
 }
 
 // whyText says why a change was flagged: its test and its floor.
@@ -617,8 +617,8 @@ func shortNames(r *Result) []string {
 
 // The cells of the tables, each written once for every format that shows it.
 
-// pairText is "0→1", with "*" for the host or all devices.
-func pairText(src, dst int) string {
+// PairText is "0→1", with "*" for the host or all devices.
+func PairText(src, dst int) string {
 	end := func(d int) string {
 		if d < 0 {
 			return "*"

@@ -105,7 +105,7 @@ func (p *sidePlan) omits(base *sidePlan, f *results.Figure) string {
 		return fmt.Sprintf("no %s with %s", f.Test, w)
 	}
 	if f.Src >= 0 && f.Dst >= 0 && !tp.pairs[[2]int{f.Src, f.Dst}] && !p.plansPair(f) {
-		return fmt.Sprintf("pair %s not among its plan's pairs of %s", pairText(f.Src, f.Dst), f.Test)
+		return fmt.Sprintf("pair %s not among its plan's pairs of %s", PairText(f.Src, f.Dst), f.Test)
 	}
 	return ""
 }

@@ -131,7 +131,7 @@ func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb m
 		}
 		m.Figures++
 		where := fmt.Sprintf("%s %s %s: %s against %s (%.2f%% apart, data floor %.2f%%; %s %s/%s against %s/%s)",
-			row.Test, pairText(row.Src, row.Dst), results.FormatBytes(row.Size),
+			row.Test, PairText(row.Src, row.Dst), results.FormatBytes(row.Size),
 			valueText(row.Cells[0].Center), valueText(row.Cells[1].Center), 100*change, 100*ch.Floor, sa.kind, sa.dir, fa, sb.dir, fb)
 		if change > m.Largest {
 			m.Largest, m.largestWhere = change, where

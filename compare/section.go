@@ -138,7 +138,7 @@ func (s *section) header(names []string, pHead string) []string {
 // cells are row i's cells, in header's columns.
 func (s *section) cells(i int) []string {
 	row := s.rows[i]
-	c := []string{pairText(row.Src, row.Dst), results.FormatBytes(row.Size)}
+	c := []string{PairText(row.Src, row.Dst), results.FormatBytes(row.Size)}
 	if s.hasParams {
 		c = append(c, s.params[i])
 	}

@@ -74,15 +74,7 @@ func checkAction(c *cli.Context) error {
 	if err := session.Judge(run, exp, version); err != nil {
 		return err
 	}
-	switch format {
-	case "junit":
-		err = export.WriteJUnit(c.App.Writer, run, c.Bool("strict"))
-	case "prometheus":
-		err = export.WritePrometheus(c.App.Writer, run)
-	default:
-		err = report.Verdict(run).WriteText(c.App.Writer)
-	}
-	if err != nil {
+	if err := writeVerdict(c, run, format); err != nil {
 		return err
 	}
 	if out != "" {
@@ -92,6 +84,18 @@ func checkAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "results: %s\n", out)
 	}
 	return verdictStatus(c, run.Verdict)
+}
+
+// writeVerdict prints run's verdict in format: the verdict page (text),
+// JUnit XML or Prometheus text.
+func writeVerdict(c *cli.Context, run *results.Run, format string) error {
+	switch format {
+	case "junit":
+		return export.WriteJUnit(c.App.Writer, run, c.Bool("strict"))
+	case "prometheus":
+		return export.WritePrometheus(c.App.Writer, run)
+	}
+	return report.Verdict(run).WriteText(c.App.Writer)
 }
 
 // expectationsOf reads --expect and --baseline (at most one of them); nil

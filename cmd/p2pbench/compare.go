@@ -15,7 +15,6 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 func compareCommand() *cli.Command {
@@ -120,21 +119,7 @@ func compareAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, out := range []string{cmp.output, cmp.plot} {
-		if err := outfile.Check(out, cmp.inputs...); err != nil {
-			return err
-		}
-	}
-	for _, in := range cmp.inputs {
-		if err := infile.Check(in); errors.Is(err, infile.ErrNotRegular) {
-			return err // a FIFO would block the read: refused before it is opened
-		}
-	}
-	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
-	if err != nil {
-		return err
-	}
-	res, err := interruptible(c.Context, func() (*compare.Result, error) { return compare.Compare(inputs, cmp.opt) })
+	inputs, res, err := compareInputs(c, cmp)
 	if err != nil {
 		return err
 	}
@@ -153,176 +138,52 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	if cmp.plot != "" {
-		if cmp.plotFormat == "pdf" {
-		}
-		if err := writeRendered(c.Context, cmp.plot, func(w io.Writer) error { return changeChart(inputs, res).WriteTo(w, cmp.plotFormat) }); err != nil {
+		if err := writeRendered(c.Context, cmp.plot, func(w io.Writer) error { return plot.Comparison(inputs, res).WriteTo(w, cmp.plotFormat) }); err != nil {
 			return err
 		}
 	}
-	if err := nothingCompared(res); err != nil {
-		return err
+	return gate(c, res)
+}
+
+// compareInputs checks compare's outputs and inputs, reads the inputs and
+// compares them.
+func compareInputs(c *cli.Context, cmp comparison) ([]compare.Input, *compare.Result, error) {
+	for _, out := range []string{cmp.output, cmp.plot} {
+		if err := outfile.Check(out, cmp.inputs...); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, in := range cmp.inputs {
+		if err := infile.Check(in); errors.Is(err, infile.ErrNotRegular) {
+			return nil, nil, err // a FIFO would block the read: refused before it is opened
+		}
+	}
+	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := interruptible(c.Context, func() (*compare.Result, error) { return compare.Compare(inputs, cmp.opt) })
+	return inputs, res, err
+}
+
+// gate is compare's exit status: 4 when a run compared nothing, and under
+// --fail-on-regression 5 for a regression, 4 for a run of another machine
+// the gate did not judge; what it did not gate is said.
+func gate(c *cli.Context, res *compare.Result) error {
+	if s := res.NothingCompared(); s != "" {
+		return failedFigures(errors.New(s))
 	}
 	if !c.Bool("fail-on-regression") {
 		return nil
 	}
-	if regs := res.Regressions(); len(regs) > 0 {
-		return statusError{exitVerdict, fmt.Errorf("%s%s", regressedText(regs), notGatedText(res))}
+	if s := res.Regressed(); s != "" {
+		return statusError{exitVerdict, errors.New(s)}
 	}
-	if err := machinesNotGated(res); err != nil {
-		return err
+	if s := res.NotJudged(); s != "" {
+		return failedFigures(errors.New(s))
 	}
-	if s := notGatedText(res); s != "" {
+	if s := res.NotGated(); s != "" {
 		fmt.Fprintf(c.App.ErrWriter, "no regression%s\n", s)
 	}
 	return nil
-}
-
-// machinesNotGated fails (exit status 4: not judged) where a side is
-// another machine whose changes the gate did not judge: of another kind,
-// or of one kind without --across-machines. A gate asked to judge must not
-// pass what it did not.
-func machinesNotGated(res *compare.Result) error {
-	for _, m := range res.Machines {
-		if m.Same == compare.MachineSame || m.Same == compare.MachineUnknown && m.Kind {
-			continue
-		}
-		name := res.Names[m.Side]
-		if !m.Kind {
-			return failedFigures(fmt.Errorf("not judged: %s and the baseline %s are machines of different kinds (%s): their changes are shown, never gated", name, res.Names[0], m.Why))
-		}
-		if !res.AcrossMachines {
-			return failedFigures(fmt.Errorf("not judged: %s and the baseline %s are different machines of one kind (%s); --across-machines holds each figure to the spread between such machines", name, res.Names[0], m.Why))
-		}
-	}
-	return nil
-}
-
-// regressedText counts the regressions, lost figures apart, and names the
-// first.
-func regressedText(regs []compare.Row) string {
-	lost := 0
-	for _, r := range regs {
-		if slices.ContainsFunc(r.Changes, func(c compare.Change) bool { return c.Lost != "" }) {
-			lost++
-		}
-	}
-	first := rowLabel(regs[0])
-	if ch := regs[0].Changes[slices.IndexFunc(regs[0].Changes, func(c compare.Change) bool { return c.Regression })]; ch.Lost != "" {
-		first += ": " + ch.Lost
-	}
-	text := fmt.Sprintf("%d figure%s regressed beyond their noise floor", len(regs)-lost, plural(len(regs)-lost))
-	if lost > 0 {
-		text = fmt.Sprintf("%d figure%s the baseline measured failed or missing, %s", lost, plural(lost), text)
-	}
-	return text + " (first: " + first + ")"
-}
-
-// notGatedText says, after the gate's verdict, what it did not gate: the
-// baseline's figures a run's plan left out.
-func notGatedText(res *compare.Result) string {
-	if n := len(res.NotMeasured); n > 0 {
-		return fmt.Sprintf("; %d figure%s of the baseline not measured by a run whose plan differs (not gated: see \"Not measured\" in the output)", n, plural(n))
-	}
-	return ""
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// nothingCompared fails (exit status 4) when a run shares no figure with
-// the baseline that both have a value for, and lost none the baseline
-// measured: a comparison that says nothing must not pass for one that found
-// no regression.
-func nothingCompared(res *compare.Result) error {
-	for i := 1; i < len(res.Names); i++ {
-		if !slices.ContainsFunc(res.Rows, func(r compare.Row) bool { return r.Changes[i-1].Valid || r.Changes[i-1].Lost != "" }) {
-			shared := 0
-			for _, r := range res.Rows {
-				if r.Cells[i].Present {
-					shared++
-				}
-			}
-			if shared > 0 {
-				return failedFigures(fmt.Errorf("nothing was compared: %s shares %d figure%s with the baseline %s, none with a value on both sides and a change a percentage can say", res.Names[i], shared, plural(shared), res.Names[0]))
-			}
-			return failedFigures(fmt.Errorf("nothing was compared: %s shares no figure with the baseline %s", res.Names[i], res.Names[0]))
-		}
-	}
-	return nil
-}
-
-// rowLabel names a row of a comparison in one line.
-func rowLabel(r compare.Row) string {
-	return strings.Join(strings.Fields(strings.Join([]string{string(r.Test), string(r.Engine), string(r.Direction), string(r.Part),
-		pairLabel(r.Src, r.Dst), results.FormatBytes(r.Size), r.Params}, " ")), " ")
-}
-
-// changeChart turns the comparison into a chart of every run's changes
-// against the baseline.
-func changeChart(inputs []compare.Input, res *compare.Result) plot.Chart {
-	var changes []plot.Change
-	for i := 1; i < len(inputs); i++ {
-		for _, row := range res.Rows {
-			ch := row.Changes[i-1]
-			if !ch.Valid {
-				continue
-			}
-			group := string(row.Test)
-			if len(inputs) > 2 {
-				group += " (" + sideName(inputs[i]) + ")"
-			}
-			label := fmt.Sprintf("%s %s", pairLabel(row.Src, row.Dst), results.FormatBytes(row.Size))
-			if row.Direction != "" && !strings.HasSuffix(string(row.Test), string(row.Direction)) {
-				label = string(row.Direction) + " " + label
-			}
-			if row.Part != "" {
-				label = string(row.Part) + " " + label
-			}
-			changes = append(changes, plot.Change{Group: group, Label: label, Pct: ch.Pct,
-				Significant: ch.Significant, Regression: ch.Regression, Improvement: ch.Improvement})
-		}
-	}
-	var caption []string
-	simulated := false
-	for i, in := range inputs {
-		role := "new"
-		if i == 0 {
-			role = "base"
-		}
-		caption = append(caption, fmt.Sprintf("%s %s: %s", role, sideName(in), plot.CaptionLines(in.Runs[0])[0]))
-		for _, r := range in.Runs {
-			simulated = simulated || r.Simulated
-		}
-	}
-	names := make([]string, len(inputs)-1)
-	for i := range names {
-		names[i] = sideName(inputs[i+1])
-	}
-	title := fmt.Sprintf("Changes of %s against %s", strings.Join(names, ", "), sideName(inputs[0]))
-	sub := fmt.Sprintf("change of each figure's median in percent; Mann–Whitney U test at alpha %g; flagged: beyond the figure's noise floor; dashed lines: ±%g%% threshold", res.Alpha, 100*res.Threshold)
-	return plot.ChangeChart(title, sub, changes, 100*res.Threshold, caption, simulated)
-}
-
-// sideName is a side's files without their directories, joined by " + "
-// (compare.ReadGroups names a side by its paths so joined).
-func sideName(in compare.Input) string {
-	paths := strings.Split(in.Name, " + ")
-	for i, p := range paths {
-		paths[i] = filepath.Base(p)
-	}
-	return strings.Join(paths, " + ")
-}
-
-func pairLabel(src, dst int) string {
-	end := func(d int) string {
-		if d < 0 {
-			return "*"
-		}
-		return fmt.Sprint(d)
-	}
-	return end(src) + "→" + end(dst)
 }

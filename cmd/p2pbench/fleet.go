@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +15,7 @@ import (
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 func fleetCommand() *cli.Command {
@@ -57,68 +56,101 @@ func fleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return usageError{fmt.Errorf("fleet needs at least one results file, directory or pattern")}
-	}
-	var opt fleet.Options
-	if opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
-		return usageError{err}
-	}
-	if opt.Alpha, err = compare.ParseThreshold(c.String("alpha")); err != nil || !(opt.Alpha > 0) || opt.Alpha >= 1 {
-		return usageError{fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha"))}
-	}
-	format := c.String("format")
-	if !slices.Contains(fleet.Formats(), format) {
-		return usageError{fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(fleet.Formats(), ", "))}
-	}
-	formats, err := imageFormats(c.String("plot-format"))
+	fo, err := fleetOutputsOf(c, paths)
 	if err != nil {
 		return err
 	}
-	reportOut, reportFormat := c.String("report"), ""
-	if reportOut != "" {
-		// fleet's --format is its view's: the report's format comes from
-		// the file's extension alone.
-		switch strings.ToLower(filepath.Ext(reportOut)) {
-		case ".pdf", ".md", ".markdown":
-		default:
-			return usageError{fmt.Errorf("--report %q: name a .pdf or .md file", reportOut)}
-		}
-		if reportOut, reportFormat, err = reportOutput("", reportOut, ""); err != nil {
-			return err
-		}
-	}
-	for _, out := range []string{c.String("output"), reportOut} {
-		if err := outfile.Check(out, paths...); err != nil {
-			return err
-		}
-	}
-	// A directory read may hold the command's own outputs of an earlier
-	// run: they are never read.
-	opt.Exclude = []string{c.String("output"), reportOut}
 	bar := newProgress(c.App.ErrWriter, os.Getenv("TERM"))
-	opt.Progress = func(done, total int) { bar.Update(done, total, "reading results") }
-	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, opt) })
+	fo.opt.Progress = func(done, total int) { bar.Update(done, total, "reading results") }
+	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, fo.opt) })
 	bar.Finish()
 	if err != nil {
 		return err
 	}
+	if err := fo.write(c, f, paths); err != nil {
+		return err
+	}
+	if s := f.NothingJudged(); s != "" {
+		return failedFigures(errors.New(s))
+	}
+	if s := f.NeedAttention(); s != "" && c.Bool("fail-on-outlier") {
+		return statusError{exitVerdict, errors.New(s)}
+	}
+	return nil
+}
+
+// fleetOutputs are what the flags of fleet ask for: how to read the nodes
+// and judge them, and what to write.
+type fleetOutputs struct {
+	opt                  fleet.Options
+	format, output       string
+	plot                 string
+	plotFormats          []string
+	report, reportFormat string
+}
+
+// fleetOutputsOf reads fleet's flags and checks its outputs against the
+// inputs at paths.
+func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
+	fo := fleetOutputs{format: c.String("format"), output: c.String("output"), plot: c.String("plot"), report: c.String("report")}
+	if len(paths) == 0 {
+		return fo, usageError{fmt.Errorf("fleet needs at least one results file, directory or pattern")}
+	}
+	var err error
+	if fo.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
+		return fo, usageError{err}
+	}
+	if fo.opt.Alpha, err = compare.ParseThreshold(c.String("alpha")); err != nil || !(fo.opt.Alpha > 0) || fo.opt.Alpha >= 1 {
+		return fo, usageError{fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha"))}
+	}
+	if !slices.Contains(fleet.Formats(), fo.format) {
+		return fo, usageError{fmt.Errorf("unknown format %q; the formats are %s", fo.format, strings.Join(fleet.Formats(), ", "))}
+	}
+	if fo.plotFormats, err = imageFormats(c.String("plot-format")); err != nil {
+		return fo, err
+	}
+	if fo.report != "" {
+		// fleet's --format is its view's: the report's format comes from
+		// the file's extension alone.
+		switch strings.ToLower(filepath.Ext(fo.report)) {
+		case ".pdf", ".md", ".markdown":
+		default:
+			return fo, usageError{fmt.Errorf("--report %q: name a .pdf or .md file", fo.report)}
+		}
+		if fo.report, fo.reportFormat, err = reportOutput("", fo.report, ""); err != nil {
+			return fo, err
+		}
+	}
+	for _, out := range []string{fo.output, fo.report} {
+		if err := outfile.Check(out, paths...); err != nil {
+			return fo, err
+		}
+	}
+	// A directory read may hold the command's own outputs of an earlier
+	// run: they are never read.
+	fo.opt.Exclude = []string{fo.output, fo.report}
+	return fo, nil
+}
+
+// write writes the fleet's view, and its plots and report when asked.
+func (fo fleetOutputs) write(c *cli.Context, f *fleet.Fleet, paths []string) error {
 	write := func(w io.Writer) error {
-		if format != "json" { // text from the files, written where a terminal may show it
+		if fo.format != "json" { // text from the files, written where a terminal may show it
 			w = termsafe.New(w)
 		}
-		return f.Write(w, format)
+		return f.Write(w, fo.format)
 	}
-	if out := c.String("output"); out != "" {
-		err = writeRendered(c.Context, out, write)
+	var err error
+	if fo.output != "" {
+		err = writeRendered(c.Context, fo.output, write)
 	} else {
 		err = write(c.App.Writer)
 	}
 	if err != nil {
 		return err
 	}
-	if dir := c.String("plot"); dir != "" {
-		written, err := plot.WriteAll(c.Context, f.Figures(), dir, formats)
+	if fo.plot != "" {
+		written, err := plot.WriteAll(c.Context, f.Figures(), fo.plot, fo.plotFormats)
 		for _, p := range written {
 			fmt.Fprintln(c.App.ErrWriter, "plot:", p)
 		}
@@ -126,54 +158,17 @@ func fleetAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if reportOut != "" {
-		doc := f.Document(true)
-		if reportFormat == "pdf" {
-			err = writeRendered(c.Context, reportOut, doc.WritePDF)
-		} else {
-			err = writeMarkdown(c, doc, reportOut, paths...)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.App.ErrWriter, "report:", reportOut)
-	}
-	return fleetAttention(c, f)
-}
-
-// fleetAttention fails with status 4 when no node was read or none could
-// be judged (nothing done is no PASS), and with status 5 under
-// --fail-on-outlier when a node needs attention (it FAILed, or is below
-// its peers or of another topology) or an input could not be read.
-func fleetAttention(c *cli.Context, f *fleet.Fleet) error {
-	judged := 0
-	for _, n := range f.Nodes {
-		if n.Verdict != results.StatusNotJudged {
-			judged++
-		}
-	}
-	switch {
-	case len(f.Nodes) == 0:
-		return failedFigures(fmt.Errorf("no node's results could be read (%d input%s unreadable)", len(f.Unreadable), units.Plural(len(f.Unreadable), "", "s")))
-	case judged == 0:
-		return failedFigures(fmt.Errorf("none of the %d node%s could be judged: no run records a verdict that judged it, and each class needs figures of %d or more pairs or nodes of a machine type", len(f.Nodes), units.Plural(len(f.Nodes), "", "s"), fleet.MinJudged))
-	}
-	if !c.Bool("fail-on-outlier") {
+	if fo.report == "" {
 		return nil
 	}
-	var first string
-	bad := 0
-	for _, n := range f.Nodes {
-		if n.Attention() {
-			if bad == 0 {
-				first = fmt.Sprintf(" (first: %s %s, peers %s)", n.Name, fleet.Label(n.Verdict), fleet.Label(n.Peers))
-			}
-			bad++
-		}
+	doc := f.Document(true)
+	if fo.reportFormat == "pdf" {
+		err = writeRendered(c.Context, fo.report, doc.WritePDF)
+	} else {
+		err = writeMarkdown(c, doc, fo.report, paths...)
 	}
-	if bad == 0 && len(f.Unreadable) == 0 {
-		return nil
+	if err == nil {
+		fmt.Fprintln(c.App.ErrWriter, "report:", fo.report)
 	}
-	return statusError{exitVerdict, fmt.Errorf("%d node%s need%s attention%s, %d input%s unreadable",
-		bad, units.Plural(bad, "", "s"), map[bool]string{true: "s", false: ""}[bad == 1], first, len(f.Unreadable), units.Plural(len(f.Unreadable), "", "s"))}
+	return err
 }

@@ -48,20 +48,9 @@ func importAction(c *cli.Context) error {
 	if len(inputs) == 0 {
 		return usageError{fmt.Errorf("import needs at least one file")}
 	}
-	opt := ingest.Options{Importer: "p2pbench " + version, Collective: c.String("collective")}
-	if opt.Format, err = ingest.ParseFormat(c.String("format")); err != nil {
-		return usageError{err}
-	}
-	if s := c.String("buffer-size"); s != "" {
-		if opt.BufferSize, err = units.ParseSize(s); err != nil {
-			return usageError{fmt.Errorf("--buffer-size: %w", err)}
-		}
-	}
-	if opt.Collective != "" && !slices.Contains(results.NCCLCollectives(), opt.Collective) {
-		return usageError{fmt.Errorf("unknown collective %q; the collectives are %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))}
-	}
-	if c.IsSet("output") && c.IsSet("dir") {
-		return usageError{fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes")}
+	opt, err := importOptions(c)
+	if err != nil {
+		return err
 	}
 	outs, err := importOutputs(inputs, c.String("output"), c.String("dir"))
 	if err != nil {
@@ -70,15 +59,8 @@ func importAction(c *cli.Context) error {
 	// Convert everything before writing anything: one bad input writes no file.
 	runs := make([]*results.Run, len(inputs))
 	for i, in := range inputs {
-		if runs[i], err = interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) }); err != nil {
-			if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
-				return usageError{err}
-			}
+		if runs[i], err = importOne(c, in, opt); err != nil {
 			return err
-		}
-		if len(runs[i].Figures) == 0 {
-			// Nothing imported is no success (exit status 4), and no file.
-			return failedFigures(fmt.Errorf("%s: %s holds no figure to import (no test case measured anything); nothing written", in, runs[i].Imported.Format))
 		}
 	}
 	for i, run := range runs {
@@ -92,6 +74,43 @@ func importAction(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// importOptions reads the flags of import.
+func importOptions(c *cli.Context) (ingest.Options, error) {
+	opt := ingest.Options{Importer: "p2pbench " + version, Collective: c.String("collective")}
+	var err error
+	if opt.Format, err = ingest.ParseFormat(c.String("format")); err != nil {
+		return opt, usageError{err}
+	}
+	if s := c.String("buffer-size"); s != "" {
+		if opt.BufferSize, err = units.ParseSize(s); err != nil {
+			return opt, usageError{fmt.Errorf("--buffer-size: %w", err)}
+		}
+	}
+	if opt.Collective != "" && !slices.Contains(results.NCCLCollectives(), opt.Collective) {
+		return opt, usageError{fmt.Errorf("unknown collective %q; the collectives are %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))}
+	}
+	if c.IsSet("output") && c.IsSet("dir") {
+		return opt, usageError{fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes")}
+	}
+	return opt, nil
+}
+
+// importOne converts the input in: an option the input cannot take is a
+// usage error, and an input of no figure is no success (exit status 4).
+func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, error) {
+	run, err := interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) })
+	if err != nil {
+		if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	if len(run.Figures) == 0 {
+		return nil, failedFigures(fmt.Errorf("%s: %s holds no figure to import (no test case measured anything); nothing written", in, run.Imported.Format))
+	}
+	return run, nil
 }
 
 // importOutputs names each input's results file: -o for a single input,

@@ -55,9 +55,15 @@ func plotAction(c *cli.Context) error {
 		// Nothing drawn is no success (exit status 4), and no directory.
 		return failedFigures(fmt.Errorf("%s has no figures to plot: nothing drawn", in))
 	}
-	// The directory is an output (no other user's link, no device), and
-	// it is this plot's while it draws: a second plot into it waits for
-	// nothing and mixes nothing, it fails at once, naming the first.
+	return writePlots(c, figs, dir, formats, in)
+}
+
+// writePlots draws figs into dir in each of formats and prints their
+// paths; in is the results file they are of. The directory is an output
+// (no other user's link, no device), and it is this plot's while it draws:
+// a second plot into it waits for nothing and mixes nothing, it fails at
+// once, naming the first.
+func writePlots(c *cli.Context, figs []plot.Chart, dir string, formats []string, in string) error {
 	if _, err := outfile.Dir(dir, in); err != nil {
 		return err
 	}

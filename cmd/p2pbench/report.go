@@ -56,30 +56,10 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	origin := report.Origin{Build: version, File: in}
-	switch v := run.Verdict; {
-	case v == nil:
-		// A run measured before verdicts existed (or by bw, lat, atomic):
-		// judged by the model for the report, the file left as it is.
-		if err := session.Judge(run, nil, version); err != nil {
-			return err
-		}
-	case v.Build != version && v.Expectations.Kind == results.ExpectModel:
-		// Another build's verdict by the expectation table: this build
-		// judges the run again by its own table, so that the report gives
-		// its answer (an earlier build's rules may have been wrong), and
-		// page 1 says what the file's own said. A spec or baseline the
-		// report does not have: page 1 says how to judge it again.
-		origin.Was = v
-		if err := session.Judge(run, nil, version); err != nil {
-			return err
-		}
+	doc, err := reportOf(run, in, c.Bool("full"))
+	if err != nil {
+		return err
 	}
-	doc := report.Report(run)
-	if c.Bool("full") {
-		doc = report.Full(run)
-	}
-	doc.SayOrigin(run, origin)
 	if format == "pdf" {
 		err = writeRendered(c.Context, out, doc.WritePDF)
 	} else {
@@ -94,6 +74,38 @@ func reportAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "  %s\n", f)
 	}
 	return nil
+}
+
+// reportOf is the report of run, read from in (the whole report with
+// full). A run without a verdict, or with another build's verdict by the
+// expectation table, is judged by this build for the report, the file left
+// as it is.
+func reportOf(run *results.Run, in string, full bool) (*report.Document, error) {
+	origin := report.Origin{Build: version, File: in}
+	switch v := run.Verdict; {
+	case v == nil:
+		// A run measured before verdicts existed (or by bw, lat, atomic):
+		// judged by the model for the report.
+		if err := session.Judge(run, nil, version); err != nil {
+			return nil, err
+		}
+	case v.Build != version && v.Expectations.Kind == results.ExpectModel:
+		// Another build's verdict by the expectation table: this build
+		// judges the run again by its own table, so that the report gives
+		// its answer (an earlier build's rules may have been wrong), and
+		// page 1 says what the file's own said. A spec or baseline the
+		// report does not have: page 1 says how to judge it again.
+		origin.Was = v
+		if err := session.Judge(run, nil, version); err != nil {
+			return nil, err
+		}
+	}
+	doc := report.Report(run)
+	if full {
+		doc = report.Full(run)
+	}
+	doc.SayOrigin(run, origin)
+	return doc, nil
 }
 
 // reportOutput is the report's file and format ("pdf" or "md") from -o and
