@@ -75,88 +75,107 @@ func WriteText(w io.Writer, r *Result) error {
 
 // WriteMarkdown writes the comparison as Markdown tables.
 func WriteMarkdown(w io.Writer, r *Result) error {
-	bw := bufio.NewWriter(w)
-	esc := strings.NewReplacer("|", `\|`, "_", `\_`, "*", `\*`)
-	escAll := func(ss []string) []string {
-		out := make([]string, len(ss))
-		for i, s := range ss {
-			out[i] = esc.Replace(s)
-		}
-		return out
-	}
-	tableRow := func(cells []string) { fmt.Fprintf(bw, "| %s |\n", strings.Join(cells, " | ")) }
-	fmt.Fprint(bw, "# p2pbench comparison\n\n")
+	md := &mdWriter{bw: bufio.NewWriter(w), esc: strings.NewReplacer("|", `\|`, "_", `\_`, "*", `\*`)}
+	fmt.Fprint(md.bw, "# p2pbench comparison\n\n")
 	for _, l := range runLines(r) {
 		// The differences get a table of their own below.
 		if !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "What differs") {
-			fmt.Fprintf(bw, "%s\n\n", esc.Replace(l))
+			fmt.Fprintf(md.bw, "%s\n\n", md.esc.Replace(l))
 		}
 	}
 	names := shortNames(r)
-	fmt.Fprint(bw, "## Flagged\n\n")
-	head, flagged, more := flaggedRows(r)
-	fmt.Fprintf(bw, "%s\n\n", esc.Replace(head))
-	if len(flagged) > 0 {
-		tableRow([]string{"", "figure", "change", "why", "method"})
-		tableRow([]string{"---", "---", "---:", "---", "---"})
-		for _, f := range flagged {
-			tableRow(escAll([]string{f.verdict, f.figure, f.change, f.why, f.method}))
-		}
-		if more > 0 {
-			fmt.Fprintf(bw, "\n… and %d more, marked in the tables below.\n", more)
-		}
-		fmt.Fprintln(bw)
-	}
+	md.flagged(r)
 	for _, l := range notMeasuredLines(r) {
 		if strings.HasPrefix(l, "  ") {
 			l = "- " + strings.TrimSpace(l)
 		} else {
 			l += "\n"
 		}
-		fmt.Fprintf(bw, "%s\n", esc.Replace(l))
+		fmt.Fprintf(md.bw, "%s\n", md.esc.Replace(l))
 	}
 	for _, l := range legendLines(r) {
-		fmt.Fprintf(bw, "%s\n\n", esc.Replace(l))
+		fmt.Fprintf(md.bw, "%s\n\n", md.esc.Replace(l))
 	}
 	if len(r.Differences) > 0 {
-		fmt.Fprint(bw, "What differs between the runs:\n\n")
-		tableRow(append([]string{""}, escAll(names)...))
-		tableRow(slices.Repeat([]string{"---"}, len(names)+1))
+		fmt.Fprint(md.bw, "What differs between the runs:\n\n")
+		md.row(append([]string{""}, md.escAll(names)...))
+		md.row(slices.Repeat([]string{"---"}, len(names)+1))
 		for _, d := range r.Differences {
-			tableRow(escAll(append([]string{d.What}, d.Values...)))
+			md.row(md.escAll(append([]string{d.What}, d.Values...)))
 		}
 	}
 	for _, s := range sections(r) {
-		fmt.Fprintf(bw, "\n## %s\n\n", esc.Replace(s.title))
-		head := escAll(s.header(names, "p"))
-		align := slices.Repeat([]string{"---:"}, len(head))
-		align[0] = "---"
-		for k := range len(names) - 1 {
-			align[s.changeColumn(k)+1] = "---" // p
-		}
-		if s.hasParams {
-			align[2] = "---"
-		}
-		if s.hasMethods {
-			align[len(align)-1] = "---"
-		}
-		tableRow(head)
-		tableRow(align)
-		for i, row := range s.rows {
-			cells := escAll(s.cells(i))
-			for k, c := range row.Changes {
-				if c.Regression {
-					cells[s.changeColumn(k)] = "**" + cells[s.changeColumn(k)] + "**"
-				}
-			}
-			tableRow(cells)
-		}
+		md.section(s, names)
 	}
-	fmt.Fprintf(bw, "\n%s\n", summaryLine(r))
+	fmt.Fprintf(md.bw, "\n%s\n", summaryLine(r))
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(bw, "\n> note: %s\n", esc.Replace(warn))
+		fmt.Fprintf(md.bw, "\n> note: %s\n", md.esc.Replace(warn))
 	}
-	return bw.Flush()
+	return md.bw.Flush()
+}
+
+// mdWriter writes Markdown, escaping what the files hold.
+type mdWriter struct {
+	bw  *bufio.Writer
+	esc *strings.Replacer
+}
+
+func (md *mdWriter) escAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = md.esc.Replace(s)
+	}
+	return out
+}
+
+// row writes a table's row.
+func (md *mdWriter) row(cells []string) { fmt.Fprintf(md.bw, "| %s |\n", strings.Join(cells, " | ")) }
+
+// flagged writes what was flagged and why, in a table.
+func (md *mdWriter) flagged(r *Result) {
+	fmt.Fprint(md.bw, "## Flagged\n\n")
+	head, flagged, more := flaggedRows(r)
+	fmt.Fprintf(md.bw, "%s\n\n", md.esc.Replace(head))
+	if len(flagged) == 0 {
+		return
+	}
+	md.row([]string{"", "figure", "change", "why", "method"})
+	md.row([]string{"---", "---", "---:", "---", "---"})
+	for _, f := range flagged {
+		md.row(md.escAll([]string{f.verdict, f.figure, f.change, f.why, f.method}))
+	}
+	if more > 0 {
+		fmt.Fprintf(md.bw, "\n… and %d more, marked in the tables below.\n", more)
+	}
+	fmt.Fprintln(md.bw)
+}
+
+// section writes a section's table, regressions in bold.
+func (md *mdWriter) section(s *section, names []string) {
+	fmt.Fprintf(md.bw, "\n## %s\n\n", md.esc.Replace(s.title))
+	head := md.escAll(s.header(names, "p"))
+	align := slices.Repeat([]string{"---:"}, len(head))
+	align[0] = "---"
+	for k := range len(names) - 1 {
+		align[s.changeColumn(k)+1] = "---" // p
+	}
+	if s.hasParams {
+		align[2] = "---"
+	}
+	if s.hasMethods {
+		align[len(align)-1] = "---"
+	}
+	md.row(head)
+	md.row(align)
+	for i, row := range s.rows {
+		cells := md.escAll(s.cells(i))
+		for k, c := range row.Changes {
+			if c.Regression {
+				cells[s.changeColumn(k)] = "**" + cells[s.changeColumn(k)] + "**"
+			}
+		}
+		md.row(cells)
+	}
 }
 
 // WriteCSV writes one line per figure and run.
@@ -235,23 +254,42 @@ func runLines(r *Result) []string {
 			lines = append(lines, fmt.Sprintf("  %-10s %s", d.What+":", strings.Join(d.Values, "  |  ")))
 		}
 	}
+	lines = append(lines, sharedLines(r, names)...)
+	lines = append(lines, replicateLines(r, names)...)
+	lines = append(lines, wideLines(r)...)
+	lines = append(lines, methodLines(r)...)
+	return append(lines, singleLines(r)...)
+}
+
+// sharedLines say, for each run whose figures differ from the baseline's,
+// how many they share, how many only one of them has, and of the
+// baseline's, how many the run lost and how many its plan left out.
+func sharedLines(r *Result, names []string) []string {
+	var lines []string
 	for i := range r.OnlyInBase {
-		if r.OnlyInBase[i]+r.OnlyInOther[i] > 0 {
-			shared, lost, omitted := 0, 0, 0
-			for _, row := range r.Rows {
-				shared += b2i(row.Cells[i+1].Present)
-				lost += b2i(!row.Cells[i+1].Present && row.Changes[i].Lost != "")
-			}
-			for _, m := range r.NotMeasured {
-				omitted += b2i(m.Side == i+1)
-			}
-			line := fmt.Sprintf("The runs share %d figures; %d only in %s", shared, r.OnlyInBase[i], names[0])
-			if lost+omitted > 0 {
-				line += fmt.Sprintf(" (%d missing from %s, %d its plan left out)", lost, names[i+1], omitted)
-			}
-			lines = append(lines, line+fmt.Sprintf(", %d only in %s.", r.OnlyInOther[i], names[i+1]))
+		if r.OnlyInBase[i]+r.OnlyInOther[i] == 0 {
+			continue
 		}
+		shared, lost, omitted := 0, 0, 0
+		for _, row := range r.Rows {
+			shared += b2i(row.Cells[i+1].Present)
+			lost += b2i(!row.Cells[i+1].Present && row.Changes[i].Lost != "")
+		}
+		for _, m := range r.NotMeasured {
+			omitted += b2i(m.Side == i+1)
+		}
+		line := fmt.Sprintf("The runs share %d figures; %d only in %s", shared, r.OnlyInBase[i], names[0])
+		if lost+omitted > 0 {
+			line += fmt.Sprintf(" (%d missing from %s, %d its plan left out)", lost, names[i+1], omitted)
+		}
+		lines = append(lines, line+fmt.Sprintf(", %d only in %s.", r.OnlyInOther[i], names[i+1]))
 	}
+	return lines
+}
+
+// replicateLines name the runs with no run-to-run estimate of their own,
+// whose floors add the fallback.
+func replicateLines(r *Result, names []string) []string {
 	var within, none []string
 	for i, rep := range r.Replicates {
 		switch rep {
@@ -261,19 +299,25 @@ func runLines(r *Result) []string {
 			none = append(none, names[i])
 		}
 	}
-	if len(within)+len(none) > 0 {
-		var what []string
-		if len(within) > 0 {
-			what = append(what, strings.Join(within, ", ")+" (rounds taken within one process)")
-		}
-		if len(none) > 0 {
-			what = append(what, strings.Join(none, ", ")+" (no rounds)")
-		}
-		lines = append(lines, fmt.Sprintf("No run-to-run estimate of its own: %s. Nothing in such a run carries what differs between processes, "+
-			"so each floor adds the fallback of the figure's family and size: %g × what separate processes moved beyond their own data "+
-			"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin))
+	if len(within)+len(none) == 0 {
+		return nil
 	}
-	lines = append(lines, wideLines(r)...)
+	var what []string
+	if len(within) > 0 {
+		what = append(what, strings.Join(within, ", ")+" (rounds taken within one process)")
+	}
+	if len(none) > 0 {
+		what = append(what, strings.Join(none, ", ")+" (no rounds)")
+	}
+	return []string{fmt.Sprintf("No run-to-run estimate of its own: %s. Nothing in such a run carries what differs between processes, "+
+		"so each floor adds the fallback of the figure's family and size: %g × what separate processes moved beyond their own data "+
+		"on other machines (compare/FALLBACK.md).", strings.Join(what, "; "), r.FallbackMargin)}
+}
+
+// methodLines say how many figures another method measured, and whether
+// their changes are gated, and which runs' methods are not known.
+func methodLines(r *Result) []string {
+	var lines []string
 	if n := methodChanges(r); n > 0 {
 		gate := "not gated (--across-methods gates them): a build's new way of measuring is no change of the machine"
 		if r.AcrossMethods {
@@ -282,15 +326,20 @@ func runLines(r *Result) []string {
 		lines = append(lines, fmt.Sprintf("%d figures were measured by another method (another tool, SM kernel variant or grid, copy call, queue, or a change of how p2pbench measures): "+
 			"compared on what they measure, each with what changed beside it; their changes %s.", n, gate))
 	}
-	lines = append(lines, unknownMethodLines(r)...)
+	return append(lines, unknownMethodLines(r)...)
+}
+
+// singleLines say how many figures are single values on a side: shown,
+// never gated.
+func singleLines(r *Result) []string {
 	single := 0
 	for _, row := range r.Rows {
 		single += b2i(slices.ContainsFunc(row.Changes, func(c Change) bool { return c.Ungated == ungatedSingle }))
 	}
-	if single > 0 {
-		lines = append(lines, fmt.Sprintf("%d figures are single values on a side (an import's, or one sample): shown, never gated: one value cannot tell noise from a change.", single))
+	if single == 0 {
+		return nil
 	}
-	return lines
+	return []string{fmt.Sprintf("%d figures are single values on a side (an import's, or one sample): shown, never gated: one value cannot tell noise from a change.", single)}
 }
 
 // wideLines name the families whose floors are wide (Result.WideFloors):

@@ -385,90 +385,111 @@ func (cp *cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	m := cp.m
 	trX, trY := p.Transforms(&c)
 	n := len(m.devs)
-	cellW := trX(0.5) - trX(-0.5)
+	l := cellsLayout{n: n, cellW: trX(0.5) - trX(-0.5), border: n <= 24}
 	cellH := vg.Length(math.Abs(float64(trY(0.5) - trY(-0.5))))
 	// Annotations shrink with the cells and are dropped when they would be
 	// smaller than 5 points: a 72-GPU matrix is read by its colours.
-	fontSize := math.Min(9, math.Min(float64(cellW)/3.3, float64(cellH)/1.6))
-	annotate := fontSize >= 5 && n <= bigMatrix
-	border := n <= 24
-	hatch := draw.LineStyle{Color: midGrey, Width: vg.Points(0.5)}
-	// look is how cell (r, col) is drawn; plain cells (a fill alone) of one
-	// colour side by side in a row are filled as one rectangle: a big
-	// matrix of a sampled plan is mostly missing cells, and filling 5,184
-	// cells one by one was most of a heatmap's drawing.
-	type look struct {
-		fill    color.Color
-		label   string
-		failed  bool
-		hatched bool
-	}
-	lookOf := func(cl cell) look {
-		var lk look
-		switch cl.kind {
-		case cellValue:
-			lk.fill, lk.label = m.color(cl.value), formatValue(cl.value)
-		case cellSelf:
-			lk.fill = paleGrey
-		case cellError:
-			lk.fill, lk.label = lightGrey, "ERR"
-		case cellBadData:
-			lk.fill, lk.label = lightGrey, "BAD DATA"
-		default:
-			lk.fill, lk.label = lightGrey, "—"
-		}
-		lk.failed = cl.kind == cellError || cl.kind == cellBadData
-		if lk.failed && !annotate {
-			lk.fill = alertRed
-		}
-		// A big matrix's missing cells are plain grey: hatching thousands
-		// of cells a few points wide (a sampled plan's matrices are mostly
-		// missing) took longer than the rest.
-		lk.hatched = cl.kind == cellMissing && n <= bigMatrix || lk.failed && annotate
-		return lk
-	}
-	plain := func(lk look) bool { return !border && !lk.hatched && !(annotate && lk.label != "") }
+	l.fontSize = math.Min(9, math.Min(float64(l.cellW)/3.3, float64(cellH)/1.6))
+	l.annotate = l.fontSize >= 5 && n <= bigMatrix
 	for r := 0; r < n; r++ {
 		y0, y1 := trY(float64(r)-0.5), trY(float64(r)+0.5)
 		if y0 > y1 {
 			y0, y1 = y1, y0
 		}
 		for col := 0; col < n; col++ {
-			lk := lookOf(m.cells[r][col])
+			// Plain cells (a fill alone) of one colour side by side in a
+			// row are filled as one rectangle: a big matrix of a sampled
+			// plan is mostly missing cells, and filling 5,184 cells one by
+			// one was most of a heatmap's drawing.
+			lk := l.look(m, m.cells[r][col])
 			last := col
-			for plain(lk) && last+1 < n {
-				next := lookOf(m.cells[r][last+1])
-				if !plain(next) || !sameColor(next.fill, lk.fill) {
+			for l.plain(lk) && last+1 < n {
+				next := l.look(m, m.cells[r][last+1])
+				if !l.plain(next) || !sameColor(next.fill, lk.fill) {
 					break
 				}
 				last++
 			}
-			x0, x1 := trX(float64(col)-0.5), trX(float64(last)+0.5)
-			rect := vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}
-			c.SetColor(lk.fill)
-			c.Fill(rect.Path())
+			rect := vg.Rectangle{Min: vg.Point{X: trX(float64(col) - 0.5), Y: y0}, Max: vg.Point{X: trX(float64(last) + 0.5), Y: y1}}
+			l.draw(c, rect, lk)
 			col = last
-			if lk.hatched {
-				hatchRect(c, rect, hatch, vg.Length(math.Max(3, math.Min(6, float64(cellW)/4))))
-			}
-			if border {
-				c.SetLineStyle(draw.LineStyle{Color: white, Width: vg.Points(1)})
-				c.Stroke(rect.Path())
-			}
-			if annotate && lk.label != "" {
-				sty := textStyle(fontSize, textOn(lk.fill))
-				if lk.failed {
-					sty = boldStyle(fontSize, alertRed)
-				}
-				if w := sty.Width(lk.label); w > cellW*0.9 {
-					// A failure label is longer than a value: it shrinks to fit.
-					sty.Font.Size *= font.Length(cellW * 0.9 / w)
-				}
-				sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
-				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, lk.label)
-			}
 		}
 	}
+}
+
+// cellsLayout is how a matrix of n devices is drawn: the cells' width, the
+// annotations' font size, whether cells are annotated and bordered.
+type cellsLayout struct {
+	n                int
+	cellW            vg.Length
+	fontSize         float64
+	annotate, border bool
+}
+
+// cellLook is how a cell is drawn: its fill and label, whether it failed
+// and whether it is hatched.
+type cellLook struct {
+	fill            color.Color
+	label           string
+	failed, hatched bool
+}
+
+// look is how cell cl of matrix m is drawn.
+func (l cellsLayout) look(m *heatmap, cl cell) cellLook {
+	var lk cellLook
+	switch cl.kind {
+	case cellValue:
+		lk.fill, lk.label = m.color(cl.value), formatValue(cl.value)
+	case cellSelf:
+		lk.fill = paleGrey
+	case cellError:
+		lk.fill, lk.label = lightGrey, "ERR"
+	case cellBadData:
+		lk.fill, lk.label = lightGrey, "BAD DATA"
+	default:
+		lk.fill, lk.label = lightGrey, "—"
+	}
+	lk.failed = cl.kind == cellError || cl.kind == cellBadData
+	if lk.failed && !l.annotate {
+		lk.fill = alertRed
+	}
+	// A big matrix's missing cells are plain grey: hatching thousands of
+	// cells a few points wide (a sampled plan's matrices are mostly
+	// missing) took longer than the rest.
+	lk.hatched = cl.kind == cellMissing && l.n <= bigMatrix || lk.failed && l.annotate
+	return lk
+}
+
+// plain reports whether a cell that looks like lk is a fill alone.
+func (l cellsLayout) plain(lk cellLook) bool {
+	return !l.border && !lk.hatched && !(l.annotate && lk.label != "")
+}
+
+// draw draws the cells of rect, which look like lk: the fill, the hatching,
+// the border and the label.
+func (l cellsLayout) draw(c draw.Canvas, rect vg.Rectangle, lk cellLook) {
+	c.SetColor(lk.fill)
+	c.Fill(rect.Path())
+	if lk.hatched {
+		hatchRect(c, rect, draw.LineStyle{Color: midGrey, Width: vg.Points(0.5)}, vg.Length(math.Max(3, math.Min(6, float64(l.cellW)/4))))
+	}
+	if l.border {
+		c.SetLineStyle(draw.LineStyle{Color: white, Width: vg.Points(1)})
+		c.Stroke(rect.Path())
+	}
+	if !l.annotate || lk.label == "" {
+		return
+	}
+	sty := textStyle(l.fontSize, textOn(lk.fill))
+	if lk.failed {
+		sty = boldStyle(l.fontSize, alertRed)
+	}
+	if w := sty.Width(lk.label); w > l.cellW*0.9 {
+		// A failure label is longer than a value: it shrinks to fit.
+		sty.Font.Size *= font.Length(l.cellW * 0.9 / w)
+	}
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+	c.FillText(sty, vg.Point{X: (rect.Min.X + rect.Max.X) / 2, Y: (rect.Min.Y + rect.Max.Y) / 2}, lk.label)
 }
 
 // sameColor reports whether a and b are one colour.

@@ -195,72 +195,24 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 // the rest; unless every, those where a counter other than ECC-data
 // (errors the link corrected in flight) rose.
 func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64, every bool) *table {
-	type key struct{ dev, link int }
-	cells := map[key]map[results.LinkCounter]results.LinkCounterRow{}
-	rose := map[key]bool{}
-	eccOnly := map[key]bool{} // only ECC-data rose
-	for _, r := range rows {
-		if r.Link < 0 {
-			continue
-		}
-		k := key{r.Device, r.Link}
-		if cells[k] == nil {
-			cells[k] = map[results.LinkCounter]results.LinkCounterRow{}
-		}
-		cells[k][r.Counter] = r
-		rose[k] = rose[k] || r.Rise() > 0
-	}
-	if !every {
-		for k, cs := range cells {
-			other := false
-			for c, r := range cs {
-				other = other || c != results.LinkECCData && r.Rise() > 0
-			}
-			if rose[k] && !other {
-				rose[k], eccOnly[k] = false, true
-			}
-		}
-	}
-	keys := slices.SortedFunc(maps.Keys(cells), func(a, b key) int {
-		if a.dev != b.dev {
-			return a.dev - b.dev
-		}
-		return a.link - b.link
-	})
+	links := linkCountersOf(rows, every)
 	header := []string{"GPU", "link"}
 	for _, c := range results.LinkErrorCounters {
 		header = append(header, counterLabel[c])
 	}
 	t := &table{title: "Each link (nvmlDeviceGetNvLinkErrorCounter): before → after, rise and rate where it rose",
 		header: header, align: "rr" + strings.Repeat("r", len(results.LinkErrorCounters))}
-	all := every && len(keys) <= maxLinkRows
+	all := every && len(links) <= maxLinkRows
 	quiet, ecc := 0, 0
-	for _, k := range keys {
-		if !all && !rose[k] {
-			if eccOnly[k] {
-				ecc++
-			} else {
-				quiet++
-			}
-			continue
+	for _, l := range links {
+		switch {
+		case all || l.rose:
+			t.rows = append(t.rows, l.row(secs[l.dev]))
+		case l.eccOnly:
+			ecc++
+		default:
+			quiet++
 		}
-		row := []string{fmt.Sprint(k.dev), fmt.Sprint(k.link)}
-		for _, c := range results.LinkErrorCounters {
-			r, ok := cells[k][c]
-			switch {
-			case !ok:
-				row = append(row, "not read")
-			case r.Rise() == 0:
-				row = append(row, fmt.Sprint(r.After))
-			default:
-				cell := fmt.Sprintf("%d → %d +%d", r.Before, r.After, r.Rise())
-				if rt := rateText(r.Rise(), secs[k.dev]); rt != "" {
-					cell += " (" + rt + ")"
-				}
-				row = append(row, cell)
-			}
-		}
-		t.rows = append(t.rows, row)
 	}
 	more := ""
 	if len(t.rows) > 0 {
@@ -275,6 +227,69 @@ func perLinkTable(rows []results.LinkCounterRow, secs map[int]float64, every boo
 			quiet, more, units.Plural(quiet, "", "s")))
 	}
 	return t
+}
+
+// linkCounters are one link's counters: whether any rose, or (unless
+// every) only ECC-data, which is then not said to have risen.
+type linkCounters struct {
+	dev, link     int
+	counters      map[results.LinkCounter]results.LinkCounterRow
+	rose, eccOnly bool
+}
+
+// linkCountersOf gathers rows by link, in order of GPU and link.
+func linkCountersOf(rows []results.LinkCounterRow, every bool) []*linkCounters {
+	type key struct{ dev, link int }
+	byLink := map[key]*linkCounters{}
+	for _, r := range rows {
+		if r.Link < 0 {
+			continue
+		}
+		k := key{r.Device, r.Link}
+		if byLink[k] == nil {
+			byLink[k] = &linkCounters{dev: r.Device, link: r.Link, counters: map[results.LinkCounter]results.LinkCounterRow{}}
+		}
+		l := byLink[k]
+		l.counters[r.Counter] = r
+		l.rose = l.rose || r.Rise() > 0
+	}
+	for _, l := range byLink {
+		other := false
+		for c, r := range l.counters {
+			other = other || c != results.LinkECCData && r.Rise() > 0
+		}
+		if !every && l.rose && !other {
+			l.rose, l.eccOnly = false, true
+		}
+	}
+	return slices.SortedFunc(maps.Values(byLink), func(a, b *linkCounters) int {
+		if a.dev != b.dev {
+			return a.dev - b.dev
+		}
+		return a.link - b.link
+	})
+}
+
+// row is the link's row: each counter's value, or before → after, its rise
+// and its rate over secs where it rose.
+func (l *linkCounters) row(secs float64) []string {
+	row := []string{fmt.Sprint(l.dev), fmt.Sprint(l.link)}
+	for _, c := range results.LinkErrorCounters {
+		r, ok := l.counters[c]
+		switch {
+		case !ok:
+			row = append(row, "not read")
+		case r.Rise() == 0:
+			row = append(row, fmt.Sprint(r.After))
+		default:
+			cell := fmt.Sprintf("%d → %d +%d", r.Before, r.After, r.Rise())
+			if rt := rateText(r.Rise(), secs); rt != "" {
+				cell += " (" + rt + ")"
+			}
+			row = append(row, cell)
+		}
+	}
+	return row
 }
 
 // gpusOf names devices for a sentence's subject: "GPU 3's", "GPUs 0–7'",

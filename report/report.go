@@ -278,55 +278,82 @@ func splitClauses(s string) []string {
 }
 
 func systemSection(d *Document, run *results.Run) {
-	env := run.Environment
 	d.Section("System and environment")
-	kv := &table{header: []string{"item", "value"}, align: "ll"}
-	add := func(k, v string) {
-		if v != "" {
-			kv.rows = append(kv.rows, []string{k, v})
-		}
+	kv := &itemTable{table{header: []string{"item", "value"}, align: "ll"}}
+	machineItems(kv, run)
+	softwareItems(kv, run)
+	runItems(kv, run)
+	d.table(&kv.table)
+	devicesTable(d, run)
+	stateTable(d, run.Environment)
+}
+
+// itemTable is a table of items and their values.
+type itemTable struct{ table }
+
+// add adds item k with value v, unless v is empty.
+func (t *itemTable) add(k, v string) {
+	if v != "" {
+		t.rows = append(t.rows, []string{k, v})
 	}
-	add("host", run.Host)
-	if sys := env.System; sys != nil {
-		add("system", strings.TrimSpace(sys.Vendor+" "+sys.Product))
-		add("system serial", sys.Serial)
-		add("CPU", sys.CPU)
-		add("kernel", sys.Kernel)
-		add("OS", sys.OS)
+}
+
+// machineItems are the machine's: its host, system, GPUs, and when the run
+// was made.
+func machineItems(kv *itemTable, run *results.Run) {
+	kv.add("host", run.Host)
+	if sys := run.Environment.System; sys != nil {
+		kv.add("system", strings.TrimSpace(sys.Vendor+" "+sys.Product))
+		kv.add("system serial", sys.Serial)
+		kv.add("CPU", sys.CPU)
+		kv.add("kernel", sys.Kernel)
+		kv.add("OS", sys.OS)
 		for _, u := range BoundedNotes(sys.Unreadable) {
-			add("not read", u)
+			kv.add("not read", u)
 		}
 	}
-	add("GPUs", run.GPUSummary())
+	kv.add("GPUs", run.GPUSummary())
 	if !run.Start.IsZero() {
 		when := run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
 		if !run.End.IsZero() {
 			when += fmt.Sprintf(" (%s)", run.End.Sub(run.Start).Round(time.Second))
 		}
-		add("date", when)
+		kv.add("date", when)
 	}
+}
+
+// softwareItems are the software's: the driver, CUDA, the library, NVML,
+// the tool that measured (or the one imported, and what the import lacks)
+// and its command line.
+func softwareItems(kv *itemTable, run *results.Run) {
+	env := run.Environment
 	driver := env.DriverRelease
 	if env.DriverVersion > 0 {
 		driver = strings.TrimSpace(fmt.Sprintf("%s (cuDriverGetVersion %d)", driver, env.DriverVersion))
 	}
-	add("driver", driver)
-	add("CUDA", env.CUDAVersion)
-	add("library", env.Library)
+	kv.add("driver", driver)
+	kv.add("CUDA", env.CUDAVersion)
+	kv.add("library", env.Library)
 	if im := run.Imported; im != nil {
 		// The other tool's version is its own; what p2pbench knows of
 		// the machine beyond the input is nothing.
-		add(run.Tool.Name, run.Tool.Version)
-		add("imported by", cmp.Or(im.Importer, "p2pbench"))
-		add("imported from", im.File+" ("+im.Format+")")
-		add("NVML", "not in the import")
+		kv.add(run.Tool.Name, run.Tool.Version)
+		kv.add("imported by", cmp.Or(im.Importer, "p2pbench"))
+		kv.add("imported from", im.File+" ("+im.Format+")")
+		kv.add("NVML", "not in the import")
 		for _, u := range BoundedNotes(im.Unknown) {
-			add("not in the import", u)
+			kv.add("not in the import", u)
 		}
 	} else {
-		add("NVML", yesNo(env.NVML))
-		add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
+		kv.add("NVML", yesNo(env.NVML))
+		kv.add("p2pbench", strings.TrimSpace(run.Tool.Version+" "+run.Tool.GoOS+"/"+run.Tool.GoArch))
 	}
-	add("command", results.ClipText(strings.Join(BoundedNotes(run.Tool.Command), " ")))
+	kv.add("command", results.ClipText(strings.Join(BoundedNotes(run.Tool.Command), " ")))
+}
+
+// runItems are the run's: simulated or not, its data verified, complete,
+// and its notes.
+func runItems(kv *itemTable, run *results.Run) {
 	sim := "no: measured on GPUs"
 	if run.Simulated {
 		sim = "YES: synthetic figures"
@@ -334,7 +361,7 @@ func systemSection(d *Document, run *results.Run) {
 			sim += " (" + run.SimMachine + ")"
 		}
 	}
-	add("simulated", sim)
+	kv.add("simulated", sim)
 	verified := "yes"
 	if why := verdict.Unverified(run); why != "" {
 		verified = "no"
@@ -347,20 +374,17 @@ func systemSection(d *Document, run *results.Run) {
 			verified += ": " + why
 		}
 	}
-	add("data verified", verified)
+	kv.add("data verified", verified)
 	complete := "yes"
 	if !run.Complete {
 		complete = "NO: " + run.Stopped
 	}
-	add("complete", complete)
+	kv.add("complete", complete)
 	// Notes go in the table: a section of their own would often be a
 	// page holding one line.
-	for _, n := range BoundedNotes(uniqueNotes(env.Notes, run.Notes)) {
-		add("note", n)
+	for _, n := range BoundedNotes(uniqueNotes(run.Environment.Notes, run.Notes)) {
+		kv.add("note", n)
 	}
-	d.table(kv)
-	devicesTable(d, run)
-	stateTable(d, env)
 }
 
 // devicesTable lists the GPUs as the driver describes them. Of an

@@ -72,17 +72,36 @@ type pairTest struct {
 // pairItems compares every pair with its class; judged is false when no
 // class has pairMinClass pairs with a figure to compare.
 func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summary string) {
-	classes := pairClasses(run)
-	type groupKey struct {
-		test   results.Test
-		engine results.Engine
-		dir    results.Direction
-		part   results.Part
-		params string
-		size   uint64
-		class  string
+	tests, comparisons, classes := pairTests(pairGroups(run))
+	if comparisons == 0 {
+		return nil, false, "no link class has " + fmt.Sprint(pairMinClass) + " pairs or more with a figure to compare: nothing to hold a pair against"
 	}
-	groups := map[groupKey][]pairMember{}
+	// Holm's step-down over every comparison made.
+	sort.Slice(tests, func(i, j int) bool { return tests[i].p < tests[j].p })
+	named := tests[:Holm(len(tests), func(k int) float64 { return tests[k].p }, comparisons, PairAlpha)]
+	summary = fmt.Sprintf("%d comparisons of a pair with its link class (%d %s): no pair low beyond its class's spread (Holm, family-wise %.0f%%; %.0f%% below warns, %.0f%% fails)",
+		comparisons, classes, units.Plural(classes, "class", "classes"), 100*PairAlpha, 100*PairMinEffect, 100*SlowPairFraction)
+	return lowPairs(named, comparisons), true, summary
+}
+
+// pairGroupKey is what a pair's figure is compared on: what it measures
+// and its link class.
+type pairGroupKey struct {
+	test   results.Test
+	engine results.Engine
+	dir    results.Direction
+	part   results.Part
+	params string
+	size   uint64
+	class  string
+}
+
+// pairGroups gathers the run's bandwidth figures between two devices (of
+// pairMinSize and more, with a value) by what they measure and the link
+// class of their pair.
+func pairGroups(run *results.Run) map[pairGroupKey][]pairMember {
+	classes := pairClasses(run)
+	groups := map[pairGroupKey][]pairMember{}
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		v, ok := f.Value()
@@ -93,11 +112,19 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		if !ok {
 			continue
 		}
-		k := groupKey{f.Test, f.Engine, f.Direction, f.Part, f.IdentityParams(), f.Size, class}
+		k := pairGroupKey{f.Test, f.Engine, f.Direction, f.Part, f.IdentityParams(), f.Size, class}
 		groups[k] = append(groups[k], pairMember{f: f, v: v, se: RelativeError(f)})
 	}
-	var tests []pairTest
-	comparisons, classSeen := 0, map[string]bool{}
+	return groups
+}
+
+// pairTests holds each figure of a group of pairMinClass or more to the
+// group's median (of the others where the group is smaller than
+// PairLeaveOneOut): the figures at least PairMinEffect below it, with
+// their significance; it counts the comparisons made and the link classes
+// compared.
+func pairTests(groups map[pairGroupKey][]pairMember) (tests []pairTest, comparisons, classes int) {
+	classSeen := map[string]bool{}
 	for k, ms := range groups {
 		if len(ms) < pairMinClass {
 			continue
@@ -126,12 +153,13 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 			tests = append(tests, pairTest{m: m, ref: ref, deficit: d, z: z, p: stats.NormSf(z, 0, 1), peers: len(ms), class: k.class})
 		}
 	}
-	if comparisons == 0 {
-		return nil, false, "no link class has " + fmt.Sprint(pairMinClass) + " pairs or more with a figure to compare: nothing to hold a pair against"
-	}
-	// Holm's step-down over every comparison made.
-	sort.Slice(tests, func(i, j int) bool { return tests[i].p < tests[j].p })
-	named := tests[:Holm(len(tests), func(k int) float64 { return tests[k].p }, comparisons, PairAlpha)]
+	return tests, comparisons, len(classSeen)
+}
+
+// lowPairs are the items of the pairs named low: each pair once, by its
+// figure furthest below its class (a WARN, SlowPairFraction or more a
+// FAIL), saying how many more of its figures are low, in pair order.
+func lowPairs(named []pairTest, comparisons int) []results.CheckItem {
 	type pairKey [2]int
 	worst := map[pairKey]*pairTest{}
 	count := map[pairKey]int{}
@@ -149,6 +177,7 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		}
 		return a[1] - b[1]
 	})
+	var items []results.CheckItem
 	for _, k := range keys {
 		t := worst[k]
 		f := t.m.f
@@ -163,9 +192,7 @@ func pairItems(run *results.Run) (items []results.CheckItem, judged bool, summar
 		}
 		items = append(items, results.CheckItem{Status: st, Subject: fmt.Sprintf("%s %d→%d", f.Test, k[0], k[1]), Message: msg})
 	}
-	summary = fmt.Sprintf("%d comparisons of a pair with its link class (%d %s): no pair low beyond its class's spread (Holm, family-wise %.0f%%; %.0f%% below warns, %.0f%% fails)",
-		comparisons, len(classSeen), units.Plural(len(classSeen), "class", "classes"), 100*PairAlpha, 100*PairMinEffect, 100*SlowPairFraction)
-	return items, true, summary
+	return items
 }
 
 // Holm is how many of n p-values, p(k) the k-th smallest, Holm's

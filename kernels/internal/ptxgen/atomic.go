@@ -156,6 +156,10 @@ func casLoop(p func(string, ...any), instr, addr, label string) {
 	p("\tadd.u64         %%guess, %%old, 1;")
 }
 
+// writeAtomicTput writes the throughput entry point of operation o. Like
+// writeCopyEntry, it stays one function over 80 lines: it is one kernel's
+// PTX written in the order the module reads, which split functions would
+// scatter; the committed kernels/atomic.ptx holds its output.
 func writeAtomicTput(b *strings.Builder, o atomicOp) {
 	entry := "p2p_atomic_" + o.Name
 	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
@@ -253,6 +257,9 @@ func writeAtomicTput(b *strings.Builder, o atomicOp) {
 	p("}")
 }
 
+// writeAtomicChain writes the latency (dependent chain) entry point of
+// operation o; one function over 80 lines for the reason writeAtomicTput
+// gives.
 func writeAtomicChain(b *strings.Builder, o atomicOp) {
 	entry := "p2p_atomic_chain_" + o.Name
 	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
