@@ -103,24 +103,9 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 	}
 	t := &table{title: "GPU totals (nvmlDeviceGetFieldValues), beside the links' own counters summed",
 		header: []string{"GPU", "counter", "before", "after", "rise", "rate", "links' rise"}, align: "llrrrrr"}
-	listed := map[int]bool{} // GPUs whose totals the table lists
-	eccOnly := map[int]bool{}
-	read := map[int]bool{}
+	g := totalsListed(rows, linkRise, every)
 	for _, r := range rows {
-		if r.Link >= 0 {
-			continue
-		}
-		read[r.Device] = true
-		differs := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}] != r.Rise()
-		switch {
-		case every, differs, r.Counter != results.LinkECCData && r.Rise() > 0:
-			listed[r.Device] = true
-		case r.Rise() > 0:
-			eccOnly[r.Device] = true
-		}
-	}
-	for _, r := range rows {
-		if r.Link >= 0 || !listed[r.Device] {
+		if r.Link >= 0 || !g.listed[r.Device] {
 			continue
 		}
 		lr := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}]
@@ -131,36 +116,80 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 		t.rows = append(t.rows, []string{fmt.Sprint(r.Device), counterLabel[r.Counter], fmt.Sprint(r.Before), fmt.Sprint(r.After),
 			fmt.Sprint(r.Rise()), rateText(r.Rise(), secs[r.Device]), agree})
 	}
+	t.notes = append(g.notes(len(t.rows) > 0), totalsNotes(run)...)
+	if len(t.rows) == 0 && len(t.notes) == 0 {
+		return nil
+	}
+	if len(t.rows) == 0 && len(g.read) == 0 {
+		t.rows = append(t.rows, []string{"", "none read", "", "", "", "", ""})
+	}
+	return t
+}
+
+// totalsGPUs are the GPUs whose totals were read, those the table lists,
+// and of the others those where only ECC-data rose.
+type totalsGPUs struct{ read, listed, eccOnly map[int]bool }
+
+// totalsListed chooses the GPUs whose totals the table lists: every GPU
+// with every, else those where a total other than ECC-data rose or a total
+// and its links' sum (linkRise) differ.
+func totalsListed(rows []results.LinkCounterRow, linkRise map[[2]int]uint64, every bool) totalsGPUs {
+	g := totalsGPUs{read: map[int]bool{}, listed: map[int]bool{}, eccOnly: map[int]bool{}}
+	for _, r := range rows {
+		if r.Link >= 0 {
+			continue
+		}
+		g.read[r.Device] = true
+		differs := linkRise[[2]int{r.Device, slices.Index(results.LinkErrorCounters, r.Counter)}] != r.Rise()
+		switch {
+		case every, differs, r.Counter != results.LinkECCData && r.Rise() > 0:
+			g.listed[r.Device] = true
+		case r.Rise() > 0:
+			g.eccOnly[r.Device] = true
+		}
+	}
+	return g
+}
+
+// notes count the GPUs the table does not list (more of them when it
+// lists some).
+func (g totalsGPUs) notes(some bool) []string {
 	more := ""
-	if len(t.rows) > 0 {
+	if some {
 		more = " more"
 	}
 	ecc, quiet := 0, 0
-	for d := range read {
+	for d := range g.read {
 		switch {
-		case listed[d]:
-		case eccOnly[d]:
+		case g.listed[d]:
+		case g.eccOnly[d]:
 			ecc++
 		default:
 			quiet++
 		}
 	}
+	var notes []string
 	if ecc > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("%d%s GPU%s where only ECC-data rose (errors the links corrected), as their links' sums: p2pbench show and report --full list them",
+		notes = append(notes, fmt.Sprintf("%d%s GPU%s where only ECC-data rose (errors the links corrected), as their links' sums: p2pbench show and report --full list them",
 			ecc, more, units.Plural(ecc, "", "s")))
 	}
 	if quiet > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("%d%s GPU%s where no total rose: p2pbench show and report --full list them", quiet, more, units.Plural(quiet, "", "s")))
+		notes = append(notes, fmt.Sprintf("%d%s GPU%s where no total rose: p2pbench show and report --full list them", quiet, more, units.Plural(quiet, "", "s")))
 	}
-	// The data-link totals are one note for the GPUs that read alike (on
-	// a healthy machine every GPU's are 0): a line per GPU would say the
-	// same 8 or 72 times.
-	var dl []string
+	return notes
+}
+
+// totalsNotes say which totals the driver did not give, and the data-link
+// totals after the run: one note for the GPUs that read alike (on a
+// healthy machine every GPU's are 0), where a line per GPU would say the
+// same 8 or 72 times.
+func totalsNotes(run *results.Run) []string {
+	var notes, dl []string
 	dlGPUs := map[string][]int{}
 	for _, h := range run.Environment.HealthAfter {
 		for _, c := range results.LinkErrorCounters {
 			if why, na := h.LinkTotalUnavailable(c, false); na {
-				t.notes = append(t.notes, fmt.Sprintf("GPU %d's %s total: N/A (%s): DCGM's health watch would see nothing of it", h.Device, counterLabel[c], why))
+				notes = append(notes, fmt.Sprintf("GPU %d's %s total: N/A (%s): DCGM's health watch would see nothing of it", h.Device, counterLabel[c], why))
 			}
 		}
 		if len(h.LinkDL) > 0 {
@@ -178,15 +207,9 @@ func totalsTable(run *results.Run, rows []results.LinkCounterRow, secs map[int]f
 		}
 	}
 	for _, p := range dl {
-		t.notes = append(t.notes, fmt.Sprintf("%s data-link totals after the run (NVML_FI_DEV_NVLINK_ERROR_DL_*, which DCGM 4.5.3 and later fail above 0 before Blackwell): %s", gpusOf(dlGPUs[p]), p))
+		notes = append(notes, fmt.Sprintf("%s data-link totals after the run (NVML_FI_DEV_NVLINK_ERROR_DL_*, which DCGM 4.5.3 and later fail above 0 before Blackwell): %s", gpusOf(dlGPUs[p]), p))
 	}
-	if len(t.rows) == 0 && len(t.notes) == 0 {
-		return nil
-	}
-	if len(t.rows) == 0 && len(read) == 0 {
-		t.rows = append(t.rows, []string{"", "none read", "", "", "", "", ""})
-	}
-	return t
+	return notes
 }
 
 // perLinkTable lists every link's counters: a value that did not move, or
