@@ -13,26 +13,25 @@ type Test string
 
 // The tests, in the order a run makes them.
 const (
-	H2D          Test = "h2d"
-	D2H          Test = "d2h"
-	SMH2D        Test = "sm_h2d"
-	SMD2H        Test = "sm_d2h"
-	HostBidir    Test = "host_bidir"
-	SMHostBidir  Test = "sm_host_bidir"
-	LocalCopy    Test = "local_copy"
-	CERead       Test = "ce_read"
-	CEWrite      Test = "ce_write"
-	CEBidir      Test = "ce_bidir"
-	SMRead       Test = "sm_read"
-	SMWrite      Test = "sm_write"
-	SMBidir      Test = "sm_bidir"
-	NoP2PCopy    Test = "nop2p_copy"
-	AllToOne     Test = "all_to_one"
-	OneToAll     Test = "one_to_all"
-	SMAllToOne   Test = "sm_all_to_one"
-	SMOneToAll   Test = "sm_one_to_all"
-	AllPairs     Test = "all_pairs"
-	AllPairsRead Test = "all_pairs_read"
+	H2D         Test = "h2d"
+	D2H         Test = "d2h"
+	SMH2D       Test = "sm_h2d"
+	SMD2H       Test = "sm_d2h"
+	HostBidir   Test = "host_bidir"
+	SMHostBidir Test = "sm_host_bidir"
+	LocalCopy   Test = "local_copy"
+	CERead      Test = "ce_read"
+	CEWrite     Test = "ce_write"
+	CEBidir     Test = "ce_bidir"
+	SMRead      Test = "sm_read"
+	SMWrite     Test = "sm_write"
+	SMBidir     Test = "sm_bidir"
+	NoP2PCopy   Test = "nop2p_copy"
+	AllToOne    Test = "all_to_one"
+	OneToAll    Test = "one_to_all"
+	SMAllToOne  Test = "sm_all_to_one"
+	SMOneToAll  Test = "sm_one_to_all"
+	AllPairs    Test = "all_pairs"
 
 	HostToAll      Test = "host_to_all"
 	AllToHost      Test = "all_to_host"
@@ -156,7 +155,7 @@ const (
 	// device out to every other, all at once, pushed and pulled.
 	EndsIntoOne  Ends = "into_one"
 	EndsOutOfOne Ends = "out_of_one"
-	// EndsAllPairs: every ordered pair at once, pushed or pulled.
+	// EndsAllPairs: every ordered pair at once, pushed.
 	EndsAllPairs Ends = "all_pairs"
 )
 
@@ -347,8 +346,6 @@ var catalogue = []TestInfo{
 		Doc: "one device copying to every other at once (pushed and pulled), SM copy kernels"},
 	{Name: AllPairs, Unit: UnitGBps, Title: "Every ordered pair copying at once", Short: "all pairs", Conventions: refs(convAggr, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Direction: DirWrite, Ends: EndsAllPairs},
 		Doc: "every ordered pair copying at once"},
-	{Name: AllPairsRead, Unit: UnitGBps, Title: "Every ordered pair pulling at once", Short: "all pairs pulled", Conventions: refs(convAggr, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Direction: DirRead, Ends: EndsAllPairs},
-		Doc: "every ordered pair pulling at once"},
 	{Name: HostToAll, Unit: UnitGBps, Title: "Host to every device at once", Short: "host to all", Conventions: refs(convHostAll, convByCE, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsHostToDevice, AllDevices: true},
 		Doc: "host → every device at once, copy engine"},
 	{Name: AllToHost, Unit: UnitGBps, Title: "Every device to host at once", Short: "all to host", Conventions: refs(convHostAll, convByCE, convSteady), Command: CommandBW, Shape: Shape{Engine: EngineCopy, Ends: EndsDeviceToHost, AllDevices: true},
