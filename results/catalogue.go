@@ -27,7 +27,6 @@ const (
 	SMWrite     Test = "sm_write"
 	SMBidir     Test = "sm_bidir"
 	NoP2PCopy   Test = "nop2p_copy"
-	NoP2PPush   Test = "nop2p_push"
 	AllToOne    Test = "all_to_one"
 	OneToAll    Test = "one_to_all"
 	SMAllToOne  Test = "sm_all_to_one"
@@ -337,8 +336,6 @@ var catalogue = []TestInfo{
 		Doc: "SM copy kernels, both directions at once (read and write variants)"},
 	{Name: NoP2PCopy, Unit: UnitGBps, Title: "Copy without peer access (staged through the host)", Short: "staged", Conventions: refs(convStaged, convSteady), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirRead, Ends: EndsPair},
 		Doc: "cuMemcpyPeerAsync with peer access disabled (staged through the host)"},
-	{Name: NoP2PPush, Unit: UnitGBps, Title: "Push without peer access (staged through the host)", Short: "staged push", Conventions: refs(convStaged, convSteady), Command: CommandBW, NeedsPair: true, Matrix: true, Shape: Shape{Engine: EngineStaged, Direction: DirWrite, Ends: EndsPair},
-		Doc: "cuMemcpyPeerAsync issued by the source with peer access disabled (staged through the host)"},
 	{Name: AllToOne, Unit: UnitGBps, Title: "Every other device copying to one", Short: "all to one", Conventions: refs(convGroup, convByCEP2P, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsIntoOne},
 		Doc: "every other device copying to one device at once (pushed and pulled), copy engine"},
 	{Name: OneToAll, Unit: UnitGBps, Title: "One device copying to every other", Short: "one to all", Conventions: refs(convGroup, convByCEP2P, convSteady), Command: CommandBW, NeedsPair: true, Shape: Shape{Engine: EngineCopy, Ends: EndsOutOfOne},
