@@ -100,11 +100,6 @@ var CopyKernels = []CopyKernel{
 		SharedBytes: noSharedMemory,
 	},
 	{
-		Kernel: Kernel{Module: "copy", Entry: "p2p_copy_cs_u2", MinCC: 80}, Variant: "cs_u2",
-		Unroll: 2, CacheHint: "cs", Describe: "narrow write path: 2 loads in flight, then 2 st.global.cs stores",
-		SharedBytes: noSharedMemory,
-	},
-	{
 		Kernel: Kernel{Module: "copy", Entry: "p2p_copy_cs_u8", MinCC: 80}, Variant: "cs_u8",
 		Unroll: 8, CacheHint: "cs", Describe: "wide write path: 8 loads in flight, then 8 st.global.cs stores",
 		SharedBytes: noSharedMemory,

@@ -28,7 +28,6 @@ var copyVariants = []copyVariant{
 	{Name: "nc_u4", Unroll: 4, Load: ".nc", Doc: "as v4_u4, loads through the non-coherent read-only path (ld.global.nc)."},
 	{Name: "lu_u4", Unroll: 4, Load: ".lu", Doc: "as v4_u4, last-use loads (ld.global.lu: the line is not needed again)."},
 	{Name: "pf_u4", Unroll: 4, Load: ".L2::256B", Doc: "as v4_u4, loads with the L2 256-byte prefetch-size hint (ld.global.L2::256B)."},
-	{Name: "cs_u2", Unroll: 2, Store: ".cs", Doc: "a narrow write path: 2 loads in flight, then 2 streaming stores (st.global.cs)."},
 	{Name: "cs_u8", Unroll: 8, Store: ".cs", Doc: "the wide write path: 8 loads in flight, then 8 streaming stores (st.global.cs)."},
 	{Name: "warp_u8", Unroll: 8, Warp: true, Doc: "warp-contiguous tiles: each warp moves 4 KiB in one go (lane l, vector k at tile + 512k + 16l)."},
 }
