@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"syscall"
 )
 
@@ -42,7 +43,15 @@ func killGroup(pid int) error {
 	return syscall.Kill(-pid, syscall.SIGKILL)
 }
 
-// stopSelf stops the calling process (SIGSTOP), as a test fault.
+// stopSelf stops the calling process (SIGSTOP), as a test fault, before the
+// calling goroutine can do anything more: the signal goes to the calling
+// thread (tgkill), which takes it on its way back from the call and stops
+// there, the whole process with it. Sent to the process (kill), it is taken
+// by a thread the kernel picks, most often the main one, and the caller
+// runs on until that thread is scheduled: on a loaded machine, long enough
+// to answer a whole bidirectional test's requests after its "stop".
 func stopSelf() error {
-	return syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	runtime.LockOSThread() // the thread signalled is the one the goroutine is on
+	defer runtime.UnlockOSThread()
+	return syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
 }

@@ -424,7 +424,8 @@ func TestIPCCancel(t *testing.T) {
 		// the peer's device, and the ping-pong's two.
 		{"between pairs", "", 1, 2*(1+1+6) + 2},
 		// Pair 0→1 runs in rank 0's child; rank 1 stops in pair 1→0's
-		// first bidirectional sample, after its reads and writes.
+		// first bidirectional sample, after its reads and writes, and
+		// answers nothing more (not even that sample's arm: stopSelf).
 		{"child stopped mid-request", "1:arm:stop", -1, 2*(1+1+6) + 2 + 4},
 	}
 	for _, tc := range cases {
