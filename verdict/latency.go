@@ -364,19 +364,8 @@ func latMachine(src string) string {
 	return id
 }
 
-// latHeldOut returns the machines of the latency sources that measured
-// one of run's GPUs.
-func latHeldOut(run *results.Run) map[string]bool {
-	held := map[string]bool{}
-	for _, d := range run.Environment.Devices {
-		for _, s := range latSources {
-			if d.UUID != "" && slices.Contains(s.gpus, d.UUID) {
-				held[s.machine] = true
-			}
-		}
-	}
-	return held
-}
+// measured gives the source's machine and the GPUs it measured.
+func (s latSource) measured() (string, []string) { return s.machine, s.gpus }
 
 // bound is the expectation as a bound on a figure.
 func (x latExpected) bound() bound {

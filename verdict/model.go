@@ -78,7 +78,7 @@ type pairPath struct {
 // latency and atomics have no model. The source's notes say what was
 // assumed, left out and judged loosely.
 func Model(run *results.Run) Expectations {
-	m := &model{run: run, held: heldOut(run), latHeld: latHeldOut(run), pairs: map[[2]int]pairPath{}, host: map[int]results.PCIeLink{}, name: map[int]string{},
+	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, host: map[int]results.PCIeLink{}, name: map[int]string{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's expectation table (verdict/EXPECTATIONS.md: several machines' reference runs and published results)"}}
 	if len(m.held) > 0 {

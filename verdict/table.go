@@ -259,19 +259,23 @@ func (x expected) basis() string {
 		x.entry.path, x.entry.kind, fmtValue(x.typical), count+": "+strings.Join(vs, ", "), 100*x.spread, 100*(1-x.warn), 100*(1-x.fail))
 }
 
-// heldOut returns the machines of the table's sources that measured one of
-// run's GPUs: their figures do not judge it.
-func heldOut(run *results.Run) map[string]bool {
+// heldOut returns the machines of srcs (the bandwidth or the latency
+// table's sources) that measured one of run's GPUs: their figures do not
+// judge it.
+func heldOut[S interface{ measured() (string, []string) }](run *results.Run, srcs []S) map[string]bool {
 	held := map[string]bool{}
 	for _, d := range run.Environment.Devices {
-		for _, s := range sources {
-			if d.UUID != "" && slices.Contains(s.gpus, d.UUID) {
-				held[s.machine] = true
+		for _, s := range srcs {
+			if machine, gpus := s.measured(); d.UUID != "" && slices.Contains(gpus, d.UUID) {
+				held[machine] = true
 			}
 		}
 	}
 	return held
 }
+
+// measured gives the source's machine and the GPUs it measured.
+func (s source) measured() (string, []string) { return s.machine, s.gpus }
 
 func abs(x float64) float64 {
 	if x < 0 {

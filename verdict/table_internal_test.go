@@ -94,7 +94,7 @@ func TestTableHasNoHoldOutSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if held := heldOut(run); len(held) != 0 {
+		if held := heldOut(run, sources); len(held) != 0 {
 			t.Errorf("%s: sources of its machine: %v", f, held)
 		}
 	}
@@ -108,10 +108,10 @@ func TestTableHasNoHoldOutSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if held := heldOut(run); !held["h200x2"] || len(held) != 1 {
+	if held := heldOut(run, sources); !held["h200x2"] || len(held) != 1 {
 		t.Errorf("the 2× H200 reference leaves out %v, want h200x2", held)
 	}
-	if x, ok := lookup(nv4x18, copyKind{results.CEWrite, ""}, heldOut(run)); !ok || len(x.values) != 1 || x.values[0].src != "hgx-h100-p2p" {
+	if x, ok := lookup(nv4x18, copyKind{results.CEWrite, ""}, heldOut(run, sources)); !ok || len(x.values) != 1 || x.values[0].src != "hgx-h100-p2p" {
 		t.Errorf("ce_write on NVLink 4 ×18 for the H200 reference: %+v", x)
 	}
 }
