@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/internal/rendezvous"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -117,15 +119,60 @@ func RunFabric(ctx context.Context, drv gpu.Driver, opt FabricOptions, run *resu
 	return opt.lead(ctx, drv, g.Peers, reports, run)
 }
 
+// maxRanks bounds the processes of a run across nodes: one per GPU, and a
+// domain has at most units.MaxDevices GPUs.
+const maxRanks = units.MaxDevices
+
+// Validate checks the options of a run across nodes before anything loads:
+// this rank's device, the number of processes and this one's rank among
+// them, the rendezvous address (HOST:PORT), the waits, and the tests (none
+// runs both directions at once, which an IPC event started on one node
+// cannot start on another).
+func (o *FabricOptions) Validate() error {
+	switch {
+	case o.Device < 0 || o.Device >= units.MaxDevices:
+		return fmt.Errorf("--device %d: device indices go from 0 to %d", o.Device, units.MaxDevices-1)
+	case o.Ranks < 2:
+		return errors.New("mnnvl needs the number of processes: start it under a launcher (srun, mpirun, a Kubernetes indexed Job) or give --ranks and --rank")
+	case o.Ranks > maxRanks:
+		return fmt.Errorf("the launcher says %d processes: at most %d", o.Ranks, maxRanks)
+	case o.Rank >= o.Ranks || o.Rank < 0:
+		return fmt.Errorf("rank %d of %d processes: ranks go from 0 to %d", o.Rank, o.Ranks, o.Ranks-1)
+	}
+	_, port, err := net.SplitHostPort(o.Rendezvous)
+	if err != nil {
+		return fmt.Errorf("the rendezvous address %q is not HOST:PORT: give --rendezvous, or set MASTER_ADDR and MASTER_PORT", o.Rendezvous)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("the rendezvous address %q: port %q is not a number from 1 to 65535", o.Rendezvous, port)
+	}
+	if o.Wait <= 0 || o.Timeout <= 0 {
+		return errors.New("--rendezvous-wait and --child-timeout must be positive")
+	}
+	for _, test := range o.Tests {
+		if test.Info().BothWays {
+			return fmt.Errorf("--tests: %s runs both directions at once, started by an IPC event, which does not cross nodes; leave out %s",
+				test, strings.Join(bothWays(), ", "))
+		}
+	}
+	return nil
+}
+
+// bothWays names the tests across processes that run both directions at once.
+func bothWays() []string {
+	var out []string
+	for _, t := range results.Catalogue() {
+		if t.Name.IsIPC() && t.BothWays {
+			out = append(out, string(t.Name))
+		}
+	}
+	return out
+}
+
 // prepareFabric checks the options and sets what a run across nodes fixes.
 func (o *FabricOptions) prepareFabric() error {
-	switch {
-	case o.Ranks < 2:
-		return fmt.Errorf("mnnvl: %d processes: a run across nodes needs at least two", o.Ranks)
-	case o.Rank < 0 || o.Rank >= o.Ranks:
-		return fmt.Errorf("mnnvl: rank %d of %d processes", o.Rank, o.Ranks)
-	case o.Rendezvous == "":
-		return errors.New("mnnvl: no rendezvous address")
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("mnnvl: %w", err)
 	}
 	if o.IMEXChannel == "" {
 		o.IMEXChannel = DefaultIMEXChannel
@@ -133,11 +180,6 @@ func (o *FabricOptions) prepareFabric() error {
 	if len(o.Tests) == 0 {
 		o.Tests, _ = results.ParseTests("all", results.CommandIPC)
 		o.Tests = slices.DeleteFunc(o.Tests, func(t results.Test) bool { return t.Info().BothWays })
-	}
-	for _, t := range o.Tests {
-		if t.Info().BothWays {
-			return fmt.Errorf("mnnvl: %s runs both directions at once, started together by an IPC event, which does not cross nodes", t)
-		}
 	}
 	o.Handles, o.SkipSameGPU = []Handles{HandlesFabric}, true
 	o.Devices = make([]int, o.Ranks)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 func TestFrames(t *testing.T) {
@@ -248,5 +249,38 @@ func TestTailBuffer(t *testing.T) {
 	}
 	if len(tb.b) > 32 {
 		t.Errorf("kept %d bytes, want at most 32", len(tb.b))
+	}
+}
+
+// TestFabricOptionsValidate: each option a run across nodes cannot take is
+// refused in one line naming it, before anything loads.
+func TestFabricOptionsValidate(t *testing.T) {
+	ok := FabricOptions{Rank: 1, Ranks: 4, Rendezvous: "node0:29500", Wait: time.Minute}
+	ok.Timeout = time.Minute
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid options refused: %v", err)
+	}
+	bothWays, err := results.ParseTests("ipc_sm_bidir", results.CommandIPC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		change func(*FabricOptions)
+		want   string
+	}{
+		{func(o *FabricOptions) { o.Device = 1024 }, "--device 1024: device indices go from 0 to 1023"},
+		{func(o *FabricOptions) { o.Ranks = 1 }, "mnnvl needs the number of processes"},
+		{func(o *FabricOptions) { o.Ranks = 1025 }, "the launcher says 1025 processes: at most 1024"},
+		{func(o *FabricOptions) { o.Rank = 4 }, "rank 4 of 4 processes: ranks go from 0 to 3"},
+		{func(o *FabricOptions) { o.Rendezvous = "node0" }, `the rendezvous address "node0" is not HOST:PORT`},
+		{func(o *FabricOptions) { o.Rendezvous = "node0:0" }, `port "0" is not a number from 1 to 65535`},
+		{func(o *FabricOptions) { o.Wait = 0 }, "--rendezvous-wait and --child-timeout must be positive"},
+		{func(o *FabricOptions) { o.Tests = bothWays }, "--tests: ipc_sm_bidir runs both directions at once"},
+	} {
+		o := ok
+		tc.change(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
 	}
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -79,12 +77,9 @@ func mnnvlAction(c *cli.Context) error {
 	})
 }
 
-// maxRanks bounds the processes of an mnnvl run: one per GPU, and a
-// domain has at most units.MaxDevices GPUs.
-const maxRanks = units.MaxDevices
-
 // mnnvlOptions reads the flags of mnnvl and, where they leave it open, the
-// launcher's environment.
+// launcher's environment; every number is checked here, before the driver
+// loads (ipc.FabricOptions.Validate).
 func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 	var o ipc.FabricOptions
 	env, err := launch.Detect(os.Getenv, os.Hostname)
@@ -92,7 +87,6 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 		return o, usageError{err}
 	}
 	o.Rank, o.Ranks, o.Device, o.Job, o.Host = env.Rank, env.Size, env.LocalRank, env.JobID, env.Host
-	// Every number is checked here, before the driver loads.
 	for _, name := range []string{"rank", "device"} {
 		if v := c.Int(name); c.IsSet(name) && v < 0 {
 			return o, usageError{fmt.Errorf("--%s %d: want 0 or more", name, v)}
@@ -103,64 +97,26 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 	}
 	if c.IsSet("ranks") {
 		o.Ranks = c.Int("ranks")
-		if o.Ranks < 2 || o.Ranks > maxRanks {
-			return o, usageError{fmt.Errorf("--ranks %d: want 2 to %d processes, one per GPU of the domain (one process has no peer to measure)", o.Ranks, maxRanks)}
+		if o.Ranks < 2 || o.Ranks > units.MaxDevices {
+			return o, usageError{fmt.Errorf("--ranks %d: want 2 to %d processes, one per GPU of the domain (one process has no peer to measure)", o.Ranks, units.MaxDevices)}
 		}
 	}
 	if d := c.Int("device"); d >= 0 {
 		o.Device = d
 	}
-	if o.Device >= units.MaxDevices {
-		return o, usageError{fmt.Errorf("--device %d: device indices go from 0 to %d", o.Device, units.MaxDevices-1)}
-	}
-	if o.Ranks < 2 {
-		return o, usageError{errors.New("mnnvl needs the number of processes: start it under a launcher (srun, mpirun, a Kubernetes indexed Job) or give --ranks and --rank")}
-	}
-	if o.Ranks > maxRanks {
-		return o, usageError{fmt.Errorf("the launcher says %d processes: at most %d", o.Ranks, maxRanks)}
-	}
-	if o.Rank >= o.Ranks || o.Rank < 0 {
-		return o, usageError{fmt.Errorf("rank %d of %d processes: ranks go from 0 to %d", o.Rank, o.Ranks, o.Ranks-1)}
-	}
-	o.Rendezvous = c.String("rendezvous")
-	if o.Rendezvous == "" && os.Getenv("MASTER_ADDR") != "" && os.Getenv("MASTER_PORT") != "" {
-		o.Rendezvous = net.JoinHostPort(os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT"))
-	}
-	_, port, err := net.SplitHostPort(o.Rendezvous)
-	if err != nil {
-		return o, usageError{fmt.Errorf("the rendezvous address %q is not HOST:PORT: give --rendezvous, or set MASTER_ADDR and MASTER_PORT", o.Rendezvous)}
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return o, usageError{fmt.Errorf("the rendezvous address %q: port %q is not a number from 1 to 65535", o.Rendezvous, port)}
-	}
+	o.Rendezvous = cmp.Or(c.String("rendezvous"), env.Master)
 	o.Wait, o.IMEXChannel, o.Timeout = c.Duration("rendezvous-wait"), c.String("imex-channel"), c.Duration("child-timeout")
-	if o.Wait <= 0 || o.Timeout <= 0 {
-		return o, usageError{errors.New("--rendezvous-wait and --child-timeout must be positive")}
-	}
+	// A --tests that names no test is said once the rest is found right.
+	var testsErr error
 	if t := c.String("tests"); t != "all" {
-		tests, err := results.ParseTests(t, results.CommandIPC)
-		if err != nil {
-			return o, usageError{err}
-		}
-		for _, test := range tests {
-			if test.Info().BothWays {
-				return o, usageError{fmt.Errorf("--tests: %s runs both directions at once, started by an IPC event, which does not cross nodes; leave out %s",
-					test, strings.Join(bothWays(), ", "))}
-			}
-		}
-		o.Tests = tests
+		o.Tests, testsErr = results.ParseTests(t, results.CommandIPC)
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
+	if testsErr != nil {
+		return o, usageError{testsErr}
 	}
 	o.Settings, err = readSettings(c, o.Tests, true)
 	return o, err
-}
-
-// bothWays names the tests across processes that run both directions at once.
-func bothWays() []string {
-	var out []string
-	for _, t := range results.Catalogue() {
-		if t.Name.IsIPC() && t.BothWays {
-			out = append(out, string(t.Name))
-		}
-	}
-	return out
 }

@@ -11,6 +11,7 @@ package launch
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,10 @@ type Env struct {
 	// JobID identifies the launcher's job: SLURM_JOB_ID, else PMIX_NAMESPACE;
 	// "" when neither is set.
 	JobID string
+	// Master is MASTER_ADDR:MASTER_PORT, the rendezvous address the
+	// training launchers (torchrun, a PyTorchJob) give every process; ""
+	// unless both are set.
+	Master string
 }
 
 // ranks are the variables that carry a process's rank, in order of
@@ -103,6 +108,9 @@ func Detect(getenv func(string) string, hostname func() (string, error)) (Env, e
 		break
 	}
 	e.JobID = cmp.Or(getenv("SLURM_JOB_ID"), getenv("PMIX_NAMESPACE"))
+	if addr, port := getenv("MASTER_ADDR"), getenv("MASTER_PORT"); addr != "" && port != "" {
+		e.Master = net.JoinHostPort(addr, port)
+	}
 	if e.Launcher == "Slurm" {
 		// Processes that mpirun starts inherit the SLURM_* variables of
 		// the allocation, which may name another node.

@@ -49,6 +49,9 @@ func TestDetect(t *testing.T) {
 			launch.Env{Launcher: "PMIx", Rank: 2, Host: "box.example.com", JobID: "prterun-a/1@1"}},
 		{"Kubernetes indexed Job", map[string]string{"JOB_COMPLETION_INDEX": "7"},
 			launch.Env{Launcher: "Kubernetes indexed Job", Rank: 7, Host: "box.example.com"}},
+		{"torchrun's rendezvous", map[string]string{"MASTER_ADDR": "fe80::1", "MASTER_PORT": "29500"},
+			launch.Env{Host: "box.example.com", Master: "[fe80::1]:29500"}},
+		{"MASTER_ADDR without its port", map[string]string{"MASTER_ADDR": "node0"}, launch.Env{Host: "box.example.com"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
