@@ -1,9 +1,16 @@
 package results
 
-import "io"
+import (
+	"io"
+	"os"
+)
 
-// ReadBounded is readBounded, for tests of its bound below MaxFileBytes.
-var ReadBounded = readBounded
+// ReadBounded is readBoundedInto reading a regular file the quick way
+// where it can, as Read does, for tests of its bound below MaxFileBytes;
+// a file it maps stays mapped.
+func ReadBounded(file string, r io.Reader, limit int64) ([]byte, error) {
+	return readBoundedInto(file, r, limit, new(readBuffers))
+}
 
 // ReadSqueezed is readBounded reading every input through the squeezer,
 // never the quick way; Plain is plainJSON.
@@ -38,4 +45,24 @@ func DecodeSummary(data []byte) (*Run, error) { return new(figureReader).decodeS
 func SummaryFast(data []byte) bool {
 	_, ok := new(figureReader).summaryLines(data)
 	return ok
+}
+
+// ReadCut reads path as Read does, the file cut to cut bytes once it is
+// read the quick way and before it is decoded; mapped reports whether it
+// was mapped.
+func ReadCut(path string, cut int64) (run *Run, mapped bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	bufs := new(readBuffers)
+	run, err = readGuarded(path, f, bufs, func(data []byte) (*Run, error) {
+		mapped = bufs.mapped != nil
+		if err := os.Truncate(path, cut); err != nil {
+			return nil, err
+		}
+		return decode(path, data, true)
+	})
+	return run, mapped, err
 }

@@ -139,11 +139,9 @@ func Read(path string) (*Run, error) {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	defer f.Close()
-	data, err := readBounded(path, f, MaxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	return decode(path, data, true)
+	return readGuarded(path, f, new(readBuffers), func(data []byte) (*Run, error) {
+		return decode(path, data, true)
+	})
 }
 
 // Decode reads, checks and validates a results file from r, gzip-compressed
@@ -153,14 +151,12 @@ func Read(path string) (*Run, error) {
 // Run.CompleteCatalogue). Input whose JSON is larger than MaxFileBytes is
 // refused (a *TooLargeError).
 func Decode(r io.Reader) (*Run, error) {
-	data, err := readBounded("", r, MaxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	return decode("", data, true)
+	return readGuarded("", r, new(readBuffers), func(data []byte) (*Run, error) {
+		return decode("", data, true)
+	})
 }
 
-// readBounded returns the JSON of r (named file in messages): its bytes,
+// readBoundedInto returns the JSON of r (named file in messages): its bytes,
 // decompressed when they are gzip-compressed (they start with gzip's magic
 // number), refusing more than limit bytes of JSON (a *TooLargeError). It
 // holds no more than the JSON's true size: a regular file's size sizes the
@@ -171,13 +167,9 @@ func Decode(r io.Reader) (*Run, error) {
 // without being kept, until it proves too large or broken, then again
 // into a buffer of the size found. Only input that cannot be read twice (a
 // pipe) is read into a buffer that grows, up to limit.
-// A regular file is first read the quick way (readWhole).
-func readBounded(file string, r io.Reader, limit int64) ([]byte, error) {
-	return readBoundedInto(file, r, limit, new(readBuffers))
-}
-
-// readBoundedInto is readBounded keeping the bytes of a file read the
-// quick way in bufs; nil bufs reads every input through the squeezer.
+// A regular file is first read the quick way (readWhole), its bytes kept
+// in bufs (a mapping of it until bufs is released: readGuarded); nil bufs
+// reads every input through the squeezer.
 func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) ([]byte, error) {
 	f, _ := r.(*os.File)
 	size, start := int64(-1), int64(0)
@@ -189,7 +181,7 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 		}
 	}
 	if size > 0 && size <= limit && bufs != nil {
-		if data, ok := readWhole(f, size, limit, bufs); ok {
+		if data, ok := readWhole(f, start, size, limit, bufs); ok {
 			return data, nil
 		}
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
@@ -280,14 +272,17 @@ func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error
 }
 
 // readBuffers hold the bytes of a file read the quick way, and of its
-// JSON when it is gzip-compressed, for the next file.
+// JSON when it is gzip-compressed, for the next file; or the file mapped
+// into memory, until released.
 type readBuffers struct {
 	raw, json []byte
+	mapped    mapped
 }
 
 // readWhole reads the JSON of a regular file of size bytes (from its
-// offset, at most limit and maxHint) the quick way: in one read, into
-// bufs.raw, and decompressed in memory into bufs.json when it is
+// offset start, at most limit and maxHint) the quick way: mapped into
+// memory (mapWhole), or else in one read into bufs.raw; and decompressed
+// in memory into bufs.json when it is
 // gzip-compressed and its trailer states at most limit and maxHint bytes
 // (which then prove true). Its JSON is kept as it is when plainJSON
 // vouches that the squeezer would keep it so and stop at none of its
@@ -296,16 +291,18 @@ type readBuffers struct {
 // file that does not decompress to the size its trailer states, JSON the
 // squeezer might change or refuse; readBounded then reads it through the
 // squeezer, as it reads any other input.
-func readWhole(f *os.File, size, limit int64, bufs *readBuffers) (data []byte, ok bool) {
+func readWhole(f *os.File, start, size, limit int64, bufs *readBuffers) (data []byte, ok bool) {
 	if size > maxHint {
 		return nil, false
 	}
-	// One byte more than the file holds finds a file that grew.
-	bufs.raw = slices.Grow(bufs.raw[:0], int(size)+1)
-	if n, err := io.ReadFull(f, bufs.raw[:size+1]); int64(n) != size || err != io.ErrUnexpectedEOF {
-		return nil, false
+	if data = mapWhole(f, start, size, bufs); data == nil {
+		// One byte more than the file holds finds a file that grew.
+		bufs.raw = slices.Grow(bufs.raw[:0], int(size)+1)
+		if n, err := io.ReadFull(f, bufs.raw[:size+1]); int64(n) != size || err != io.ErrUnexpectedEOF {
+			return nil, false
+		}
+		data = bufs.raw[:size]
 	}
-	data = bufs.raw[:size]
 	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		if size < 18 {
 			return nil, false

@@ -52,11 +52,9 @@ func (s *SummaryReader) Read(path string) (*Run, error) {
 	defer f.Close()
 	// Read as Read reads: bounded, and what a file may cost squeezed or
 	// refused as it is read.
-	data, err := readBoundedInto(path, f, MaxFileBytes, &s.bufs)
-	if err != nil {
-		return nil, err
-	}
-	return s.figures.decodeSummary(path, data)
+	return readGuarded(path, f, &s.bufs, func(data []byte) (*Run, error) {
+		return s.figures.decodeSummary(path, data)
+	})
 }
 
 // Summarize drops what a summary does not keep: every figure's samples,
