@@ -23,6 +23,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -239,7 +240,7 @@ func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (
 		}
 	}
 	errs := make([]error, len(paths))
-	marks := &watermarks{}
+	shared := &pngShared{}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.NumCPU(), len(paths)) {
@@ -247,7 +248,7 @@ func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (
 			for i := range next {
 				if errs[i] = context.Cause(ctx); errs[i] == nil {
 					fig, format := figs[i/len(formats)], formats[i%len(formats)]
-					errs[i] = outfile.Write(paths[i], func(w io.Writer) error { return fig.writeTo(w, format, marks) })
+					errs[i] = outfile.Write(paths[i], func(w io.Writer) error { return fig.writeTo(w, format, shared) })
 				}
 			}
 		})
@@ -271,19 +272,20 @@ func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (
 }
 
 // PNGs draws figs as PNG images, on as many goroutines as there are CPUs,
-// their watermark drawn once per size (as WriteAll does), and returns them
-// in the order of figs; on an error, the first in that order.
+// their watermark drawn once per size and their images and encoders lent
+// again (as WriteAll does), and returns them in the order of figs; on an
+// error, the first in that order.
 func PNGs(figs []Chart) ([][]byte, error) {
 	out := make([][]byte, len(figs))
 	errs := make([]error, len(figs))
-	marks := &watermarks{}
+	shared := &pngShared{}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.NumCPU(), len(figs)) {
 		wg.Go(func() {
 			for i := range next {
 				var buf bytes.Buffer
-				errs[i] = figs[i].writeTo(&buf, "png", marks)
+				errs[i] = figs[i].writeTo(&buf, "png", shared)
 				out[i] = buf.Bytes()
 			}
 		})
@@ -316,18 +318,26 @@ func (f Chart) WriteFile(path, format string) error {
 // format (png, svg or pdf) to w.
 func (f Chart) WriteTo(w io.Writer, format string) error { return f.writeTo(w, format, nil) }
 
-// writeTo is WriteTo, a PNG's watermark taken from marks when not nil.
-func (f Chart) writeTo(w io.Writer, format string, marks *watermarks) error {
+// writeTo is WriteTo, a PNG drawn with what shared holds when not nil.
+func (f Chart) writeTo(w io.Writer, format string, shared *pngShared) error {
 	if strings.ToLower(format) == "pdf" {
 		return f.writePDF(w)
+	}
+	if strings.ToLower(format) == "png" && shared != nil {
+		img := shared.image(f.Width, f.Height)
+		defer shared.release(img)
+		c := fastPNG{shared: shared}
+		if f.simulated {
+			c.mark = shared.watermark(img)
+		}
+		c.Canvas = newImageCanvas(img, color.White)
+		f.Draw(draw.New(c))
+		_, err := c.WriteTo(w)
+		return err
 	}
 	c, err := canvasFor(format, f.Width, f.Height)
 	if err != nil {
 		return err
-	}
-	if fp, ok := c.(fastPNG); ok {
-		fp.marks = marks
-		c = fp
 	}
 	f.Draw(draw.New(c))
 	_, err = c.WriteTo(w)
@@ -340,13 +350,18 @@ type canvas interface {
 	io.WriterTo
 }
 
-// newImageCanvas is vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI),
-// vgimg.UseBackgroundColor(bg)) but for the image, drawn on where it is
-// (vgimg's gg.NewContextForImage copies it: 8 MB a figure allocated,
-// copied and painted twice): its size is w × h rounded to whole pixels.
-func newImageCanvas(w, h vg.Length, bg color.Color) *vgimg.Canvas {
+// pngBounds are the bounds of the image of a PNG figure w × h: its size
+// rounded to whole pixels at PNGDPI.
+func pngBounds(w, h vg.Length) image.Rectangle {
 	px := func(l vg.Length) int { return int(l/vg.Inch*PNGDPI + 0.5) }
-	img := image.NewRGBA(image.Rect(0, 0, px(w), px(h)))
+	return image.Rect(0, 0, px(w), px(h))
+}
+
+// newImageCanvas is vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI),
+// vgimg.UseBackgroundColor(bg)) but for the image, img, drawn on where it
+// is (vgimg's gg.NewContextForImage copies it: 8 MB a figure allocated,
+// copied and painted twice) and painted bg all over whatever it held.
+func newImageCanvas(img *image.RGBA, bg color.Color) *vgimg.Canvas {
 	ctx := gg.NewContextForRGBA(img)
 	ctx.SetLineCapButt()
 	ctx.InvertY()
@@ -364,45 +379,113 @@ func newImageCanvas(w, h vg.Length, bg color.Color) *vgimg.Canvas {
 // of rasterising for those 17).
 type fastPNG struct {
 	*vgimg.Canvas
-	marks *watermarks // nil: the watermark is drawn as text
+	shared *pngShared // nil: a new image and encoder
+	mark   *mark      // nil: the watermark is drawn as text
 }
 
-// watermarks are the masks of the watermark of each size of PNG, drawn
-// once for the figures of one WriteAll: drawing the word as text, rotated
-// across the page, was 0.3 s of a 72-GPU run's 17 figures.
-type watermarks struct {
-	mu     sync.Mutex
-	bySize map[image.Point]*image.Alpha
+// pngShared is what the PNG figures drawn together (one WriteDir or PNGs)
+// share. The mask of the watermark of each size, drawn once: drawing the
+// word as text, rotated across the page, was 0.3 s of a 72-GPU run's 17
+// figures. The images figures are drawn on, and the encoders' buffers,
+// each lent again once its figure is encoded: a 72-GPU run's heatmap is an
+// image of 8 MB, and painting a new one white cost more than drawing the
+// figure on it, on memory the process touched for the first time
+// (docs/performance.md); the figures drawn on every CPU at once need as
+// many images as CPUs, not one a figure.
+type pngShared struct {
+	mu      sync.Mutex
+	marks   map[image.Point]*mark
+	free    [][]uint8
+	buffers []*png.EncoderBuffer
+}
+
+// A mark is the watermark's mask for one size of image, ready once done
+// is closed.
+type mark struct {
+	done chan struct{}
+	mask *image.Alpha
+}
+
+// image returns an image for a figure w × h: one given back that is large
+// enough, else a new one. What it holds is painted over (newImageCanvas).
+func (s *pngShared) image(w, h vg.Length) *image.RGBA {
+	r := pngBounds(w, h)
+	n := 4 * r.Dx() * r.Dy()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, pix := range s.free {
+		if cap(pix) >= n {
+			s.free = slices.Delete(s.free, i, i+1)
+			return &image.RGBA{Pix: pix[:n], Stride: 4 * r.Dx(), Rect: r}
+		}
+	}
+	return image.NewRGBA(r)
+}
+
+// release gives img back, its figure encoded.
+func (s *pngShared) release(img *image.RGBA) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free = append(s.free, img.Pix)
+}
+
+// Get and Put lend the PNG encoders' buffers (png.EncoderBufferPool).
+func (s *pngShared) Get() *png.EncoderBuffer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.buffers); n > 0 {
+		b := s.buffers[n-1]
+		s.buffers = s.buffers[:n-1]
+		return b
+	}
+	return nil
+}
+
+func (s *pngShared) Put(b *png.EncoderBuffer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buffers = append(s.buffers, b)
+}
+
+// watermark returns the watermark's mask for img's size. The first figure
+// of a size draws it, on img before the figure is drawn there (no image
+// of its own); the others wait for it (mark.done) only when they paint
+// it, after drawing their figure.
+func (s *pngShared) watermark(img *image.RGBA) *mark {
+	size := img.Rect.Size()
+	s.mu.Lock()
+	m, ok := s.marks[size]
+	if !ok {
+		m = &mark{done: make(chan struct{})}
+		if s.marks == nil {
+			s.marks = map[image.Point]*mark{}
+		}
+		s.marks[size] = m
+	}
+	s.mu.Unlock()
+	if !ok {
+		defer close(m.done)
+		// The word drawn opaque on a blank page.
+		watermark(draw.New(newImageCanvas(img, color.Transparent)), alertRed)
+		m.mask = image.NewAlpha(img.Rect)
+		for i := range m.mask.Pix {
+			m.mask.Pix[i] = img.Pix[4*i+3]
+		}
+	}
+	return m
 }
 
 // watermark draws the watermark over the page, as Chart.Draw would: its
-// mask, the word drawn opaque on a blank page of the same size, painted in
-// the watermark's translucent red. It reports false, drawing nothing,
-// without marks to take it from.
+// mask painted in the watermark's translucent red. It reports false,
+// drawing nothing, without a mask.
 func (c fastPNG) watermark() bool {
-	if c.marks == nil {
+	if c.mark == nil {
 		return false
 	}
+	<-c.mark.done
 	img := c.Image()
-	size := img.Bounds().Size()
-	c.marks.mu.Lock()
-	mask, ok := c.marks.bySize[size]
-	if !ok {
-		w, h := c.Size()
-		blank := newImageCanvas(w, h, color.Transparent)
-		watermark(draw.New(blank), alertRed)
-		page := blank.Image().(*image.RGBA)
-		mask = image.NewAlpha(page.Rect)
-		for i := range mask.Pix {
-			mask.Pix[i] = page.Pix[4*i+3]
-		}
-		if c.marks.bySize == nil {
-			c.marks.bySize = map[image.Point]*image.Alpha{}
-		}
-		c.marks.bySize[size] = mask
-	}
-	c.marks.mu.Unlock()
-	if mask.Rect.Size() != size {
+	mask := c.mark.mask
+	if mask == nil || mask.Rect.Size() != img.Bounds().Size() {
 		return false
 	}
 	imagedraw.DrawMask(img, img.Bounds(), image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, mask, mask.Rect.Min, imagedraw.Over)
@@ -412,6 +495,9 @@ func (c fastPNG) watermark() bool {
 func (c fastPNG) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if c.shared != nil {
+		enc.BufferPool = c.shared
+	}
 	err := enc.Encode(cw, c.Image())
 	return cw.n, err
 }
@@ -431,7 +517,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func canvasFor(format string, w, h vg.Length) (canvas, error) {
 	switch strings.ToLower(format) {
 	case "png":
-		return fastPNG{Canvas: newImageCanvas(w, h, color.White)}, nil
+		return fastPNG{Canvas: newImageCanvas(image.NewRGBA(pngBounds(w, h)), color.White)}, nil
 	case "svg":
 		return vgsvg.New(w, h), nil
 	}
