@@ -370,7 +370,13 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	test := newUTest()
 	process := make([]bool, len(inputs))
 	plans := make([]*sidePlan, len(inputs))
-	owner := map[*results.Figure]*results.Run{}
+	n := 0
+	for _, in := range inputs {
+		for _, r := range in.Runs {
+			n += len(r.Figures)
+		}
+	}
+	owner := make(map[*results.Figure]*results.Run, n)
 	for i, in := range inputs {
 		process[i] = replicatesOf(in) == ReplicatesProcess
 		plans[i] = planOf(in)
@@ -523,19 +529,26 @@ func (m *rowMaker) note(warns []error) {
 // process says whether the side's runs have process replicates.
 func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, confidence float64) (Cell, side, []error) {
 	sd := side{process: process}
-	var all, units, runs []float64
-	roundErr := 0.0
-	var byRound [][]float64
+	n := 0
 	for _, f := range figs {
 		if label := f.FailureLabel(); label != "" {
 			return Cell{Present: true, Failed: label}, side{}, nil
 		}
+		n += len(f.Samples)
+	}
+	// One allocation for the samples (benchmath sorts them: a copy), the
+	// runs' medians and their rounds', which are most of a compare's
+	// allocations.
+	all, units, runs := make([]float64, 0, n), []float64(nil), make([]float64, 0, len(figs))
+	roundErr := 0.0
+	var byRound [][]float64
+	for _, f := range figs {
 		all = append(all, f.Samples...)
 		medians := results.RoundMedians(f.Samples, f.Rounds)
 		units = append(units, medians...)
 		for k, m := range medians {
 			if k == len(byRound) {
-				byRound = append(byRound, nil)
+				byRound = append(byRound, make([]float64, 0, len(figs)))
 			}
 			byRound[k] = append(byRound[k], m)
 		}
@@ -554,11 +567,13 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		m := f.Stats.Median
 		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, side{}, nil
 	}
+	sd.byRound = make([]float64, 0, len(byRound))
 	for _, ms := range byRound {
 		sd.byRound = append(sd.byRound, results.Median(ms))
 	}
-	// benchmath sorts the values it is given; the runs' stay as they are.
-	sd.samples = benchmath.NewSample(slices.Clone(all), th)
+	// benchmath sorts the values it is given: all is the side's copy of
+	// its runs' samples.
+	sd.samples = benchmath.NewSample(all, th)
 	sd.rounds = benchmath.NewSample(units, th)
 	sd.runs = benchmath.NewSample(runs, th)
 	sum := benchmath.AssumeNothing.Summary(sd.samples, confidence)

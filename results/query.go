@@ -116,11 +116,12 @@ func (t *Topology) Pair(src, dst int) (Pair, bool) {
 // PairIndex maps (src, dst) to the topology's pairs, for consumers that look
 // up many pairs (Topology.Pair is a linear search).
 func (t *Topology) PairIndex() map[[2]int]Pair {
-	m := map[[2]int]Pair{}
-	if t != nil {
-		for _, p := range t.Pairs {
-			m[[2]int{p.Src, p.Dst}] = p
-		}
+	if t == nil {
+		return map[[2]int]Pair{}
+	}
+	m := make(map[[2]int]Pair, len(t.Pairs))
+	for _, p := range t.Pairs {
+		m[[2]int{p.Src, p.Dst}] = p
 	}
 	return m
 }

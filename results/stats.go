@@ -107,8 +107,7 @@ func RoundMedians(samples []float64, rounds []int) []float64 {
 		if n < 1 || at+n > len(samples) {
 			return nil
 		}
-		m, _ := stats.Median(stats.Float64Data(samples[at : at+n]))
-		out = append(out, m)
+		out = append(out, Median(samples[at:at+n]))
 		at += n
 	}
 	if at != len(samples) {

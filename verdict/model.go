@@ -58,6 +58,7 @@ type model struct {
 	latHeld     map[string]bool
 	latUnjudged []string
 	pairs       map[[2]int]pairPath
+	peerBounds  map[peerBoundKey]peerBound
 	host        map[int]results.PCIeLink // each GPU's PCIe link
 	name        map[int]string           // each GPU's model name
 }
@@ -78,7 +79,8 @@ type pairPath struct {
 // latency and atomics have no model. The source's notes say what was
 // assumed, left out and judged loosely.
 func Model(run *results.Run) Expectations {
-	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, host: map[int]results.PCIeLink{}, name: map[int]string{},
+	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, peerBounds: map[peerBoundKey]peerBound{},
+		host: map[int]results.PCIeLink{}, name: map[int]string{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's expectation table (verdict/EXPECTATIONS.md: several machines' reference runs and published results)"}}
 	if len(m.held) > 0 {
@@ -250,11 +252,32 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 		return bound{pass: floor, fail: floor, basis: fmt.Sprintf("copies over PCIe are held to %.0f%% of the PCIe link (%s GB/s): no source fits every platform",
 			100*pciePeerFloor, fmtValue(limit))}, true
 	}
+	key := peerBoundKey{p, k, share}
+	if b, ok := m.peerBounds[key]; ok {
+		return b.bound, b.ok
+	}
 	vendor := p.limit * 2 * share
 	if !f.Test.Info().BothWays {
 		vendor = p.limit
 	}
-	return m.fromTable(f, p.nvlink, k, share, vendor, fmt.Sprintf("%d NVLink %s links' payload rate, %s GB/s each way", p.nvlink.links, versionName(p.nvlink.version), fmtValue(p.limit)))
+	b, ok := m.fromTable(f, p.nvlink, k, share, vendor, fmt.Sprintf("%d NVLink %s links' payload rate, %s GB/s each way", p.nvlink.links, versionName(p.nvlink.version), fmtValue(p.limit)))
+	m.peerBounds[key] = peerBound{b, ok}
+	return b, ok
+}
+
+// peerBoundKey is what the bound of a figure between two GPUs joined by
+// NVLink depends on: the pairs of a link class share it, so it is made
+// (its texts formatted, its notes noted) once a class and kind, not once
+// a figure (11,000 figures at 72 GPUs).
+type peerBoundKey struct {
+	path  pairPath
+	kind  copyKind
+	share float64
+}
+
+type peerBound struct {
+	bound bound
+	ok    bool
 }
 
 // fromTable is the bound of figure f of kind k on path p: the table's
