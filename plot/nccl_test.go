@@ -43,3 +43,16 @@ func TestNCCLChartHasNoDuplicateSeries(t *testing.T) {
 		}
 	}
 }
+
+// ParseFormats reads a list of image formats, and refuses an unknown one
+// or none.
+func TestParseFormats(t *testing.T) {
+	if got, err := plot.ParseFormats(" PNG,,svg "); err != nil || strings.Join(got, ",") != "png,svg" {
+		t.Errorf("got %q, %v", got, err)
+	}
+	for _, bad := range []string{"gif", ", "} {
+		if _, err := plot.ParseFormats(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -523,3 +523,22 @@ func canvasFor(format string, w, h vg.Length) (canvas, error) {
 	}
 	return nil, fmt.Errorf("plot: unknown image format %q (want png, svg or pdf)", format)
 }
+
+// ParseFormats reads a comma-separated list of image formats: png, svg,
+// pdf.
+func ParseFormats(list string) ([]string, error) {
+	var formats []string
+	for _, f := range strings.Split(list, ",") {
+		switch f = strings.ToLower(strings.TrimSpace(f)); f {
+		case "png", "svg", "pdf":
+			formats = append(formats, f)
+		case "":
+		default:
+			return nil, fmt.Errorf("unknown image format %q; the formats are png, svg and pdf", f)
+		}
+	}
+	if len(formats) == 0 {
+		return nil, fmt.Errorf("--format names no image format")
+	}
+	return formats, nil
+}

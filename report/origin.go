@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Origin is where the verdict a report shows comes from, for a file whose
@@ -105,4 +106,35 @@ func shellWord(s, placeholder string) string {
 		return placeholder
 	}
 	return "'" + s + "'"
+}
+
+// Judged is the report of run (the whole report with full), read from the
+// file o.File. A run without a verdict, or with another build's verdict by
+// the expectation table, is judged by this build (o.Build) for the report,
+// the file left as it is.
+func Judged(run *results.Run, o Origin, full bool) (*Document, error) {
+	switch v := run.Verdict; {
+	case v == nil:
+		// A run measured before verdicts existed (or by bw, lat, atomic):
+		// judged by the model for the report.
+		if err := verdict.Record(run, nil, o.Build); err != nil {
+			return nil, err
+		}
+	case v.Build != o.Build && v.Expectations.Kind == results.ExpectModel:
+		// Another build's verdict by the expectation table: this build
+		// judges the run again by its own table, so that the report gives
+		// its answer (an earlier build's rules may have been wrong), and
+		// page 1 says what the file's own said. A spec or baseline the
+		// report does not have: page 1 says how to judge it again.
+		o.Was = v
+		if err := verdict.Record(run, nil, o.Build); err != nil {
+			return nil, err
+		}
+	}
+	doc := Report(run)
+	if full {
+		doc = Full(run)
+	}
+	doc.SayOrigin(run, o)
+	return doc, nil
 }

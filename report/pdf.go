@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"codeberg.org/go-fonts/liberation/liberationsansbold"
@@ -574,4 +575,39 @@ func (p *pdfPages) figure(fig plot.Chart) {
 	p.y = bottom
 	p.fresh = false
 	p.hasFigure = true
+}
+
+// Output is the file and format ("pdf" or "md") of the report of the
+// results file in, from -o and --format: a PDF beside the input by default, the format from the file's
+// extension unless given.
+func Output(in, out, format string) (string, string, error) {
+	if format == "markdown" {
+		format = "md"
+	}
+	if out == "" {
+		ext := ".pdf"
+		if format == "md" {
+			ext = ".md"
+		}
+		out = results.Stem(in) + "-report" + ext
+	}
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".pdf":
+			format = "pdf"
+		case ".md", ".markdown":
+			format = "md"
+		default:
+			return "", "", fmt.Errorf("cannot tell the report format from %q: name a .pdf or .md file, or give --format pdf|md", out)
+		}
+	}
+	if format != "pdf" && format != "md" {
+		return "", "", fmt.Errorf("unknown report format %q; the formats are pdf and md", format)
+	}
+	// A file named for one format and asked in the other would be misnamed.
+	switch ext := strings.ToLower(filepath.Ext(out)); {
+	case format == "pdf" && (ext == ".md" || ext == ".markdown"), format == "md" && ext == ".pdf":
+		return "", "", fmt.Errorf("--format %s, but -o %s names a %s file: give a name that fits, or leave --format out", format, results.QuoteShort(out), strings.TrimPrefix(ext, "."))
+	}
+	return out, format, nil
 }

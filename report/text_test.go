@@ -178,3 +178,23 @@ func TestIPCRun(t *testing.T) {
 		t.Errorf("no word of the missing comparison:\n%s", out)
 	}
 }
+
+// Output names a report beside its results file by default, takes the
+// format from the name, and refuses a name of the other format.
+func TestOutput(t *testing.T) {
+	for _, tc := range []struct{ in, out, format, wantOut, wantFormat string }{
+		{"run/results.json.gz", "", "", "run/results-report.pdf", "pdf"},
+		{"run/results.json", "", "markdown", "run/results-report.md", "md"},
+		{"r.json", "x.MD", "", "x.MD", "md"},
+	} {
+		out, format, err := report.Output(tc.in, tc.out, tc.format)
+		if err != nil || out != tc.wantOut || format != tc.wantFormat {
+			t.Errorf("Output(%q, %q, %q) = %q, %q, %v", tc.in, tc.out, tc.format, out, format, err)
+		}
+	}
+	for _, bad := range [][2]string{{"x.txt", ""}, {"x.pdf", "md"}, {"x.pdf", "docx"}} {
+		if _, _, err := report.Output("r.json", bad[0], bad[1]); err == nil {
+			t.Errorf("-o %s --format %s accepted", bad[0], bad[1])
+		}
+	}
+}

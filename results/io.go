@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -128,6 +129,13 @@ func (e *TooLargeError) Error() string {
 	}
 	return fmt.Sprintf("%s holds more than the %s of JSON a results file may hold (a 72-GPU run's holds about 20 MB): refused",
 		subject(e.File), FormatBytes(uint64(e.Limit)))
+}
+
+// Stem is a results file's path without its extension (".json", or
+// ".json.gz" of a compressed file), to name what is made of it beside it.
+func Stem(path string) string {
+	path = strings.TrimSuffix(path, ".gz")
+	return strings.TrimSuffix(path, filepath.Ext(path))
 }
 
 // Read reads, checks and validates a results file, gzip-compressed or not;

@@ -322,18 +322,9 @@ func (s *Session) save() (string, error) {
 // nil), naming build as its judge; expectations that cannot judge it are
 // an error of kind Usage.
 func Judge(run *results.Run, exp verdict.Expectations, build string) error {
-	if exp == nil {
-		exp = verdict.Model(run)
-	}
-	v, err := verdict.Judge(run, exp)
-	var se *verdict.SpecError
-	if errors.As(err, &se) {
+	err := verdict.Record(run, exp, build)
+	if se := (*verdict.SpecError)(nil); errors.As(err, &se) {
 		return usage(err)
 	}
-	if err != nil {
-		return err
-	}
-	v.Build = build
-	run.Verdict = v
-	return nil
+	return err
 }

@@ -105,6 +105,21 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 	return v, nil
 }
 
+// Record gives run its verdict against exp (the expectation table of its
+// machine when nil), naming build as its judge.
+func Record(run *results.Run, exp Expectations, build string) error {
+	if exp == nil {
+		exp = Model(run)
+	}
+	v, err := Judge(run, exp)
+	if err != nil {
+		return err
+	}
+	v.Build = build
+	run.Verdict = v
+	return nil
+}
+
 // clipTexts bounds the verdict's texts as a results file bounds them
 // (results.ClipText): texts quoted from a file or a spec (a path, a name)
 // never make a verdict that would not read back.

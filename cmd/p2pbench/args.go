@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,13 +77,6 @@ func readArgs(c *cli.Context, grouped bool) ([][]string, error) {
 		}
 	}
 	return groups, nil
-}
-
-// resultsStem is a results file's path without its extension (".json", or
-// ".json.gz" of a compressed file), to name what is made of it beside it.
-func resultsStem(path string) string {
-	path = strings.TrimSuffix(path, ".gz")
-	return strings.TrimSuffix(path, filepath.Ext(path))
 }
 
 // onceEach refuses a flag of one value given more than once (`--simulate

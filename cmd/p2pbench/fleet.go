@@ -16,6 +16,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
+	"github.com/p2pbench/p2pbench/report"
 )
 
 func fleetCommand() *cli.Command {
@@ -106,8 +107,8 @@ func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
 	if !slices.Contains(fleet.Formats(), fo.format) {
 		return fo, usageError{fmt.Errorf("unknown format %q; the formats are %s", fo.format, strings.Join(fleet.Formats(), ", "))}
 	}
-	if fo.plotFormats, err = imageFormats(c.String("plot-format")); err != nil {
-		return fo, err
+	if fo.plotFormats, err = plot.ParseFormats(c.String("plot-format")); err != nil {
+		return fo, usageError{err}
 	}
 	if fo.report != "" {
 		// fleet's --format is its view's: the report's format comes from
@@ -117,8 +118,8 @@ func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
 		default:
 			return fo, usageError{fmt.Errorf("--report %q: name a .pdf or .md file", fo.report)}
 		}
-		if fo.report, fo.reportFormat, err = reportOutput("", fo.report, ""); err != nil {
-			return fo, err
+		if fo.report, fo.reportFormat, err = report.Output("", fo.report, ""); err != nil {
+			return fo, usageError{err}
 		}
 	}
 	for _, out := range []string{fo.output, fo.report} {

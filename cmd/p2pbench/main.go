@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"unicode/utf8"
@@ -55,14 +54,8 @@ func profile(args []string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	paths := commandPaths(args)
-	if err := outfile.Check(path, paths...); err != nil {
+	if err := outfile.CheckApart(path, outfile.CommandPaths(args)...); err != nil {
 		return nil, err
-	}
-	for _, p := range paths {
-		if samePath(path, p) {
-			return nil, fmt.Errorf("output %s: %w (%s)", path, outfile.ErrSameAsIn, p)
-		}
 	}
 	var buf bytes.Buffer
 	if err := pprof.StartCPUProfile(&buf); err != nil {
@@ -72,41 +65,6 @@ func profile(args []string) (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		return outfile.Write(path, func(w io.Writer) error { _, err := buf.WriteTo(w); return err })
 	}, nil
-}
-
-// commandPaths are the paths a command line may read or write: every
-// argument and flag value, and a directory's results.json (all --dir).
-func commandPaths(args []string) []string {
-	var out []string
-	for _, a := range args {
-		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
-			a = a[i+1:]
-		}
-		if a == "" || strings.HasPrefix(a, "-") {
-			continue
-		}
-		out = append(out, a)
-		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
-			out = append(out, filepath.Join(a, "results.json"))
-		}
-	}
-	return out
-}
-
-// samePath reports whether a and b name the same file, existing or not:
-// the same absolute path once their directories' links are resolved.
-func samePath(a, b string) bool {
-	abs := func(p string) string {
-		p, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-			return filepath.Join(dir, filepath.Base(p))
-		}
-		return p
-	}
-	return abs(a) == abs(b)
 }
 
 // maxMessageBytes bounds an error's line: a message quoting an argument or

@@ -11,6 +11,7 @@ import (
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
+	"github.com/p2pbench/p2pbench/results"
 )
 
 func plotCommand() *cli.Command {
@@ -38,9 +39,9 @@ func plotAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("plot takes one results file, got %d arguments", len(args))}
 	}
 	in := args[0]
-	formats, err := imageFormats(c.String("format"))
+	formats, err := plot.ParseFormats(c.String("format"))
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	run, err := readRun(c.Context, in)
 	if err != nil {
@@ -48,7 +49,7 @@ func plotAction(c *cli.Context) error {
 	}
 	dir := c.String("output")
 	if dir == "" {
-		dir = resultsStem(in) + "-plots"
+		dir = results.Stem(in) + "-plots"
 	}
 	figs := plot.Charts(run)
 	if len(figs) == 0 {
@@ -88,22 +89,4 @@ func writePlots(c *cli.Context, figs []plot.Chart, dir string, formats []string,
 			len(removed), units.Plural(len(removed), "", "s"), dir, strings.Join(report.BoundedNotes(removed), ", "))
 	}
 	return err
-}
-
-// imageFormats reads --format of plot.
-func imageFormats(list string) ([]string, error) {
-	var formats []string
-	for _, f := range strings.Split(list, ",") {
-		switch f = strings.ToLower(strings.TrimSpace(f)); f {
-		case "png", "svg", "pdf":
-			formats = append(formats, f)
-		case "":
-		default:
-			return nil, usageError{fmt.Errorf("unknown image format %q; the formats are png, svg and pdf", f)}
-		}
-	}
-	if len(formats) == 0 {
-		return nil, usageError{fmt.Errorf("--format names no image format")}
-	}
-	return formats, nil
 }

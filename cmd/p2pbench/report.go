@@ -12,8 +12,6 @@ import (
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
-	"github.com/p2pbench/p2pbench/results"
-	"github.com/p2pbench/p2pbench/session"
 )
 
 func reportCommand() *cli.Command {
@@ -45,9 +43,9 @@ func reportAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("report takes one results file, got %d arguments", len(args))}
 	}
 	in := args[0]
-	out, format, err := reportOutput(in, c.String("output"), strings.ToLower(c.String("format")))
+	out, format, err := report.Output(in, c.String("output"), strings.ToLower(c.String("format")))
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if err := outfile.Check(out, in); err != nil {
 		return err
@@ -56,7 +54,7 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := reportOf(run, in, c.Bool("full"))
+	doc, err := report.Judged(run, report.Origin{Build: version, File: in}, c.Bool("full"))
 	if err != nil {
 		return err
 	}
@@ -74,73 +72,6 @@ func reportAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "  %s\n", f)
 	}
 	return nil
-}
-
-// reportOf is the report of run, read from in (the whole report with
-// full). A run without a verdict, or with another build's verdict by the
-// expectation table, is judged by this build for the report, the file left
-// as it is.
-func reportOf(run *results.Run, in string, full bool) (*report.Document, error) {
-	origin := report.Origin{Build: version, File: in}
-	switch v := run.Verdict; {
-	case v == nil:
-		// A run measured before verdicts existed (or by bw, lat, atomic):
-		// judged by the model for the report.
-		if err := session.Judge(run, nil, version); err != nil {
-			return nil, err
-		}
-	case v.Build != version && v.Expectations.Kind == results.ExpectModel:
-		// Another build's verdict by the expectation table: this build
-		// judges the run again by its own table, so that the report gives
-		// its answer (an earlier build's rules may have been wrong), and
-		// page 1 says what the file's own said. A spec or baseline the
-		// report does not have: page 1 says how to judge it again.
-		origin.Was = v
-		if err := session.Judge(run, nil, version); err != nil {
-			return nil, err
-		}
-	}
-	doc := report.Report(run)
-	if full {
-		doc = report.Full(run)
-	}
-	doc.SayOrigin(run, origin)
-	return doc, nil
-}
-
-// reportOutput is the report's file and format ("pdf" or "md") from -o and
-// --format: a PDF beside the input by default, the format from the file's
-// extension unless given.
-func reportOutput(in, out, format string) (string, string, error) {
-	if format == "markdown" {
-		format = "md"
-	}
-	if out == "" {
-		ext := ".pdf"
-		if format == "md" {
-			ext = ".md"
-		}
-		out = resultsStem(in) + "-report" + ext
-	}
-	if format == "" {
-		switch strings.ToLower(filepath.Ext(out)) {
-		case ".pdf":
-			format = "pdf"
-		case ".md", ".markdown":
-			format = "md"
-		default:
-			return "", "", usageError{fmt.Errorf("cannot tell the report format from %q: name a .pdf or .md file, or give --format pdf|md", out)}
-		}
-	}
-	if format != "pdf" && format != "md" {
-		return "", "", usageError{fmt.Errorf("unknown report format %q; the formats are pdf and md", format)}
-	}
-	// A file named for one format and asked in the other would be misnamed.
-	switch ext := strings.ToLower(filepath.Ext(out)); {
-	case format == "pdf" && (ext == ".md" || ext == ".markdown"), format == "md" && ext == ".pdf":
-		return "", "", usageError{fmt.Errorf("--format %s, but -o %s names a %s file: give a name that fits, or leave --format out", format, results.QuoteShort(out), strings.TrimPrefix(ext, "."))}
-	}
-	return out, format, nil
 }
 
 // writeMarkdown writes the report as Markdown to out and its figures as PNG

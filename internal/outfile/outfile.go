@@ -78,6 +78,57 @@ func Check(path string, inputs ...string) error {
 	return mkdir(path, filepath.Dir(target))
 }
 
+// CheckApart is Check for an output that no argument names (a profile
+// named in the environment): besides Check's refusals, it may not be any of
+// paths (see CommandPaths), existing or not, which the command may read or
+// write itself.
+func CheckApart(path string, paths ...string) error {
+	if err := Check(path, paths...); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if samePath(path, p) {
+			return &Error{path, fmt.Errorf("%w (%s)", ErrSameAsIn, p)}
+		}
+	}
+	return nil
+}
+
+// CommandPaths are the paths a command line may read or write: every
+// argument and flag value, and a directory's results.json (all --dir).
+func CommandPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if i := strings.IndexByte(a, '='); strings.HasPrefix(a, "-") && i > 0 {
+			a = a[i+1:]
+		}
+		if a == "" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		out = append(out, a)
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			out = append(out, filepath.Join(a, "results.json"))
+		}
+	}
+	return out
+}
+
+// samePath reports whether a and b name the same file, existing or not:
+// the same absolute path once their directories' links are resolved.
+func samePath(a, b string) bool {
+	abs := func(p string) string {
+		p, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			return filepath.Join(dir, filepath.Base(p))
+		}
+		return p
+	}
+	return abs(a) == abs(b)
+}
+
 // Writable is Check without creating anything: the directory of path, or
 // the nearest of its parents that exists when it does not, must accept new
 // files. A command that checks its output long before it writes it (a
