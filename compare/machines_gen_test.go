@@ -65,6 +65,12 @@ func measureMachines(t *testing.T) []measured {
 			runs[i] = append(runs[i], r)
 		}
 	}
+	byKey := map[*results.Run]map[string]*results.Figure{}
+	for _, rs := range runs {
+		for _, r := range rs {
+			byKey[r] = figuresByKey(r)
+		}
+	}
 	cells := map[fallbackCell]*measured{}
 	for a := range runs {
 		for b := a + 1; b < len(runs); b++ {
@@ -74,7 +80,7 @@ func measureMachines(t *testing.T) []measured {
 			}
 			for ka, ra := range runs[a] {
 				for kb, rb := range runs[b] {
-					measureMachinePair(t, cells, sa, sb, machineRuns[ka], machineRuns[kb], ra, rb)
+					measureMachinePair(t, cells, sa, sb, machineRuns[ka], machineRuns[kb], ra, rb, byKey[ra])
 				}
 			}
 		}
@@ -90,19 +96,23 @@ func measureMachines(t *testing.T) []measured {
 	return out
 }
 
-// figureOf is run's figure of key.
-func figureOf(run *results.Run, key string) *results.Figure {
+// figuresByKey is run's figure of each key, the first of a key (a row's
+// Key is its baseline figure's): made once a run, where looking a row's
+// figure up among them all (a Key built for each) was most of the
+// table's time.
+func figuresByKey(run *results.Run) map[string]*results.Figure {
+	m := make(map[string]*results.Figure, len(run.Figures))
 	for i := range run.Figures {
-		if run.Figures[i].Key() == key {
-			return &run.Figures[i]
+		if k := run.Figures[i].Key(); m[k] == nil {
+			m[k] = &run.Figures[i]
 		}
 	}
-	return nil
+	return m
 }
 
 // measureMachinePair adds to cells what run ra of machine sa and run rb of
-// machine sb show beyond their own data.
-func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb machineSource, fa, fb string, ra, rb *results.Run) {
+// machine sb show beyond their own data; figureOf is ra's figure of each key.
+func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb machineSource, fa, fb string, ra, rb *results.Run, figureOf map[string]*results.Figure) {
 	in := []Input{{Name: sa.dir, Runs: []*results.Run{ra}}, {Name: sb.dir, Runs: []*results.Run{rb}}}
 	res, err := compareWith(in, Options{AcrossMachines: true}, false)
 	if err != nil {
@@ -116,7 +126,7 @@ func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb m
 		if !ch.Valid || ch.MethodChange != "" || ch.Paired && !ch.Consistent {
 			continue
 		}
-		f := figureOf(ra, row.Key)
+		f := figureOf[row.Key]
 		mth, known := ra.MethodOf(f)
 		if !known {
 			continue
