@@ -37,11 +37,16 @@ const recordSize = 5 * 8
 
 // traffic holds the machine's counters: this process's, or where shared,
 // the sums of the file every process of the run appends to (read up to
-// readOff so far).
+// readOff so far). The records of the copies that end while the
+// simulation runs are appended in one write when it stops (flush: at the
+// end of every sched.run, before the host thread learns anything of what
+// ended, and so before it can tell another process), not one write a
+// copy: a write a copy was a fifth of a simulated all's time.
 type traffic struct {
 	mu      sync.Mutex
 	own     []results.LinkCounts // by device
 	file    *os.File
+	pending []byte // records not yet appended to file
 	readOff int64
 	sums    []results.LinkCounts
 	n       int // devices
@@ -85,10 +90,24 @@ func (t *traffic) count(src, dst int, bytes float64, p profile) {
 		}
 	}
 	if t.file != nil {
-		// One write, appended whole: a failed one leaves the other
-		// processes' readings short, as the counters are the simulator's
-		// model, not a measurement.
-		_, _ = t.file.Write(b[:])
+		t.pending = append(t.pending, b[:]...)
+	}
+}
+
+// flush appends the records counted since the last flush to the shared
+// file, in one write appended whole: a failed one leaves the other
+// processes' readings short, as the counters are the simulator's model,
+// not a measurement.
+func (t *traffic) flush() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.flushLocked()
+}
+
+func (t *traffic) flushLocked() {
+	if t.file != nil && len(t.pending) > 0 {
+		_, _ = t.file.Write(t.pending)
+		t.pending = t.pending[:0]
 	}
 }
 
@@ -103,6 +122,7 @@ func (t *traffic) read(dev int) results.LinkCounts {
 		}
 		return t.own[dev]
 	}
+	t.flushLocked()
 	if t.sums == nil {
 		t.sums = make([]results.LinkCounts, t.n)
 	}
@@ -129,9 +149,10 @@ func (t *traffic) read(dev int) results.LinkCounts {
 	}
 }
 
-// close closes the shared file.
+// close appends what is left to the shared file and closes it.
 func (t *traffic) close() {
 	if t.file != nil {
+		t.flush()
 		t.file.Close()
 	}
 }
