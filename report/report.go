@@ -514,8 +514,13 @@ func linksFlagged(v *results.Verdict) bool {
 // millions of notes, which a search of the list so far for each made
 // hours of work (hostile-input audit N7).
 func uniqueNotes(lists ...[]string) []string {
-	var out []string
-	seen := map[string]bool{}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	// Sized at once: a million notes grew the set a table at a time.
+	out := make([]string, 0, n)
+	seen := make(map[string]bool, n)
 	for _, l := range lists {
 		for _, n := range l {
 			if !seen[n] {

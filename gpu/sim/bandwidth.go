@@ -335,7 +335,10 @@ func (s *sched) fillRates() {
 		}
 		for _, r := range touched {
 			if !r.full && r.wsum > 1e-12 {
-				inc = math.Min(inc, r.remain/r.wsum)
+				// The builtin min, which the compiler inlines (math.Min is a
+				// call): the same value, NaN and signed zeros alike; a fifth
+				// of a 72-GPU simulation's time was this line.
+				inc = min(inc, r.remain/r.wsum)
 			}
 		}
 		if math.IsInf(inc, 1) {
