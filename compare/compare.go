@@ -367,7 +367,7 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	rows := make([]Row, len(shared))
 	noise := make([]rowNoise, len(shared))
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
-	test := newUTest()
+	test := uTests
 	process := make([]bool, len(inputs))
 	plans := make([]*sidePlan, len(inputs))
 	n := 0

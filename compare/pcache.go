@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 
 	"golang.org/x/perf/benchmath"
@@ -19,6 +20,12 @@ import (
 // seldom share a pattern, and the exact distribution with ties costs about a
 // millisecond for samples of 20. uTest computes the pattern, never a
 // p-value. It is safe for concurrent use.
+//
+// The compares of one process share one memo (uTests): its outcomes
+// depend on the pattern and the thresholds' alpha alone, which the key
+// holds, and a process that compares many sets (fleet, the tests of the
+// tables of FALLBACK.md) meets the same patterns in each. It forgets what
+// it holds past maxKnown patterns, a few megabytes.
 type uTest struct {
 	mu    sync.Mutex
 	known map[string]benchmath.Comparison
@@ -26,17 +33,30 @@ type uTest struct {
 
 func newUTest() *uTest { return &uTest{known: map[string]benchmath.Comparison{}} }
 
+// uTests is the memo every compare of the process asks.
+var uTests = newUTest()
+
+// maxKnown bounds the patterns a memo holds.
+const maxKnown = 1 << 16
+
 // compare returns benchmath.AssumeNothing.Compare(a, b); a and b are sorted,
-// as benchmath.NewSample leaves them, and have the same Thresholds in every
-// call. A pattern new to two goroutines at once is computed by both.
+// as benchmath.NewSample leaves them. A pattern new to two goroutines at
+// once is computed by both.
 func (t *uTest) compare(a, b *benchmath.Sample) benchmath.Comparison {
-	key := string(rankPattern(nil, a.Values, b.Values))
+	var alpha float64
+	if a.Thresholds != nil {
+		alpha = a.Thresholds.CompareAlpha
+	}
+	key := string(rankPattern(binary.LittleEndian.AppendUint64(nil, math.Float64bits(alpha)), a.Values, b.Values))
 	t.mu.Lock()
 	cmp, ok := t.known[key]
 	t.mu.Unlock()
 	if !ok {
 		cmp = benchmath.AssumeNothing.Compare(a, b)
 		t.mu.Lock()
+		if len(t.known) >= maxKnown {
+			clear(t.known)
+		}
 		t.known[key] = cmp
 		t.mu.Unlock()
 	}
