@@ -54,6 +54,9 @@ show() { # show COMMAND...: print it as typed, run it in $work, keep its output 
 }
 status() { cat "$work/status"; }
 lines() { grep -c -- "$1" "$work/$2" || true; }
+# said PHRASE FILE: how many times FILE says PHRASE, its lines joined (p2pbench
+# wraps its messages to the screen's width, so a phrase may span two lines).
+said() { tr '\n' ' ' <"$work/$2" | grep -o -- "$1" | wc -l; }
 
 # install PACKAGES... COMMAND: the Debian packages, as root, when COMMAND is missing.
 install() {
@@ -127,7 +130,7 @@ openmpi() {
 	show "$mpirun ./p2pbench all --simulate h200x2 --dry-run --dir 'probe/%j/%h'"
 	sort -u "$work/err" | grep -v '^plan'
 	check "mpirun: a pattern without %r warns that Open MPI started 4 processes on this host" \
-		[ "$(lines 'but Open MPI started 4 processes on this host: add %r' err)" = 4 ]
+		[ "$(said 'but Open MPI started 4 processes on this host: add %r' err)" = 4 ]
 	if ! fake; then
 		say "no C compiler for the fake driver: the rendezvous under mpirun is skipped"
 		return
@@ -214,7 +217,7 @@ EOF
 	show "srun -n 4 ./p2pbench all --simulate h200x2 --dry-run --dir 'probe/%j/%h'"
 	sort -u "$work/err" | grep -v '^plan'
 	check "srun: a pattern without %r warns that Slurm started 4 processes on this host" \
-		[ "$(lines 'but Slurm started 4 processes on this host: add %r' err)" = 4 ]
+		[ "$(said 'but Slurm started 4 processes on this host: add %r' err)" = 4 ]
 	cat >"$work/p2pbench.sbatch" <<'EOF'
 #!/bin/bash
 #SBATCH --job-name=p2pbench --ntasks=4 --output=slurm-%j.out
