@@ -66,3 +66,7 @@ func ReadCut(path string, cut int64) (run *Run, mapped bool, err error) {
 	})
 	return run, mapped, err
 }
+
+// WithoutSamples is withoutSamples: a figure line without its samples' and
+// rounds' numbers, as a summary reads it.
+var WithoutSamples = withoutSamples
