@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -25,7 +26,7 @@ func roundsAgree(t *testing.T, test results.Test, keep func(results.Figure) bool
 			continue
 		}
 		out = append(out, f)
-		meds := results.RoundMedians(f.Samples, f.Rounds)
+		meds := figstats.RoundMedians(f.Samples, f.Rounds)
 		if len(meds) != 5 {
 			t.Fatalf("%s: %d rounds, want 5", f.Key(), len(meds))
 		}

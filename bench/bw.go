@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -174,7 +175,7 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 	}
 	for i := range out {
 		if len(out[i].Samples) > 0 {
-			out[i].Stats = results.ComputeStats(out[i].Samples)
+			out[i].Stats = figstats.ComputeStats(out[i].Samples)
 		}
 	}
 	for _, w := range wins {

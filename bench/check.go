@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -123,7 +124,7 @@ func windowMs(f *results.Figure) float64 {
 	if f.Unit != results.UnitGBps || c == nil || len(c.Samples) == 0 {
 		return 0
 	}
-	gbps := results.Median(c.Samples)
+	gbps := figstats.Median(c.Samples)
 	if gbps <= 0 {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -61,7 +62,7 @@ func TestPingPongRoundsAreReplicates(t *testing.T) {
 			if spread := slices.Max(first)/slices.Min(first) - 1; spread < 0.1 {
 				t.Errorf("seed %d: a round's samples spread by %.1f%%; the slots' places should show (the model's spread is %.0f%%)", seed, 100*spread, 45.0)
 			}
-			rounds := results.RoundMedians(f.Samples, f.Rounds)
+			rounds := figstats.RoundMedians(f.Samples, f.Rounds)
 			if spread := slices.Max(rounds)/slices.Min(rounds) - 1; spread > 0.03 {
 				t.Errorf("seed %d: the rounds' medians %v spread by %.2f%%; want within 3%%", seed, rounds, 100*spread)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -85,15 +86,15 @@ func (e *Engine) interference(ctx context.Context, class int, test results.Test,
 		alone, together = append(alone, a[0].Samples...), append(together, t[0].Samples...)
 		counts = append(counts, len(a[0].Samples))
 	}
-	sa, st := results.ComputeRoundStats(alone, counts), results.ComputeRoundStats(together, counts)
+	sa, st := figstats.ComputeRoundStats(alone, counts), figstats.ComputeRoundStats(together, counts)
 	if sa.Rounds == nil || st.Rounds == nil || st.Rounds.MedianHi >= sa.Rounds.MedianLo || st.Median >= sa.Median*(1-interferenceFloor) {
 		return
 	}
 	c := &e.sched.Classes[class]
 	c.Concurrent = false
 	c.Interference = fmt.Sprintf("%s %d→%d: %.1f %s with %d pairs at once (%s), %.1f alone (%s): %.0f%% slower; the class is measured one pair at a time",
-		test, g[0][0], g[0][1], st.Median, results.UnitGBps, len(pairs), results.SpreadText(st.Median, st.Rounds.MedianLo, st.Rounds.MedianHi),
-		sa.Median, results.SpreadText(sa.Median, sa.Rounds.MedianLo, sa.Rounds.MedianHi), 100*(1-st.Median/sa.Median))
+		test, g[0][0], g[0][1], st.Median, results.UnitGBps, len(pairs), figstats.SpreadText(st.Median, st.Rounds.MedianLo, st.Rounds.MedianHi),
+		sa.Median, figstats.SpreadText(sa.Median, sa.Rounds.MedianLo, sa.Rounds.MedianHi), 100*(1-st.Median/sa.Median))
 	e.note("interference in link class %q: %s", c.Name, c.Interference)
 }
 

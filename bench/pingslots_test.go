@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/gpu"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/measure"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 // pingSlots runs the release/acquire ping-pong on one GPU of drv (two
@@ -53,7 +53,7 @@ func checkPingSlots(t *testing.T, passes [][]float64, tol float64) (medians []fl
 		t.Logf("slot %2d (offset %5d): %.1f ns one way", slot, measure.FlagOffset(slot), times)
 	}
 	for _, p := range passes {
-		medians = append(medians, results.Median(p))
+		medians = append(medians, figstats.Median(p))
 		slotSpread = max(slotSpread, slices.Max(p)/slices.Min(p)-1)
 	}
 	t.Logf("medians over the slots, pass by pass: %.1f ns; slots within a pass up to %.1f%% apart", medians, 100*slotSpread)

@@ -32,6 +32,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -174,7 +175,7 @@ type Cell struct {
 	// Center is the median of every sample of the side; Lo and Hi its
 	// interval, of confidence Confidence: where there are two units or
 	// more, where the median of another run of as many units would fall
-	// (results.RoundIntervalWithin), else the median's confidence interval from
+	// (figstats.RoundIntervalWithin), else the median's confidence interval from
 	// the samples (benchmath, at Options.Confidence; equal to Center when
 	// there are too few samples for one: Spread is then "∞").
 	Center     float64 `json:"center"`
@@ -544,7 +545,7 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	var byRound [][]float64
 	for _, f := range figs {
 		all = append(all, f.Samples...)
-		medians := results.RoundMedians(f.Samples, f.Rounds)
+		medians := figstats.RoundMedians(f.Samples, f.Rounds)
 		units = append(units, medians...)
 		for k, m := range medians {
 			if k == len(byRound) {
@@ -553,10 +554,10 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 			byRound[k] = append(byRound[k], m)
 		}
 		if len(f.Samples) > 0 {
-			runs = append(runs, results.Median(f.Samples))
+			runs = append(runs, figstats.Median(f.Samples))
 		}
 		sd.within = math.Max(sd.within, withinRunSpread(f))
-		roundErr = math.Max(roundErr, results.RoundMedianError(f.Samples, f.Rounds))
+		roundErr = math.Max(roundErr, figstats.RoundMedianError(f.Samples, f.Rounds))
 	}
 	if len(all) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
@@ -569,7 +570,7 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	}
 	sd.byRound = make([]float64, 0, len(byRound))
 	for _, ms := range byRound {
-		sd.byRound = append(sd.byRound, results.Median(ms))
+		sd.byRound = append(sd.byRound, figstats.Median(ms))
 	}
 	// benchmath sorts the values it is given: all is the side's copy of
 	// its runs' samples.
@@ -580,10 +581,10 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	c := Cell{Present: true, N: len(all), Units: len(units), Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: confidence}
 	warns := sum.Warnings
 	if len(units) >= 2 {
-		lo, hi := results.RoundIntervalWithin(c.Center, units, roundErr)
-		c.Lo, c.Hi, c.Confidence, warns = math.Max(lo, 0), hi, results.IntervalConfidence, nil
+		lo, hi := figstats.RoundIntervalWithin(c.Center, units, roundErr)
+		c.Lo, c.Hi, c.Confidence, warns = math.Max(lo, 0), hi, figstats.IntervalConfidence, nil
 	}
-	c.Spread = results.SpreadText(c.Center, c.Lo, c.Hi)
+	c.Spread = figstats.SpreadText(c.Center, c.Lo, c.Hi)
 	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
 		// Too few samples for an interval (Spread says ∞); JSON has no
 		// infinities, so the bounds collapse to the center.
@@ -612,7 +613,7 @@ func byNumber(ch *Change, why string, base, other []float64) {
 		}
 	}
 	if len(ratios) == n {
-		ch.Pct = 100 * (results.Median(ratios) - 1)
+		ch.Pct = 100 * (figstats.Median(ratios) - 1)
 		ch.Paired = true
 		// A change moves every pair of rounds one way; a process that took
 		// another pattern of places (on a 2× H200, one of two by process)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -58,7 +59,7 @@ func variant(run *results.Run, factor float64, change func(f *results.Figure) bo
 		for j, x := range f.Samples {
 			s[j] = x * factor
 		}
-		f.Samples, f.Stats = s, results.ComputeRoundStats(s, f.Rounds)
+		f.Samples, f.Stats = s, figstats.ComputeRoundStats(s, f.Rounds)
 	}
 	return &v
 }

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -34,7 +35,7 @@ func ExampleCompare() {
 			for j := range f.Samples {
 				f.Samples[j] *= 0.97
 			}
-			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+			f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 		}
 	}
 	res, err = compare.Compare([]compare.Input{{Name: "all1", Runs: []*results.Run{base}}, {Name: "slower", Runs: []*results.Run{slower}}}, compare.Options{})

@@ -348,7 +348,7 @@ func unitRange(units *benchmath.Sample) [2]float64 {
 // covered says whether side i+1's median lies within the range of the
 // baseline's units of kind on, or the baseline's within side i+1's; or,
 // on rounds, within the other side's interval of where another run's
-// median would fall (Cell.Lo, Cell.Hi: results.RoundIntervalWithin). A figure
+// median would fall (Cell.Lo, Cell.Hi: figstats.RoundIntervalWithin). A figure
 // whose rounds take two modes has a wide interval, which holds the other
 // side's median where the modes explain the change
 // (TestTwoModesWithinTheInterval: back-to-back 4-byte pulls of 13.3-13.9 µs

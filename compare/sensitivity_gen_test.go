@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -102,7 +103,7 @@ func onlyFamily(run *results.Run, h headline, step float64) *results.Run {
 			for i, x := range f.Samples {
 				s[i] = x * factor
 			}
-			f.Samples, f.Stats = s, results.ComputeRoundStats(s, f.Rounds)
+			f.Samples, f.Stats = s, figstats.ComputeRoundStats(s, f.Rounds)
 		}
 		out.Figures = append(out.Figures, f)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
@@ -253,7 +254,7 @@ func TestJudgesWhatCheckJudges(t *testing.T) {
 			for j := range fig.Samples {
 				fig.Samples[j] *= 3
 			}
-			fig.Stats = results.ComputeStats(fig.Samples)
+			fig.Stats = figstats.ComputeStats(fig.Samples)
 		}
 	}
 	if !found {

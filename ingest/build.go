@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -61,7 +62,7 @@ func (b *builder) finish(tool string) *results.Run {
 	single, repeated := 0, 0
 	for i := range b.run.Figures {
 		f, vals := &b.run.Figures[i], b.values[i]
-		f.Stats = results.ComputeStats(vals)
+		f.Stats = figstats.ComputeStats(vals)
 		if len(vals) > 1 {
 			f.Samples = vals
 			repeated++

@@ -8,6 +8,7 @@ import (
 
 	"github.com/montanaflynn/stats"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -58,7 +59,7 @@ func (tm Timer) Plain(ctx context.Context, ts []Transfer, t Timing, windows int)
 // NewCheck starts the method check of a figure from the plain windows'
 // figures (in the figure's unit) and their repetitions.
 func NewCheck(samples []float64, reps int) *results.MethodCheck {
-	return &results.MethodCheck{RepsPerSample: reps, Samples: results.RoundSamples(samples)}
+	return &results.MethodCheck{RepsPerSample: reps, Samples: figstats.RoundSamples(samples)}
 }
 
 // JudgeCheck holds f (its rounds merged) against its plain windows
@@ -78,9 +79,9 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 	if n := len(f.Rounds); n > 0 && f.Rounds[n-1] > 0 && f.Rounds[n-1] <= len(f.Samples) {
 		last = f.Samples[len(f.Samples)-f.Rounds[n-1]:]
 	}
-	plain := results.ComputeStats(c.Samples)
+	plain := figstats.ComputeStats(c.Samples)
 	c.Median = plain.Median
-	c.MethodMedian = results.Median(last)
+	c.MethodMedian = figstats.Median(last)
 	if c.Median <= 0 {
 		return false
 	}
@@ -96,7 +97,7 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 		// windows' own spread keeps a host copy whose rounds vary by a few
 		// percent from being replaced for lying within them
 		// (docs/methods.md, "The method checks itself").
-		tol = max(tol, 3*results.ComputeStats(f.Samples).CV)
+		tol = max(tol, 3*figstats.ComputeStats(f.Samples).CV)
 	}
 	if windowMs > 0 {
 		tol = max(tol, float64(windowCost)/float64(time.Millisecond)/windowMs)
@@ -109,7 +110,7 @@ func JudgeCheck(f *results.Figure, windowMs float64) bool {
 	c.Replaced = true
 	f.Samples = append([]float64(nil), c.Samples...)
 	f.Rounds = nil
-	f.Stats = results.ComputeRoundStats(f.Samples, nil)
+	f.Stats = figstats.ComputeRoundStats(f.Samples, nil)
 	return true
 }
 
@@ -125,7 +126,7 @@ func CheckNote(f results.Figure) string {
 // noise, which a method error that shifts most of its rounds does not
 // widen.
 func robustCV(samples []float64) float64 {
-	m := results.Median(samples)
+	m := figstats.Median(samples)
 	if m == 0 {
 		return 0
 	}

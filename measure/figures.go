@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -59,8 +60,8 @@ func Fail(f results.Figure, err error) results.Figure {
 // results file holds (results.ClipText).
 func Finish(f results.Figure) results.Figure {
 	if len(f.Samples) > 0 {
-		f.Samples = results.RoundSamples(f.Samples)
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Samples = figstats.RoundSamples(f.Samples)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 	}
 	if f.Verify == "" {
 		f.Verify = results.VerifyNA

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/p2pbench/p2pbench/cuda"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -304,7 +305,7 @@ func (c *Collector) Add(f results.Figure, round int) {
 	if !ok {
 		if len(f.Samples) > 0 {
 			f.Rounds = []int{len(f.Samples)}
-			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+			f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 		}
 		c.at[k] = len(c.run.Figures)
 		c.run.Figures = append(c.run.Figures, f)
@@ -336,7 +337,7 @@ func (c *Collector) Add(f results.Figure, round int) {
 		}
 	}
 	if len(g.Samples) > 0 {
-		g.Stats = results.ComputeRoundStats(g.Samples, g.Rounds)
+		g.Stats = figstats.ComputeRoundStats(g.Samples, g.Rounds)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -257,7 +258,7 @@ func (m *heatmap) scale(sc scaleRefs) {
 		// pass-at figure is a product (0.9 × 393.45) with float tails.
 		m.scaleNote = fmt.Sprintf("colour from %s%s (the least to pass) to %s%s (%s)", formatValue(m.lo), unit, formatValue(m.hi), unit, what)
 	default:
-		m.lo, m.hi = min(vs[0], 0.85*results.Median(vs)), vs[len(vs)-1]
+		m.lo, m.hi = min(vs[0], 0.85*figstats.Median(vs)), vs[len(vs)-1]
 		if m.hi-m.lo < 1e-9 {
 			m.lo, m.hi = m.hi-1, m.hi+1
 		}

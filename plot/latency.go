@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -536,7 +537,7 @@ func (b *barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	vs := append([]float64(nil), b.values...)
 	sort.Float64s(vs)
-	m := results.Median(vs)
+	m := figstats.Median(vs)
 	x := trX(b.loc) + b.offset
 	y0, y1 := trY(0), trY(m)
 	rect := vg.Rectangle{Min: vg.Point{X: x - b.width/2, Y: y0}, Max: vg.Point{X: x + b.width/2, Y: y1}}

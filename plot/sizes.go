@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -180,7 +181,7 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 			vs := perSize[z]
 			sort.Float64s(vs)
 			s.sizes = append(s.sizes, float64(z))
-			s.values = append(s.values, results.Median(vs))
+			s.values = append(s.values, figstats.Median(vs))
 			s.lo = append(s.lo, vs[0])
 			s.hi = append(s.hi, vs[len(vs)-1])
 		}
@@ -190,10 +191,10 @@ func buildSeries(ix *index, engine results.Engine, byPair map[[2]int]map[uint64]
 	return out
 }
 
-// setHalfPeak finds n½ by results.HalfPeak's rule: none where the curve
+// setHalfPeak finds n½ by figstats.HalfPeak's rule: none where the curve
 // does not reach below half its peak.
 func (s *sizeSeries) setHalfPeak() {
-	if i, ok := results.HalfPeak(s.sizes64(), s.values); ok {
+	if i, ok := figstats.HalfPeak(s.sizes64(), s.values); ok {
 		s.halfPeak, s.halfVal = s.sizes[i], s.values[i]
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"sort"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -20,7 +21,7 @@ type Headline struct {
 	Size     uint64
 	// Stats of the figure; nil when it failed (Failed says why, as
 	// Figure.FailureLabel does).
-	Stats  *results.Stats
+	Stats  *figstats.Stats
 	Failed string
 	// NoPeer marks a failure the pair explains: it has no peer access
 	// (results.Run.ExplainedFailure), so the test could not run on it.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/results"
@@ -690,9 +691,9 @@ func headlineRankTable(run *results.Run, hs []Headline, ix *pairIndex) *table {
 		}
 		pct := ""
 		if len(g.pcts) > 0 {
-			pct = pctText(results.Median(g.pcts))
+			pct = pctText(figstats.Median(g.pcts))
 		}
-		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(results.Median(g.values)),
+		t.rows = append(t.rows, []string{k.label, strconv.Itoa(k.rank), pairsText, fmtGBps(g.values[0]), fmtGBps(figstats.Median(g.values)),
 			fmtGBps(g.values[len(g.values)-1]), limit, pct, fmt.Sprintf("%s (%s)", pairName(g.slowest.Src, g.slowest.Dst), fmtGBps(g.slowest.Stats.Median))})
 	}
 	return t

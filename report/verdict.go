@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"math"
 	"slices"
@@ -395,7 +396,7 @@ func headlineSummaryRow(row []string, hs []Headline, verdicts map[string]results
 		fv, judged := verdicts[lowest.Key]
 		low = headlineCell(*lowest, fv, judged) + " (" + pairName(lowest.Src, lowest.Dst) + ")"
 		slices.Sort(values)
-		med = fmtGBps(results.Median(values))
+		med = fmtGBps(figstats.Median(values))
 	}
 	return append(row, fmt.Sprint(len(hs)), low, med, strings.Join(bad, ", ")), vs
 }

@@ -192,29 +192,6 @@ func TestConventionsOneSentenceEach(t *testing.T) {
 	}
 }
 
-// n½ is said only of a curve that reaches below half its peak: one that
-// starts at 64 MiB near its peak has none (issue 39: "n½ = 64 MiB" of the
-// bulk kernel's curve, which starts there).
-func TestHalfPeak(t *testing.T) {
-	for _, c := range []struct {
-		sizes  []uint64
-		values []float64
-		want   int
-		ok     bool
-	}{
-		{[]uint64{4, 64, 1024, 16384}, []float64{1, 10, 300, 390}, 2, true},
-		{[]uint64{16384, 4, 1024, 64}, []float64{390, 1, 300, 10}, 2, true}, // any order
-		{[]uint64{64 << 20, 256 << 20}, []float64{372, 374}, 0, false},
-		{[]uint64{4}, []float64{5}, 0, false},
-		{[]uint64{4, 64}, []float64{0, 0}, 0, false},
-	} {
-		i, ok := HalfPeak(c.sizes, c.values)
-		if ok != c.ok || ok && i != c.want {
-			t.Errorf("HalfPeak(%v, %v) = %d, %v; want %d, %v", c.sizes, c.values, i, ok, c.want, c.ok)
-		}
-	}
-}
-
 // A file whose conventions say the plain window was 20 ms, where its own
 // host copies show its build timed by 10 ms, is read with the words
 // corrected and saying so; a file whose host copies fit the 20 ms rule

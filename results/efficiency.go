@@ -1,6 +1,6 @@
 package results
 
-import "slices"
+import "github.com/p2pbench/p2pbench/figstats"
 
 // Efficiency is what the NVLink counters say about one kind of bandwidth
 // figure (a test, direction and part at one size), over the pairs that
@@ -79,7 +79,7 @@ func LinkEfficiency(run *Run, size uint64) []Efficiency {
 	for _, k := range order {
 		a := accs[k]
 		e := Efficiency{Test: k.test, Engine: k.engine, Direction: k.dir, Part: k.part, Open: k.open, Handle: k.handle, Size: size, Pairs: len(a.gbps),
-			GBps: Median(a.gbps), Wire: Median(a.wire), Back: Median(a.back)}
+			GBps: figstats.Median(a.gbps), Wire: figstats.Median(a.wire), Back: figstats.Median(a.back)}
 		e.WireGBps = e.GBps * e.Wire
 		out = append(out, e)
 	}
@@ -117,22 +117,4 @@ func KindLabel(t Test, d Direction, p Part, open string) string {
 		l += " [opened on peer GPU]"
 	}
 	return l
-}
-
-// Median is the median of v (0 when empty); v is not changed. It sorts a
-// copy, on the stack for the few values of a figure or a round (a
-// compare of two 72-GPU runs takes some 200,000 medians: a copy on the
-// heap each was a fifth of what it allocated).
-func Median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	var small [32]float64
-	s := append(small[:0], v...)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

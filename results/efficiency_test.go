@@ -3,12 +3,14 @@ package results
 import (
 	"math"
 	"testing"
+
+	"github.com/p2pbench/p2pbench/figstats"
 )
 
 func TestLinkEfficiency(t *testing.T) {
 	fig := func(test Test, dir Direction, part Part, src, dst int, median float64, tr *LinkTraffic) Figure {
 		return Figure{Test: test, Engine: EngineCopy, Direction: dir, Part: part, Src: src, Dst: dst, Size: 1 << 29, Unit: UnitGBps,
-			Samples: []float64{median}, Stats: ComputeStats([]float64{median}), Verify: VerifyPassed, Traffic: tr}
+			Samples: []float64{median}, Stats: figstats.ComputeStats([]float64{median}), Verify: VerifyPassed, Traffic: tr}
 	}
 	// One direction: 1000 payload bytes out of src, 1065 raw; 643 raw back.
 	uni := &LinkTraffic{Src: LinkCounts{TxData: 1000, TxRaw: 1065, RxRaw: 643}, Dst: LinkCounts{TxRaw: 643, RxData: 1000, RxRaw: 1065}}

@@ -23,7 +23,7 @@ const (
 	// (--rounds). Five rounds give the U test of compare on round medians
 	// a p-value down to 0.008 (four against four cannot go below 0.029,
 	// three against three not below 0.1), and an interval over rounds from
-	// four degrees of freedom (RoundIntervalWithin); more rounds of fewer
+	// four degrees of freedom (figstats.RoundIntervalWithin); more rounds of fewer
 	// samples each would make the round medians noisier and every round's
 	// fixed costs (warm-ups, renewals) more.
 	DefaultRounds = 5
@@ -107,4 +107,19 @@ type LinkClass struct {
 	// fabric should allow that was measured one pair at a time.
 	Concurrent   bool   `json:"concurrent"`
 	Interference string `json:"interference,omitempty"`
+}
+
+// SplitSamples spreads n samples over rounds as a run takes them: as
+// evenly as they go, the first rounds taking one more where they do not
+// divide. A round may get none when n < rounds.
+func SplitSamples(n, rounds int) []int {
+	rounds = max(1, rounds)
+	out := make([]int, rounds)
+	for r := range out {
+		out[r] = n / rounds
+		if r < n%rounds {
+			out[r]++
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -76,7 +77,7 @@ func TestQueries(t *testing.T) {
 }
 
 func TestFigureValue(t *testing.T) {
-	ok := results.Figure{Samples: []float64{1, 2, 3}, Stats: results.ComputeStats([]float64{1, 2, 3}), Verify: results.VerifyPassed}
+	ok := results.Figure{Samples: []float64{1, 2, 3}, Stats: figstats.ComputeStats([]float64{1, 2, 3}), Verify: results.VerifyPassed}
 	if v, good := ok.Value(); !good || v != 2 {
 		t.Errorf("Value = %v %v", v, good)
 	}

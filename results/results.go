@@ -2,20 +2,25 @@
 // what is measured (tests, engines, directions, parts, units) with one
 // catalogue that describes every test (unit, title, convention, whether it
 // needs a pair, is a matrix, copies both ways), the Go types of a results
-// file and its schema version (SCHEMA.md), validation, reading (encoding/json;
-// gzip-compressed or not; version 1 converted) and atomic writing, and the
-// queries and rules that readers share (figure keys, failure labels, the
-// matrix size, statistics).
+// file and its schema version (SCHEMA.md), validation, reading (encoding/json's
+// semantics; gzip-compressed or not; version 1 converted) and atomic
+// writing, and the queries and rules that readers share (figure keys,
+// failure labels, the matrix size, the plan's defaults). The statistics of
+// a figure's samples (the Stats a figure records, rounds, intervals) are
+// package figstats'.
 // The engine writes these types; everything downstream of a run (plots,
 // report, compare, the CLI's tables) reads them only.
 //
-// It imports nothing of the project, so that every package may import it.
+// It imports nothing of the project but figstats, which imports nothing
+// of it, so that every package may import it.
 package results
 
 import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/p2pbench/p2pbench/figstats"
 )
 
 // SchemaVersion is the version this build writes. It reads this version and
@@ -287,8 +292,8 @@ type Figure struct {
 	Samples []float64 `json:"samples,omitempty"`
 	// Rounds counts the samples of each round, in the order the rounds
 	// were taken; Samples holds them round after round. Absent: one round.
-	Rounds []int  `json:"rounds,omitempty"`
-	Stats  *Stats `json:"stats,omitempty"`
+	Rounds []int           `json:"rounds,omitempty"`
+	Stats  *figstats.Stats `json:"stats,omitempty"`
 	// Verify is "passed", "failed", "skipped" (--no-verify) or "n/a".
 	Verify       string `json:"verify"`
 	VerifyDetail string `json:"verify_detail,omitempty"`
@@ -340,39 +345,6 @@ type MethodCheck struct {
 	Agrees    bool    `json:"agrees"`
 	// Replaced says the figure's samples and stats are the plain windows'.
 	Replaced bool `json:"replaced,omitempty"`
-}
-
-// Stats summarises a figure's samples.
-type Stats struct {
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Mean   float64 `json:"mean"`
-	Stddev float64 `json:"stddev"`
-	CV     float64 `json:"cv"` // stddev / mean
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	P5     float64 `json:"p5"`
-	P95    float64 `json:"p95"`
-	P99    float64 `json:"p99,omitempty"`
-	// Rounds summarises the rounds of a figure measured in two or more.
-	Rounds *RoundStats `json:"rounds,omitempty"`
-}
-
-// RoundStats summarise the independent rounds a figure's samples were
-// taken in. The rounds are spread over the run, each with freshly placed
-// buffers and streams, so their medians vary as a figure varies from one
-// run to the next, which the samples of one round do not show.
-type RoundStats struct {
-	// N is the number of rounds.
-	N int `json:"n"`
-	// MedianLo and MedianHi bound, with probability Confidence, the
-	// median another run of as many rounds would give (RoundIntervalWithin).
-	MedianLo   float64 `json:"median_lo"`
-	MedianHi   float64 `json:"median_hi"`
-	Confidence float64 `json:"confidence"`
-	// RunCV is the run-to-run coefficient of variation: the sample standard
-	// deviation of the round medians over their mean.
-	RunCV float64 `json:"run_cv"`
 }
 
 // Tuning records a `bw --tune` search for one pair and direction.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/p2pbench/p2pbench/figstats"
 )
 
 // A reader of many runs at once (fleet, over a thousand nodes' files of
@@ -132,8 +134,8 @@ type figureReader struct {
 	// paramsSeen are the params read, by their text.
 	paramsSeen map[string]map[string]string
 	// stats and rounds are the figures' stats, one allocation for all.
-	stats  []Stats
-	rounds []RoundStats
+	stats  []figstats.Stats
+	rounds []figstats.RoundStats
 	// The figure being read, and whether it reads.
 	f    *Figure
 	ok   bool
@@ -143,7 +145,7 @@ type figureReader struct {
 // start readies r for a file of n figures.
 func (r *figureReader) start(n int) {
 	r.strs, r.paramsSeen = map[string]string{}, map[string]map[string]string{}
-	r.stats, r.rounds = make([]Stats, 0, n), make([]RoundStats, 0, n)
+	r.stats, r.rounds = make([]figstats.Stats, 0, n), make([]figstats.RoundStats, 0, n)
 }
 
 // read reads a figure's line into f as encoding/json would, leaving out
@@ -210,7 +212,7 @@ func figureVerdicts(t []byte) (from, to int, ok bool) {
 
 // The keys of a figure's line that figureReader reads, and of its stats;
 // a key of neither is decoded by encoding/json (a test holds them to the
-// JSON fields of Figure, Stats and RoundStats, and to figureKey, statsKey
+// JSON fields of Figure, figstats.Stats and figstats.RoundStats, and to figureKey, statsKey
 // and roundsKey).
 var (
 	summaryKeys = []string{"test", "engine", "direction", "part", "src", "dst", "size_bytes", "unit", "params",
@@ -601,10 +603,10 @@ func (r *figureReader) figureStats(v *fastjson.Value, f *Figure) bool {
 	if err != nil {
 		return false
 	}
-	r.stats = append(r.stats, Stats{})
+	r.stats = append(r.stats, figstats.Stats{})
 	s := &r.stats[len(r.stats)-1]
 	if len(r.stats) == cap(r.stats) { // the next figure's in a new slab
-		r.stats = make([]Stats, 0, cap(r.stats))
+		r.stats = make([]figstats.Stats, 0, cap(r.stats))
 	}
 	f.Stats = s
 	var seen uint32
@@ -645,7 +647,7 @@ func (r *figureReader) figureStats(v *fastjson.Value, f *Figure) bool {
 }
 
 // roundStats reads the summary of a figure's rounds.
-func (r *figureReader) roundStats(v *fastjson.Value, s *Stats) bool {
+func (r *figureReader) roundStats(v *fastjson.Value, s *figstats.Stats) bool {
 	if v.Type() == fastjson.TypeNull {
 		s.Rounds = nil
 		return true
@@ -654,10 +656,10 @@ func (r *figureReader) roundStats(v *fastjson.Value, s *Stats) bool {
 	if err != nil {
 		return false
 	}
-	r.rounds = append(r.rounds, RoundStats{})
+	r.rounds = append(r.rounds, figstats.RoundStats{})
 	rs := &r.rounds[len(r.rounds)-1]
 	if len(r.rounds) == cap(r.rounds) {
-		r.rounds = make([]RoundStats, 0, cap(r.rounds))
+		r.rounds = make([]figstats.RoundStats, 0, cap(r.rounds))
 	}
 	s.Rounds = rs
 	var seen uint32

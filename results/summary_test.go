@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
@@ -136,8 +137,8 @@ func TestSummaryKeys(t *testing.T) {
 		keys  []string
 		index func(string) int
 	}{{reflect.TypeFor[results.Figure](), results.SummaryKeys, results.FigureKey},
-		{reflect.TypeFor[results.Stats](), results.SummaryStatsKeys, results.StatsKey},
-		{reflect.TypeFor[results.RoundStats](), results.SummaryRoundsKeys, results.RoundsKey}} {
+		{reflect.TypeFor[figstats.Stats](), results.SummaryStatsKeys, results.StatsKey},
+		{reflect.TypeFor[figstats.RoundStats](), results.SummaryRoundsKeys, results.RoundsKey}} {
 		var fields []string
 		for f := range c.typ.Fields() {
 			fields = append(fields, strings.Split(f.Tag.Get("json"), ",")[0])

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/p2pbench/p2pbench/figstats"
 )
 
 // ValidationError lists every rule a Run breaks.
@@ -534,7 +536,7 @@ const minNormal = 0x1p-1022
 
 // stats checks a figure's stats against themselves and against its n
 // samples, whose valid values range over [lo, hi].
-func (v *validator) stats(where fmt.Stringer, s *Stats, n int, lo, hi float64) {
+func (v *validator) stats(where fmt.Stringer, s *figstats.Stats, n int, lo, hi float64) {
 	bad := false
 	for _, fv := range []struct {
 		name string

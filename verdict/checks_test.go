@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
@@ -389,7 +390,7 @@ func TestNoisyJudgedFigureWithACauseWarns(t *testing.T) {
 			for j := range f.Samples {
 				f.Samples[j] *= 1 + 0.05*float64(j%3-1)
 			}
-			f.Stats = results.ComputeStats(f.Samples)
+			f.Stats = figstats.ComputeStats(f.Samples)
 		}
 	}
 	v := judge(t, run, verdict.Model(run))
@@ -413,7 +414,7 @@ func slower(run *results.Run, factor float64, tests ...results.Test) *results.Ru
 		for j := range f.Samples {
 			f.Samples[j] *= factor
 		}
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 	}
 	return &out
 }

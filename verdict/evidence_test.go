@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
@@ -117,7 +118,7 @@ func TestIPCHeldToOneProcess(t *testing.T) {
 				for j := range f.Samples {
 					f.Samples[j] *= scale
 				}
-				f.Stats = results.ComputeStats(f.Samples)
+				f.Stats = figstats.ComputeStats(f.Samples)
 			}
 		}
 		return judge(t, run, verdict.Model(run))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -252,7 +253,7 @@ func roundSpread(f *results.Figure) float64 {
 	if f.Failed() || len(f.Rounds) < 2 || f.Stats == nil || f.Stats.Median <= 0 {
 		return 0
 	}
-	meds := results.RoundMedians(f.Samples, f.Rounds)
+	meds := figstats.RoundMedians(f.Samples, f.Rounds)
 	return (slices.Max(meds) - slices.Min(meds)) / f.Stats.Median
 }
 

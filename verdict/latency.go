@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -317,7 +318,7 @@ func latLookup(p latPath, k latKind, method []string, held map[string]bool) (lat
 		vs[i] = v.gbps
 	}
 	sort.Float64s(vs)
-	x.typical = results.Median(vs)
+	x.typical = figstats.Median(vs)
 	for _, v := range x.values {
 		for _, y := range []float64{v.gbps, v.lo, v.hi} {
 			d := y/x.typical - 1

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"slices"
 	"strconv"
@@ -260,7 +261,7 @@ func roundMedians(f *results.Figure) []float64 {
 	if f.Failed() || len(f.Rounds) < 3 || slices.Min(f.Rounds) < 3 {
 		return nil
 	}
-	return results.RoundMedians(f.Samples, f.Rounds)
+	return figstats.RoundMedians(f.Samples, f.Rounds)
 }
 
 // disagree says whether round medians fall in groups further apart than

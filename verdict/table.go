@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -231,7 +232,7 @@ func lookup(p path, k copyKind, held map[string]bool) (expected, bool) {
 		vs[i] = v.gbps
 	}
 	sort.Float64s(vs)
-	x.typical = results.Median(vs)
+	x.typical = figstats.Median(vs)
 	for _, v := range x.values {
 		for _, y := range []float64{v.gbps, v.lo, v.hi} {
 			x.spread = max(x.spread, abs(y/x.typical-1))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -183,7 +184,7 @@ func TestBaselineOfARepeatPasses(t *testing.T) {
 			for j := range f.Samples {
 				f.Samples[j] *= 0.9
 			}
-			f.Stats = results.ComputeStats(f.Samples)
+			f.Stats = figstats.ComputeStats(f.Samples)
 		}
 	}
 	v = judge(t, slow, verdict.FromBaseline(base, "all.json", 0))
@@ -509,7 +510,7 @@ func TestBaselineInRounds(t *testing.T) {
 			for j := range f.Samples {
 				f.Samples[j] *= 0.9
 			}
-			f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+			f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 		}
 	}
 	v = judge(t, slow, verdict.FromBaseline(base, "base.json", 0))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
@@ -118,7 +119,7 @@ func writeNodes(tb testing.TB, run *results.Run, nodes string, n, slow, failing 
 }
 
 // moveFigure sets f's samples to o's times k, stored and summarised as
-// the engine stores them (results.RoundSamples, ComputeRoundStats).
+// the engine stores them (figstats.RoundSamples, ComputeRoundStats).
 func moveFigure(f, o *results.Figure, k float64) {
 	if o.Stats == nil || len(o.Samples) == 0 {
 		return
@@ -126,8 +127,8 @@ func moveFigure(f, o *results.Figure, k float64) {
 	for i, x := range o.Samples {
 		f.Samples[i] = x * k
 	}
-	results.RoundSamples(f.Samples)
-	f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+	figstats.RoundSamples(f.Samples)
+	f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 }
 
 // checkPlanted holds fleet's JSON to what was planted.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -72,7 +73,7 @@ func scaled(t *testing.T, path, name string, factor float64, keep func(f *result
 		for j := range f.Samples {
 			f.Samples[j] *= factor
 		}
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 		n++
 	}
 	if n == 0 {

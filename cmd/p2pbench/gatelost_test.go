@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -83,7 +84,7 @@ func TestCompareNothingComparedSaysSoEverywhere(t *testing.T) {
 		for i := range f.Samples {
 			f.Samples[i] = 2.3e-308
 		}
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 		return true
 	})
 	small := edited(t, path, "small.json", func(f *results.Figure) bool { return f.Test == results.CERead && len(f.Samples) > 0 })

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
@@ -148,7 +149,7 @@ func TestCompareVerdicts(t *testing.T) {
 			for j := range f.Samples {
 				f.Samples[j] *= 0.5
 			}
-			f.Stats = results.ComputeStats(f.Samples)
+			f.Stats = figstats.ComputeStats(f.Samples)
 		}
 	}
 	slower := writeRun(t, dir, "worse.json", worse)

@@ -1,6 +1,10 @@
 package resultstest
 
-import "github.com/p2pbench/p2pbench/results"
+import (
+	"github.com/p2pbench/p2pbench/results"
+
+	"github.com/p2pbench/p2pbench/figstats"
+)
 
 // SetModes puts the samples of every figure of test taken in five rounds in
 // two groups, low in the even rounds and high in the odd ones (a figure that
@@ -25,7 +29,7 @@ func SetModes(run *results.Run, test results.Test, low, high float64) int {
 			}
 			at += k
 		}
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 	}
 	return n
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
@@ -584,8 +585,8 @@ func (g *gen) add(f results.Figure) {
 			f.Samples = scaled
 		}
 		g.rounds(&f)
-		f.Samples = results.RoundSamples(f.Samples)
-		f.Stats = results.ComputeRoundStats(f.Samples, f.Rounds)
+		f.Samples = figstats.RoundSamples(f.Samples)
+		f.Stats = figstats.ComputeRoundStats(f.Samples, f.Rounds)
 	} else {
 		f.Samples, f.Stats = nil, nil
 	}

@@ -1,13 +1,56 @@
-package results
+// Package figstats holds the statistics of p2pbench's figures: a figure's
+// samples summarised (Stats: median, mean, spread, percentiles) as a
+// results file records them, the rounds a figure's samples were taken in
+// (their medians, the interval within which another run's median falls,
+// a round median's own error), an interval's spread as text, samples kept
+// to the digits measured, and the half-peak size of a bandwidth curve.
+// Package results keeps the file format and holds its figures' Stats from
+// here; figstats imports nothing of the project (tools/layers holds it to
+// that), as golang.org/x/perf keeps benchmath apart from benchfmt.
+package figstats
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
 	moremath "github.com/aclements/go-moremath/stats"
 	"github.com/montanaflynn/stats"
 )
+
+// Stats summarises a figure's samples.
+type Stats struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	CV     float64 `json:"cv"` // stddev / mean
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	P5     float64 `json:"p5"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99,omitempty"`
+	// Rounds summarises the rounds of a figure measured in two or more.
+	Rounds *RoundStats `json:"rounds,omitempty"`
+}
+
+// RoundStats summarise the independent rounds a figure's samples were
+// taken in. The rounds are spread over the run, each with freshly placed
+// buffers and streams, so their medians vary as a figure varies from one
+// run to the next, which the samples of one round do not show.
+type RoundStats struct {
+	// N is the number of rounds.
+	N int `json:"n"`
+	// MedianLo and MedianHi bound, with probability Confidence, the
+	// median another run of as many rounds would give (RoundIntervalWithin).
+	MedianLo   float64 `json:"median_lo"`
+	MedianHi   float64 `json:"median_hi"`
+	Confidence float64 `json:"confidence"`
+	// RunCV is the run-to-run coefficient of variation: the sample standard
+	// deviation of the round medians over their mean.
+	RunCV float64 `json:"run_cv"`
+}
 
 // ComputeStats summarises raw samples; it returns nil for no samples.
 //
@@ -74,21 +117,6 @@ func ComputeRoundStats(samples []float64, rounds []int) *Stats {
 	}
 	s.Rounds = rs
 	return s
-}
-
-// SplitSamples spreads n samples over rounds as a run takes them: as
-// evenly as they go, the first rounds taking one more where they do not
-// divide. A round may get none when n < rounds.
-func SplitSamples(n, rounds int) []int {
-	rounds = max(1, rounds)
-	out := make([]int, rounds)
-	for r := range out {
-		out[r] = n / rounds
-		if r < n%rounds {
-			out[r]++
-		}
-	}
-	return out
 }
 
 // RoundMedians returns the median of each round of samples (rounds counts
@@ -256,4 +284,45 @@ func roundDigits(v float64) float64 {
 		return r
 	}
 	return v
+}
+
+// Median is the median of v (0 when empty); v is not changed. It sorts a
+// copy, on the stack for the few values of a figure or a round (a
+// compare of two 72-GPU runs takes some 200,000 medians: a copy on the
+// heap each was a fifth of what it allocated).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var small [32]float64
+	s := append(small[:0], v...)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// HalfPeak finds n½ of a curve of values by size: the smallest size whose
+// value reaches half of the curve's highest, where the curve reaches below
+// half of it at a smaller size. It returns that point's index; ok is false
+// where the curve has no point above zero or starts at half its peak or
+// more (a curve from 64 MiB: its n½ lies below what it measured).
+func HalfPeak(sizes []uint64, values []float64) (i int, ok bool) {
+	peak := 0.0
+	for _, v := range values {
+		peak = max(peak, v)
+	}
+	if peak <= 0 {
+		return 0, false
+	}
+	i = -1
+	for j, v := range values {
+		if v >= peak/2 && (i < 0 || sizes[j] < sizes[i]) {
+			i = j
+		}
+	}
+	// Every size under n½ is below half the peak: there must be one.
+	return i, sizes[i] > slices.Min(sizes)
 }
