@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"slices"
 	"sort"
 
 	"github.com/p2pbench/p2pbench/kernels"
@@ -140,6 +141,9 @@ func (c *content) read(off, n uint64) []segment {
 }
 
 // write replaces [off, off+n) with segs, which must cover exactly that range.
+// It splices in place: the segments after the range move within c.segs
+// rather than through a new list (a buffer written piece by piece holds
+// many segments, and a copy of the tail per write was most of its cost).
 func (c *content) write(off, n uint64, segs []segment) {
 	end := off + n
 	i := c.find(off)
@@ -147,7 +151,15 @@ func (c *content) write(off, n uint64, segs []segment) {
 	for j < len(c.segs) && c.segs[j].off < end {
 		j++
 	}
-	var repl []segment
+	// The new run with what is left of the segments it cuts, and a
+	// neighbour each side to merge with.
+	lo, hi := i, j
+	var buf [8]segment
+	repl := buf[:0]
+	if lo > 0 {
+		lo--
+		repl = append(repl, c.segs[lo])
+	}
 	if i < len(c.segs) && c.segs[i].off < off {
 		repl = append(repl, c.segs[i].clip(c.segs[i].off, off))
 	}
@@ -158,22 +170,17 @@ func (c *content) write(off, n uint64, segs []segment) {
 			repl = append(repl, last.clip(end, last.off+last.n))
 		}
 	}
-	// Merge neighbours across the edges of the new run.
-	lo, hi := i, j
-	if lo > 0 {
-		lo--
-		repl = append([]segment{c.segs[lo]}, repl...)
-	}
 	if hi < len(c.segs) {
 		repl = append(repl, c.segs[hi])
 		hi++
 	}
-	repl = mergeSegments(repl)
-	c.segs = append(c.segs[:lo], append(repl, c.segs[hi:]...)...)
+	c.segs = slices.Replace(c.segs, lo, hi, mergeSegments(repl)...)
 }
 
+// mergeSegments joins the adjacent segments of in that describe one run, in
+// place: it returns in's own array, shortened.
 func mergeSegments(in []segment) []segment {
-	out := in[:0:0]
+	out := in[:0]
 	for _, s := range in {
 		if s.n == 0 {
 			continue
@@ -186,6 +193,7 @@ func mergeSegments(in []segment) []segment {
 		}
 		out = append(out, s)
 	}
+	clear(in[len(out):])
 	return out
 }
 
