@@ -117,6 +117,15 @@ var CopyKernels = []CopyKernel{
 	},
 }
 
+// CopyVariants names every SM copy variant, in CopyKernels' order.
+func CopyVariants() []string {
+	var out []string
+	for _, k := range CopyKernels {
+		out = append(out, k.Variant)
+	}
+	return out
+}
+
 // CopyKernelByVariant finds a copy variant by its name.
 func CopyKernelByVariant(name string) (CopyKernel, bool) {
 	for _, k := range CopyKernels {

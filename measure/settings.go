@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -84,6 +85,25 @@ func CheckTransferSize(n uint64) error {
 // BufferBytes is the size of a buffer that holds transfers of n bytes: n
 // rounded up to 256 bytes. n must have passed CheckTransferSize.
 func BufferBytes(n uint64) uint64 { return (n + 255) &^ 255 }
+
+// MaxSamples is the most samples a figure may take.
+const MaxSamples = 100000
+
+// Validate checks the numbers of settings as a command line gives them,
+// before the defaults fill them: Samples from 1 to MaxSamples, Rounds from
+// 1 to Samples, a positive LatchTimeout. Its messages name the command
+// line's flags (--samples, --rounds, --latch-timeout).
+func (s *Settings) Validate() error {
+	switch {
+	case s.Samples < 1 || s.Samples > MaxSamples:
+		return fmt.Errorf("--samples must be between 1 and %d (got %d)", MaxSamples, s.Samples)
+	case s.LatchTimeout <= 0:
+		return errors.New("--latch-timeout must be positive")
+	case s.Rounds < 1 || s.Rounds > s.Samples:
+		return fmt.Errorf("--rounds must be between 1 and --samples (%d), got %d", s.Samples, s.Rounds)
+	}
+	return nil
+}
 
 // SetDefaults fills the settings left at zero.
 func (s *Settings) SetDefaults() {

@@ -3,6 +3,7 @@ package measure
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -12,6 +13,39 @@ func TestCheckTransferSize(t *testing.T) {
 		MaxTransferSize: true, MaxTransferSize + 4: false, 1<<64 - 4: false} {
 		if err := CheckTransferSize(n); (err == nil) != ok {
 			t.Errorf("CheckTransferSize(%d) = %v, want ok=%v", n, err, ok)
+		}
+	}
+}
+
+func TestSettingsValidate(t *testing.T) {
+	ok := Settings{Samples: 15, Rounds: 5, LatchTimeout: time.Second}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("%+v: %v", ok, err)
+	}
+	for _, c := range []struct {
+		change func(*Settings)
+		want   string
+	}{
+		{func(s *Settings) { s.Samples = 0 }, "--samples must be between 1 and 100000 (got 0)"},
+		{func(s *Settings) { s.Samples = MaxSamples + 1 }, "--samples must be between 1 and 100000 (got 100001)"},
+		{func(s *Settings) { s.LatchTimeout = 0 }, "--latch-timeout must be positive"},
+		{func(s *Settings) { s.LatchTimeout = -time.Second }, "--latch-timeout must be positive"},
+		{func(s *Settings) { s.Rounds = 0 }, "--rounds must be between 1 and --samples (15), got 0"},
+		{func(s *Settings) { s.Rounds = 16 }, "--rounds must be between 1 and --samples (15), got 16"},
+		// The first fault is the one said.
+		{func(s *Settings) { s.Samples, s.Rounds = 0, 0 }, "--samples must be between 1 and 100000 (got 0)"},
+	} {
+		s := ok
+		c.change(&s)
+		if err := s.Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %s", s, err, c.want)
+		}
+	}
+	for _, rounds := range []int{1, 15} {
+		s := ok
+		s.Rounds = rounds
+		if err := s.Validate(); err != nil {
+			t.Errorf("rounds %d of 15 samples: %v", rounds, err)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -56,6 +59,9 @@ type Options struct {
 	// progress that fails: the run goes on, trying again, and a kill would
 	// lose what was measured until a save succeeds.
 	SaveFailed func(err error)
+	// Note, when set, is told what Prepare leaves out of what was asked
+	// (the tests of two devices when one is selected).
+	Note func(note string)
 	// KeptAside, when set, is told that the results file held an earlier
 	// run's results, written at written, now kept as aside (KeepAside).
 	KeptAside func(path, aside string, written time.Time)
@@ -137,8 +143,12 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 // children across processes, the results file claimed (its lock, and its
 // directory when missing; an earlier run's kept aside with KeepAside), and
 // the settings given the machine: its devices, its monitor, the watch for
-// other programs on the GPUs, the progress of the run.
+// other programs on the GPUs, the progress of the run. First it holds the
+// tests to the devices selected (checkPairs).
 func (s *Session) Prepare() error {
+	if err := s.checkPairs(); err != nil {
+		return err
+	}
 	if s.opt.IPC != nil {
 		var err error
 		if s.opt.IPC.Child, err = s.opt.Child(s.Machine); err != nil {
@@ -166,6 +176,38 @@ func (s *Session) Prepare() error {
 	settings.Devices, settings.Monitor, settings.Progress = s.Machine.Devices, s.Machine.Monitor, s.progress
 	settings.Watch = measure.NewWatch(s.Machine.Monitor, s.opt.AllowBusy)
 	s.Run.Verify = settings.Verify
+	return nil
+}
+
+// checkPairs fails, before anything is made, where one device is selected
+// and every test asked for needs two, or the tests across processes have
+// no pair left (ipc with SkipSameGPU); where only some need two, Note is
+// told which are left out.
+func (s *Session) checkPairs() error {
+	devices := s.Machine.Devices
+	if s.opt.IPC != nil && len(devices) < 2 && s.opt.IPC.SkipSameGPU {
+		return usage(errors.New("one device and --no-same-gpu leave no pair to measure"))
+	}
+	if s.opt.Bench == nil || len(devices) != 1 {
+		return nil
+	}
+	var skipped []string
+	selected := map[string]bool{}
+	for _, t := range s.opt.Bench.Tests {
+		info := t.Info()
+		selected[info.Select] = true
+		if info.NeedsPair && !slices.Contains(skipped, info.Select) {
+			skipped = append(skipped, info.Select)
+		}
+	}
+	need := units.Plural(len(skipped), "needs", "need")
+	if len(skipped) == len(selected) {
+		return usage(fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
+			strings.Join(skipped, ", "), need, devices[0]))
+	}
+	if len(skipped) > 0 && s.opt.Note != nil {
+		s.opt.Note(fmt.Sprintf("only device %d is selected; skipping %s, which %s two devices", devices[0], strings.Join(skipped, ", "), need))
+	}
 	return nil
 }
 

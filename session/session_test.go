@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
@@ -162,5 +163,35 @@ func TestErrorKinds(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("a refused run left %s behind", dir)
+	}
+}
+
+// One device selected: tests that all need two are a Usage error before
+// anything is made; where some need one, Note names those left out; ipc
+// without its same-GPU baseline has nothing left on one device.
+func TestPairsOnOneDevice(t *testing.T) {
+	prepare := func(o Options) error {
+		o.Target.Devices = []int{1}
+		s, err := Start(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return s.Prepare()
+	}
+	var notes []string
+	o := bwOptions("", results.CERead, results.SMBidir)
+	o.Note = func(n string) { notes = append(notes, n) }
+	var e *Error
+	if err := prepare(o); !errors.As(err, &e) || e.Kind != Usage || err.Error() != "ce_read, sm_bidir need two devices, and only device 1 is selected (see --devices)" {
+		t.Errorf("pair tests alone: %v", err)
+	}
+	o.Bench.Tests = []results.Test{results.CERead, results.LocalCopy}
+	if err := prepare(o); err != nil || len(notes) != 1 || notes[0] != "only device 1 is selected; skipping ce_read, which needs two devices" {
+		t.Errorf("a pair test and a local one: %v, notes %q", err, notes)
+	}
+	ipcOnly := Options{Target: o.Target, Version: "test", IPC: &ipc.Options{SkipSameGPU: true}}
+	if err := prepare(ipcOnly); !errors.As(err, &e) || e.Kind != Usage || err.Error() != "one device and --no-same-gpu leave no pair to measure" {
+		t.Errorf("ipc --no-same-gpu: %v", err)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -50,19 +48,11 @@ var outputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: 
 func copyFlags(sizeUsage string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "size", Value: fmt.Sprintf("%dMiB", results.DefaultSize>>20), Usage: sizeUsage},
-		&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(copyVariants(), ", ")},
+		&cli.StringFlag{Name: "variant", Usage: "SM copy kernel variant (default: bulk on sm_90 and later, else " + kernels.DefaultCopyVariant + "): " + strings.Join(kernels.CopyVariants(), ", ")},
 		&cli.IntFlag{Name: "blocks-per-sm", Usage: "SM copy grid: blocks per SM, 1 to 32", DefaultText: "the variant's own"},
 		&cli.IntFlag{Name: "block-size", Usage: "SM copy block size, threads, a multiple of 32 up to 1024", DefaultText: "the variant's own"},
 		&cli.StringFlag{Name: "tuning", Usage: "use the SM copy configurations tuned in results file `FILE` (from bw --tune)"},
 	}
-}
-
-func copyVariants() []string {
-	var out []string
-	for _, k := range kernels.CopyKernels {
-		out = append(out, k.Variant)
-	}
-	return out
 }
 
 // readSettings reads the flags that bw, lat, atomic, all and ipc share into
@@ -71,20 +61,14 @@ func copyVariants() []string {
 // session's (see measuring.settle); the tuned configurations come from
 // readTuning.
 func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Settings, error) {
-	o := measure.Settings{Tests: tests, Samples: c.Int("samples"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
-	if o.Samples < 1 || o.Samples > 100000 {
-		return o, usageError{fmt.Errorf("--samples must be between 1 and 100000 (got %d)", o.Samples)}
-	}
-	if o.LatchTimeout <= 0 {
-		return o, usageError{errors.New("--latch-timeout must be positive")}
-	}
+	o := measure.Settings{Tests: tests, Samples: c.Int("samples"), Rounds: c.Int("rounds"), Verify: !c.Bool("no-verify"), LatchTimeout: c.Duration("latch-timeout")}
 	// Without --rounds, fewer samples than the default rounds make one
 	// round per sample.
-	if o.Rounds = c.Int("rounds"); !c.IsSet("rounds") {
+	if !c.IsSet("rounds") {
 		o.Rounds = min(o.Rounds, o.Samples)
 	}
-	if o.Rounds < 1 || o.Rounds > o.Samples {
-		return o, usageError{fmt.Errorf("--rounds must be between 1 and --samples (%d), got %d", o.Samples, o.Rounds)}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
 	}
 	var err error
 	if o.Renew, err = measure.ParseRenewal(c.String("renew")); err != nil {
@@ -132,7 +116,7 @@ func transferSize(s string) (uint64, error) {
 func smConfig(c *cli.Context) (measure.SMConfig, error) {
 	sm := measure.SMConfig{Variant: c.String("variant"), BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size")}
 	if _, ok := kernels.CopyKernelByVariant(sm.Variant); sm.Variant != "" && !ok {
-		return sm, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", sm.Variant, strings.Join(copyVariants(), ", "))}
+		return sm, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", sm.Variant, strings.Join(kernels.CopyVariants(), ", "))}
 	}
 	if c.IsSet("blocks-per-sm") && (sm.BlocksPerSM < 1 || sm.BlocksPerSM > 32) {
 		return sm, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", sm.BlocksPerSM)}
@@ -159,36 +143,6 @@ func readSweep(c *cli.Context) ([]uint64, error) {
 		}
 	}
 	return sizes, nil
-}
-
-// checkPairs fails when every test needs two devices and one is selected,
-// and notes on w the tests left out when some do.
-func checkPairs(w io.Writer, tests []results.Test, devices []int) error {
-	if len(devices) != 1 {
-		return nil
-	}
-	var skipped []string
-	selected := map[string]bool{}
-	for _, t := range tests {
-		info := t.Info()
-		selected[info.Select] = true
-		if info.NeedsPair && !slices.Contains(skipped, info.Select) {
-			skipped = append(skipped, info.Select)
-		}
-	}
-	need := "need"
-	if len(skipped) == 1 {
-		need = "needs"
-	}
-	if len(skipped) == len(selected) {
-		return usageError{fmt.Errorf("%s %s two devices, and only device %d is selected (see --devices)",
-			strings.Join(skipped, ", "), need, devices[0])}
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(w, "p2pbench: note: only device %d is selected; skipping %s, which %s two devices\n",
-			devices[0], strings.Join(skipped, ", "), need)
-	}
-	return nil
 }
 
 // noArgs refuses positional arguments to a command that takes none.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
-	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/session"
 )
@@ -64,15 +63,10 @@ func ipcAction(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	if len(s.Machine.Devices) < 2 && o.IPC.SkipSameGPU {
-		return usageError{errors.New("one device and --no-same-gpu leave no pair to measure")}
-	}
 	if err := s.Prepare(); err != nil {
 		return err
 	}
-	return finish(c, s, s.Measure(), func(run *results.Run, _ string) []*report.Document {
-		return []*report.Document{report.Tables(run, ref)}
-	})
+	return finish(c, s, s.Measure(), false, ref)
 }
 
 // ipcSession reads the flags of ipc and its inputs (the --reference files,

@@ -74,9 +74,6 @@ func measureAction(c *cli.Context) error {
 	}
 	defer closeSession(c, s)
 	trace(c, "start: the driver, NVML, the machine's discovery and health", time.Since(t0))
-	if err := checkPairs(c.App.ErrWriter, opt.Tests, s.Machine.Devices); err != nil {
-		return err
-	}
 	if err := s.Prepare(); err != nil {
 		return err
 	}
@@ -86,7 +83,7 @@ func measureAction(c *cli.Context) error {
 	runErr := s.Measure()
 	t1 := time.Now()
 	defer func() { trace(c, "end: health, the verdict, writing and printing", time.Since(t1)) }()
-	return finish(c, s, runErr, measureDocs(c))
+	return finish(c, s, runErr, c.Command.Name == "all", nil)
 }
 
 // measureFlags reads the flags of bw, lat, atomic and all: the machine and
@@ -135,27 +132,6 @@ func measureOptions(c *cli.Context, t session.Target, opt *bench.Options) (sessi
 	}
 	opt.Tuned, err = readTuning(c)
 	return o, err
-}
-
-// measureDocs are the documents bw, lat, atomic and all print of their
-// run, which is saved to savedTo.
-func measureDocs(c *cli.Context) func(run *results.Run, savedTo string) []*report.Document {
-	return func(run *results.Run, savedTo string) []*report.Document {
-		switch {
-		case c.Command.Name != "all":
-			return []*report.Document{report.Tables(run, nil)}
-		case c.Bool("tables"):
-			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
-		}
-		// One screen of report.ScreenWidth columns: the verdict first,
-		// then where the rest is: the results file, or where they were
-		// rescued to when it could not be written; with neither, the
-		// tables hold all there is.
-		if savedTo == "" {
-			return []*report.Document{report.Tables(run, nil), report.Summary(run), report.Verdict(run)}
-		}
-		return []*report.Document{report.Screen(run, savedTo)}
-	}
 }
 
 // benchOptions reads the flags of bw, lat, atomic and all.

@@ -96,7 +96,7 @@ func TestFailedFiguresExitStatus(t *testing.T) {
 	if status != exitFailed || !strings.Contains(stderr, "2 of 2 figures failed") {
 		t.Errorf("pcie-4gpu, only a pair without peer access: exit status %d, stderr %q; want %d", status, stderr, exitFailed)
 	}
-	_, err := figuresFailed(&results.Run{})
+	err := figuresFailed(&results.Run{})
 	var se statusError
 	if !errors.As(err, &se) || se.status != exitFailed || !strings.Contains(err.Error(), "nothing was measured") {
 		t.Errorf("a run without figures: %v, want exit status %d and \"nothing was measured\"", err, exitFailed)

@@ -29,6 +29,7 @@ func sessionOptions(c *cli.Context, t session.Target) session.Options {
 	o.SaveFailed = func(err error) {
 		fmt.Fprintln(c.App.ErrWriter, report.Wrap(fmt.Sprintf("p2pbench: warning: saving the run in progress failed (%v); it goes on, trying again, and at its end saves the results elsewhere if this file still cannot be written", err), report.ScreenWidth))
 	}
+	o.Note = func(note string) { fmt.Fprintln(c.App.ErrWriter, "p2pbench: note: "+note) }
 	o.KeptAside = func(path, aside string, written time.Time) {
 		fmt.Fprintf(c.App.ErrWriter, "p2pbench: %s held an earlier run's results (written %s UTC): kept as %s\n", path, written.UTC().Format("2006-01-02 15:04:05"), aside)
 	}
@@ -54,14 +55,14 @@ func closeSession(c *cli.Context, s *session.Session) {
 }
 
 // finish ends the run of session s, which ended with runErr, prints it (as
-// JSON, or the documents that docs makes of it and of where it was saved)
-// and returns the command's error: interrupted, the results not saved,
-// runErr, the verdict's error, failed figures or nothing measured, or the
-// verdict's status.
-func finish(c *cli.Context, s *session.Session, runErr error, docs func(*results.Run, string) []*report.Document) error {
+// JSON, or report.Measured's documents of it: all says whether the command
+// is all, ref is ipc's --reference run) and returns the command's error:
+// interrupted, the results not saved, runErr, the verdict's error, failed
+// figures or nothing measured, or the verdict's status.
+func finish(c *cli.Context, s *session.Session, runErr error, all bool, ref *results.Run) error {
 	end := s.Finish(runErr)
 	run := s.Run
-	if err := printRun(c, run, docs(run, end.SavedTo)); err != nil {
+	if err := printRun(c, run, report.Measured(run, ref, all, c.Bool("tables"), end.SavedTo)); err != nil {
 		return err
 	}
 	if end.SaveErr != nil {
@@ -70,7 +71,7 @@ func finish(c *cli.Context, s *session.Session, runErr error, docs func(*results
 	where := "not saved (no -o given)"
 	if s.Path() != "" {
 		where = "saved to " + s.Path()
-		fmt.Fprintln(c.App.ErrWriter, report.Wrap("results: "+s.Path()+modelledText(run), report.ScreenWidth))
+		fmt.Fprintln(c.App.ErrWriter, report.Saved(run, s.Path()))
 	}
 	switch {
 	case end.Stopped != nil:
@@ -82,24 +83,13 @@ func finish(c *cli.Context, s *session.Session, runErr error, docs func(*results
 	case end.JudgeErr != nil:
 		return end.JudgeErr
 	}
-	explained, err := figuresFailed(run)
-	if err != nil {
+	if err := figuresFailed(run); err != nil {
 		return err
 	}
-	if explained > 0 {
-		fmt.Fprintln(c.App.ErrWriter, report.Wrap(fmt.Sprintf("p2pbench: note: %s failed as this machine is known to make them fail (pairs without peer access or native atomics; the notes say which), which is no fault of it", session.Figures(explained)), report.ScreenWidth))
+	if note := report.ExplainedNote(run); note != "" {
+		fmt.Fprintln(c.App.ErrWriter, note)
 	}
 	return verdictStatus(c, run.Verdict)
-}
-
-// modelledText says, for a simulated run, how long the simulator modelled
-// its tests in this process to take on the machine.
-func modelledText(run *results.Run) string {
-	if !run.Simulated || run.Plan == nil || run.Plan.ModelledSeconds == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (SIMULATED: the tests in this process modelled %s of device and host time)",
-		time.Duration(run.Plan.ModelledSeconds*float64(time.Second)).Round(100*time.Millisecond))
 }
 
 // printRun writes the run on the command's standard output: as JSON with
@@ -121,18 +111,16 @@ func printRun(c *cli.Context, run *results.Run, docs []*report.Document) error {
 // (exit status 4), nil for a run whose every figure was measured (and, where
 // verification was on, verified) or failed only as the machine is known to
 // make it fail (results.Run.ExplainedFailure: a pair without peer access, a
-// link without native atomics), unless every figure failed; with nil it
-// says how many failed that way.
-func figuresFailed(run *results.Run) (explained int, err error) {
+// link without native atomics), unless every figure failed.
+func figuresFailed(run *results.Run) error {
 	if len(run.Figures) == 0 {
-		return 0, failedFigures(errors.New("nothing was measured"))
+		return failedFigures(errors.New("nothing was measured"))
 	}
-	c := run.Failures()
-	if !c.Unexplained() {
-		return c.Explained, nil
+	if c := run.Failures(); c.Unexplained() {
+		return failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
+			c.Failed(), c.Figures, c.Errors, c.BadData))
 	}
-	return 0, failedFigures(fmt.Errorf("%d of %d figures failed (%d with an error, %d with bad data)",
-		c.Failed(), c.Figures, c.Errors, c.BadData))
+	return nil
 }
 
 // processStart is about when the process started (package initialisation).

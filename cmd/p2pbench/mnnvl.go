@@ -12,7 +12,6 @@ import (
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/ipc"
-	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/session"
 )
@@ -72,9 +71,7 @@ func mnnvlAction(c *cli.Context) error {
 	if errors.Is(runErr, ipc.ErrPreflight) {
 		return runErr
 	}
-	return finish(c, s, runErr, func(run *results.Run, _ string) []*report.Document {
-		return []*report.Document{report.Tables(run, nil)}
-	})
+	return finish(c, s, runErr, false, nil)
 }
 
 // mnnvlOptions reads the flags of mnnvl and, where they leave it open, the
