@@ -253,11 +253,14 @@ func (v *validator) health(e *Environment) {
 		name string
 		h    []Health
 	}{{"health_before", e.HealthBefore}, {"health_after", e.HealthAfter}} {
+		where := &place{of: "environment." + hs.name}
+		links := &place{where: where, of: "links"}
 		for i, h := range hs.h {
-			where := fmt.Sprintf("environment.%s[%d]", hs.name, i)
+			where.i = i
 			v.device(where, "device", h.Device, false)
 			for j, l := range h.Links {
-				v.finite(fmt.Sprintf("%s.links[%d]", where, j), "speed_gbps", l.SpeedGBps)
+				links.i = j
+				v.finite(links, "speed_gbps", l.SpeedGBps)
 			}
 			for _, m := range []map[LinkCounter]uint64{h.LinkTotals, h.LinkDL} {
 				for c := range m {
@@ -269,8 +272,9 @@ func (v *validator) health(e *Environment) {
 			}
 		}
 	}
+	where := &place{of: "environment.during_run"}
 	for i, w := range e.DuringRun {
-		where := fmt.Sprintf("environment.during_run[%d]", i)
+		where.i = i
 		v.device(where, "device", w.Device, false)
 		if len(w.LinkErrors) > MaxLinkErrorReadings {
 			v.limit("%s: %d link_errors readings, over the %d a results file allows", where, len(w.LinkErrors), MaxLinkErrorReadings)
@@ -283,7 +287,9 @@ func (v *validator) health(e *Environment) {
 				v.add("%s.link_errors[%d]: read before the reading above it", where, j)
 			}
 			for c := range r.Totals {
-				v.name(fmt.Sprintf("%s.link_errors[%d].totals", where, j), "counter", string(c))
+				if len(c) > MaxNameBytes { // the place's name only for a problem
+					v.name(fmt.Sprintf("%s.link_errors[%d].totals", where, j), "counter", string(c))
+				}
 			}
 		}
 	}

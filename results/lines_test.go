@@ -75,11 +75,25 @@ func TestDecodeByLines(t *testing.T) {
 		{"the figures' end alone", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n]}\n")...), true},
 		{"the figures' end, spaced", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n] \n}\n")...), true},
 		{"nothing after the figures", append(bytes.Clone(data[:bytes.Index(data, []byte("\n]"))]), []byte("\n]\n")...), false},
+		// Lists decoded into the room lent for them (slabs): empty, null
+		// or shorter before the list that counts, and an empty one that counts.
+		{"samples twice", bytes.Replace(bytes.Replace(bytes.Replace(data, []byte(`"samples":[`), []byte(`"samples":[],"samples":[`), 1),
+			[]byte(`"samples":[`), []byte(`"samples":null,"samples":[`), 3), []byte(`"rounds":[`), []byte(`"rounds":[7,8],"rounds":[`), 5), true},
+		{"samples empty", bytes.Replace(data, []byte(`"rounds":[`), []byte(`"samples":[],"rounds":[`), 1), true},
 	} {
 		if results.ByLines(c.data) != c.lines {
 			t.Errorf("%s: decoded line by line: %v, want %v", c.name, !c.lines, c.lines)
 		}
 		same(c.name, c.data)
+	}
+	// A figure's lists are its own: appending to one writes nowhere else.
+	want, _ := results.DecodeWhole(data)
+	got.Figures[0].Samples = append(got.Figures[0].Samples, -1)
+	got.Figures[0].Rounds = append(got.Figures[0].Rounds, -1)
+	for i := 1; i < len(got.Figures); i++ {
+		if g, w := got.Figures[i], want.Figures[i]; !slices.Equal(g.Samples, w.Samples) || !slices.Equal(g.Rounds, w.Rounds) {
+			t.Fatalf("appending to the first figure's samples and rounds changed figures[%d]'s: %v %v, want %v %v", i, g.Samples, g.Rounds, w.Samples, w.Rounds)
+		}
 	}
 	if _, err := results.Decode(strings.NewReader(string(data[:len(data)/2]))); err == nil {
 		t.Error("a file cut short decodes")

@@ -241,8 +241,9 @@ func (v *validator) header(r *Run) {
 			v.text("run", fmt.Sprintf("%s[%d]", list.field, i), s)
 		}
 	}
+	where := &place{of: "environment.devices"}
 	for i, d := range r.Environment.Devices {
-		where := fmt.Sprintf("environment.devices[%d]", i)
+		where.i = i
 		v.name(where, "name", d.Name)
 		v.name(where, "uuid", d.UUID)
 		v.name(where, "pci_bus_id", d.PCIBusID)
@@ -312,8 +313,9 @@ func (v *validator) topology(t *Topology) {
 	for i, n := range t.Notes {
 		v.text("topology", fmt.Sprintf("notes[%d]", i), n)
 	}
+	where := &place{of: "topology.pairs"}
 	for i, p := range t.Pairs {
-		where := fmt.Sprintf("topology.pairs[%d]", i)
+		where.i = i
 		v.pairText(where, p)
 		v.device(where, "src", p.Src, false)
 		v.device(where, "dst", p.Dst, false)
@@ -325,18 +327,21 @@ func (v *validator) topology(t *Topology) {
 			v.add("%s: link_gbps %v is negative", where, p.LinkGBps)
 		}
 	}
+	where = &place{of: "topology.links"}
+	w := &place{where: where, of: "links"}
 	for i, dl := range t.Links {
-		where := fmt.Sprintf("topology.links[%d]", i)
+		where.i = i
 		v.device(where, "device", dl.Device, false)
 		for j, l := range dl.Links {
-			w := fmt.Sprintf("%s.links[%d]", where, j)
+			w.i = j
 			v.finite(w, "speed_gbps", l.SpeedGBps)
 			v.name(w, "remote_pci_bus_id", l.RemoteBus)
 			v.name(w, "speed_source", l.SpeedSource)
 		}
 	}
+	where = &place{of: "topology.conformance"}
 	for i, c := range t.Conformance {
-		where := fmt.Sprintf("topology.conformance[%d]", i)
+		where.i = i
 		for _, n := range []struct{ field, s string }{{"name", c.Name}, {"call", c.Call}, {"documented", c.Documented}, {"observed", c.Observed}} {
 			v.name(where, n.field, n.s)
 		}
@@ -345,18 +350,40 @@ func (v *validator) topology(t *Topology) {
 }
 
 // pairText checks the free text of a topology pair.
-func (v *validator) pairText(where string, p Pair) {
+func (v *validator) pairText(where fmt.Stringer, p Pair) {
 	for k := range p.Attributes {
 		v.name(where, "attributes key", k)
 	}
 	for k, e := range p.AttributeErrors {
 		v.name(where, "attribute_errors key", k)
-		v.text(where, "attribute_errors["+quoteShort(k)+"]", e)
+		if len(e) > MaxTextBytes { // the field's name only for a problem
+			v.text(where, "attribute_errors["+quoteShort(k)+"]", e)
+		}
 	}
 	for k := range p.AtomicCaps {
 		v.name(where, "atomic_caps key", k)
 	}
 	v.text(where, "atomic_caps_error", p.AtomicCapsError)
+}
+
+// place names an element of a list in problems, "of[i]" after where
+// (when not nil) and a dot: formatted only when a problem is found. A
+// 72-GPU run's topology has 5,112 pairs and links, each with a few checks,
+// and formatting every name up front (or making an interface of a string
+// for every check) was most of a reading's allocations. The validator
+// formats a problem when it adds it, so one place may be moved on (i
+// changed) from one element to the next.
+type place struct {
+	where fmt.Stringer
+	of    string
+	i     int
+}
+
+func (p *place) String() string {
+	if p.where != nil {
+		return fmt.Sprintf("%s.%s[%d]", p.where, p.of, p.i)
+	}
+	return fmt.Sprintf("%s[%d]", p.of, p.i)
 }
 
 // figureAt names a figure in problems the way people look for it. It is

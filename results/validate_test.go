@@ -35,6 +35,15 @@ func TestValidateInMemory(t *testing.T) {
 		{"NaN power", func(r *results.Run) { r.Environment.StateEnd[0].PowerW = math.NaN() }, "power_w is NaN"},
 		{"NaN link", func(r *results.Run) { r.Topology.Pairs[0].LinkGBps = math.NaN() }, "link_gbps is NaN"},
 		{"self pair", func(r *results.Run) { r.Topology.Pairs[0].Dst = r.Topology.Pairs[0].Src }, "src and dst are both"},
+		// The places named in problems (validate.go's place), nested too.
+		{"NaN link, second pair", func(r *results.Run) { r.Topology.Pairs[1].LinkGBps = math.NaN() }, "topology.pairs[1]: link_gbps is NaN"},
+		{"NaN NVLink speed", func(r *results.Run) {
+			r.Topology.Links = []results.DeviceLinks{{Device: 0}, {Device: 1, Links: []results.Link{{}, {SpeedGBps: math.NaN()}}}}
+		}, "topology.links[1].links[1]: speed_gbps is NaN"},
+		{"NaN health speed", func(r *results.Run) {
+			r.Environment.HealthAfter = []results.Health{{Device: 0}, {Device: 1, Links: []results.LinkHealth{{}, {}, {SpeedGBps: math.Inf(1)}}}}
+		}, "environment.health_after[1].links[2]: speed_gbps is +Inf"},
+		{"long device name", func(r *results.Run) { r.Environment.Devices[1].Name = strings.Repeat("x", 300) }, "environment.devices[1]: name is 300 bytes long"},
 		{"duplicate device", func(r *results.Run) { r.Environment.Devices[1].Index = 0 }, "appears twice"},
 		{"tuning NaN", func(r *results.Run) { r.Tuning[0].Tried[0].CV = math.NaN() }, "tuning[0].tried[0]: cv is NaN"},
 		{"schema", func(r *results.Run) { r.Schema = 3 }, "schema is 3"},
