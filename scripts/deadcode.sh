@@ -13,6 +13,7 @@ DEADCODE=golang.org/x/tools/cmd/deadcode@v0.52.0
 # "path/file.go Func [reason]".
 allowed='
 internal/fakelib/ the gcc-built fake libraries of the binding tests
+internal/testgc/ the test binaries'"'"' garbage collector settings
 gpu/gputest/ the GPU tests'"'"' device helpers
 results/resultstest/ synthetic runs for the readers'"'"' tests
 gpu/sim/sim.go WithColdPulls simulator fault knob for other packages'"'"' tests
