@@ -192,6 +192,7 @@ type sched struct {
 	recompute float64
 	active    []*flow // scratch of computeRates
 	byCap     []*flow
+	live      []*resource // fillRates: the resources not yet full
 	touched   []*resource
 	mark      int
 
