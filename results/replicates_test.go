@@ -17,7 +17,8 @@ func TestRunHasProcessReplicates(t *testing.T) {
 		{&results.Run{Replicates: results.ReplicatesProcess}, true},
 		{&results.Run{Replicates: "within-process"}, false},
 		{&results.Run{Replicates: "Process"}, false},
-		// Calls W and X's build claimed it; f6b005d withdrew the claim.
+		// The builds of the 2× H200 sets testdata/reference/h200x2/2026-11-25-w and -x claimed it;
+		// f6b005d withdrew the claim.
 		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "daa9abd"}}, false},
 		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "e316737-dirty"}}, false},
 		{&results.Run{Replicates: results.ReplicatesProcess, Tool: results.Tool{Version: "825f14f"}}, true},

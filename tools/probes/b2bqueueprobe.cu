@@ -1,6 +1,7 @@
 // b2bqueueprobe (issue 25, 2026-11-26, sixth session): p2pbench's back-to-back 4-byte pulls read 6.2-6.5 µs a
-// copy in five runs once the three windows of a round were queued together (call AE), where the build before,
-// which waited for each window, read 6.0-8.2 by round on the same VM and pullprobe's windows of 64 read 8.1-8.5.
+// copy in five runs once the three windows of a round were queued together (testdata/reference/h200x2/
+// 2026-11-26-ae), where the build before, which waited for each window, read 6.0-8.2 by round on the same VM and
+// pullprobe's windows of 64 read 8.1-8.5.
 // Does queueing the windows together choose the faster of the two speeds such pulls take? Alternating, in one
 // process, pulls by device 1 from device 0 on a non-blocking stream: (a) three windows of 2 untimed + 50 timed
 // copies, each waited for; (b) the same three windows queued together, then waited for. µs a copy per window.

@@ -1,6 +1,7 @@
 // busyprobe (issue 23, 2026-11-25, fifth session): do 4-byte copy-engine pulls queued back to back cost less
 // while the GPUs run kernels? p2pbench's back-to-back pulls (after its warm-up, between kernels of its other
-// tests) read 6.1-8.7 µs a copy where pullprobe.cu on idle GPUs read 8.4-8.8 µs on the same 2× H200 (call T).
+// tests) read 6.1-8.7 µs a copy where pullprobe.cu on idle GPUs read 8.4-8.8 µs on the same 2× H200
+// (testdata/reference/h200x2/2026-11-25-t).
 // Windows of 64 pulls by device 1 from device 0 (as pullprobe: three untimed, then windows between events on
 // a non-blocking stream), with: both GPUs idle; a kernel spinning on one SM of the puller, of the source, of
 // both (on other streams, for the whole window); right after 200 ms of spinning on both, then idle.

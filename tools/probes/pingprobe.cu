@@ -1,5 +1,6 @@
 // pingprobe (issue 25, 2026-11-25, fifth session): what sets the time of a GPU-to-GPU flag ping-pong, which
-// p2pbench's rounds keep within 0.5 % while separate processes differ by up to 10 % (call R, 2× H200)?
+// p2pbench's rounds keep within 0.5 % while separate processes differ by up to 10 % (2× H200,
+// testdata/reference/h200x2/2026-11-25-s/callR)?
 // Device 0 initiates, device 1 responds, one thread each, flags in each device's own memory, stores
 // to the peer's flag over NVLink. Varies where the flags sit (offsets in a 4 MiB buffer) and which SM
 // the kernels run on (a grid of many blocks where only the block on the chosen SM plays), and prints

@@ -1,9 +1,10 @@
 // pullqueueprobe (issue 25, 2026-11-26, sixth session): p2pbench's copy-engine pulls of 1 MiB between the GPUs,
 // queued as issued in windows of 8 and 2 copies (the slope of the two), read 70-110 GB/s round by round, a
-// run's five rounds sometimes all at 72-76 (2× H200, call AB). Is it the GPU, or the host issuing the copies
-// slower than the copy engine moves them? Every 100 ms for 8 s, pulls by device dst from device src on dst's
-// stream: (A) as p2pbench: event, 8 copies, event, then event, 2 copies, event; the host's time to issue the 8;
-// (B) the same 8 after 8 untimed copies queued first; (C) 64 copies. Prints each, in GB/s.
+// run's five rounds sometimes all at 72-76 (2× H200, testdata/reference/h200x2/2026-11-25-ab). Is it the GPU,
+// or the host issuing the copies slower than the copy engine moves them? Every 100 ms for 8 s, pulls by device
+// dst from device src on dst's stream: (A) as p2pbench: event, 8 copies, event, then event, 2 copies, event; the
+// host's time to issue the 8; (B) the same 8 after 8 untimed copies queued first; (C) 64 copies. Prints each, in
+// GB/s.
 // nvcc -O2 -arch=sm_90 -o pullqueueprobe pullqueueprobe.cu
 #include <cstdio>
 #include <chrono>
