@@ -404,6 +404,10 @@ type pngShared struct {
 type mark struct {
 	done chan struct{}
 	mask *image.Alpha
+	// word is the part of mask the word covers (its pixels not zero):
+	// painting through the rest of the mask, zero, leaves the page as it
+	// is, so only word is painted.
+	word image.Rectangle
 }
 
 // image returns an image for a figure w × h: one given back that is large
@@ -471,6 +475,7 @@ func (s *pngShared) watermark(img *image.RGBA) *mark {
 		for i := range m.mask.Pix {
 			m.mask.Pix[i] = img.Pix[4*i+3]
 		}
+		m.word = wordBounds(m.mask)
 	}
 	return m
 }
@@ -488,8 +493,29 @@ func (c fastPNG) watermark() bool {
 	if mask == nil || mask.Rect.Size() != img.Bounds().Size() {
 		return false
 	}
-	imagedraw.DrawMask(img, img.Bounds(), image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, mask, mask.Rect.Min, imagedraw.Over)
+	r := c.mark.word.Add(img.Bounds().Min.Sub(mask.Rect.Min))
+	imagedraw.DrawMask(img, r, image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, mask, c.mark.word.Min, imagedraw.Over)
 	return true
+}
+
+// wordBounds is the smallest rectangle holding every pixel of mask that is
+// not zero (empty for none).
+func wordBounds(mask *image.Alpha) image.Rectangle {
+	var r image.Rectangle
+	b := mask.Rect
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := mask.Pix[(y-b.Min.Y)*mask.Stride:][:b.Dx()]
+		lo := slices.IndexFunc(row, func(a uint8) bool { return a != 0 })
+		if lo < 0 {
+			continue
+		}
+		hi := len(row) - 1
+		for row[hi] == 0 {
+			hi--
+		}
+		r = r.Union(image.Rect(b.Min.X+lo, y, b.Min.X+hi+1, y+1))
+	}
+	return r
 }
 
 func (c fastPNG) WriteTo(w io.Writer) (int64, error) {

@@ -294,13 +294,15 @@ func headlineMatrix(hs []Headline, v *results.Verdict) *table {
 	var kinds []string
 	rows := map[string][]Headline{}
 	var pairs [][2]int
+	seen := map[[2]int]bool{}
 	for _, h := range hs {
 		l := h.Label()
 		if rows[l] == nil {
 			kinds = append(kinds, l)
 		}
 		rows[l] = append(rows[l], h)
-		if p := [2]int{h.Src, h.Dst}; !slices.Contains(pairs, p) {
+		if p := [2]int{h.Src, h.Dst}; !seen[p] {
+			seen[p] = true
 			pairs = append(pairs, p)
 		}
 	}
