@@ -59,7 +59,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 			if f.Test.Info().SameProcess == "" || f.Unit == results.UnitGBps || f.Failed() {
 				continue
 			}
-			b, ok := latBound(run, f, m.latHeld, m.latNote)
+			b, ok := latBound(run, f, m.latHeld, m.latNote, m.peerLinks)
 			if !ok {
 				continue
 			}
@@ -227,16 +227,23 @@ func adviceFor(c results.Check) string {
 // stood against what was expected of them: "its copies between GPUs at
 // 99–100% of expected (8 figures)"; "" when none was judged against an
 // expected figure.
+// The verdicts are gone through once for every GPU (peerPct): once a GPU
+// they were 11,500 figures looked up 72 times at 72 GPUs.
 func (j *judgement) peerBandwidth(dev int) string {
-	var pct []float64
-	for _, fv := range j.v.Figures {
-		f := j.figs[fv.Key]
-		if f == nil || f.Unit != results.UnitGBps || f.Failed() || fv.Expected <= 0 || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst ||
-			(f.Src != dev && f.Dst != dev) || f.Test.Info().SameProcess != "" {
-			continue
+	if j.peerPct == nil {
+		j.peerPct = map[int][]float64{}
+		for _, fv := range j.v.Figures {
+			f := j.figs[fv.Key]
+			if f == nil || f.Unit != results.UnitGBps || f.Failed() || fv.Expected <= 0 || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst ||
+				f.Test.Info().SameProcess != "" {
+				continue
+			}
+			for _, d := range []int{f.Src, f.Dst} {
+				j.peerPct[d] = append(j.peerPct[d], 100*fv.Value/fv.Expected)
+			}
 		}
-		pct = append(pct, 100*fv.Value/fv.Expected)
 	}
+	pct := j.peerPct[dev]
 	if len(pct) == 0 {
 		return ""
 	}
@@ -276,6 +283,9 @@ type judgement struct {
 	ipcJudged bool
 	// ipcTable are the figures across processes the latency table judged.
 	ipcTable map[string]bool
+	// peerPct are each GPU's judged copies to and from other GPUs, in
+	// percent of what was expected of them (peerBandwidth's), made once.
+	peerPct map[int][]float64
 }
 
 // checks makes the verdict's checks.

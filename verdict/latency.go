@@ -170,7 +170,10 @@ const inL2Below = 32 << 20
 // latKindOf classifies a figure of run for the table: its path and kind;
 // ok is false for a figure the table has no kind of (bandwidth, a pair
 // not joined by NVLink, an import).
-func latKindOf(run *results.Run, f *results.Figure) (latPath, latKind, bool) {
+// links, when not nil, holds peerLink's answers by pair, for the next
+// figure of the pair (a 72-GPU run has 4,000 latency figures, and peerLink
+// looks through its 5,112 pairs).
+func latKindOf(run *results.Run, f *results.Figure, links map[[2]int]string) (latPath, latKind, bool) {
 	info := f.Test.Info()
 	if f.Unit == results.UnitGBps || info.Unit == "" || run.Imported != nil {
 		return latPath{}, latKind{}, false
@@ -200,7 +203,15 @@ func latKindOf(run *results.Run, f *results.Figure) (latPath, latKind, bool) {
 		same, where = true, "host"
 	}
 	if !same {
-		if where = peerLink(run, f.Src, f.Dst); where == "" {
+		pair := [2]int{f.Src, f.Dst}
+		w, known := links[pair]
+		if !known {
+			w = peerLink(run, f.Src, f.Dst)
+			if links != nil {
+				links[pair] = w
+			}
+		}
+		if where = w; where == "" {
 			return latPath{}, latKind{}, false
 		}
 	}
@@ -403,8 +414,9 @@ func (x latExpected) basis() string {
 // if it has one measured the same way (the sources of run's machine left
 // out); where it has the kind but measured another way, note says so and
 // ok is false: a figure measured otherwise is another measurement.
-func latBound(run *results.Run, f *results.Figure, held map[string]bool, note func(string)) (bound, bool) {
-	p, k, ok := latKindOf(run, f)
+// links is latKindOf's.
+func latBound(run *results.Run, f *results.Figure, held map[string]bool, note func(string), links map[[2]int]string) (bound, bool) {
+	p, k, ok := latKindOf(run, f, links)
 	if !ok {
 		return bound{}, false
 	}

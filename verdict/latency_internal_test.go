@@ -78,7 +78,7 @@ func latencyTableSource(t *testing.T) []byte {
 			}
 			for i := range run.Figures {
 				fig := &run.Figures[i]
-				p, k, ok := latKindOf(run, fig)
+				p, k, ok := latKindOf(run, fig, nil)
 				v, measured := fig.Value()
 				if !ok || !measured {
 					continue

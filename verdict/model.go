@@ -58,6 +58,7 @@ type model struct {
 	latHeld     map[string]bool
 	latUnjudged []string
 	pairs       map[[2]int]pairPath
+	peerLinks   map[[2]int]string // peerLink's answers (latKindOf)
 	peerBounds  map[peerBoundKey]peerBound
 	host        map[int]results.PCIeLink // each GPU's PCIe link
 	name        map[int]string           // each GPU's model name
@@ -79,7 +80,7 @@ type pairPath struct {
 // latency and atomics have no model. The source's notes say what was
 // assumed, left out and judged loosely.
 func Model(run *results.Run) Expectations {
-	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, peerBounds: map[peerBoundKey]peerBound{},
+	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, peerLinks: map[[2]int]string{}, peerBounds: map[peerBoundKey]peerBound{},
 		host: map[int]results.PCIeLink{}, name: map[int]string{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's expectation table (verdict/EXPECTATIONS.md: several machines' reference runs and published results)"}}
@@ -185,7 +186,7 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 		return bound{}, false // the ipc check's (and, for latency, latBound's in Judge)
 	}
 	if f.Unit != results.UnitGBps {
-		return latBound(m.run, f, m.latHeld, m.latNote)
+		return latBound(m.run, f, m.latHeld, m.latNote, m.peerLinks)
 	}
 	if f.Size < ModelMinSize {
 		return bound{}, false
