@@ -852,6 +852,39 @@ func ReadGroups(groups [][]string) ([]Input, error) {
 	return inputs, nil
 }
 
+// Sides are the sides of a comparison from the groups of files a command
+// line gives ("--" between them): without "--" (one group) every file is a
+// side of its own; a group may not be empty, and there must be a baseline
+// and one side more. files are every side's files, in order.
+func Sides(groups [][]string) (sides [][]string, files []string, err error) {
+	sides = groups
+	if len(groups) == 1 {
+		sides = nil
+		for _, f := range groups[0] {
+			sides = append(sides, []string{f})
+		}
+	}
+	for i, g := range sides {
+		if len(g) == 0 {
+			return nil, nil, fmt.Errorf("compare: group %d of the files (between \"--\") is empty", i+1)
+		}
+		files = append(files, g...)
+	}
+	if len(sides) < 2 {
+		return nil, nil, fmt.Errorf("compare needs a baseline and at least one other results file, got %d", len(files))
+	}
+	return sides, files, nil
+}
+
+// Validate checks options as a command line gives them: an Alpha between
+// 0 and 1 (its messages name compare's --alpha).
+func (o Options) Validate() error {
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return fmt.Errorf("--alpha %v is not between 0 and 1", o.Alpha)
+	}
+	return nil
+}
+
 // ParseThreshold reads a threshold given in percent, with or without the
 // sign: "5%", "5" and "0.5%" are 0.05, 0.05 and 0.005.
 func ParseThreshold(s string) (float64, error) {

@@ -21,6 +21,14 @@ import (
 // Formats returns the output formats Write knows.
 func Formats() []string { return []string{"text", "markdown", "csv", "json"} }
 
+// CheckFormat fails for a format that Write does not know.
+func CheckFormat(format string) error {
+	if !slices.Contains(Formats(), format) && format != "md" {
+		return fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(Formats(), ", "))
+	}
+	return nil
+}
+
 // Write writes the comparison in a format of Formats ("md" is markdown).
 func Write(w io.Writer, r *Result, format string) error {
 	switch format {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -183,6 +184,15 @@ func number(v float64) string {
 
 // Formats are the formats Write writes.
 func Formats() []string { return []string{"text", "markdown", "csv", "json"} }
+
+// CheckFormat fails for a format of the fleet's view that is none of
+// Formats.
+func CheckFormat(format string) error {
+	if !slices.Contains(Formats(), format) {
+		return fmt.Errorf("unknown format %q; the formats are %s", format, strings.Join(Formats(), ", "))
+	}
+	return nil
+}
 
 // Write writes the fleet in a format of Formats ("md" is markdown). The
 // Markdown has no figures: Document(true).WriteMarkdown links them, and

@@ -99,6 +99,21 @@ type Options struct {
 	Importer string
 }
 
+// OutputPaths names the results file of each input imported into dir:
+// DIR/NAME.p2pbench.json, NAME the input's name without its extension. Two
+// inputs of one name would be written to one file, which is an error.
+func OutputPaths(inputs []string, dir string) ([]string, error) {
+	outs := make([]string, len(inputs))
+	for i, in := range inputs {
+		base := filepath.Base(in)
+		outs[i] = filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".p2pbench.json")
+		if slices.Contains(outs[:i], outs[i]) {
+			return nil, fmt.Errorf("inputs %s and another have the same name, so both would be written to %s; import them separately", in, outs[i])
+		}
+	}
+	return outs, nil
+}
+
 // Error is a problem with an input: its file, and the line (text) or field
 // (JSON) where it is.
 type Error struct {

@@ -161,3 +161,15 @@ func TestMalformed(t *testing.T) {
 }
 
 const ncclColumns = "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+
+// Each input's results file is named for it in the directory; two inputs of
+// one name are refused, naming the file both would be written to.
+func TestOutputPaths(t *testing.T) {
+	outs, err := ingest.OutputPaths([]string{"a/nvb.txt", "b/nccl.log", "c/run"}, "out")
+	if err != nil || !slices.Equal(outs, []string{"out/nvb.p2pbench.json", "out/nccl.p2pbench.json", "out/run.p2pbench.json"}) {
+		t.Errorf("%q, %v", outs, err)
+	}
+	if _, err := ingest.OutputPaths([]string{"a/x.txt", "b/x.log"}, "out"); err == nil || !strings.Contains(err.Error(), "out/x.p2pbench.json") {
+		t.Errorf("two inputs of one name: %v", err)
+	}
+}

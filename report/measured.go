@@ -25,6 +25,16 @@ func Measured(run, ref *results.Run, all, tables bool, savedTo string) []*Docume
 	return []*Document{Screen(run, savedTo)}
 }
 
+// Shown are the documents show prints of a run: its topology alone for a
+// run of none but that (topo -o), else its tables, summary, link health and
+// details.
+func Shown(run *results.Run) []*Document {
+	if run.Topology != nil && len(run.Figures) == 0 {
+		return []*Document{Topology(run)}
+	}
+	return []*Document{Tables(run, nil), Summary(run), LinkHealth(run), Details(run)}
+}
+
 // Saved is the line that says where a measuring command saved its run
 // (path), and for a simulated run how long the simulator modelled its
 // tests in this process to take on the machine.

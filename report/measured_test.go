@@ -38,3 +38,14 @@ func TestSaved(t *testing.T) {
 		t.Errorf("a simulated run: %q", got)
 	}
 }
+
+// show prints a topology file's topology, and a run's tables, summary, link
+// health and details.
+func TestShown(t *testing.T) {
+	if got := report.Shown(&results.Run{Topology: &results.Topology{}}); len(got) != 1 {
+		t.Errorf("a topology file: %d documents", len(got))
+	}
+	if got := report.Shown(&results.Run{Figures: []results.Figure{{}}}); len(got) != 4 {
+		t.Errorf("a run: %d documents", len(got))
+	}
+}

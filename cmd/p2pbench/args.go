@@ -32,17 +32,7 @@ func positionalGroups(c *cli.Context) ([][]string, error) { return readArgs(c, t
 // rest, in groups that "--" separates (grouped), or in one group after
 // which "--" leaves the rest as they are.
 func readArgs(c *cli.Context, grouped bool) ([][]string, error) {
-	boolFlag := map[string]bool{}
-	// primary maps every name of a flag to its first: urfave/cli gives each
-	// alias a value of its own, and reads the first.
-	primary := map[string]string{}
-	for _, f := range c.Command.Flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
-			primary[n] = f.Names()[0]
-			boolFlag[n] = isBool
-		}
-	}
+	primary, boolFlag, _ := flagIndex(c)
 	groups := [][]string{nil}
 	args := c.Args().Slice()
 	for i := 0; i < len(args); i++ {
@@ -93,14 +83,7 @@ func onceEach(c *cli.Context) error {
 	if at < 0 {
 		return nil
 	}
-	primary, repeatable, takesValue := map[string]string{}, map[string]bool{}, map[string]bool{}
-	for _, f := range c.Command.Flags {
-		_, slice := f.(*cli.StringSliceFlag)
-		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
-			primary[n], repeatable[n], takesValue[n] = f.Names()[0], slice, !isBool
-		}
-	}
+	primary, boolFlag, repeatable := flagIndex(c)
 	seen := map[string]string{}
 	for i := at + 1; i < len(args); i++ {
 		a := args[i]
@@ -118,7 +101,7 @@ func onceEach(c *cli.Context) error {
 		if p == "" || repeatable[name] {
 			continue
 		}
-		if takesValue[name] && !hasValue && i+1 < len(args) {
+		if !boolFlag[name] && !hasValue && i+1 < len(args) {
 			i++ // its value, which may look like a flag
 			value = args[i]
 		}
@@ -131,6 +114,21 @@ func onceEach(c *cli.Context) error {
 		seen[p] = value
 	}
 	return nil
+}
+
+// flagIndex maps every name of the command's flags to the flag's first name
+// (primary: urfave/cli gives each alias a value of its own, and reads the
+// first), and says whether it is a bool flag and whether it may repeat.
+func flagIndex(c *cli.Context) (primary map[string]string, isBool, repeatable map[string]bool) {
+	primary, isBool, repeatable = map[string]string{}, map[string]bool{}, map[string]bool{}
+	for _, f := range c.Command.Flags {
+		_, b := f.(*cli.BoolFlag)
+		_, slice := f.(*cli.StringSliceFlag)
+		for _, n := range f.Names() {
+			primary[n], isBool[n], repeatable[n] = f.Names()[0], b, slice
+		}
+	}
+	return primary, isBool, repeatable
 }
 
 // decimal matches a whole number written in decimal.

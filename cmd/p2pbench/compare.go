@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -73,36 +72,23 @@ type comparison struct {
 // comparisonOf reads compare's arguments and flags.
 func comparisonOf(c *cli.Context) (comparison, error) {
 	var cmp comparison
-	var err error
-	if cmp.groups, err = positionalGroups(c); err != nil {
+	groups, err := positionalGroups(c)
+	if err != nil {
 		return cmp, err
 	}
-	if len(cmp.groups) == 1 {
-		// No "--": every file a side of its own.
-		files := cmp.groups[0]
-		cmp.groups = nil
-		for _, f := range files {
-			cmp.groups = append(cmp.groups, []string{f})
-		}
-	}
-	for i, g := range cmp.groups {
-		if len(g) == 0 {
-			return cmp, usageError{fmt.Errorf("compare: group %d of the files (between \"--\") is empty", i+1)}
-		}
-		cmp.inputs = append(cmp.inputs, g...)
-	}
-	if len(cmp.groups) < 2 {
-		return cmp, usageError{fmt.Errorf("compare needs a baseline and at least one other results file, got %d", len(cmp.inputs))}
+	if cmp.groups, cmp.inputs, err = compare.Sides(groups); err != nil {
+		return cmp, usageError{err}
 	}
 	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
 		return cmp, usageError{err}
 	}
-	cmp.opt.AcrossMethods, cmp.opt.AcrossMachines = c.Bool("across-methods"), c.Bool("across-machines")
-	if cmp.opt.Alpha = c.Float64("alpha"); !(cmp.opt.Alpha > 0 && cmp.opt.Alpha < 1) {
-		return cmp, usageError{fmt.Errorf("--alpha %v is not between 0 and 1", cmp.opt.Alpha)}
+	cmp.opt.AcrossMethods, cmp.opt.AcrossMachines, cmp.opt.Alpha = c.Bool("across-methods"), c.Bool("across-machines"), c.Float64("alpha")
+	if err := cmp.opt.Validate(); err != nil {
+		return cmp, usageError{err}
 	}
-	if cmp.format = c.String("format"); !slices.Contains(compare.Formats(), cmp.format) && cmp.format != "md" {
-		return cmp, usageError{fmt.Errorf("unknown format %q; the formats are %s", cmp.format, strings.Join(compare.Formats(), ", "))}
+	cmp.format = c.String("format")
+	if err := compare.CheckFormat(cmp.format); err != nil {
+		return cmp, usageError{err}
 	}
 	cmp.output, cmp.plot = c.String("output"), c.String("plot")
 	if cmp.plot != "" {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -104,8 +103,8 @@ func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
 	if fo.opt.Alpha, err = compare.ParseThreshold(c.String("alpha")); err != nil || !(fo.opt.Alpha > 0) || fo.opt.Alpha >= 1 {
 		return fo, usageError{fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha"))}
 	}
-	if !slices.Contains(fleet.Formats(), fo.format) {
-		return fo, usageError{fmt.Errorf("unknown format %q; the formats are %s", fo.format, strings.Join(fleet.Formats(), ", "))}
+	if err := fleet.CheckFormat(fo.format); err != nil {
+		return fo, usageError{err}
 	}
 	if fo.plotFormats, err = plot.ParseFormats(c.String("plot-format")); err != nil {
 		return fo, usageError{err}
@@ -166,7 +165,7 @@ func (fo fleetOutputs) write(c *cli.Context, f *fleet.Fleet, paths []string) err
 	if fo.reportFormat == "pdf" {
 		err = writeRendered(c.Context, fo.report, doc.WritePDF)
 	} else {
-		err = writeMarkdown(c, doc, fo.report, paths...)
+		err = doc.WriteMarkdownFiles(c.Context, fo.report, paths...)
 	}
 	if err == nil {
 		fmt.Fprintln(c.App.ErrWriter, "report:", fo.report)

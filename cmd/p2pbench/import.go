@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -114,28 +113,23 @@ func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, err
 }
 
 // importOutputs names each input's results file: -o for a single input,
-// else DIR/<input name without extension>.p2pbench.json; each checked
-// against every input.
+// else ingest.OutputPaths in --dir; each checked against every input.
 func importOutputs(inputs []string, out, dir string) ([]string, error) {
 	if out != "" && len(inputs) > 1 {
 		return nil, usageError{fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs))}
 	}
+	outs := []string{out}
 	if out == "" {
 		if err := outfile.DirWritable(dir, inputs...); err != nil {
 			return nil, err
 		}
+		var err error
+		if outs, err = ingest.OutputPaths(inputs, dir); err != nil {
+			return nil, usageError{err}
+		}
 	}
-	outs := make([]string, len(inputs))
-	for i, in := range inputs {
-		outs[i] = out
-		if out == "" {
-			base := filepath.Base(in)
-			outs[i] = filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".p2pbench.json")
-		}
-		if slices.Contains(outs[:i], outs[i]) {
-			return nil, usageError{fmt.Errorf("inputs %s and another have the same name, so both would be written to %s; import them separately", in, outs[i])}
-		}
-		if err := outfile.Check(outs[i], inputs...); err != nil {
+	for _, o := range outs {
+		if err := outfile.Check(o, inputs...); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -161,8 +162,7 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 // resultsPath is the results file of bw, lat and atomic (-o, maybe none)
 // or of all: results.json in --dir, whose pattern is filled from the
 // launcher's environment (%h host, %r rank, %j job id, %t time; see
-// internal/launch), by default p2pbench-%h-%t, and p2pbench-%h-%r-%t
-// under a launcher.
+// internal/launch), by default launch.Env.DefaultPattern.
 func resultsPath(c *cli.Context) (string, error) {
 	if c.Command.Name != "all" {
 		return c.String("output"), nil
@@ -171,13 +171,7 @@ func resultsPath(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", usageError{err}
 	}
-	pattern := c.String("dir")
-	if pattern == "" {
-		pattern = "p2pbench-%h-%t"
-		if env.Launcher != "" {
-			pattern = "p2pbench-%h-%r-%t"
-		}
-	}
+	pattern := cmp.Or(c.String("dir"), env.DefaultPattern())
 	dir, warning, err := env.Expand(pattern, time.Now().UTC())
 	if err != nil {
 		return "", usageError{fmt.Errorf("--dir %q: %w", pattern, err)}

@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/outfile"
-	"github.com/p2pbench/p2pbench/internal/termsafe"
-	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
 )
 
@@ -61,7 +57,7 @@ func reportAction(c *cli.Context) error {
 	if format == "pdf" {
 		err = writeRendered(c.Context, out, doc.WritePDF)
 	} else {
-		err = writeMarkdown(c, doc, out, in)
+		err = doc.WriteMarkdownFiles(c.Context, out, in)
 	}
 	if err != nil {
 		return err
@@ -72,34 +68,4 @@ func reportAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "  %s\n", f)
 	}
 	return nil
-}
-
-// writeMarkdown writes the report as Markdown to out and its figures as PNG
-// files into a directory beside it, linked relatively so that the two can
-// be moved together (into a wiki, say). No figure file may be the input.
-//
-// The Markdown and its figures are several files: the report holds the
-// lock of out while it writes them, so that two reports to one file at
-// once cannot mix one's text with the other's figures (the second fails
-// at once).
-func writeMarkdown(c *cli.Context, doc *report.Document, out string, inputs ...string) error {
-	unlock, err := outfile.Lock(out)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	figDir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
-	if _, err := outfile.Dir(figDir, inputs...); err != nil {
-		return err
-	}
-	figs := doc.Figures()
-	for _, f := range figs {
-		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), inputs...); err != nil {
-			return err
-		}
-	}
-	if _, err := plot.WriteAll(c.Context, figs, figDir, []string{"png"}); err != nil {
-		return err
-	}
-	return writeRendered(c.Context, out, func(w io.Writer) error { return doc.WriteMarkdown(termsafe.New(w), filepath.Base(figDir)) })
 }

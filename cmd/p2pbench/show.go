@@ -29,12 +29,7 @@ func showAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	docs, err := interruptible(c.Context, func() ([]*report.Document, error) {
-		if run.Topology != nil && len(run.Figures) == 0 {
-			return []*report.Document{report.Topology(run)}, nil
-		}
-		return []*report.Document{report.Tables(run, nil), report.Summary(run), report.LinkHealth(run), report.Details(run)}, nil
-	})
+	docs, err := interruptible(c.Context, func() ([]*report.Document, error) { return report.Shown(run), nil })
 	if err != nil {
 		return err
 	}

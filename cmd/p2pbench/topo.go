@@ -49,11 +49,7 @@ func topoAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if c.Bool("json") {
-		err = run.Encode(c.App.Writer)
-	} else {
-		err = report.Topology(run).WriteText(c.App.Writer)
-	}
+	err = printRun(c, run, []*report.Document{report.Topology(run)})
 	if err == nil && out != "" {
 		fmt.Fprintf(c.App.ErrWriter, "results: %s\n", out)
 	}

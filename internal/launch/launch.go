@@ -190,6 +190,16 @@ func processes(n int) string {
 // default results directory names.
 const TimeLayout = "20060102-150405"
 
+// DefaultPattern is the pattern of the results directory of a run that
+// names none: p2pbench-%h-%t, and under a launcher, which may start
+// several processes on one host, p2pbench-%h-%r-%t.
+func (e Env) DefaultPattern() string {
+	if e.Launcher != "" {
+		return "p2pbench-%h-%r-%t"
+	}
+	return "p2pbench-%h-%t"
+}
+
 // Expand fills pattern from the environment: %h the host, %r the rank, %j
 // the job id, %t the start time (TimeLayout, in start's zone), %% a
 // percent sign. Any other %x, a % at the end, or %j without a job id is an

@@ -83,6 +83,23 @@ func TestDetectErrors(t *testing.T) {
 	}
 }
 
+// The default pattern tells a launcher's processes apart, and no warning
+// comes of it.
+func TestDefaultPattern(t *testing.T) {
+	for _, tt := range []struct {
+		env  launch.Env
+		want string
+	}{
+		{launch.Env{Host: "box"}, "p2pbench-box-20250602-093005"},
+		{launch.Env{Launcher: "Slurm", Rank: 3, Size: 8, LocalSize: 4, Host: "gpu017"}, "p2pbench-gpu017-3-20250602-093005"},
+	} {
+		got, warning, err := tt.env.Expand(tt.env.DefaultPattern(), start)
+		if err != nil || warning != "" || got != tt.want {
+			t.Errorf("%+v: %q, warning %q, %v; want %q", tt.env, got, warning, err, tt.want)
+		}
+	}
+}
+
 func TestExpand(t *testing.T) {
 	slurm := launch.Env{Launcher: "Slurm", Rank: 3, Size: 8, LocalSize: 1, Host: "gpu017", JobID: "4242"}
 	mpi := launch.Env{Launcher: "Open MPI", Rank: 5, Size: 16, LocalSize: 8, Host: "gpu017", JobID: "ns/1"}
