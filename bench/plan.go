@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -18,6 +19,21 @@ type PlanOptions struct {
 	// results.DefaultPeers peers.
 	Peers int
 	Seed  uint64
+}
+
+// Validate checks plan options as a command line gives them (its messages
+// name the flags): Peers 0 or more, and not with AllPairs; a Seed other
+// than 0.
+func (o PlanOptions) Validate() error {
+	switch {
+	case o.Peers < 0:
+		return fmt.Errorf("--sample-peers must be 0 or more (got %d)", o.Peers)
+	case o.AllPairs && o.Peers > 0:
+		return errors.New("--all-pairs and --sample-peers exclude each other")
+	case o.Seed == 0:
+		return errors.New("--sample-seed must not be 0")
+	}
+	return nil
 }
 
 // DefaultSeed seeds the draw of a sampled plan's peers.

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -195,6 +196,23 @@ func TestSampledRun(t *testing.T) {
 	for _, f := range find(run, func(f results.Figure) bool { return f.Test == results.AllToOne }) {
 		if f.Part != results.PartTotal {
 			t.Errorf("%s: a part of a group test in a sampled plan", f.Key())
+		}
+	}
+}
+
+// Plan options as a command line gives them: each fault said by its flag.
+func TestPlanOptionsValidate(t *testing.T) {
+	for o, want := range map[bench.PlanOptions]string{
+		{Seed: 1}:                           "",
+		{AllPairs: true, Seed: 1}:           "",
+		{Peers: 2, Seed: 7}:                 "",
+		{Peers: -1, Seed: 1}:                "--sample-peers must be 0 or more (got -1)",
+		{AllPairs: true, Peers: 2, Seed: 1}: "--all-pairs and --sample-peers exclude each other",
+		{}:                                  "--sample-seed must not be 0",
+	} {
+		err := o.Validate()
+		if got := fmt.Sprint(err); err == nil && want != "" || err != nil && got != want {
+			t.Errorf("%+v: %v, want %q", o, err, want)
 		}
 	}
 }

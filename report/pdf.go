@@ -577,6 +577,18 @@ func (p *pdfPages) figure(fig plot.Chart) {
 	p.hasFigure = true
 }
 
+// FormatOf is the report format ("pdf" or "md") that the extension of the
+// file out names, "" for none.
+func FormatOf(out string) string {
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".pdf":
+		return "pdf"
+	case ".md", ".markdown":
+		return "md"
+	}
+	return ""
+}
+
 // Output is the file and format ("pdf" or "md") of the report of the
 // results file in, from -o and --format: a PDF beside the input by default, the format from the file's
 // extension unless given.
@@ -592,12 +604,7 @@ func Output(in, out, format string) (string, string, error) {
 		out = results.Stem(in) + "-report" + ext
 	}
 	if format == "" {
-		switch strings.ToLower(filepath.Ext(out)) {
-		case ".pdf":
-			format = "pdf"
-		case ".md", ".markdown":
-			format = "md"
-		default:
+		if format = FormatOf(out); format == "" {
 			return "", "", fmt.Errorf("cannot tell the report format from %q: name a .pdf or .md file, or give --format pdf|md", out)
 		}
 	}

@@ -198,3 +198,12 @@ func TestOutput(t *testing.T) {
 		}
 	}
 }
+
+// A report's format by its file's extension alone (fleet --report).
+func TestFormatOf(t *testing.T) {
+	for out, want := range map[string]string{"r.pdf": "pdf", "d/R.PDF": "pdf", "r.md": "md", "r.markdown": "md", "r.txt": "", "r": "", "": ""} {
+		if got := report.FormatOf(out); got != want {
+			t.Errorf("%q: %q, want %q", out, got, want)
+		}
+	}
+}

@@ -23,19 +23,20 @@ func measuringFlags(command results.Command, output cli.Flag) []cli.Flag {
 	return []cli.Flag{devicesFlag, simulateFlag, healthFlag, seedFlag, jsonFlag,
 		&cli.StringFlag{Name: "tests", Aliases: []string{"t"}, Value: "all", Usage: "tests to run, comma-separated: " + strings.Join(results.SelectNames(command), ", ")},
 		&cli.IntFlag{Name: "samples", Value: results.DefaultSamples, Usage: "samples per bandwidth figure, taken over the rounds"},
-		roundsFlag, renewFlag,
-		&cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"},
-		&cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"},
+		roundsFlag, renewFlag, noVerifyFlag, latchTimeoutFlag,
 		&cli.BoolFlag{Name: "allow-busy", Usage: "measure even while other programs' compute processes are on the selected GPUs (their figures are marked); without it the run refuses, exit status 4"},
 		output,
 	}
 }
 
 // roundsFlag and renewFlag say how each figure's samples are spread over a
-// run (every measuring command and mnnvl).
+// run, noVerifyFlag and latchTimeoutFlag how they are checked and bounded
+// (every measuring command and mnnvl).
 var (
-	roundsFlag = &cli.IntFlag{Name: "rounds", Value: results.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
-	renewFlag  = &cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
+	noVerifyFlag     = &cli.BoolFlag{Name: "no-verify", Usage: "skip checking the data that moved (recorded in the results)"}
+	latchTimeoutFlag = &cli.DurationFlag{Name: "latch-timeout", Value: 5 * time.Second, Usage: "longest a latch may hold a stream before it gives up"}
+	roundsFlag       = &cli.IntFlag{Name: "rounds", Value: results.DefaultRounds, Usage: "rounds each figure's samples are taken in, spread over the run (every round a pass over every test; at most --samples): what varies between rounds varies between runs, and gives each figure its interval and run-to-run CV"}
+	renewFlag        = &cli.StringFlag{Name: "renew", Value: measure.DefaultRenewal.String(), Usage: "what is made afresh on every device between rounds: all, none, or a list of " +
 		"offset (the buffers moved to other pages, the ping-pong's flags to another slot), alloc (the buffers allocated afresh), streams, events (the timing events and the latch), " +
 		"modules (the kernels loaded again), small (a new buffer of flags and timestamps), context (the work in a new green context)"}
 )

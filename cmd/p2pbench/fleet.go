@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -109,17 +108,10 @@ func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
 	if fo.plotFormats, err = plot.ParseFormats(c.String("plot-format")); err != nil {
 		return fo, usageError{err}
 	}
-	if fo.report != "" {
-		// fleet's --format is its view's: the report's format comes from
-		// the file's extension alone.
-		switch strings.ToLower(filepath.Ext(fo.report)) {
-		case ".pdf", ".md", ".markdown":
-		default:
-			return fo, usageError{fmt.Errorf("--report %q: name a .pdf or .md file", fo.report)}
-		}
-		if fo.report, fo.reportFormat, err = report.Output("", fo.report, ""); err != nil {
-			return fo, usageError{err}
-		}
+	// fleet's --format is its view's: the report's format comes from the
+	// file's extension alone.
+	if fo.reportFormat = report.FormatOf(fo.report); fo.report != "" && fo.reportFormat == "" {
+		return fo, usageError{fmt.Errorf("--report %q: name a .pdf or .md file", fo.report)}
 	}
 	for _, out := range []string{fo.output, fo.report} {
 		if err := outfile.Check(out, paths...); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -24,13 +23,8 @@ var planFlags = []cli.Flag{
 // readPlan reads --all-pairs, --sample-peers and --sample-seed.
 func readPlan(c *cli.Context) (bench.PlanOptions, error) {
 	o := bench.PlanOptions{AllPairs: c.Bool("all-pairs"), Peers: c.Int("sample-peers"), Seed: c.Uint64("sample-seed")}
-	switch {
-	case o.Peers < 0:
-		return o, usageError{fmt.Errorf("--sample-peers must be 0 or more (got %d)", o.Peers)}
-	case o.AllPairs && o.Peers > 0:
-		return o, usageError{errors.New("--all-pairs and --sample-peers exclude each other")}
-	case o.Seed == 0:
-		return o, usageError{errors.New("--sample-seed must not be 0")}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
 	}
 	return o, nil
 }
