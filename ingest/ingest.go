@@ -99,6 +99,15 @@ type Options struct {
 	Importer string
 }
 
+// Validate checks options before any input is read: a Collective, when
+// given, is one of results.NCCLCollectives.
+func (o Options) Validate() error {
+	if o.Collective != "" && !slices.Contains(results.NCCLCollectives(), o.Collective) {
+		return fmt.Errorf("unknown collective %q; the collectives are %s", o.Collective, strings.Join(results.NCCLCollectives(), ", "))
+	}
+	return nil
+}
+
 // OutputPaths names the results file of each input imported into dir:
 // DIR/NAME.p2pbench.json, NAME the input's name without its extension. Two
 // inputs of one name would be written to one file, which is an error.

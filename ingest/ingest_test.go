@@ -173,3 +173,15 @@ func TestOutputPaths(t *testing.T) {
 		t.Errorf("two inputs of one name: %v", err)
 	}
 }
+
+// A collective is checked before any input is read.
+func TestValidateCollective(t *testing.T) {
+	for _, c := range append(results.NCCLCollectives(), "") {
+		if err := (ingest.Options{Collective: c}).Validate(); err != nil {
+			t.Errorf("%q: %v", c, err)
+		}
+	}
+	if err := (ingest.Options{Collective: "bogus"}).Validate(); err == nil || !strings.HasPrefix(err.Error(), `unknown collective "bogus"; the collectives are all_reduce`) {
+		t.Errorf("bogus: %v", err)
+	}
+}

@@ -77,8 +77,8 @@ type nccl struct {
 }
 
 func decodeNCCLTests(in *input, opt Options) (*results.Run, error) {
-	if _, _, ok := results.NCCLTests(opt.Collective); opt.Collective != "" && !ok {
-		return nil, fmt.Errorf("unknown collective %q; the collectives are: %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
 	n := &nccl{in: in, opt: opt, b: newBuilder("nccl-tests")}
 	lines := strings.Split(string(in.data), "\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/cuda"
 	"github.com/p2pbench/p2pbench/gpu"
+	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -80,6 +81,35 @@ func CheckTransferSize(n uint64) error {
 		return fmt.Errorf("bad size %s: transfers are verified in 4-byte words, so the size must be a multiple of 4 bytes", results.FormatBytes(n))
 	}
 	return nil
+}
+
+// ParseTransferSize reads a transfer size (units.ParseSize: 512MiB, 4KB)
+// and checks that it can be measured (CheckTransferSize).
+func ParseTransferSize(s string) (uint64, error) {
+	n, err := units.ParseSize(s)
+	if err == nil {
+		err = CheckTransferSize(n)
+	}
+	return n, err
+}
+
+// ParseSweep reads the sizes of a size sweep (units.ParseSizes: 4B:1GiB
+// in powers of two, 4B:1GiB:4 in powers of four, or 4KiB,1MiB), each
+// checked by CheckTransferSize; "" and "none" are no sweep.
+func ParseSweep(s string) ([]uint64, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	sizes, err := units.ParseSizes(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, z := range sizes {
+		if err := CheckTransferSize(z); err != nil {
+			return nil, err
+		}
+	}
+	return sizes, nil
 }
 
 // BufferBytes is the size of a buffer that holds transfers of n bytes: n

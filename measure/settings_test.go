@@ -91,3 +91,26 @@ func TestTuneDirections(t *testing.T) {
 		}
 	}
 }
+
+// Sizes as a command line gives them: read and checked in one step, a sweep
+// of none for "" and "none".
+func TestParseSizes(t *testing.T) {
+	if n, err := ParseTransferSize("512MiB"); n != 512<<20 || err != nil {
+		t.Errorf("512MiB: %d, %v", n, err)
+	}
+	for _, bad := range []string{"6B", "x", "0"} {
+		if _, err := ParseTransferSize(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	for s, want := range map[string][]uint64{"": nil, "none": nil, "4KiB,1MiB": {4 << 10, 1 << 20}, "4B:16B": {4, 8, 16}} {
+		if got, err := ParseSweep(s); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, bad := range []string{"3", "4B:1x", "4B,6B"} {
+		if _, err := ParseSweep(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/infile"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -78,7 +77,7 @@ func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Se
 	if !copies {
 		return o, nil
 	}
-	if o.Size, err = transferSize(c.String("size")); err != nil {
+	if o.Size, err = measure.ParseTransferSize(c.String("size")); err != nil {
 		return o, usageError{fmt.Errorf("--size: %w", err)}
 	}
 	if o.SM, err = smConfig(c); err != nil {
@@ -104,15 +103,6 @@ func readTuning(c *cli.Context) (map[measure.TuneKey]measure.SMConfig, error) {
 	return measure.TunedFrom(prev.Tuning), nil
 }
 
-// transferSize reads one transfer size and checks it can be measured.
-func transferSize(s string) (uint64, error) {
-	n, err := units.ParseSize(s)
-	if err == nil {
-		err = measure.CheckTransferSize(n)
-	}
-	return n, err
-}
-
 // smConfig reads the SM copy kernel's flags.
 func smConfig(c *cli.Context) (measure.SMConfig, error) {
 	sm := measure.SMConfig{Variant: c.String("variant"), BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size")}
@@ -126,24 +116,6 @@ func smConfig(c *cli.Context) (measure.SMConfig, error) {
 		return sm, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", sm.BlockSize)}
 	}
 	return sm, nil
-}
-
-// readSweep reads --sizes: the sizes of the sweep, none for "" or "none".
-func readSweep(c *cli.Context) ([]uint64, error) {
-	sw := c.String("sizes")
-	if sw == "" || sw == "none" {
-		return nil, nil
-	}
-	sizes, err := units.ParseSizes(sw)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--sizes: %w", err)}
-	}
-	for _, z := range sizes {
-		if err := measure.CheckTransferSize(z); err != nil {
-			return nil, usageError{fmt.Errorf("--sizes: %w", err)}
-		}
-	}
-	return sizes, nil
 }
 
 // noArgs refuses positional arguments to a command that takes none.

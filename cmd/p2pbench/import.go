@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -87,8 +86,8 @@ func importOptions(c *cli.Context) (ingest.Options, error) {
 			return opt, usageError{fmt.Errorf("--buffer-size: %w", err)}
 		}
 	}
-	if opt.Collective != "" && !slices.Contains(results.NCCLCollectives(), opt.Collective) {
-		return opt, usageError{fmt.Errorf("unknown collective %q; the collectives are %s", opt.Collective, strings.Join(results.NCCLCollectives(), ", "))}
+	if err := opt.Validate(); err != nil {
+		return opt, usageError{err}
 	}
 	if c.IsSet("output") && c.IsSet("dir") {
 		return opt, usageError{fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes")}

@@ -14,6 +14,7 @@ import (
 	"github.com/p2pbench/p2pbench/bench"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/session"
@@ -147,8 +148,8 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 		return o, usageError{fmt.Errorf("--tune and --tuning exclude each other")}
 	}
 	if copies {
-		if o.Sweep, err = readSweep(c); err != nil {
-			return o, err
+		if o.Sweep, err = measure.ParseSweep(c.String("sizes")); err != nil {
+			return o, usageError{fmt.Errorf("--sizes: %w", err)}
 		}
 		o.Tune = c.Bool("tune")
 	}
