@@ -1,7 +1,8 @@
 package report
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/results"
@@ -75,7 +76,10 @@ func (h Headline) PercentOfLink() float64 {
 func Headlines(run *results.Run) []Headline {
 	size := run.MatrixSize()
 	limits := run.PathLimits()
-	var out []Headline
+	// The headlines' figures first, then the headlines made at once (a
+	// 72-GPU run has 11,000, of some 170 bytes each: grown one by one,
+	// they were copied again and again).
+	var figs []int
 	for i := range run.Figures {
 		f := &run.Figures[i]
 		info := f.Test.Info()
@@ -83,9 +87,13 @@ func Headlines(run *results.Run) []Headline {
 		if info.BothWays {
 			whole = results.PartTotal
 		}
-		if !info.Matrix || f.Part != whole || f.Size != size || f.Src < 0 || f.Dst < 0 || f.Src == f.Dst {
-			continue
+		if info.Matrix && f.Part == whole && f.Size == size && f.Src >= 0 && f.Dst >= 0 && f.Src != f.Dst {
+			figs = append(figs, i)
 		}
+	}
+	out := make([]Headline, 0, len(figs))
+	for _, i := range figs {
+		f := &run.Figures[i]
 		h := Headline{Test: f.Test, Direction: f.Direction, Part: f.Part, Engine: f.Engine, Key: f.Key(), Src: f.Src, Dst: f.Dst, Size: f.Size,
 			LinkGBps: limits.Of(f), Failed: f.FailureLabel()}
 		if h.Failed == "" {
@@ -119,18 +127,11 @@ func Headlines(run *results.Run) []Headline {
 		}
 	}
 	order := catalogueOrder()
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	slices.SortStableFunc(out, func(a, b Headline) int {
 		if a.Test != b.Test {
-			return order[a.Test] < order[b.Test]
+			return cmp.Compare(order[a.Test], order[b.Test])
 		}
-		if a.Direction != b.Direction {
-			return a.Direction < b.Direction
-		}
-		if a.Src != b.Src {
-			return a.Src < b.Src
-		}
-		return a.Dst < b.Dst
+		return cmp.Or(cmp.Compare(a.Direction, b.Direction), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
 	})
 	return out
 }
