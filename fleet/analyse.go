@@ -278,7 +278,7 @@ func (f *Fleet) judge() {
 		class := c.t.Classes[p.class]
 		class.Below++
 		st := results.StatusWarn
-		if c.def >= verdict.SlowPairFraction {
+		if c.def >= verdict.SlowPairFraction && verdict.WarnOnly(class.Test) == "" {
 			st = results.StatusFail
 		}
 		f.Below = append(f.Below, FigureBelow{Node: c.n.Name, Type: c.t.ID, Figure: class.Label, Src: int(p.src), Dst: int(p.dst),
@@ -442,7 +442,7 @@ func (n *Node) decide() {
 				checks = append(checks, c.Label()+" "+Label(c.Status))
 			}
 		}
-		first = append(first, fmt.Sprintf("its own verdict %s (%s)", Label(n.Own.Status), strings.Join(firstOf(checks), "; ")))
+		first = append(first, fmt.Sprintf("its own verdict%s %s (%s)%s", againBy(n.Own), Label(n.Own.Status), strings.Join(firstOf(checks), "; "), wasSaid(n.Own)))
 		worse(n.Own.Status)
 	}
 	n.Reasons = append(first, n.Reasons...)
@@ -454,6 +454,31 @@ func (n *Node) decide() {
 		n.Reasons = append(n.Reasons, "none of its figures could be judged against its peers (each class needs figures of "+
 			fmt.Sprint(MinJudged)+" or more pairs or nodes of its machine type: see each type's classes not judged), and its run records no verdict that judged it")
 	}
+}
+
+// againBy says, for a reason, that this build judged the node's run again.
+func againBy(o *Own) string {
+	if o.Was == nil {
+		return ""
+	}
+	return ", judged again by this build,"
+}
+
+// wasSaid says, for a reason, what the node's file's own verdict said
+// where this build judged the run again.
+func wasSaid(o *Own) string {
+	if o.Was == nil {
+		return ""
+	}
+	return fmt.Sprintf("; the file's own, by %s, said %s", buildName(o.Was.Build), Label(o.Was.Status))
+}
+
+// buildName names the build that wrote a verdict.
+func buildName(build string) string {
+	if build == "" {
+		return "an earlier build"
+	}
+	return "build " + build
 }
 
 // shownReasons is the most items a reason lists.

@@ -8,7 +8,9 @@
 // verdict): PASS, WARN, FAIL or NOT JUDGED, the worst of
 //   - its own verdict, the one its run records (FAIL and WARN count
 //     whatever its figures say; a run that records none, an import or an
-//     older file, has none to count);
+//     older file, has none to count), or, where another build wrote it by
+//     its expectation table, the verdict this build gives the run
+//     (Options.Build), as check and report give it;
 //   - the fleet's own reading of the run: an incomplete run, or figures
 //     that failed in a way the machine does not explain
 //     (results.Run.ExplainedFailure), FAIL;
@@ -94,6 +96,14 @@ type Options struct {
 	Exclude []string `json:"-"`
 	// Progress, when set, is called as Load reads: done of total files.
 	Progress func(done, total int) `json:"-"`
+	// Build is the build analysing the fleet (p2pbench's version). Where
+	// set, Load judges again by this build's expectation table a node
+	// whose run records a verdict another build gave by its table, as
+	// check and report judge such a file: the rules change from build to
+	// build (a rate of NVLink CRC errors over the run's own seconds
+	// failed healthy machines until the rate over DCGM's minute replaced
+	// it). A verdict by a spec or baseline is kept as the run records it.
+	Build string `json:"-"`
 }
 
 // The defaults of Options, the verdict's for pairs alike.
@@ -234,11 +244,23 @@ type Node struct {
 	points       []point
 }
 
-// Own is a node's own verdict, as its run records it.
+// Own is a node's own verdict, as its run records it or as this build
+// judged the run again (Options.Build).
 type Own struct {
 	Status results.Status `json:"status"`
 	// Checks are the checks that failed or warned.
 	Checks []OwnCheck `json:"checks,omitempty"`
+	// Was is the verdict the run's file records where this build judged
+	// the run again, nil where Status is the file's own.
+	Was *OwnWas `json:"judged_again_from,omitempty"`
+}
+
+// OwnWas is the verdict a node's file records, which this build judged
+// again: its status and the build that wrote it ("" for a build before
+// verdicts named theirs).
+type OwnWas struct {
+	Status results.Status `json:"status"`
+	Build  string         `json:"build,omitempty"`
 }
 
 // OwnCheck is one check of a node's own verdict that failed or warned,

@@ -1,7 +1,10 @@
 package fleet_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/p2pbench/p2pbench/fleet"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/results/resultstest"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // planted is a synthetic fleet of two machine types with the problems
@@ -280,5 +284,106 @@ func TestJudgesWhatCheckJudges(t *testing.T) {
 		if ty.Nodes == 1 && !strings.Contains(ty.Note, "topology unknown") {
 			t.Errorf("the type of the import: note %q", ty.Note)
 		}
+	}
+}
+
+// realRuns are the paths of runs of one real 2× H200 under
+// testdata/reference, written by a build whose link check failed healthy
+// machines on their NVLink CRC-data count over the run's own seconds.
+func realRuns(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	var paths []string
+	for i := 1; i <= n; i++ {
+		p := filepath.Join("..", "testdata", "reference", "h200x2", dir, fmt.Sprintf("all%d.json.gz", i))
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestJudgedAgain: three real runs whose files record an earlier build's
+// FAIL on NVLink CRC-data are judged again by the running build, as check
+// judges them (WARN: under DCGM's 100 a second over its minute), the
+// file's verdict kept beside it; without a build, each file's verdict
+// stands (FAIL).
+func TestJudgedAgain(t *testing.T) {
+	paths := realRuns(t, "2026-11-26-ag", 3)
+	kept, err := fleet.Load(paths, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := fleet.Load(paths, fleet.Options{Build: "test-build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range again.Nodes {
+		k := kept.Nodes[i]
+		if k.Own == nil || k.Own.Status != results.StatusFail || k.Own.Was != nil {
+			t.Fatalf("%s without a build: own verdict %+v, want the file's FAIL", k.Path, k.Own)
+		}
+		whole, err := results.Read(n.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := verdict.Record(whole, nil, "test-build"); err != nil {
+			t.Fatal(err)
+		}
+		if n.Own == nil || n.Own.Status != whole.Verdict.Status || n.Own.Status != results.StatusWarn ||
+			n.Own.Was == nil || n.Own.Was.Status != results.StatusFail {
+			t.Errorf("%s judged again: own verdict %+v (was %+v), check gives %s", n.Path, n.Own, n.Own.Was, whole.Verdict.Status)
+		}
+		if n.Verdict == results.StatusFail {
+			t.Errorf("%s: FAIL (%q)", n.Path, n.Reasons)
+		}
+		if n.Verdict != results.StatusPass && !strings.Contains(strings.Join(n.Reasons, "; "), "judged again by this build, WARN") {
+			t.Errorf("%s: the why does not say it was judged again: %q", n.Path, n.Reasons)
+		}
+	}
+	var text bytes.Buffer
+	if err := again.Write(&text, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Judged again: 3 nodes' runs record a verdict another build gave") {
+		t.Errorf("the fleet's text does not say that it judged the nodes again:\n%s", text.String()[:min(text.Len(), 2000)])
+	}
+}
+
+// TestSmallCopiesAmongNodes: on five real runs of one 2× H200 and three
+// of another, a small copy's host end-to-end time (lat_copy_host, which
+// check does not judge) is never below its peers, and small copies back
+// to back (lat_copy_b2b, which check warns on at most) warn where they
+// read 10% or more below their peers, never fail.
+func TestSmallCopiesAmongNodes(t *testing.T) {
+	b2bWarned := false
+	for _, set := range []struct {
+		dir string
+		n   int
+	}{{"2026-11-29", 5}, {"2026-11-26-ag", 3}} {
+		f, err := fleet.Load(realRuns(t, set.dir, set.n), fleet.Options{Build: "test-build"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range f.Below {
+			switch {
+			case strings.HasPrefix(b.Figure, "copy, host end to end"):
+				t.Errorf("%s: lat_copy_host below its peers: %+v", set.dir, b)
+			case strings.HasPrefix(b.Figure, "copy, back to back") && b.Status == results.StatusFail:
+				t.Errorf("%s: lat_copy_b2b failed: %+v", set.dir, b)
+			case strings.HasPrefix(b.Figure, "copy, back to back") && b.DeficitPct >= 100*verdict.SlowPairFraction:
+				b2bWarned = true
+			}
+		}
+		for _, ty := range f.Types {
+			for _, c := range ty.Classes {
+				if c.Test == results.LatCopyHost && (c.Judged || !strings.Contains(c.NotJudged, "nothing judges lat_copy_host")) {
+					t.Errorf("class %s: judged %v, %q", c.Label, c.Judged, c.NotJudged)
+				}
+			}
+		}
+	}
+	if !b2bWarned {
+		t.Error("no lat_copy_b2b figure 10% or more below its peers: the runs no longer hold the case the cap is for")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/internal/infile"
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/verdict"
 )
 
 // Builder gathers nodes' runs for a Fleet. Add and AddError may be called
@@ -38,8 +39,12 @@ func NewBuilder(o Options) *Builder {
 
 // Add adds the run of one node, read from source (its file, or any name
 // that identifies it). Only the medians of its figures are kept.
-func (b *Builder) Add(source string, run *results.Run) {
-	r := read(source, run)
+func (b *Builder) Add(source string, run *results.Run) { b.add(source, run, nil) }
+
+// add is Add of a run whose verdict this build gave in place of was, the
+// file's own (nil where the run's verdict is the file's).
+func (b *Builder) add(source string, run *results.Run, was *results.Verdict) {
+	r := read(source, run, was)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.files++
@@ -94,10 +99,15 @@ func Load(paths []string, o Options) (*Fleet, error) {
 		wg.Go(func() {
 			var r results.SummaryReader
 			for path := range work {
-				if run, err := r.Read(path); err != nil {
+				run, err := r.Read(path)
+				var was *results.Verdict
+				if err == nil {
+					was, err = judgeAgain(path, run, o.Build)
+				}
+				if err != nil {
 					b.AddError(path, err)
 				} else {
-					b.Add(path, run)
+					b.add(path, run, was)
 				}
 				if o.Progress != nil {
 					mu.Lock()
@@ -114,6 +124,28 @@ func Load(paths []string, o Options) (*Fleet, error) {
 	close(work)
 	wg.Wait()
 	return b.Fleet(), nil
+}
+
+// judgeAgain gives run (a summary of the file at path) the verdict build
+// gives the whole file where its own is another build's by the
+// expectation table, and returns the file's own; nil, with run as it was,
+// where build is "" or the verdict is build's, a spec's or a baseline's,
+// or the run records none. The whole file is read for it: a summary
+// leaves out the rounds some checks read.
+func judgeAgain(path string, run *results.Run, build string) (*results.Verdict, error) {
+	v := run.Verdict
+	if build == "" || v == nil || v.Build == build || v.Expectations.Kind != results.ExpectModel {
+		return nil, nil
+	}
+	whole, err := results.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := verdict.Record(whole, nil, build); err != nil {
+		return nil, fmt.Errorf("judging %s again: %w", path, err)
+	}
+	run.Verdict = whole.Verdict
+	return v, nil
 }
 
 // excluded stats the paths that exist of those given, for leaving them out.

@@ -50,13 +50,17 @@ type figure struct {
 }
 
 // read reduces a run to what the fleet needs: its machine type, its own
-// verdict, and the median and relative error of every figure with its
-// kind, or its failure.
-func read(source string, run *results.Run) reading {
+// verdict (was: the file's, where this build judged the run again), and
+// the median and relative error of every figure with its kind, or its
+// failure.
+func read(source string, run *results.Run, was *results.Verdict) reading {
 	n := &Node{Path: source, Host: run.Host, Simulated: run.Simulated, Complete: run.Complete, Stopped: run.Stopped,
 		Figures: len(run.Figures)}
 	if v := run.Verdict; v != nil {
 		n.Own = &Own{Status: v.Status}
+		if was != nil {
+			n.Own.Was = &OwnWas{Status: was.Status, Build: was.Build}
+		}
 		for _, c := range v.Checks {
 			if c.Status == results.StatusFail || c.Status == results.StatusWarn {
 				n.Own.Checks = append(n.Own.Checks, OwnCheck{Name: c.Name, Title: c.Title, Status: c.Status, Summary: c.Summary})

@@ -52,6 +52,11 @@ func (f *Fleet) Document(figures bool) *report.Document {
 		f.Files, units.Plural(f.Files, "", "s"), nodes, len(f.Types), units.Plural(len(f.Types), "", "s"), len(f.Unreadable), incomplete,
 		counts[results.StatusPass], counts[results.StatusWarn], counts[results.StatusFail], counts[results.StatusNotJudged],
 		below, units.Plural(below, "", "s"), units.Plural(below, "its", "their")))
+	if again, changed := f.judgedAgain(); again > 0 {
+		d.Para(fmt.Sprintf("Judged again: %d node%s run%s record%s a verdict another build gave by its expectation table; this build (%s) judged %s again, as check and report do, and counts its own verdict as the node's. %d of them differ%s from the file's verdict (a node's why names the file's; the JSON keeps it as judged_again_from).",
+			again, units.Plural(again, "'s", "s'"), units.Plural(again, "", "s"), units.Plural(again, "s", ""), f.Options.Build, units.Plural(again, "it", "them"),
+			changed, units.Plural(changed, "s", "")))
+	}
 	d.Para(fmt.Sprintf("A node's verdict is the worst of its own (the verdict its run records), the run's failures, and its peers': its figures held to the same figure on the same link class across the nodes of its machine type (machine types, and simulated and measured runs, are never compared). A figure is below its peers when it is at least %g%% worse than their median and significant beyond their spread and its own rounds' noise (Holm over the fleet's %d comparisons, family-wise %g%%); %g%% or more below fails. A node with half its figures below its peers is below them as a whole. Nodes whose own verdict failed on their health are not held to their peers.",
 		100*f.Options.Threshold, f.Comparisons, 100*f.Options.Alpha, 100*verdict.SlowPairFraction))
 	var unreadable [][]string
@@ -97,6 +102,20 @@ func (f *Fleet) Document(figures bool) *report.Document {
 		f.typeSection(d, t, figs)
 	}
 	return d
+}
+
+// judgedAgain counts the nodes whose runs this build judged again and
+// those of them whose verdict differs from their file's.
+func (f *Fleet) judgedAgain() (again, changed int) {
+	for _, n := range f.Nodes {
+		if n.Own != nil && n.Own.Was != nil {
+			again++
+			if n.Own.Was.Status != n.Own.Status {
+				changed++
+			}
+		}
+	}
+	return again, changed
 }
 
 // simTitle is a table's title, saying SIMULATED when the table holds a

@@ -48,12 +48,23 @@ var knownModes = map[results.Test]string{
 // each other (the tables report them), and why.
 var unjudged = map[results.Test]string{
 	results.LatCopyDevice: "one copy's device time depends on state a process keeps (on the 2× H200 12.1 or 20.3 µs by process): the table reports it, nothing judges it; the back-to-back figure (lat_copy_b2b) is what each copy costs",
+	results.LatCopyHost:   "a small copy's time from the host's call to its return is the host's scheduling as much as the link's (separate processes of one machine read it up to 25% apart, compare/FALLBACK.md): the table reports it, nothing judges it",
 }
 
 // Unjudged says why the figures of test t are judged by nothing (not by
 // check, nor by fleet among nodes); "" for a test whose figures may be
 // judged.
 func Unjudged(t results.Test) string { return unjudged[t] }
+
+// warnOnly are the tests whose figures may warn but never fail, and why.
+var warnOnly = map[results.Test]string{
+	results.LatCopyB2B: "small copies back to back move between modes with how they were queued (latency.go): slower ones warn, none fails",
+}
+
+// WarnOnly says why the figures of test t warn at most, never fail (in
+// check's latency bounds and among a fleet's nodes); "" for a test whose
+// figures may fail.
+func WarnOnly(t results.Test) string { return warnOnly[t] }
 
 // noisyFigure is a figure that varied more than it should, with its cause.
 type noisyFigure struct {

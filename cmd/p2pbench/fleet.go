@@ -24,7 +24,8 @@ func fleetCommand() *cli.Command {
 		ArgsUsage: "PATH...",
 		Description: "PATH is a results file, a directory (every *.json and *.json.gz under it) or a\n" +
 			"glob pattern. A node's verdict (PASS, WARN, FAIL, NOT JUDGED) is the worst of its own\n" +
-			"(the verdict its run records: a node whose run FAILed fails), its run's failures, and its\n" +
+			"(the verdict its run records: a node whose run FAILed fails; one another build gave by its\n" +
+			"expectation table is judged again by this build, as check does), its run's failures, and its\n" +
 			"peers': nodes are grouped by machine type (GPUs, the link of every ordered pair,\n" +
 			"simulated or not), and a figure is below its peers when it is at least --threshold worse\n" +
 			"than the median of the same figure on the same link class across the type's nodes and\n" +
@@ -60,6 +61,7 @@ func fleetAction(c *cli.Context) error {
 		return err
 	}
 	bar := newProgress(c.App.ErrWriter, os.Getenv("TERM"))
+	fo.opt.Build = version
 	fo.opt.Progress = func(done, total int) { bar.Update(done, total, "reading results") }
 	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, fo.opt) })
 	bar.Finish()
