@@ -39,11 +39,16 @@ func NewBuilder(o Options) *Builder {
 
 // Add adds the run of one node, read from source (its file, or any name
 // that identifies it). Only the medians of its figures are kept.
-func (b *Builder) Add(source string, run *results.Run) { b.add(source, run, nil) }
-
-// add is Add of a run whose verdict this build gave in place of was, the
-// file's own (nil where the run's verdict is the file's).
-func (b *Builder) add(source string, run *results.Run, was *results.Verdict) {
+//
+// A run whose verdict another build gave by its expectation table is
+// judged again by Options.Build from the whole file at source (judgeAgain);
+// a file that cannot be read whole is added as unreadable.
+func (b *Builder) Add(source string, run *results.Run) {
+	was, err := judgeAgain(source, run, b.opt.Build)
+	if err != nil {
+		b.AddError(source, err)
+		return
+	}
 	r := read(source, run, was)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -99,15 +104,10 @@ func Load(paths []string, o Options) (*Fleet, error) {
 		wg.Go(func() {
 			var r results.SummaryReader
 			for path := range work {
-				run, err := r.Read(path)
-				var was *results.Verdict
-				if err == nil {
-					was, err = judgeAgain(path, run, o.Build)
-				}
-				if err != nil {
+				if run, err := r.Read(path); err != nil {
 					b.AddError(path, err)
 				} else {
-					b.add(path, run, was)
+					b.Add(path, run)
 				}
 				if o.Progress != nil {
 					mu.Lock()
