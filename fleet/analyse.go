@@ -10,6 +10,7 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/p2pbench/p2pbench/internal/units"
+	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/verdict"
 )
@@ -470,15 +471,7 @@ func wasSaid(o *Own) string {
 	if o.Was == nil {
 		return ""
 	}
-	return fmt.Sprintf("; the file's own, by %s, said %s", buildName(o.Was.Build), Label(o.Was.Status))
-}
-
-// buildName names the build that wrote a verdict.
-func buildName(build string) string {
-	if build == "" {
-		return "an earlier build"
-	}
-	return "build " + build
+	return fmt.Sprintf("; the file's own, by %s, said %s", report.BuildName(o.Was.Build), Label(o.Was.Status))
 }
 
 // shownReasons is the most items a reason lists.

@@ -62,7 +62,7 @@ func originLine(v *results.Verdict, o Origin) string {
 			too = " too"
 		}
 		return fmt.Sprintf("Judged again by this build (%s): the file's own verdict, written by %s, said %s%s.",
-			o.Build, buildName(was.Build), was.Status.Label(), too)
+			o.Build, BuildName(was.Build), was.Status.Label(), too)
 	}
 	if v.Build == o.Build {
 		return ""
@@ -75,13 +75,13 @@ func originLine(v *results.Verdict, o Origin) string {
 		again = " --baseline " + shellWord(v.Expectations.File, "BASELINE")
 	}
 	return fmt.Sprintf("This verdict was written by %s, not this one (%s): p2pbench check %s%s -o judged.json, then a report of judged.json, gives this build's.",
-		buildName(v.Build), o.Build, shellWord(o.File, "FILE"), again)
+		BuildName(v.Build), o.Build, shellWord(o.File, "FILE"), again)
 }
 
-// buildName names the build that wrote a verdict: "build 825f14f", or an
+// BuildName names the build that wrote a verdict: "build 825f14f", or an
 // earlier build where the file names none (builds before verdicts
 // recorded theirs).
-func buildName(build string) string {
+func BuildName(build string) string {
 	if build == "" {
 		return "an earlier build"
 	}
