@@ -279,7 +279,7 @@ func (f *Fleet) judge() {
 		class := c.t.Classes[p.class]
 		class.Below++
 		st := results.StatusWarn
-		if c.def >= verdict.SlowPairFraction && verdict.WarnOnly(class.Test) == "" {
+		if c.def >= verdict.SlowPairFraction && !verdict.WarnOnly(class.Test) {
 			st = results.StatusFail
 		}
 		f.Below = append(f.Below, FigureBelow{Node: c.n.Name, Type: c.t.ID, Figure: class.Label, Src: int(p.src), Dst: int(p.dst),

@@ -56,15 +56,10 @@ var unjudged = map[results.Test]string{
 // judged.
 func Unjudged(t results.Test) string { return unjudged[t] }
 
-// warnOnly are the tests whose figures may warn but never fail, and why.
-var warnOnly = map[results.Test]string{
-	results.LatCopyB2B: "small copies back to back move between modes with how they were queued (latency.go): slower ones warn, none fails",
-}
-
-// WarnOnly says why the figures of test t warn at most, never fail (in
-// check's latency bounds and among a fleet's nodes); "" for a test whose
-// figures may fail.
-func WarnOnly(t results.Test) string { return warnOnly[t] }
+// WarnOnly reports whether the figures of test t warn at most, never fail:
+// small copies, which move between modes with how they were queued (their
+// latency bounds, bound.modes; and among a fleet's nodes).
+func WarnOnly(t results.Test) bool { return smallCopy(t) }
 
 // noisyFigure is a figure that varied more than it should, with its cause.
 type noisyFigure struct {
