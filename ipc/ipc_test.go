@@ -30,22 +30,32 @@ import (
 // The IPC tests run the real process machinery: the children are this test
 // binary again, running only TestIPCHelperProcess, which serves the parent
 // as `p2pbench ipc-child` does.
-const ipcHelperEnv = "P2PBENCH_IPC_HELPER"
 
 // TestIPCHelperProcess is no test of its own: it is the child process of the
-// IPC tests, and skips unless one of them started it.
+// IPC tests, and skips unless one of them started it (its arguments after
+// "--" begin with "ipc-child": helperCommand).
 func TestIPCHelperProcess(t *testing.T) {
-	if os.Getenv(ipcHelperEnv) != "1" {
+	if flag.Arg(0) != "ipc-child" {
 		t.Skip("the child process of the IPC tests; runs only when they start it")
 	}
 	os.Exit(serveIPCHelper(flag.Args()))
 }
 
+// serveIPCHelper serves as `p2pbench ipc-child` does, on the simulated
+// machine of "--simulate" (else the real driver), with the test faults of
+// "--fault" (ipc.FaultEnv's value, given as an argument so that the tests
+// that set one run in parallel: no test sets the environment).
 func serveIPCHelper(args []string) int {
 	machine := ""
 	for i, a := range args {
-		if a == "--simulate" && i+1 < len(args) {
+		if i+1 == len(args) {
+			break
+		}
+		switch a {
+		case "--simulate":
 			machine = args[i+1]
+		case "--fault":
+			os.Setenv(ipc.FaultEnv, args[i+1])
 		}
 	}
 	var drv gpu.Driver
@@ -77,11 +87,9 @@ func serveIPCHelper(args []string) int {
 }
 
 // helperCommand is the child command line of the tests (machine "" is the
-// real driver). The marker variable is no handle: it only tells the test
-// binary to act as a child.
+// real driver).
 func helperCommand(t *testing.T, machine string) []string {
 	t.Helper()
-	t.Setenv(ipcHelperEnv, "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +134,13 @@ func newIPCHarness(t *testing.T, tests ...results.Test) *ipcHarness {
 		h.ops = append(h.ops, fmt.Sprintf("%d:%s", rank, op))
 	})
 	return h
+}
+
+// fault makes the children fail as ipc.FaultEnv's value f says.
+func (h *ipcHarness) fault(f string) {
+	if f != "" {
+		h.opt.Child = append(h.opt.Child, "--fault", f)
+	}
 }
 
 func (h *ipcHarness) run(ctx context.Context) (*results.Run, error) {
@@ -314,6 +329,7 @@ func TestIPCSimulatedRun(t *testing.T) {
 // where a fault lands: pair 0→1 and the same-GPU baseline 0→0 (ranks 0 and
 // 2) go to rank 0, pair 1→0 to rank 1.
 func TestIPCChildFailures(t *testing.T) {
+	t.Parallel()
 	cross := func(f *results.Figure) bool { return f.Params["same_gpu"] == "false" }
 	cases := []struct {
 		name, fault string
@@ -338,8 +354,9 @@ func TestIPCChildFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(ipc.FaultEnv, tc.fault)
+			t.Parallel()
 			h := newIPCHarness(t, results.IPCCERead, results.IPCCEBidir, results.IPCLatPingPong)
+			h.fault(tc.fault)
 			if tc.timeout > 0 {
 				h.opt.Timeout = tc.timeout
 			}
@@ -413,6 +430,7 @@ func TestIPCChildKilledMidRun(t *testing.T) {
 // stopped in the middle of a request: Run must return context.Canceled
 // soon, keep what was measured, and stop every child.
 func TestIPCCancel(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, fault string
 		// cancelAt is the pair after which to cancel; -1: when rank 1 stops.
@@ -430,8 +448,9 @@ func TestIPCCancel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(ipc.FaultEnv, tc.fault)
+			t.Parallel()
 			h := newIPCHarness(t, results.IPCCERead, results.IPCCEWrite, results.IPCCEBidir, results.IPCLatPingPong)
+			h.fault(tc.fault)
 			h.opt.Timeout = time.Minute // only the cancellation may end the stopped child
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -109,7 +109,9 @@ func TestMeet(t *testing.T) {
 }
 
 // Every rank that came fails with the same line; rank 0 names who did not.
+// Parallel with TestMeetWithoutRankZero: each waits out waitMissing.
 func TestMeetFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		cfgs  func(addr string) []rendezvous.Config
@@ -172,11 +174,16 @@ func TestMeetTurnsAwayOtherJobs(t *testing.T) {
 	}
 }
 
+// Rank 1 alone waits for no rank to arrive, only for rank 0 that never
+// listens: its wait can be short (the tests that wait out waitMissing take
+// the parallel slots, two on a 2-core machine, one after the other).
 func TestMeetWithoutRankZero(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
-	out := meet(t, ranks(addr, 2, 1), nil)
-	if err := out[0].err; err == nil || !strings.HasPrefix(err.Error(), "rank 1 could not reach rank 0 at the rendezvous "+addr+" within 2s") {
+	cfgs := ranks(addr, 2, 1)
+	cfgs[0].Wait = 300 * time.Millisecond
+	out := meet(t, cfgs, nil)
+	if err := out[0].err; err == nil || !strings.HasPrefix(err.Error(), "rank 1 could not reach rank 0 at the rendezvous "+addr+" within 300ms") {
 		t.Errorf("rank 1 alone: %v", err)
 	}
 }
