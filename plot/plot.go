@@ -206,9 +206,9 @@ func watermark(c draw.Canvas, col color.Color) {
 // goroutines as there are CPUs (a 72-GPU run's heatmaps take a second or
 // two one after the other); ctx is checked before each, and its error
 // returned. On an error it returns the first in that order, with the paths
-// written before it.
-func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string) ([]string, error) {
-	written, _, err := WriteDir(ctx, figs, dir, formats)
+// written before it. No file it writes may be one of inputs (WriteDir).
+func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string, inputs ...string) ([]string, error) {
+	written, _, err := WriteDir(ctx, figs, dir, formats, inputs...)
 	return written, err
 }
 
@@ -219,8 +219,12 @@ func WriteAll(ctx context.Context, figs []Chart, dir string, formats []string) (
 // figures it holds are this call's alone: those an earlier call listed in
 // the directory's manifest (.p2pbench-figures) and this one does not write
 // are removed, and the manifest lists this call's. Files it never wrote
-// are left alone.
-func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (written, removed []string, err error) {
+// are left alone. Neither the directory nor a file it writes may be one of
+// inputs: every path is checked before the first figure is drawn. Two
+// calls into one directory at once are refused (the second fails at once,
+// naming the process of the first): the lock of dir's figures is held
+// while they are written.
+func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string, inputs ...string) (written, removed []string, err error) {
 	for _, f := range formats {
 		if strings.ToLower(f) == "pdf" {
 			continue
@@ -229,16 +233,25 @@ func WriteDir(ctx context.Context, figs []Chart, dir string, formats []string) (
 			return nil, nil, err
 		}
 	}
-	if _, err := outfile.Dir(dir); err != nil {
+	if _, err := outfile.Dir(dir, inputs...); err != nil {
 		return nil, nil, err
 	}
-	earlier := earlierFigures(dir)
+	unlock, err := outfile.Lock(filepath.Join(dir, "figures"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	paths := make([]string, 0, len(figs)*len(formats))
 	for _, fig := range figs {
 		for _, format := range formats {
-			paths = append(paths, filepath.Join(dir, fig.FileName(format)))
+			p := filepath.Join(dir, fig.FileName(format))
+			if err := outfile.Check(p, inputs...); err != nil {
+				return nil, nil, err
+			}
+			paths = append(paths, p)
 		}
 	}
+	earlier := earlierFigures(dir)
 	errs := make([]error, len(paths))
 	shared := &pngShared{}
 	next := make(chan int)

@@ -84,8 +84,9 @@ func TestWireChart(t *testing.T) {
 	}
 }
 
-// WriteAll writes through internal/outfile, and stops when its context is
-// cancelled.
+// WriteAll writes through internal/outfile, checking every path before it
+// draws the first figure (a FIFO among them: nothing written), and stops
+// when its context is cancelled.
 func TestWriteAllRefusesAndStops(t *testing.T) {
 	figs := plot.Charts(resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))[:2]
 	dir := t.TempDir()
@@ -93,8 +94,14 @@ func TestWriteAllRefusesAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths, err := plot.WriteAll(context.Background(), figs, dir, []string{"svg"})
-	if !errors.Is(err, outfile.ErrNotRegular) || len(paths) != 1 {
-		t.Errorf("WriteAll over a FIFO: %v, %v; want ErrNotRegular after one figure", paths, err)
+	if _, serr := os.Stat(filepath.Join(dir, figs[0].FileName("svg"))); !errors.Is(err, outfile.ErrNotRegular) || len(paths) != 0 || serr == nil {
+		t.Errorf("WriteAll over a FIFO: %v, %v, the first figure there: %v; want ErrNotRegular before any figure", paths, err, serr == nil)
+	}
+	other := t.TempDir()
+	in := filepath.Join(other, figs[1].FileName("svg"))
+	os.WriteFile(in, []byte("{}"), 0o644)
+	if paths, err := plot.WriteAll(context.Background(), figs, other, []string{"svg"}, in); !errors.Is(err, outfile.ErrSameAsIn) || len(paths) != 0 {
+		t.Errorf("WriteAll over its input: %v, %v; want ErrSameAsIn before any figure", paths, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -32,16 +32,7 @@ func (d *Document) WriteMarkdownFiles(ctx context.Context, out string, inputs ..
 	}
 	defer unlock()
 	figDir := FiguresDir(out)
-	if _, err := outfile.Dir(figDir, inputs...); err != nil {
-		return err
-	}
-	figs := d.Figures()
-	for _, f := range figs {
-		if err := outfile.Check(filepath.Join(figDir, f.FileName("png")), inputs...); err != nil {
-			return err
-		}
-	}
-	if _, err := plot.WriteAll(ctx, figs, figDir, []string{"png"}); err != nil {
+	if _, err := plot.WriteAll(ctx, d.Figures(), figDir, []string{"png"}, inputs...); err != nil {
 		return err
 	}
 	if err := context.Cause(ctx); err != nil {

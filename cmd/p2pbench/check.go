@@ -9,6 +9,8 @@ import (
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/export"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -48,17 +50,17 @@ func checkCommand() *cli.Command {
 }
 
 func checkAction(c *cli.Context) error {
-	args, err := positionalArgs(c)
+	args, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
 	if len(args) != 1 {
-		return usageError{fmt.Errorf("check takes one results file, got %d arguments", len(args))}
+		return cmdline.Usage(fmt.Errorf("check takes one results file, got %d arguments", len(args)))
 	}
 	in, out := args[0], c.String("output")
 	format := c.String("format")
 	if format != "text" && format != "junit" && format != "prometheus" {
-		return usageError{fmt.Errorf("--format %q: want text, junit or prometheus", format)}
+		return cmdline.Usage(fmt.Errorf("--format %q: want text, junit or prometheus", format))
 	}
 	if err := outfile.Check(out, in, c.String("expect"), c.String("baseline")); err != nil {
 		return err
@@ -104,23 +106,23 @@ func expectationsOf(c *cli.Context) (verdict.Expectations, error) {
 	spec, base := c.String("expect"), c.String("baseline")
 	switch {
 	case spec != "" && base != "":
-		return nil, usageError{errors.New("--expect and --baseline exclude each other: judge against one of them")}
+		return nil, cmdline.Usage(errors.New("--expect and --baseline exclude each other: judge against one of them"))
 	case base == "" && c.IsSet("threshold"):
-		return nil, usageError{errors.New("--threshold is the least worsening against --baseline, and there is none: give --baseline FILE, or leave --threshold out")}
+		return nil, cmdline.Usage(errors.New("--threshold is the least worsening against --baseline, and there is none: give --baseline FILE, or leave --threshold out"))
 	case spec != "":
-		s, err := interruptible(c.Context, func() (*verdict.Spec, error) { return verdict.LoadSpec(spec) })
+		s, err := interrupt.Wait(c.Context, func() (*verdict.Spec, error) { return verdict.LoadSpec(spec) })
 		if err != nil {
-			return nil, usageError{err}
+			return nil, cmdline.Usage(err)
 		}
 		return s, nil
 	case base != "":
 		threshold, err := compare.ParseThreshold(c.String("threshold"))
 		if err != nil {
-			return nil, usageError{err}
+			return nil, cmdline.Usage(err)
 		}
 		run, err := readRun(c.Context, base)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--baseline: %w", err)}
+			return nil, cmdline.Usage(fmt.Errorf("--baseline: %w", err))
 		}
 		return verdict.FromBaseline(run, base, threshold), nil
 	}

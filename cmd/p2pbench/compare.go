@@ -10,7 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/compare"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/infile"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
@@ -72,29 +74,29 @@ type comparison struct {
 // comparisonOf reads compare's arguments and flags.
 func comparisonOf(c *cli.Context) (comparison, error) {
 	var cmp comparison
-	groups, err := positionalGroups(c)
+	groups, err := cmdline.Groups(c)
 	if err != nil {
 		return cmp, err
 	}
 	if cmp.groups, cmp.inputs, err = compare.Sides(groups); err != nil {
-		return cmp, usageError{err}
+		return cmp, cmdline.Usage(err)
 	}
 	if cmp.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
-		return cmp, usageError{err}
+		return cmp, cmdline.Usage(err)
 	}
 	cmp.opt.AcrossMethods, cmp.opt.AcrossMachines, cmp.opt.Alpha = c.Bool("across-methods"), c.Bool("across-machines"), c.Float64("alpha")
 	if err := cmp.opt.Validate(); err != nil {
-		return cmp, usageError{err}
+		return cmp, cmdline.Usage(err)
 	}
 	cmp.format = c.String("format")
 	if err := compare.CheckFormat(cmp.format); err != nil {
-		return cmp, usageError{err}
+		return cmp, cmdline.Usage(err)
 	}
 	cmp.output, cmp.plot = c.String("output"), c.String("plot")
 	if cmp.plot != "" {
 		cmp.plotFormat = strings.TrimPrefix(strings.ToLower(filepath.Ext(cmp.plot)), ".")
 		if cmp.plotFormat != "png" && cmp.plotFormat != "svg" && cmp.plotFormat != "pdf" {
-			return cmp, usageError{fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", cmp.plot)}
+			return cmp, cmdline.Usage(fmt.Errorf("--plot %q: name a .png, .svg or .pdf file", cmp.plot))
 		}
 	}
 	return cmp, nil
@@ -144,11 +146,11 @@ func compareInputs(c *cli.Context, cmp comparison) ([]compare.Input, *compare.Re
 			return nil, nil, err // a FIFO would block the read: refused before it is opened
 		}
 	}
-	inputs, err := interruptible(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
+	inputs, err := interrupt.Wait(c.Context, func() ([]compare.Input, error) { return compare.ReadGroups(cmp.groups) })
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := interruptible(c.Context, func() (*compare.Result, error) { return compare.Compare(inputs, cmp.opt) })
+	res, err := interrupt.Wait(c.Context, func() (*compare.Result, error) { return compare.Compare(inputs, cmp.opt) })
 	return inputs, res, err
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 )
 
 // docsCommands print the manual page and the shell completions, made from
@@ -31,12 +33,12 @@ func docsCommands() []*cli.Command {
 			Usage:     "print the shell completion of p2pbench for bash or fish (e.g. source <(p2pbench completion bash))",
 			ArgsUsage: "bash|fish",
 			Action: func(c *cli.Context) error {
-				args, err := positionalArgs(c)
+				args, err := cmdline.Positional(c)
 				if err != nil {
 					return err
 				}
 				if len(args) != 1 {
-					return usageError{fmt.Errorf("completion takes one shell, bash or fish")}
+					return cmdline.Usage(fmt.Errorf("completion takes one shell, bash or fish"))
 				}
 				switch args[0] {
 				case "bash":
@@ -47,7 +49,7 @@ func docsCommands() []*cli.Command {
 						_, err = io.WriteString(c.App.Writer, script)
 					}
 				default:
-					return usageError{fmt.Errorf("no completion for shell %q: bash or fish", args[0])}
+					return cmdline.Usage(fmt.Errorf("no completion for shell %q: bash or fish", args[0]))
 				}
 				return err
 			},

@@ -9,7 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/infile"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/kernels"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
@@ -68,17 +70,17 @@ func readSettings(c *cli.Context, tests []results.Test, copies bool) (measure.Se
 		o.Rounds = min(o.Rounds, o.Samples)
 	}
 	if err := o.Validate(); err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	var err error
 	if o.Renew, err = measure.ParseRenewal(c.String("renew")); err != nil {
-		return o, usageError{fmt.Errorf("--renew: %w", err)}
+		return o, cmdline.Usage(fmt.Errorf("--renew: %w", err))
 	}
 	if !copies {
 		return o, nil
 	}
 	if o.Size, err = measure.ParseTransferSize(c.String("size")); err != nil {
-		return o, usageError{fmt.Errorf("--size: %w", err)}
+		return o, cmdline.Usage(fmt.Errorf("--size: %w", err))
 	}
 	if o.SM, err = smConfig(c); err != nil {
 		return o, err
@@ -107,13 +109,13 @@ func readTuning(c *cli.Context) (map[measure.TuneKey]measure.SMConfig, error) {
 func smConfig(c *cli.Context) (measure.SMConfig, error) {
 	sm := measure.SMConfig{Variant: c.String("variant"), BlocksPerSM: c.Int("blocks-per-sm"), BlockSize: c.Int("block-size")}
 	if _, ok := kernels.CopyKernelByVariant(sm.Variant); sm.Variant != "" && !ok {
-		return sm, usageError{fmt.Errorf("unknown --variant %q; the variants are: %s", sm.Variant, strings.Join(kernels.CopyVariants(), ", "))}
+		return sm, cmdline.Usage(fmt.Errorf("unknown --variant %q; the variants are: %s", sm.Variant, strings.Join(kernels.CopyVariants(), ", ")))
 	}
 	if c.IsSet("blocks-per-sm") && (sm.BlocksPerSM < 1 || sm.BlocksPerSM > 32) {
-		return sm, usageError{fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", sm.BlocksPerSM)}
+		return sm, cmdline.Usage(fmt.Errorf("--blocks-per-sm must be between 1 and 32 (got %d)", sm.BlocksPerSM))
 	}
 	if c.IsSet("block-size") && (sm.BlockSize < 32 || sm.BlockSize > 1024 || sm.BlockSize%32 != 0) {
-		return sm, usageError{fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", sm.BlockSize)}
+		return sm, cmdline.Usage(fmt.Errorf("--block-size must be a multiple of 32 between 32 and 1024 (got %d)", sm.BlockSize))
 	}
 	return sm, nil
 }
@@ -121,7 +123,7 @@ func smConfig(c *cli.Context) (measure.SMConfig, error) {
 // noArgs refuses positional arguments to a command that takes none.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError{fmt.Errorf("%s takes no arguments (got %q)", c.Command.Name, c.Args().First())}
+		return cmdline.Usage(fmt.Errorf("%s takes no arguments (got %q)", c.Command.Name, c.Args().First()))
 	}
 	return nil
 }
@@ -134,5 +136,5 @@ func readRun(ctx context.Context, path string) (*results.Run, error) {
 	if err := infile.Check(path); errors.Is(err, infile.ErrNotRegular) {
 		return nil, err
 	}
-	return interruptible(ctx, func() (*results.Run, error) { return results.Read(path) })
+	return interrupt.Wait(ctx, func() (*results.Run, error) { return results.Read(path) })
 }

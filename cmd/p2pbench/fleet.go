@@ -11,7 +11,10 @@ import (
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/fleet"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/progress"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
@@ -52,7 +55,7 @@ func fleetCommand() *cli.Command {
 }
 
 func fleetAction(c *cli.Context) error {
-	paths, err := positionalArgs(c)
+	paths, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
@@ -60,10 +63,10 @@ func fleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := newProgress(c.App.ErrWriter, os.Getenv("TERM"))
+	bar := progress.New(c.App.ErrWriter, os.Getenv("TERM"))
 	fo.opt.Build = version
 	fo.opt.Progress = func(done, total int) { bar.Update(done, total, "reading results") }
-	f, err := interruptible(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, fo.opt) })
+	f, err := interrupt.Wait(c.Context, func() (*fleet.Fleet, error) { return fleet.Load(paths, fo.opt) })
 	bar.Finish()
 	if err != nil {
 		return err
@@ -95,25 +98,25 @@ type fleetOutputs struct {
 func fleetOutputsOf(c *cli.Context, paths []string) (fleetOutputs, error) {
 	fo := fleetOutputs{format: c.String("format"), output: c.String("output"), plot: c.String("plot"), report: c.String("report")}
 	if len(paths) == 0 {
-		return fo, usageError{fmt.Errorf("fleet needs at least one results file, directory or pattern")}
+		return fo, cmdline.Usage(fmt.Errorf("fleet needs at least one results file, directory or pattern"))
 	}
 	var err error
 	if fo.opt.Threshold, err = compare.ParseThreshold(c.String("threshold")); err != nil {
-		return fo, usageError{err}
+		return fo, cmdline.Usage(err)
 	}
 	if fo.opt.Alpha, err = compare.ParseThreshold(c.String("alpha")); err != nil || !(fo.opt.Alpha > 0) || fo.opt.Alpha >= 1 {
-		return fo, usageError{fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha"))}
+		return fo, cmdline.Usage(fmt.Errorf("--alpha %q: want a rate above 0 and below 100%%, e.g. 1%%", c.String("alpha")))
 	}
 	if err := fleet.CheckFormat(fo.format); err != nil {
-		return fo, usageError{err}
+		return fo, cmdline.Usage(err)
 	}
 	if fo.plotFormats, err = plot.ParseFormats(c.String("plot-format")); err != nil {
-		return fo, usageError{err}
+		return fo, cmdline.Usage(err)
 	}
 	// fleet's --format is its view's: the report's format comes from the
 	// file's extension alone.
 	if fo.reportFormat = report.FormatOf(fo.report); fo.report != "" && fo.reportFormat == "" {
-		return fo, usageError{fmt.Errorf("--report %q: name a .pdf or .md file", fo.report)}
+		return fo, cmdline.Usage(fmt.Errorf("--report %q: name a .pdf or .md file", fo.report))
 	}
 	for _, out := range []string{fo.output, fo.report} {
 		if err := outfile.Check(out, paths...); err != nil {
@@ -144,7 +147,7 @@ func (fo fleetOutputs) write(c *cli.Context, f *fleet.Fleet, paths []string) err
 		return err
 	}
 	if fo.plot != "" {
-		written, err := plot.WriteAll(c.Context, f.Figures(), fo.plot, fo.plotFormats)
+		written, err := plot.WriteAll(c.Context, f.Figures(), fo.plot, fo.plotFormats, paths...)
 		for _, p := range written {
 			fmt.Fprintln(c.App.ErrWriter, "plot:", p)
 		}

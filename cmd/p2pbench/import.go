@@ -8,6 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/report"
@@ -39,12 +41,12 @@ func importCommand() *cli.Command {
 }
 
 func importAction(c *cli.Context) error {
-	inputs, err := positionalArgs(c)
+	inputs, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
 	if len(inputs) == 0 {
-		return usageError{fmt.Errorf("import needs at least one file")}
+		return cmdline.Usage(fmt.Errorf("import needs at least one file"))
 	}
 	opt, err := importOptions(c)
 	if err != nil {
@@ -79,18 +81,18 @@ func importOptions(c *cli.Context) (ingest.Options, error) {
 	opt := ingest.Options{Importer: "p2pbench " + version, Collective: c.String("collective")}
 	var err error
 	if opt.Format, err = ingest.ParseFormat(c.String("format")); err != nil {
-		return opt, usageError{err}
+		return opt, cmdline.Usage(err)
 	}
 	if s := c.String("buffer-size"); s != "" {
 		if opt.BufferSize, err = units.ParseSize(s); err != nil {
-			return opt, usageError{fmt.Errorf("--buffer-size: %w", err)}
+			return opt, cmdline.Usage(fmt.Errorf("--buffer-size: %w", err))
 		}
 	}
 	if err := opt.Validate(); err != nil {
-		return opt, usageError{err}
+		return opt, cmdline.Usage(err)
 	}
 	if c.IsSet("output") && c.IsSet("dir") {
-		return opt, usageError{fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes")}
+		return opt, cmdline.Usage(fmt.Errorf("-o and --dir exclude each other: -o names the one results file, --dir where each input's goes"))
 	}
 	return opt, nil
 }
@@ -98,10 +100,10 @@ func importOptions(c *cli.Context) (ingest.Options, error) {
 // importOne converts the input in: an option the input cannot take is a
 // usage error, and an input of no figure is no success (exit status 4).
 func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, error) {
-	run, err := interruptible(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) })
+	run, err := interrupt.Wait(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) })
 	if err != nil {
 		if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
-			return nil, usageError{err}
+			return nil, cmdline.Usage(err)
 		}
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, err
 // else ingest.OutputPaths in --dir; each checked against every input.
 func importOutputs(inputs []string, out, dir string) ([]string, error) {
 	if out != "" && len(inputs) > 1 {
-		return nil, usageError{fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs))}
+		return nil, cmdline.Usage(fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs)))
 	}
 	outs := []string{out}
 	if out == "" {
@@ -124,7 +126,7 @@ func importOutputs(inputs []string, out, dir string) ([]string, error) {
 		}
 		var err error
 		if outs, err = ingest.OutputPaths(inputs, dir); err != nil {
-			return nil, usageError{err}
+			return nil, cmdline.Usage(err)
 		}
 	}
 	for _, o := range outs {

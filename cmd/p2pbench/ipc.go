@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/ipc"
 	"github.com/p2pbench/p2pbench/results"
@@ -106,15 +107,15 @@ func ipcSession(c *cli.Context) (session.Options, *results.Run, error) {
 func ipcOptions(c *cli.Context) (ipc.Options, error) {
 	o := ipc.Options{SkipSameGPU: c.Bool("no-same-gpu"), Timeout: c.Duration("child-timeout")}
 	if o.Timeout <= 0 {
-		return o, usageError{errors.New("--child-timeout must be positive")}
+		return o, cmdline.Usage(errors.New("--child-timeout must be positive"))
 	}
 	var err error
 	if o.Handles, err = ipc.ParseHandles(c.String("handles")); err != nil {
-		return o, usageError{fmt.Errorf("--handles: %w", err)}
+		return o, cmdline.Usage(fmt.Errorf("--handles: %w", err))
 	}
 	tests, err := results.ParseTests(c.String("tests"), results.CommandIPC)
 	if err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	o.Settings, err = readSettings(c, tests, true)
 	return o, err

@@ -15,10 +15,11 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/results"
@@ -67,22 +68,6 @@ func profile(args []string) (stop func() error, err error) {
 	}, nil
 }
 
-// maxMessageBytes bounds an error's line: a message quoting an argument or
-// a file (a 1 MB number, a 5000-byte process name) is cut, saying how much.
-const maxMessageBytes = 2048
-
-// clipMessage cuts msg to maxMessageBytes on a UTF-8 boundary.
-func clipMessage(msg string) string {
-	if len(msg) <= maxMessageBytes {
-		return msg
-	}
-	n := maxMessageBytes
-	for n > 0 && !utf8.RuneStart(msg[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s … [%d bytes of the message cut]", msg[:n], len(msg)-n)
-}
-
 // run runs the command line args with its output on stdout and its errors
 // on stderr, and returns the exit status (see exitStatusHelp). SIGINT,
 // SIGTERM and SIGHUP cancel the command's context while it runs.
@@ -90,10 +75,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Text from results files (host names, params, notes) may hold escape
 	// sequences: nothing p2pbench prints may control the terminal.
 	stdout, stderr = termsafe.New(stdout), termsafe.New(stderr)
-	ctx, stop := signalContext()
+	ctx, stop := interrupt.Context()
 	defer stop()
 	app := newApp(stdout, stderr)
-	app.Metadata = map[string]any{argsKey: args}
+	cmdline.Record(app, args)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return exitOK
@@ -101,15 +86,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// urfave/cli answers -h followed by an argument with an exit error of
 	// its own (status 1 here): it is a bad command line, status 2.
 	if topic, ok := strings.CutPrefix(err.Error(), "No help topic for "); ok {
-		err = usageError{fmt.Errorf("no help topic %s: --help takes no argument (p2pbench --help, p2pbench COMMAND --help)", results.QuoteShort(strings.Trim(topic, "'")))}
+		err = cmdline.Usage(fmt.Errorf("no help topic %s: --help takes no argument (p2pbench --help, p2pbench COMMAND --help)", results.QuoteShort(strings.Trim(topic, "'"))))
 	}
-	fmt.Fprintf(stderr, "p2pbench: %s\n", clipMessage(err.Error()))
+	fmt.Fprintf(stderr, "p2pbench: %s\n", cmdline.Clip(err.Error()))
 	return exitStatus(ctx, err)
 }
-
-// argsKey is the key of the command line in the app's Metadata, which the
-// results record.
-const argsKey = "args"
 
 // newApp is the command line, its commands in docs/commands.md's order.
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -135,10 +116,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		// A bad flag value or an unknown flag is one line and exit status
 		// 2, never the help page.
-		c.OnUsageError = func(c *cli.Context, err error, _ bool) error { return usageError{flagError(c, err)} }
+		c.OnUsageError = cmdline.FlagError
 		// A flag of one value given twice is refused, never the last one
-		// taken without a word.
-		c.Before = onceEach
+		// taken without a word (compare reads flags in every group).
+		c.Before = func(c *cli.Context) error { return cmdline.OnceEach(c, "compare") }
 		if !c.Hidden {
 			names = append(names, c.Name)
 		}
@@ -153,14 +134,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:   stderr,
 		// Errors are printed once, by run, without usage noise.
 		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		OnUsageError:         func(_ *cli.Context, err error, _ bool) error { return cmdline.Usage(err) },
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cli.ShowAppHelp(c)
 			}
-			return usageError{fmt.Errorf("unknown command %q; the commands are %s (help: p2pbench --help, p2pbench COMMAND --help)", c.Args().First(), strings.Join(names, ", "))}
+			return cmdline.Usage(fmt.Errorf("unknown command %q; the commands are %s (help: p2pbench --help, p2pbench COMMAND --help)", c.Args().First(), strings.Join(names, ", ")))
 		},
 	}
 }

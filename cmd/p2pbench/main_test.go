@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	// The signal tests signal this process: keep their signals caught even
 	// between two runs, so that a late one cannot end the tests.
-	signal.Notify(make(chan os.Signal, 1), stopSignals...)
+	signal.Notify(make(chan os.Signal, 1), interrupt.Signals...)
 	// No test may reach a real driver.
 	os.Setenv("P2PBENCH_LIBCUDA", "/nonexistent/libcuda.so.1")
 	os.Setenv("P2PBENCH_LIBNVML", "/nonexistent/libnvidia-ml.so.1")

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/measure"
@@ -141,15 +142,15 @@ func benchOptions(c *cli.Context) (bench.Options, error) {
 	var o bench.Options
 	tests, err := results.ParseTests(c.String("tests"), testCommand(c.Command.Name))
 	if err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	copies := c.Command.Name == "bw" || c.Command.Name == "all"
 	if copies && c.Bool("tune") && c.String("tuning") != "" {
-		return o, usageError{fmt.Errorf("--tune and --tuning exclude each other")}
+		return o, cmdline.Usage(fmt.Errorf("--tune and --tuning exclude each other"))
 	}
 	if copies {
 		if o.Sweep, err = measure.ParseSweep(c.String("sizes")); err != nil {
-			return o, usageError{fmt.Errorf("--sizes: %w", err)}
+			return o, cmdline.Usage(fmt.Errorf("--sizes: %w", err))
 		}
 		o.Tune = c.Bool("tune")
 	}
@@ -170,12 +171,12 @@ func resultsPath(c *cli.Context) (string, error) {
 	}
 	env, err := launch.Detect(os.Getenv, os.Hostname)
 	if err != nil {
-		return "", usageError{err}
+		return "", cmdline.Usage(err)
 	}
 	pattern := cmp.Or(c.String("dir"), env.DefaultPattern())
 	dir, warning, err := env.Expand(pattern, time.Now().UTC())
 	if err != nil {
-		return "", usageError{fmt.Errorf("--dir %q: %w", pattern, err)}
+		return "", cmdline.Usage(fmt.Errorf("--dir %q: %w", pattern, err))
 	}
 	if warning != "" {
 		fmt.Fprintln(c.App.ErrWriter, report.Wrap("p2pbench: warning: "+warning, report.ScreenWidth))

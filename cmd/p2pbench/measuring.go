@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
-	"github.com/p2pbench/p2pbench/internal/termsafe"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/progress"
 	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/results"
@@ -24,8 +22,8 @@ import (
 // a terminal), a failing save, an earlier run kept aside and, under
 // P2PBENCH_TRACE, its steps' times.
 func sessionOptions(c *cli.Context, t session.Target) session.Options {
-	o := session.Options{Target: t, Version: version, Args: commandLine(c), AllowBusy: c.Bool("allow-busy"),
-		Child: ipcChildArgs, Progress: newProgress(c.App.ErrWriter, os.Getenv("TERM"))}
+	o := session.Options{Target: t, Version: version, Args: cmdline.Args(c), AllowBusy: c.Bool("allow-busy"),
+		Child: ipcChildArgs, Progress: progress.New(c.App.ErrWriter, os.Getenv("TERM"))}
 	o.SaveFailed = func(err error) {
 		fmt.Fprintln(c.App.ErrWriter, report.Wrap(fmt.Sprintf("p2pbench: warning: saving the run in progress failed (%v); it goes on, trying again, and at its end saves the results elsewhere if this file still cannot be written", err), report.ScreenWidth))
 	}
@@ -37,12 +35,6 @@ func sessionOptions(c *cli.Context, t session.Target) session.Options {
 		o.Trace = func(step string, took time.Duration) { trace(c, step, took) }
 	}
 	return o
-}
-
-// commandLine is the command line p2pbench was started with.
-func commandLine(c *cli.Context) []string {
-	args, _ := c.App.Metadata[argsKey].([]string)
-	return args
 }
 
 // closeSession closes the session of a measuring command, tracing how long
@@ -134,37 +126,5 @@ func tracing() bool { return os.Getenv("P2PBENCH_TRACE") != "" }
 func trace(c *cli.Context, step string, took time.Duration) {
 	if tracing() {
 		fmt.Fprintf(c.App.ErrWriter, "trace: %8.1f ms  %s\n", float64(took.Microseconds())/1e3, step)
-	}
-}
-
-// progress draws a bar on a terminal that can show one.
-type progress struct{ bar *progressbar.ProgressBar }
-
-// newProgress draws on w when it is a terminal and TERM is not "dumb".
-func newProgress(w io.Writer, termName string) *progress {
-	f, ok := termsafe.File(w) // the bar draws on the terminal itself
-	if !ok || termName == "dumb" || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
-	}
-	return &progress{bar: progressbar.NewOptions(1,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionThrottle(100*time.Millisecond))}
-}
-
-func (p *progress) Update(done, total int, step string) {
-	if p.bar == nil {
-		return
-	}
-	p.bar.ChangeMax(total)
-	p.bar.Describe(step)
-	_ = p.bar.Set(done)
-}
-
-func (p *progress) Finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/launch"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/ipc"
@@ -79,12 +80,12 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 	var o ipc.FabricOptions
 	env, err := launch.Detect(os.Getenv, os.Hostname)
 	if err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	o.Rank, o.Ranks, o.Device, o.Job, o.Host = env.Rank, env.Size, env.LocalRank, env.JobID, env.Host
 	for _, name := range []string{"rank", "device"} {
 		if v := c.Int(name); c.IsSet(name) && v < 0 {
-			return o, usageError{fmt.Errorf("--%s %d: want 0 or more", name, v)}
+			return o, cmdline.Usage(fmt.Errorf("--%s %d: want 0 or more", name, v))
 		}
 	}
 	if r := c.Int("rank"); r >= 0 {
@@ -93,7 +94,7 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 	if c.IsSet("ranks") {
 		o.Ranks = c.Int("ranks")
 		if o.Ranks < 2 || o.Ranks > units.MaxDevices {
-			return o, usageError{fmt.Errorf("--ranks %d: want 2 to %d processes, one per GPU of the domain (one process has no peer to measure)", o.Ranks, units.MaxDevices)}
+			return o, cmdline.Usage(fmt.Errorf("--ranks %d: want 2 to %d processes, one per GPU of the domain (one process has no peer to measure)", o.Ranks, units.MaxDevices))
 		}
 	}
 	if d := c.Int("device"); d >= 0 {
@@ -107,10 +108,10 @@ func mnnvlOptions(c *cli.Context) (ipc.FabricOptions, error) {
 		o.Tests, testsErr = results.ParseTests(t, results.CommandIPC)
 	}
 	if err := o.Validate(); err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	if testsErr != nil {
-		return o, usageError{testsErr}
+		return o, cmdline.Usage(testsErr)
 	}
 	o.Settings, err = readSettings(c, o.Tests, true)
 	return o, err

@@ -5,13 +5,14 @@ import (
 	"context"
 	"io"
 
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 )
 
 // writeRendered renders an output into memory, where a signal can stop it
 // at once, and then writes it to path atomically (see internal/outfile).
 func writeRendered(ctx context.Context, path string, render func(io.Writer) error) error {
-	content, err := interruptible(ctx, func() ([]byte, error) {
+	content, err := interrupt.Wait(ctx, func() ([]byte, error) {
 		var b bytes.Buffer
 		err := render(&b)
 		return b.Bytes(), err

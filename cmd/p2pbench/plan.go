@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/bench"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/session"
 )
@@ -24,7 +25,7 @@ var planFlags = []cli.Flag{
 func readPlan(c *cli.Context) (bench.PlanOptions, error) {
 	o := bench.PlanOptions{AllPairs: c.Bool("all-pairs"), Peers: c.Int("sample-peers"), Seed: c.Uint64("sample-seed")}
 	if err := o.Validate(); err != nil {
-		return o, usageError{err}
+		return o, cmdline.Usage(err)
 	}
 	return o, nil
 }
@@ -36,7 +37,7 @@ func readPlan(c *cli.Context) (bench.PlanOptions, error) {
 func dryRun(c *cli.Context, t session.Target, opt bench.Options) error {
 	for _, f := range []string{"output", "json"} {
 		if c.IsSet(f) {
-			return usageError{fmt.Errorf("--dry-run measures nothing, so --%s has nothing to write: leave one of them out", f)}
+			return cmdline.Usage(fmt.Errorf("--dry-run measures nothing, so --%s has nothing to write: leave one of them out", f))
 		}
 	}
 	if c.Command.Name == "all" {

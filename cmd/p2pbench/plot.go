@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/p2pbench/p2pbench/internal/outfile"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/plot"
 	"github.com/p2pbench/p2pbench/report"
@@ -31,17 +30,17 @@ func plotCommand() *cli.Command {
 }
 
 func plotAction(c *cli.Context) error {
-	args, err := positionalArgs(c)
+	args, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
 	if len(args) != 1 {
-		return usageError{fmt.Errorf("plot takes one results file, got %d arguments", len(args))}
+		return cmdline.Usage(fmt.Errorf("plot takes one results file, got %d arguments", len(args)))
 	}
 	in := args[0]
 	formats, err := plot.ParseFormats(c.String("format"))
 	if err != nil {
-		return usageError{err}
+		return cmdline.Usage(err)
 	}
 	run, err := readRun(c.Context, in)
 	if err != nil {
@@ -56,31 +55,9 @@ func plotAction(c *cli.Context) error {
 		// Nothing drawn is no success (exit status 4), and no directory.
 		return failedFigures(fmt.Errorf("%s has no figures to plot: nothing drawn", in))
 	}
-	return writePlots(c, figs, dir, formats, in)
-}
-
-// writePlots draws figs into dir in each of formats and prints their
-// paths; in is the results file they are of. The directory is an output
-// (no other user's link, no device), and it is this plot's while it draws:
-// a second plot into it waits for nothing and mixes nothing, it fails at
-// once, naming the first.
-func writePlots(c *cli.Context, figs []plot.Chart, dir string, formats []string, in string) error {
-	if _, err := outfile.Dir(dir, in); err != nil {
-		return err
-	}
-	unlock, err := outfile.Lock(filepath.Join(dir, "figures"))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	for _, f := range figs {
-		for _, format := range formats {
-			if err := outfile.Check(filepath.Join(dir, f.FileName(format)), in); err != nil {
-				return err
-			}
-		}
-	}
-	paths, removed, err := plot.WriteDir(c.Context, figs, dir, formats)
+	// The directory is this plot's while it draws (plot.WriteDir): a second
+	// plot into it fails at once, naming the first.
+	paths, removed, err := plot.WriteDir(c.Context, figs, dir, formats, in)
 	for _, p := range paths {
 		fmt.Fprintln(c.App.Writer, p)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 )
@@ -31,17 +32,17 @@ func reportCommand() *cli.Command {
 }
 
 func reportAction(c *cli.Context) error {
-	args, err := positionalArgs(c)
+	args, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
 	if len(args) != 1 {
-		return usageError{fmt.Errorf("report takes one results file, got %d arguments", len(args))}
+		return cmdline.Usage(fmt.Errorf("report takes one results file, got %d arguments", len(args)))
 	}
 	in := args[0]
 	out, format, err := report.Output(in, c.String("output"), strings.ToLower(c.String("format")))
 	if err != nil {
-		return usageError{err}
+		return cmdline.Usage(err)
 	}
 	if err := outfile.Check(out, in); err != nil {
 		return err

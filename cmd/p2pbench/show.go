@@ -5,6 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/report"
 )
 
@@ -18,18 +20,18 @@ func showCommand() *cli.Command {
 }
 
 func showAction(c *cli.Context) error {
-	args, err := positionalArgs(c)
+	args, err := cmdline.Positional(c)
 	if err != nil {
 		return err
 	}
 	if len(args) != 1 {
-		return usageError{errors.New("show takes one results file")}
+		return cmdline.Usage(errors.New("show takes one results file"))
 	}
 	run, err := readRun(c.Context, args[0])
 	if err != nil {
 		return err
 	}
-	docs, err := interruptible(c.Context, func() ([]*report.Document, error) { return report.Shown(run), nil })
+	docs, err := interrupt.Wait(c.Context, func() ([]*report.Document, error) { return report.Shown(run), nil })
 	if err != nil {
 		return err
 	}

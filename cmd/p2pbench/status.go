@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/session"
 )
@@ -63,24 +62,17 @@ type statusError struct {
 func (e statusError) Error() string { return e.err.Error() }
 func (e statusError) Unwrap() error { return e.err }
 
-// usageError marks a bad command line (exit status 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
 func failedFigures(err error) error { return statusError{exitFailed, err} }
 
 // exitStatus is the status of a command that failed with err; ctx is the
 // command's context, cancelled by a signal when one came.
 func exitStatus(ctx context.Context, err error) int {
-	if sig, ok := interrupted(ctx); ok {
-		return 128 + int(sig.sig)
+	if sig, ok := interrupt.Cause(ctx); ok {
+		return 128 + int(sig.Sig)
 	}
-	var ue usageError
 	var re *session.Error
 	isRun := errors.As(err, &re)
-	if errors.As(err, &ue) || isRun && re.Kind == session.Usage || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) || errors.Is(err, outfile.ErrLockFile) {
+	if cmdline.IsUsage(err) || isRun && re.Kind == session.Usage || errors.Is(err, outfile.ErrNotRegular) || errors.Is(err, outfile.ErrSameAsIn) || errors.Is(err, outfile.ErrLockFile) {
 		// An output path that p2pbench refuses is a bad flag value.
 		return exitUsage
 	}
@@ -92,72 +84,4 @@ func exitStatus(ctx context.Context, err error) int {
 		return exitNoGPU
 	}
 	return exitError
-}
-
-// stopSignal is the cause of a context cancelled by a signal.
-type stopSignal struct{ sig syscall.Signal }
-
-func (s stopSignal) Error() string {
-	switch s.sig {
-	case syscall.SIGINT:
-		return "interrupted (SIGINT)"
-	case syscall.SIGHUP:
-		return "hung up (SIGHUP)"
-	case syscall.SIGTERM:
-		return "stopped (SIGTERM)"
-	}
-	return "stopped by " + s.sig.String()
-}
-
-// stopSignals all end a command the same way: its context is cancelled, a
-// measuring command saves what it measured, a reader stops.
-var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
-
-// signalContext returns a context that the first of stopSignals cancels,
-// with a stopSignal as its cause; stop restores the signals' default.
-func signalContext() (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, stopSignals...)
-	go func() {
-		select {
-		case s := <-ch:
-			cancel(stopSignal{s.(syscall.Signal)})
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		cancel(nil)
-	}
-}
-
-// interrupted reports whether ctx was cancelled by a signal, and which.
-func interrupted(ctx context.Context) (stopSignal, bool) {
-	var sig stopSignal
-	ok := errors.As(context.Cause(ctx), &sig)
-	return sig, ok
-}
-
-// interruptible runs f and returns what it returns, or ctx's error as soon
-// as ctx is cancelled; f is then left running, and p2pbench exits. It is for
-// work that writes no file: reading inputs (a FIFO with no writer blocks in
-// open) and computing or rendering into memory.
-func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, context.Cause(ctx)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/gpu/sim"
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/units"
 	"github.com/p2pbench/p2pbench/results"
 	"github.com/p2pbench/p2pbench/session"
@@ -28,22 +29,22 @@ var (
 func targetOf(c *cli.Context) (session.Target, error) {
 	devices, err := units.ParseDeviceList(c.String("devices"))
 	if err != nil {
-		return session.Target{}, usageError{err}
+		return session.Target{}, cmdline.Usage(err)
 	}
 	t := session.Target{Devices: devices, Sim: c.String("simulate"), Seed: c.Int64("simulate-seed")}
 	if t.Sim != "" && !slices.Contains(sim.Machines(), t.Sim) {
-		return t, usageError{fmt.Errorf("unknown simulated machine %s; the machines are: %s", results.QuoteShort(t.Sim), strings.Join(sim.Machines(), ", "))}
+		return t, cmdline.Usage(fmt.Errorf("unknown simulated machine %s; the machines are: %s", results.QuoteShort(t.Sim), strings.Join(sim.Machines(), ", ")))
 	}
 	if c.IsSet("simulate-seed") && t.Sim == "" {
-		return t, usageError{errors.New("--simulate-seed needs --simulate")}
+		return t, cmdline.Usage(errors.New("--simulate-seed needs --simulate"))
 	}
 	for _, spec := range c.StringSlice("simulate-health") {
 		if t.Sim == "" {
-			return t, usageError{fmt.Errorf("--simulate-health %s needs --simulate", spec)}
+			return t, cmdline.Usage(fmt.Errorf("--simulate-health %s needs --simulate", spec))
 		}
 		o, err := sim.ParseHealth(spec)
 		if err != nil {
-			return t, usageError{fmt.Errorf("--simulate-health: %w", err)}
+			return t, cmdline.Usage(fmt.Errorf("--simulate-health: %w", err))
 		}
 		t.Health = append(t.Health, o)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/p2pbench/p2pbench/internal/cmdline"
 	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/report"
 	"github.com/p2pbench/p2pbench/session"
@@ -37,7 +38,7 @@ func topoAction(c *cli.Context) error {
 	if err := outfile.Writable(out); err != nil { // nothing made before the driver opens
 		return err
 	}
-	run, err := session.Topology(session.Options{Target: t, Version: version, Args: commandLine(c)}, c.Bool("check"))
+	run, err := session.Topology(session.Options{Target: t, Version: version, Args: cmdline.Args(c)}, c.Bool("check"))
 	if err != nil {
 		return err
 	}

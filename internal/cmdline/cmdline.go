@@ -1,21 +1,58 @@
-package main
+// Package cmdline reads a command line through urfave/cli the way people
+// write one: flags after the positional arguments, "--" groups, a flag of
+// one value given once, and errors of a bad flag in the flag's words. It
+// also holds the one error type of a bad command line (UsageError), which
+// the program's exit status maps to 2.
+package cmdline
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/results"
 )
 
-// positionalArgs returns a command's positional arguments, applying the
-// flags given after them: urfave/cli stops reading flags at the first
-// argument, and `p2pbench report RESULTS.json -o report.pdf` is how people
-// write it. "--" ends the flags.
-func positionalArgs(c *cli.Context) ([]string, error) {
+// UsageError marks a bad command line: a flag, a value, an argument or a
+// command.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// Usage marks err as a bad command line.
+func Usage(err error) error { return UsageError{err} }
+
+// IsUsage reports whether err is, or wraps, a bad command line.
+func IsUsage(err error) bool { return errors.As(err, new(UsageError)) }
+
+// argsKey is the key of the command line in an App's Metadata.
+const argsKey = "args"
+
+// Record keeps the command line args in app, for Args and OnceEach.
+func Record(app *cli.App, args []string) {
+	if app.Metadata == nil {
+		app.Metadata = map[string]any{}
+	}
+	app.Metadata[argsKey] = args
+}
+
+// Args is the command line that Record kept, nil when none.
+func Args(c *cli.Context) []string {
+	args, _ := c.App.Metadata[argsKey].([]string)
+	return args
+}
+
+// Positional returns a command's positional arguments, applying the flags
+// given after them: urfave/cli stops reading flags at the first argument,
+// and `p2pbench report RESULTS.json -o report.pdf` is how people write it.
+// "--" ends the flags.
+func Positional(c *cli.Context) ([]string, error) {
 	groups, err := readArgs(c, false)
 	if err != nil {
 		return nil, err
@@ -23,10 +60,10 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 	return groups[0], nil
 }
 
-// positionalGroups is positionalArgs for compare: each "--" starts another
-// group of arguments (`compare base1.json base2.json -- new1.json`), and
+// Groups is Positional for a command whose arguments come in groups: each
+// "--" starts another (`compare base1.json base2.json -- new1.json`), and
 // flags are read anywhere.
-func positionalGroups(c *cli.Context) ([][]string, error) { return readArgs(c, true) }
+func Groups(c *cli.Context) ([][]string, error) { return readArgs(c, true) }
 
 // readArgs applies the flags among a command's arguments and returns the
 // rest, in groups that "--" separates (grouped), or in one group after
@@ -50,35 +87,35 @@ func readArgs(c *cli.Context, grouped bool) ([][]string, error) {
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if primary[name] == "" {
-			return nil, usageError{fmt.Errorf("flag provided but not defined: %s", a)}
+			return nil, Usage(fmt.Errorf("flag provided but not defined: %s", a))
 		}
 		switch {
 		case boolFlag[name] && !hasValue:
 			value = "true"
 		case !hasValue:
 			if i+1 >= len(args) {
-				return nil, usageError{fmt.Errorf("flag needs an argument: %s", a)}
+				return nil, Usage(fmt.Errorf("flag needs an argument: %s", a))
 			}
 			i++
 			value = args[i]
 		}
 		if err := c.Set(primary[name], value); err != nil {
-			return nil, usageError{badValue(c, primary[name], value)}
+			return nil, Usage(badValue(c, primary[name], value))
 		}
 	}
 	return groups, nil
 }
 
-// onceEach refuses a flag of one value given more than once (`--simulate
+// OnceEach refuses a flag of one value given more than once (`--simulate
 // h200x2 --simulate dgx-h100`): urfave/cli would take the last without a
-// word. Repeatable flags (--simulate-health) may repeat. It reads the
-// command line as run received it: the command's arguments up to "--"
-// (compare reads flags in every group).
+// word. Repeatable flags (string slices) may repeat. It reads the command
+// line that Record kept: the command's arguments up to "--" (in every
+// group for a command of Groups, named in grouped).
 //
 // It also refuses a whole number that is not written in decimal: Go's flag
 // package reads --rounds 0x2 as 2.
-func onceEach(c *cli.Context) error {
-	args, _ := c.App.Metadata[argsKey].([]string)
+func OnceEach(c *cli.Context, grouped ...string) error {
+	args := Args(c)
 	at := slices.Index(args, c.Command.Name)
 	if at < 0 {
 		return nil
@@ -88,7 +125,7 @@ func onceEach(c *cli.Context) error {
 	for i := at + 1; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			if c.Command.Name == "compare" {
+			if slices.Contains(grouped, c.Command.Name) {
 				continue
 			}
 			break
@@ -106,10 +143,10 @@ func onceEach(c *cli.Context) error {
 			value = args[i]
 		}
 		if kindOf(flagNamed(c, p)) == "a whole number" && !decimal.MatchString(value) {
-			return usageError{badValue(c, p, value)}
+			return Usage(badValue(c, p, value))
 		}
 		if first, ok := seen[p]; ok {
-			return usageError{fmt.Errorf("--%s given twice (%s, then %s): give it once", p, results.QuoteShort(first), results.QuoteShort(value))}
+			return Usage(fmt.Errorf("--%s given twice (%s, then %s): give it once", p, results.QuoteShort(first), results.QuoteShort(value)))
 		}
 		seen[p] = value
 	}
@@ -166,15 +203,31 @@ func badValue(c *cli.Context, name, value string) error {
 	return fmt.Errorf("--%s %s: want %s", name, results.QuoteShort(value), kindOf(flagNamed(c, name)))
 }
 
-// flagError rewrites urfave/cli's and Go's flag package's errors of a flag
-// before the arguments ("invalid value "1e3" for flag -samples: parse
-// error") in the flag's words.
-func flagError(c *cli.Context, err error) error {
+// FlagError is a command's OnUsageError: urfave/cli's and Go's flag
+// package's error of a flag before the arguments ("invalid value "1e3" for
+// flag -samples: parse error") in the flag's words, as a bad command line.
+func FlagError(c *cli.Context, err error, _ bool) error {
 	if m := goFlagError.FindStringSubmatch(err.Error()); m != nil && flagNamed(c, m[2]) != nil {
-		return badValue(c, m[2], m[1])
+		return Usage(badValue(c, m[2], m[1]))
 	}
-	return err
+	return Usage(err)
 }
 
 // goFlagError matches Go's flag package's error of a bad value.
 var goFlagError = regexp.MustCompile(`^invalid value "(.*)" for flag -+([A-Za-z0-9-]+): `)
+
+// MaxMessageBytes bounds an error's line: a message quoting an argument or
+// a file (a 1 MB number, a 5000-byte process name) is cut, saying how much.
+const MaxMessageBytes = 2048
+
+// Clip cuts msg to MaxMessageBytes on a UTF-8 boundary.
+func Clip(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	n := MaxMessageBytes
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s … [%d bytes of the message cut]", msg[:n], len(msg)-n)
+}
