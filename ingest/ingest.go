@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -108,16 +109,33 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// OutputPaths names the results file of each input imported into dir:
-// DIR/NAME.p2pbench.json, NAME the input's name without its extension. Two
-// inputs of one name would be written to one file, which is an error.
-func OutputPaths(inputs []string, dir string) ([]string, error) {
-	outs := make([]string, len(inputs))
-	for i, in := range inputs {
-		base := filepath.Base(in)
-		outs[i] = filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".p2pbench.json")
-		if slices.Contains(outs[:i], outs[i]) {
-			return nil, fmt.Errorf("inputs %s and another have the same name, so both would be written to %s; import them separately", in, outs[i])
+// Outputs names the results file of each input: out (-o) for a single
+// input, else DIR/NAME.p2pbench.json in dir, NAME the input's name without
+// its extension. Every output is checked by the policy of internal/outfile,
+// none of them one of the inputs, before any input is read. A choice the
+// inputs cannot take (-o for several, two inputs of one name into one
+// file) is an option's Error.
+func Outputs(inputs []string, out, dir string) ([]string, error) {
+	if out != "" && len(inputs) > 1 {
+		return nil, &Error{File: "-o", Msg: fmt.Sprintf("names one results file, but there are %d inputs; use --dir", len(inputs)), Option: true}
+	}
+	outs := []string{out}
+	if out == "" {
+		if err := outfile.DirWritable(dir, inputs...); err != nil {
+			return nil, err
+		}
+		outs = make([]string, len(inputs))
+		for i, in := range inputs {
+			base := filepath.Base(in)
+			outs[i] = filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".p2pbench.json")
+			if slices.Contains(outs[:i], outs[i]) {
+				return nil, &Error{File: in, Msg: fmt.Sprintf("another input has the same name, so both would be written to %s; import them separately", outs[i]), Option: true}
+			}
+		}
+	}
+	for _, o := range outs {
+		if err := outfile.Check(o, inputs...); err != nil {
+			return nil, err
 		}
 	}
 	return outs, nil

@@ -1,14 +1,17 @@
 package ingest_test
 
 import (
+	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
 	"github.com/p2pbench/p2pbench/ingest"
+	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -163,14 +166,29 @@ func TestMalformed(t *testing.T) {
 const ncclColumns = "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
 
 // Each input's results file is named for it in the directory; two inputs of
-// one name are refused, naming the file both would be written to.
-func TestOutputPaths(t *testing.T) {
-	outs, err := ingest.OutputPaths([]string{"a/nvb.txt", "b/nccl.log", "c/run"}, "out")
-	if err != nil || !slices.Equal(outs, []string{"out/nvb.p2pbench.json", "out/nccl.p2pbench.json", "out/run.p2pbench.json"}) {
+// one name, and -o for several inputs, are refused as options, naming the
+// file both would be written to; an output that is an input is refused.
+func TestOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	outs, err := ingest.Outputs([]string{"a/nvb.txt", "b/nccl.log", "c/run"}, "", out)
+	if err != nil || !slices.Equal(outs, []string{out + "/nvb.p2pbench.json", out + "/nccl.p2pbench.json", out + "/run.p2pbench.json"}) {
 		t.Errorf("%q, %v", outs, err)
 	}
-	if _, err := ingest.OutputPaths([]string{"a/x.txt", "b/x.log"}, "out"); err == nil || !strings.Contains(err.Error(), "out/x.p2pbench.json") {
+	var ie *ingest.Error
+	if _, err := ingest.Outputs([]string{"a/x.txt", "b/x.log"}, "", out); !errors.As(err, &ie) || !ie.Option || !strings.Contains(err.Error(), out+"/x.p2pbench.json") {
 		t.Errorf("two inputs of one name: %v", err)
+	}
+	if _, err := ingest.Outputs([]string{"a.txt", "b.txt"}, "x.json", out); !errors.As(err, &ie) || !ie.Option || err.Error() != "-o: names one results file, but there are 2 inputs; use --dir" {
+		t.Errorf("-o for two inputs: %v", err)
+	}
+	in := filepath.Join(dir, "nvb.txt")
+	os.WriteFile(in, []byte("x"), 0o644)
+	if _, err := ingest.Outputs([]string{in}, in, "."); !errors.Is(err, outfile.ErrSameAsIn) {
+		t.Errorf("-o naming the input: %v", err)
+	}
+	if outs, err := ingest.Outputs([]string{in}, filepath.Join(dir, "r.json"), "."); err != nil || len(outs) != 1 {
+		t.Errorf("-o for one input: %q, %v", outs, err)
 	}
 }
 

@@ -17,7 +17,7 @@ func docsCommands() []*cli.Command {
 			Name:  "man",
 			Usage: "print p2pbench's manual page (roff; e.g. p2pbench man > p2pbench.1)",
 			Action: func(c *cli.Context) error {
-				if err := noArgs(c); err != nil {
+				if err := cmdline.NoArgs(c); err != nil {
 					return err
 				}
 				page, err := c.App.ToManWithSection(1)

@@ -120,14 +120,6 @@ func smConfig(c *cli.Context) (measure.SMConfig, error) {
 	return sm, nil
 }
 
-// noArgs refuses positional arguments to a command that takes none.
-func noArgs(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return cmdline.Usage(fmt.Errorf("%s takes no arguments (got %q)", c.Command.Name, c.Args().First()))
-	}
-	return nil
-}
-
 // readRun reads a results file; a signal stops the wait, even one for a
 // FIFO that no process writes.
 func readRun(ctx context.Context, path string) (*results.Run, error) {

@@ -52,9 +52,9 @@ func importAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	outs, err := importOutputs(inputs, c.String("output"), c.String("dir"))
+	outs, err := ingest.Outputs(inputs, c.String("output"), c.String("dir"))
 	if err != nil {
-		return err
+		return optionError(err)
 	}
 	// Convert everything before writing anything: one bad input writes no file.
 	runs := make([]*results.Run, len(inputs))
@@ -102,10 +102,7 @@ func importOptions(c *cli.Context) (ingest.Options, error) {
 func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, error) {
 	run, err := interrupt.Wait(c.Context, func() (*results.Run, error) { return ingest.Import(in, opt) })
 	if err != nil {
-		if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
-			return nil, cmdline.Usage(err)
-		}
-		return nil, err
+		return nil, optionError(err)
 	}
 	if len(run.Figures) == 0 {
 		return nil, failedFigures(fmt.Errorf("%s: %s holds no figure to import (no test case measured anything); nothing written", in, run.Imported.Format))
@@ -113,26 +110,11 @@ func importOne(c *cli.Context, in string, opt ingest.Options) (*results.Run, err
 	return run, nil
 }
 
-// importOutputs names each input's results file: -o for a single input,
-// else ingest.OutputPaths in --dir; each checked against every input.
-func importOutputs(inputs []string, out, dir string) ([]string, error) {
-	if out != "" && len(inputs) > 1 {
-		return nil, cmdline.Usage(fmt.Errorf("-o names one results file, but there are %d inputs; use --dir", len(inputs)))
+// optionError is err, a bad command line where an option of the import is
+// at fault (ingest.Error.Option).
+func optionError(err error) error {
+	if ie := (*ingest.Error)(nil); errors.As(err, &ie) && ie.Option {
+		return cmdline.Usage(err)
 	}
-	outs := []string{out}
-	if out == "" {
-		if err := outfile.DirWritable(dir, inputs...); err != nil {
-			return nil, err
-		}
-		var err error
-		if outs, err = ingest.OutputPaths(inputs, dir); err != nil {
-			return nil, cmdline.Usage(err)
-		}
-	}
-	for _, o := range outs {
-		if err := outfile.Check(o, inputs...); err != nil {
-			return nil, err
-		}
-	}
-	return outs, nil
+	return err
 }

@@ -74,7 +74,7 @@ func ipcAction(c *cli.Context) error {
 // the --tuning file) into the options of its session, and the reference
 // run.
 func ipcSession(c *cli.Context) (session.Options, *results.Run, error) {
-	if err := noArgs(c); err != nil {
+	if err := cmdline.NoArgs(c); err != nil {
 		return session.Options{}, nil, err
 	}
 	t, err := targetOf(c)

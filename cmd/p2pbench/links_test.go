@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/p2pbench/p2pbench/internal/cpuprofile"
 )
 
 // TestNoWriteOutsideTheOutput plants links at every path a command writes
@@ -116,7 +118,7 @@ func TestNoWriteOutsideTheOutput(t *testing.T) {
 			}
 			if c.env != "" {
 				t.Setenv("P2PBENCH_CPUPROFILE", filepath.Join(out, c.env))
-				stop, perr := profile(c.args(out))
+				stop, perr := cpuprofile.Start(os.Getenv("P2PBENCH_CPUPROFILE"), c.args(out))
 				if perr == nil {
 					p2pbench(t, c.args(out)...)
 					perr = stop()

@@ -9,18 +9,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/p2pbench/p2pbench/internal/cmdline"
+	"github.com/p2pbench/p2pbench/internal/cpuprofile"
 	"github.com/p2pbench/p2pbench/internal/interrupt"
-	"github.com/p2pbench/p2pbench/internal/outfile"
 	"github.com/p2pbench/p2pbench/internal/termsafe"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -29,7 +27,7 @@ import (
 var version = "dev"
 
 func main() {
-	stop, err := profile(os.Args[1:])
+	stop, err := cpuprofile.Start(os.Getenv("P2PBENCH_CPUPROFILE"), os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
 		os.Exit(exitUsage)
@@ -39,33 +37,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "p2pbench: P2PBENCH_CPUPROFILE: %v\n", err)
 	}
 	os.Exit(code)
-}
-
-// profile writes a CPU profile of the whole command to the file
-// P2PBENCH_CPUPROFILE names, if any, for tuning p2pbench itself (beside
-// P2PBENCH_TRACE's step times): where the host's time goes between and
-// around the GPU's work. It returns what ends the profile. The file is an
-// output like any other (internal/outfile): a device, FIFO, directory,
-// path in /proc or another user's link is refused before anything runs, and
-// so is a path of the command line args (an input it would destroy, an
-// output it would replace: -o, or --dir's results.json); the profile is
-// kept in memory and written atomically at the end.
-func profile(args []string) (stop func() error, err error) {
-	path := os.Getenv("P2PBENCH_CPUPROFILE")
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	if err := outfile.CheckApart(path, outfile.CommandPaths(args)...); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return outfile.Write(path, func(w io.Writer) error { _, err := buf.WriteTo(w); return err })
-	}, nil
 }
 
 // run runs the command line args with its output on stdout and its errors

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/p2pbench/p2pbench/internal/cpuprofile"
 	"github.com/p2pbench/p2pbench/internal/interrupt"
 	"github.com/p2pbench/p2pbench/results"
 )
@@ -152,7 +153,7 @@ func TestCPUProfileIsAnOutput(t *testing.T) {
 		{"/proc/self/fd/1", []string{"topo"}, "is in /proc"},
 	} {
 		t.Setenv("P2PBENCH_CPUPROFILE", c.path)
-		stop, err := profile(c.args)
+		stop, err := cpuprofile.Start(os.Getenv("P2PBENCH_CPUPROFILE"), c.args)
 		if err == nil {
 			stop()
 			t.Errorf("P2PBENCH_CPUPROFILE=%s %v: accepted", c.path, c.args)
@@ -168,7 +169,7 @@ func TestCPUProfileIsAnOutput(t *testing.T) {
 	}
 	prof := filepath.Join(dir, "cpu.prof")
 	t.Setenv("P2PBENCH_CPUPROFILE", prof)
-	stop, err := profile([]string{"show", victim})
+	stop, err := cpuprofile.Start(prof, []string{"show", victim})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func measureAction(c *cli.Context) error {
 // measureFlags reads the flags of bw, lat, atomic and all: the machine and
 // the tests.
 func measureFlags(c *cli.Context) (session.Target, bench.Options, error) {
-	if err := noArgs(c); err != nil {
+	if err := cmdline.NoArgs(c); err != nil {
 		return session.Target{}, bench.Options{}, err
 	}
 	t, err := targetOf(c)

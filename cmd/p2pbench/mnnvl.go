@@ -48,7 +48,7 @@ func mnnvlCommand() *cli.Command {
 }
 
 func mnnvlAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
+	if err := cmdline.NoArgs(c); err != nil {
 		return err
 	}
 	opt, err := mnnvlOptions(c)

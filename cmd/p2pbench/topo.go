@@ -27,7 +27,7 @@ func topoCommand() *cli.Command {
 }
 
 func topoAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
+	if err := cmdline.NoArgs(c); err != nil {
 		return err
 	}
 	t, err := targetOf(c)

@@ -60,6 +60,14 @@ func Positional(c *cli.Context) ([]string, error) {
 	return groups[0], nil
 }
 
+// NoArgs refuses positional arguments to a command that takes none.
+func NoArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return Usage(fmt.Errorf("%s takes no arguments (got %s)", c.Command.Name, results.QuoteShort(c.Args().First())))
+	}
+	return nil
+}
+
 // Groups is Positional for a command whose arguments come in groups: each
 // "--" starts another (`compare base1.json base2.json -- new1.json`), and
 // flags are read anywhere.

@@ -35,6 +35,7 @@ func runApp(t *testing.T, args ...string) (groups [][]string, flags map[string]a
 				read(c)
 				return err
 			}},
+			{Name: "n", Flags: flagsOf(), Action: NoArgs},
 			{Name: "c", Flags: flagsOf(), Action: func(c *cli.Context) error {
 				var err error
 				groups, err = Groups(c)
@@ -91,6 +92,7 @@ func TestBadCommandLinesAreUsageErrors(t *testing.T) {
 		{[]string{"p", "r", "x", "--n", "many"}, `--n "many": want a whole number`},
 		{[]string{"p", "r", "x", "--nope"}, "flag provided but not defined: --nope"},
 		{[]string{"p", "r", "x", "-o"}, "flag needs an argument: -o"},
+		{[]string{"p", "n", "--b", "extra"}, `n takes no arguments (got "extra")`},
 	} {
 		_, _, err := runApp(t, c.args...)
 		if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), c.want) {
@@ -99,6 +101,9 @@ func TestBadCommandLinesAreUsageErrors(t *testing.T) {
 	}
 	if _, flags, err := runApp(t, "p", "r", "--each", "a", "--each", "b"); err != nil || len(flags["each"].([]string)) != 2 {
 		t.Errorf("a repeatable flag given twice: %v, %v", err, flags["each"])
+	}
+	if _, _, err := runApp(t, "p", "n", "--b"); err != nil {
+		t.Errorf("no arguments: %v", err)
 	}
 	if IsUsage(errors.New("plain")) {
 		t.Error("a plain error counted as a usage error")
