@@ -215,7 +215,18 @@ func latKindOf(run *results.Run, f *results.Figure, links map[[2]int]string) (la
 			return latPath{}, latKind{}, false
 		}
 	}
-	k := latKind{test: f.Test}
+	variant, ok := latVariant(f)
+	if !ok {
+		return latPath{}, latKind{}, false
+	}
+	return latPath{gpu: gpu, where: where}, latKind{test: f.Test, variant: variant}, true
+}
+
+// latVariant is what tells apart a latency test's figures of one path in
+// the table: the chase's cache, the ping-pong's measure and ordering, a
+// small copy's direction, size and queue, an atomic's operation; ok is
+// false for a test the table has no kind of.
+func latVariant(f *results.Figure) (variant string, ok bool) {
 	switch f.Test {
 	case results.LatChase, results.IPCLatChase:
 		cache := f.Params["cache"]
@@ -225,13 +236,13 @@ func latKindOf(run *results.Run, f *results.Figure, links map[[2]int]string) (la
 				cache = "beyond_l2"
 			}
 		}
-		k.variant = strings.ReplaceAll(cache, "_", " ")
+		variant = strings.ReplaceAll(cache, "_", " ")
 	case results.LatPingPong:
-		k.variant = strings.TrimSpace(f.Params["measure"] + " " + f.Params["ordering"])
+		variant = strings.TrimSpace(f.Params["measure"] + " " + f.Params["ordering"])
 	case results.IPCLatPingPong:
-		k.variant = f.Params["measure"]
+		variant = f.Params["measure"]
 	case results.LatCopyDevice, results.LatCopyB2B:
-		k.variant = fmt.Sprintf("%s %s", f.Direction, results.FormatBytes(f.Size))
+		variant = fmt.Sprintf("%s %s", f.Direction, results.FormatBytes(f.Size))
 		if f.Test == results.LatCopyB2B {
 			// How the copies were queued is how they were measured: behind
 			// a latch (files before the param) they cost twice as much.
@@ -239,20 +250,20 @@ func latKindOf(run *results.Run, f *results.Figure, links map[[2]int]string) (la
 			if q == "" {
 				q = "held"
 			}
-			k.variant += " queue=" + q
+			variant += " queue=" + q
 		}
 	case results.AtomicLatency:
-		k.variant = f.Params["op"]
+		variant = f.Params["op"]
 	case results.AtomicTput:
-		k.variant = f.Params["op"]
+		variant = f.Params["op"]
 		if f.Params["contended"] == "true" {
-			k.variant += " contended"
+			variant += " contended"
 		}
 	case results.LatHostChase:
 	default:
-		return latPath{}, latKind{}, false
+		return "", false
 	}
-	return latPath{gpu: gpu, where: where}, k, true
+	return variant, true
 }
 
 // peerLink names the NVLinks that join src to dst directly ("NVLink 4

@@ -191,18 +191,11 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 	if f.Size < ModelMinSize {
 		return bound{}, false
 	}
-	info := f.Test.Info()
-	switch sh := info.Shape; {
+	switch sh := f.Test.Info().Shape; {
 	case !sh.IsCopy():
 		return bound{}, false
 	case sh.Engine == results.EngineCopy && !sh.AllDevices && (sh.Ends == results.EndsHostToDevice || sh.Ends == results.EndsDeviceToHost):
-		dev := max(f.Src, f.Dst)
-		link, ok := m.host[dev]
-		if !ok {
-			return bound{}, false
-		}
-		return m.fromTable(f, path{kind: pathHost, gen: link.MaxGen, width: link.MaxWidth}, copyKind{f.Test, ""}, 1,
-			link.GBps(), fmt.Sprintf("GPU %d's PCIe link, %s GB/s each way", dev, fmtValue(link.GBps())))
+		return m.hostBound(f)
 	case sh.Engine == results.EngineCopy && sh.Ends == results.EndsLocal:
 		if f.Src != f.Dst {
 			return bound{}, false
@@ -211,18 +204,43 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 		return m.fromTable(f, path{kind: pathLocal, gpu: name}, copyKind{f.Test, ""}, 1,
 			gpuModels[name].memGBps/2, fmt.Sprintf("half the %s's %s GB/s of memory bandwidth (its datasheet)", name, fmtValue(gpuModels[name].memGBps)))
 	case sh.Engine == results.EngineStaged && sh.Ends == results.EndsPair:
-		s, okS := m.host[f.Src]
-		d, okD := m.host[f.Dst]
-		if !okS || !okD {
-			return bound{}, false
-		}
-		link := s
-		if d.GBps() < s.GBps() {
-			link = d
-		}
-		// Staged copies have no vendor figure: judged by the table or not at all.
-		return m.fromTable(f, path{kind: pathStaged, gen: link.MaxGen, width: link.MaxWidth}, copyKind{f.Test, ""}, 1, 0, "")
+		return m.stagedBound(f)
 	}
+	return m.peerBound(f)
+}
+
+// hostBound is the bound of a copy between a GPU and the host by the copy
+// engine: its PCIe link's.
+func (m *model) hostBound(f *results.Figure) (bound, bool) {
+	dev := max(f.Src, f.Dst)
+	link, ok := m.host[dev]
+	if !ok {
+		return bound{}, false
+	}
+	return m.fromTable(f, path{kind: pathHost, gen: link.MaxGen, width: link.MaxWidth}, copyKind{f.Test, ""}, 1,
+		link.GBps(), fmt.Sprintf("GPU %d's PCIe link, %s GB/s each way", dev, fmtValue(link.GBps())))
+}
+
+// stagedBound is the bound of a copy staged through the host: the slower
+// of the two GPUs' PCIe links, by the table alone (staged copies have no
+// vendor figure).
+func (m *model) stagedBound(f *results.Figure) (bound, bool) {
+	s, okS := m.host[f.Src]
+	d, okD := m.host[f.Dst]
+	if !okS || !okD {
+		return bound{}, false
+	}
+	link := s
+	if d.GBps() < s.GBps() {
+		link = d
+	}
+	return m.fromTable(f, path{kind: pathStaged, gen: link.MaxGen, width: link.MaxWidth}, copyKind{f.Test, ""}, 1, 0, "")
+}
+
+// peerBound is the bound of a copy between two GPUs with peer access: its
+// NVLink class's (made once per class, peerBounds), or a share of the PCIe
+// link for pairs over PCIe.
+func (m *model) peerBound(f *results.Figure) (bound, bool) {
 	if f.Src < 0 || f.Dst < 0 || f.Src == f.Dst || !f.Test.Info().Matrix {
 		return bound{}, false
 	}

@@ -20,7 +20,7 @@ var allowed = map[string]string{
 	// shape); what differs is what each times.
 	"bench/latency.go:copyLatency":    "the small-copy latencies differ in what is timed, not in the copy",
 	"bench/latency.go:copyLatSamples": "the small-copy latencies differ in what is timed, not in the copy",
-	"verdict/latency.go:latKindOf":    "the small-copy latencies differ in what is timed, not in the copy",
+	"verdict/latency.go:latVariant":   "the small-copy latencies differ in what is timed, not in the copy",
 	"verdict/latency.go:smallCopy":    "the small-copy latencies differ in what is timed, not in the copy",
 	// A fault resultstest plants on one named test's figure.
 	"results/resultstest/synth.go:bwFigure": "the noisy-figure fault is planted on ce_read",
