@@ -34,8 +34,10 @@ func TestMain(m *testing.M) {
 	os.Setenv("P2PBENCH_LIBCUDA", "/nonexistent/libcuda.so.1")
 	os.Setenv("P2PBENCH_LIBNVML", "/nonexistent/libnvidia-ml.so.1")
 	status := m.Run()
-	if sample.dir != "" {
-		os.RemoveAll(sample.dir)
+	for _, s := range []*sharedRun{&sample, &lean} {
+		if s.dir != "" {
+			os.RemoveAll(s.dir)
+		}
 	}
 	fakeCUDA.Remove()
 	fakeNVML.Remove()
@@ -58,41 +60,60 @@ var small = []string{"--simulate", "h200x2", "--samples", "2", "--size", "4KiB"}
 
 // sample is one small simulated all run, made once and shared by the tests
 // of the readers: its results file, and what all printed.
-var sample struct {
+var sample = sharedRun{name: "sample", args: []string{"--sizes", "4KiB:64KiB:4"}}
+
+// lean is a smaller simulated all run than the sample, made once and shared
+// by the tests that need a results file for the readers to draw into their
+// outputs, and not what the figures show: one bandwidth test at two sizes,
+// so that plot draws two figures (a heatmap and a size curve) and a
+// Markdown report one, where the sample's nineteen figures are most of a
+// second of drawing for each command.
+var lean = sharedRun{name: "lean", args: []string{"--tests", "ce_read", "--sizes", "4KiB:16KiB:2"}}
+
+func sampleRun(t *testing.T) (path, stdout string) { return sample.get(t) }
+
+func leanRun(t *testing.T) (path string) { path, _ = lean.get(t); return path }
+
+// sharedRun is a small simulated all run made once, by the first test that
+// asks for it, with args beside small: its results file, and what all
+// printed.
+type sharedRun struct {
+	name              string
+	args              []string
 	once              sync.Once
 	dir, path, stdout string
 	err               string
 }
 
-func sampleRun(t *testing.T) (path, stdout string) {
+func (s *sharedRun) get(t *testing.T) (path, stdout string) {
 	t.Helper()
-	sample.once.Do(func() {
-		dir, err := os.MkdirTemp("", "p2pbench-sample-")
+	s.once.Do(func() {
+		dir, err := os.MkdirTemp("", "p2pbench-"+s.name+"-")
 		if err != nil {
-			sample.err = err.Error()
+			s.err = err.Error()
 			return
 		}
-		sample.dir = dir
+		s.dir = dir
 		// Its transfers are far below what the expectation table covers: a
 		// spec of its own gives it a verdict (without one it is NOT JUDGED,
 		// exit status 4).
 		spec := filepath.Join(dir, "spec.json")
 		if err := os.WriteFile(spec, []byte(`{"name": "the sample's floor", "figures": [{"test": "ce_read", "link": "nvlink", "min": 0.01}]}`), 0o644); err != nil {
-			sample.err = err.Error()
+			s.err = err.Error()
 			return
 		}
 		var o, e bytes.Buffer
-		args := append([]string{"p2pbench", "all", "--sizes", "4KiB:64KiB:4", "--dir", dir, "--expect", spec}, small...)
-		if status := run(args, &o, &e); status != exitOK {
-			sample.err = e.String()
+		args := append(append([]string{"p2pbench", "all"}, s.args...), "--dir", dir, "--expect", spec)
+		if status := run(append(args, small...), &o, &e); status != exitOK {
+			s.err = e.String()
 			return
 		}
-		sample.path, sample.stdout = filepath.Join(dir, "results.json"), o.String()
+		s.path, s.stdout = filepath.Join(dir, "results.json"), o.String()
 	})
-	if sample.err != "" {
-		t.Fatalf("the sample run failed: %s", sample.err)
+	if s.err != "" {
+		t.Fatalf("the %s run failed: %s", s.name, s.err)
 	}
-	return sample.path, sample.stdout
+	return s.path, s.stdout
 }
 
 // copyOf copies a file into dir under name.
