@@ -311,10 +311,14 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	res.Machines = matchMachines(inputs)
 	var all []twins
 	all, res.OnlyInBase, res.OnlyInOther = match(inputs)
+	plans := make([]*sidePlan, len(inputs))
+	for i, in := range inputs {
+		plans[i] = planOf(in)
+	}
 	var shared []twins
-	shared, res.NotMeasured = keep(inputs, all)
+	shared, res.NotMeasured = keep(inputs, plans, all)
 	var noise []rowNoise
-	res.Rows, noise, res.Warnings = compareRows(inputs, shared, opt)
+	res.Rows, noise, res.Warnings = compareRows(inputs, plans, shared, opt)
 	judge(res.Rows, noise, opt, res.Machines, withFallback)
 	res.WideFloors = wideFloors(res.Rows)
 	res.Warnings = append(spread, res.Warnings...)
@@ -323,12 +327,9 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 
 // keep picks the figures that make rows: those another side has, and those
 // of the baseline with a value that a side lost (lost.go); the baseline's
-// figures that a side's plan left out are listed, not rows.
-func keep(inputs []Input, all []twins) ([]twins, []NotMeasured) {
-	plans := make([]*sidePlan, len(inputs))
-	for i, in := range inputs {
-		plans[i] = planOf(in)
-	}
+// figures that a side's plan (plans[i]: planOf) left out are listed, not
+// rows.
+func keep(inputs []Input, plans []*sidePlan, all []twins) ([]twins, []NotMeasured) {
 	var rows []twins
 	var omitted []NotMeasured
 	for _, tw := range all {
@@ -364,13 +365,12 @@ func keep(inputs []Input, all []twins) ([]twins, []NotMeasured) {
 // U test of a row takes from microseconds to milliseconds (samples with
 // ties), and rows are independent. It returns the rows, what each row's
 // units say of the noise (for judge), and benchmath's warnings, sorted.
-func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise, []string) {
+func compareRows(inputs []Input, plans []*sidePlan, shared []twins, opt Options) ([]Row, []rowNoise, []string) {
 	rows := make([]Row, len(shared))
 	noise := make([]rowNoise, len(shared))
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	test := uTests
 	process := make([]bool, len(inputs))
-	plans := make([]*sidePlan, len(inputs))
 	n := 0
 	for _, in := range inputs {
 		for _, r := range in.Runs {
@@ -380,7 +380,6 @@ func compareRows(inputs []Input, shared []twins, opt Options) ([]Row, []rowNoise
 	owner := make(map[*results.Figure]*results.Run, n)
 	for i, in := range inputs {
 		process[i] = replicatesOf(in) == ReplicatesProcess
-		plans[i] = planOf(in)
 		for _, r := range in.Runs {
 			for j := range r.Figures {
 				owner[&r.Figures[j]] = r
@@ -542,23 +541,22 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 	// allocations.
 	all, units, runs := make([]float64, 0, n), []float64(nil), make([]float64, 0, len(figs))
 	roundErr := 0.0
-	var byRound [][]float64
+	// starts[i] is where figure i's round medians begin in units.
+	starts := make([]int, 0, len(figs)+1)
+	rounds := 0
 	for _, f := range figs {
 		all = append(all, f.Samples...)
+		starts = append(starts, len(units))
 		medians := figstats.RoundMedians(f.Samples, f.Rounds)
 		units = append(units, medians...)
-		for k, m := range medians {
-			if k == len(byRound) {
-				byRound = append(byRound, make([]float64, 0, len(figs)))
-			}
-			byRound[k] = append(byRound[k], m)
-		}
-		if len(f.Samples) > 0 {
+		rounds = max(rounds, len(medians))
+		if len(f.Samples) > 0 && len(figs) > 1 {
 			runs = append(runs, figstats.Median(f.Samples))
 		}
 		sd.within = math.Max(sd.within, withinRunSpread(f))
 		roundErr = math.Max(roundErr, figstats.RoundMedianError(f.Samples, f.Rounds))
 	}
+	starts = append(starts, len(units))
 	if len(all) == 0 {
 		// A summary without raw samples: its median, but nothing to test.
 		f := figs[0]
@@ -568,13 +566,25 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		m := f.Stats.Median
 		return Cell{Present: true, N: f.Stats.N, Center: m, Lo: m, Hi: m, Spread: "?"}, side{}, nil
 	}
-	sd.byRound = make([]float64, 0, len(byRound))
-	for _, ms := range byRound {
-		sd.byRound = append(sd.byRound, figstats.Median(ms))
+	// The median of the k-th rounds of the runs that have one.
+	sd.byRound = make([]float64, 0, rounds)
+	kth := make([]float64, 0, len(figs))
+	for k := range rounds {
+		kth = kth[:0]
+		for i := range figs {
+			if starts[i]+k < starts[i+1] {
+				kth = append(kth, units[starts[i]+k])
+			}
+		}
+		sd.byRound = append(sd.byRound, figstats.Median(kth))
 	}
 	// benchmath sorts the values it is given: all is the side's copy of
 	// its runs' samples.
 	sd.samples = benchmath.NewSample(all, th)
+	if len(figs) == 1 {
+		// One run: its median is its samples', sorted now.
+		runs = append(runs, sortedMedian(sd.samples.Values))
+	}
 	sd.rounds = benchmath.NewSample(units, th)
 	sd.runs = benchmath.NewSample(runs, th)
 	sum := benchmath.AssumeNothing.Summary(sd.samples, confidence)
@@ -591,6 +601,15 @@ func summarize(figs []*results.Figure, process bool, th *benchmath.Thresholds, c
 		c.Lo, c.Hi = c.Center, c.Center
 	}
 	return c, sd, warns
+}
+
+// sortedMedian is the median of sorted values, as figstats.Median has it.
+func sortedMedian(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // byNumber makes ch, a change of a figure whose rounds took something by

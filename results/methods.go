@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // How each test is measured changes from build to build; a figure measured
@@ -136,20 +137,18 @@ func (r *Run) MethodOf(f *Figure) ([]int, bool) {
 	if r.Imported != nil {
 		return nil, false
 	}
-	named := func(i int) bool {
+	naming := testChanges()[f.Test]
+	applies := func(i int) bool {
 		c := methodChanges[i]
-		return slices.Contains(c.Tests, f.Test) && (c.Applies == nil || c.Applies(f))
+		return c.Applies == nil || c.Applies(f)
 	}
 	var out []int
 	if v := r.Info(f.Test).Method; v > 0 {
-		for i := range methodChanges {
-			if !slices.Contains(methodChanges[i].Tests, f.Test) {
-				continue
-			}
+		for _, i := range naming {
 			if v--; v == 0 {
 				break
 			}
-			if named(i) {
+			if applies(i) {
 				out = append(out, i)
 			}
 		}
@@ -159,13 +158,29 @@ func (r *Run) MethodOf(f *Figure) ([]int, bool) {
 	if !ok {
 		return nil, false
 	}
-	for i := range methodChanges {
-		if set&(1<<i) != 0 && named(i) {
+	for _, i := range naming {
+		if set&(1<<i) != 0 && applies(i) {
 			out = append(out, i)
 		}
 	}
 	return out, true
 }
+
+// testChanges is, per test, the indices of the changes of methodChanges
+// that name it, in order: MethodOf is asked for every figure a reader
+// compares, and looking the test up in every change's list was most of
+// its time.
+var testChanges = sync.OnceValue(func() map[Test][]int {
+	m := map[Test][]int{}
+	for i, c := range methodChanges {
+		for _, t := range c.Tests {
+			if !slices.Contains(m[t], i) {
+				m[t] = append(m[t], i)
+			}
+		}
+	}
+	return m
+})
 
 // buildMethods is the set of changes a build includes (bit i: change i),
 // from methodBuilds; false for a build the history does not hold. A
