@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
@@ -16,23 +15,11 @@ import (
 // process; a hold-out of the fallback until later sets were measured, a
 // source of it now (FALLBACK.md), the only runs of its copies across
 // processes' method.
-var h100x2 = sync.OnceValues(func() ([]*results.Run, error) {
-	var runs []*results.Run
-	for i := 1; i <= 5; i++ {
-		r, err := results.Read(filepath.Join("testdata", "evidence", "h100x2-2026-11-25", fmt.Sprintf("all%d.json.gz", i)))
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
-})
-
 func evidence(t *testing.T) []*results.Run {
 	t.Helper()
-	runs, err := h100x2()
-	if err != nil {
-		t.Fatal(err)
+	var runs []*results.Run
+	for i := 1; i <= 5; i++ {
+		runs = append(runs, compare.ReadShared(t, filepath.Join("testdata", "evidence", "h100x2-2026-11-25", fmt.Sprintf("all%d.json.gz", i))))
 	}
 	return runs
 }
@@ -195,11 +182,7 @@ func TestEvidenceGroups(t *testing.T) {
 func TestTwoModesWithinTheInterval(t *testing.T) {
 	var runs []*results.Run
 	for _, i := range []int{1, 5} {
-		r, err := results.Read(filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-d", fmt.Sprintf("all%d.json.gz", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+		runs = append(runs, compare.ReadShared(t, filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-d", fmt.Sprintf("all%d.json.gz", i))))
 	}
 	res := compareRuns(t, compare.Options{Threshold: 0.01}, runs[0], runs[1])
 	found := false

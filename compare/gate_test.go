@@ -19,11 +19,7 @@ func readSet(t *testing.T, set string) []*results.Run {
 	t.Helper()
 	var runs []*results.Run
 	for i := 1; i <= 5; i++ {
-		r, err := results.Read(filepath.Join("..", "testdata", "reference", set, fmt.Sprintf("all%d.json.gz", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+		runs = append(runs, compare.ReadShared(t, filepath.Join("..", "testdata", "reference", set, fmt.Sprintf("all%d.json.gz", i))))
 	}
 	return runs
 }

@@ -58,11 +58,7 @@ func measureMachines(t *testing.T) []measured {
 	runs := make([][]*results.Run, len(machineSources))
 	for i, s := range machineSources {
 		for _, f := range machineRuns {
-			r, err := results.Read(filepath.Join("..", s.dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs[i] = append(runs[i], r)
+			runs[i] = append(runs[i], readShared(t, filepath.Join("..", s.dir, f)))
 		}
 	}
 	byKey := map[*results.Run]map[string]*results.Figure{}
@@ -140,14 +136,17 @@ func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb m
 			cells[cell] = m
 		}
 		m.Figures++
-		where := fmt.Sprintf("%s %s %s: %s against %s (%.2f%% apart, data floor %.2f%%; %s %s/%s against %s/%s)",
-			row.Test, PairText(row.Src, row.Dst), results.FormatBytes(row.Size),
-			valueText(row.Cells[0].Center), valueText(row.Cells[1].Center), 100*change, 100*ch.Floor, sa.kind, sa.dir, fa, sb.dir, fb)
+		// Said only of a change that becomes a cell's largest.
+		where := func() string {
+			return fmt.Sprintf("%s %s %s: %s against %s (%.2f%% apart, data floor %.2f%%; %s %s/%s against %s/%s)",
+				row.Test, PairText(row.Src, row.Dst), results.FormatBytes(row.Size),
+				valueText(row.Cells[0].Center), valueText(row.Cells[1].Center), 100*change, 100*ch.Floor, sa.kind, sa.dir, fa, sb.dir, fb)
+		}
 		if change > m.Largest {
-			m.Largest, m.largestWhere = change, where
+			m.Largest, m.largestWhere = change, where()
 		}
 		if beyond := change - ch.Floor; beyond > m.Beyond {
-			m.Beyond, m.Where = beyond, where
+			m.Beyond, m.Where = beyond, where()
 		}
 	}
 }

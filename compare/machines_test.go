@@ -13,11 +13,7 @@ import (
 
 func readRun(t *testing.T, path ...string) *results.Run {
 	t.Helper()
-	r, err := results.Read(filepath.Join(append([]string{".."}, path...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return compare.ReadShared(t, filepath.Join(append([]string{".."}, path...)...))
 }
 
 // TestMachinesOfOneKind: runs of the hold-out VMs (h200x2/2026-11-26-ag,

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/p2pbench/p2pbench/compare"
-	"github.com/p2pbench/p2pbench/results"
 )
 
 // TestOldBuildAgainstNew: the 2× H100 evidence (build b5bd88b) against a
@@ -18,10 +17,7 @@ import (
 // small pulls) is among them.
 func TestOldBuildAgainstNew(t *testing.T) {
 	old := evidence(t)[0]
-	late, err := results.Read(filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-e", "all1.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := compare.ReadShared(t, filepath.Join("..", "testdata", "reference", "h100x2", "2026-11-25-e", "all1.json.gz"))
 	// Two VMs: gated across machines, so that what is left ungated is the
 	// methods'.
 	opt := compare.Options{Threshold: 0.01, AcrossMachines: true}

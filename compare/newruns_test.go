@@ -29,11 +29,7 @@ func readFinalSet(t *testing.T) []*results.Run {
 	}
 	var runs []*results.Run
 	for i := 1; i <= 5; i++ {
-		r, err := results.Read(filepath.Join(dir, fmt.Sprintf("all%d.json.gz", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+		runs = append(runs, compare.ReadShared(t, filepath.Join(dir, fmt.Sprintf("all%d.json.gz", i))))
 	}
 	return runs
 }

@@ -123,9 +123,15 @@ type sensitivityRow struct {
 // a regression and nothing else is flagged.
 func sensitivity(t *testing.T, runs []*results.Run, h headline) sensitivityRow {
 	row := sensitivityRow{h: h, caught: math.Inf(1)}
+	// The runs with the family alone, as they are: made once for every
+	// step (Compare changes none of them).
+	family := make([]*results.Run, len(runs))
+	for i, r := range runs {
+		family[i] = onlyFamily(r, h, 0)
+	}
 	for i := range runs {
 		for j := i + 1; j < len(runs); j++ {
-			res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{onlyFamily(runs[i], h, 0)}}, {Name: "b", Runs: []*results.Run{onlyFamily(runs[j], h, 0)}}}, Options{Threshold: 0.01})
+			res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{family[i]}}, {Name: "b", Runs: []*results.Run{family[j]}}}, Options{Threshold: 0.01})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +147,7 @@ func sensitivity(t *testing.T, runs []*results.Run, h headline) sensitivityRow {
 		caught := 0
 		for i := range runs {
 			for j := i + 1; j < len(runs); j++ {
-				base, worse := onlyFamily(runs[i], h, 0), onlyFamily(runs[j], h, step)
+				base, worse := family[i], onlyFamily(family[j], h, step)
 				res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{base}}, {Name: "b", Runs: []*results.Run{worse}}}, Options{Threshold: 0.01})
 				if err != nil {
 					t.Fatal(err)
@@ -240,11 +246,7 @@ func TestSensitivityTable(t *testing.T) {
 func readAll(t *testing.T, dir string, files []string) []*results.Run {
 	var runs []*results.Run
 	for _, f := range files {
-		r, err := results.Read(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+		runs = append(runs, readShared(t, filepath.Join(dir, f)))
 	}
 	return runs
 }
