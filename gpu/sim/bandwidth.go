@@ -107,37 +107,42 @@ func (m *machine) capacity(k resKey) float64 {
 	return c * m.personality(k)
 }
 
-// linkPath is what data crosses from device a to device b (a != b).
-func (m *machine) linkPath(a, b int) []resKey {
+// A path is at most maxPath resources: linkPath, toHost and fromHost append
+// theirs to ks, an array of the caller's (no allocation for each copy).
+const maxPath = 5
+
+// linkPath appends what data crosses from device a to device b (a != b).
+func (m *machine) linkPath(ks []resKey, a, b int) []resKey {
 	switch m.topo {
 	case topoDirect:
-		return []resKey{{resLink, a, b}}
+		return append(ks, resKey{resLink, a, b})
 	case topoSwitch:
 		if m.planeGBps > 0 {
-			return []resKey{{resEgress, a, 0}, {resIngress, b, 0}, {resPlane, 0, 0}}
+			return append(ks, resKey{resEgress, a, 0}, resKey{resIngress, b, 0}, resKey{resPlane, 0, 0})
 		}
-		return []resKey{{resEgress, a, 0}, {resIngress, b, 0}}
+		return append(ks, resKey{resEgress, a, 0}, resKey{resIngress, b, 0})
 	}
 	sa, sb := m.switchOf[a], m.switchOf[b]
 	if sa == sb {
-		return []resKey{{resPCIeUp, a, 0}, {resPCIeDown, b, 0}}
+		return append(ks, resKey{resPCIeUp, a, 0}, resKey{resPCIeDown, b, 0})
 	}
-	return []resKey{{resPCIeUp, a, 0}, {resSwitchUp, sa, 0}, {resRootP2P, sa, sb}, {resSwitchDown, sb, 0}, {resPCIeDown, b, 0}}
+	return append(ks, resKey{resPCIeUp, a, 0}, resKey{resSwitchUp, sa, 0}, resKey{resRootP2P, sa, sb}, resKey{resSwitchDown, sb, 0}, resKey{resPCIeDown, b, 0})
 }
 
-// toHost is what data crosses from device a to host memory; fromHost back.
-func (m *machine) toHost(a int) []resKey {
+// toHost appends what data crosses from device a to host memory; fromHost
+// back.
+func (m *machine) toHost(ks []resKey, a int) []resKey {
 	if m.topo == topoPCIe {
-		return []resKey{{resPCIeUp, a, 0}, {resSwitchUp, m.switchOf[a], 0}}
+		return append(ks, resKey{resPCIeUp, a, 0}, resKey{resSwitchUp, m.switchOf[a], 0})
 	}
-	return []resKey{{resPCIeUp, a, 0}}
+	return append(ks, resKey{resPCIeUp, a, 0})
 }
 
-func (m *machine) fromHost(b int) []resKey {
+func (m *machine) fromHost(ks []resKey, b int) []resKey {
 	if m.topo == topoPCIe {
-		return []resKey{{resSwitchDown, m.switchOf[b], 0}, {resPCIeDown, b, 0}}
+		return append(ks, resKey{resSwitchDown, m.switchOf[b], 0}, resKey{resPCIeDown, b, 0})
 	}
-	return []resKey{{resPCIeDown, b, 0}}
+	return append(ks, resKey{resPCIeDown, b, 0})
 }
 
 func (s *sched) resource(k resKey) *resource {
@@ -148,6 +153,11 @@ func (s *sched) resource(k resKey) *resource {
 	}
 	return r
 }
+
+// usesCap is the room a flow's uses start with: those of a copy over
+// NVLink or to the host (memories, links both ways, a copy engine), so that
+// they are one allocation, not three as append grows them.
+const usesCap = 8
 
 // usesBuilder accumulates a flow's resources, merging repeats.
 type usesBuilder struct {
@@ -176,18 +186,19 @@ func (b *usesBuilder) path(ks []resKey, w float64) {
 // device) with profile p for device-to-device links and hp for PCIe to host.
 func (b *usesBuilder) leg(from, to location, p, hp profile) {
 	m := b.s.d.m
+	var ks [maxPath]resKey
 	switch {
 	case from == locHost && to >= 0:
-		b.path(m.fromHost(int(to)), 1/hp.eff)
-		b.path(m.toHost(int(to)), hp.rev)
+		b.path(m.fromHost(ks[:0], int(to)), 1/hp.eff)
+		b.path(m.toHost(ks[:0], int(to)), hp.rev)
 		b.add(resKey{kind: resHostMem}, 1)
 	case to == locHost && from >= 0:
-		b.path(m.toHost(int(from)), 1/hp.eff)
-		b.path(m.fromHost(int(from)), hp.rev)
+		b.path(m.toHost(ks[:0], int(from)), 1/hp.eff)
+		b.path(m.fromHost(ks[:0], int(from)), hp.rev)
 		b.add(resKey{kind: resHostMem}, 1)
 	case from >= 0 && to >= 0:
-		b.path(m.linkPath(int(from), int(to)), 1/(p.eff*b.s.d.linkScale(int(from), int(to))))
-		b.path(m.linkPath(int(to), int(from)), p.rev)
+		b.path(m.linkPath(ks[:0], int(from), int(to)), 1/(p.eff*b.s.d.linkScale(int(from), int(to))))
+		b.path(m.linkPath(ks[:0], int(to), int(from)), p.rev)
 	case from == locHost && to == locHost:
 		b.add(resKey{kind: resHostMem}, 2)
 	}
@@ -199,7 +210,7 @@ func (b *usesBuilder) leg(from, to location, p, hp profile) {
 // writeScale lower an SM variant's link efficiency (1 for the best).
 func (s *sched) transferUses(src, dst location, actor int, e engineKind, readScale, writeScale float64) []use {
 	mm := s.d.m.m
-	b := usesBuilder{s: s}
+	b := usesBuilder{s: s, uses: make([]use, 0, usesCap)}
 	var rd, wr, hostRd, hostWr profile
 	var localEff float64
 	switch e {
@@ -240,11 +251,12 @@ func (s *sched) transferUses(src, dst location, actor int, e engineKind, readSca
 // copies through pinned host memory, both copy engines and PCIe links busy.
 func (s *sched) stagedUses(src, dst int) []use {
 	m := s.d.m
-	b := usesBuilder{s: s}
+	b := usesBuilder{s: s, uses: make([]use, 0, usesCap)}
+	var ks [maxPath]resKey
 	b.add(resKey{resMem, src, 0}, 1)
 	b.add(resKey{resMem, dst, 0}, 1)
-	b.path(m.toHost(src), 1/m.m.hostCE.eff)
-	b.path(m.fromHost(dst), 1/m.m.hostCE.eff)
+	b.path(m.toHost(ks[:0], src), 1/m.m.hostCE.eff)
+	b.path(m.fromHost(ks[:0], dst), 1/m.m.hostCE.eff)
 	b.add(resKey{kind: resHostMem}, 2)
 	b.add(resKey{resCE, src, 0}, 1)
 	b.add(resKey{resCE, dst, 0}, 1)

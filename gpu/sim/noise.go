@@ -72,7 +72,8 @@ func (d *Driver) placement(o *op, bytes uint64, spans ...span) float64 {
 	// The context, not the stream: new streams of one context keep its
 	// small copies' time, new contexts draw it afresh (docs/methods.md,
 	// "Rounds").
-	keys := []uint64{noisePlacement, uint64(o.s.ctx.dev), o.s.ctx.serial}
+	var buf [9]uint64 // the keys of a copy's two spans without an allocation
+	keys := append(buf[:0], noisePlacement, uint64(o.s.ctx.dev), o.s.ctx.serial)
 	for _, sp := range spans {
 		// Device memory only: pinned host memory sits at a real address,
 		// which would make the noise differ from one test run to the next.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"time"
@@ -154,21 +153,54 @@ type simEvent struct {
 	n    uint64 // push order, for determinism among equal times
 }
 
+// eventHeap is a binary min-heap of events by time, then push order: the
+// order is total (n is unique), so the events come out in one order
+// whatever the heap's layout. It is container/heap's algorithm on the
+// events themselves, where container/heap's interface boxes every event
+// pushed and popped (an allocation each, a tenth of a simulated run's).
 type eventHeap []simEvent
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
 		return h[i].t < h[j].t
 	}
 	return h[i].n < h[j].n
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(simEvent)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
+
+func (h *eventHeap) push(e simEvent) {
+	*h = append(*h, e)
+	q := *h
+	for j := len(q) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *eventHeap) pop() simEvent {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && q.less(j2, j) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	e := q[n]
+	q[n] = simEvent{} // no hold on its op or stream
+	*h = q[:n]
 	return e
 }
 
@@ -181,10 +213,11 @@ type sched struct {
 	flows []*op     // running ops with a flow
 	res   map[resKey]*resource
 
-	events  eventHeap
-	pushed  uint64
-	cands   []*stream // streams whose next op may start now
-	waiting []*op     // latches not released, ping-pongs not paired
+	events    eventHeap
+	pushed    uint64
+	cands     []*stream // streams whose next op may start now (from candsHead)
+	candsHead int
+	waiting   []*op // latches not released, ping-pongs not paired
 
 	// Rates are recomputed when the set of moving flows changes (dirty);
 	// with more than exactFlows at once, at most once per epoch.
@@ -222,7 +255,7 @@ func (s *sched) addStream(st *stream) {
 func (s *sched) push(e simEvent) {
 	e.n = s.pushed
 	s.pushed++
-	heap.Push(&s.events, e)
+	s.events.push(e)
 }
 
 func (s *sched) candidate(st *stream) {
@@ -331,10 +364,13 @@ func (s *sched) waitForHost(o *op) {
 // come; a stream whose op starts later is woken then, one waiting for a
 // record when it completes.
 func (s *sched) startReady() {
-	for len(s.cands) > 0 {
-		st := s.cands[0]
-		s.cands[0] = nil
-		s.cands = s.cands[1:]
+	// The queue is read from its head and emptied at the end, its array
+	// kept: taking its first element off the slice made append reallocate
+	// it every few candidates.
+	for s.candsHead < len(s.cands) {
+		st := s.cands[s.candsHead]
+		s.cands[s.candsHead] = nil
+		s.candsHead++
 		st.candidate = false
 		for st.running == nil && len(st.queue) > 0 {
 			o := st.queue[0]
@@ -358,6 +394,7 @@ func (s *sched) startReady() {
 			s.begin(o, math.Max(t, s.now))
 		}
 	}
+	s.cands, s.candsHead = s.cands[:0], 0
 }
 
 // begin starts o at time at.
@@ -536,7 +573,7 @@ func (s *sched) stale(e simEvent) bool {
 func (s *sched) next() (float64, *op) {
 	s.refreshRates()
 	for len(s.events) > 0 && s.stale(s.events[0]) {
-		heap.Pop(&s.events)
+		s.events.pop()
 	}
 	best := math.Inf(1)
 	if len(s.events) > 0 {
@@ -580,7 +617,7 @@ func (s *sched) advance(t float64) {
 		s.now = t
 	}
 	for len(s.events) > 0 && s.events[0].t <= s.now+timeEps {
-		e := heap.Pop(&s.events).(simEvent)
+		e := s.events.pop()
 		if s.stale(e) {
 			continue
 		}
