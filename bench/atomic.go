@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/p2pbench/p2pbench/cuda"
@@ -334,9 +335,22 @@ func expectedAfter(op kernels.AtomicOp, threads, iters, launches uint64, single 
 	return op.Expected(threads, iters*launches, single)
 }
 
+// counterBufs holds the host buffers checkAtomics reads counters into (up
+// to a few MiB, a counter for each thread): reused, where a buffer made for
+// each check was fresh pages to clear and fault in, most of the check's
+// time in the simulator (*[]byte).
+var counterBufs sync.Pool
+
 // checkAtomics reads the counters back and compares each with its exact value.
 func checkAtomics(owner *measure.Device, buf cuda.DevicePtr, op kernels.AtomicOp, elems, threads, iters, launches uint64, single bool) error {
-	b := make([]byte, elems*uint64(op.Width))
+	n := elems * uint64(op.Width)
+	bp, _ := counterBufs.Get().(*[]byte)
+	if bp == nil || uint64(cap(*bp)) < n {
+		bp = new([]byte)
+		*bp = make([]byte, n)
+	}
+	defer counterBufs.Put(bp)
+	b := (*bp)[:n] // all of it read from the device before any is compared
 	if err := owner.Ctx.MemcpyDtoH(b, buf); err != nil {
 		return fmt.Errorf("device %d: reading counters: %w", owner.Index, err)
 	}
