@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 )
@@ -260,15 +259,13 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error) {
 	sq := newSqueezer(io.LimitReader(r, limit+1))
 	var n int64
-	var buf bytes.Buffer
+	var data []byte
 	var err error
 	if !keep {
 		n, err = io.Copy(io.Discard, sq)
 	} else {
-		if hint >= 0 && hint <= maxHint {
-			buf.Grow(int(hint) + bytes.MinRead)
-		}
-		n, err = buf.ReadFrom(sq)
+		data, err = readKept(sq, hint)
+		n = int64(len(data))
 	}
 	switch {
 	case sq.read > limit:
@@ -276,7 +273,50 @@ func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error
 	case errors.Is(err, errTooMany):
 		return nil, n, &TooLargeError{Limit: limit, Objects: sq.objects, Values: sq.values, LongString: sq.longString}
 	}
-	return buf.Bytes(), n, err
+	return data, n, err
+}
+
+// maxChunk is the largest piece readKept reads into.
+const maxChunk = 8 << 20
+
+// readKept reads r to its end (or its first error), keeping what it reads:
+// in one buffer with room for hint bytes (and the read that finds the end)
+// where hint is known and at most maxHint, else in pieces that double up to
+// maxChunk, copied into one buffer of their total once r ends. A growing
+// buffer copied and cleared up to 2.7 times the input's size as it grew
+// (for a pipe or an io.Reader of a 96 MB bomb, most of the time its
+// refusal took); the pieces cost its size once, and a read refused on the
+// way (errTooMany) joins nothing.
+func readKept(r io.Reader, hint int64) ([]byte, error) {
+	size := 64 << 10
+	if hint >= 0 && hint <= maxHint {
+		size = int(hint) + bytes.MinRead
+	}
+	var pieces [][]byte
+	total := 0
+	for {
+		buf := make([]byte, size)
+		k, err := io.ReadFull(r, buf)
+		total += k
+		pieces = append(pieces, buf[:k])
+		switch {
+		case err == nil:
+			size = min(2*size, maxChunk)
+			continue
+		case errors.Is(err, errTooMany):
+			return nil, err
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			err = nil
+		}
+		if len(pieces) == 1 {
+			return pieces[0], err
+		}
+		data := make([]byte, 0, total)
+		for _, p := range pieces {
+			data = append(data, p...)
+		}
+		return data, err
+	}
 }
 
 // readBuffers hold the bytes of a file read the quick way, and of its
@@ -305,8 +345,8 @@ func readWhole(f *os.File, start, size, limit int64, bufs *readBuffers) (data []
 	}
 	if data = mapWhole(f, start, size, bufs); data == nil {
 		// One byte more than the file holds finds a file that grew.
-		bufs.raw = slices.Grow(bufs.raw[:0], int(size)+1)
-		if n, err := io.ReadFull(f, bufs.raw[:size+1]); int64(n) != size || err != io.ErrUnexpectedEOF {
+		bufs.raw = room(bufs.raw, int(size)+1)
+		if n, err := io.ReadFull(f, bufs.raw); int64(n) != size || err != io.ErrUnexpectedEOF {
 			return nil, false
 		}
 		data = bufs.raw[:size]
@@ -324,8 +364,8 @@ func readWhole(f *os.File, start, size, limit int64, bufs *readBuffers) (data []
 			return nil, false
 		}
 		defer zr.Close()
-		bufs.json = slices.Grow(bufs.json[:0], int(hint)+1)
-		if n, err := io.ReadFull(zr, bufs.json[:hint+1]); int64(n) != hint || err != io.ErrUnexpectedEOF {
+		bufs.json = room(bufs.json, int(hint)+1)
+		if n, err := io.ReadFull(zr, bufs.json); int64(n) != hint || err != io.ErrUnexpectedEOF {
 			return nil, false
 		}
 		data = bufs.json[:hint]
@@ -398,6 +438,17 @@ func unescapedQuote(data []byte, from, to int) bool {
 		i = q + 1
 	}
 	return false
+}
+
+// room is b with length n, its bytes to be read over: b itself where it
+// has the room, else a new buffer. slices.Grow clears all it adds, which
+// took as long again as reading a file into it; make clears only memory
+// the runtime had used before, not fresh pages.
+func room(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]byte, n)
 }
 
 // maxHint is the largest size hint that sizes a buffer before reading: a
