@@ -72,8 +72,26 @@ func (s *squeezer) Read(p []byte) (int, error) {
 		s.out, s.off = s.out[:0], 0
 		n, err := s.r.Read(s.in)
 		s.read += int64(n)
+		if err == nil && len(p) > n+maxSpaceRun {
+			// p has the room: squeezed into it at once, not copied there
+			// from s.out (a run that ends with the input, on a later read).
+			own := s.out
+			s.out = p[:0:len(p)]
+			s.squeeze(s.in[:n])
+			k := len(s.out)
+			s.out = own
+			if s.tooMany() {
+				s.out = slices.Grow(s.out, maxSpaceRun)
+				s.out = s.out[:s.endRun(s.out[:cap(s.out)])]
+				s.err = errTooMany
+			}
+			if k > 0 {
+				return k, nil
+			}
+			continue
+		}
 		s.squeeze(s.in[:n])
-		if s.objects > MaxObjects || s.values > MaxValues || s.longString {
+		if s.tooMany() {
 			err = errTooMany
 		}
 		if err != nil {
@@ -87,27 +105,59 @@ func (s *squeezer) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// tooMany reports whether what was read is over a bound.
+func (s *squeezer) tooMany() bool {
+	return s.objects > MaxObjects || s.values > MaxValues || s.longString
+}
+
 // squeeze appends b to s.out, its long runs of whitespace collapsed, in
-// one pass over its bytes into room made once: about a nanosecond a byte.
+// one pass over its bytes into room made once. The bytes between those it
+// acts on (a string's quote or backslash; outside strings whitespace, a
+// quote, '{' and ',') are found by table and copied at once: about a
+// nanosecond a byte where every byte was handled alone, a third of that on
+// real files.
 func (s *squeezer) squeeze(b []byte) {
 	s.out = slices.Grow(s.out, len(b)+maxSpaceRun+1)
 	out := s.out[:cap(s.out)]
 	n := len(s.out)
-	for _, c := range b {
+	for i := 0; i < len(b); {
 		if s.inString {
+			if s.escaped {
+				out[n] = b[i]
+				n, i, s.strLen, s.escaped = n+1, i+1, s.strLen+1, false
+				continue
+			}
+			j := i
+			for j < len(b) && !stringStops[b[j]] {
+				out[n] = b[j]
+				n, j = n+1, j+1
+			}
+			s.strLen += j - i
+			if i = j; i == len(b) {
+				break
+			}
+			c := b[i]
 			out[n] = c
-			n++
-			s.strLen++
-			switch {
-			case s.escaped:
-				s.escaped = false
-			case c == '\\':
+			n, i, s.strLen = n+1, i+1, s.strLen+1
+			if c == '\\' {
 				s.escaped = true
-			case c == '"':
+			} else {
 				s.inString = false
 			}
 			continue
 		}
+		c := b[i]
+		if !outsideStops[c] {
+			if s.runLen > 0 {
+				n += s.endRun(out[n:])
+			}
+			for i < len(b) && !outsideStops[b[i]] {
+				out[n] = b[i]
+				n, i = n+1, i+1
+			}
+			continue
+		}
+		i++
 		switch c {
 		case ' ', '\t', '\n', '\r':
 			if s.runLen < maxSpaceRun {
@@ -132,6 +182,16 @@ func (s *squeezer) squeeze(b []byte) {
 	s.out = out[:n]
 	s.longString = s.longString || s.strLen > MaxStringBytes
 }
+
+// stringStops and outsideStops mark the bytes squeeze acts on in a string and
+// outside strings.
+var stringStops, outsideStops = func() (in, out [256]bool) {
+	in['"'], in['\\'] = true, true
+	for _, c := range []byte(" \t\n\r\"{,") {
+		out[c] = true
+	}
+	return in, out
+}()
 
 // endRun writes the run of whitespace that ends into out (which has room
 // for it) as it was, or as one byte, and returns how many bytes it wrote.
