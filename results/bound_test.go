@@ -3,7 +3,6 @@ package results_test
 import (
 	"bytes"
 	"compress/flate"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -18,17 +17,25 @@ import (
 	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
-// spacesGzip returns a valid one-member gzip file of n MiB of spaces,
-// about 1 KiB per MiB: deflate flushed after each MiB settles, from the
-// third, on the same bytes (the window all spaces), so they are repeated
-// instead of compressed n times.
-func spacesGzip(t *testing.T, mib int) []byte {
+// spacesGzip returns a valid one-member gzip file of head, n MiB of spaces
+// and tail, about 1 KiB per MiB: deflate flushed after each MiB settles,
+// from the third, on the same bytes (the window all spaces), so they are
+// repeated instead of compressed n times, and the tail compressed after the
+// third reads the same after the n-th.
+func spacesGzip(t *testing.T, head []byte, mib int, tail []byte) []byte {
 	t.Helper()
 	spaces := bytes.Repeat([]byte(" "), 1<<20)
 	var part bytes.Buffer
 	zw, err := flate.NewWriter(&part, flate.BestCompression)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var first []byte
+	if len(head) > 0 {
+		zw.Write(head)
+		zw.Flush()
+		first = bytes.Clone(part.Bytes())
+		part.Reset()
 	}
 	var chunks [][]byte
 	for range 3 {
@@ -40,23 +47,24 @@ func spacesGzip(t *testing.T, mib int) []byte {
 	if !bytes.Equal(chunks[1], chunks[2]) {
 		t.Fatal("deflate of spaces did not settle: build the test input another way")
 	}
+	zw.Write(tail)
 	zw.Close()
 	out := bytes.NewBuffer([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
-	crc := uint32(0)
+	out.Write(first)
+	crc := crc32.Update(0, crc32.IEEETable, head)
 	for i := range mib {
 		out.Write(chunks[min(i, 2)])
 		crc = crc32.Update(crc, crc32.IEEETable, spaces)
 	}
-	out.Write(part.Bytes()) // the final block
+	out.Write(part.Bytes()) // the tail and the final block
+	crc = crc32.Update(crc, crc32.IEEETable, tail)
 	out.Write(binary.LittleEndian.AppendUint32(nil, crc))
-	out.Write(binary.LittleEndian.AppendUint32(nil, uint32(uint64(mib)<<20)))
+	out.Write(binary.LittleEndian.AppendUint32(nil, uint32(uint64(len(head))+uint64(mib)<<20+uint64(len(tail)))))
 	return out.Bytes()
 }
 
-// TestReadRefusesGzipBomb reads a 2 MB gzip file of 2 GiB of spaces: Read
-// refuses it in one line as too large, holding a few megabytes at most.
 func TestReadRefusesGzipBomb(t *testing.T) {
-	bomb := spacesGzip(t, 2048)
+	bomb := spacesGzip(t, nil, 2048, nil)
 	if len(bomb) > 3<<20 {
 		t.Fatalf("the bomb is %d bytes, want about 2 MB", len(bomb))
 	}
@@ -85,7 +93,7 @@ func TestReadRefusesGzipBomb(t *testing.T) {
 // a plain file larger than the bound (refused unread).
 func TestReadBound(t *testing.T) {
 	const limit = 4 << 20
-	one := spacesGzip(t, 3)
+	one := spacesGzip(t, nil, 3, nil)
 	cases := []struct {
 		name string
 		data []byte
@@ -153,18 +161,10 @@ func TestWhitespaceBombCostsItsContent(t *testing.T) {
 	if err := run.Encode(&js); err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(js.Bytes()[:1])
-	spaces := bytes.Repeat([]byte(" "), 1<<20)
-	for range 250 {
-		zw.Write(spaces)
-	}
-	zw.Write([]byte("\n\t  "))
-	zw.Write(js.Bytes()[1:])
-	zw.Close()
+	// The run's first byte, 250 MiB of spaces, a short run, the rest.
+	gz := spacesGzip(t, js.Bytes()[:1], 250, append([]byte("\n\t  "), js.Bytes()[1:]...))
 	path := filepath.Join(t.TempDir(), "bomb.json.gz")
-	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, gz, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
