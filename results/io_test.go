@@ -227,6 +227,9 @@ func validJSON(t *testing.T) []byte {
 }
 
 func TestReadRejects(t *testing.T) {
+	// Parallel: it measures no allocation, which the bomb tests (never
+	// parallel) do.
+	t.Parallel()
 	good := validJSON(t)
 	edit := func(f func(m map[string]any)) []byte {
 		var m map[string]any

@@ -17,6 +17,9 @@ import (
 // crafted so that its lines mislead, it decodes whole, to the same run or
 // the same error as encoding/json's reading of it.
 func TestDecodeByLines(t *testing.T) {
+	// Parallel: it measures no allocation, which the bomb tests (never
+	// parallel) do.
+	t.Parallel()
 	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
 	run.Verdict = &results.Verdict{Status: results.StatusPass, Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
 	var enc bytes.Buffer

@@ -23,6 +23,9 @@ import (
 // through the squeezer alone does. plain says whether the quick way keeps
 // the JSON (else the file is read through the squeezer).
 func TestReadWholeIsSqueezed(t *testing.T) {
+	// Parallel: it measures no allocation, which the bomb tests (never
+	// parallel) do.
+	t.Parallel()
 	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
 	var js bytes.Buffer
 	if err := run.Encode(&js); err != nil {

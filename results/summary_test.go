@@ -37,6 +37,9 @@ func summaryRun(t testing.TB) []byte {
 // it, and by encoding/json (the same run, or the same error) where a line
 // or the file is anything else.
 func TestSummary(t *testing.T) {
+	// Parallel: it measures no allocation, which the bomb tests (never
+	// parallel) do.
+	t.Parallel()
 	data := summaryRun(t)
 	if !results.SummaryFast(data) {
 		t.Fatal("a file as Encode writes it is not summarised line by line")
