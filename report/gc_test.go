@@ -1,0 +1,4 @@
+package report
+
+// The test binary's garbage collector settings: internal/testgc says why.
+import _ "github.com/p2pbench/p2pbench/internal/testgc"
