@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/p2pbench/p2pbench/gpu/sim"
 	"github.com/p2pbench/p2pbench/kernels"
+	"github.com/p2pbench/p2pbench/measure"
 	"github.com/p2pbench/p2pbench/results"
 )
 
@@ -81,6 +83,29 @@ func TestHostTests(t *testing.T) {
 	}
 	if tot, sum := med["total"], med["forward"]+med["reverse"]; tot > sum*1.001 || tot < 1.5*max(med["forward"], med["reverse"]) {
 		t.Errorf("host_bidir 0: total %.1f GB/s against forward %.1f and reverse %.1f", tot, med["forward"], med["reverse"])
+	}
+	// Every device both ways at once holds its windows (each direction
+	// timed while every other copy runs: host_all_both_ways_held), and
+	// only it: its total is, sample by sample, the sum of the four copies'
+	// rates.
+	parts := map[int][]float64{}
+	for _, f := range run.Figures {
+		held := f.Params[measure.ParamHeldReps] != ""
+		if all := f.Test == results.HostAllBidir || f.Test == results.SMHostAllBidir; held != all {
+			t.Errorf("%s %s %d→%d: held_reps_per_sample %q", f.Test, f.Part, f.Src, f.Dst, f.Params[measure.ParamHeldReps])
+		}
+		if f.Test != results.HostAllBidir {
+			continue
+		}
+		for k, v := range f.Samples {
+			if f.Part == results.PartTotal {
+				if sum := parts[k]; len(sum) != 4 || math.Abs(v-(sum[0]+sum[1]+sum[2]+sum[3])) > 1e-4*v { // samples keep a few digits
+					t.Errorf("host_all_bidir total sample %d: %.3f, the parts' %v", k, v, sum)
+				}
+			} else {
+				parts[k] = append(parts[k], v)
+			}
+		}
 	}
 }
 

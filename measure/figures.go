@@ -42,6 +42,25 @@ func TotalGBps(sizes []uint64, ms [][]float64) []float64 {
 	return out
 }
 
+// SumGBps is, per sample, the sum of the transfers' rates: what they move
+// together when each was timed while every other still copied (held
+// windows, Timing.Held), where all bytes over the longest window would
+// leave out what the faster moved after their windows.
+func SumGBps(sizes []uint64, ms [][]float64) []float64 {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]float64, len(ms[0]))
+	for k := range out {
+		for i := range ms {
+			if ms[i][k] > 0 {
+				out[k] += float64(sizes[i]) / (ms[i][k] * 1e-3) / 1e9
+			}
+		}
+	}
+	return out
+}
+
 // Fail records that f could not be measured: the error, its CUDA name, no
 // samples.
 func Fail(f results.Figure, err error) results.Figure {

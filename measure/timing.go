@@ -152,6 +152,15 @@ type Transfer struct {
 // cost divided by Reps.
 type Timing struct {
 	Reps, Warmup, Short int
+	// Held says every window runs while every other transfer still copies:
+	// after its end event each transfer repeats HeldTail × Reps more,
+	// untimed, and a sample ends once they have. Transfers that run at
+	// different rates (the host's two directions under every device's
+	// load) each read their rate under the others' load, where windows
+	// timed alone at once let the faster end first and the slower finish
+	// on a quieter path (nvbandwidth's interference copies of twice the
+	// size serve the same end).
+	Held bool
 	// Few says a sample's repetitions take results.LongSample or more: such a
 	// figure takes fewer samples (Samples).
 	Few bool
@@ -256,13 +265,24 @@ func WindowTimingFor(longest float64, target time.Duration) Timing {
 const (
 	ParamReps      = "reps_per_sample"
 	ParamShortReps = "short_reps_per_sample"
+	// ParamHeldReps is the untimed repetitions after each held window
+	// (Timing.Held); absent when the windows were not held.
+	ParamHeldReps = "held_reps_per_sample"
 )
+
+// HeldTail is how many times its timed repetitions a held transfer repeats
+// after its window: twice, so that a transfer up to three times faster than
+// the slowest still copies while the slowest's window ends.
+const HeldTail = 2
 
 // Record returns a copy of params with the timing's params set.
 func (t Timing) Record(params map[string]string) map[string]string {
 	out := WithParam(params, ParamReps, strconv.Itoa(t.Reps))
 	if t.Short > 0 {
 		out[ParamShortReps] = strconv.Itoa(t.Short)
+	}
+	if t.Held {
+		out[ParamHeldReps] = strconv.Itoa(HeldTail * t.Reps)
 	}
 	return out
 }
@@ -280,8 +300,9 @@ func (t Timing) Samples(n, rounds int) int {
 // Enqueue puts one sample of t on s, in c (t.Dev's context, or the one Do
 // passes): the warm-up repetitions, t.Prep, the start event, the timed
 // repetitions and the end event; the warm-up and the timed repetitions are
-// one call of t.OpN each where t has it. What holds s (a latch, an event
-// wait) is enqueued before.
+// one call of t.OpN each where t has it; a held timing's untimed
+// repetitions after the end event (Timing.Held). What holds s (a latch, an
+// event wait) is enqueued before.
 func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, tm Timing) error {
 	if err := t.repeat(s, tm.Warmup); err != nil {
 		return err
@@ -307,6 +328,9 @@ func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, t
 	}
 	if timed {
 		t.Enqueued(t.HostClock() - t0)
+	}
+	if tm.Held {
+		return t.repeat(s, HeldTail*tm.Reps)
 	}
 	return nil
 }
@@ -733,7 +757,28 @@ func (tm Timer) sample(ts []Transfer, slots []slot, devs []*Device, t Timing) ([
 	if timedOut != nil {
 		return nil, timedOut
 	}
+	if t.Held {
+		// The next sample starts from idle streams, every window of it
+		// again inside every other transfer's copies.
+		for i, tr := range ts {
+			if err := tr.Dev.drain(slots[i].stream); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return ms, nil
+}
+
+// drain waits until the device's stream of index i has done its work.
+func (dv *Device) drain(i int) error {
+	s, err := dv.Stream(i)
+	if err != nil {
+		return err
+	}
+	if err := dv.Ctx.StreamSynchronize(s); err != nil {
+		return fmt.Errorf("device %d: waiting for the held copies: %w", dv.Index, err)
+	}
+	return nil
 }
 
 // enqueueLatched puts one sample of t on the stream of its slot behind the

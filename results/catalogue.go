@@ -282,7 +282,7 @@ var (
 	convHostSM   = []string{cvGBps, cvHostSM, cvHostKernel}
 	convHostBi   = []string{cvGBps, cvHostBoth}
 	convHostAll  = []string{cvGBps, cvHostAll}
-	convHostAlB  = []string{cvGBps, cvHostAllBoth}
+	convHostAlB  = []string{cvGBps, cvHostAllHeld}
 	convByCE     = []string{cvByCE}
 	convByCEP2P  = []string{cvByCEP2P}
 	convBySM     = []string{cvBySM}

@@ -18,6 +18,12 @@ type Convention struct {
 	Text  string
 }
 
+// replacedBy maps a rule no test follows any more to the one that took its
+// place; files of earlier builds still name it.
+var replacedBy = map[string]string{
+	cvHostAllBoth: cvHostAllHeld,
+}
+
 // The conventions' IDs, each a catalogue entry's reference to a row of
 // conventions.
 const (
@@ -33,6 +39,7 @@ const (
 	cvHostBoth     = "host_both_ways"
 	cvHostAll      = "host_all"
 	cvHostAllBoth  = "host_all_both_ways"
+	cvHostAllHeld  = "host_all_both_ways_held"
 	cvLocal        = "local"
 	cvAtOnce       = "at_once"
 	cvGroupDirs    = "group_directions"
@@ -84,6 +91,7 @@ var conventions = []Convention{
 	{cvHostBoth, "2026-11-23", "host→device and device→host at once on two streams of the device, between its memory and two regions of pinned host memory, each timed with its own events: forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = both directions' bytes over the longer of the two times"},
 	{cvHostAll, "2026-11-23", "every selected device copying at once between its memory and its own region of pinned host memory, each copy timed with its own events: pair = one device's copy (-1 = host), total = all bytes over the longest copy's time (src = dst = -1)"},
 	{cvHostAllBoth, "2026-11-23", "every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events: forward = host→device, reverse = device→host (both filed under src = -1, dst = the device), total = all bytes over the longest copy's time (src = dst = -1)"},
+	{cvHostAllHeld, "2026-11-29", "every selected device copying host→device and device→host at once, on two streams per device, between its memory and its own two regions of pinned host memory, each copy timed with its own events while every other still copies (after its timed copies each stream makes held_reps_per_sample more, untimed, and the next sample waits for them, as nvbandwidth's interference copies of twice the size do): forward = host→device under the load of every other copy, reverse = device→host likewise (both filed under src = -1, dst = the device), total = the sum of every copy's rate (src = dst = -1)"},
 	{cvHostKernel, "2026-11-23", "on host memory the default register-path copy kernel runs, unless --variant names another"},
 	{cvLocal, "2026-11-22", "bytes copied within one device's memory by cuMemcpyAsync, each byte read once and written once"},
 	{cvAtOnce, "2026-11-22", "every listed pair copying at once, each pair timed with its own events: total = all bytes over the longest pair's time"},
