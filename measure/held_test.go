@@ -9,8 +9,9 @@ import (
 )
 
 // TestHeldWindowsRunInsideTheOthersCopies: with a held timing every
-// transfer repeats its copies HeldTail times its timed ones after its end
-// event, and each sample waits for them before the next starts (the host's
+// transfer makes as many untimed copies as its timed ones before its start
+// event and HeldTail times as many after its end event, and each sample
+// waits for them before the next starts (the host's
 // virtual clock moves by the held copies too); the figure's params say so.
 func TestHeldWindowsRunInsideTheOthersCopies(t *testing.T) {
 	drv, err := sim.New("h200x2")
@@ -40,7 +41,7 @@ func TestHeldWindowsRunInsideTheOthersCopies(t *testing.T) {
 		took := drv.HostClock() - t0
 		want := samples
 		if held {
-			want = samples * (1 + HeldTail)
+			want = samples * (2 + HeldTail)
 		}
 		for _, name := range []string{"h2d", "d2h"} {
 			if count[name] != want {
@@ -49,7 +50,7 @@ func TestHeldWindowsRunInsideTheOthersCopies(t *testing.T) {
 		}
 		// Each sample waits for its held copies: the three samples take
 		// three times the held copies' time at least.
-		if window := ms[0][0] * float64(samples*(1+HeldTail)); held && took.Seconds()*1e3 < 0.95*window {
+		if window := ms[0][0] * float64(samples*(2+HeldTail)); held && took.Seconds()*1e3 < 0.95*window {
 			t.Errorf("held samples took %v of the host's clock, less than their copies' %.1f ms: a sample did not wait for its held copies", took, window)
 		}
 		if p := tm.Record(nil); (p[ParamHeldReps] != "") != held || held && p[ParamHeldReps] != "2" {

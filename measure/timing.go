@@ -153,8 +153,9 @@ type Transfer struct {
 type Timing struct {
 	Reps, Warmup, Short int
 	// Held says every window runs while every other transfer still copies:
-	// after its end event each transfer repeats HeldTail × Reps more,
-	// untimed, and a sample ends once they have. Transfers that run at
+	// before its start event each transfer makes Reps untimed repetitions
+	// (so that no window starts with every transfer at once), after its end
+	// event HeldTail × Reps more, and a sample ends once they have. Transfers that run at
 	// different rates (the host's two directions under every device's
 	// load) each read their rate under the others' load, where windows
 	// timed alone at once let the faster end first and the slower finish
@@ -301,10 +302,15 @@ func (t Timing) Samples(n, rounds int) int {
 // passes): the warm-up repetitions, t.Prep, the start event, the timed
 // repetitions and the end event; the warm-up and the timed repetitions are
 // one call of t.OpN each where t has it; a held timing's untimed
-// repetitions after the end event (Timing.Held). What holds s (a latch, an
+// repetitions before the start event and after the end event
+// (Timing.Held). What holds s (a latch, an
 // event wait) is enqueued before.
 func (t Transfer) Enqueue(c gpu.Context, s cuda.Stream, start, end cuda.Event, tm Timing) error {
-	if err := t.repeat(s, tm.Warmup); err != nil {
+	warmup := tm.Warmup
+	if tm.Held {
+		warmup = max(warmup, tm.Reps)
+	}
+	if err := t.repeat(s, warmup); err != nil {
 		return err
 	}
 	if t.Prep != nil {
