@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,14 +43,50 @@ func engineKind(e results.Engine) results.Engine {
 // whatParams are a figure's identifying params (results.Figure.IdentityParams)
 // less its method's, as sorted k=v joined by commas.
 func whatParams(f *results.Figure) string {
-	var kv []string
-	for k, v := range f.Params {
+	return string(appendWhatParams(nil, f))
+}
+
+// appendWhatParams appends whatParams of f to b. It is asked for every
+// figure of every side, in matching, planning and each row: the params are
+// sorted by key in the order of their k=v texts (kvOrder) and written into
+// b, where a string a param and a join were most of its time.
+func appendWhatParams(b []byte, f *results.Figure) []byte {
+	var room [8]string
+	keys := room[:0]
+	for k := range f.Params {
 		if !results.DescriptiveParam(k) && !methodParam(k) {
-			kv = append(kv, k+"="+v)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(kv)
-	return strings.Join(kv, ",")
+	if len(keys) > 1 {
+		slices.SortFunc(keys, func(x, y string) int { return kvOrder(x, f.Params[x], y, f.Params[y]) })
+	}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, '=')
+		b = append(b, f.Params[k]...)
+	}
+	return b
+}
+
+// kvOrder orders two params as their texts k=v do, without making them:
+// by their keys, where neither key begins the other; else by '=' against
+// the longer key's next byte; else (a key with '=' in it) by the texts.
+func kvOrder(k1, v1, k2, v2 string) int {
+	n := min(len(k1), len(k2))
+	if c := strings.Compare(k1[:n], k2[:n]); c != 0 {
+		return c
+	}
+	switch {
+	case len(k1) < len(k2) && k2[n] != '=':
+		return cmp.Compare('=', k2[n])
+	case len(k2) < len(k1) && k1[n] != '=':
+		return cmp.Compare(k1[n], '=')
+	}
+	return strings.Compare(k1+"="+v1, k2+"="+v2)
 }
 
 // methodOf says how a figure was measured: its SM kernel variant and the
@@ -69,10 +106,24 @@ func methodOf(f *results.Figure) string {
 }
 
 // measureKey is what a figure measured: results.Figure.Key without the
-// method.
+// method: test|engine kind|direction|part|src|dst|size|whatParams.
 func measureKey(f *results.Figure) string {
-	return strings.Join([]string{string(f.Test), string(engineKind(f.Engine)), string(f.Direction), string(f.Part),
-		strconv.Itoa(f.Src), strconv.Itoa(f.Dst), strconv.FormatUint(f.Size, 10), whatParams(f)}, "|")
+	b := make([]byte, 0, 96)
+	b = append(b, f.Test...)
+	b = append(b, '|')
+	b = append(b, engineKind(f.Engine)...)
+	b = append(b, '|')
+	b = append(b, f.Direction...)
+	b = append(b, '|')
+	b = append(b, f.Part...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(f.Src), 10)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(f.Dst), 10)
+	b = append(b, '|')
+	b = strconv.AppendUint(b, f.Size, 10)
+	b = append(b, '|')
+	return string(appendWhatParams(b, f))
 }
 
 // twins are one figure of the baseline and its twins, the figures that
