@@ -157,6 +157,14 @@
 //     slower, which is not modelled. An IPC child's machine does not model
 //     the link's waking (AsIPCChild). An NVSwitch machine's links lead to
 //     switches at made-up bus ids (ffff:ff:0s.0).
+//   - Host memory is one resource shared fairly by every copy to or from
+//     it (hostMemGBps), so every device copying both ways at once reads each
+//     direction alike (about 55 GB/s on h200x2). Real 2× H200 share it
+//     unevenly: with both devices copying both ways, host→device 29–30 GB/s
+//     and device→host 49–51 (testdata/reference/h200x2/2026-11-29-held), and
+//     one device both ways 50 and 51; a fair share cannot give two flows of
+//     one bottleneck different rates, so this is not modelled, and the
+//     simulated host_all_bidir says nothing of a machine's host.
 //   - Injected health conditions change only what the Monitor reads: a
 //     downed link, a rising error counter or another program's process do
 //     not slow the model's transfers. Their times are virtual time since
