@@ -270,9 +270,20 @@ func Compare(inputs []Input, opt Options) (*Result, error) { return compareWith(
 // compareWith is Compare, with the fallback left out of the floors where
 // withFallback is false (what the fallback is measured against).
 func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error) {
-	if len(inputs) < 2 {
-		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
+	p, err := prepare(inputs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.judged(opt, withFallback), nil
+}
+
+// withDefaults is opt with its alpha and confidence set where they are 0,
+// or an error that says which option is out of range.
+func (opt Options) withDefaults() (Options, error) {
 	if opt.Alpha == 0 {
 		opt.Alpha = benchmath.DefaultThresholds.CompareAlpha
 	}
@@ -281,14 +292,35 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	}
 	switch {
 	case !(opt.Alpha > 0 && opt.Alpha < 1):
-		return nil, fmt.Errorf("compare: alpha %v is not between 0 and 1", opt.Alpha)
+		return opt, fmt.Errorf("compare: alpha %v is not between 0 and 1", opt.Alpha)
 	case !(opt.Confidence > 0 && opt.Confidence < 1):
-		return nil, fmt.Errorf("compare: confidence %v is not between 0 and 1", opt.Confidence)
+		return opt, fmt.Errorf("compare: confidence %v is not between 0 and 1", opt.Confidence)
 	case !(opt.Threshold >= 0):
-		return nil, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
+		return opt, fmt.Errorf("compare: threshold %v is negative", opt.Threshold)
 	}
-	res := &Result{Alpha: opt.Alpha, Threshold: opt.Threshold, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin,
-		AcrossMethods: opt.AcrossMethods, AcrossMachines: opt.AcrossMachines}
+	return opt, nil
+}
+
+// prepared is a comparison with its rows made and not yet judged: what
+// the options but alpha and confidence (the threshold, across machines or
+// methods) and the fallback leave as they are, so that one comparison can
+// be judged several ways.
+type prepared struct {
+	res *Result
+	// noise is what each row's units say of the noise (judge's).
+	noise []rowNoise
+	// spread are the warnings of the sides' spread (differences), before
+	// the rows' own.
+	spread []string
+}
+
+// prepare makes the rows of a comparison of inputs at opt's alpha and
+// confidence (withDefaults' opt).
+func prepare(inputs []Input, opt Options) (*prepared, error) {
+	if len(inputs) < 2 {
+		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
+	}
+	res := &Result{Alpha: opt.Alpha, Confidence: opt.Confidence, FloorMultiple: NoiseMultiple, FallbackMargin: FallbackMargin}
 	for _, in := range inputs {
 		if len(in.Runs) == 0 || slices.Contains(in.Runs, nil) {
 			return nil, fmt.Errorf("compare: %s has no run", in.Name)
@@ -304,8 +336,8 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 		res.Runs = append(res.Runs, len(in.Runs))
 		res.Replicates = append(res.Replicates, replicatesOf(in))
 	}
-	var spread []string
-	res.Differences, spread = differences(inputs)
+	p := &prepared{res: res}
+	res.Differences, p.spread = differences(inputs)
 	res.Caveats = caveats(inputs)
 	res.UnknownMethods = unknownMethods(inputs)
 	res.Machines = matchMachines(inputs)
@@ -317,12 +349,24 @@ func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error
 	}
 	var shared []twins
 	shared, res.NotMeasured = keep(inputs, plans, all)
-	var noise []rowNoise
-	res.Rows, noise, res.Warnings = compareRows(inputs, plans, shared, opt)
-	judge(res.Rows, noise, opt, res.Machines, withFallback)
+	res.Rows, p.noise, res.Warnings = compareRows(inputs, plans, shared, opt)
+	return p, nil
+}
+
+// judged is p judged with opt (whose alpha and confidence are p's) and
+// the fallback or not: a Result of its own, p left as it was.
+func (p *prepared) judged(opt Options, withFallback bool) *Result {
+	res := *p.res
+	res.Threshold, res.AcrossMethods, res.AcrossMachines = opt.Threshold, opt.AcrossMethods, opt.AcrossMachines
+	opt.Alpha, opt.Confidence = res.Alpha, res.Confidence
+	res.Rows = slices.Clone(p.res.Rows)
+	for i := range res.Rows {
+		res.Rows[i].Changes = slices.Clone(res.Rows[i].Changes)
+	}
+	judge(res.Rows, p.noise, opt, res.Machines, withFallback)
 	res.WideFloors = wideFloors(res.Rows)
-	res.Warnings = append(spread, res.Warnings...)
-	return res, nil
+	res.Warnings = append(slices.Clone(p.spread), p.res.Warnings...)
+	return &res
 }
 
 // keep picks the figures that make rows: those another side has, and those

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/p2pbench/p2pbench/results"
@@ -114,11 +115,42 @@ type measured struct {
 	largestWhere string // where the largest change itself was
 }
 
-// measureFallback compares every two runs of every source, without the
-// fallback and with no threshold, and keeps, per family and band, the
+// sourcePass is what every two runs of every source show, each comparison
+// made once and judged two ways: without the fallback and with no
+// threshold, for the fallback's table (TestFallbackTable); as `compare`
+// judges them by default, for its gate (TestRerunsOfOneMachineAreQuiet).
+type sourcePass struct {
+	cells []measured
+	// gate says what the gate got wrong on a pairing (gateFindings).
+	gate     []string
+	pairings int
+	done     bool
+}
+
+var (
+	sourcePassOnce sync.Once
+	sourcePassOut  sourcePass
+)
+
+// passSources is the pass over the sources, made by the first test that
+// asks.
+func passSources(t *testing.T) sourcePass {
+	t.Helper()
+	sourcePassOnce.Do(func() { sourcePassOut = measureSources(t) })
+	if !sourcePassOut.done {
+		t.Fatal("the pass over the fallback's sources did not finish: the test that made it failed")
+	}
+	return sourcePassOut
+}
+
+// measureSources compares every two runs of every source. Without the
+// fallback and with no threshold it keeps, per family and band, the
 // largest change beyond the floor the runs' own data gave it: the part of
-// the change between two processes that the runs could not show.
-func measureFallback(t *testing.T) []measured {
+// the change between two processes that the runs could not show. With
+// both, as Compare's defaults with compare's threshold judge it, it keeps
+// what the gate got wrong.
+func measureSources(t *testing.T) sourcePass {
+	var pass sourcePass
 	cells := map[fallbackCell]*measured{}
 	for _, src := range fallbackSources {
 		var runs []*results.Run
@@ -136,10 +168,17 @@ func measureFallback(t *testing.T) []measured {
 		for a := range runs {
 			for b := a + 1; b < len(runs); b++ {
 				in := []Input{{Name: src.files[a], Runs: runs[a : a+1]}, {Name: src.files[b], Runs: runs[b : b+1]}}
-				res, err := compareWith(in, Options{}, false)
+				opt, err := Options{}.withDefaults()
 				if err != nil {
 					t.Fatal(err)
 				}
+				p, err := prepare(in, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pass.pairings++
+				pass.gate = append(pass.gate, gateFindings(p.judged(Options{Threshold: gateThreshold}, true), src.dir, src.files[a], src.files[b])...)
+				res := p.judged(Options{}, false)
 				for _, row := range res.Rows {
 					ch := row.Changes[0]
 					if !ch.Valid || method[row.Key] == "" || ch.Paired && !ch.Consistent {
@@ -184,7 +223,8 @@ func measureFallback(t *testing.T) []measured {
 		out = append(out, *m)
 	}
 	slices.SortFunc(out, cmpMeasured)
-	return out
+	pass.cells, pass.done = out, true
+	return pass
 }
 
 // changeRatio is the new median over the baseline's, or, for rounds
@@ -263,7 +303,7 @@ func replaceSection(t *testing.T, doc, name, body string) string {
 // fallback_table.go and FALLBACK.md to it: the table is what those runs
 // show, and changes only with them (-update-fallback rewrites both).
 func TestFallbackTable(t *testing.T) {
-	cells := measureFallback(t)
+	cells := passSources(t).cells
 	if len(cells) == 0 {
 		t.Fatal("no cell measured")
 	}
