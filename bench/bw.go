@@ -185,12 +185,18 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 	return out
 }
 
-// held says whether flows take held windows (measure.Timing.Held): every
-// device copying to and from the host at once, whose two directions run at
-// different rates (host_all_both_ways).
+// held says whether flows take held windows (measure.Timing.Held): two
+// devices or more copying to and from the host at once, whose directions
+// run at rates far apart (host_all_both_ways_held). One device's two
+// directions end together, held or not (on one H200 both timings read
+// what nvbandwidth reads), and its windows are not held.
 func held(flows []flow) bool {
 	sh := flows[0].fig.Test.Info().Shape
-	return len(flows) > 1 && sh.Ends == results.EndsHostBothWays && sh.AllDevices
+	devs := map[*measure.Device]bool{}
+	for _, fl := range flows {
+		devs[fl.issuer] = true
+	}
+	return len(devs) > 1 && sh.Ends == results.EndsHostBothWays && sh.AllDevices
 }
 
 // failFlows is every figure of flows and sums failed with err; none when

@@ -131,6 +131,10 @@ func TestHostTestsOnOneDevice(t *testing.T) {
 		if f.Error != "" || f.Verify == results.VerifyFailed {
 			t.Errorf("%s %s %d→%d: error %q, verify %s", f.Test, f.Part, f.Src, f.Dst, f.Error, f.Verify)
 		}
+		// One device's two directions end together: not held.
+		if f.Params[measure.ParamHeldReps] != "" {
+			t.Errorf("%s %s %d→%d: held on one device (%s)", f.Test, f.Part, f.Src, f.Dst, f.Params[measure.ParamHeldReps])
+		}
 	}
 }
 
