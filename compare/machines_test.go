@@ -40,8 +40,13 @@ func TestMachinesOfOneKind(t *testing.T) {
 			held := readRun(t, tc.holdOut, fmt.Sprintf("all%d.json.gz", n))
 			for _, o := range tc.others {
 				other := readRun(t, o, "all2.json.gz")
+				// One comparison, judged without and with --across-machines.
+				judge, err := compare.Prepare([]compare.Input{{Name: "a.json", Runs: []*results.Run{other}}, {Name: "b.json", Runs: []*results.Run{held}}}, compare.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, across := range []bool{false, true} {
-					res := compareRuns(t, compare.Options{Threshold: 0.01, AcrossMachines: across}, other, held)
+					res := judge(compare.Options{Threshold: 0.01, AcrossMachines: across})
 					m := res.Machines[0]
 					if m.Same != compare.MachineDifferent || !m.Kind {
 						t.Fatalf("%s against %s all%d: machines %+v, want two of one kind", o, tc.holdOut, n, m)
