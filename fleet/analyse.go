@@ -188,9 +188,26 @@ func (t *Type) label() {
 			values[c.Test][k][v] = true
 		}
 	}
+	// The method is shown only where one kind of figure was measured two
+	// ways (nodes of builds that measure it otherwise), not where a
+	// test's kinds differ by the changes that apply to them.
+	methods := map[kind]map[string]bool{}
+	for _, c := range t.Classes {
+		k := c.kind
+		k.method = ""
+		if methods[k] == nil {
+			methods[k] = map[string]bool{}
+		}
+		methods[k][c.kind.method] = true
+	}
 	for _, c := range t.Classes {
 		c.Label = c.kind.label(func(kv string) bool {
 			k, _, _ := strings.Cut(kv, "=")
+			if k == "method" {
+				bare := c.kind
+				bare.method = ""
+				return len(methods[bare]) > 1
+			}
 			return len(values[c.Test][k]) > 1
 		})
 	}

@@ -387,3 +387,50 @@ func TestSmallCopiesAmongNodes(t *testing.T) {
 		t.Error("no lat_copy_b2b figure 10% or more below its peers: the runs no longer hold the case the cap is for")
 	}
 }
+
+// TestBuildsThatMeasureOtherwise: two real runs of a build that timed every
+// device's host copies both ways each copy alone and one of a build that
+// holds them (host_all_both_ways_held: forward 27.5 GB/s where the others
+// read 35.4) are not held to each other on those figures: their classes
+// are apart, each labelled with its method, and the held node is not below
+// its peers on any of them (it was, 22–33% and FAIL, when the method did
+// not part them).
+func TestBuildsThatMeasureOtherwise(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "reference", "h200x2", "2026-11-29-held")
+	paths := []string{
+		filepath.Join(dir, "call1", "all1", "results.json.gz"),
+		filepath.Join(dir, "call1", "all2", "results.json.gz"),
+		filepath.Join(dir, "call4", "all1", "results.json.gz"),
+	}
+	f, err := fleet.Load(paths, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Types) != 1 || len(f.Nodes) != 3 {
+		t.Fatalf("%d types, %d nodes", len(f.Types), len(f.Nodes))
+	}
+	held := 0
+	for _, c := range f.Types[0].Classes {
+		if c.Test != results.HostAllBidir && c.Test != results.SMHostAllBidir {
+			continue
+		}
+		if !strings.Contains(c.Label, "method=") {
+			t.Errorf("class %q: its method is not named", c.Label)
+		}
+		if c.Nodes == 1 {
+			held++
+		}
+	}
+	if held != 6 {
+		t.Errorf("%d classes of one node's held figures, want 6: forward, reverse and total of host_all_bidir and sm_host_all_bidir", held)
+	}
+	n := f.Nodes[2]
+	for _, r := range n.Reasons {
+		if strings.Contains(r, "all host both ways") {
+			t.Errorf("%s: %q", n.Path, r)
+		}
+	}
+	if n.Verdict == results.StatusFail {
+		t.Errorf("%s: FAIL (%q)", n.Path, n.Reasons)
+	}
+}

@@ -20,6 +20,10 @@ type kind struct {
 	params    string
 	link      string
 	unit      results.Unit
+	// method names how the figure was measured (results.MethodLabel),
+	// "" where its file does not say: nodes of builds that measure a test
+	// otherwise are not held to each other on it.
+	method string
 }
 
 // point is one figure of a node, reduced to its class, median and
@@ -83,6 +87,9 @@ func read(source string, run *results.Run, was *results.Verdict) reading {
 		}
 		k := kind{test: f.Test, engine: f.Engine, direction: f.Direction, part: f.Part, size: f.Size,
 			params: ps, link: linkOf(f, pairs), unit: f.Unit}
+		if changes, ok := run.MethodOf(f); ok {
+			k.method = results.MethodLabel(changes)
+		}
 		if f.Failed() {
 			if run.ExplainedFailure(f) != "" {
 				continue // a note of the machine, which its own verdict keeps
@@ -231,14 +238,18 @@ func (k kind) label(keep func(param string) bool) string {
 }
 
 // items are what tells kinds of one test apart beyond size and link:
-// engine, direction (of a test that does not go both ways) and the
-// identifying params, as k=v.
+// engine, direction (of a test that does not go both ways), the
+// identifying params and the method, as k=v.
 func (k kind) items() []string {
 	out := []string{"engine=" + string(k.engine)}
 	if k.direction != "" && !k.test.Info().BothWays {
 		out = append(out, "direction="+string(k.direction))
 	}
-	return append(out, params(k.params)...)
+	out = append(out, params(k.params)...)
+	if k.method != "" {
+		out = append(out, "method="+k.method)
+	}
+	return out
 }
 
 // params splits identifying params ("k=v,k=v") into their k=v items.
@@ -250,7 +261,7 @@ func params(s string) []string {
 }
 
 // allParams keeps every param, but the engine and direction, which a
-// failure's devices and test name say well enough.
+// failure's devices and test name say well enough, and the method.
 func allParams(kv string) bool {
-	return !strings.HasPrefix(kv, "engine=") && !strings.HasPrefix(kv, "direction=")
+	return !strings.HasPrefix(kv, "engine=") && !strings.HasPrefix(kv, "direction=") && !strings.HasPrefix(kv, "method=")
 }
