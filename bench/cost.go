@@ -175,11 +175,16 @@ func (e *Engine) aggregateCost(dirs int, pairs [][2]int) time.Duration {
 // hostCost is one round of a host bandwidth test: one copy's time, as the
 // directions and the devices' links run side by side; both ways at once
 // take windows of one copy, three samples a round, and the directions slow
-// each other (the 2× H100: 44-63 ms a round against 14-29 for one way).
-func (e *Engine) hostCost(bothWays bool) time.Duration {
+// each other (the 2× H100: 44-63 ms a round against 14-29 for one way);
+// held windows (measure.Timing.Held) copy 2 + HeldTail times as much a
+// sample.
+func (e *Engine) hostCost(bothWays, held bool) time.Duration {
 	c := e.samplesCost(1, float64(e.opt.Size)/e.hostGBps(), measure.HostSampleTarget)
 	if bothWays {
 		c *= 2
+	}
+	if held {
+		c *= 2 + measure.HeldTail
 	}
 	return c
 }
