@@ -185,18 +185,24 @@ func (e *Engine) flowFigures(ctx context.Context, flows []flow, samples func(mea
 	return out
 }
 
-// held says whether flows take held windows (measure.Timing.Held): two
-// devices or more copying to and from the host at once, whose directions
-// run at rates far apart (host_all_both_ways_held). One device's two
-// directions end together, held or not (on one H200 both timings read
-// what nvbandwidth reads), and its windows are not held.
+// held says whether flows take held windows (measure.Timing.Held; see
+// heldOn).
 func held(flows []flow) bool {
-	sh := flows[0].fig.Test.Info().Shape
 	devs := map[*measure.Device]bool{}
 	for _, fl := range flows {
 		devs[fl.issuer] = true
 	}
-	return len(devs) > 1 && sh.Ends == results.EndsHostBothWays && sh.AllDevices
+	return heldOn(flows[0].fig.Test, len(devs))
+}
+
+// heldOn says whether test, run on devices devices at once, takes held
+// windows: two devices or more copying to and from the host at once, whose
+// directions run at rates far apart (host_all_both_ways_held). One
+// device's two directions end together, held or not (on one H200 both
+// timings read what nvbandwidth reads), and its windows are not held.
+func heldOn(test results.Test, devices int) bool {
+	sh := test.Info().Shape
+	return devices > 1 && sh.Ends == results.EndsHostBothWays && sh.AllDevices
 }
 
 // failFlows is every figure of flows and sums failed with err; none when

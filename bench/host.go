@@ -91,8 +91,7 @@ func (e *Engine) hostSteps(all bool, devs []*measure.Device, where string) []ste
 	var steps []step
 	for _, info := range results.Catalogue() {
 		if sh, ok := hostShapeOf(info.Name); ok && sh.all == all && e.opt.Selected(info.Name) {
-			held := sh.way == bothWays && all && len(devs) > 1 // as bw.go's held decides
-			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost(sh.way == bothWays, held)})
+			steps = append(steps, step{fmt.Sprintf("%s, %s", info.Name, where), func(ctx context.Context) { e.hostCopies(ctx, info.Name, devs) }, e.hostCost(sh.way == bothWays, heldOn(info.Name, len(devs)))})
 		}
 	}
 	return steps
