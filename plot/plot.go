@@ -397,30 +397,40 @@ type fastPNG struct {
 }
 
 // pngShared is what the PNG figures drawn together (one WriteDir or PNGs)
-// share. The mask of the watermark of each size, drawn once: drawing the
-// word as text, rotated across the page, was 0.3 s of a 72-GPU run's 17
-// figures. The images figures are drawn on, and the encoders' buffers,
-// each lent again once its figure is encoded: a 72-GPU run's heatmap is an
-// image of 8 MB, and painting a new one white cost more than drawing the
-// figure on it, on memory the process touched for the first time
+// share: the images figures are drawn on, and the encoders' buffers, each
+// lent again once its figure is encoded: a 72-GPU run's heatmap is an image
+// of 8 MB, and painting a new one white cost more than drawing the figure
+// on it, on memory the process touched for the first time
 // (docs/performance.md); the figures drawn on every CPU at once need as
 // many images as CPUs, not one a figure.
 type pngShared struct {
 	mu      sync.Mutex
-	marks   map[image.Point]*mark
 	free    [][]uint8
 	buffers []*png.EncoderBuffer
+}
+
+// marks holds the watermark's mask of each size of image, drawn once for
+// the process: drawing the word as text, rotated across the page, was
+// 0.3 s of a 72-GPU run's 17 figures, and a process that draws several
+// sets of figures (a report's PDF and its Markdown's files, the tests)
+// draws the same word on pages of the same sizes again.
+var marks struct {
+	sync.Mutex
+	m map[image.Point]*mark
 }
 
 // A mark is the watermark's mask for one size of image, ready once done
 // is closed.
 type mark struct {
 	done chan struct{}
-	mask *image.Alpha
-	// word is the part of mask the word covers (its pixels not zero):
-	// painting through the rest of the mask, zero, leaves the page as it
-	// is, so only word is painted.
-	word image.Rectangle
+	// word is the part of the page the word covers (its mask's pixels not
+	// zero), in the coordinates of the image it was drawn on, whose origin
+	// is origin: painting through the rest of the mask, zero, leaves the
+	// page as it is, so only word is painted, and only word is kept.
+	word   image.Rectangle
+	origin image.Point
+	size   image.Point  // the page's
+	mask   *image.Alpha // word's part of the mask; nil: not drawn
 }
 
 // image returns an image for a figure w × h: one given back that is large
@@ -465,32 +475,42 @@ func (s *pngShared) Put(b *png.EncoderBuffer) {
 }
 
 // watermark returns the watermark's mask for img's size. The first figure
-// of a size draws it, on img before the figure is drawn there (no image
-// of its own); the others wait for it (mark.done) only when they paint
-// it, after drawing their figure.
+// of a size in the process draws it, on img before the figure is drawn
+// there (no image of its own); the others wait for it (mark.done) only
+// when they paint it, after drawing their figure.
 func (s *pngShared) watermark(img *image.RGBA) *mark {
 	size := img.Rect.Size()
-	s.mu.Lock()
-	m, ok := s.marks[size]
+	marks.Lock()
+	m, ok := marks.m[size]
 	if !ok {
-		m = &mark{done: make(chan struct{})}
-		if s.marks == nil {
-			s.marks = map[image.Point]*mark{}
+		m = &mark{done: make(chan struct{}), size: size}
+		if marks.m == nil {
+			marks.m = map[image.Point]*mark{}
 		}
-		s.marks[size] = m
+		marks.m[size] = m
 	}
-	s.mu.Unlock()
+	marks.Unlock()
 	if !ok {
 		defer close(m.done)
-		// The word drawn opaque on a blank page.
-		watermark(draw.New(newImageCanvas(img, color.Transparent)), alertRed)
-		m.mask = image.NewAlpha(img.Rect)
-		for i := range m.mask.Pix {
-			m.mask.Pix[i] = img.Pix[4*i+3]
+		full := markMask(img)
+		m.word, m.origin = wordBounds(full), img.Rect.Min
+		m.mask = image.NewAlpha(m.word)
+		for y := m.word.Min.Y; y < m.word.Max.Y; y++ {
+			copy(m.mask.Pix[m.mask.PixOffset(m.word.Min.X, y):][:m.word.Dx()], full.Pix[full.PixOffset(m.word.Min.X, y):])
 		}
-		m.word = wordBounds(m.mask)
 	}
 	return m
+}
+
+// markMask draws the word opaque on img, blank first, and returns its
+// alpha: the watermark's mask for a page of img's size.
+func markMask(img *image.RGBA) *image.Alpha {
+	watermark(draw.New(newImageCanvas(img, color.Transparent)), alertRed)
+	mask := image.NewAlpha(img.Rect)
+	for i := range mask.Pix {
+		mask.Pix[i] = img.Pix[4*i+3]
+	}
+	return mask
 }
 
 // watermark draws the watermark over the page, as Chart.Draw would: its
@@ -502,12 +522,11 @@ func (c fastPNG) watermark() bool {
 	}
 	<-c.mark.done
 	img := c.Image()
-	mask := c.mark.mask
-	if mask == nil || mask.Rect.Size() != img.Bounds().Size() {
+	if c.mark.mask == nil || c.mark.size != img.Bounds().Size() {
 		return false
 	}
-	r := c.mark.word.Add(img.Bounds().Min.Sub(mask.Rect.Min))
-	imagedraw.DrawMask(img, r, image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, mask, c.mark.word.Min, imagedraw.Over)
+	r := c.mark.word.Add(img.Bounds().Min.Sub(c.mark.origin))
+	imagedraw.DrawMask(img, r, image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, c.mark.mask, c.mark.word.Min, imagedraw.Over)
 	return true
 }
 

@@ -9,19 +9,21 @@ import (
 )
 
 // TestWatermarkPaintsTheWordOnly holds the watermark painted through the
-// word's bounds alone (mark.word) to the mask painted over the whole page:
-// the same pixels, and the bounds those of the word.
+// word's bounds alone (mark.word, the part of the mask kept) to the mask
+// painted over the whole page: the same pixels, and the bounds those of
+// the word.
 func TestWatermarkPaintsTheWordOnly(t *testing.T) {
 	shared := &pngShared{}
 	page := shared.image(3*72, 2*72) // 3 × 2 in at PNGDPI
 	m := shared.watermark(page)
 	<-m.done
-	if m.word.Empty() || m.word == m.mask.Rect {
-		t.Fatalf("the word's bounds %v in a page of %v", m.word, m.mask.Rect)
+	full := markMask(image.NewRGBA(page.Rect)) // the whole page's mask
+	if m.word.Empty() || m.word == full.Rect {
+		t.Fatalf("the word's bounds %v in a page of %v", m.word, full.Rect)
 	}
-	for y := m.mask.Rect.Min.Y; y < m.mask.Rect.Max.Y; y++ {
-		for x := m.mask.Rect.Min.X; x < m.mask.Rect.Max.X; x++ {
-			if m.mask.AlphaAt(x, y).A != 0 && !image.Pt(x, y).In(m.word) {
+	for y := full.Rect.Min.Y; y < full.Rect.Max.Y; y++ {
+		for x := full.Rect.Min.X; x < full.Rect.Max.X; x++ {
+			if full.AlphaAt(x, y).A != 0 && !image.Pt(x, y).In(m.word) {
 				t.Fatalf("the word's pixel %d,%d lies outside its bounds %v", x, y, m.word)
 			}
 		}
@@ -32,7 +34,7 @@ func TestWatermarkPaintsTheWordOnly(t *testing.T) {
 		whole.Pix[i] = uint8(i * 7)
 	}
 	word := &image.RGBA{Pix: bytes.Clone(whole.Pix), Stride: whole.Stride, Rect: whole.Rect}
-	imagedraw.DrawMask(whole, whole.Bounds(), image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, m.mask, m.mask.Rect.Min, imagedraw.Over)
+	imagedraw.DrawMask(whole, whole.Bounds(), image.NewUniform(withAlpha(alertRed, 0.18)), image.Point{}, full, full.Rect.Min, imagedraw.Over)
 	c := fastPNG{Canvas: newImageCanvas(word, color.White), mark: m}
 	for i := range word.Pix {
 		word.Pix[i] = uint8(i * 7)
@@ -42,5 +44,10 @@ func TestWatermarkPaintsTheWordOnly(t *testing.T) {
 	}
 	if !bytes.Equal(word.Pix, whole.Pix) {
 		t.Error("the watermark painted through the word's bounds differs from the one painted over the page")
+	}
+	// Another set of figures of the size gets the mark drawn: it is not
+	// drawn again.
+	if again := (&pngShared{}).watermark(shared.image(3*72, 2*72)); again != m {
+		t.Error("the watermark of a size drawn again for another set of figures")
 	}
 }
