@@ -270,11 +270,17 @@ func Compare(inputs []Input, opt Options) (*Result, error) { return compareWith(
 // compareWith is Compare, with the fallback left out of the floors where
 // withFallback is false (what the fallback is measured against).
 func compareWith(inputs []Input, opt Options, withFallback bool) (*Result, error) {
+	return compareMemo(inputs, opt, withFallback, nil)
+}
+
+// compareMemo is compareWith, its sides of one run kept in memo (nil: none
+// kept).
+func compareMemo(inputs []Input, opt Options, withFallback bool, memo *sideMemo) (*Result, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	p, err := prepare(inputs, opt)
+	p, err := prepareMemo(inputs, opt, memo)
 	if err != nil {
 		return nil, err
 	}
@@ -314,9 +320,10 @@ type prepared struct {
 	spread []string
 }
 
-// prepare makes the rows of a comparison of inputs at opt's alpha and
-// confidence (withDefaults' opt).
-func prepare(inputs []Input, opt Options) (*prepared, error) {
+// prepareMemo makes the rows of a comparison of inputs at opt's alpha and
+// confidence (withDefaults' opt), its sides of one run kept in memo (nil:
+// none kept).
+func prepareMemo(inputs []Input, opt Options, memo *sideMemo) (*prepared, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two runs, got %d", len(inputs))
 	}
@@ -341,15 +348,16 @@ func prepare(inputs []Input, opt Options) (*prepared, error) {
 	res.Caveats = caveats(inputs)
 	res.UnknownMethods = unknownMethods(inputs)
 	res.Machines = matchMachines(inputs)
-	var all []twins
-	all, res.OnlyInBase, res.OnlyInOther = match(inputs)
-	plans := make([]*sidePlan, len(inputs))
+	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	sides := make([]*sideData, len(inputs))
 	for i, in := range inputs {
-		plans[i] = planOf(in)
+		sides[i] = memo.side(in, th, opt.Confidence)
 	}
+	var all []twins
+	all, res.OnlyInBase, res.OnlyInOther = match(sides)
 	var shared []twins
-	shared, res.NotMeasured = keep(inputs, plans, all)
-	res.Rows, p.noise, res.Warnings = compareRows(inputs, plans, shared, opt)
+	shared, res.NotMeasured = keep(sides, all)
+	res.Rows, p.noise, res.Warnings = compareRows(sides, shared)
 	return p, nil
 }
 
@@ -373,13 +381,13 @@ func (p *prepared) judged(opt Options, withFallback bool) *Result {
 // of the baseline with a value that a side lost (lost.go); the baseline's
 // figures that a side's plan (plans[i]: planOf) left out are listed, not
 // rows.
-func keep(inputs []Input, plans []*sidePlan, all []twins) ([]twins, []NotMeasured) {
+func keep(sides []*sideData, all []twins) ([]twins, []NotMeasured) {
 	var rows []twins
 	var omitted []NotMeasured
 	for _, tw := range all {
 		row := false
 		valued := hasValue(tw.figs[0])
-		for i := 1; i < len(inputs); i++ {
+		for i := 1; i < len(sides); i++ {
 			if tw.figs[i] != nil {
 				row = true
 				continue
@@ -388,9 +396,9 @@ func keep(inputs []Input, plans []*sidePlan, all []twins) ([]twins, []NotMeasure
 				continue
 			}
 			f := tw.figs[0][0]
-			if why := plans[i].omits(plans[0], f); why != "" {
+			if why := sides[i].plan.omits(sides[0].plan, f); why != "" {
 				if tw.omitted == nil {
-					tw.omitted = make([]string, len(inputs))
+					tw.omitted = make([]string, len(sides))
 				}
 				tw.omitted[i] = why
 				omitted = append(omitted, NotMeasured{Side: i, Key: f.Key(), Test: f.Test, Why: why})
@@ -409,36 +417,25 @@ func keep(inputs []Input, plans []*sidePlan, all []twins) ([]twins, []NotMeasure
 // U test of a row takes from microseconds to milliseconds (samples with
 // ties), and rows are independent. It returns the rows, what each row's
 // units say of the noise (for judge), and benchmath's warnings, sorted.
-func compareRows(inputs []Input, plans []*sidePlan, shared []twins, opt Options) ([]Row, []rowNoise, []string) {
+func compareRows(sides []*sideData, shared []twins) ([]Row, []rowNoise, []string) {
 	rows := make([]Row, len(shared))
 	noise := make([]rowNoise, len(shared))
-	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
-	test := uTests
-	process := make([]bool, len(inputs))
-	n := 0
-	for _, in := range inputs {
-		for _, r := range in.Runs {
-			n += len(r.Figures)
-		}
-	}
-	owner := make(map[*results.Figure]*results.Run, n)
-	for i, in := range inputs {
-		process[i] = replicatesOf(in) == ReplicatesProcess
-		for _, r := range in.Runs {
-			for j := range r.Figures {
-				owner[&r.Figures[j]] = r
-			}
-		}
-	}
+	// The rows' slices are cut from one array of each kind: a row's dozen
+	// small slices were most of a compare's allocations.
+	k, n := len(sides), len(shared)
+	slab := rowSlab{methods: make([]string, n*k), cells: make([]Cell, n*k), changes: make([]Change, n*(k-1)),
+		spreads: make([]unitSpread, 2*n*k), ranges: make([][2]float64, 2*n*k), within: make([]float64, n*k),
+		processFrom: make([]string, n*(k-1))}
 	var next atomic.Int64
 	var mu sync.Mutex
 	warnings := map[string]bool{}
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			m := rowMaker{runs: process, plans: plans, owner: owner, opt: opt, th: th, test: test, warnings: map[string]bool{}}
+			m := rowMaker{sides: sides, test: uTests, warnings: map[string]bool{},
+				sd: make([]side, k), methods: make([]sideMethod, k)}
 			for r := int(next.Add(1) - 1); r < len(rows); r = int(next.Add(1) - 1) {
-				rows[r], noise[r] = m.row(shared[r])
+				rows[r], noise[r] = m.row(shared[r], slab.row(r, k))
 			}
 			mu.Lock()
 			maps.Copy(warnings, m.warnings)
@@ -450,19 +447,42 @@ func compareRows(inputs []Input, plans []*sidePlan, shared []twins, opt Options)
 }
 
 // rowMaker makes rows; each worker has its own, and all share the memo of
-// U tests.
+// U tests and the sides' summaries.
 type rowMaker struct {
-	// runs[i] says, per side, whether each of its runs has process
-	// replicates (all of them: true).
-	runs []bool
-	// plans are the sides' plans (lost.go).
-	plans []*sidePlan
-	// owner is the run of every figure.
-	owner    map[*results.Figure]*results.Run
-	opt      Options
-	th       *benchmath.Thresholds
+	sides    []*sideData
 	test     *uTest
 	warnings map[string]bool
+	// sd and methods are a row's sides and their methods, made anew for
+	// each row.
+	sd      []side
+	methods []sideMethod
+}
+
+// rowSlab holds the slices of a comparison's rows, each row's at its
+// index times the sides (times the changes for changes and processFrom).
+type rowSlab struct {
+	methods     []string
+	cells       []Cell
+	changes     []Change
+	spreads     []unitSpread
+	ranges      [][2]float64
+	within      []float64
+	processFrom []string
+}
+
+// rowSlices are one row's slices of a rowSlab, each as long as the row
+// has sides (changes and processFrom one less), of full capacity.
+type rowSlices rowSlab
+
+// row cuts row r's slices of s, for k sides.
+func (s *rowSlab) row(r, k int) rowSlices {
+	cut := func(i, n int) (int, int) { return i * n, (i + 1) * n }
+	a, b := cut(r, k)
+	c, d := cut(r, k-1)
+	e := 2 * r * k
+	return rowSlices{methods: s.methods[a:b:b], cells: s.cells[a:b:b], changes: s.changes[c:d:d],
+		spreads: s.spreads[e : e+2*k : e+2*k], ranges: s.ranges[e : e+2*k : e+2*k], within: s.within[a:b:b],
+		processFrom: s.processFrom[c:d:d]}
 }
 
 // replicatesOf says what a side's units carry (Result.Replicates).
@@ -504,27 +524,29 @@ type side struct {
 
 // row makes the row of a baseline figure and its twins, with the changes'
 // tests but not their flags (judge sets those).
-func (m *rowMaker) row(tw twins) (Row, rowNoise) {
+func (m *rowMaker) row(tw twins, sl rowSlices) (Row, rowNoise) {
 	bf := tw.figs[0][0]
-	row := Row{Key: bf.Key(), Test: bf.Test, Engine: engineKind(bf.Engine), Direction: bf.Direction, Part: bf.Part,
-		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: whatParams(bf), Unit: bf.Unit, Family: familyOf(bf),
-		LowerIsBetter: bf.LowerIsBetter(), Methods: make([]string, len(tw.figs)),
-		Cells: make([]Cell, len(tw.figs)), Changes: make([]Change, len(tw.figs)-1)}
-	sides := make([]side, len(tw.figs))
-	noise := rowNoise{rounds: make([]unitSpread, len(sides)), runs: make([]unitSpread, len(sides)), within: make([]float64, len(sides)),
-		roundRange: make([][2]float64, len(sides)), runRange: make([][2]float64, len(sides)), processFrom: make([]string, len(sides)-1)}
-	methods := make([]sideMethod, len(tw.figs))
+	head := tw.at[0].rowHead(m.sides[0])
+	k := len(tw.figs)
+	row := Row{Key: head.key, Test: bf.Test, Engine: engineKind(bf.Engine), Direction: bf.Direction, Part: bf.Part,
+		Src: bf.Src, Dst: bf.Dst, Size: bf.Size, Params: head.params, Unit: bf.Unit, Family: head.family,
+		LowerIsBetter: bf.LowerIsBetter(), Methods: sl.methods, Cells: sl.cells, Changes: sl.changes}
+	sides, methods := m.sd, m.methods
+	clear(sides)
+	clear(methods)
+	noise := rowNoise{rounds: sl.spreads[:k:k], runs: sl.spreads[k:], within: sl.within,
+		roundRange: sl.ranges[:k:k], runRange: sl.ranges[k:], processFrom: sl.processFrom}
 	for i, figs := range tw.figs {
 		if len(figs) == 0 {
 			continue
 		}
-		methods[i] = methodIn(m.owner[figs[0]], figs[0])
+		sum := tw.at[i].summary(m.sides[i])
+		methods[i] = sum.method
 		row.Methods[i] = methods[i].params
-		var warns []error
-		row.Cells[i], sides[i], warns = summarize(figs, m.runs[i], m.th, m.opt.Confidence)
-		m.note(warns)
-		noise.rounds[i], noise.runs[i], noise.within[i] = spreadOf(sides[i].rounds), spreadOf(sides[i].runs), sides[i].within
-		noise.roundRange[i], noise.runRange[i] = unitRange(sides[i].rounds), unitRange(sides[i].runs)
+		row.Cells[i], sides[i] = sum.cell, sum.side
+		m.note(sum.warns)
+		noise.rounds[i], noise.runs[i], noise.within[i] = sum.rounds, sum.runs, sides[i].within
+		noise.roundRange[i], noise.runRange[i] = sum.roundRange, sum.runRange
 	}
 	// The floors of a figure come from runs that measured it as the
 	// baseline did (an unknown method takes the largest of the known).
@@ -555,7 +577,7 @@ func (m *rowMaker) row(tw twins) (Row, rowNoise) {
 			case !o.Present && tw.omitted != nil && tw.omitted[i] != "":
 				row.Changes[i-1].NotMeasured = tw.omitted[i]
 			default:
-				row.Changes[i-1].Lost = m.plans[i].lostText(o.Failed)
+				row.Changes[i-1].Lost = m.sides[i].plan.lostText(o.Failed)
 			}
 		}
 	}

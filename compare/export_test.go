@@ -12,7 +12,7 @@ func Prepare(inputs []Input, opt Options) (func(Options) *Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := prepare(inputs, opt)
+	p, err := prepareMemo(inputs, opt, nil)
 	if err != nil {
 		return nil, err
 	}

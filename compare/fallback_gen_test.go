@@ -153,6 +153,9 @@ func measureSources(t *testing.T) sourcePass {
 	var pass sourcePass
 	cells := map[fallbackCell]*measured{}
 	for _, src := range fallbackSources {
+		// Each run of a source is compared with every other: its side is
+		// made once (the shared runs are never changed).
+		var memo sideMemo
 		var runs []*results.Run
 		for _, f := range src.files {
 			runs = append(runs, readShared(t, filepath.Join("..", src.dir, f)))
@@ -172,7 +175,7 @@ func measureSources(t *testing.T) sourcePass {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p, err := prepare(in, opt)
+				p, err := prepareMemo(in, opt, &memo)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -68,6 +68,10 @@ func measureMachines(t *testing.T) []measured {
 		}
 	}
 	cells := map[fallbackCell]*measured{}
+	// Each run is compared with every run of each other machine of its
+	// kind (some twenty times): its side is made once (the shared runs
+	// are never changed).
+	var memo sideMemo
 	for a := range runs {
 		for b := a + 1; b < len(runs); b++ {
 			sa, sb := machineSources[a], machineSources[b]
@@ -76,7 +80,7 @@ func measureMachines(t *testing.T) []measured {
 			}
 			for ka, ra := range runs[a] {
 				for kb, rb := range runs[b] {
-					measureMachinePair(t, cells, sa, sb, machineRuns[ka], machineRuns[kb], ra, rb, byKey[ra])
+					measureMachinePair(t, cells, sa, sb, machineRuns[ka], machineRuns[kb], ra, rb, byKey[ra], &memo)
 				}
 			}
 		}
@@ -107,10 +111,11 @@ func figuresByKey(run *results.Run) map[string]*results.Figure {
 }
 
 // measureMachinePair adds to cells what run ra of machine sa and run rb of
-// machine sb show beyond their own data; figureOf is ra's figure of each key.
-func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb machineSource, fa, fb string, ra, rb *results.Run, figureOf map[string]*results.Figure) {
+// machine sb show beyond their own data; figureOf is ra's figure of each key,
+// memo keeps the runs' sides.
+func measureMachinePair(t *testing.T, cells map[fallbackCell]*measured, sa, sb machineSource, fa, fb string, ra, rb *results.Run, figureOf map[string]*results.Figure, memo *sideMemo) {
 	in := []Input{{Name: sa.dir, Runs: []*results.Run{ra}}, {Name: sb.dir, Runs: []*results.Run{rb}}}
-	res, err := compareWith(in, Options{AcrossMachines: true}, false)
+	res, err := compareMemo(in, Options{AcrossMachines: true}, false, memo)
 	if err != nil {
 		t.Fatal(err)
 	}

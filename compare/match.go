@@ -131,8 +131,10 @@ func measureKey(f *results.Figure) string {
 type twins struct {
 	key string
 	// figs[i] are side i's figures of the key, one per run that has it
-	// (none where side i lacks it); figs[0] are the baseline's.
+	// (none where side i lacks it); figs[0] are the baseline's. at[i] is
+	// side i's keyFigs of them (nil where side i lacks it).
 	figs [][]*results.Figure
+	at   []*keyFigs
 	// omitted[i] says why side i's plan left out a baseline figure it
 	// lacks ("" where it has it, or lost it: lost.go).
 	omitted []string
@@ -157,67 +159,36 @@ func runKeys(r *results.Run) []string {
 	return keys
 }
 
-// sideIndex maps each key to a side's figures of it, and lists the keys in
-// the order they first come in the side's runs. A key that a run repeats
-// (a valid run has none) counts once, at its first figure.
-func sideIndex(in Input) (map[string][]*results.Figure, []string) {
-	n := 0
-	for _, r := range in.Runs {
-		n = max(n, len(r.Figures))
-	}
-	index := make(map[string][]*results.Figure, n)
-	order := make([]string, 0, n)
-	for _, r := range in.Runs {
-		keys := runKeys(r)
-		seen := make(map[string]bool, len(r.Figures))
-		for j := range r.Figures {
-			k := keys[j]
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if _, ok := index[k]; !ok {
-				order = append(order, k)
-			}
-			index[k] = append(index[k], &r.Figures[j])
-		}
-	}
-	return index, order
-}
-
 // match pairs every baseline figure with its twins, in the baseline's order
 // (a side that lacks it has none), then lists the keys of figures only the
 // other sides have. onlyInBase[i-1] counts the baseline's figures that side
 // i lacks, onlyInOther[i-1] side i's that the baseline lacks.
-func match(inputs []Input) (all []twins, onlyInBase, onlyInOther []int) {
-	index := make([]map[string][]*results.Figure, len(inputs))
-	var order []string
-	for i, in := range inputs {
-		var o []string
-		index[i], o = sideIndex(in)
-		if i == 0 {
-			order = o
-		}
-	}
-	onlyInBase = make([]int, len(inputs)-1)
-	matched := make([]int, len(inputs)-1)
-	for _, k := range order {
-		tw := twins{key: k, figs: make([][]*results.Figure, len(inputs))}
-		tw.figs[0] = index[0][k]
-		for i := 1; i < len(inputs); i++ {
-			figs, ok := index[i][k]
-			if !ok {
+func match(sides []*sideData) (all []twins, onlyInBase, onlyInOther []int) {
+	onlyInBase = make([]int, len(sides)-1)
+	matched := make([]int, len(sides)-1)
+	all = make([]twins, 0, len(sides[0].order))
+	// One array each for the twins' figures and keyFigs.
+	figs := make([][]*results.Figure, len(sides)*len(sides[0].order))
+	at := make([]*keyFigs, len(figs))
+	for _, k := range sides[0].order {
+		tw := twins{key: k, figs: figs[:len(sides):len(sides)], at: at[:len(sides):len(sides)]}
+		figs, at = figs[len(sides):], at[len(sides):]
+		for i, s := range sides {
+			kf := s.at(k)
+			if kf == nil {
 				onlyInBase[i-1]++
 				continue
 			}
-			tw.figs[i] = figs
-			matched[i-1]++
+			tw.figs[i], tw.at[i] = kf.figs, kf
+			if i > 0 {
+				matched[i-1]++
+			}
 		}
 		all = append(all, tw)
 	}
-	onlyInOther = make([]int, len(inputs)-1)
+	onlyInOther = make([]int, len(sides)-1)
 	for i := range onlyInOther {
-		onlyInOther[i] = len(index[i+1]) - matched[i]
+		onlyInOther[i] = len(sides[i+1].index) - matched[i]
 	}
 	return all, onlyInBase, onlyInOther
 }

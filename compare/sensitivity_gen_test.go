@@ -120,21 +120,24 @@ type sensitivityRow struct {
 
 // sensitivity measures h on runs: for each step, the pairings (each two
 // runs, a copy of the second made worse) where a figure of h is flagged as
-// a regression and nothing else is flagged.
-func sensitivity(t *testing.T, runs []*results.Run, h headline) sensitivityRow {
+// a regression and nothing else is flagged. family are the runs with h's
+// family alone, as they are (onlyFamily at step 0, made once for the
+// family's headlines: Compare changes none of them); memo keeps the sides
+// of them and of the copies made worse (each made once a step), which
+// nothing changes either.
+func sensitivity(t *testing.T, family []*results.Run, h headline, memo *sideMemo) sensitivityRow {
 	row := sensitivityRow{h: h, caught: math.Inf(1)}
-	// The runs with the family alone, as they are: made once for every
-	// step (Compare changes none of them).
-	family := make([]*results.Run, len(runs))
-	for i, r := range runs {
-		family[i] = onlyFamily(r, h, 0)
+	compare := func(a, b *results.Run) *Result {
+		t.Helper()
+		res, err := compareMemo([]Input{{Name: "a", Runs: []*results.Run{a}}, {Name: "b", Runs: []*results.Run{b}}}, Options{Threshold: 0.01}, true, memo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
-	for i := range runs {
-		for j := i + 1; j < len(runs); j++ {
-			res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{family[i]}}, {Name: "b", Runs: []*results.Run{family[j]}}}, Options{Threshold: 0.01})
-			if err != nil {
-				t.Fatal(err)
-			}
+	for i := range family {
+		for j := i + 1; j < len(family); j++ {
+			res := compare(family[i], family[j])
 			// The runs hold the family alone.
 			for _, r := range res.Rows {
 				if c := r.Changes[0]; c.Valid && (h.size == 0 || r.Size == h.size) {
@@ -145,13 +148,15 @@ func sensitivity(t *testing.T, runs []*results.Run, h headline) sensitivityRow {
 	}
 	for _, step := range sensitivitySteps {
 		caught := 0
-		for i := range runs {
-			for j := i + 1; j < len(runs); j++ {
-				base, worse := family[i], onlyFamily(family[j], h, step)
-				res, err := Compare([]Input{{Name: "a", Runs: []*results.Run{base}}, {Name: "b", Runs: []*results.Run{worse}}}, Options{Threshold: 0.01})
-				if err != nil {
-					t.Fatal(err)
-				}
+		// worse[j] is family[j] made worse by step, made once for the
+		// pairings it is the later run of.
+		worse := make([]*results.Run, len(family))
+		for j := 1; j < len(family); j++ {
+			worse[j] = onlyFamily(family[j], h, step)
+		}
+		for i := range family {
+			for j := i + 1; j < len(family); j++ {
+				res := compare(family[i], worse[j])
 				hit, other := false, false
 				for _, r := range res.Rows {
 					c := r.Changes[0]
@@ -189,8 +194,18 @@ func TestSensitivityTable(t *testing.T) {
 	cells := map[headline]*cell{}
 	for k, set := range sensitivitySets {
 		runs := readAll(t, filepath.Join("..", set.dir), numbered("all", 5, ".json.gz"))
+		families := map[string][]*results.Run{}
+		var memo sideMemo
 		for _, h := range headlines(runs[0]) {
-			r := sensitivity(t, runs, h)
+			family := families[h.family]
+			if family == nil {
+				family = make([]*results.Run, len(runs))
+				for i, r := range runs {
+					family[i] = onlyFamily(r, h, 0)
+				}
+				families[h.family] = family
+			}
+			r := sensitivity(t, family, h, &memo)
 			c := cells[h]
 			if c == nil {
 				c = &cell{caught: make([]string, len(sensitivitySets)), spread: make([]string, len(sensitivitySets))}
