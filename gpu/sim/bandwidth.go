@@ -45,7 +45,14 @@ type resource struct {
 	remain, wsum float64
 	full         bool
 	flows        []*flow
+	unfrozen     int // flows through it not frozen yet
 	mark         int
+	// fillRates' state: its index in touched, the steps of the level taken
+	// off remain, awake (taken care of at every step) or dead (decides
+	// nothing more), and the version of its entry among the waiting.
+	idx, upto   int
+	awake, dead bool
+	ver         uint32
 }
 
 // use is one resource a flow crosses and the capacity per payload byte it takes.
@@ -303,10 +310,12 @@ func (s *sched) collectFlows() {
 				r.mark = s.mark
 				r.remain, r.wsum, r.full = r.cap, 0, false
 				r.flows = r.flows[:0]
+				r.unfrozen = 0
 				touched = append(touched, r)
 			}
 			r.wsum += u.w
 			r.flows = append(r.flows, f)
+			r.unfrozen++
 		}
 	}
 	s.active, s.touched = active, touched
@@ -314,79 +323,281 @@ func (s *sched) collectFlows() {
 
 // fillRates raises the level of every unfrozen active flow until each is
 // frozen: by a resource that fills (its flows stay at that level) or by its
-// own cap (flows in order of cap).
+// own cap (flows in order of cap). It is progressive filling as a pass over
+// every resource at each step would do it, with the same floating-point
+// operations in the same order for everything that decides a rate, so the
+// rates are the same to the bit (the tests hold it to a plain
+// implementation); it only leaves out the work that decides nothing:
+//
+//   - Each step raises the level by inc, the least of what each flow's cap
+//     and each resource's remaining capacity over its weight sum allow, and
+//     takes inc times its weight sum off each resource's remaining capacity.
+//     A resource far from full (its fill level, the level at which it
+//     would fill at its weight sum, well above the level now) decides
+//     nothing until the level comes near: it waits, in a heap by that fill
+//     level, and the steps it missed are taken off its capacity, one by
+//     one in their order, when it is next needed: when the level nears it
+//     (it wakes, and is taken care of at every step from then on) or when a
+//     flow through it freezes. The margin (1e-9 of the levels, against the
+//     rounding of some thousands of steps, below 1e-12) makes it sure that
+//     a waiting resource would neither set inc nor fill at the step.
+//   - A resource whose flows are all frozen, its weight sum nil (as inc
+//     reads it: 1e-12 or less), bounds and freezes nothing more: it is
+//     dropped, and what is left of its capacity is never computed.
+//
+// The matrices' batches are some tens of flows that share nothing, and a
+// pass over every resource at each step was most of a simulated run's time.
 func (s *sched) fillRates() {
-	active, touched := s.active, s.touched
-	byCap := append(s.byCap[:0], active...)
-	slices.SortFunc(byCap, func(a, b *flow) int { return cmp.Compare(a.cap, b.cap) })
-	s.byCap = byCap
-	// The resources not yet full, in touched's order. A resource that fills
-	// stays full, and every pass below skips the full ones, so they leave
-	// this list as they fill (in a test of every pair at once on 72 GPUs most
-	// fill long before the last flow freezes, and these passes over all of
-	// them were a third of the run). Keeping touched's order keeps the order
-	// in which flows freeze, and with it every weight's rounding.
-	live := append(s.live[:0], touched...)
-	level, left, next := 0.0, len(active), 0
-	freeze := func(f *flow) {
-		f.frozen, f.rate = true, level
-		left--
-		for _, u := range f.uses {
-			u.r.wsum = math.Max(0, u.r.wsum-u.w)
-		}
-	}
-	for iter := 0; left > 0; iter++ {
-		if iter > len(active)+len(touched)+4 {
+	f := s.startFilling()
+	for iter := 0; f.left > 0; iter++ {
+		if iter > len(s.active)+len(s.touched)+4 {
 			// Rounding kept some flow unfrozen: it gets the level reached.
-			for _, f := range active {
-				if !f.frozen {
-					freeze(f)
+			for _, fl := range s.active {
+				if !fl.frozen {
+					f.freeze(fl)
 				}
 			}
 			break
 		}
-		for next < len(byCap) && byCap[next].frozen {
-			next++
-		}
-		inc := math.Inf(1)
-		if next < len(byCap) {
-			inc = byCap[next].cap - level
-		}
-		for _, r := range live {
-			if r.wsum > 1e-12 {
-				// The builtin min, which the compiler inlines (math.Min is a
-				// call): the same value, NaN and signed zeros alike; a fifth
-				// of a 72-GPU simulation's time was this line.
-				inc = min(inc, r.remain/r.wsum)
-			}
-		}
+		inc := f.bound()
 		if math.IsInf(inc, 1) {
 			break // cannot happen: every flow has a cap
 		}
 		inc = math.Max(inc, 0)
-		level += inc
-		for _, r := range live {
-			r.remain -= inc * r.wsum
+		f.level += inc
+		s.incs = append(s.incs, inc)
+		f.rise(inc)
+		f.freezeReached()
+	}
+	for _, r := range f.awake {
+		r.awake = false
+	}
+	clear(f.awake)
+	s.live, s.full, s.filling = f.awake[:0], f.full, filling{}
+	clear(s.waits)
+}
+
+// filling is the state of one fillRates.
+type filling struct {
+	s           *sched
+	level       float64
+	left, next  int         // flows not frozen; the first in byCap perhaps not
+	byCap       []*flow     // the active flows by cap
+	awake, full []*resource // taken care of at every step; filled at this one
+}
+
+// startFilling sorts the active flows by cap and puts each resource among
+// the waiting, or the awake where its weight sum is nil.
+func (s *sched) startFilling() *filling {
+	byCap := append(s.byCap[:0], s.active...)
+	slices.SortFunc(byCap, func(a, b *flow) int { return cmp.Compare(a.cap, b.cap) })
+	s.byCap = byCap
+	s.incs, s.waits = s.incs[:0], s.waits[:0]
+	s.filling = filling{s: s, left: len(s.active), byCap: byCap, awake: s.live[:0], full: s.full[:0]}
+	f := &s.filling
+	for i, r := range s.touched {
+		r.idx, r.upto, r.dead = i, 0, false
+		if r.wsum > 1e-12 {
+			s.wait(r, 0)
+		} else {
+			r.awake = true
+			f.awake = append(f.awake, r)
 		}
-		for ; next < len(byCap) && (byCap[next].frozen || byCap[next].cap-level <= 1e-9*byCap[next].cap); next++ {
-			if !byCap[next].frozen {
-				freeze(byCap[next])
-			}
+	}
+	return f
+}
+
+// freeze fixes fl's rate at the level and takes its weights off its
+// resources' sums.
+func (f *filling) freeze(fl *flow) {
+	fl.frozen, fl.rate = true, f.level
+	f.left--
+	for _, u := range fl.uses {
+		r := u.r
+		r.unfrozen--
+		if r.awake || r.dead {
+			r.wsum = math.Max(0, r.wsum-u.w)
+			continue
 		}
-		kept := live[:0]
-		for _, r := range live {
-			if !(r.remain <= 1e-9*r.cap) {
-				kept = append(kept, r)
+		w := math.Max(0, r.wsum-u.w)
+		if r.unfrozen == 0 && w <= 1e-12 {
+			r.wsum, r.dead = w, true // its capacity is never read again
+			continue
+		}
+		f.s.catchUp(r)
+		r.wsum = w
+		if w > 1e-12 {
+			f.s.wait(r, f.level)
+		} else {
+			// No share of the level to wait for: taken care of at every
+			// step, as it would fill (a resource of no capacity).
+			r.awake = true
+			f.awake = append(f.awake, r)
+		}
+	}
+}
+
+// bound is the step's inc before it is clamped at 0: the least of the next
+// cap's distance and each awake resource's remaining capacity over its
+// weight sum, and of the waiting resources woken for it.
+func (f *filling) bound() float64 {
+	for f.next < len(f.byCap) && f.byCap[f.next].frozen {
+		f.next++
+	}
+	inc := math.Inf(1)
+	if f.next < len(f.byCap) {
+		inc = f.byCap[f.next].cap - f.level
+	}
+	for _, r := range f.awake {
+		if r.wsum > 1e-12 {
+			// A resource whose remaining capacity is over inc times its
+			// weight sum fills later: the quotient, rounded, is inc or
+			// more (rounding is monotonic and inc a float64), so min would
+			// keep inc. A division costs several multiplications, and this
+			// skips most of them; the margin (1e-12, against a rounding of
+			// 2^-53 in each of the two products) makes the test sure, and
+			// it is only made with a positive inc.
+			if inc > 0 && r.remain > inc*r.wsum*(1+1e-12) {
 				continue
 			}
-			r.full = true
-			for _, f := range r.flows {
-				if !f.frozen {
-					freeze(f)
-				}
+			// The builtin min, which the compiler inlines (math.Min is a
+			// call): the same value, NaN and signed zeros alike.
+			inc = min(inc, r.remain/r.wsum)
+		}
+	}
+	// Wake the waiting resources that may set inc or fill at this step,
+	// nearest first (a woken one may lower inc, and with it the bar).
+	s := f.s
+	for len(s.waits) > 0 {
+		top := s.waits[0]
+		r := top.r
+		if r.dead || r.awake || top.ver != r.ver {
+			s.popWait()
+			continue
+		}
+		if !(top.key <= (f.level+max(inc, 0))*(1+fillMargin)) {
+			break
+		}
+		s.popWait()
+		s.catchUp(r)
+		r.awake = true
+		f.awake = append(f.awake, r)
+		inc = min(inc, r.remain/r.wsum)
+	}
+	return inc
+}
+
+// rise takes the step off each awake resource and finds those now full.
+// Their flows freeze after the flows that reached their cap, in the order
+// of touched (freezeReached), as they did when these were passes of their
+// own over every resource: whether a resource is full reads only its
+// remaining capacity, which no freezing changes.
+func (f *filling) rise(inc float64) {
+	kept := f.awake[:0]
+	for _, r := range f.awake {
+		if r.unfrozen == 0 && r.wsum <= 1e-12 {
+			r.awake, r.dead = false, true
+			continue
+		}
+		r.take(inc)
+		r.upto++
+		if !(r.remain <= 1e-9*r.cap) {
+			kept = append(kept, r)
+			continue
+		}
+		r.full, r.awake, r.dead = true, false, true
+		f.full = append(f.full, r)
+	}
+	f.awake = kept
+}
+
+// freezeReached freezes the flows that reached their cap, then those of
+// the resources that filled.
+func (f *filling) freezeReached() {
+	for ; f.next < len(f.byCap) && (f.byCap[f.next].frozen || f.byCap[f.next].cap-f.level <= 1e-9*f.byCap[f.next].cap); f.next++ {
+		if !f.byCap[f.next].frozen {
+			f.freeze(f.byCap[f.next])
+		}
+	}
+	if len(f.full) > 1 {
+		slices.SortFunc(f.full, func(a, b *resource) int { return cmp.Compare(a.idx, b.idx) })
+	}
+	for _, r := range f.full {
+		for _, fl := range r.flows {
+			if !fl.frozen {
+				f.freeze(fl)
 			}
 		}
-		live = kept
 	}
-	s.live = live[:0]
+	clear(f.full)
+	f.full = f.full[:0]
+}
+
+// fillMargin is how far below its fill level, relative to the levels, a
+// waiting resource wakes: well above what rounding moves a fill level in
+// the steps of one filling (some 1e-16 a step).
+const fillMargin = 1e-9
+
+// take takes a step of the level, inc, off r's remaining capacity: the one
+// expression of it, for the steps taken at once and those caught up on.
+func (r *resource) take(inc float64) { r.remain -= inc * r.wsum }
+
+// catchUp takes off r's remaining capacity the steps it waited through.
+func (s *sched) catchUp(r *resource) {
+	for _, inc := range s.incs[r.upto:] {
+		r.take(inc)
+	}
+	r.upto = len(s.incs)
+}
+
+// wait puts r (its remaining capacity up to date, its weight sum over
+// 1e-12) among the waiting resources at level, keyed by the level at which
+// it may next set inc or fill, less the margins.
+func (s *sched) wait(r *resource, level float64) {
+	fill := level + r.remain/r.wsum
+	key := fill - 1e-9*r.cap/r.wsum - fillMargin*math.Abs(fill)
+	r.ver++
+	s.waits = append(s.waits, waitEntry{key: key, r: r, ver: r.ver})
+	// Sift up.
+	q := s.waits
+	for j := len(q) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !(q[j].key < q[i].key) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+// popWait removes the first waiting entry.
+func (s *sched) popWait() {
+	q := s.waits
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = waitEntry{}
+	q = q[:n]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && q[j2].key < q[j].key {
+			j = j2
+		}
+		if !(q[j].key < q[i].key) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	s.waits = q
+}
+
+// waitEntry is a waiting resource in fillRates' heap; an entry whose ver is
+// not its resource's is stale.
+type waitEntry struct {
+	key float64
+	r   *resource
+	ver uint32
 }

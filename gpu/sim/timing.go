@@ -225,7 +225,11 @@ type sched struct {
 	recompute float64
 	active    []*flow // scratch of computeRates
 	byCap     []*flow
-	live      []*resource // fillRates: the resources not yet full
+	live      []*resource // fillRates: the awake resources
+	full      []*resource // fillRates: those that filled at this step
+	incs      []float64   // fillRates: each step's rise of the level
+	waits     []waitEntry // fillRates: the resources waiting, a heap by fill level
+	filling   filling     // fillRates' state
 	touched   []*resource
 	mark      int
 
