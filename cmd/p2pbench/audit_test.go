@@ -32,6 +32,7 @@ func oneLine(t *testing.T, what, stderr string, status, wantStatus int, want str
 // Item 1: a contract whose entries match no figure is refused (exit 2),
 // naming them, after the run is saved.
 func TestAuditExpectThatMatchesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, stderr, status := p2pbench(t, "all", "--simulate", "h200x2", "--expect", "../../examples/expect/h200x2.json",
 		"--size", "4MiB", "--sizes", "none", "--samples", "2", "--tests", "ce_read,ce_write,lat_pingpong", "--dir", dir, "--strict")
@@ -49,6 +50,7 @@ func TestAuditExpectThatMatchesNothing(t *testing.T) {
 // Item 2: a run with nothing judgeable is NOT JUDGED, exit 4, also when its
 // health readings are clean.
 func TestAuditNothingJudgedIsExit4(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	topo := filepath.Join(dir, "t.json")
 	if _, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", topo); status != exitOK {
@@ -67,6 +69,7 @@ func TestAuditNothingJudgedIsExit4(t *testing.T) {
 // Items 2 and 7: the counts the measurements check prints are true, and an
 // import whose tool checks no data is not a run made with --no-verify.
 func TestAuditImportsAreNotNoVerify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	nvb, nccl := filepath.Join(dir, "nvb.json"), filepath.Join(dir, "nccl.json")
 	for in, out := range map[string]string{"nvbandwidth-v0.8-h200x2.json": nvb, "nccl-tests-2.19-sendrecv-h200x2.txt": nccl} {
@@ -133,6 +136,7 @@ func TestAuditFIFOsNeverBlock(t *testing.T) {
 // Item 13: all makes its results directory only once the driver is open
 // and its inputs read: a failed start leaves nothing.
 func TestAuditAllLeavesNothingWhenRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
 	_, stderr, status := p2pbench(t, "all", "--dir", run)
@@ -161,6 +165,7 @@ func TestAuditAllLeavesNothingWhenRefused(t *testing.T) {
 // Item 6: nothing done is no success: an import of no test case and a plot
 // of a run without figures exit 4 and write nothing.
 func TestAuditNothingDoneIsExit4(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, []byte(`{"nvbandwidth": {"version": "v0.8", "testcases": []}}`), 0o644)
@@ -185,6 +190,7 @@ func TestAuditNothingDoneIsExit4(t *testing.T) {
 // compare names the machines a side pools, and a baseline of other GPUs is
 // refused.
 func TestAuditDifferentMachines(t *testing.T) {
+	t.Parallel()
 	h100 := "../../testdata/reference/h100x2/2026-11-25/all1.json.gz"
 	stdout, stderr, status := p2pbench(t, "compare", reference, "../../testdata/reference/h200x2/all-repeat.json", "--", reference, h100)
 	if status != exitOK || strings.Contains(stdout, "are the same") || !strings.Contains(stdout, "2× NVIDIA H200 + 2× NVIDIA H100") {
@@ -198,6 +204,7 @@ func TestAuditDifferentMachines(t *testing.T) {
 // lock while it writes: a second report to the same file at once fails
 // instead of mixing the two runs' files.
 func TestAuditReportsToOneFile(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.md")
 	unlock, err := outfile.Lock(out)
 	if err != nil {
@@ -217,6 +224,7 @@ func TestAuditReportsToOneFile(t *testing.T) {
 // Item 14: escape sequences in a results file (a host name, a params
 // value) never reach the terminal or a Markdown report raw.
 func TestAuditNoTerminalEscapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := readResults(t, reference)
 	run.Host = "evil\x1b[2J\x1b]0;owned\x07\rVERDICT: PASS\u009b31m"
@@ -249,6 +257,7 @@ func TestAuditNoTerminalEscapes(t *testing.T) {
 // Item 15: what the readers would refuse is refused before anything is
 // written or loaded; each message asks for what is wrong.
 func TestAuditRefusedBeforeTheWork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "big.json")
 	_, stderr, status := p2pbench(t, "bw", "--simulate", "h200x2", "--allow-busy", "--simulate-health", "process:1:4242:"+strings.Repeat("x", 5000),
@@ -281,6 +290,7 @@ func TestAuditRefusedBeforeTheWork(t *testing.T) {
 // line with a non-zero exit status, by every command that reads results,
 // and reading it allocates far less than it holds.
 func TestAuditGzipBomb(t *testing.T) {
+	t.Parallel()
 	var member bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
 	zw.Write(bytes.Repeat([]byte(" "), 1<<20))
@@ -313,6 +323,7 @@ func TestAuditGzipBomb(t *testing.T) {
 // file whose verdict names its expectations in 100,000 bytes (refused on
 // reading, as every text over a results file's limits is).
 func TestAuditEchoesAreBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in, _ := sampleRun(t)
 	data, err := os.ReadFile(in)
@@ -356,6 +367,7 @@ func TestAuditEchoesAreBounded(t *testing.T) {
 // ignored, given twice, or read other than written is refused in one line,
 // exit 2, before any work.
 func TestAuditThirdFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in, _ := sampleRun(t)
 	const nvb, nccl = "../../ingest/testdata/nvbandwidth-v0.8-h200x2.json", "../../ingest/testdata/nccl-tests-2.19-sendrecv-h200x2.txt"

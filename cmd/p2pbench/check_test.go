@@ -14,6 +14,7 @@ import (
 const reference = "../../testdata/reference/h200x2/all.json"
 
 func TestCheckReference(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, status := p2pbench(t, "check", reference)
 	if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") || strings.Contains(stdout, "WARN ") {
 		t.Fatalf("the healthy 2× H200: status %d, stderr %q, output:\n%s", status, stderr, stdout)
@@ -41,6 +42,7 @@ func TestCheckReference(t *testing.T) {
 }
 
 func TestCheckErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"figures":[{"test":"no_such_test","min":1}]}`), 0o644)
@@ -68,6 +70,7 @@ func TestCheckErrors(t *testing.T) {
 // TestAllVerdict: all judges its run and keeps the verdict; an NVLink error
 // counter that rises during the run fails it, naming the link (exit 5).
 func TestAllVerdict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stdout, stderr, status := p2pbench(t, append([]string{"all", "--tests", "ce_read,h2d", "--dir", dir,
 		"--simulate-health", "link-errors:0:3:crc_flit:1000000"}, small...)...)
@@ -81,6 +84,7 @@ func TestAllVerdict(t *testing.T) {
 }
 
 func TestManAndCompletion(t *testing.T) {
+	t.Parallel()
 	if stdout, _, status := p2pbench(t, "man"); status != exitOK || !strings.Contains(stdout, ".TH p2pbench 1") || !strings.Contains(stdout, "fleet") {
 		t.Errorf("man: status %d, %.200q", status, stdout)
 	}
@@ -101,6 +105,7 @@ func TestManAndCompletion(t *testing.T) {
 // during its 23.6 s warns of its links, as DCGM's health watch polled at
 // its end would (77 a second over its minute); the 1× H100 passes.
 func TestCheckEvidence(t *testing.T) {
+	t.Parallel()
 	const dir = "../../verdict/testdata/"
 	stdout, stderr, status := p2pbench(t, "check", dir+"h100x2-2026-11-25/all3.json.gz")
 	if status != exitVerdict || !strings.Contains(stdout, "the run cannot vouch for this machine, though nothing it judged of the machine failed") ||
@@ -121,6 +126,7 @@ func TestCheckEvidence(t *testing.T) {
 // check --format junit and prometheus: for CI and fleet monitoring; the
 // exit status still follows the verdict.
 func TestCheckFormats(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, status := p2pbench(t, "check", "--format", "junit", reference)
 	if status != exitOK || !strings.HasPrefix(stdout, "<?xml") || !strings.Contains(stdout, "<testsuites") || strings.Contains(stdout, "<failure") {
 		t.Errorf("junit: status %d, stderr %q, output:\n%s", status, stderr, stdout)
@@ -144,6 +150,7 @@ func TestCheckFormats(t *testing.T) {
 // interrupted baseline (exit 2); all refuses a real baseline for a
 // simulated run before it measures or makes its directory (audit D9).
 func TestBaselinesThatCannotJudgeAreRefused(t *testing.T) {
+	t.Parallel()
 	real := reference
 	simulated, _ := sampleRun(t)
 	dir := t.TempDir()
@@ -172,14 +179,18 @@ func TestBaselinesThatCannotJudgeAreRefused(t *testing.T) {
 // the verdict reads (its GPUs warm by a degree or two over a run, its
 // copies across processes carry NVLink counters).
 func TestReadmeCommandPasses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		machine string
 		seed    int
 	}{{"h200x2", 1}, {"h200x2", 2}, {"h200x2", 3}, {"h200x2", 4}, {"h200x2", 5}, {"pcie-4gpu", 1}} {
-		dir := t.TempDir()
-		stdout, stderr, status := p2pbench(t, "all", "--simulate", tc.machine, "--simulate-seed", fmt.Sprint(tc.seed), "--strict", "--dir", dir)
-		if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {
-			t.Errorf("all --simulate %s --simulate-seed %d: status %d, stderr %q, output:\n%s", tc.machine, tc.seed, status, stderr, stdout)
-		}
+		t.Run(fmt.Sprintf("%s-%d", tc.machine, tc.seed), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			stdout, stderr, status := p2pbench(t, "all", "--simulate", tc.machine, "--simulate-seed", fmt.Sprint(tc.seed), "--strict", "--dir", dir)
+			if status != exitOK || !strings.Contains(stdout, "VERDICT: PASS") {
+				t.Errorf("all --simulate %s --simulate-seed %d: status %d, stderr %q, output:\n%s", tc.machine, tc.seed, status, stderr, stdout)
+			}
+		})
 	}
 }

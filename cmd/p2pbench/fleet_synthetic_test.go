@@ -25,6 +25,7 @@ const syntheticNodes = 8
 // fleet.Load reads (summaries, several files at once), which is held to
 // the one results.Read's whole runs make.
 func TestFleetSynthetic(t *testing.T) {
+	t.Parallel()
 	base := readResults(t, filepath.Join("testdata", "fleet-base-dgx-h100.json.gz"))
 	nodes := filepath.Join(t.TempDir(), "nodes")
 	writeNodes(t, base, nodes, syntheticNodes, 5, 2, func(i int) string {

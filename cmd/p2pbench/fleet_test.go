@@ -56,6 +56,7 @@ func TestAllDirPattern(t *testing.T) {
 }
 
 func TestFleetErrors(t *testing.T) {
+	t.Parallel()
 	path, _ := sampleRun(t)
 	// Three nodes of two pairs: six figures a class, enough to judge.
 	nodes := t.TempDir()
@@ -97,6 +98,7 @@ func TestFleetErrors(t *testing.T) {
 }
 
 func TestImport(t *testing.T) {
+	t.Parallel()
 	src, err := filepath.Glob("../../ingest/testdata/*nvbandwidth*.json")
 	if err != nil || len(src) == 0 {
 		t.Fatalf("no nvbandwidth fixture: %v", err)
@@ -147,6 +149,7 @@ func TestImport(t *testing.T) {
 // same eight nodes (hostile-input audit N10: its own output was read back,
 // unreadable).
 func TestFleetNamesBoth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for s := 1; s <= 8; s++ {
 		args := []string{"all", "--simulate", "h200x2", "--simulate-seed", fmt.Sprint(s), "--tests", "ce_read,sm_write",

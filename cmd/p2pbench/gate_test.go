@@ -94,6 +94,7 @@ func scaled(t *testing.T, path, name string, factor float64, keep func(f *result
 // while the runs' rounds do not carry what differs between processes), is
 // flagged there and nowhere else.
 func TestCompareGate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := []string{gateRun(t, dir, 1), gateRun(t, dir, 2), gateRun(t, dir, 3)}
 	for _, args := range [][]string{{runs[0], runs[1]}, {runs[1], runs[2]}, {runs[0], "--", runs[1], runs[2]}} {

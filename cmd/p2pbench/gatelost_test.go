@@ -34,6 +34,7 @@ func edited(t *testing.T, path, name string, change func(f *results.Figure) bool
 // last line too; figures a run's plan left out are listed, not gated, and
 // the last line says so.
 func TestCompareGatesLostFigures(t *testing.T) {
+	t.Parallel()
 	base := filepath.Join("..", "..", "testdata", "reference", "h200x2", "2026-11-26-ag", "all1.json.gz")
 	other := filepath.Join("..", "..", "testdata", "reference", "h200x2", "2026-11-26-ag", "all2.json.gz")
 	broken := edited(t, other, "broken.json", func(f *results.Figure) bool {
@@ -76,6 +77,7 @@ func TestCompareGatesLostFigures(t *testing.T) {
 // TestCompareNothingComparedSaysSoEverywhere (audit D12): figures shared
 // whose change no percentage can say are not "compared" on stdout either.
 func TestCompareNothingComparedSaysSoEverywhere(t *testing.T) {
+	t.Parallel()
 	path, _ := sampleRun(t)
 	tiny := edited(t, path, "tiny.json", func(f *results.Figure) bool {
 		if f.Test != results.CERead || len(f.Samples) == 0 {
@@ -103,6 +105,7 @@ func TestCompareNothingComparedSaysSoEverywhere(t *testing.T) {
 // TestCompareImportHeader (audit D16): the header names each run's tool and
 // version, and what an import does not record as not recorded.
 func TestCompareImportHeader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, _ := sampleRun(t)
 	for _, tc := range []struct {
@@ -135,6 +138,7 @@ func TestCompareImportHeader(t *testing.T) {
 // says the machines differ; --fail-on-regression exits 4 (not judged)
 // without --across-machines, 0 with it; a figure lost exits 5 either way.
 func TestCompareAcrossMachines(t *testing.T) {
+	t.Parallel()
 	ref := filepath.Join("..", "..", "testdata", "reference", "h200x2")
 	ae, ag := filepath.Join(ref, "2026-11-26-ae", "all1.json.gz"), filepath.Join(ref, "2026-11-26-ag", "all1.json.gz")
 	stdout, stderr, status := p2pbench(t, "compare", "--fail-on-regression", ae, ag)
@@ -161,6 +165,7 @@ func TestCompareAcrossMachines(t *testing.T) {
 // and the differences of method docs/imports.md describes are named on
 // their rows.
 func TestCompareImports(t *testing.T) {
+	t.Parallel()
 	set := filepath.Join("..", "..", "testdata", "reference", "h200x2", "2026-11-26-ag")
 	imported := filepath.Join(t.TempDir(), "nvbandwidth.p2pbench.json")
 	if _, stderr, status := p2pbench(t, "import", filepath.Join(set, "nvbandwidth-v0.8.json"), "-o", imported); status != exitOK {

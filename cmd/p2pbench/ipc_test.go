@@ -21,6 +21,7 @@ var ipcSmall = []string{"ipc", "--simulate", "h200x2", "--size", "64KiB", "--sam
 // ipc on the simulated 2× H200: its children are real processes, of this
 // test binary (see TestMain).
 func TestIPCSimulatedRun(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "ipc.json")
 	out, stderr, status := p2pbench(t, append(ipcSmall, "-o", file)...)
 	if status != exitOK {
@@ -51,6 +52,7 @@ func TestIPCSimulatedRun(t *testing.T) {
 // VMM handles, and sets the two beside each other; an unknown kind is a
 // usage error.
 func TestIPCHandles(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "ipc.json")
 	out, stderr, status := p2pbench(t, append(ipcSmall, "--tests", "ipc_ce_read", "--handles", "legacy,vmm", "-o", file)...)
 	if status != exitOK {
@@ -75,6 +77,7 @@ func TestIPCHandles(t *testing.T) {
 
 // ipc --reference sets each figure beside the same one within one process.
 func TestIPCAgainstOneProcess(t *testing.T) {
+	t.Parallel()
 	ref := filepath.Join(t.TempDir(), "bw.json")
 	if _, stderr, status := p2pbench(t, "bw", "--simulate", "h200x2", "--size", "64KiB", "--sizes", "none", "--samples", "3", "--tests", "ce_read,ce_write", "-o", ref); status != exitOK {
 		t.Fatalf("bw: exit status %d: %s", status, stderr)
@@ -172,6 +175,7 @@ func TestIPCInterrupted(t *testing.T) {
 // hung one is killed by the kernel (Pdeathsig), the others see their
 // channel close. The parent is this test binary run as p2pbench.
 func TestIPCParentKilled(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

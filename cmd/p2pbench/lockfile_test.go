@@ -10,6 +10,7 @@ import (
 // measuring run's lock file (.NAME.lock beside -o or in --dir) is refused,
 // exit 2, before any measuring, and the file it leads to keeps its bytes.
 func TestLockFileLinksAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const precious = "precious data line\n"
 	victim := filepath.Join(dir, "victim.txt")

@@ -26,6 +26,10 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// run may parse command lines from several goroutines at once (the tests
+// do): urfave/cli's help and version flags are package variables.
+func init() { cmdline.ShareHelpAndVersion() }
+
 func main() {
 	stop, err := cpuprofile.Start(os.Getenv("P2PBENCH_CPUPROFILE"), os.Args[1:])
 	if err != nil {
@@ -88,6 +92,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		// A bad flag value or an unknown flag is one line and exit status
 		// 2, never the help page.
 		c.OnUsageError = cmdline.FlagError
+		// Each App parses into flags of its own (several run at once in
+		// the tests).
+		c.Flags = cmdline.Own(c.Flags)
 		// A flag of one value given twice is refused, never the last one
 		// taken without a word (compare reads flags in every group).
 		c.Before = func(c *cli.Context) error { return cmdline.OnceEach(c, "compare") }

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSimulatedTopo(t *testing.T) {
+	t.Parallel()
 	out, _, status := p2pbench(t, "topo", "--simulate", "h200x2", "--check")
 	if status != exitOK {
 		t.Fatalf("exit status %d", status)
@@ -37,6 +38,7 @@ func TestSimulatedTopo(t *testing.T) {
 // topo -o says where the results went, as the other commands do (issue 19,
 // #24).
 func TestTopoNamesItsResultsFile(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "topo.json")
 	_, stderr, status := p2pbench(t, "topo", "--simulate", "h200x2", "-o", file)
 	if status != exitOK || stderr != "results: "+file+"\n" {
@@ -48,6 +50,7 @@ func TestTopoNamesItsResultsFile(t *testing.T) {
 }
 
 func TestAllSimulated(t *testing.T) {
+	t.Parallel()
 	path, out := sampleRun(t)
 	// One screen: the verdict first, the headline figures, where the rest is.
 	for _, want := range []string{"SIMULATED", "# VERDICT: ", "Headline bandwidth", "CE read", "p2pbench show " + path} {
@@ -79,6 +82,7 @@ func TestAllSimulated(t *testing.T) {
 
 // Failed figures are exit status 4, not 0 (issue 19, #3).
 func TestFailedFiguresExitStatus(t *testing.T) {
+	t.Parallel()
 	out, stderr, status := p2pbench(t, append([]string{"bw", "--tests", "ce_read", "--latch-timeout", "1ns"}, small...)...)
 	if status != exitFailed || !strings.Contains(stderr, "2 of 2 figures failed") {
 		t.Errorf("exit status %d, stderr %q; want %d and the count of failed figures", status, stderr, exitFailed)
@@ -106,6 +110,7 @@ func TestFailedFiguresExitStatus(t *testing.T) {
 // Another program on a selected GPU: the run refuses (exit status 4) unless
 // --allow-busy, and then marks the figures it shared the GPU with.
 func TestBusyGPUs(t *testing.T) {
+	t.Parallel()
 	busy := append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "--simulate-health", "process:1:4242:python"}, small...)
 	_, stderr, status := p2pbench(t, busy...)
 	if status != exitFailed || !strings.Contains(stderr, "pid 4242 (python") || !strings.Contains(stderr, "--allow-busy") {
@@ -131,6 +136,7 @@ func TestBusyGPUs(t *testing.T) {
 
 // On one device the pair tests are named as skipped and the rest run.
 func TestOneDeviceSkipsPairTestsAloud(t *testing.T) {
+	t.Parallel()
 	out, stderr, status := p2pbench(t, append([]string{"bw", "--devices", "1", "--tests", "local_copy,ce_read"}, small...)...)
 	if status != exitOK {
 		t.Fatalf("exit status %d: %s", status, stderr)
@@ -289,7 +295,8 @@ func TestAllScreenNamesTheRescueFile(t *testing.T) {
 	file := filepath.Join(dir, "results.json")
 	rescue := t.TempDir()
 	t.Setenv("TMPDIR", rescue)
-	args := []string{"all", "--simulate", "h200x2", "--size", "4MiB", "--sizes", "none", "--samples", "20", "--dir", dir}
+	// The steps of slow, whose results file has figures after the first.
+	args := append([]string{"all", "--dir", dir}, slow[1:]...)
 	stdout, stderr, status := runUntil(t, file, args, func() {
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
@@ -313,6 +320,7 @@ func TestAllScreenNamesTheRescueFile(t *testing.T) {
 // them without a word (audit N15); fleet does not take the kept file for a
 // node.
 func TestAllKeepsAnEarlierRun(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "same")
 	args := []string{"all", "--simulate", "h200x2", "--size", "4MiB", "--sizes", "none", "--samples", "2", "--tests", "ce_read", "--dir", dir}
 	p2pbench(t, args...)

@@ -146,6 +146,7 @@ var fakeTests = []string{"--tests", "ipc_ce_read,ipc_ce_write,ipc_sm_read,ipc_sm
 // ranks; the data that moved between the processes is verified, rank 0
 // writes the results, and the fabric memory is gone at the end.
 func TestMNNVL(t *testing.T) {
+	t.Parallel()
 	n := newMNNVLNodes(t)
 	res := n.run([]int{0, 1, 2, 3}, fakeTests, nil)
 	for r, o := range res {
@@ -182,6 +183,7 @@ func TestMNNVL(t *testing.T) {
 // Each failed check before measuring is one line, the same on every rank,
 // and exit status 3 on every rank, with no process left.
 func TestMNNVLPreflight(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		present []int

@@ -33,6 +33,7 @@ func pageOne(t *testing.T, in string) string {
 // it is, page 1 naming its build and the command that gives this build's;
 // a verdict of this build gets no such line; check -o names its build.
 func TestReportOfAnotherBuildsVerdict(t *testing.T) {
+	t.Parallel()
 	if v := readResults(t, failedByAnEarlierBuild).Verdict; v == nil || v.Build != "" || v.Status.Label() != "FAIL" {
 		t.Fatalf("the reference run is no longer an earlier build's FAIL: %+v", v)
 	}

@@ -20,6 +20,7 @@ func bwTo(path string) []string {
 // refused before anything is measured or drawn, and left as it was (issue
 // 19, #1 and #16); a symbolic link is followed.
 func TestOutputsThatAreNotFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in, _ := sampleRun(t)
 	pipe := filepath.Join(dir, "pipe")
@@ -89,6 +90,7 @@ func TestOutputsThatAreNotFiles(t *testing.T) {
 // An output that is also an input of the command is refused, however it is
 // named (issue 19, #6).
 func TestOutputThatIsAnInput(t *testing.T) {
+	t.Parallel()
 	path, _ := sampleRun(t)
 	dir := t.TempDir()
 	in := copyOf(t, path, dir, "in.json")
@@ -121,6 +123,7 @@ func TestOutputThatIsAnInput(t *testing.T) {
 // Two runs writing one results file: the second fails at once (issue 19,
 // #10).
 func TestOneRunPerResultsFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.json")
 	unlock, err := outfile.Lock(path)
 	if err != nil {
@@ -139,6 +142,7 @@ func TestOneRunPerResultsFile(t *testing.T) {
 // An output that cannot be written is found out before anything is
 // measured; a missing directory is made.
 func TestOutputCheckedBeforeMeasuring(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
@@ -177,6 +181,7 @@ func TestOutputCheckedBeforeMeasuring(t *testing.T) {
 // the run used to leave a 0-figure snapshot in it and its results in a file
 // named "NAME (deleted)" (audit N2).
 func TestOutputToADescriptorIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	behind := filepath.Join(dir, "out.json")
 	f, err := os.Create(behind)
@@ -211,6 +216,7 @@ func TestOutputToADescriptorIsRefused(t *testing.T) {
 // once, and DIR is an output under the one policy (another user's link to
 // a directory is refused).
 func TestPlotDirectoryIsOneRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// Two figures (the lean run's) and then one: what they show is not
 	// what this test is about.

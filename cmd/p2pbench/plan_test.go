@@ -37,6 +37,7 @@ func checkGolden(t *testing.T, name, got string) {
 // The plan of a 72-GPU domain prints without a measurement (issue 15); its
 // pairs, groups, sampled detail and estimate are in testdata.
 func TestDryRun(t *testing.T) {
+	t.Parallel()
 	out, _, status := p2pbench(t, "all", "--simulate", "nvl72", "--dry-run")
 	if status != exitOK {
 		t.Fatalf("exit status %d", status)
@@ -50,6 +51,7 @@ func TestDryRun(t *testing.T) {
 }
 
 func TestPlanFlagsChecked(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--all-pairs", "--sample-peers", "2"},
 		{"--sample-peers", "-1"},
@@ -65,6 +67,7 @@ func TestPlanFlagsChecked(t *testing.T) {
 // The results of all say how the pairs were chosen, and a simulated run
 // how long the simulator modelled it to take.
 func TestAllRecordsItsPlan(t *testing.T) {
+	t.Parallel()
 	path, _ := sampleRun(t)
 	run := readResults(t, path)
 	if run.Plan == nil || run.Plan.Mode != results.PlanRepresentatives || len(run.Plan.Classes) != 1 || run.Plan.ModelledSeconds <= 0 {
@@ -80,6 +83,7 @@ func TestAllRecordsItsPlan(t *testing.T) {
 // A sampled plan leaves out the host copies of every device at once, and
 // says so; each device's own host copies stay.
 func TestSampledPlanHostCopies(t *testing.T) {
+	t.Parallel()
 	path := t.TempDir() + "/r.json"
 	_, stderr, status := p2pbench(t, "bw", "--simulate", "pcie-4gpu", "--sample-peers", "1", "--tests", "h2d,host_to_all",
 		"--size", "1MiB", "--sizes", "none", "--samples", "2", "-o", path)

@@ -16,6 +16,7 @@ import (
 
 // show prints what all printed, through the same documents.
 func TestShow(t *testing.T) {
+	t.Parallel()
 	path, printed := sampleRun(t)
 	out, _, status := p2pbench(t, "show", path)
 	if status != exitOK {
@@ -41,6 +42,7 @@ func TestShow(t *testing.T) {
 
 // show says when a run is partial, and why (issue 19, #9).
 func TestShowSaysPartial(t *testing.T) {
+	t.Parallel()
 	path, _ := sampleRun(t)
 	run := readResults(t, path)
 	run.Complete, run.Stopped = false, "interrupted (SIGINT)"
@@ -59,6 +61,7 @@ func TestShowSaysPartial(t *testing.T) {
 }
 
 func TestPlotAndReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "run.json")
 	if _, stderr, status := p2pbench(t, append([]string{"bw", "--tests", "ce_read", "--sizes", "none", "-o", in}, small...)...); status != exitOK {
@@ -140,6 +143,7 @@ func writeRun(t *testing.T, dir, name string, run *results.Run) string {
 // compare fails when it compared nothing (4) and, with
 // --fail-on-regression, when a figure regressed (5) (issue 19, #13).
 func TestCompareVerdicts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := writeRun(t, dir, "base.json", resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true}))
 	worse := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true})
@@ -202,6 +206,7 @@ func fifo(t *testing.T, dir string) string {
 // never come), with one line and exit status 2, and leaves no file behind
 // (issue 19, #4; issue 28, items 4 and 9: refused before it is opened).
 func TestReadersRefuseFIFOs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := fifo(t, dir)
 	for _, args := range [][]string{

@@ -16,6 +16,7 @@ import (
 // Bad command lines are exit status 2 with one line; no driver or no such
 // device is 3 (issue 19, #12 and #20).
 func TestExitStatusOfBadCommandLines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args   []string
 		status int
@@ -77,6 +78,7 @@ func TestExitStatusOfBadCommandLines(t *testing.T) {
 // docs/commands.md's order; the help of every measuring command names its tests
 // (issue 19, #18).
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	out, _, status := p2pbench(t, "--help")
 	if status != exitOK {
 		t.Fatalf("--help: exit status %d", status)
@@ -131,6 +133,7 @@ func repoFile(t *testing.T, name string) string {
 // codes, --help shows every code, docs/commands.md holds its table word for
 // word, and every exit status the README and docs name is one of them.
 func TestExitStatusesDocumented(t *testing.T) {
+	t.Parallel()
 	codes := map[string]bool{}
 	var table strings.Builder
 	table.WriteString("| status | meaning |\n|---|---|\n")
@@ -169,6 +172,7 @@ func TestExitStatusesDocumented(t *testing.T) {
 // --simulate-health, where they are shown: its help and docs/commands.md
 // name each, the docs no other, and each form parses.
 func TestHealthSpecsDocumented(t *testing.T) {
+	t.Parallel()
 	out, _, _ := p2pbench(t, "bw", "--help")
 	help := strings.Join(strings.Fields(out), " ")
 	doc := repoFile(t, "docs/commands.md")
