@@ -9,16 +9,37 @@ import (
 // where it can, as Read does, for tests of its bound below MaxFileBytes;
 // a file it maps stays mapped.
 func ReadBounded(file string, r io.Reader, limit int64) ([]byte, error) {
-	return readBoundedInto(file, r, limit, new(readBuffers))
+	return readBoundedInto(file, r, limit, fileBounds, new(readBuffers))
 }
 
 // ReadSqueezed is readBounded reading every input through the squeezer,
-// never the quick way; Plain is plainJSON.
+// never the quick way; Plain is plainJSON with the files' bounds.
 func ReadSqueezed(file string, r io.Reader, limit int64) ([]byte, error) {
-	return readBoundedInto(file, r, limit, nil)
+	return readBoundedInto(file, r, limit, fileBounds, nil)
 }
 
-var Plain = plainJSON
+func Plain(data []byte) bool { return plainJSON(data, fileBounds) }
+
+// Bounds are the bounds of JSON values that reading holds an input to:
+// MaxObjects, MaxValues and MaxStringBytes for every input read; the
+// functions ending in Within take others, lower.
+type Bounds = valueBounds
+
+func NewBounds(objects, values int64, str int) Bounds {
+	return valueBounds{objects: objects, values: values, str: str}
+}
+
+// ReadBoundedWithin, ReadSqueezedWithin and PlainWithin are ReadBounded,
+// ReadSqueezed and Plain holding the values to b.
+func ReadBoundedWithin(file string, r io.Reader, limit int64, b Bounds) ([]byte, error) {
+	return readBoundedInto(file, r, limit, b, new(readBuffers))
+}
+
+func ReadSqueezedWithin(file string, r io.Reader, limit int64, b Bounds) ([]byte, error) {
+	return readBoundedInto(file, r, limit, b, nil)
+}
+
+func PlainWithin(data []byte, b Bounds) bool { return plainJSON(data, b) }
 
 // DecodeWhole decodes data as Decode does without decoding its figures line
 // by line; ByLines reports whether decodeLines decodes data.

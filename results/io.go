@@ -107,17 +107,23 @@ type TooLargeError struct {
 	// LongString is set when reading stopped at a string longer than
 	// MaxStringBytes.
 	LongString bool
+	// bounds are those reading stopped past (zero: fileBounds).
+	bounds valueBounds
 }
 
 func (e *TooLargeError) Error() string {
+	b := e.bounds
+	if b == (valueBounds{}) {
+		b = fileBounds
+	}
 	if e.LongString {
 		return fmt.Sprintf("%s holds a string of more than %s, where a results file's longest texts are %d bytes: refused",
-			subject(e.File), FormatBytes(MaxStringBytes), MaxTextBytes)
+			subject(e.File), FormatBytes(uint64(b.str)), MaxTextBytes)
 	}
-	if e.Objects > MaxObjects || e.Values > MaxValues {
-		what, n, max := "objects", e.Objects, int64(MaxObjects)
-		if e.Values > MaxValues {
-			what, n, max = "values", e.Values, MaxValues
+	if e.Objects > b.objects || e.Values > b.values {
+		what, n, max := "objects", e.Objects, b.objects
+		if e.Values > b.values {
+			what, n, max = "values", e.Values, b.values
 		}
 		return fmt.Sprintf("%s holds more than %d JSON %s (reading stopped at %d), more than a results file of at most %s holds (a 72-GPU run's holds about 2 million values): refused",
 			subject(e.File), max, what, n, FormatBytes(uint64(e.Limit)))
@@ -176,8 +182,9 @@ func Decode(r io.Reader) (*Run, error) {
 // pipe) is read into a buffer that grows, up to limit.
 // A regular file is first read the quick way (readWhole), its bytes kept
 // in bufs (a mapping of it until bufs is released: readGuarded); nil bufs
-// reads every input through the squeezer.
-func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) ([]byte, error) {
+// reads every input through the squeezer. The JSON's values are held to vb
+// (fileBounds).
+func readBoundedInto(file string, r io.Reader, limit int64, vb valueBounds, bufs *readBuffers) ([]byte, error) {
 	f, _ := r.(*os.File)
 	size, start := int64(-1), int64(0)
 	if f != nil {
@@ -188,7 +195,7 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 		}
 	}
 	if size > 0 && size <= limit && bufs != nil {
-		if data, ok := readWhole(f, start, size, limit, bufs); ok {
+		if data, ok := readWhole(f, start, size, limit, vb, bufs); ok {
 			return data, nil
 		}
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
@@ -200,7 +207,7 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 		if size > limit {
 			return nil, &TooLargeError{File: file, Size: size, Limit: limit}
 		}
-		data, _, err := readAtMost(br, size, limit, true)
+		data, _, err := readAtMost(br, size, limit, vb, true)
 		if err != nil && !errors.As(err, new(*TooLargeError)) {
 			return nil, fmt.Errorf("reading results: %w", err)
 		}
@@ -212,7 +219,7 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 			return nil, 0, err
 		}
 		defer zr.Close()
-		return readAtMost(zr, hint, limit, keep)
+		return readAtMost(zr, hint, limit, vb, keep)
 	}
 	rewind := func() error {
 		_, err := f.Seek(start, io.SeekStart)
@@ -255,9 +262,10 @@ func readBoundedInto(file string, r io.Reader, limit int64, bufs *readBuffers) (
 // (squeezer), keeping what it reads (in a buffer with room for hint bytes,
 // none when hint < 0 or when the hint is large: a file mostly whitespace
 // keeps far less than it holds) or not, and returns how many bytes it kept;
-// more than limit bytes read from r is a *TooLargeError.
-func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error) {
-	sq := newSqueezer(io.LimitReader(r, limit+1))
+// more than limit bytes read from r, or values past vb, is a
+// *TooLargeError.
+func readAtMost(r io.Reader, hint, limit int64, vb valueBounds, keep bool) ([]byte, int64, error) {
+	sq := newSqueezer(io.LimitReader(r, limit+1), vb)
 	var n int64
 	var data []byte
 	var err error
@@ -271,7 +279,7 @@ func readAtMost(r io.Reader, hint, limit int64, keep bool) ([]byte, int64, error
 	case sq.read > limit:
 		return nil, n, &TooLargeError{Limit: limit}
 	case errors.Is(err, errTooMany):
-		return nil, n, &TooLargeError{Limit: limit, Objects: sq.objects, Values: sq.values, LongString: sq.longString}
+		return nil, n, &TooLargeError{Limit: limit, Objects: sq.objects, Values: sq.values, LongString: sq.longString, bounds: vb}
 	}
 	return data, n, err
 }
@@ -339,7 +347,7 @@ type readBuffers struct {
 // file that does not decompress to the size its trailer states, JSON the
 // squeezer might change or refuse; readBounded then reads it through the
 // squeezer, as it reads any other input.
-func readWhole(f *os.File, start, size, limit int64, bufs *readBuffers) (data []byte, ok bool) {
+func readWhole(f *os.File, start, size, limit int64, vb valueBounds, bufs *readBuffers) (data []byte, ok bool) {
 	if size > maxHint {
 		return nil, false
 	}
@@ -370,22 +378,22 @@ func readWhole(f *os.File, start, size, limit int64, bufs *readBuffers) (data []
 		}
 		data = bufs.json[:hint]
 	}
-	return data, plainJSON(data)
+	return data, plainJSON(data, vb)
 }
 
 // plainJSON reports whether the squeezer would return data as it is and
-// stop at none of its bounds. It looks at data as a whole rather than
+// stop at none of its bounds (vb). It looks at data as a whole rather than
 // following JSON's strings, so that it holds every count to a bound at
 // least as strict as the squeezer's: data holds no run of more than
 // maxSpaceRun whitespace bytes (outside strings or in them), no more
-// '{' than MaxObjects nor ',' than MaxValues (outside strings or in them),
-// and no stretch of MaxStringBytes/2 bytes, from a multiple of it, without
-// a quote that no backslash escapes (a string of MaxStringBytes covers
+// '{' than vb.objects nor ',' than vb.values (outside strings or in them),
+// and no stretch of vb.str/2 bytes, from a multiple of it, without
+// a quote that no backslash escapes (a string of vb.str covers
 // such a stretch, in which its quotes are escaped). A few passes over the
 // bytes, each with the standard library's vector code or one byte in
 // maxSpaceRun: a tenth of the squeezer's time.
-func plainJSON(data []byte) bool {
-	if bytes.Count(data, []byte{'{'}) > MaxObjects || bytes.Count(data, []byte{','}) > MaxValues {
+func plainJSON(data []byte, vb valueBounds) bool {
+	if int64(bytes.Count(data, []byte{'{'})) > vb.objects || int64(bytes.Count(data, []byte{','})) > vb.values {
 		return false
 	}
 	// A run of more than maxSpaceRun whitespace bytes holds a byte at an
@@ -405,7 +413,7 @@ func plainJSON(data []byte) bool {
 			return false
 		}
 	}
-	const stretch = MaxStringBytes / 2
+	stretch := vb.str / 2
 	for from := 0; from+stretch <= len(data); from += stretch {
 		if !unescapedQuote(data, from, from+stretch) {
 			return false

@@ -40,7 +40,7 @@ func readGuarded(file string, r io.Reader, bufs *readBuffers, dec func(data []by
 			run, err = nil, fmt.Errorf("reading results: %s was cut short while it was read", subject(file))
 		}
 	}()
-	data, err := readBoundedInto(file, r, MaxFileBytes, bufs)
+	data, err := readBoundedInto(file, r, MaxFileBytes, fileBounds, bufs)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,13 @@ import (
 // readBounded of a file returns the bytes and the error that reading it
 // through the squeezer alone does. plain says whether the quick way keeps
 // the JSON (else the file is read through the squeezer).
+//
+// Both ways are held to bounds lower than the files' (2 Mi objects,
+// strings of 1 MiB: a case at those was megabytes, read 18 times), the same
+// code at other numbers: each case at or past a bound is still longer than
+// the squeezer's reads of 64 KiB (a string, an escape or a run of
+// whitespace goes on across reads) and readKept's first piece. The files'
+// own bounds are read by TestValueBombsAreRefused and TestReadBound.
 func TestReadWholeIsSqueezed(t *testing.T) {
 	// Parallel: it measures no allocation, which the bomb tests (never
 	// parallel) do.
@@ -32,10 +39,12 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := js.Bytes()
+	const objects, values, str = 1 << 14, 1 << 18, 1 << 17
+	bounds := results.NewBounds(objects, values, str)
 	at := func(b []byte, i int, insert string) []byte { return slices.Concat(b[:i], []byte(insert), b[i:]) }
 	note := func(text string) []byte { return []byte(`{"notes":["` + text + `"]}`) }
-	// objects is a list of n small objects.
-	objects := func(n int) []byte { return []byte("[" + strings.Repeat(`{"":0},`, n-1) + `{"":0}]`) }
+	// list is a list of n small objects.
+	list := func(n int) []byte { return []byte("[" + strings.Repeat(`{"":0},`, n-1) + `{"":0}]`) }
 	cases := []struct {
 		name  string
 		data  []byte
@@ -47,14 +56,14 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 		{"a run of tabs, line ends and spaces", at(enc, 1, strings.Repeat("\t\r\n ", 100)), false},
 		{"300 spaces at the end", append(bytes.Clone(enc), strings.Repeat(" ", 300)...), false},
 		{"300 spaces in a string", note(strings.Repeat(" ", 300)), false},
-		{"a string of MaxStringBytes of escaped quotes", note(strings.Repeat(`a\"`, results.MaxStringBytes/3+1)), false},
-		{"a string just within MaxStringBytes", note(strings.Repeat("a", results.MaxStringBytes-2)), false},
-		{"a string of backslashes", note(strings.Repeat(`\\`, results.MaxStringBytes/2)), false},
-		{"an unterminated string", []byte(`{"notes":["` + strings.Repeat("a", results.MaxStringBytes+10)), false},
-		{"strings of quotes escaped or not", note(strings.Repeat(`\\\" \\"`, results.MaxStringBytes/8)), true},
-		{"MaxObjects objects", objects(results.MaxObjects), true},
-		{"one object more", objects(results.MaxObjects + 1), false},
-		{"a list of MaxStringBytes/2 bytes without a quote", []byte("[" + strings.Repeat("0,", results.MaxStringBytes/4) + "0]"), false},
+		{"a string of the bound of escaped quotes", note(strings.Repeat(`a\"`, str/3+1)), false},
+		{"a string just within the bound", note(strings.Repeat("a", str-2)), false},
+		{"a string of backslashes", note(strings.Repeat(`\\`, str/2)), false},
+		{"an unterminated string", []byte(`{"notes":["` + strings.Repeat("a", str+10)), false},
+		{"strings of quotes escaped or not", note(strings.Repeat(`\\\" \\"`, str/8)), true},
+		{"a bound's objects", list(objects), true},
+		{"one object more", list(objects + 1), false},
+		{"a list of half the string bound's bytes without a quote", []byte("[" + strings.Repeat("0,", str/4) + "0]"), false},
 		{"one byte", []byte("{"), true},
 	}
 	dir := t.TempDir()
@@ -72,9 +81,9 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 			defer f.Close()
 			var got []byte
 			if quick {
-				got, err = results.ReadBounded(path, f, limit)
+				got, err = results.ReadBoundedWithin(path, f, limit, bounds)
 			} else {
-				got, err = results.ReadSqueezed(path, f, limit)
+				got, err = results.ReadSqueezedWithin(path, f, limit, bounds)
 			}
 			if err != nil {
 				return got, err.Error()
@@ -88,7 +97,7 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		if got := results.Plain(c.data); got != c.plain {
+		if got := results.PlainWithin(c.data, bounds); got != c.plain {
 			t.Errorf("%s: plain %v, want %v", c.name, got, c.plain)
 		}
 		check(c.name, c.data, results.MaxFileBytes)

@@ -33,9 +33,11 @@ type squeezer struct {
 	// first of each array or object (',') outside strings.
 	objects, values int64
 	// strLen is the length so far of the string being read; longString is
-	// set once one is longer than MaxStringBytes.
+	// set once one is longer than bounds.str.
 	strLen     int
 	longString bool
+	// bounds are the counts and the string length reading stops past.
+	bounds valueBounds
 }
 
 // MaxStringBytes bounds a string of a results file's JSON as it is read:
@@ -56,12 +58,25 @@ const (
 	MaxValues  = 32 << 20
 )
 
+// valueBounds are the bounds reading holds a results input's JSON values
+// to: MaxObjects objects, MaxValues values and strings of MaxStringBytes
+// (fileBounds) for every input it reads. The tests of the quick way against
+// the squeezer lower them (export_test.go), so that an input at or past
+// each is some hundred kilobytes where the files' bounds make it megabytes.
+type valueBounds struct {
+	objects, values int64
+	str             int
+}
+
+// fileBounds are the bounds of every results input read.
+var fileBounds = valueBounds{objects: MaxObjects, values: MaxValues, str: MaxStringBytes}
+
 // errTooMany stops reading at the first value over a bound (or the first
 // string over MaxStringBytes).
 var errTooMany = errors.New("too many JSON values")
 
-func newSqueezer(r io.Reader) *squeezer {
-	return &squeezer{r: r, in: make([]byte, 64<<10), run: make([]byte, 0, maxSpaceRun)}
+func newSqueezer(r io.Reader, b valueBounds) *squeezer {
+	return &squeezer{r: r, in: make([]byte, 64<<10), run: make([]byte, 0, maxSpaceRun), bounds: b}
 }
 
 func (s *squeezer) Read(p []byte) (int, error) {
@@ -107,7 +122,7 @@ func (s *squeezer) Read(p []byte) (int, error) {
 
 // tooMany reports whether what was read is over a bound.
 func (s *squeezer) tooMany() bool {
-	return s.objects > MaxObjects || s.values > MaxValues || s.longString
+	return s.objects > s.bounds.objects || s.values > s.bounds.values || s.longString
 }
 
 // squeeze appends b to s.out, its long runs of whitespace collapsed, in
@@ -180,7 +195,7 @@ func (s *squeezer) squeeze(b []byte) {
 		n++
 	}
 	s.out = out[:n]
-	s.longString = s.longString || s.strLen > MaxStringBytes
+	s.longString = s.longString || s.strLen > s.bounds.str
 }
 
 // stringStops and outsideStops mark the bytes squeeze acts on in a string and
