@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 // 72-GPU and PCIe runs measure a test or two, once, to keep the test short:
 // the plan they print and the screen's checks are those of a whole run.
 func TestAllFitsOneScreen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -35,8 +37,15 @@ func TestAllFitsOneScreen(t *testing.T) {
 		{"pcie-4gpu", []string{"--tests", "ce_read,sm_read", "--sizes", "none", "--samples", "1", "--rounds", "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Chdir(t.TempDir()) // the results' path as short as a user's
-			dir := "run"
+			t.Parallel()
+			// The results' path about as short as a user's (t.TempDir's
+			// is the test's name and more).
+			short, err := os.MkdirTemp("", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(short) })
+			dir := filepath.Join(short, "run")
 			stdout, stderr, status := p2pbench(t, append([]string{"all", "--simulate", tc.name, "--dir", dir}, tc.args...)...)
 			if status != 0 && status != 5 {
 				t.Fatalf("exit %d:\n%s", status, stderr)
