@@ -2,6 +2,8 @@ package plot
 
 import (
 	"bytes"
+	"image"
+	"image/color"
 	"io"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -17,10 +19,13 @@ const pdfDPI = 300
 // with the figure's title. (gonum's own PDF backend, vgpdf, draws vectors
 // but garbles a second font face, encodes text in cp1252 without arrows,
 // darkens translucent colours and makes its fonts in TMPDIR; the SVG
-// format is the figure in vectors.)
+// format is the figure in vectors.) The image is drawn on where it is made
+// (newImageCanvasAt), with the pixels vgimg.NewWith(UseWH, UseDPI) gives,
+// which made one (four times a PNG's pixels at 300 DPI), copied it into
+// another and painted that white.
 func (f Chart) writePDF(w io.Writer) error {
 	var img bytes.Buffer
-	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(pdfDPI))}
+	c := vgimg.PngCanvas{Canvas: newImageCanvasAt(image.NewRGBA(imageBounds(f.Width, f.Height, pdfDPI)), color.White, pdfDPI)}
 	f.Draw(draw.New(c))
 	if _, err := c.WriteTo(&img); err != nil {
 		return err

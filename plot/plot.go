@@ -365,8 +365,12 @@ type canvas interface {
 
 // pngBounds are the bounds of the image of a PNG figure w × h: its size
 // rounded to whole pixels at PNGDPI.
-func pngBounds(w, h vg.Length) image.Rectangle {
-	px := func(l vg.Length) int { return int(l/vg.Inch*PNGDPI + 0.5) }
+func pngBounds(w, h vg.Length) image.Rectangle { return imageBounds(w, h, PNGDPI) }
+
+// imageBounds are the bounds of the image of a figure w × h drawn at dpi:
+// its size rounded to whole pixels, as vgimg.NewWith rounds it.
+func imageBounds(w, h vg.Length, dpi int) image.Rectangle {
+	px := func(l vg.Length) int { return int(l/vg.Inch*vg.Length(dpi) + 0.5) }
 	return image.Rect(0, 0, px(w), px(h))
 }
 
@@ -375,10 +379,15 @@ func pngBounds(w, h vg.Length) image.Rectangle {
 // is (vgimg's gg.NewContextForImage copies it: 8 MB a figure allocated,
 // copied and painted twice) and painted bg all over whatever it held.
 func newImageCanvas(img *image.RGBA, bg color.Color) *vgimg.Canvas {
+	return newImageCanvasAt(img, bg, PNGDPI)
+}
+
+// newImageCanvasAt is newImageCanvas at dpi.
+func newImageCanvasAt(img *image.RGBA, bg color.Color, dpi int) *vgimg.Canvas {
 	ctx := gg.NewContextForRGBA(img)
 	ctx.SetLineCapButt()
 	ctx.InvertY()
-	c := vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(PNGDPI))
+	c := vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))
 	if bg != color.White { // vgimg painted the page white
 		imagedraw.Draw(img, img.Rect, image.NewUniform(bg), image.Point{}, imagedraw.Src)
 	}
