@@ -3,7 +3,6 @@ package plot
 import (
 	"bytes"
 	"image"
-	"image/color"
 	"math"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 )
 
 // TestPDFImageAsVgimgDraws holds the image of a figure's PDF, drawn on an
-// image made for it (newImageCanvasAt), to the one vgimg.NewWith(UseWH,
+// image made for it (pdfCanvas), to the one vgimg.NewWith(UseWH,
 // UseDPI) makes and draws, pixel for pixel, for a simulated figure (the
 // watermark). The figures' sizes are whole pixels at pdfDPI; at another
 // size the figure would be drawn to the image's whole pixels (its width a
@@ -29,8 +28,8 @@ func TestPDFImageAsVgimgDraws(t *testing.T) {
 	f.Width, f.Height = 3*vg.Inch, 2*vg.Inch // small: the test draws it twice at pdfDPI
 	want := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(pdfDPI))
 	f.Draw(draw.New(vgimg.PngCanvas{Canvas: want}))
-	got := newImageCanvasAt(image.NewRGBA(imageBounds(f.Width, f.Height, pdfDPI)), color.White, pdfDPI)
-	f.Draw(draw.New(vgimg.PngCanvas{Canvas: got}))
+	got := f.pdfCanvas()
+	f.Draw(draw.New(got))
 	w, g := want.Image().(*image.RGBA), got.Image().(*image.RGBA)
 	if w.Rect != g.Rect || !bytes.Equal(w.Pix, g.Pix) {
 		t.Errorf("the PDF's image (%v) differs from vgimg's (%v)", g.Rect, w.Rect)
