@@ -203,7 +203,7 @@ func (r *atomicRun) prepare(o *op) *asyncError {
 			lat += 2 * mm.farExtra
 		}
 	}
-	j := d.jitter(1, o.keys(noiseAtomic)...)
+	j := d.opJitter(1, o.keys(noiseAtomic))
 	if r.chain {
 		o.delay = float64(r.iters) * lat * j * atomicPlace(r.buf, mm.atomPlaceSpread)
 		return nil

@@ -32,6 +32,7 @@ const (
 	resCE                        // device a's copy engines together
 	resHostMem                   // host memory
 	resPlane                     // a blocking NVSwitch plane, all ports together
+	resKinds                     // how many kinds
 )
 
 type resKey struct {
@@ -152,11 +153,35 @@ func (m *machine) fromHost(ks []resKey, b int) []resKey {
 	return append(ks, resKey{resPCIeDown, b, 0})
 }
 
+// resource returns the resource of key k, made on first use. The
+// resources of each kind are in a slice by device (by pair of devices for
+// links and root-complex forwarding): a map by key hashed the key for every
+// resource of every copy.
 func (s *sched) resource(k resKey) *resource {
-	r := s.res[k]
+	n := s.d.m.n
+	size, i := n, k.a
+	if k.kind == resLink || k.kind == resRootP2P {
+		size, i = n*n, k.a*n+k.b
+	} else if k.b != 0 {
+		size, i = 0, -1 // no such key; the map below holds it
+	}
+	if k.a < 0 || k.a >= n || k.b < 0 || k.b >= n || i < 0 || int(k.kind) >= len(s.res) {
+		r := s.resMap[k]
+		if r == nil {
+			r = &resource{cap: s.d.m.capacity(k)}
+			s.resMap[k] = r
+		}
+		return r
+	}
+	rs := s.res[k.kind]
+	if rs == nil {
+		rs = make([]*resource, size)
+		s.res[k.kind] = rs
+	}
+	r := rs[i]
 	if r == nil {
 		r = &resource{cap: s.d.m.capacity(k)}
-		s.res[k] = r
+		rs[i] = r
 	}
 	return r
 }
@@ -416,10 +441,10 @@ func (f *filling) freeze(fl *flow) {
 		r := u.r
 		r.unfrozen--
 		if r.awake || r.dead {
-			r.wsum = math.Max(0, r.wsum-u.w)
+			r.wsum = max(0, r.wsum-u.w)
 			continue
 		}
-		w := math.Max(0, r.wsum-u.w)
+		w := max(0, r.wsum-u.w)
 		if r.unfrozen == 0 && w <= 1e-12 {
 			r.wsum, r.dead = w, true // its capacity is never read again
 			continue

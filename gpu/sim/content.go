@@ -130,8 +130,10 @@ func (s segment) shift(delta int64) segment {
 }
 
 // read returns the segments describing [off, off+n).
-func (c *content) read(off, n uint64) []segment {
-	var out []segment
+func (c *content) read(off, n uint64) []segment { return c.readTo(nil, off, n) }
+
+// readTo appends the segments describing [off, off+n) to out.
+func (c *content) readTo(out []segment, off, n uint64) []segment {
 	end := off + n
 	for i := c.find(off); i < len(c.segs) && c.segs[i].off < end; i++ {
 		s := c.segs[i]

@@ -180,7 +180,7 @@ func (c *devContext) StreamWaitEvent(s cuda.Stream, e cuda.Event) error {
 			return err
 		}
 		d.tick(costLight)
-		d.enqueue(st, &op{kind: opWait, rec: ev.st.current, what: call})
+		d.enqueue(st, &op{kind: opWait, rec: ev.st.current})
 		return nil
 	})
 }

@@ -17,85 +17,105 @@ func freed(sp span) bool {
 // moment: directly over the link when the issuing context has peer access to
 // the other device, staged through host memory otherwise.
 func (c *devContext) ceCopy(dst, src span, what string, pageable bool) *op {
-	d := c.d
-	o := &op{kind: opWork, what: what}
-	var pullOn *[2]int   // the link a running pull counts on (linkUse)
-	var counted *profile // how a copy over a link counts on its counters
-	o.prepare = func(o *op) *asyncError {
-		if freed(dst) || freed(src) {
-			return illegalAddress("%s: memory freed while the copy was queued", what)
-		}
-		for _, sp := range []span{dst, src} {
-			if sp.vmm != nil && !sp.vmm.access[c.dev] {
-				return illegalAddress("%s on device %d: a VMM mapping at %#x that device %d was not granted access to", what, c.dev, sp.vmm.base, c.dev)
-			}
-		}
-		sd, dd := src.dev(), dst.dev()
-		if f := d.pairAsyncError(sd, dd); f != nil {
-			return f
-		}
-		mm := d.m.m
-		var uses []use
-		limit := float64(noCap)
-		switch {
-		case sd >= 0 && dd >= 0 && sd != dd:
-			direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
-			if direct {
-				counted, pullOn, uses = c.peerCopy(o, sd, dd, dst.n)
-			} else {
-				// Staged through host memory: both devices' copy engines
-				// moved host memory.
-				d.hostCopied[sd], d.hostCopied[dd] = true, true
-				o.setup = mm.ceSetupStaged
-				uses = d.stagedUses(sd, dd)
-				limit = mm.stagedGBps
-			}
-		case sd < 0 || dd < 0:
-			d.hostCopied[c.dev] = true
-			o.setup = mm.ceSetupHost
-			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
-			if pageable {
-				limit = mm.pageableGBps
-			}
-		default:
-			o.setup = mm.ceSetup
-			uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
-		}
-		p := d.placement(o, dst.n, dst, src)
-		o.setup *= d.jitter(10, o.keys(noiseSetup)...) * p
-		// The front end's share of a local copy's fixed time can overlap
-		// the previous op; the rest (link and PCIe latency) cannot.
-		o.floor = math.Max(o.setup-mm.ceSetup*2/3, mm.ceSetup/3)
-		o.fl = newFlow(float64(dst.n), uses, limit, d.jitter(1, o.keys(noiseSpeed)...)/p)
-		o.drain = drain(mm.ceDrain, dst.n)
-		return nil
-	}
-	o.finish = func(o *op) *asyncError {
-		if counted != nil {
-			d.traffic.count(src.dev(), dst.dev(), float64(dst.n), *counted)
-		}
-		if pullOn != nil {
-			u := d.linkUsed[*pullOn]
-			u.running--
-			u.end = max(u.end, o.end)
-			d.linkUsed[*pullOn] = u
-		}
-		d.copySpan(dst, src)
-		return nil
-	}
-	return o
+	cc := &ceCopyOp{op: op{kind: opWork, prepare: prepareCECopy, finish: finishCECopy},
+		c: c, dst: dst, src: src, what: what, pageable: pageable}
+	cc.data = cc
+	return &cc.op
 }
 
-// peerCopy sets o up as a copy of n bytes over the link from device sd to
+// ceCopyOp is a copy-engine copy: the op and what its prepare and finish
+// read, one allocation (closures over these were five a copy).
+type ceCopyOp struct {
+	op
+	c        *devContext
+	dst, src span
+	what     string
+	pageable bool
+	pulling  bool     // a pull that counts on link pullOn while it runs (linkUse)
+	pullOn   [2]int   // the link
+	counted  *profile // how a copy over a link counts on its counters (nil: not at all)
+}
+
+func prepareCECopy(o *op) *asyncError {
+	cc := o.data.(*ceCopyOp)
+	c, d, dst, src, what := cc.c, cc.c.d, cc.dst, cc.src, cc.what
+	if freed(dst) || freed(src) {
+		return illegalAddress("%s: memory freed while the copy was queued", what)
+	}
+	for _, sp := range []span{dst, src} {
+		if sp.vmm != nil && !sp.vmm.access[c.dev] {
+			return illegalAddress("%s on device %d: a VMM mapping at %#x that device %d was not granted access to", what, c.dev, sp.vmm.base, c.dev)
+		}
+	}
+	sd, dd := src.dev(), dst.dev()
+	if f := d.pairAsyncError(sd, dd); f != nil {
+		return f
+	}
+	mm := &d.m.m
+	var uses []use
+	limit := float64(noCap)
+	switch {
+	case sd >= 0 && dd >= 0 && sd != dd:
+		direct := (c.dev == dd && c.reaches(src)) || (c.dev == sd && c.reaches(dst))
+		if direct {
+			uses = c.peerCopy(cc, sd, dd, dst.n)
+		} else {
+			// Staged through host memory: both devices' copy engines
+			// moved host memory.
+			d.hostCopied[sd], d.hostCopied[dd] = true, true
+			o.setup = mm.ceSetupStaged
+			uses = d.stagedUses(sd, dd)
+			limit = mm.stagedGBps
+		}
+	case sd < 0 || dd < 0:
+		d.hostCopied[c.dev] = true
+		o.setup = mm.ceSetupHost
+		uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
+		if cc.pageable {
+			limit = mm.pageableGBps
+		}
+	default:
+		o.setup = mm.ceSetup
+		uses = d.transferUses(src.loc(), dst.loc(), c.dev, engCE, 1, 1)
+	}
+	p := d.placement(o, dst.n, dst, src)
+	o.setup *= d.opJitter(10, o.keys(noiseSetup)) * p
+	// The front end's share of a local copy's fixed time can overlap
+	// the previous op; the rest (link and PCIe latency) cannot.
+	o.floor = max(o.setup-mm.ceSetup*2/3, mm.ceSetup/3)
+	o.fl = newFlow(float64(dst.n), uses, limit, d.opJitter(1, o.keys(noiseSpeed))/p)
+	o.drain = drain(mm.ceDrain, dst.n)
+	return nil
+}
+
+func finishCECopy(o *op) *asyncError {
+	cc := o.data.(*ceCopyOp)
+	d, dst, src := cc.c.d, cc.dst, cc.src
+	if cc.counted != nil {
+		d.traffic.count(src.dev(), dst.dev(), float64(dst.n), *cc.counted)
+	}
+	if cc.pulling {
+		u := d.linkUsed[cc.pullOn]
+		u.running--
+		u.end = max(u.end, o.end)
+		d.linkUsed[cc.pullOn] = u
+	}
+	d.copySpan(dst, src)
+	return nil
+}
+
+// peerCopy sets cc up as a copy of n bytes over the link from device sd to
 // dd, issued in c with peer access: its fixed cost, a pull's waking of an
 // idle link and the first pull's cost after peer access was enabled
-// again. It returns how the copy counts on the link's counters, the link
-// a pull counts on while it runs (nil for a push), and what it uses.
-func (c *devContext) peerCopy(o *op, sd, dd int, n uint64) (counted *profile, pullOn *[2]int, uses []use) {
-	d, mm := c.d, c.d.m.m
-	counted = &mm.ceWrite
+// again, how the copy counts on the link's counters, and the link a pull
+// counts on while it runs. It returns what the copy uses.
+func (c *devContext) peerCopy(cc *ceCopyOp, sd, dd int, n uint64) (uses []use) {
+	// The model by pointer: a copy of it, whose field counted points to,
+	// was an allocation of the whole model for every copy.
+	d, mm, o := c.d, &c.d.m.m, &cc.op
+	cc.counted = &mm.ceWrite
 	if c.dev == dd {
-		counted = &mm.ceRead
+		cc.counted = &mm.ceRead
 	}
 	o.setup = mm.ceSetupPeer
 	uses = d.transferUses(location(sd), location(dd), c.dev, engCE, 1, 1)
@@ -109,7 +129,7 @@ func (c *devContext) peerCopy(o *op, sd, dd int, n uint64) (counted *profile, pu
 		u.running++
 		u.seen = true
 		d.linkUsed[link] = u
-		pullOn = &link
+		cc.pulling, cc.pullOn = true, link
 	}
 	if c.dev == dd {
 		o.pull = n <= smallPull
@@ -118,7 +138,7 @@ func (c *devContext) peerCopy(o *op, sd, dd int, n uint64) (counted *profile, pu
 			o.extra += mm.firstPull
 		}
 	}
-	return counted, pullOn, uses
+	return uses
 }
 
 // linkUse is what the simulator knows of a device's pulls from a peer, for
@@ -281,15 +301,15 @@ func (c *devContext) MemsetD32Async(p cuda.DevicePtr, value uint32, words uint64
 		if !ok || !c.accessible(sp) {
 			return cuda.NewError(cuda.ErrorInvalidValue, call)
 		}
-		o := &op{kind: opWork, what: call}
+		o := &op{kind: opWork}
 		o.prepare = func(o *op) *asyncError {
 			if freed(sp) {
 				return illegalAddress("%s: memory freed while the memset was queued", call)
 			}
-			o.setup = d.m.m.ceSetup * d.jitter(10, o.keys(noiseSetup)...)
+			o.setup = d.m.m.ceSetup * d.opJitter(10, o.keys(noiseSetup))
 			o.floor = o.setup / 3
 			uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
-			o.fl = newFlow(float64(sp.n), uses, noCap, d.jitter(1, o.keys(noiseSpeed)...))
+			o.fl = newFlow(float64(sp.n), uses, noCap, d.opJitter(1, o.keys(noiseSpeed)))
 			return nil
 		}
 		o.finish = func(o *op) *asyncError {

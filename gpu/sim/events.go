@@ -78,7 +78,7 @@ func (c *devContext) EventRecord(e cuda.Event, s cuda.Stream) error {
 		d.tick(costLight)
 		rec := &recordNode{dev: c.dev}
 		ev.st.current = rec
-		d.enqueue(st, &op{kind: opRecord, rec: rec, what: call})
+		d.enqueue(st, &op{kind: opRecord, rec: rec})
 		return nil
 	})
 }

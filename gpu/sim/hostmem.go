@@ -183,13 +183,14 @@ func (h *hostBuf) store(off, n uint64, segs []segment) {
 }
 
 // load returns the content of [off, off+n) as segments at those offsets,
-// for a GPU reading it: runs of the buffer's bytes are described first.
-func (h *hostBuf) load(off, n uint64) []segment {
+// for a GPU reading it: runs of the buffer's bytes are described first. The
+// list is in buf's array (what buf held is dropped).
+func (h *hostBuf) load(buf []segment, off, n uint64) []segment {
 	if h.freed {
-		return []segment{{off: off, n: n, kind: segRepeat, origin: int64(off)}}
+		return append(buf[:0], segment{off: off, n: n, kind: segRepeat, origin: int64(off)})
 	}
 	h.describe(off, n)
-	segs := h.mem.read(off, n)
+	segs := h.mem.readTo(buf[:0], off, n)
 	for i, s := range segs {
 		if s.kind == segHost {
 			segs[i] = segment{off: s.off, n: s.n, kind: segBytes, data: slices.Clone(h.b[s.off : s.off+s.n])}

@@ -227,7 +227,6 @@ func (c *devContext) Launch(h cuda.Function, grid, block [3]uint32, sharedBytes 
 		if err != nil {
 			return err
 		}
-		o.what = fmt.Sprintf("%s on device %d", f.name, c.dev)
 		d.enqueue(st, o)
 		return nil
 	})
@@ -320,7 +319,7 @@ func (l *launch) inflightCap(bytesPerThread float64, remote bool) float64 {
 // link's latency when the kernel touches a peer's memory.
 func (l *launch) kernelSetup(o *op, remote bool) float64 {
 	mm := l.c.d.m.m
-	t := mm.kernelSetup * l.c.d.jitter(10, o.keys(noiseSetup)...)
+	t := mm.kernelSetup * l.c.d.opJitter(10, o.keys(noiseSetup))
 	o.floor = t / 3
 	if remote {
 		t += mm.peerSetup

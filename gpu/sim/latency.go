@@ -48,7 +48,7 @@ func (l *launch) chaseBuild() (*op, error) {
 		o.setup = l.kernelSetup(o, remote)
 		// Scattered 8-byte stores: each costs a 32-byte sector.
 		uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
-		o.fl = newFlow(float64(a.Nodes)*32, uses, l.inflightCap(8, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		o.fl = newFlow(float64(a.Nodes)*32, uses, l.inflightCap(8, remote), d.opJitter(1, o.keys(noiseSpeed)))
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
@@ -184,7 +184,7 @@ func (l *launch) chase() (*op, error) {
 		t := o.start + o.setup
 		stamps[0] = t
 		for k := range a.Chunks {
-			t += float64(a.Hops) * hop * d.jitter(1.5, append(o.keys(noiseChunk), uint64(k))...)
+			t += float64(a.Hops) * hop * d.opJitter(1.5, o.keys(noiseChunk).with(uint64(k)))
 			stamps[k+1] = t
 		}
 		o.delay = t - o.start - o.setup + 200 // the final store
@@ -364,7 +364,7 @@ func (s *sched) schedulePing(ini, res *op) {
 	t := first - rtt
 	for k := uint64(1); k <= iters; {
 		n := min(chunk, iters-k+1)
-		step := float64(n) * rtt * d.jitter(1.5, append(ini.keys(noisePing), k)...)
+		step := float64(n) * rtt * d.opJitter(1.5, ini.keys(noisePing).with(k))
 		// Round trips of this chunk that fit the deadlines.
 		per := step / float64(n)
 		fit := n

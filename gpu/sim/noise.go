@@ -33,7 +33,7 @@ func (d *Driver) normal(keys ...uint64) float64 {
 	u1 := 1 - unitFloat(h) // (0, 1]
 	u2 := unitFloat(splitmix(h))
 	z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
-	return math.Max(-3, math.Min(3, z))
+	return max(-3, min(3, z)) // the builtins: inlined, the same values (z is finite)
 }
 
 // unit returns a number in [0, 1) determined by keys alone: a property of
@@ -81,7 +81,26 @@ func (d *Driver) placement(o *op, bytes uint64, spans ...span) float64 {
 			keys = append(keys, sp.a.serial, sp.off)
 		}
 	}
-	return 1 + processSpread(bytes)*d.normal(keys...)
+	// A sample's copies are of one size between the same places: the last
+	// draw is kept, and a copy with its keys and size takes it again (the
+	// same function of the same arguments) without the hashing, logarithms
+	// and cosine of a draw.
+	last := &d.lastPlacement
+	if last.ok && last.bytes == bytes && last.n == len(keys) && [9]uint64(buf) == last.keys {
+		return last.v
+	}
+	v := 1 + processSpread(bytes)*d.normal(keys...)
+	*last = placementDraw{keys: buf, n: len(keys), bytes: bytes, v: v, ok: true}
+	return v
+}
+
+// placementDraw is a placement and what it was drawn for.
+type placementDraw struct {
+	keys  [9]uint64
+	n     int
+	bytes uint64
+	v     float64
+	ok    bool
 }
 
 // contextMode draws the mode of small SM copies of the context serial on

@@ -43,6 +43,9 @@ type Driver struct {
 
 	ctxs []*devContext // by device; nil until Context is first called
 
+	lastPlacement placementDraw // the latest copy's placement (placement)
+	segBuf        []segment     // copySpan's list of segments
+
 	sched
 	mem addressSpace
 

@@ -76,13 +76,13 @@ type op struct {
 	s    *stream
 	ord  uint64  // position in the stream
 	enq  float64 // host time the call returned
-	what string  // for error details
 
 	// prepare runs when the op starts: it checks the memory the op touches
 	// (now, as the GPU would) and sets setup, fl or delay. finish applies
 	// the op's effects when it ends. Either may report a failure.
 	prepare func(o *op) *asyncError
 	finish  func(o *op) *asyncError
+	data    any // what prepare and finish read, where they are functions of their own
 
 	started, done bool
 	start, end    float64
@@ -206,12 +206,13 @@ func (h *eventHeap) pop() simEvent {
 
 // sched is the part of the driver that runs queued work in virtual time.
 type sched struct {
-	d     *Driver
-	now   float64
-	host  float64
-	order []*stream // every stream, creation order
-	flows []*op     // running ops with a flow
-	res   map[resKey]*resource
+	d      *Driver
+	now    float64
+	host   float64
+	order  []*stream             // every stream, creation order
+	flows  []*op                 // running ops with a flow
+	res    [resKinds][]*resource // by kind, then device (resource)
+	resMap map[resKey]*resource  // any other key
 
 	events    eventHeap
 	pushed    uint64
@@ -240,12 +241,13 @@ type sched struct {
 func (s *sched) init(d *Driver) {
 	s.d = d
 	s.now, s.host = simStart, simStart
-	s.res = map[resKey]*resource{}
+	s.resMap = map[resKey]*resource{}
 	s.busy = make([]int, d.m.n)
 }
 
 func (s *sched) drop() {
-	s.order, s.flows, s.res, s.events, s.cands, s.waiting = nil, nil, nil, nil, nil, nil
+	s.order, s.flows, s.resMap, s.events, s.cands, s.waiting = nil, nil, nil, nil, nil, nil
+	s.res = [resKinds][]*resource{}
 }
 
 // tick advances the host clock by the cost of a call.
@@ -317,7 +319,7 @@ func (s *sched) run(goal func() bool, blocking bool) error {
 		s.prune()
 	}
 	if blocking {
-		s.host = math.Max(s.host, s.now) + costWake
+		s.host = max(s.host, s.now) + costWake
 	}
 	return nil
 }
@@ -378,7 +380,7 @@ func (s *sched) startReady() {
 		st.candidate = false
 		for st.running == nil && len(st.queue) > 0 {
 			o := st.queue[0]
-			t := math.Max(st.ready, o.enq)
+			t := max(st.ready, o.enq)
 			if o.kind == opWait && o.rec != nil {
 				if !o.rec.done {
 					if !slices.Contains(o.rec.waiters, st) {
@@ -386,16 +388,16 @@ func (s *sched) startReady() {
 					}
 					break
 				}
-				t = math.Max(t, o.rec.t)
+				t = max(t, o.rec.t)
 			}
 			if o.kind == opRecord {
-				t = math.Max(t, st.drained)
+				t = max(t, st.drained)
 			}
 			if t > s.now+timeEps {
 				s.push(simEvent{t: t, kind: evWake, st: st})
 				break
 			}
-			s.begin(o, math.Max(t, s.now))
+			s.begin(o, max(t, s.now))
 		}
 	}
 	s.cands, s.candsHead = s.cands[:0], 0
@@ -468,8 +470,8 @@ func (s *sched) begin(o *op, at float64) {
 // what o pays beyond (o.extra) comes on top.
 func (s *sched) fixedTime(o *op, at float64) {
 	if o.floor < o.setup {
-		hidden := at - math.Max(o.enq, o.s.lastStart)
-		o.setup = math.Max(o.floor, o.setup-math.Max(0, hidden))
+		hidden := at - max(o.enq, o.s.lastStart)
+		o.setup = max(o.floor, o.setup-max(0, hidden))
 	}
 	if mm := s.d.m.m; o.pull && mm.pullSetup > 0 {
 		// A small pull queued while its stream was held (by a latch or an
@@ -529,9 +531,9 @@ func (s *sched) refreshRates() {
 	for _, o := range s.flows {
 		f := o.fl
 		if f.rate > 0 && s.now > f.t0 {
-			f.remaining = math.Max(0, f.remaining-f.rate*(s.now-f.t0))
+			f.remaining = max(0, f.remaining-f.rate*(s.now-f.t0))
 		}
-		f.t0 = math.Max(f.t0, s.now)
+		f.t0 = max(f.t0, s.now)
 	}
 	s.computeRates()
 	s.dirty = false
@@ -555,7 +557,7 @@ func (s *sched) refreshRates() {
 	if many {
 		epoch := minEpoch
 		if n > 0 {
-			epoch = math.Max(minEpoch, epochFraction*sum/float64(n))
+			epoch = max(minEpoch, epochFraction*sum/float64(n))
 		}
 		s.recompute = s.now + epoch
 		s.push(simEvent{t: s.recompute, kind: evRecompute})
@@ -593,11 +595,11 @@ func (s *sched) next() (float64, *op) {
 			} else if l.flagSet() {
 				// Released at the host time the flag was seen set, unless
 				// the latch had given up by then.
-				end := math.Max(o.start+o.setup, s.host) + s.d.m.m.latchPoll
+				end := max(o.start+o.setup, s.host) + s.d.m.m.latchPoll
 				l.released = end <= o.timeoutAt
 				s.unwait(o)
-				s.endAt(o, math.Min(end, o.timeoutAt))
-				best = math.Min(best, o.endAt)
+				s.endAt(o, min(end, o.timeoutAt))
+				best = min(best, o.endAt)
 				continue
 			}
 		}
@@ -627,7 +629,7 @@ func (s *sched) advance(t float64) {
 		}
 		switch e.kind {
 		case evEnd:
-			s.complete(e.o, math.Min(e.t, s.now))
+			s.complete(e.o, min(e.t, s.now))
 		case evActivate:
 			s.dirty = true
 		case evWake:
@@ -696,11 +698,30 @@ func (s *sched) accountLoad(dt float64) {
 	}
 }
 
-// keys identifies an op for its noise draws.
-func (o *op) keys(purpose uint64) []uint64 {
+// opKeys are an op's keys for its noise draws, and room for one more.
+type opKeys struct {
+	k [6]uint64
+	n int
+}
+
+// keys identifies an op for its noise draws: an array, not a slice, so
+// that drawing a copy's noise allocates nothing.
+func (o *op) keys(purpose uint64) opKeys {
 	// The context's serial too: the streams of a new context count from 1
 	// again, and their ops would draw the last context's noise.
-	return []uint64{purpose, uint64(o.s.ctx.dev), o.s.ctx.serial, o.s.ord, o.ord}
+	return opKeys{k: [6]uint64{purpose, uint64(o.s.ctx.dev), o.s.ctx.serial, o.s.ord, o.ord}, n: 5}
+}
+
+// with is k and one more key (a chunk's, a round trip's).
+func (k opKeys) with(x uint64) opKeys {
+	k.k[k.n] = x
+	k.n++
+	return k
+}
+
+// opJitter is d.jitter(sigma, k's keys...).
+func (d *Driver) opJitter(sigma float64, k opKeys) float64 {
+	return d.jitter(sigma, k.k[:k.n]...)
 }
 
 // Goals for blocking runs.

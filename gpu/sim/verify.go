@@ -33,7 +33,7 @@ func (l *launch) fill() (*op, error) {
 		remote := sp.dev() != c.dev
 		o.setup = l.kernelSetup(o, remote)
 		uses := d.transferUses(locCore, sp.loc(), c.dev, engFill, 1, 1)
-		o.fl = newFlow(float64(sp.n), uses, l.inflightCap(16, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		o.fl = newFlow(float64(sp.n), uses, l.inflightCap(16, remote), d.opJitter(1, o.keys(noiseSpeed)))
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
@@ -73,7 +73,7 @@ func (l *launch) check() (*op, error) {
 		remote := buf.dev() != c.dev
 		o.setup = l.kernelSetup(o, remote)
 		uses := d.transferUses(buf.loc(), locCore, c.dev, engFill, 1, 1)
-		o.fl = newFlow(float64(buf.n), uses, l.inflightCap(16, remote), d.jitter(1, o.keys(noiseSpeed)...))
+		o.fl = newFlow(float64(buf.n), uses, l.inflightCap(16, remote), d.opJitter(1, o.keys(noiseSpeed)))
 		return nil
 	}
 	o.finish = func(o *op) *asyncError {
@@ -127,7 +127,7 @@ func (l *launch) smCopy() (*op, error) {
 	if err != nil {
 		return nil, l.decodeErr(err)
 	}
-	c, d := l.c, l.c.d
+	d := l.c.d
 	variant := l.fn.name[len("p2p_copy_"):]
 	perThread := l.copyInFlight(variant)
 	if ss, ok := d.resolve(a.Src, 0); ok {
@@ -139,53 +139,76 @@ func (l *launch) smCopy() (*op, error) {
 	}
 	readScale, writeScale := d.variantScale(variant)
 	bytes := a.Bytes &^ 3
-	o := &op{kind: opWork}
 	if a.Reps == 0 {
+		o := &op{kind: opWork}
 		o.prepare = func(o *op) *asyncError {
 			o.setup = l.kernelSetup(o, false)
 			return nil
 		}
 		return o, nil
 	}
-	var src, dst span
-	o.prepare = func(o *op) *asyncError {
-		if a.Src%16 != 0 || a.Dst%16 != 0 {
-			return misaligned("p2p_copy_%s: src %#x or dst %#x not 16-byte aligned", variant, a.Src, a.Dst)
-		}
-		var f *asyncError
-		if src, f = c.access(a.Src, bytes, "p2p_copy_"+variant+" (load)"); f != nil {
-			return f
-		}
-		if dst, f = c.access(a.Dst, bytes, "p2p_copy_"+variant+" (store)"); f != nil {
-			return f
-		}
-		if f := d.pairAsyncError(src.dev(), dst.dev()); f != nil {
-			return f
-		}
-		remote := src.dev() != c.dev || dst.dev() != c.dev
-		p := d.placement(o, bytes, dst, src)
-		o.setup = l.copySetup(o, bytes, remote) * p
-		o.floor *= p
-		uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, readScale, writeScale)
-		// A launch of Reps copies moves as Reps copies one after the other
-		// would: its speed's jitter is their average's, 1/√Reps of one's.
-		j := 1 + (d.jitter(1, o.keys(noiseSpeed)...)-1)/math.Sqrt(float64(a.Reps))
-		o.fl = newFlow(float64(bytes)*float64(a.Reps), uses, l.inflightCap(perThread, remote), j/p)
-		o.drain = drain(d.m.m.smDrain, bytes)
-		return nil
+	sc := &smCopyOp{op: op{kind: opWork}, l: l, a: a, variant: variant, perThread: perThread,
+		readScale: readScale, writeScale: writeScale, bytes: bytes}
+	sc.prepare, sc.finish, sc.data = prepareSMCopy, finishSMCopy, sc
+	return &sc.op, nil
+}
+
+// smCopyOp is an SM copy of Reps > 0: the op and what its prepare and
+// finish read, one allocation (closures over these were four a launch).
+type smCopyOp struct {
+	op
+	l                     *launch
+	a                     kernels.CopyArgs
+	variant               string
+	perThread             float64
+	readScale, writeScale float64
+	bytes                 uint64
+	src, dst              span // set by prepare
+}
+
+func prepareSMCopy(o *op) *asyncError {
+	sc := o.data.(*smCopyOp)
+	l, a, variant, bytes := sc.l, sc.a, sc.variant, sc.bytes
+	c, d := l.c, l.c.d
+	if a.Src%16 != 0 || a.Dst%16 != 0 {
+		return misaligned("p2p_copy_%s: src %#x or dst %#x not 16-byte aligned", variant, a.Src, a.Dst)
 	}
-	o.finish = func(o *op) *asyncError {
-		if sd, dd := src.dev(), dst.dev(); sd >= 0 && dd >= 0 && sd != dd {
-			p := d.m.m.smWrite
-			if c.dev == dd {
-				p = d.m.m.smRead
-			}
-			d.traffic.count(sd, dd, float64(bytes)*float64(a.Reps), p)
-		}
-		d.copySpan(dst, src)
-		return nil
+	var f *asyncError
+	if sc.src, f = c.access(a.Src, bytes, "p2p_copy_"+variant+" (load)"); f != nil {
+		return f
 	}
-	return o, nil
+	if sc.dst, f = c.access(a.Dst, bytes, "p2p_copy_"+variant+" (store)"); f != nil {
+		return f
+	}
+	src, dst := sc.src, sc.dst
+	if f := d.pairAsyncError(src.dev(), dst.dev()); f != nil {
+		return f
+	}
+	remote := src.dev() != c.dev || dst.dev() != c.dev
+	p := d.placement(o, bytes, dst, src)
+	o.setup = l.copySetup(o, bytes, remote) * p
+	o.floor *= p
+	uses := d.transferUses(src.loc(), dst.loc(), c.dev, engSM, sc.readScale, sc.writeScale)
+	// A launch of Reps copies moves as Reps copies one after the other
+	// would: its speed's jitter is their average's, 1/√Reps of one's.
+	j := 1 + (d.opJitter(1, o.keys(noiseSpeed))-1)/math.Sqrt(float64(a.Reps))
+	o.fl = newFlow(float64(bytes)*float64(a.Reps), uses, l.inflightCap(sc.perThread, remote), j/p)
+	o.drain = drain(d.m.m.smDrain, bytes)
+	return nil
+}
+
+func finishSMCopy(o *op) *asyncError {
+	sc := o.data.(*smCopyOp)
+	c, d, src, dst := sc.l.c, sc.l.c.d, sc.src, sc.dst
+	if sd, dd := src.dev(), dst.dev(); sd >= 0 && dd >= 0 && sd != dd {
+		p := d.m.m.smWrite
+		if c.dev == dd {
+			p = d.m.m.smRead
+		}
+		d.traffic.count(sd, dd, float64(sc.bytes)*float64(sc.a.Reps), p)
+	}
+	d.copySpan(dst, src)
+	return nil
 }
 
 // copyInFlight is how many bytes a thread of copy variant keeps in flight:
