@@ -149,10 +149,11 @@ func TestOneDeviceSkipsPairTestsAloud(t *testing.T) {
 	}
 }
 
-// slow is a simulated measurement of eight steps that takes half a second,
-// for the tests that stop runs half-way: its results file has figures after
-// the first step.
-var slow = []string{"bw", "--simulate", "h200x2", "--tests", "h2d,d2h,local_copy,ce_read", "--size", "4MiB", "--sizes", "none", "--samples", "60"}
+// slow is a simulated measurement of some twenty steps, for the tests that
+// stop runs half-way: its results file has figures after the first step,
+// and the steps after it take most of half a second (a tenth of a second
+// of CPU) for the stop to come in, on a loaded machine too.
+var slow = []string{"bw", "--simulate", "h200x2", "--tests", "h2d,d2h,local_copy,ce_read,ce_write,ce_bidir,sm_read", "--size", "4MiB", "--sizes", "none", "--samples", "60"}
 
 // runUntil runs p2pbench in the background until its results file holds a
 // figure, then calls then; it returns what p2pbench printed and its status.
