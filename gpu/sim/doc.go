@@ -150,8 +150,8 @@
 //     (not the latency and atomic kernels): payload, and raw bytes at the
 //     engine's wire cost (a saturated direction counts 419 of its 450
 //     GB/s, as the real counters counted 418–425); an IPC run's processes
-//     append to one file (WithSharedTraffic), as the real counters are the
-//     device's. Copies across processes cost on the wire what the same
+//     count into one file's counters, mapped into each (WithSharedTraffic),
+//     as the real counters are the device's. Copies across processes cost on the wire what the same
 //     copies in one process cost: on the 2× H200 two arrangements both ways
 //     cost 1.133 raw bytes per payload byte against 1.083 and ran 4–5%
 //     slower, which is not modelled. An IPC child's machine does not model

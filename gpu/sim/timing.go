@@ -290,9 +290,6 @@ func (s *sched) enqueue(st *stream, o *op) {
 // then moves to the end of the awaited work. Without, it only runs what the
 // GPU has done by the host's current time (goal is ignored).
 func (s *sched) run(goal func() bool, blocking bool) error {
-	// What the copies that end count is appended where other processes
-	// read it before the host thread learns they ended.
-	defer s.d.traffic.flush()
 	for {
 		if s.d.closed {
 			return deinitialized("")
