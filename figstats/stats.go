@@ -5,7 +5,7 @@
 // a round median's own error), an interval's spread as text, samples kept
 // to the digits measured, and the half-peak size of a bandwidth curve.
 // Package results keeps the file format and holds its figures' Stats from
-// here; figstats imports nothing of the project (tools/layers holds it to
+// here; figstats imports nothing of the project (tools/house holds it to
 // that), as golang.org/x/perf keeps benchmath apart from benchfmt.
 package figstats
 

@@ -12,5 +12,5 @@
 // what a run gives back and turns its errors into exit statuses (Error's
 // kinds); a run says nothing but its notes and warnings on Options.Log. It
 // wires bench, ipc, gpu and verdict; the readers (compare, plot, report)
-// never import it (tools/layers).
+// never import it (tools/house).
 package session

@@ -1,21 +1,16 @@
-package shapes_test
+package house_test
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
-// root is the module's directory, from this package's.
-const root = "../.."
-
-// allowed are the functions that may branch on a copy test's name, each
+// branchAllowed are the functions that may branch on a copy test's name, each
 // with why its shape cannot decide.
-var allowed = map[string]string{
+var branchAllowed = map[string]string{
 	// lat_copy_host, lat_copy_b2b and lat_copy_device copy alike (one
 	// shape); what differs is what each times.
 	"bench/latency.go:copyLatency":    "the small-copy latencies differ in what is timed, not in the copy",
@@ -69,9 +64,9 @@ func copyTests(t *testing.T, fset *token.FileSet) map[string]bool {
 // TestNoBranchOnACopyTestsName: outside package results (which holds the
 // catalogue), no product code compares a test with a copy test's name, has
 // it as a case, or asks whether it is selected: the shape decides. A
-// comparison of the name that must stay goes into allowed, with its reason.
+// comparison of the name that must stay goes into branchAllowed, with its reason.
 func TestNoBranchOnACopyTestsName(t *testing.T) {
-	fset := token.NewFileSet()
+	fset, files := product(t)
 	tests := copyTests(t, fset)
 	named := func(e ast.Expr) bool {
 		s, ok := e.(*ast.SelectorExpr)
@@ -82,24 +77,11 @@ func TestNoBranchOnACopyTestsName(t *testing.T) {
 		return ok && x.Name == "results" && tests[s.Sel.Name]
 	}
 	used := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, src := range files {
+		if filepath.Dir(src.rel) == "results" {
+			continue
 		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || filepath.Dir(rel) == "results" {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+		rel, f := src.rel, src.file
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok {
@@ -135,23 +117,19 @@ func TestNoBranchOnACopyTestsName(t *testing.T) {
 				if hit == nil {
 					return true
 				}
-				if _, ok := allowed[where]; ok {
+				if _, ok := branchAllowed[where]; ok {
 					used[where] = true
 					return true
 				}
-				t.Errorf("%s (%s): branches on the copy test %s by name; key it on its shape (results.Shape, results.PairTest, results.Shaped), or say in allowed why it cannot",
+				t.Errorf("%s (%s): branches on the copy test %s by name; key it on its shape (results.Shape, results.PairTest, results.Shaped), or say in branchAllowed why it cannot",
 					fset.Position(hit.Pos()), fn.Name.Name, hit.(*ast.SelectorExpr).Sel.Name)
 				return true
 			})
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	for where := range allowed {
+	for where := range branchAllowed {
 		if !used[where] {
-			t.Errorf("%s is allowed to branch on a copy test's name, but no longer does: take it out of allowed", where)
+			t.Errorf("%s is allowed to branch on a copy test's name, but no longer does: take it out of branchAllowed", where)
 		}
 	}
 }

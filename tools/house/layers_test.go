@@ -1,4 +1,4 @@
-package layers_test
+package house_test
 
 import (
 	"bufio"
