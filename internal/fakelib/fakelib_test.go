@@ -6,20 +6,16 @@ import (
 	"testing"
 )
 
-// TestBuildsAreKeptByWhatMakesThem builds a library in a fresh cache
-// directory: a second Set of the same source and flag (another test binary)
-// finds the same file and does not build it again, where another flag or an
-// edited source gets a build of its own.
-func TestBuildsAreKeptByWhatMakesThem(t *testing.T) {
+// TestBuildsAreKept builds a library in a fresh cache directory: a second
+// Set of the same source and flag (another test binary) finds the same file
+// and does not build it again, and no partial build is left.
+func TestBuildsAreKept(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	src := filepath.Join(t.TempDir(), "fake.c")
-	write := func(code string) {
-		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(src, []byte("int answer(void) { return VALUE; }\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	write("int answer(void) { return VALUE; }\n")
 	newSet := func() *Set { return &Set{Src: src, LibName: "libfake.so.1"} }
 
 	first := newSet()
@@ -35,25 +31,45 @@ func TestBuildsAreKeptByWhatMakesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	again := newSet()
-	if b := again.Path(t, "VALUE=1"); b != a {
+	if b := newSet().Path(t, "VALUE=1"); b != a {
 		t.Errorf("a second Set of the same source and flag got %s, want %s", b, a)
 	}
 	if after, err := os.Stat(a); err != nil || !os.SameFile(before, after) {
 		t.Errorf("the cached build was built again (%v)", err)
 	}
-	other := again.Path(t, "VALUE=2")
-	if other == a {
-		t.Error("another flag got the same build")
-	}
-
-	write("int answer(void) { return VALUE + 1; }\n")
-	if c := newSet().Path(t, "VALUE=1"); c == a || c == other {
-		t.Errorf("an edited source got an earlier build %s", c)
-	}
 	leftovers, _ := filepath.Glob(filepath.Join(cache, "*", "*", "*.tmp"))
 	if len(leftovers) > 0 {
 		t.Errorf("partial builds left behind: %v", leftovers)
+	}
+}
+
+// TestKeyNamesWhatMakesABuild: the key of a build (its directory) changes
+// with each thing that makes it, the compiler's path and version, a flag
+// and the source, and with nothing else.
+func TestKeyNamesWhatMakesABuild(t *testing.T) {
+	base := func() (string, string, []string, []byte) {
+		return "/usr/bin/gcc", "gcc 12.2.0\n", []string{"-shared", "-fPIC", "-DVALUE=1"}, []byte("int answer(void) { return VALUE; }\n")
+	}
+	want := key(base())
+	if got := key(base()); got != want {
+		t.Errorf("the same build got keys %s and %s", want, got)
+	}
+	for name, change := range map[string]func(gcc, version *string, args *[]string, code *[]byte){
+		"another compiler": func(gcc, _ *string, _ *[]string, _ *[]byte) { *gcc = "/usr/bin/aarch64-linux-gnu-gcc" },
+		"another version":  func(_, version *string, _ *[]string, _ *[]byte) { *version = "gcc 13.1.0\n" },
+		"another flag":     func(_, _ *string, args *[]string, _ *[]byte) { (*args)[2] = "-DVALUE=2" },
+		"no flag":          func(_, _ *string, args *[]string, _ *[]byte) { *args = (*args)[:2] },
+		"an edited source": func(_, _ *string, _ *[]string, code *[]byte) { *code = append(*code, '\n') },
+		// The parts' bounds count: a flag moved into the version is another build.
+		"parts run together": func(_, version *string, args *[]string, _ *[]byte) {
+			*version += (*args)[0]
+			*args = (*args)[1:]
+		},
+	} {
+		gcc, version, args, code := base()
+		change(&gcc, &version, &args, &code)
+		if key(gcc, version, args, code) == want {
+			t.Errorf("%s: the same key", name)
+		}
 	}
 }
