@@ -72,6 +72,7 @@ type flow struct {
 	uses      []use
 	rate      float64
 	frozen    bool
+	usesBuf   [usesCap]use // uses' array, where they fit: the flow and its uses one allocation
 }
 
 // location is where bytes live: a device's memory (>= 0), host memory, or a
@@ -186,9 +187,8 @@ func (s *sched) resource(k resKey) *resource {
 	return r
 }
 
-// usesCap is the room a flow's uses start with: those of a copy over
-// NVLink or to the host (memories, links both ways, a copy engine), so that
-// they are one allocation, not three as append grows them.
+// usesCap is the room for a flow's uses in the flow itself: those of a copy
+// over NVLink or to the host (memories, links both ways, a copy engine).
 const usesCap = 8
 
 // usesBuilder accumulates a flow's resources, merging repeats.
@@ -239,10 +239,12 @@ func (b *usesBuilder) leg(from, to location, p, hp profile) {
 // transferUses is the resource use of moving data from src to dst with an
 // engine on device actor: the read leg from src to the actor, the write leg
 // from the actor to dst, and the memories at both ends. readScale and
-// writeScale lower an SM variant's link efficiency (1 for the best).
+// writeScale lower an SM variant's link efficiency (1 for the best). The
+// list is in a buffer of the scheduler's until the next call (newFlow
+// copies it into the flow).
 func (s *sched) transferUses(src, dst location, actor int, e engineKind, readScale, writeScale float64) []use {
 	mm := s.d.m.m
-	b := usesBuilder{s: s, uses: make([]use, 0, usesCap)}
+	b := usesBuilder{s: s, uses: s.usesBuf[:0]}
 	var rd, wr, hostRd, hostWr profile
 	var localEff float64
 	switch e {
@@ -280,10 +282,11 @@ func (s *sched) transferUses(src, dst location, actor int, e engineKind, readSca
 }
 
 // stagedUses is a copy between two devices without peer access: the driver
-// copies through pinned host memory, both copy engines and PCIe links busy.
+// copies through pinned host memory, both copy engines and PCIe links busy;
+// in the scheduler's buffer, as transferUses.
 func (s *sched) stagedUses(src, dst int) []use {
 	m := s.d.m
-	b := usesBuilder{s: s, uses: make([]use, 0, usesCap)}
+	b := usesBuilder{s: s, uses: s.usesBuf[:0]}
 	var ks [maxPath]resKey
 	b.add(resKey{resMem, src, 0}, 1)
 	b.add(resKey{resMem, dst, 0}, 1)
@@ -295,13 +298,19 @@ func (s *sched) stagedUses(src, dst int) []use {
 	return b.uses
 }
 
-// newFlow makes a flow of bytes with a speed factor j (jitter): the flow
-// takes 1/j of each weight and may go j times its cap.
+// newFlow makes a flow of bytes over a copy of uses with a speed factor j
+// (jitter): the flow takes 1/j of each weight and may go j times its cap.
 func newFlow(bytes float64, uses []use, cap, j float64) *flow {
-	for i := range uses {
-		uses[i].w /= j
+	f := &flow{bytes: bytes, remaining: bytes, cap: cap * j}
+	if len(uses) <= len(f.usesBuf) {
+		f.uses = append(f.usesBuf[:0], uses...)
+	} else {
+		f.uses = slices.Clone(uses)
 	}
-	return &flow{bytes: bytes, remaining: bytes, cap: cap * j, uses: uses}
+	for i := range f.uses {
+		f.uses[i].w /= j
+	}
+	return f
 }
 
 // noCap is the cap of flows limited only by resources.

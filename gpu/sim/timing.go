@@ -226,11 +226,12 @@ type sched struct {
 	recompute float64
 	active    []*flow // scratch of computeRates
 	byCap     []*flow
-	live      []*resource // fillRates: the awake resources
-	full      []*resource // fillRates: those that filled at this step
-	incs      []float64   // fillRates: each step's rise of the level
-	waits     []waitEntry // fillRates: the resources waiting, a heap by fill level
-	filling   filling     // fillRates' state
+	live      []*resource  // fillRates: the awake resources
+	full      []*resource  // fillRates: those that filled at this step
+	incs      []float64    // fillRates: each step's rise of the level
+	waits     []waitEntry  // fillRates: the resources waiting, a heap by fill level
+	filling   filling      // fillRates' state
+	usesBuf   [usesCap]use // the uses transferUses and stagedUses build, until newFlow copies them
 	touched   []*resource
 	mark      int
 
