@@ -63,10 +63,16 @@ func spacesGzip(t *testing.T, head []byte, mib int, tail []byte) []byte {
 	return out.Bytes()
 }
 
+// TestReadRefusesGzipBomb: a gzip file of 2 KiB a MiB that decompresses to
+// eight times the bound is refused, holding a few MiB where the bound is
+// 256. The bound is lowered to 16 MiB (TestFileLimits holds Read to
+// MaxFileBytes), the bomb 128 MiB of spaces, and what reading may allocate
+// as the bound is: an eighth of it, 2 MiB.
 func TestReadRefusesGzipBomb(t *testing.T) {
-	bomb := spacesGzip(t, nil, 2048, nil)
-	if len(bomb) > 3<<20 {
-		t.Fatalf("the bomb is %d bytes, want about 2 MB", len(bomb))
+	const limit = 16 << 20
+	bomb := spacesGzip(t, nil, 8*limit>>20, nil)
+	if len(bomb) > 3*limit>>7 {
+		t.Fatalf("the bomb is %d bytes, want about %d KB", len(bomb), 8*limit>>20)
 	}
 	path := filepath.Join(t.TempDir(), "bomb.json.gz")
 	if err := os.WriteFile(path, bomb, 0o644); err != nil {
@@ -74,7 +80,7 @@ func TestReadRefusesGzipBomb(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := results.Read(path)
+	_, err := results.ReadWithin(path, limit, fileBounds)
 	runtime.ReadMemStats(&after)
 	var tl *results.TooLargeError
 	if !errors.As(err, &tl) {
@@ -83,8 +89,8 @@ func TestReadRefusesGzipBomb(t *testing.T) {
 	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, path) || !strings.Contains(msg, "refused") {
 		t.Errorf("message %q: want one line naming the file", msg)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
-		t.Errorf("Read allocated %d MiB refusing the bomb, want a few", got>>20)
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit/8 {
+		t.Errorf("Read allocated %d KiB refusing the bomb, want at most %d", got>>10, limit/8>>10)
 	}
 }
 
@@ -149,20 +155,23 @@ func TestReadBound(t *testing.T) {
 	}
 }
 
-// TestWhitespaceBombCostsItsContent: a valid run behind 250 MiB of spaces
-// (gzip: about 250 KB) reads as the run, holding a few megabytes, where it
+// TestWhitespaceBombCostsItsContent: a valid run behind 65 MiB of spaces
+// (gzip: about 65 KB) reads as the run, holding a few megabytes, where it
 // used to hold three times the padding (audit D3: 896 MiB cost 2.78 GB and
 // 20 s); whitespace in strings and short runs between tokens stay as they
-// are.
+// are. 65 MiB is more than any file's size that sizes a buffer before it
+// is read (MaxHint; a file within it is read whole, then squeezed), and
+// what reading may allocate is a quarter of the padding.
 func TestWhitespaceBombCostsItsContent(t *testing.T) {
+	const padding = results.MaxHint + 1<<20
 	run := resultstest.New(resultstest.Options{GPUs: 2, NoSweep: true, Tests: []results.Test{results.CERead}})
 	run.Notes = []string{"a note with " + strings.Repeat(" ", 1000) + "spaces kept"}
 	var js bytes.Buffer
 	if err := run.Encode(&js); err != nil {
 		t.Fatal(err)
 	}
-	// The run's first byte, 250 MiB of spaces, a short run, the rest.
-	gz := spacesGzip(t, js.Bytes()[:1], 250, append([]byte("\n\t  "), js.Bytes()[1:]...))
+	// The run's first byte, the spaces, a short run, the rest.
+	gz := spacesGzip(t, js.Bytes()[:1], padding>>20, append([]byte("\n\t  "), js.Bytes()[1:]...))
 	path := filepath.Join(t.TempDir(), "bomb.json.gz")
 	if err := os.WriteFile(path, gz, 0o644); err != nil {
 		t.Fatal(err)
@@ -174,7 +183,7 @@ func TestWhitespaceBombCostsItsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > padding/4 {
 		t.Errorf("Read allocated %d MiB, want a few", alloc>>20)
 	}
 	if len(got.Figures) != len(run.Figures) || got.Notes[0] != run.Notes[0] {
@@ -191,48 +200,53 @@ func TestWhitespaceBombCostsItsContent(t *testing.T) {
 // the smallest JSON allows (empty notes, a list of zeros, empty objects)
 // or a string far longer than any text of a results file is refused as it
 // is read, holding a fraction of what decoding it would (audit D3: a 250
-// MiB list of empty notes decoded into 4.9 GB).
+// MiB list of empty notes decoded into 4.9 GB). The bounds are lowered
+// (bombBounds), so that each input is megabytes where the files' bounds
+// make it a hundred (TestFileLimits holds Read and Decode to those), and
+// what reading may allocate with them: four times the input and 1 MiB
+// (the files' 64 MiB, scaled as the input is), where decoding the notes or
+// the zeros allocates more than ten times the input.
 func TestValueBombsAreRefused(t *testing.T) {
+	b := bombBounds
 	cases := map[string]struct {
 		head, unit, tail string
 		n                int
 		want             string
 	}{
-		"notes":   {`{"notes":[`, `"",`, `""]}`, results.MaxValues + 1, "JSON values"},
-		"zeros":   {`{"x":[`, `0,`, `0]}`, results.MaxValues + 1, "JSON values"},
-		"objects": {`{"figures":[`, `{}`, `]}`, results.MaxObjects + 1, "JSON objects"},
-		"string":  {`{"x":"`, `a`, `"}`, results.MaxStringBytes + 1, "a string of more than 1 MiB"},
+		"notes":   {`{"notes":[`, `"",`, `""]}`, bombValues + 1, "JSON values"},
+		"zeros":   {`{"x":[`, `0,`, `0]}`, bombValues + 1, "JSON values"},
+		"objects": {`{"figures":[`, `{}`, `]}`, bombObjects + 1, "JSON objects"},
+		"string":  {`{"x":"`, `a`, `"}`, bombString + 1, "a string of more than " + results.FormatBytes(bombString)},
 	}
-	// Each input made in one piece (100 MB of notes: made and copied again
-	// into a growing buffer, its making cost more than reading it), every
-	// one in the same buffer: the pages of a fresh 100 MB cost more to
-	// touch than the input to write.
-	size := 0
-	for _, c := range cases {
-		size = max(size, len(c.head)+len(c.unit)*c.n+len(c.tail))
-	}
-	buf := make([]byte, 0, size)
 	for name, c := range cases {
-		input := append(buf[:0], c.head...)
-		for range c.n {
-			input = append(input, c.unit...)
-		}
-		input = append(input, c.tail...)
-		data := bytes.NewBuffer(input)
+		input := []byte(c.head + strings.Repeat(c.unit, c.n) + c.tail)
 		length := len(input)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := results.Decode(data)
+		_, err := results.DecodeWithin(bytes.NewReader(input), results.MaxFileBytes, b)
 		runtime.ReadMemStats(&after)
 		var tl *results.TooLargeError
 		if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a TooLargeError saying %q", name, err, c.want)
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(length)+64<<20 {
-			t.Errorf("%s: %d MiB allocated reading %d MiB", name, alloc>>20, length>>20)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(length)+1<<20 {
+			t.Errorf("%s: %d KiB allocated reading %d KiB", name, alloc>>10, length>>10)
 		}
 	}
 }
+
+// The bounds of the refusal tests: a sixty-fourth of the files' (MaxValues,
+// MaxObjects) and a quarter of their string's.
+const (
+	bombObjects = results.MaxObjects / 64
+	bombValues  = results.MaxValues / 64
+	bombString  = results.MaxStringBytes / 4
+)
+
+var (
+	bombBounds = results.NewBounds(bombObjects, bombValues, bombString)
+	fileBounds = results.NewBounds(results.MaxObjects, results.MaxValues, results.MaxStringBytes)
+)
 
 // TestAbsentVerifyIsReadFromTheFigures: a file without the run's "verify"
 // (another program's) is not taken for a run made with --no-verify when

@@ -41,6 +41,20 @@ func ReadSqueezedWithin(file string, r io.Reader, limit int64, b Bounds) ([]byte
 
 func PlainWithin(data []byte, b Bounds) bool { return plainJSON(data, b) }
 
+// MaxHint is the largest size that sizes a buffer before reading.
+const MaxHint = maxHint
+
+// ReadWithin and DecodeWithin are Read and Decode holding the JSON to
+// limit bytes and its values to b, where those hold it to MaxFileBytes
+// and the files' bounds (TestFileLimits).
+func ReadWithin(path string, limit int64, b Bounds) (*Run, error) {
+	return readWithin(path, readLimits{bytes: limit, values: b})
+}
+
+func DecodeWithin(r io.Reader, limit int64, b Bounds) (*Run, error) {
+	return decodeWithin(r, readLimits{bytes: limit, values: b})
+}
+
 // DecodeWhole decodes data as Decode does without decoding its figures line
 // by line; ByLines reports whether decodeLines decodes data.
 func DecodeWhole(data []byte) (*Run, error) { return decode("", data, false) }
@@ -78,7 +92,7 @@ func ReadCut(path string, cut int64) (run *Run, mapped bool, err error) {
 	}
 	defer f.Close()
 	bufs := new(readBuffers)
-	run, err = readGuarded(path, f, bufs, func(data []byte) (*Run, error) {
+	run, err = readGuarded(path, f, fileLimits, bufs, func(data []byte) (*Run, error) {
 		mapped = bufs.mapped != nil
 		if err := os.Truncate(path, cut); err != nil {
 			return nil, err

@@ -147,12 +147,18 @@ func Stem(path string) string {
 // a file of schema version 1 is converted (see Decode). A file whose JSON
 // is larger than MaxFileBytes is refused (a *TooLargeError).
 func Read(path string) (*Run, error) {
+	return readWithin(path, fileLimits)
+}
+
+// readWithin is Read holding the file to lim (fileLimits for every file
+// read; the tests of what a bomb costs lower them).
+func readWithin(path string, lim readLimits) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	defer f.Close()
-	return readGuarded(path, f, new(readBuffers), func(data []byte) (*Run, error) {
+	return readGuarded(path, f, lim, new(readBuffers), func(data []byte) (*Run, error) {
 		return decode(path, data, true)
 	})
 }
@@ -164,7 +170,12 @@ func Read(path string) (*Run, error) {
 // Run.CompleteCatalogue). Input whose JSON is larger than MaxFileBytes is
 // refused (a *TooLargeError).
 func Decode(r io.Reader) (*Run, error) {
-	return readGuarded("", r, new(readBuffers), func(data []byte) (*Run, error) {
+	return decodeWithin(r, fileLimits)
+}
+
+// decodeWithin is Decode holding the input to lim.
+func decodeWithin(r io.Reader, lim readLimits) (*Run, error) {
+	return readGuarded("", r, lim, new(readBuffers), func(data []byte) (*Run, error) {
 		return decode("", data, true)
 	})
 }

@@ -20,32 +20,54 @@ func TestDecodeByLines(t *testing.T) {
 	// Parallel: it measures no allocation, which the bomb tests (never
 	// parallel) do.
 	t.Parallel()
-	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
-	run.Verdict = &results.Verdict{Status: results.StatusPass, Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
-	var enc bytes.Buffer
-	if err := run.Encode(&enc); err != nil {
-		t.Fatal(err)
+	encode := func(o resultstest.Options) (*results.Run, []byte) {
+		run := resultstest.New(o)
+		run.Verdict = &results.Verdict{Status: results.StatusPass, Figures: []results.FigureVerdict{{Key: run.Figures[0].Key(), Status: results.StatusPass, Value: 1, Bound: 1, Reason: "test"}}}
+		var enc bytes.Buffer
+		if err := run.Encode(&enc); err != nil {
+			t.Fatal(err)
+		}
+		if !results.ByLines(enc.Bytes()) {
+			t.Fatal("a file as Encode writes it is not decoded line by line")
+		}
+		return run, enc.Bytes()
 	}
-	data := enc.Bytes()
-	if !results.ByLines(data) {
-		t.Fatal("a file as Encode writes it is not decoded line by line")
-	}
-	same := func(name string, data []byte) {
+	// A 4-GPU run with its sweeps (2,013 figures) as written; the layouts
+	// below change a file's first line, its first figures or its end, each
+	// decoded three ways: they are a 2-GPU run's without sweeps (295
+	// figures of the same kinds).
+	o := resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true}
+	run, data := encode(o)
+	o.GPUs, o.NoSweep = 2, true
+	_, lean := encode(o)
+	same := func(name string, data []byte) (got, want *results.Run, err error) {
 		t.Helper()
-		got, gerr := results.Decode(bytes.NewReader(data))
+		got, err = results.Decode(bytes.NewReader(data))
 		want, werr := results.DecodeWhole(data)
-		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
-			t.Fatalf("%s: error %v, decoded whole %v", name, gerr, werr)
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("%s: error %v, decoded whole %v", name, err, werr)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: the run differs from the one decoded whole", name)
 		}
+		return got, want, err
 	}
-	same("as written", data)
-	got, err := results.Decode(bytes.NewReader(data))
+	got, want, err := same("as written", data)
 	if err != nil || len(got.Figures) != len(run.Figures) || got.Verdict == nil || len(got.Verdict.Figures) != 1 {
 		t.Fatalf("decoded %v: want %d figures and the verdict", err, len(run.Figures))
 	}
+	// A figure's lists are its own: appending to one writes nowhere else.
+	got.Figures[0].Samples = append(got.Figures[0].Samples, -1)
+	got.Figures[0].Rounds = append(got.Figures[0].Rounds, -1)
+	for i := 1; i < len(got.Figures); i++ {
+		if g, w := got.Figures[i], want.Figures[i]; !slices.Equal(g.Samples, w.Samples) || !slices.Equal(g.Rounds, w.Rounds) {
+			t.Fatalf("appending to the first figure's samples and rounds changed figures[%d]'s: %v %v, want %v %v", i, g.Samples, g.Rounds, w.Samples, w.Rounds)
+		}
+	}
+	if _, err := results.Decode(strings.NewReader(string(data[:len(data)/2]))); err == nil {
+		t.Error("a file cut short decodes")
+	}
+	data = lean
 	var indented bytes.Buffer
 	if err := json.Indent(&indented, data, "", "  "); err != nil {
 		t.Fatal(err)
@@ -88,17 +110,5 @@ func TestDecodeByLines(t *testing.T) {
 			t.Errorf("%s: decoded line by line: %v, want %v", c.name, !c.lines, c.lines)
 		}
 		same(c.name, c.data)
-	}
-	// A figure's lists are its own: appending to one writes nowhere else.
-	want, _ := results.DecodeWhole(data)
-	got.Figures[0].Samples = append(got.Figures[0].Samples, -1)
-	got.Figures[0].Rounds = append(got.Figures[0].Rounds, -1)
-	for i := 1; i < len(got.Figures); i++ {
-		if g, w := got.Figures[i], want.Figures[i]; !slices.Equal(g.Samples, w.Samples) || !slices.Equal(g.Rounds, w.Rounds) {
-			t.Fatalf("appending to the first figure's samples and rounds changed figures[%d]'s: %v %v, want %v %v", i, g.Samples, g.Rounds, w.Samples, w.Rounds)
-		}
-	}
-	if _, err := results.Decode(strings.NewReader(string(data[:len(data)/2]))); err == nil {
-		t.Error("a file cut short decodes")
 	}
 }

@@ -26,10 +26,10 @@ import (
 // turns it into an error that says so.
 
 // readGuarded reads the JSON of r (named file; a path's open file or a
-// stream) into bufs, as readBoundedInto does, and decodes it with dec; a
-// mapping is released once dec returns, and a fault on it, the file cut
-// short while it was read, is an error.
-func readGuarded(file string, r io.Reader, bufs *readBuffers, dec func(data []byte) (*Run, error)) (run *Run, err error) {
+// stream) into bufs, as readBoundedInto does within lim, and decodes it
+// with dec; a mapping is released once dec returns, and a fault on it, the
+// file cut short while it was read, is an error.
+func readGuarded(file string, r io.Reader, lim readLimits, bufs *readBuffers, dec func(data []byte) (*Run, error)) (run *Run, err error) {
 	defer bufs.release()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -40,7 +40,7 @@ func readGuarded(file string, r io.Reader, bufs *readBuffers, dec func(data []by
 			run, err = nil, fmt.Errorf("reading results: %s was cut short while it was read", subject(file))
 		}
 	}()
-	data, err := readBoundedInto(file, r, MaxFileBytes, fileBounds, bufs)
+	data, err := readBoundedInto(file, r, lim.bytes, lim.values, bufs)
 	if err != nil {
 		return nil, err
 	}

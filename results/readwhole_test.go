@@ -127,9 +127,9 @@ func TestReadWholeIsSqueezed(t *testing.T) {
 // summarised (the same run, or the same error; a file with a fault in the
 // samples or rounds a summary drops, to that file without them). The seed is a run as
 // Encode writes it, with everything a figure can carry and a verdict with
-// figures.
+// figures (a lean one: 2 GPUs without the sweeps).
 func FuzzLayouts(f *testing.F) {
-	f.Add(summaryRun(f))
+	f.Add(summaryRun(f, true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "x.json")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -71,6 +71,18 @@ type valueBounds struct {
 // fileBounds are the bounds of every results input read.
 var fileBounds = valueBounds{objects: MaxObjects, values: MaxValues, str: MaxStringBytes}
 
+// readLimits are what reading holds a results input to: its JSON's bytes
+// and values. Every input read is held to fileLimits (MaxFileBytes and
+// fileBounds); the tests of the refusals lower them (export_test.go), so
+// that a bomb past them is megabytes where the files' are hundreds, and
+// TestFileLimits holds fileLimits to the constants.
+type readLimits struct {
+	bytes  int64
+	values valueBounds
+}
+
+var fileLimits = readLimits{bytes: MaxFileBytes, values: fileBounds}
+
 // errTooMany stops reading at the first value over a bound (or the first
 // string over MaxStringBytes).
 var errTooMany = errors.New("too many JSON values")
@@ -153,11 +165,12 @@ func (s *squeezer) squeeze(b []byte) {
 			}
 			c := b[i]
 			out[n] = c
-			n, i, s.strLen = n+1, i+1, s.strLen+1
+			n, i = n+1, i+1
 			if c == '\\' {
+				s.strLen++
 				s.escaped = true
 			} else {
-				s.inString = false
+				s.inString = false // its closing quote is not the string's
 			}
 			continue
 		}

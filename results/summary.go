@@ -54,7 +54,7 @@ func (s *SummaryReader) Read(path string) (*Run, error) {
 	defer f.Close()
 	// Read as Read reads: bounded, and what a file may cost squeezed or
 	// refused as it is read.
-	return readGuarded(path, f, &s.bufs, func(data []byte) (*Run, error) {
+	return readGuarded(path, f, fileLimits, &s.bufs, func(data []byte) (*Run, error) {
 		return s.figures.decodeSummary(path, data)
 	})
 }

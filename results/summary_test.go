@@ -14,10 +14,16 @@ import (
 )
 
 // summaryRun is a run with everything a figure can carry: failures,
-// rounds, method checks, link traffic, other processes, a verdict.
-func summaryRun(t testing.TB) []byte {
+// rounds, method checks, link traffic, other processes, a verdict; of 4
+// GPUs with the size sweeps (2,013 figures), or lean: of 2 GPUs without
+// them (295 figures, of the same kinds).
+func summaryRun(t testing.TB, lean bool) []byte {
 	t.Helper()
-	run := resultstest.New(resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true})
+	o := resultstest.Options{GPUs: 4, Faults: true, Samples: 6, Rounds: 3, Health: true}
+	if lean {
+		o.GPUs, o.NoSweep = 2, true
+	}
+	run := resultstest.New(o)
 	run.Figures[1].Traffic = &results.LinkTraffic{Src: results.LinkCounts{TxData: 1 << 30, TxRaw: 1 << 31}}
 	run.Figures[1].OtherProcesses = []int{4242, 17}
 	run.Figures[2].Check = &results.MethodCheck{RepsPerSample: 3, Samples: []float64{1, 2}, Median: 1.5, MethodMedian: 1.5}
@@ -40,7 +46,7 @@ func TestSummary(t *testing.T) {
 	// Parallel: it measures no allocation, which the bomb tests (never
 	// parallel) do.
 	t.Parallel()
-	data := summaryRun(t)
+	data := summaryRun(t, false)
 	if !results.SummaryFast(data) {
 		t.Fatal("a file as Encode writes it is not summarised line by line")
 	}
@@ -74,6 +80,12 @@ func TestSummary(t *testing.T) {
 		if f.Samples != nil || f.Rounds != nil || f.Traffic != nil || f.Check != nil {
 			t.Fatalf("a summarised figure keeps what a summary drops: %+v", f)
 		}
+	}
+	// The layouts below change a file's first figure or its end, each read
+	// three ways: they are the lean run's.
+	data = summaryRun(t, true)
+	if !results.SummaryFast(data) {
+		t.Fatal("a lean file as Encode writes it is not summarised line by line")
 	}
 	first := bytes.Index(data, []byte("\n{\"test\":")) + 1
 	for _, c := range []struct {
