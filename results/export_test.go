@@ -52,7 +52,9 @@ func ReadWithin(path string, limit int64, b Bounds) (*Run, error) {
 }
 
 func DecodeWithin(r io.Reader, limit int64, b Bounds) (*Run, error) {
-	return decodeWithin(r, readLimits{bytes: limit, values: b})
+	return readGuarded("", r, readLimits{bytes: limit, values: b}, new(readBuffers), func(data []byte) (*Run, error) {
+		return decode("", data, true)
+	})
 }
 
 // DecodeWhole decodes data as Decode does without decoding its figures line

@@ -170,12 +170,7 @@ func readWithin(path string, lim readLimits) (*Run, error) {
 // Run.CompleteCatalogue). Input whose JSON is larger than MaxFileBytes is
 // refused (a *TooLargeError).
 func Decode(r io.Reader) (*Run, error) {
-	return decodeWithin(r, fileLimits)
-}
-
-// decodeWithin is Decode holding the input to lim.
-func decodeWithin(r io.Reader, lim readLimits) (*Run, error) {
-	return readGuarded("", r, lim, new(readBuffers), func(data []byte) (*Run, error) {
+	return readGuarded("", r, fileLimits, new(readBuffers), func(data []byte) (*Run, error) {
 		return decode("", data, true)
 	})
 }

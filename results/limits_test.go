@@ -11,7 +11,7 @@ import (
 
 // TestFileLimits: every results input is read within the files' limits
 // (MaxFileBytes, MaxObjects, MaxValues, MaxStringBytes), which the tests
-// of the refusals lower (readWithin, decodeWithin): Read, Decode and a
+// of the refusals lower (ReadWithin, DecodeWithin): Read, Decode and a
 // SummaryReader hold their input to fileLimits, which holds the constants.
 // Each refuses a string one byte longer than MaxStringBytes and one object
 // more than MaxObjects, naming the bound, and reads a string of
