@@ -59,7 +59,7 @@ func Judge(run *results.Run, exp Expectations) (*results.Verdict, error) {
 			if f.Test.Info().SameProcess == "" || f.Unit == results.UnitGBps || f.Failed() {
 				continue
 			}
-			b, ok := latBound(run, f, m.latHeld, m.latNote, m.peerLinks)
+			b, ok := latBound(run, f, m.latHeld, m.latNote, m.peerLinks, m.latBounds)
 			if !ok {
 				continue
 			}

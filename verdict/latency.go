@@ -426,7 +426,11 @@ func (x latExpected) basis() string {
 // out); where it has the kind but measured another way, note says so and
 // ok is false: a figure measured otherwise is another measurement.
 // links is latKindOf's.
-func latBound(run *results.Run, f *results.Figure, held map[string]bool, note func(string), links map[[2]int]string) (bound, bool) {
+// memo, where not nil, keeps each answer by what it depends on besides
+// held (the figure's path, kind and method): a run's figures of one kind
+// on one path (a size of every pair) share it, and looking it up in the
+// table and saying its basis were most of judging a real run.
+func latBound(run *results.Run, f *results.Figure, held map[string]bool, note func(string), links map[[2]int]string, memo map[latMemoKey]latMemo) (bound, bool) {
 	p, k, ok := latKindOf(run, f, links)
 	if !ok {
 		return bound{}, false
@@ -436,17 +440,49 @@ func latBound(run *results.Run, f *results.Figure, held map[string]bool, note fu
 	if !known {
 		method = newestMethod(p, k) // an import or a build the history lacks: as this build measures
 	}
-	if x, ok := latLookup(p, k, method, held); ok {
-		return x.bound(), true
+	key := latMemoKey{p, k, strings.Join(method, ",")}
+	a, seen := memo[key]
+	if !seen {
+		a = latAnswer(p, k, method, held)
+		if memo != nil {
+			memo[key] = a
+		}
 	}
-	if note != nil && slices.ContainsFunc(latTable, func(e latEntry) bool { return e.path == p && e.kind == k }) {
+	if note != nil && a.note != "" {
+		note(a.note)
+	}
+	return a.b, a.ok
+}
+
+// latMemoKey is what latBound's answer depends on besides the held-out
+// machines; latMemo is the answer: the bound, or the note that the table
+// has the kind measured another way.
+type latMemoKey struct {
+	p      latPath
+	k      latKind
+	method string
+}
+
+type latMemo struct {
+	b    bound
+	ok   bool
+	note string
+}
+
+// latAnswer is latBound's answer for a figure of kind k on p measured by
+// method.
+func latAnswer(p latPath, k latKind, method []string, held map[string]bool) latMemo {
+	if x, ok := latLookup(p, k, method, held); ok {
+		return latMemo{b: x.bound(), ok: true}
+	}
+	if slices.ContainsFunc(latTable, func(e latEntry) bool { return e.path == p && e.kind == k }) {
 		what := k.String()
 		if smallCopy(k.test) {
 			what = string(k.test) // of every size
 		}
-		note(p.String() + ": " + what)
+		return latMemo{note: p.String() + ": " + what}
 	}
-	return bound{}, false
+	return latMemo{}
 }
 
 // latUnjudgedNotes says, one note per path, which tests' latency figures

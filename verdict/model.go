@@ -57,6 +57,7 @@ type model struct {
 	// latency figures the table has only as other builds measured them.
 	latHeld     map[string]bool
 	latUnjudged []string
+	latBounds   map[latMemoKey]latMemo // latBound's answers
 	pairs       map[[2]int]pairPath
 	peerLinks   map[[2]int]string // peerLink's answers (latKindOf)
 	peerBounds  map[peerBoundKey]peerBound
@@ -80,7 +81,7 @@ type pairPath struct {
 // latency and atomics have no model. The source's notes say what was
 // assumed, left out and judged loosely.
 func Model(run *results.Run) Expectations {
-	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, peerLinks: map[[2]int]string{}, peerBounds: map[peerBoundKey]peerBound{},
+	m := &model{run: run, held: heldOut(run, sources), latHeld: heldOut(run, latSources), pairs: map[[2]int]pairPath{}, peerLinks: map[[2]int]string{}, latBounds: map[latMemoKey]latMemo{}, peerBounds: map[peerBoundKey]peerBound{},
 		host: map[int]results.PCIeLink{}, name: map[int]string{},
 		src: results.ExpectationSource{Kind: results.ExpectModel,
 			Name: "p2pbench's expectation table (verdict/EXPECTATIONS.md: several machines' reference runs and published results)"}}
@@ -186,7 +187,7 @@ func (m *model) bound(f *results.Figure) (bound, bool) {
 		return bound{}, false // the ipc check's (and, for latency, latBound's in Judge)
 	}
 	if f.Unit != results.UnitGBps {
-		return latBound(m.run, f, m.latHeld, m.latNote, m.peerLinks)
+		return latBound(m.run, f, m.latHeld, m.latNote, m.peerLinks, m.latBounds)
 	}
 	if f.Size < ModelMinSize {
 		return bound{}, false
