@@ -440,7 +440,7 @@ func TestLatencyHeldOut(t *testing.T) {
 		// build did: not judged.
 		{"testdata/h100x2-2026-11-25/all3.json.gz", [][]results.Test{{results.LatChase}, {results.IPCLatChase}}},
 	} {
-		run := read(t, tc.file)
+		run := shared(t, tc.file)
 		v := judge(t, run, verdict.Model(run))
 		lat := check(v, "latency")
 		if lat.Status != results.StatusPass {
@@ -467,7 +467,7 @@ func TestLatencyHeldOut(t *testing.T) {
 // it, and its latency passes; the same figures 2.5 times slower, beyond
 // any mode healthy machines showed, warn, and never fail.
 func TestSmallCopyModes(t *testing.T) {
-	run := read(t, "../testdata/reference/h100x2/2026-11-25-d/all5.json.gz")
+	run := shared(t, "../testdata/reference/h100x2/2026-11-25-d/all5.json.gz")
 	v := judge(t, run, verdict.Model(run))
 	if c := check(v, "latency"); c.Status != results.StatusPass || item(v, "latency", results.StatusNote, "lat_copy_b2b read 0→1 4 B") == nil {
 		t.Errorf("the slower mode: latency %s (%s)\n%s", c.Status, c.Summary, worst(v))

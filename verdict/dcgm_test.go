@@ -119,7 +119,15 @@ func TestRealRunsAsDCGMJudges(t *testing.T) {
 	}
 	runs, gpus, warned := 0, 0, 0
 	for _, p := range files {
-		run, err := results.Read(p)
+		// A run another test read is that test's (verdict.Shared), judged
+		// as a shallow copy; the others are read here and let go.
+		run, err := verdict.Shared(p), error(nil)
+		if run == nil {
+			run, err = results.Read(p)
+		} else {
+			c := *run
+			run = &c
+		}
 		if err != nil || run.Imported != nil || run.Simulated || len(run.Environment.Devices) < 2 {
 			continue // another tool's output, an import, or one GPU
 		}

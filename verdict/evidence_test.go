@@ -19,7 +19,7 @@ import (
 
 func evidence(t *testing.T, machine string, i int) *results.Verdict {
 	t.Helper()
-	run := read(t, fmt.Sprintf("testdata/%s-2026-11-25/all%d.json.gz", machine, i))
+	run := shared(t, fmt.Sprintf("testdata/%s-2026-11-25/all%d.json.gz", machine, i))
 	return judge(t, run, verdict.Model(run))
 }
 

@@ -67,7 +67,7 @@ func latencyTableSource(t *testing.T) []byte {
 	for _, s := range latSources {
 		var nvPath latPath
 		for _, f := range s.files {
-			run, err := results.Read(filepath.Join("..", "testdata", "reference", s.dir, f))
+			run, err := ReadShared(filepath.Join("..", "testdata", "reference", s.dir, f))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func TestShortOutcomes(t *testing.T) {
 	}
 	refs, _ := filepath.Glob("../testdata/reference/h*/*/all1.json.gz")
 	for _, f := range refs {
-		runs[f] = read(t, f)
+		runs[f] = shared(t, f)
 	}
 	if len(refs) == 0 {
 		t.Fatal("no reference runs")

@@ -16,7 +16,7 @@ import (
 // a typo in a params value, or of a direction the run lacks judges nothing;
 // Judge refuses the spec naming each, never a PASS over the rest.
 func TestSpecEntriesThatMatchNothingAreRefused(t *testing.T) {
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	for name, tc := range map[string]struct {
 		spec string
 		want []string
@@ -75,7 +75,7 @@ func TestSpecRefusesWhatItCannotJudge(t *testing.T) {
 // figures below the sizes the table covers (here with a link at half
 // speed, whose error counters are clean), are NOT JUDGED, never PASS.
 func TestNothingJudgedIsNotAPass(t *testing.T) {
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	run.Figures, run.Verdict = nil, nil
 	if v := judge(t, run, verdict.Model(run)); v.Status != results.StatusNotJudged {
 		t.Errorf("a run without figures: %s, want NOT JUDGED", v.Status)

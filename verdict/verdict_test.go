@@ -31,6 +31,20 @@ func read(t *testing.T, path string) *results.Run {
 	return run
 }
 
+// shared is the run of path read once for the test binary
+// (verdict.ReadShared), a shallow copy: judge writes its verdict into the
+// copy. A test that changes more than the run's own fields reads its own
+// (read).
+func shared(t *testing.T, path string) *results.Run {
+	t.Helper()
+	run, err := verdict.ReadShared(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *run
+	return &c
+}
+
 func judge(t *testing.T, run *results.Run, exp verdict.Expectations) *results.Verdict {
 	t.Helper()
 	v, err := verdict.Judge(run, exp)
@@ -73,7 +87,7 @@ func item(v *results.Verdict, check string, st results.Status, subject string) *
 // vendor figures that remain pass it, and the copies across processes
 // that the NVLink counters explain are notes.
 func TestHealthyH200Passes(t *testing.T) {
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	v := judge(t, run, verdict.Model(run))
 	if v.Status != results.StatusPass || worst(v) != "" {
 		t.Fatalf("the reference 2× H200: %s, want PASS with no warning:\n%s", v.Status, worst(v))
@@ -119,7 +133,7 @@ func inProcess(v *results.Verdict) int {
 }
 
 func TestSpecDemandingMoreFails(t *testing.T) {
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	spec, err := verdict.ParseSpec("contract.json", []byte(`{"name": "contract", "figures": [
 		{"test": "ce_read", "link": "nvlink", "min": 400}, {"test": "ce_write", "link": "nvlink", "min": 390}]}`))
 	if err != nil {
@@ -140,7 +154,7 @@ func TestSpecDemandingMoreFails(t *testing.T) {
 }
 
 func TestShippedSpecsPassTheMachinesTheyDescribe(t *testing.T) {
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	spec, err := verdict.LoadSpec("../examples/expect/h200x2.json")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +178,7 @@ func TestShippedSpecsPassTheMachinesTheyDescribe(t *testing.T) {
 }
 
 func TestBaselineOfARepeatPasses(t *testing.T) {
-	run, base := read(t, reference+"all-repeat.json"), read(t, reference+"all.json")
+	run, base := shared(t, reference+"all-repeat.json"), shared(t, reference+"all.json")
 	v := judge(t, run, verdict.FromBaseline(base, "all.json", 0))
 	if v.Status != results.StatusPass || worst(v) != "" {
 		t.Fatalf("all-repeat.json against all.json: %s\n%s", v.Status, worst(v))
@@ -198,9 +212,9 @@ func TestBaselineOfARepeatPasses(t *testing.T) {
 // *SpecError, never judged (audit D9: a real run was judged FAIL against a
 // simulator, an interrupted baseline accepted silently).
 func TestBaselinesThatCannotJudge(t *testing.T) {
-	real := read(t, reference+"all.json")
+	real := shared(t, reference+"all.json")
 	sim := simRun(t, "h200x2", []results.Test{results.CERead}, false)
-	partial := read(t, reference+"all-repeat.json")
+	partial := shared(t, reference+"all-repeat.json")
 	partial.Complete, partial.Stopped = false, "interrupted (SIGINT)"
 	for name, tc := range map[string]struct {
 		run, base *results.Run
@@ -250,7 +264,7 @@ func TestBadSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := read(t, reference+"all.json")
+	run := shared(t, reference+"all.json")
 	_, err = verdict.Judge(run, spec)
 	var se *verdict.SpecError
 	if !errors.As(err, &se) || se.Entry != 0 || !strings.Contains(err.Error(), "no pair of this run has link class pcie (it has all, host, local, nvlink)") {
