@@ -69,6 +69,7 @@ var fallbackSources = []fallbackSource{
 	{"1× H200", "testdata/reference/h200x1/2026-11-23-c/fifth-call/processes", numbered("lat", 5, ".json"), "`lat --tests lat_chase,lat_host_chase` in five processes"},
 	{"1× H200", "testdata/reference/h200x1/2026-11-23-c/fifth-call/processes", numbered("small", 5, ".json"), "the small copies at 64 KiB in five processes"},
 	{"1× H200", "testdata/reference/h200x1/2026-11-23-c/fifth-call", []string{"ipc-vmm-1.json", "ipc-vmm-2.json"}, "`ipc --handles legacy,vmm` twice"},
+	{"1× H200", "testdata/reference/h200x1/2026-11-29/tenth-call", numbered("all", 5, ".json.gz"), "`all` in five processes"},
 	{"1× H100", "testdata/reference/h100x1/2026-11-23", numbered("all", 2, ".json"), "`all` twice"},
 	{"1× H100", "compare/testdata/evidence/h100x1-2026-11-25", numbered("all", 3, ".json.gz"), "`all` in three processes"},
 	{"2× H100", "compare/testdata/evidence/h100x2-2026-11-25", numbered("all", 5, ".json.gz"), "`all` in five processes (the first 2× H100 evidence)"},

@@ -268,7 +268,7 @@ const (
 	ParamShortReps = "short_reps_per_sample"
 	// ParamHeldReps is the untimed repetitions after each held window
 	// (Timing.Held); absent when the windows were not held.
-	ParamHeldReps = "held_reps_per_sample"
+	ParamHeldReps = results.ParamHeldReps
 )
 
 // HeldTail is how many times its timed repetitions a held transfer repeats

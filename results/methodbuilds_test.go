@@ -201,3 +201,26 @@ func changesNaming(t Test) []int {
 	}
 	return out
 }
+
+// The held windows are a change of the figures that held them: a file of
+// this build whose host_all_bidir held its windows (two devices or more)
+// says so, one whose device copied alone (nothing held) has the method of
+// the builds before, so a one-GPU run compares with earlier ones like for
+// like.
+func TestHeldWindowsMethod(t *testing.T) {
+	run := &Run{Tool: Tool{Version: "dev"}, Catalogue: map[Test]TestInfo{HostAllBidir: {Method: HostAllBidir.Info().Method}}}
+	held := Figure{Test: HostAllBidir, Part: "forward", Src: -1, Dst: 0, Size: 512 << 20, Params: map[string]string{"reps_per_sample": "1", ParamHeldReps: "2"}}
+	alone := Figure{Test: HostAllBidir, Part: "forward", Src: -1, Dst: 0, Size: 512 << 20, Params: map[string]string{"reps_per_sample": "1"}}
+	h, ok1 := run.MethodOf(&held)
+	a, ok2 := run.MethodOf(&alone)
+	if !ok1 || !ok2 {
+		t.Fatal("this build's methods unknown")
+	}
+	added, undone := MethodChangesBetween(a, h)
+	if len(added) != 1 || len(undone) != 0 || !strings.Contains(added[0], "held windows") {
+		t.Errorf("from one device to held windows: added %q, undone %q", added, undone)
+	}
+	if MethodLabel(a) == MethodLabel(h) {
+		t.Errorf("held and unheld figures share the label %q", MethodLabel(a))
+	}
+}

@@ -63,6 +63,11 @@ var (
 	unheld    = []Test{CERead, LatCopyB2B}
 )
 
+// heldWindows narrows a change to the figures whose windows were held:
+// where one device copies to and from the host, nothing is held and the
+// figure is measured as before.
+func heldWindows(f *Figure) bool { return f.Params[ParamHeldReps] != "" }
+
 // smallPulls narrows a change to what it moved: ce_read below
 // UnheldPullBelow, every figure of the other tests.
 func smallPulls(f *Figure) bool { return f.Test != CERead || f.Size < UnheldPullBelow }
@@ -109,7 +114,7 @@ var methodChanges = []MethodChange{
 	{Commit: "d799684", Tests: append(slices.Clone(unheld), ipcCopies...), Applies: smallPulls, What: "each unheld window fitted against a short window of its own; copies under 0.5 ms timed behind an untimed one"},
 	{Commit: "77a1ab0", Tests: unheld, Applies: smallPulls, What: "a round's unheld windows queued together as issued"},
 	{Commit: "4552280", Tests: pings, What: "a sample at every flag slot each round, not one slot a round by its number"},
-	{Tests: []Test{HostAllBidir, SMHostAllBidir}, What: "each direction timed while every other copy still runs (held windows), the total the sum of their rates"},
+	{Tests: []Test{HostAllBidir, SMHostAllBidir}, Applies: heldWindows, What: "each direction timed while every other copy still runs (held windows), the total the sum of their rates"},
 }
 
 // methodOf is 1 + the changes of methodChanges that name t: the

@@ -250,6 +250,12 @@ func DescriptiveParam(name string) bool {
 // samples were taken, so a figure's key leaves it out (DescriptiveParam).
 const ParamInKernelReps = "in_kernel_reps"
 
+// ParamHeldReps is the untimed repetitions a held window's transfers make
+// after it (measure.Timing.Held); absent where the windows were not held
+// (host_all_bidir and sm_host_all_bidir on one device, and every file
+// before 2026-11-29). It too describes how samples were taken.
+const ParamHeldReps = "held_reps_per_sample"
+
 // IdentityParams returns the params part of Key: the identifying params as
 // sorted k=v pairs joined by commas.
 func (f Figure) IdentityParams() string {
