@@ -105,6 +105,9 @@ var minuteRate = regexp.MustCompile(`in DCGM's minute at the run's end, ([0-9.]+
 // recovery error; a run without readings has its links not judged, never
 // PASS. docs/findings.md tabulates the same runs' verdicts before and after.
 func TestRealRunsAsDCGMJudges(t *testing.T) {
+	// Parallel: it runs once the tests that read committed runs for the
+	// binary (verdict.ReadShared) have, and takes theirs.
+	t.Parallel()
 	var files []string
 	for _, root := range []string{"../testdata/reference", "testdata"} {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -117,7 +120,7 @@ func TestRealRunsAsDCGMJudges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, gpus, warned := 0, 0, 0
+	runs, gpus, warned, fromOthers := 0, 0, 0, 0
 	for _, p := range files {
 		// A run another test read is that test's (verdict.Shared), judged
 		// as a shallow copy; the others are read here and let go.
@@ -127,6 +130,7 @@ func TestRealRunsAsDCGMJudges(t *testing.T) {
 		} else {
 			c := *run
 			run = &c
+			fromOthers++
 		}
 		if err != nil || run.Imported != nil || run.Simulated || len(run.Environment.Devices) < 2 {
 			continue // another tool's output, an import, or one GPU
@@ -170,7 +174,7 @@ func TestRealRunsAsDCGMJudges(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d real runs of two GPUs or more, %d GPUs with readings, %d warned on CRC-data", runs, gpus, warned)
+	t.Logf("%d real runs of two GPUs or more, %d GPUs with readings, %d warned on CRC-data; %d of %d files read by other tests", runs, gpus, warned, fromOthers, len(files))
 	if runs < 100 {
 		t.Errorf("only %d real runs of two GPUs found", runs)
 	}
