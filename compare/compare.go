@@ -315,6 +315,12 @@ type prepared struct {
 	res *Result
 	// noise is what each row's units say of the noise (judge's).
 	noise []rowNoise
+	// floors are dataFloors of the rows, made by the first judging: what
+	// the rows were tested on and their noise, which judging does not
+	// change (a comparison judged with and without the fallback, or
+	// gated across machines or not, makes them once).
+	floors     [][]float64
+	floorsOnce sync.Once
 	// spread are the warnings of the sides' spread (differences), before
 	// the rows' own.
 	spread []string
@@ -371,7 +377,8 @@ func (p *prepared) judged(opt Options, withFallback bool) *Result {
 	for i := range res.Rows {
 		res.Rows[i].Changes = slices.Clone(res.Rows[i].Changes)
 	}
-	judge(res.Rows, p.noise, opt, res.Machines, withFallback)
+	p.floorsOnce.Do(func() { p.floors = dataFloors(p.res.Rows, p.noise) })
+	judge(res.Rows, p.noise, p.floors, opt, res.Machines, withFallback)
 	res.WideFloors = wideFloors(res.Rows)
 	res.Warnings = append(slices.Clone(p.spread), p.res.Warnings...)
 	return &res

@@ -243,10 +243,10 @@ func dataFloors(rows []Row, noise []rowNoise) [][]float64 {
 
 // judge sets every change's noise floor and its flags: worse or better, at
 // least the floor, and significant where it was tested. withFallback false
-// leaves the fallback out (what the fallback table is measured against).
-func judge(rows []Row, noise []rowNoise, opt Options, machines []MachineMatch, withFallback bool) {
+// leaves the fallback out (what the fallback table is measured against);
+// data are the rows' dataFloors.
+func judge(rows []Row, noise []rowNoise, data [][]float64, opt Options, machines []MachineMatch, withFallback bool) {
 	threshold := opt.Threshold
-	data := dataFloors(rows, noise)
 	// Changes between machines of one kind, gated across them, take what
 	// machines of one kind showed beyond their runs' data (it holds what
 	// separate processes show too).
