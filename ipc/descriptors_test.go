@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -54,13 +55,17 @@ func TestFramesWithDescriptors(t *testing.T) {
 		{Seq: 3, Op: opMap, files: many},
 		{Seq: 4, Op: opUnmap, files: []int{fd(2)}},
 	}
-	go func() {
+	// The writer ends before the test closes its end: the last frame can
+	// be read whole while its write has yet to return.
+	var writer sync.WaitGroup
+	defer writer.Wait()
+	writer.Go(func() {
 		for _, m := range sent {
 			if err := writeFrame(parentEnd, m); err != nil {
 				t.Errorf("writeFrame %d: %v", m.Seq, err)
 			}
 		}
-	}()
+	})
 	r := newFrameReader(child)
 	defer r.close()
 	for _, want := range sent {
