@@ -18,6 +18,10 @@ import (
 // need a p2pbench process of their own (one they kill).
 const asMain = "P2PBENCH_TEST_AS_MAIN"
 
+// Most tests run in parallel (t.Parallel): each command line parses into
+// flags of its own (cmdline.Own). A test stays serial where it shares the
+// process: it sets the environment (t.Setenv) or the working directory,
+// signals the process or watches its children, or counts its allocations.
 func TestMain(m *testing.M) {
 	// The test binary is also p2pbench's IPC child (the ipc package starts
 	// os.Executable with the hidden command) and, on request, p2pbench.
