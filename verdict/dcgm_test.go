@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 	"github.com/p2pbench/p2pbench/verdict"
 )
 
@@ -106,7 +107,7 @@ var minuteRate = regexp.MustCompile(`in DCGM's minute at the run's end, ([0-9.]+
 // PASS. docs/findings.md tabulates the same runs' verdicts before and after.
 func TestRealRunsAsDCGMJudges(t *testing.T) {
 	// Parallel: it runs once the tests that read committed runs for the
-	// binary (verdict.ReadShared) have, and takes theirs.
+	// binary (resultstest.ReadShared) have, and takes theirs.
 	t.Parallel()
 	var files []string
 	for _, root := range []string{"../testdata/reference", "testdata"} {
@@ -122,9 +123,9 @@ func TestRealRunsAsDCGMJudges(t *testing.T) {
 	}
 	runs, gpus, warned, fromOthers := 0, 0, 0, 0
 	for _, p := range files {
-		// A run another test read is that test's (verdict.Shared), judged
+		// A run another test read is that test's (resultstest.Shared), judged
 		// as a shallow copy; the others are read here and let go.
-		run, err := verdict.Shared(p), error(nil)
+		run, err := resultstest.Shared(p), error(nil)
 		if run == nil {
 			run, err = results.Read(p)
 		} else {

@@ -2,10 +2,11 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/units"
 
 	"github.com/p2pbench/p2pbench/results"
 )

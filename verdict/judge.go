@@ -2,9 +2,10 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"slices"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/units"
 
 	"github.com/p2pbench/p2pbench/results"
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite latency_table.go from the reference runs")
@@ -67,7 +68,7 @@ func latencyTableSource(t *testing.T) []byte {
 	for _, s := range latSources {
 		var nvPath latPath
 		for _, f := range s.files {
-			run, err := ReadShared(filepath.Join("..", "testdata", "reference", s.dir, f))
+			run, err := resultstest.ReadShared(filepath.Join("..", "testdata", "reference", s.dir, f))
 			if err != nil {
 				t.Fatal(err)
 			}

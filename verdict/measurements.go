@@ -2,8 +2,9 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/internal/units"
 
 	"github.com/p2pbench/p2pbench/results"
 )

@@ -2,11 +2,12 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/figstats"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/p2pbench/p2pbench/figstats"
+	"github.com/p2pbench/p2pbench/internal/units"
 
 	"github.com/p2pbench/p2pbench/results"
 )

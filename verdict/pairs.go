@@ -2,11 +2,12 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/p2pbench/p2pbench/internal/units"
 	"maps"
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/p2pbench/p2pbench/internal/units"
 
 	"github.com/montanaflynn/stats"
 

@@ -12,6 +12,7 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/p2pbench/p2pbench/results"
+	"github.com/p2pbench/p2pbench/results/resultstest"
 )
 
 // TestTableFromReferenceRuns recomputes every figure of the table that a
@@ -22,7 +23,7 @@ func TestTableFromReferenceRuns(t *testing.T) {
 	runs := map[string][]*results.Run{}
 	for _, s := range sources {
 		for _, f := range s.files {
-			run, err := ReadShared(filepath.Join("..", "testdata", "reference", f))
+			run, err := resultstest.ReadShared(filepath.Join("..", "testdata", "reference", f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +91,7 @@ func maxOr(vs []float64) float64 {
 // out.
 func TestTableHasNoHoldOutSource(t *testing.T) {
 	for _, f := range []string{"h100x2-2026-11-25/all1.json.gz", "h100x1-2026-11-25/all1.json.gz"} {
-		run, err := ReadShared(filepath.Join("testdata", f))
+		run, err := resultstest.ReadShared(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestTableHasNoHoldOutSource(t *testing.T) {
 		}
 	}
 	// And the reference H200's own sources do not judge it.
-	run, err := ReadShared(filepath.Join("..", "testdata", "reference", "h200x2", "all.json"))
+	run, err := resultstest.ReadShared(filepath.Join("..", "testdata", "reference", "h200x2", "all.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,12 +32,12 @@ func read(t *testing.T, path string) *results.Run {
 }
 
 // shared is the run of path read once for the test binary
-// (verdict.ReadShared), a shallow copy: judge writes its verdict into the
+// (resultstest.ReadShared), a shallow copy: judge writes its verdict into the
 // copy. A test that changes more than the run's own fields reads its own
 // (read).
 func shared(t *testing.T, path string) *results.Run {
 	t.Helper()
-	run, err := verdict.ReadShared(path)
+	run, err := resultstest.ReadShared(path)
 	if err != nil {
 		t.Fatal(err)
 	}
