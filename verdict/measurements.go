@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/p2pbench/p2pbench/internal/units"
-
 	"github.com/p2pbench/p2pbench/results"
 )
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/p2pbench/p2pbench/figstats"
 	"github.com/p2pbench/p2pbench/internal/units"
-
 	"github.com/p2pbench/p2pbench/results"
 )
 
